@@ -4,4 +4,10 @@ Small plain functions named after the quantity they compute (``isoscore(X)``,
 ``avg_pairwise_cosine(X)``), inputs ``(n_samples, n_features)`` checked once at
 the edge, float64 inside.
 """
+from .metrics import (CovarianceAccumulator, avg_pairwise_cosine, effective_dimensions, isoscore,
+                      isoscore_star, partition_isotropy)
+from .record import record
+
 __version__ = "0.1.0"
+__all__ = ["record", "isoscore", "effective_dimensions", "isoscore_star", "avg_pairwise_cosine",
+           "partition_isotropy", "CovarianceAccumulator"]

@@ -1,0 +1,142 @@
+"""Build the book from executed notebooks (Jupyter Book 1, execution off).
+
+The source notebooks in ``notebooks/`` are committed without outputs. The book is built from a
+staging copy of the book tree in which every chapter notebook is replaced by its executed version
+from a runner profile, and the validation page is generated from the runner's report, so the
+rendered book shows exactly the numbers the checker validated. Source paths are kept
+(``notebooks/<chapter>.ipynb``) so Colab buttons open the clean source notebook of the repository.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .runner import REPO_ROOT
+
+VALIDATION_PAGE = "book/validation.md"
+STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
+                "failed": "❌ failed", "unverified": "⏸ unverified"}
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
+    return str(v).replace("|", "\\|")
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def validation_markdown(reports: list[dict]) -> str:
+    """The validation dashboard page: every claim of every chapter, per profile run."""
+    out = ["# Validation report", "",
+           "Every claim of every chapter, as checked by the headless runner (`python -m replib run`). "
+           "**reproduced**: the paper's value within the stated tolerance; **consistent**: a property "
+           "that would fail if the science broke holds; **deviates**: the property holds but the value "
+           "differs from the paper for the stated reason; **unverified**: needs pretrained weights, a GPU or "
+           "data that the profile does not have; **failed**: a check failed, a value is missing or the "
+           "chapter did not run.", ""]
+    if not reports:
+        out += ["```{note}", "No runner report was found when this book was built. Run "
+                "`python -m replib run --profile smoke` (or `offline`) first.", "```", ""]
+        return "\n".join(out)
+    for rep in reports:
+        s, env = rep["summary"], rep.get("environment", {})
+        out += [f"## Profile `{rep['profile']}`", "",
+                f"Run {rep.get('started', '?')} → {rep.get('finished', '?')}; "
+                f"**{s['passed']} passed, {s['failed']} failed, {s['skipped']} unverified** "
+                f"({s['reproduced']} reproduced, {s['consistent']} consistent, {s['deviates']} deviates).", ""]
+        pk = env.get("packages", {})
+        out += [f"Environment: Python {env.get('python', '?')}, device `{env.get('device', '?')}`, "
+                f"commit `{(env.get('git_commit') or '?')[:10]}`; "
+                + ", ".join(f"{k} {v}" for k, v in sorted(pk.items())) + ".", ""]
+        out += ["| chapter | status | time (s) |", "|---|---|---|"]
+        for ch in rep["chapters"]:
+            st = "✅ ok" if ch["status"] == "ok" else f"❌ {ch['status']}"
+            out.append(f"| {_cell(ch.get('title', ch['chapter']))} | {st} | {ch['seconds']} |")
+        out.append("")
+        for ch in rep["chapters"]:
+            rows = [c for c in rep["claims"] if c["chapter"] == ch["chapter"]]
+            out += [f"### {ch.get('title', ch['chapter'])} (`{rep['profile']}`)", "",
+                    "| claim | paper (source) | reproduced | check | status | detail |",
+                    "|---|---|---|---|---|---|"]
+            for c in rows:
+                detail = c["detail"] + (f" — deviation: {c['deviation']}" if c.get("deviation") else "")
+                out.append(f"| `{c['key']}`: {_cell(c['claim'])} | {_fmt(c['paper_value'])} ({_cell(c['source'])}) "
+                           f"| {_fmt(c['value'])} | {_cell(c['check'])} | {STATUS_BADGE.get(c['status'], c['status'])} "
+                           f"| {_cell(detail)} |")
+            out.append("")
+    return "\n".join(out)
+
+
+def load_reports(profiles: list[str], runs_dir: Path | None = None) -> list[dict]:
+    runs_dir = Path(runs_dir or REPO_ROOT / "build" / "runs")
+    reps = []
+    for p in profiles:
+        f = runs_dir / p / "report.json"
+        if f.exists():
+            reps.append(json.loads(f.read_text()))
+    return reps
+
+
+def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = None,
+          report_profiles: list[str] | None = None) -> Path:
+    """Copy the book tree into ``stage_dir`` with executed notebooks and the generated validation page."""
+    runs_dir = Path(runs_dir or REPO_ROOT / "build" / "runs")
+    stage_dir = Path(stage_dir or REPO_ROOT / "build" / "book")
+    if stage_dir.exists():
+        shutil.rmtree(stage_dir)
+    stage_dir.mkdir(parents=True)
+    for f in ("_config.yml", "_toc.yml"):
+        shutil.copy2(REPO_ROOT / f, stage_dir / f)
+    shutil.copytree(REPO_ROOT / "book", stage_dir / "book")
+    (stage_dir / "notebooks").mkdir()
+    executed = runs_dir / profile / "notebooks"
+    missing = []
+    for src in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
+        ran = executed / src.name
+        if not ran.exists():
+            missing.append(src.name)
+            continue
+        shutil.copy2(ran, stage_dir / "notebooks" / src.name)
+    if missing:
+        raise FileNotFoundError(f"no executed notebook for {missing} in {executed}: run "
+                                f"`python -m replib run --profile {profile}` first")
+    # plotly.js served locally (the book must render without internet)
+    static = stage_dir / "book" / "_static"
+    static.mkdir(exist_ok=True)
+    try:
+        import plotly
+
+        js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+        shutil.copy2(js, static / "plotly.min.js")
+    except (ImportError, FileNotFoundError):
+        (static / "plotly.min.js").write_text("/* plotly not installed at build time */\n")
+    reports = load_reports(report_profiles or [profile], runs_dir)
+    (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports))
+    return stage_dir
+
+
+def build(profile: str, strict: bool = True, stage_dir: Path | None = None, runs_dir: Path | None = None,
+          report_profiles: list[str] | None = None) -> Path:
+    """Stage and build the HTML book; returns the folder holding ``index.html``."""
+    stage_dir = stage(profile, stage_dir, runs_dir, report_profiles)
+    exe = Path(sys.executable).parent / "jupyter-book"
+    exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
+    if not exe:
+        raise RuntimeError("jupyter-book is not installed: pip install 'jupyter-book<2' (or '.[book]')")
+    cmd = [exe, "build", str(stage_dir), "--builder", "html", "--all"]
+    if strict:
+        cmd += ["-W", "-n", "--keep-going"]
+    proc = subprocess.run(cmd, cwd=stage_dir)
+    if proc.returncode != 0:
+        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
+    return stage_dir / "_build" / "html"

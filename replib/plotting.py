@@ -1,0 +1,26 @@
+"""Plot helpers shared by the chapters (seaborn for static figures, plotly for interactive 3-D)."""
+from __future__ import annotations
+
+
+def setup(context: str = "notebook") -> None:
+    """A consistent seaborn theme for every chapter."""
+    import seaborn as sns
+
+    sns.set_theme(context=context, style="whitegrid", palette="colorblind")
+
+
+def show_plotly(fig, height: int | None = None):
+    """Display a plotly figure as self-contained HTML that renders in the book without internet.
+
+    The figure's HTML does not embed plotly.js (several MB); the book serves one local copy
+    (``_static/plotly.min.js``, added at build time), and Jupyter/Colab load it from the notebook
+    output's ``require``-free script tag on first use.
+    """
+    from IPython.display import HTML, display
+
+    if height:
+        fig.update_layout(height=height)
+    html = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+    loader = ("<script>if (typeof Plotly === 'undefined') {var s=document.createElement('script');"
+              "s.src='https://cdn.plot.ly/plotly-2.35.2.min.js';document.head.appendChild(s);}</script>")
+    display(HTML(loader + html))

@@ -1,0 +1,41 @@
+"""Profiles: ``smoke`` (CI, minutes, CPU), ``offline`` (packaged real models and mirrored data, CPU,
+the default) and ``paper`` (paper scale, GPU, internet, real pretrained weights)."""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from .claims import DEFAULT_PROFILE, PROFILES
+
+__all__ = ["PROFILES", "resolve_profile", "on_colab", "torch_device"]
+
+
+def on_colab() -> bool:
+    return "google.colab" in sys.modules
+
+
+def torch_device() -> str:
+    """``"cuda"`` when a GPU is visible, else ``"cpu"``."""
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:
+        return "cpu"
+
+
+def resolve_profile(profile: str | None) -> str:
+    """Validate a chapter's ``profile`` parameter; ``None`` means automatic.
+
+    Automatic is ``paper`` on Colab (with a warning when no GPU is attached) and ``offline`` elsewhere;
+    the environment variable ``REPLIB_PROFILE`` overrides the automatic choice.
+    """
+    if profile is None:
+        profile = os.environ.get("REPLIB_PROFILE") or ("paper" if on_colab() else DEFAULT_PROFILE)
+        if profile == "paper" and torch_device() == "cpu":
+            warnings.warn("profile 'paper' without a GPU: expect hours. On Colab: Runtime > Change runtime type > GPU.",
+                          stacklevel=2)
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
+    return profile

@@ -1,0 +1,106 @@
+"""``record(name, value)``: publish a computed number from a chapter notebook.
+
+The output is a ``display_data`` in the format of MyST-NB's ``glue`` (metadata ``scrapbook`` with a
+``mime_prefix``), so Jupyter Book 1 renders it in prose with ``{glue:text}`key``` and the output
+itself stays hidden; the claim checker reads it back with plain ``nbformat`` from the
+``application/vnd.replib.record+json`` entry. No dependency on scrapbook or myst-nb.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+GLUE_PREFIX = "application/papermill.record/"
+RECORD_MIME = "application/vnd.replib.record+json"
+
+#: values recorded in this process (useful in scripts and tests)
+RECORDED: dict[str, Any] = {}
+
+
+def _plain(value: Any) -> Any:
+    """numpy/torch scalars -> Python scalars; lists/tuples/dicts recursively; reject other objects."""
+    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        value = value.item()
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    raise TypeError(f"record() takes numbers, booleans, strings or lists of them; got {type(value).__name__}")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def record(name: str, value: Any, *, display: bool = False) -> Any:
+    """Record ``value`` under ``name`` for the book's prose and the claim checker.
+
+    Parameters
+    ----------
+    name : str
+        A key named in the chapter's claims file, or used in prose as ``{glue:text}`name:.3f```.
+        Letters, digits, ``_``, ``-`` and ``.`` only.
+    value : number, bool, str or list of them
+        Numpy and torch scalars are converted to Python scalars.
+    display : bool
+        Also show the value in the notebook output (default: hidden, shown only where glued).
+
+    Returns
+    -------
+    The plain value, so ``x = record("x", compute())`` reads naturally.
+    """
+    if not name or not all(c.isalnum() or c in "_-." for c in name):
+        raise ValueError(f"record name {name!r} must be non-empty and use letters, digits, '_', '-', '.'")
+    plain = _plain(value)
+    RECORDED[name] = plain
+    text = _text(plain)
+    payload = {"name": name, "value": plain}
+    try:
+        from IPython import get_ipython
+        from IPython.display import display as ipy_display
+    except ImportError:  # plain Python without IPython: keep the value in RECORDED only
+        return plain
+    if get_ipython() is None:
+        return plain
+    prefix = "" if display else GLUE_PREFIX
+    ipy_display({prefix + "text/plain": text, prefix + RECORD_MIME: payload}, raw=True,
+                metadata={"scrapbook": {"name": name, "mime_prefix": prefix}})
+    return plain
+
+
+def read_records(nb) -> dict[str, Any]:
+    """Read every recorded value from an executed notebook (an ``nbformat`` node or a path).
+
+    Returns
+    -------
+    dict
+        name -> value. A key recorded twice keeps the last value.
+    """
+    import nbformat
+
+    if not hasattr(nb, "cells"):
+        nb = nbformat.read(str(nb), as_version=4)
+    out: dict[str, Any] = {}
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("scrapbook")
+            if not meta:
+                continue
+            data = output.get("data", {})
+            payload = data.get(meta.get("mime_prefix", "") + RECORD_MIME)
+            if isinstance(payload, dict) and "value" in payload:
+                out[meta["name"]] = payload["value"]
+    return out
