@@ -125,7 +125,8 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
 
 
 def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Path | None = None,
-        timeout_scale: float = 1.0, check_only: bool = False, progress=print) -> dict:
+        timeout_scale: float = 1.0, check_only: bool = False, progress=print,
+        notebooks_dir: Path | None = None) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
     Parameters
@@ -135,13 +136,17 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     out_dir : folder for executed notebooks and ``report.json`` (default ``build/runs/<profile>``)
     timeout_scale : multiply every chapter's time limit (slow machines)
     check_only : do not execute; check the notebooks already in ``out_dir``
+    notebooks_dir : folder of chapter notebooks and claims files (default ``notebooks/``)
     """
     out_dir = Path(out_dir or REPO_ROOT / "build" / "runs" / profile)
     nb_out = out_dir / "notebooks"
     started = datetime.now(timezone.utc)
     report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
               "environment": environment_info(), "chapters": [], "claims": []}
-    for ch in discover_chapters(only=chapters):
+    found = discover_chapters(notebooks_dir, only=chapters)
+    if not found:
+        raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {notebooks_dir or REPO_ROOT / 'notebooks'}")
+    for ch in found:
         src = ch.path.parent / f"{ch.chapter}.ipynb"
         dst = nb_out / f"{ch.chapter}.ipynb"
         if check_only:

@@ -1,0 +1,125 @@
+"""Claims files: schema validation and the checker's verdicts."""
+import textwrap
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from replib.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
+from replib.record import GLUE_PREFIX, RECORD_MIME, _plain, read_records, record
+
+
+def _write(tmp_path, body):
+    p = tmp_path / "x.claims.yml"
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+BASE = """
+chapter: x
+title: X
+claims:
+  - key: k
+    claim: c
+    paper: {value: 2.0, source: "Table 1, p. 3"}
+    checks:
+      smoke: %s
+      offline: {property: {op: gt, value: 0}}
+      paper: {unverified: "needs a GPU"}
+"""
+
+
+def _claims(tmp_path, smoke_check, extra=""):
+    return load_claims(_write(tmp_path, BASE % smoke_check + extra))
+
+
+@pytest.mark.parametrize("check,value,status", [
+    ("{tolerance: {abs: 0.1}}", 2.05, "reproduced"),
+    ("{tolerance: {abs: 0.1}}", 2.2, "failed"),
+    ("{tolerance: {rel: 0.1}}", 2.15, "reproduced"),
+    ("{tolerance: {rel: 0.01}}", 2.15, "failed"),
+    ("{tolerance: {log10: 1}}", 15.0, "reproduced"),
+    ("{tolerance: {log10: 1}}", 25.0, "failed"),
+    ("{tolerance: {log10: 1}}", -2.0, "failed"),
+    ("{property: {op: lt, value: 3}}", 2.9, "consistent"),
+    ("{property: {op: lt, value: 3}}", 3.0, "failed"),
+    ("{property: {op: between, value: [1, 2]}}", 1.5, "consistent"),
+    ("{property: {op: between, value: [1, 2]}}", 2.5, "failed"),
+    ("{property: {op: 'true'}}", True, "consistent"),
+    ("{property: {op: 'true'}}", 1, "failed"),
+    ("{property: {op: 'false'}}", False, "consistent"),
+    ("{property: {op: gt, value: 0}}", float("nan"), "failed"),
+    ("{tolerance: {abs: 1}}", float("inf"), "failed"),
+    ("{tolerance: {abs: 1}}", "2.0", "failed"),
+])
+def test_verdicts(tmp_path, check, value, status):
+    ch = _claims(tmp_path, check)
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": value}).status == status
+
+
+def test_key_comparisons(tmp_path):
+    ch = _claims(tmp_path, "{property: {op: close, key: other, abs: 0.01}}")
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 1.0, "other": 1.005}).status == "consistent"
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 1.0, "other": 1.1}).status == "failed"
+    r = evaluate_claim(ch.claims[0], "smoke", {"k": 1.0})
+    assert r.status == "failed" and "comparison key" in r.detail
+    ch = _claims(tmp_path, "{property: {op: lt, key: other}}")
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 1.0, "other": 2.0}).status == "consistent"
+
+
+def test_missing_key_error_unverified_and_deviation(tmp_path):
+    ch = _claims(tmp_path, "{tolerance: {abs: 0.1}}")
+    r = evaluate_claim(ch.claims[0], "smoke", {})
+    assert r.status == "failed" and "missing key" in r.detail
+    r = evaluate_claim(ch.claims[0], "smoke", {"k": 2.0}, notebook_error="timeout")
+    assert r.status == "failed" and "did not complete" in r.detail
+    assert evaluate_claim(ch.claims[0], "paper", {}).status == "unverified"
+    ch = load_claims(_write(tmp_path, (BASE % "{property: {op: gt, value: 1}}").replace(
+        "    checks:", "    deviation: the sign differs\n    checks:")))
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 2.0}).status == "deviates"
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 0.0}).status == "failed"
+    with pytest.raises(ValueError, match="unknown profile"):
+        check_chapter(ch, "gpu", {})
+
+
+OK = BASE % "{tolerance: {abs: 0.1}}"
+
+
+@pytest.mark.parametrize("body,match", [
+    (OK.replace('source: "Table 1, p. 3"', 'table: 1'), "source"),
+    (OK + OK.split("claims:\n")[1], "duplicate key"),
+    (OK.replace("      paper: {unverified: \"needs a GPU\"}\n", ""), "no check for profile"),
+    (BASE % "{guess: {abs: 1}}", "unknown check kind"),
+    (BASE % "{unverified: ''}", "reason"),
+    (BASE % "{property: {op: approx, value: 1}}", "op must be"),
+    (BASE % "{property: {op: lt}}", "exactly one of value/key"),
+    (BASE % "{property: {op: between, value: 1}}", "between needs"),
+    (BASE.replace("value: 2.0", "value: null") % "{tolerance: {abs: 1}}", "numeric paper value"),
+    ("claims: [\n  - {key: a", "not valid YAML"),
+])
+def test_schema_errors(tmp_path, body, match):
+    with pytest.raises(ClaimsFileError, match=match):
+        load_claims(_write(tmp_path, body))
+
+
+def test_record_plain_values():
+    np = pytest.importorskip("numpy")
+    assert _plain(np.float32(0.5)) == 0.5 and isinstance(_plain(np.int64(3)), int)
+    assert _plain(np.bool_(True)) is True
+    assert _plain(np.arange(3)) == [0, 1, 2]
+    with pytest.raises(TypeError):
+        _plain(object())
+    with pytest.raises(ValueError, match="record name"):
+        record("bad name", 1.0)
+
+
+def test_read_records_reads_glue_outputs():
+    nb = new_notebook()
+    cell = new_code_cell("record('a', 1.5)")
+    cell.outputs = [new_output("display_data", data={GLUE_PREFIX + "text/plain": "1.5",
+                                                     GLUE_PREFIX + RECORD_MIME: {"name": "a", "value": 1.5}},
+                               metadata={"scrapbook": {"name": "a", "mime_prefix": GLUE_PREFIX}}),
+                    new_output("stream", text="noise")]
+    nb.cells = [cell]
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # through JSON, as on disk
+    assert read_records(nb) == {"a": 1.5}

@@ -1,0 +1,91 @@
+"""The runner: papermill execution, isolation of failing/timed-out chapters, and the claim check."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replib import runner
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runner"
+
+
+@pytest.fixture(scope="module")
+def smoke_report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("runner")
+    nbdir = tmp / "notebooks"
+    shutil.copytree(FIXTURES, nbdir)
+    report = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=nbdir, progress=lambda *_: None)
+    return report, tmp
+
+
+def _claims(report, chapter):
+    return {c["key"]: c for c in report["claims"] if c["chapter"] == chapter}
+
+
+def test_good_chapter_passes_with_injected_profile(smoke_report):
+    report, _ = smoke_report
+    good = _claims(report, "good")
+    assert good["answer"]["status"] == "reproduced"
+    assert good["flag"]["status"] == "consistent"  # profile 'smoke' was injected by papermill
+
+
+def test_failing_chapter_fails_and_others_still_run(smoke_report):
+    report, _ = smoke_report
+    chapters = {c["chapter"]: c for c in report["chapters"]}
+    assert set(chapters) == {"good", "broken", "slow", "wrong"}
+    assert chapters["broken"]["status"] == "error" and "science broke" in chapters["broken"]["error"]
+    broken = _claims(report, "broken")
+    assert broken["answer"]["status"] == "failed" and broken["flag"]["status"] == "failed"
+
+
+def test_timed_out_chapter_fails_even_with_recorded_keys(smoke_report):
+    report, _ = smoke_report
+    chapters = {c["chapter"]: c for c in report["chapters"]}
+    assert chapters["slow"]["status"] == "timeout"
+    assert chapters["slow"]["seconds"] < 50
+    assert all(c["status"] == "failed" for c in _claims(report, "slow").values())
+
+
+def test_out_of_tolerance_value_fails(smoke_report):
+    report, _ = smoke_report
+    wrong = _claims(report, "wrong")
+    assert wrong["answer"]["status"] == "failed" and "0.9" in wrong["answer"]["detail"]
+
+
+def test_report_file_summary_and_closing_line(smoke_report):
+    report, tmp = smoke_report
+    on_disk = json.loads((tmp / "out" / "report.json").read_text())
+    assert on_disk["summary"] == report["summary"]
+    # good: 2 pass; wrong: its flag passes, its answer fails; broken and slow: 2 fail each
+    assert report["summary"]["passed"] == 3
+    assert report["summary"]["failed"] == 5
+    assert report["summary"]["chapter_failures"] == 2
+    last = runner.format_table(report).splitlines()[-1]
+    assert last == "3 passed, 5 failed, 0 skipped"
+    assert "torch" in report["environment"]["packages"]
+
+
+def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
+    _, tmp = smoke_report
+    rep = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=tmp / "notebooks", check_only=True,
+                     chapters=["good", "wrong"], progress=lambda *_: None)
+    assert rep["summary"]["passed"] == 3 and rep["summary"]["failed"] == 1
+
+
+def test_unknown_chapter_and_empty_folder(tmp_path):
+    with pytest.raises(ValueError, match="unknown chapter"):
+        runner.discover_chapters(FIXTURES, only=["nope"])
+    with pytest.raises(FileNotFoundError, match="no chapters"):
+        runner.run("smoke", out_dir=tmp_path / "o", notebooks_dir=tmp_path, progress=lambda *_: None)
+
+
+def test_cli_exit_code_on_failure(tmp_path):
+    # the CLI's run command exits non-zero when a claim fails (repository chapters are not touched)
+    code = subprocess.run([sys.executable, "-c", (
+        "import sys; from replib import cli, runner;"
+        f"runner.REPO_ROOT = runner.Path({str(tmp_path)!r});"
+        "sys.exit(cli.main(['run', '--profile', 'smoke']))")], capture_output=True, text=True)
+    assert code.returncode != 0
