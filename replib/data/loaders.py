@@ -1,0 +1,313 @@
+"""Exact parsers of the registered text data sets.
+
+Files are parsed by hand (``line.split('\\t')``), never with ``pandas.read_csv``,
+whose quoting rules silently merge or drop rows of STS-B, MRPC and SICK.  Lines
+are split on ``'\\n'`` only (not :meth:`str.splitlines`, which also breaks on
+``\\x85``, ``\\u2028`` and friends), a trailing ``'\\r'`` is removed, and sentence
+fields are stripped of surrounding whitespace.  Every loader checks its field
+counts and raises :class:`ValueError` with the file and line number otherwise.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Union
+
+import pandas as pd
+
+from .registry import _STS_SUBSETS
+from .store import fetch
+
+__all__ = ["load_stsb", "load_sts", "load_sick", "load_polarity", "load_snli", "load_glue", "load_lm_corpus",
+           "read_lines"]
+
+
+def read_lines(path, encoding: str = "utf-8") -> List[str]:
+    """Read a text file as a list of lines, split on ``'\\n'`` only, without line ends.
+
+    A final newline does not create an empty last line; a trailing ``'\\r'`` is
+    removed from every line; a UTF-8 byte-order mark is dropped.
+    """
+    with open(path, "rb") as fh:
+        text = fh.read().decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _fields(line: str, n: int, path, lineno: int, at_least: bool = False) -> List[str]:
+    parts = line.split("\t")
+    if len(parts) < n or (len(parts) != n and not at_least):
+        raise ValueError("%s line %d: expected %s%d tab-separated fields, got %d: %r"
+                         % (path, lineno, "at least " if at_least else "", n, len(parts), line[:200]))
+    return parts
+
+
+def _check_split(split: str, allowed: Sequence[str], what: str) -> None:
+    if split not in allowed:
+        raise ValueError("%s split must be one of %s, got %r" % (what, ", ".join(allowed), split))
+
+
+def load_stsb(split: str = "test", variant: str = "original") -> pd.DataFrame:
+    """Load an STS Benchmark split (Cer et al. 2017, ``cer2017semeval``).
+
+    Parameters
+    ----------
+    split : {"train", "dev", "test"}
+        5,749 / 1,500 / 1,379 pairs.
+    variant : {"original", "senteval_tokenized"}
+        The official files, or SentEval's tokenized and lower-cased copy.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``genre, file, year, id, score, sentence1, sentence2``; ``score``
+        is float in [0, 5].  Extra trailing source columns of some lines are dropped.
+    """
+    _check_split(split, ("train", "dev", "test"), "STS-B")
+    _check_split(variant, ("original", "senteval_tokenized"), "STS-B variant")
+    rel = "sts-%s.csv" % split if variant == "original" else "senteval_tokenized/sts-%s.csv" % split
+    path = fetch("stsb", rel)
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        f = _fields(line, 7, path, i, at_least=True)
+        score = float(f[4])
+        if not 0.0 <= score <= 5.0:
+            raise ValueError("%s line %d: score %r outside [0, 5]" % (path, i, f[4]))
+        rows.append((f[0], f[1], f[2], f[3], score, f[5].strip(), f[6].strip()))
+    return pd.DataFrame(rows, columns=["genre", "file", "year", "id", "score", "sentence1", "sentence2"])
+
+
+def _sts_year(year: Union[int, str]) -> str:
+    s = str(year).upper().replace("STS", "")
+    if s.isdigit():
+        y = int(s) % 100
+        key = "STS%02d" % y
+        if key in _STS_SUBSETS:
+            return key
+    raise ValueError("STS year must be one of 2012..2016 (or 12..16, 'STS12'..'STS16'), got %r" % (year,))
+
+
+def load_sts(year: Union[int, str]) -> pd.DataFrame:
+    """Load the SemEval STS test set of one year (STS12..STS16), SentEval layout.
+
+    Only pairs with a gold score are kept (STS15/16 gold files have empty lines
+    for unscored pairs; STS13 ``SMT`` has no input file).  Sentences are
+    SentEval's Moses-tokenized, lower-cased text.
+
+    Parameters
+    ----------
+    year : int or str
+        2012..2016, 12..16 or ``"STS12"``..``"STS16"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``subset, sentence1, sentence2, score``; 3,108 / 1,500 / 3,750 /
+        3,000 / 1,186 rows for 2012..2016.
+    """
+    key = _sts_year(year)
+    rows = []
+    for subset in _STS_SUBSETS[key]:
+        inp = fetch("sts12-16", "%s-en-test/STS.input.%s.txt" % (key, subset))
+        gs = fetch("sts12-16", "%s-en-test/STS.gs.%s.txt" % (key, subset))
+        pairs, scores = read_lines(inp), read_lines(gs)
+        if len(pairs) != len(scores):
+            raise ValueError("%s has %d lines but %s has %d" % (inp, len(pairs), gs, len(scores)))
+        for i, (line, score) in enumerate(zip(pairs, scores), 1):
+            if score.strip() == "":
+                continue
+            f = _fields(line, 2, inp, i)
+            rows.append((subset, f[0].strip(), f[1].strip(), float(score)))
+    return pd.DataFrame(rows, columns=["subset", "sentence1", "sentence2", "score"])
+
+
+_SICK_FILES = {"train": "SICK_train.txt", "trial": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
+
+
+def load_sick(split: str = "test") -> pd.DataFrame:
+    """Load SICK (Marelli et al. 2014, ``marelli2014sick``), SentEval copy.
+
+    Parameters
+    ----------
+    split : {"train", "trial", "test"}
+        4,500 / 500 / 4,927 pairs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``pair_id, sentence1, sentence2, score`` (relatedness, 1-5) and
+        ``entailment`` (NEUTRAL / ENTAILMENT / CONTRADICTION).
+    """
+    _check_split(split, tuple(_SICK_FILES), "SICK")
+    path = fetch("sick", _SICK_FILES[split])
+    lines = read_lines(path)
+    header = lines[0].split("\t")
+    if header[:4] != ["pair_ID", "sentence_A", "sentence_B", "relatedness_score"]:
+        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
+    rows = []
+    for i, line in enumerate(lines[1:], 2):
+        f = _fields(line, 5, path, i)
+        rows.append((int(f[0]), f[1].strip(), f[2].strip(), float(f[3]), f[4].strip()))
+    return pd.DataFrame(rows, columns=["pair_id", "sentence1", "sentence2", "score", "entailment"])
+
+
+_POLARITY = {"nltk_utf8": "utf-8", "original_latin1_yoonkim": "latin-1", "senteval_mr": "utf-8"}
+
+
+def load_polarity(variant: str = "nltk_utf8") -> pd.DataFrame:
+    """Load the Pang & Lee sentence polarity data set v1.0 (``pang2005seeing``).
+
+    Parameters
+    ----------
+    variant : {"nltk_utf8", "original_latin1_yoonkim", "senteval_mr"}
+        NLTK's UTF-8 copy (preferred), the original ISO-8859-1 bytes, or
+        SentEval's tokenized "MR" copy.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``text, label``: 5,331 positive rows (label 1) then 5,331
+        negative rows (label 0), in file order.
+    """
+    _check_split(variant, tuple(_POLARITY), "polarity variant")
+    rows = []
+    for name, label in (("rt-polarity.pos", 1), ("rt-polarity.neg", 0)):
+        path = fetch("sentence_polarity", "%s/%s" % (variant, name))
+        rows.extend((line.strip(), label) for line in read_lines(path, _POLARITY[variant]))
+    return pd.DataFrame(rows, columns=["text", "label"])
+
+
+def load_snli(split: str = "dev") -> pd.DataFrame:
+    """Load SNLI 1.0 (``bowman2015snli``) in SentEval's format (tokenized; no '-' labels).
+
+    Parameters
+    ----------
+    split : {"dev", "test"}
+        9,842 / 9,824 pairs (train is not registered).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``premise, hypothesis, label`` (entailment / neutral / contradiction).
+    """
+    _check_split(split, ("dev", "test"), "SNLI")
+    cols = [read_lines(fetch("snli", "%s.%s" % (prefix, split))) for prefix in ("s1", "s2", "labels")]
+    if not len(cols[0]) == len(cols[1]) == len(cols[2]):
+        raise ValueError("SNLI %s: s1/s2/labels have %d/%d/%d lines" % (split, *map(len, cols)))
+    return pd.DataFrame({"premise": [s.strip() for s in cols[0]],
+                         "hypothesis": [s.strip() for s in cols[1]],
+                         "label": [s.strip() for s in cols[2]]})
+
+
+def _sentence_label(path, header: bool) -> pd.DataFrame:
+    lines = read_lines(path)
+    start = 1 if header else 0
+    if header and lines[0].split("\t") != ["sentence", "label"]:
+        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
+    rows = []
+    for i, line in enumerate(lines[start:], start + 1):
+        f = _fields(line, 2, path, i)
+        rows.append((f[0].strip(), int(f[1])))
+    return pd.DataFrame(rows, columns=["sentence", "label"])
+
+
+def _pair_tsv(path, label_int: bool) -> pd.DataFrame:
+    lines = read_lines(path)
+    if lines[0].split("\t") != ["index", "sentence1", "sentence2", "label"]:
+        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
+    rows = []
+    for i, line in enumerate(lines[1:], 2):
+        f = _fields(line, 4, path, i)
+        rows.append((int(f[0]), f[1].strip(), f[2].strip(), int(f[3]) if label_int else f[3].strip()))
+    return pd.DataFrame(rows, columns=["index", "sentence1", "sentence2", "label"])
+
+
+def _mrpc(path) -> pd.DataFrame:
+    lines = read_lines(path, "utf-8")
+    if lines[0].split("\t") != ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]:
+        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
+    rows = []
+    for i, line in enumerate(lines[1:], 2):
+        f = _fields(line, 5, path, i)
+        rows.append((int(f[0]), f[1], f[2], f[3].strip(), f[4].strip()))
+    return pd.DataFrame(rows, columns=["label", "id1", "id2", "sentence1", "sentence2"])
+
+
+GLUE_TASKS = {
+    # task: {split: (dataset, file)}
+    "SST-2": {s: ("senteval_transfer", "SST/binary/sentiment-" + s) for s in ("train", "dev", "test")},
+    "SST-2-alps": {s: ("glue", "SST-2/%s.tsv" % s) for s in ("train", "dev", "test")},
+    "CoLA": {s: ("glue", "CoLA_tokenized/%s.tsv" % s) for s in ("train", "dev")},
+    "RTE": {s: ("glue", "RTE/%s.tsv" % s) for s in ("train", "dev", "test")},
+    "WNLI": {s: ("glue", "WNLI/%s.tsv" % s) for s in ("train", "dev", "test")},
+    "MRPC": {s: ("senteval_transfer", "MRPC/msr_paraphrase_%s.txt" % s) for s in ("train", "test")},
+}
+
+
+def load_glue(task: str, split: str) -> pd.DataFrame:
+    """Load one split of a GLUE task (``wang2018glue``) from the copies that exist offline.
+
+    Parameters
+    ----------
+    task : {"SST-2", "SST-2-alps", "CoLA", "RTE", "WNLI", "MRPC"}
+        - ``SST-2``: SentEval's SST binary, train 67,349 / dev 872 (= GLUE sizes)
+          / test 1,821 (SST's labelled test, not GLUE's unlabelled one).
+        - ``SST-2-alps``: the forest-snow/alps re-split (train 60,614 / dev
+          6,735 from GLUE train; test 872 = GLUE dev).
+        - ``CoLA``: lower-cased, tokenized; train 8,551, dev 516 (= out-of-domain dev).
+        - ``RTE`` (train 1,244 / dev 139 / test 1,384) and ``WNLI`` (565 / 70 / 71):
+          re-splits of GLUE train+dev; ``test`` has labels and is NOT GLUE test.
+        - ``MRPC``: Microsoft Research Paraphrase Corpus, train 4,076 / test 1,725.
+    split : str
+        A split available for the task (see above).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``sentence, label`` (SST-2, CoLA); ``index, sentence1, sentence2, label``
+        (RTE: label string, WNLI: int); ``label, id1, id2, sentence1, sentence2`` (MRPC).
+    """
+    if task not in GLUE_TASKS:
+        raise ValueError("GLUE task must be one of %s, got %r (MNLI, QNLI, QQP are not available offline; "
+                         "STS-B: use load_stsb)" % (", ".join(GLUE_TASKS), task))
+    _check_split(split, tuple(GLUE_TASKS[task]), "GLUE " + task)
+    path = fetch(*GLUE_TASKS[task][split])
+    if task == "SST-2":
+        return _sentence_label(path, header=False)
+    if task == "SST-2-alps":
+        return _sentence_label(path, header=True)
+    if task == "CoLA":
+        return _sentence_label(path, header=False)
+    if task == "MRPC":
+        return _mrpc(path)
+    return _pair_tsv(path, label_int=(task == "WNLI"))
+
+
+_LM = {"ptb": {s: "mikolov/ptb.%s.txt" % s for s in ("train", "valid", "test")},
+       "wikitext2": {s: "%s.txt" % s for s in ("train", "valid", "test")}}
+
+
+def load_lm_corpus(name: str, split: str) -> List[str]:
+    """Load a language-modelling corpus as its list of raw lines (no line ends).
+
+    Parameters
+    ----------
+    name : {"ptb", "wikitext2"}
+        Mikolov's Penn Treebank text or WikiText-2 v1 (tokenized, ``<unk>``).
+    split : {"train", "valid", "test"}
+        ``valid``/``test`` are in the offline mirror; ``train`` is downloaded from
+        the canonical archive (paper profile).
+
+    Returns
+    -------
+    list of str
+        The lines, empty lines included.  Token count with one ``<eos>`` per
+        line, ``sum(len(l.split()) + 1 for l in lines)``: PTB test 82,430 /
+        valid 73,760; WikiText-2 test 245,569 / valid 217,646.
+    """
+    if name not in _LM:
+        raise ValueError("LM corpus must be one of %s, got %r" % (", ".join(_LM), name))
+    _check_split(split, tuple(_LM[name]), name)
+    return read_lines(fetch(name, _LM[name][split]))

@@ -1,0 +1,356 @@
+"""Tests of replib.data: registry, fetch (folder and loopback-http mirror), exact parsers, residues.
+
+The loader tests read the real offline mirror: ``$REPLIB_DATA_MIRROR`` or, if
+unset, ``<repo>/../shared/data``; they are skipped with a reason when neither exists.
+Download tests run against an ``http.server`` on 127.0.0.1 serving a temporary folder.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from replib.data import (DATASETS, ChecksumError, DataNotFoundError, IncompleteDownloadError, fetch, load_glue,
+                         load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb, load_swissprot,
+                         validate_residues)
+from replib.data.registry import DataFile
+
+_DEFAULT_MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or _DEFAULT_MIRROR)
+needs_mirror = pytest.mark.skipif(
+    not MIRROR.is_dir(),
+    reason="offline data mirror not found: set REPLIB_DATA_MIRROR to a folder laid out like shared/data "
+           "(looked at %s)" % MIRROR)
+
+
+@pytest.fixture
+def mirror_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("REPLIB_DATA_MIRROR", str(MIRROR))
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPLIB_DATA_OFFLINE", "1")
+
+
+# ------------------------------------------------------------------------ registry
+def test_registry_entries_are_complete():
+    assert {"stsb", "sts12-16", "sick", "sentence_polarity", "snli", "glue", "senteval_transfer", "ptb",
+            "wikitext2", "swissprot"} <= set(DATASETS)
+    for ds in DATASETS.values():
+        assert ds.licence and ds.description and ds.parser.startswith("load_")
+        for rel, f in ds.files.items():
+            assert f.path == "%s/%s" % (ds.name, rel)
+            if f.in_mirror:
+                assert f.sha256 is not None and len(f.sha256) == 64
+            # every file says where it comes from
+            assert f.urls or f.archive or f.canonical, f.path
+
+
+@needs_mirror
+def test_registry_checksums_match_mirror(tmp_path):
+    """Every registered mirror file is found through fetch and passes its sha256."""
+    n = 0
+    for ds in DATASETS.values():
+        for rel, f in ds.files.items():
+            if f.in_mirror:
+                p = fetch(ds.name, rel, mirror=MIRROR, cache=tmp_path, download_ok=False)
+                assert p == MIRROR / f.path and p.stat().st_size == f.size
+                n += 1
+    assert n == 117
+
+
+# ------------------------------------------------------------------------- loaders
+@needs_mirror
+@pytest.mark.parametrize("split,n", [("train", 5749), ("dev", 1500), ("test", 1379)])
+def test_stsb_counts(mirror_env, split, n):
+    df = load_stsb(split)
+    assert len(df) == n
+    assert df.score.between(0, 5).all()
+    assert list(df.columns[-3:]) == ["score", "sentence1", "sentence2"]
+    assert (df.sentence1.str.len() > 0).all() and (df.sentence2.str.len() > 0).all()
+    assert len(load_stsb(split, variant="senteval_tokenized")) == n
+
+
+@needs_mirror
+@pytest.mark.parametrize("year,n", [(2012, 3108), (2013, 1500), (2014, 3750), (2015, 3000), (2016, 1186)])
+def test_sts_counts(mirror_env, year, n):
+    df = load_sts(year)
+    assert len(df) == n
+    assert df.score.between(0, 5).all()
+    assert "subset" in df.columns
+
+
+@needs_mirror
+def test_sts13_subsets_and_aliases(mirror_env):
+    counts = load_sts("STS13").subset.value_counts().to_dict()
+    assert counts == {"FNWN": 189, "OnWN": 561, "headlines": 750}
+    assert len(load_sts(13)) == 1500
+    with pytest.raises(ValueError, match="2012..2016"):
+        load_sts(2017)
+
+
+@needs_mirror
+def test_sick_polarity_snli(mirror_env):
+    sick = load_sick("test")
+    assert len(sick) == 4927 and sick.score.between(1, 5).all()
+    assert set(sick.entailment) == {"NEUTRAL", "ENTAILMENT", "CONTRADICTION"}
+    pol = load_polarity()
+    assert len(pol) == 10662 and pol.label.sum() == 5331
+    assert len(load_polarity("original_latin1_yoonkim")) == 10662
+    snli = load_snli("dev")
+    assert len(snli) == 9842
+    assert snli.label.value_counts().to_dict() == {"entailment": 3329, "contradiction": 3278, "neutral": 3235}
+
+
+@needs_mirror
+@pytest.mark.parametrize("task,split,n", [("SST-2", "train", 67349), ("SST-2", "dev", 872), ("CoLA", "train", 8551),
+                                          ("CoLA", "dev", 516), ("RTE", "train", 1244), ("WNLI", "dev", 70),
+                                          ("MRPC", "train", 4076), ("MRPC", "test", 1725),
+                                          ("SST-2-alps", "test", 872)])
+def test_glue_counts(mirror_env, task, split, n):
+    assert len(load_glue(task, split)) == n
+
+
+@needs_mirror
+@pytest.mark.parametrize("name,split,lines,tokens", [("ptb", "test", 3761, 82430), ("ptb", "valid", 3370, 73760),
+                                                     ("wikitext2", "test", 4358, 245569),
+                                                     ("wikitext2", "valid", 3760, 217646)])
+def test_lm_corpus_token_counts(mirror_env, name, split, lines, tokens):
+    text = load_lm_corpus(name, split)
+    assert len(text) == lines
+    assert sum(len(line.split()) + 1 for line in text) == tokens
+
+
+@needs_mirror
+def test_lm_train_offline_error_names_env_var_and_source(mirror_env):
+    with pytest.raises(DataNotFoundError) as exc:
+        load_lm_corpus("ptb", "train")
+    msg = str(exc.value)
+    assert "REPLIB_DATA_MIRROR" in msg and "simple-examples.tgz" in msg
+
+
+@needs_mirror
+def test_swissprot_5k(mirror_env):
+    df = load_swissprot("5k")
+    assert len(df) == 5000 and df.accession.is_unique
+    assert df.length.median() == 301 and df.length.max() == 5147
+    assert (df.length <= 1022).sum() == 4853
+    assert all(g and all(x.startswith("GO:") for x in g) for g in df.go_bp)
+    for acc, seq in zip(df.accession, df.sequence):
+        validate_residues(seq, seq_id=acc)
+    # Biopython agreement: same record count as header lines
+    n_headers = sum(1 for line in open(MIRROR / "swissprot" / "swissprot_2014_01_goBP_random5k.fasta")
+                    if line.startswith(">"))
+    assert n_headers == len(df)
+
+
+@needs_mirror
+def test_swissprot_full_missing_gives_instructions(mirror_env):
+    with pytest.raises(DataNotFoundError, match="ncbi-blast"):
+        load_swissprot("full")
+
+
+@needs_mirror
+def test_mirror_verification_is_cached(mirror_env, tmp_path, monkeypatch):
+    import replib.data.store as store
+
+    monkeypatch.setattr(store, "_verified_memory", {})  # forget earlier verifications of this process
+    fetch("snli", "s1.dev")
+    db = tmp_path / "cache" / ".verified.json"
+    assert db.is_file() and str((MIRROR / "snli" / "s1.dev").resolve()) in db.read_text()
+    store._verified_memory.clear()  # the on-disk record alone must avoid re-hashing
+    calls = []
+    monkeypatch.setattr(store, "sha256_file", lambda p: calls.append(p))
+    t = time.perf_counter()
+    for _ in range(50):
+        fetch("snli", "s1.dev")
+    assert time.perf_counter() - t < 0.5 and calls == []
+
+
+def test_corrupted_local_mirror_is_rejected(monkeypatch, tmp_path):
+    entry = DATASETS["wikitext2"].files["README"]
+    bad = tmp_path / "mirror" / entry.path
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"x" * entry.size)
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ChecksumError, match="sha256"):
+        fetch("wikitext2", "README", mirror=tmp_path / "mirror", download_ok=False)
+
+
+def test_missing_everything_is_clear(monkeypatch, tmp_path):
+    monkeypatch.delenv("REPLIB_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(DataNotFoundError) as exc:
+        fetch("stsb", "sts-dev.csv", download_ok=False)
+    msg = str(exc.value)
+    assert "REPLIB_DATA_MIRROR" in msg and "Stsbenchmark.tar.gz" in msg and "stsb/sts-dev.csv" in msg
+    with pytest.raises(KeyError, match="known"):
+        fetch("stsb", "nope.csv")
+
+
+# ------------------------------------------------------------ loopback http mirror
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    truncate = {}  # url path -> bytes actually sent (Content-Length stays the full size)
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        cut = self.truncate.get(self.path)
+        if cut is None:
+            return super().do_GET()
+        data = Path(self.translate_path(self.path)).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[:cut])
+        self.wfile.flush()
+        self.close_connection = True
+
+
+@pytest.fixture
+def http_mirror(tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(_Handler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, "http://127.0.0.1:%d" % server.server_address[1]
+    finally:
+        _Handler.truncate = {}
+        server.shutdown()
+        server.server_close()
+
+
+def _serve(root: Path, entry: DataFile, data: bytes) -> None:
+    p = root / entry.path
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data)
+
+
+def _listing(folder: Path):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def _fake_entry(monkeypatch, data: bytes) -> DataFile:
+    """Register a small synthetic file (so the download tests need no real data)."""
+    entry = DataFile("stsb/tiny.txt", hashlib.sha256(data).hexdigest(), len(data), data.count(b"\n"),
+                     canonical="test")
+    monkeypatch.setitem(DATASETS["stsb"].files, "tiny.txt", entry)
+    return entry
+
+
+def test_http_mirror_download_verified_and_cached(monkeypatch, tmp_path, http_mirror):
+    root, url = http_mirror
+    data = b"genre\tfile\n" * 1000
+    entry = _fake_entry(monkeypatch, data)
+    _serve(root, entry, data)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("REPLIB_DATA_MIRROR", url)
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(cache))
+    path = fetch("stsb", "tiny.txt")
+    assert path == cache / "stsb" / "tiny.txt" and path.read_bytes() == data
+    (root / entry.path).unlink()  # second call is served from the cache
+    assert fetch("stsb", "tiny.txt").read_bytes() == data
+    assert [n for n in _listing(cache) if n.endswith(".part")] == []
+
+
+def test_http_mirror_corrupted_file_is_rejected(monkeypatch, tmp_path, http_mirror):
+    root, url = http_mirror
+    data = b"0123456789\n" * 100
+    entry = _fake_entry(monkeypatch, data)
+    _serve(root, entry, data.replace(b"5", b"6", 1))  # same size, one byte changed
+    cache = tmp_path / "cache"
+    with pytest.raises(ChecksumError, match="sha256"):
+        fetch("stsb", "tiny.txt", mirror=url, cache=cache)
+    assert _listing(cache / "stsb") == []
+
+
+def test_http_mirror_truncated_download_leaves_nothing(monkeypatch, tmp_path, http_mirror):
+    root, url = http_mirror
+    data = b"abcdefghij\n" * 5000
+    entry = _fake_entry(monkeypatch, data)
+    _serve(root, entry, data)
+    _Handler.truncate = {"/" + entry.path: 1000}
+    cache = tmp_path / "cache"
+    with pytest.raises(IncompleteDownloadError):
+        fetch("stsb", "tiny.txt", mirror=url, cache=cache, timeout=5)
+    assert _listing(cache / "stsb") == []
+
+
+def test_http_mirror_missing_file_falls_back_then_fails_clearly(monkeypatch, tmp_path, http_mirror):
+    root, url = http_mirror
+    _fake_entry(monkeypatch, b"x\n")
+    with pytest.raises(DataNotFoundError, match="HTTP 404"):
+        fetch("stsb", "tiny.txt", mirror=url, cache=tmp_path / "cache", download_ok=False)
+
+
+@needs_mirror
+def test_http_mirror_real_layout(monkeypatch, tmp_path, http_mirror):
+    """A real file served over loopback http parses to the same rows as the folder mirror."""
+    root, url = http_mirror
+    for rel in ("sts-dev.csv",):
+        src = MIRROR / "stsb" / rel
+        _serve(root, DATASETS["stsb"].files[rel], src.read_bytes())
+    monkeypatch.setenv("REPLIB_DATA_MIRROR", url)
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    assert len(load_stsb("dev")) == 1500
+    assert (tmp_path / "cache" / "stsb" / "sts-dev.csv").is_file()
+
+
+def test_archive_member_extraction(monkeypatch, tmp_path, http_mirror):
+    """Canonical archives: a member is extracted and verified; a wrong member checksum is rejected."""
+    import io
+    import zipfile
+
+    from replib.data.registry import Archive
+
+    root, url = http_mirror
+    data = b"line one\nline two\n"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("pkg/member.txt", data)
+    (root / "pkg.zip").write_bytes(buf.getvalue())
+    good = DataFile("stsb/member.txt", hashlib.sha256(data).hexdigest(), len(data), 2,
+                    archive=Archive(url + "/pkg.zip", "pkg/member.txt", True))
+    bad = DataFile("stsb/bad.txt", "0" * 64, len(data), 2, archive=Archive(url + "/pkg.zip", "pkg/member.txt", True))
+    monkeypatch.setitem(DATASETS["stsb"].files, "member.txt", good)
+    monkeypatch.setitem(DATASETS["stsb"].files, "bad.txt", bad)
+    monkeypatch.delenv("REPLIB_DATA_MIRROR", raising=False)
+    cache = tmp_path / "cache"
+    assert fetch("stsb", "member.txt", cache=cache).read_bytes() == data
+    with pytest.raises(DataNotFoundError, match="sha256"):
+        fetch("stsb", "bad.txt", cache=cache)
+    assert not (cache / "stsb" / "bad.txt").exists()
+
+
+# -------------------------------------------------------------------------- residues
+def test_residue_policies():
+    seq = "MKUZOBXA"
+    assert validate_residues(seq) == seq
+    assert validate_residues(seq, "prottrans_bert") == "MKXXXXXA"
+    assert validate_residues(seq, "prottrans_xlnet") == "MK" + "<unk>" * 5 + "A"
+    assert validate_residues(seq, "proteinbert") == "MKU" + "<OTHER>" * 3 + "XA"
+    assert validate_residues(seq, "align") == "MKCZKBXA"
+
+
+@pytest.mark.parametrize("seq,letters,positions", [("MKvLA", "'v'", "3"), ("MK*A-", "'*', '-'", "3, 5"),
+                                                   ("ACDJ", "'J'", "4")])
+def test_residue_errors_name_id_letters_positions(seq, letters, positions):
+    with pytest.raises(ValueError) as exc:
+        validate_residues(seq, "prottrans_bert", seq_id="P12345")
+    msg = str(exc.value)
+    assert "P12345" in msg and letters in msg and "position(s) %s " % positions in msg
+
+
+def test_residue_errors_empty_and_unknown_policy():
+    with pytest.raises(ValueError, match="empty"):
+        validate_residues("", seq_id="Q1")
+    with pytest.raises(ValueError, match="unknown residue policy"):
+        validate_residues("ACD", "esm")
