@@ -33,6 +33,7 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
+from .._io import atomic_path
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
@@ -163,13 +164,11 @@ def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = No
         The sha256 differs from ``sha256``.
     """
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".part")
-    try:
+    with atomic_path(dest) as tmp:
         req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
         h = hashlib.sha256()
         n = 0
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
+        with open(tmp, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
             announced = resp.headers.get("Content-Length")
             total = int(announced) if announced is not None else size
             bar = _progress(total, dest.name)
@@ -197,23 +196,14 @@ def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = No
         if sha256 is not None and digest != sha256:
             raise ChecksumError("%s: sha256 %s differs from the registered %s; the download is corrupted or a "
                                 "different version (nothing was written to %s)" % (url, digest, sha256, dest))
-        os.replace(tmp, dest)
-        return digest
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return digest
 
 
 def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str]) -> str:
     """Extract one member of a zip or tar archive atomically to ``dest``; return its sha256."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".part")
     want = member[2:] if member.startswith("./") else member
-    try:
-        with os.fdopen(fd, "wb") as out:
+    with atomic_path(dest) as tmp:
+        with open(tmp, "wb") as out:
             if zipfile.is_zipfile(archive):
                 with zipfile.ZipFile(archive) as zf:
                     with zf.open(want) as src:
@@ -229,14 +219,7 @@ def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str
         if sha256 is not None and digest != sha256:
             raise ChecksumError("member %s of %s: sha256 %s differs from the registered %s"
                                 % (member, archive, digest, sha256))
-        os.replace(tmp, dest)
-        return digest
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return digest
 
 
 def _record_observed(dest: Path, digest: str, source: str) -> None:

@@ -1,0 +1,34 @@
+"""Atomic file writes: a file either appears complete or not at all (no half-written results)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["atomic_path", "write_json_atomic"]
+
+
+@contextlib.contextmanager
+def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
+    """Yield a temporary path beside ``dest``; on success it replaces ``dest`` atomically (``os.replace``),
+    on any exception it is removed and ``dest`` is left untouched."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json_atomic(path, obj) -> None:
+    """Write ``obj`` as indented JSON to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, default=str))
