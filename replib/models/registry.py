@@ -84,7 +84,7 @@ class ModelSpec:
 
 def _e(name, hf_id, revision, family, hidden, layers, recipe, licence, *, safetensors=True,
        notes="", extra=None):
-    pinned = len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)
+    pinned = len(revision) in (40, 64) and all(c in "0123456789abcdef" for c in revision)  # commit or sha256
     return ModelSpec(name, hf_id, revision, family, hidden, layers, recipe, licence, pinned,
                      safetensors, notes, dict(extra or {}))
 
