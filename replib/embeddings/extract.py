@@ -220,8 +220,9 @@ def embed_proteins(model, seqs, layers=(-1,), pooling: str = "mean", max_length:
     max_length : int
         Maximum residues per sequence (1022 = ESM-2's 1024 positions minus 2 specials). Longer
         sequences are truncated to their first ``max_length`` residues (``too_long="truncate"``) or
-        dropped (``"drop"``). ProteinBERT pads to ``min(max_length, longest) + 2`` positions by default
-        to the recipe's fixed ``seq_len`` (the global output depends on the padded length).
+        dropped (``"drop"``). ProteinBERT always pads to the recipe's fixed ``seq_len`` (512; 64 for
+        the tiny model) because its global output depends on the padded length, and ``max_length`` is
+        capped at ``seq_len - 2``.
     batch_tokens : int
         Upper bound on ``batch_size * padded_length``.
     cache_dir : path-like, optional
