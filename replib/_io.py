@@ -32,3 +32,14 @@ def write_json_atomic(path, obj) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, default=str))
+
+
+CACHE_ENV = "REPLIB_CACHE_DIR"
+
+
+def cache_root(sub: str | None = None) -> Path:
+    """The cache folder of replib: ``$REPLIB_CACHE_DIR`` (default ``~/.cache/replib``), or a subfolder of it
+    (``data``, ``embeddings``, ``proteinbert``, ``tiny``, ``runs``). On Colab, point it at Google Drive to
+    survive a disconnected runtime."""
+    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib").expanduser()
+    return root / sub if sub else root

@@ -7,7 +7,7 @@ Resolution order of :func:`fetch`:
    and the verification is remembered by (size, mtime).
 2. ``REPLIB_DATA_MIRROR`` as an ``http://``/``https://`` base URL with the same
    layout: the file is downloaded into the cache.
-3. The cache (``REPLIB_CACHE_DIR``, default ``~/.cache/replib/data``).
+3. The cache (``$REPLIB_CACHE_DIR/data``, default ``~/.cache/replib/data``).
 4. The registered direct URLs, then the canonical archive (only when its member
    is expected to be byte-identical, or the file has no fixed checksum).
 
@@ -33,14 +33,13 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
-from .._io import atomic_path
+from .._io import atomic_path, cache_root
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
            "sha256_file"]
 
 MIRROR_ENV = "REPLIB_DATA_MIRROR"
-CACHE_ENV = "REPLIB_CACHE_DIR"
 OFFLINE_ENV = "REPLIB_DATA_OFFLINE"
 DEFAULT_TIMEOUT = 60.0
 _PROGRESS_MIN_BYTES = 10 * 2**20
@@ -66,10 +65,10 @@ class IncompleteDownloadError(IOError):
 def cache_dir(path: Union[str, os.PathLike, None] = None) -> Path:
     """Return the download cache folder.
 
-    ``path`` if given, else ``$REPLIB_CACHE_DIR``, else ``~/.cache/replib/data``.
+    ``path`` if given, else ``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).
     """
     if path is None:
-        path = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib" / "data"
+        return cache_root("data")
     return Path(path).expanduser()
 
 
@@ -270,7 +269,7 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
         Local folder or ``http(s)://`` base URL laid out like the offline mirror;
         default ``$REPLIB_DATA_MIRROR``.
     cache : str or path-like, optional
-        Download cache; default ``$REPLIB_CACHE_DIR`` or ``~/.cache/replib/data``.
+        Download cache; default ``$REPLIB_CACHE_DIR/data`` (``~/.cache/replib/data``).
     timeout : float
         Seconds for each network connection/read.
     download_ok : bool, optional

@@ -138,8 +138,6 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None)
     never ``trust_remote_code``; with ``HF_HUB_OFFLINE=1`` they must already be in the cache.
     ProteinBERT loads the verified official pickle into the PyTorch port.
     """
-    import torch
-
     spec = get_spec(name)
     device = _default_device(device)
     if spec.family == "proteinbert":

@@ -33,7 +33,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from torch import nn
+
+from .._io import cache_root
 import torch.nn.functional as F
 
 ALPHABET = "ACDEFGHIKLMNPQRSTUVWXY"
@@ -314,7 +317,7 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
     Parameters
     ----------
     cache_dir : path-like, optional
-        Defaults to ``$REPLIB_CACHE`` or ``~/.cache/replib``, subfolder ``proteinbert``.
+        Defaults to ``$REPLIB_CACHE_DIR/proteinbert`` (``~/.cache/replib/proteinbert``).
     url, sha256, size : optional
         Defaults from :data:`replib.models.registry.PROTEINBERT_WEIGHTS`.
 
@@ -331,7 +334,7 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
     from .registry import PROTEINBERT_WEIGHTS as W
 
     url, sha256, size = url or W["url"], sha256 or W["sha256"], size or W["size"]
-    root = Path(cache_dir or os.environ.get("REPLIB_CACHE", Path.home() / ".cache" / "replib")) / "proteinbert"
+    root = Path(cache_dir) / "proteinbert" if cache_dir else cache_root("proteinbert")
     root.mkdir(parents=True, exist_ok=True)
     path = root / W["filename"]
     if not path.exists():

@@ -1,7 +1,7 @@
 """Tiny random models for the ``smoke`` profile: same architecture classes and tokenisation as the
 paper models, built from configs (no download), deterministic under a seed.
 
-Tokenizer files are written once per process to a temporary folder (or ``$REPLIB_CACHE/tiny``).
+Tokenizer files are written once per process to a temporary folder (or ``$REPLIB_CACHE_DIR/tiny`` when that variable is set).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ _DIR: Path | None = None
 def _root() -> Path:
     global _DIR
     if _DIR is None:
-        base = os.environ.get("REPLIB_CACHE")
+        base = os.environ.get("REPLIB_CACHE_DIR")
         _DIR = Path(base) / "tiny" if base else Path(tempfile.mkdtemp(prefix="replib-tiny-"))
         _DIR.mkdir(parents=True, exist_ok=True)
     return _DIR
