@@ -18,7 +18,12 @@ from replib import browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = browser.unavailable_reason()
-needs_browser = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+_skip = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+
+
+def needs_browser(fn):
+    """Browser tests: skipped without Chromium; slow (each loads pages in a fresh headless browser)."""
+    return pytest.mark.slow(_skip(fn))
 
 
 @pytest.fixture(scope="module")
