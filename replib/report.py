@@ -254,18 +254,19 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
                    f"({s['reproduced']} reproduced, {s['consistent']} consistent, {s['deviates']} deviates)"
                    + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else ""))
     out.append("")
-    out += ["| chapter | profile | run | " + " | ".join(STATUS_ORDER) + " | total |",
-            "|---|---|---|" + "---:|" * (len(STATUS_ORDER) + 1)]
+    out += ["| chapter | profile | run | " + " | ".join(STATUS_ORDER) + " |",
+            "|---|---|---|" + "---:|" * len(STATUS_ORDER)]
     for ch in chapters:
+        short = f"[{ch}]({links[ch]})" if ch in links else ch
         for rep in reports:
             run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
             if run is None:
                 continue
             claims = [c for c in rep["claims"] if c["chapter"] == ch]
             counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
-            state = f"✅ {run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
-            out.append(f"| {name(ch)} | `{rep['profile']}` | {state} | "
-                       + " | ".join(str(n) if n else "·" for n in counts) + f" | {len(claims)} |")
+            state = f"ok, {run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
+            out.append(f"| {short} | `{rep['profile']}` | {state} | "
+                       + " | ".join(str(n) if n else "·" for n in counts) + " |")
     out.append("")
     # --- what is and is not reproduced
     reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]

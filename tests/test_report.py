@@ -100,14 +100,14 @@ def test_dashboard_lists_everything():
     md = report.dashboard_markdown([smoke, paper], chapter_links={"alpha": "../notebooks/alpha.ipynb"})
     for key in ("a_repro", "a_prop", "b_dev", "b_unv", "b_fail"):
         assert f"`{key}`" in md
-    assert "## At a glance" in md and "| chapter | profile | run | reproduced" in md
+    assert "## At a glance" in md and "| chapter | profile | run | reproduced" in md and "[alpha](../notebooks/alpha.ipynb)" in md
     assert "[Alpha (A 2020)](../notebooks/alpha.ipynb)" in md and "Beta (B 2021)" in md
     assert "Profile `smoke`" in md and "Profile `paper`" in md
     assert "needs pretrained BERT weights and a GPU" in md and "we use all pairs" in md
     assert "NVIDIA A100" in md and "torch 2.13" in md and "bert-base-uncased" in md and "86b5e0934494" in md
     assert "Table 1 [P]" in md
     # the matrix row of beta in smoke: 0 reproduced, 0 consistent, 1 deviates, 1 unverified, 1 failed
-    row = next(line for line in md.splitlines() if line.startswith("| Beta") and "`smoke`" in line)
+    row = next(line for line in md.splitlines() if line.startswith("| beta |") and "`smoke`" in line)
     assert row.split("|")[4:9] == [" · ", " · ", " 1 ", " 1 ", " 1 "], row
 
 
