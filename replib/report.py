@@ -254,8 +254,9 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
                    f"({s['reproduced']} reproduced, {s['consistent']} consistent, {s['deviates']} deviates)"
                    + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else ""))
     out.append("")
-    out += ["| chapter | profile | run | " + " | ".join(STATUS_ORDER) + " |",
-            "|---|---|---|" + "---:|" * len(STATUS_ORDER)]
+    multi = len(reports) > 1  # the profile column only when several profiles are shown
+    out += ["| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
+            "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER)]
     for ch in chapters:
         short = f"[{ch}]({links[ch]})" if ch in links else ch
         for rep in reports:
@@ -264,8 +265,8 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
                 continue
             claims = [c for c in rep["claims"] if c["chapter"] == ch]
             counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
-            state = f"ok, {run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
-            out.append(f"| {short} | `{rep['profile']}` | {state} | "
+            state = f"{run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
+            out.append(f"| {short} | " + (f"`{rep['profile']}` | " if multi else "") + f"{state} | "
                        + " | ".join(str(n) if n else "·" for n in counts) + " |")
     out.append("")
     # --- what is and is not reproduced
