@@ -36,45 +36,13 @@ def _cell(text: str) -> str:
 
 
 def validation_markdown(reports: list[dict]) -> str:
-    """The validation dashboard page: every claim of every chapter, per profile run."""
-    out = ["# Validation report", "",
-           "Every claim of every chapter, as checked by the headless runner (`python -m replib run`). "
-           "**reproduced**: the paper's value within the stated tolerance; **consistent**: a property "
-           "that would fail if the science broke holds; **deviates**: the property holds but the value "
-           "differs from the paper for the stated reason; **unverified**: needs pretrained weights, a GPU or "
-           "data that the profile does not have; **failed**: a check failed, a value is missing or the "
-           "chapter did not run.", ""]
-    if not reports:
-        out += ["```{note}", "No runner report was found when this book was built. Run "
-                "`python -m replib run --profile smoke` (or `offline`) first.", "```", ""]
-        return "\n".join(out)
-    for rep in reports:
-        s, env = rep["summary"], rep.get("environment", {})
-        out += [f"## Profile `{rep['profile']}`", "",
-                f"Run {rep.get('started', '?')} → {rep.get('finished', '?')}; "
-                f"**{s['passed']} passed, {s['failed']} failed, {s['skipped']} unverified** "
-                f"({s['reproduced']} reproduced, {s['consistent']} consistent, {s['deviates']} deviates).", ""]
-        pk = env.get("packages", {})
-        out += [f"Environment: Python {env.get('python', '?')}, device `{env.get('device', '?')}`, "
-                f"commit `{(env.get('git_commit') or '?')[:10]}`; "
-                + ", ".join(f"{k} {v}" for k, v in sorted(pk.items())) + ".", ""]
-        out += ["| chapter | status | time (s) |", "|---|---|---|"]
-        for ch in rep["chapters"]:
-            st = "✅ ok" if ch["status"] == "ok" else f"❌ {ch['status']}"
-            out.append(f"| {_cell(ch.get('title', ch['chapter']))} | {st} | {ch['seconds']} |")
-        out.append("")
-        for ch in rep["chapters"]:
-            rows = [c for c in rep["claims"] if c["chapter"] == ch["chapter"]]
-            out += [f"### {ch.get('title', ch['chapter'])} (`{rep['profile']}`)", "",
-                    "| claim | paper (source) | reproduced | check | status | detail |",
-                    "|---|---|---|---|---|---|"]
-            for c in rows:
-                detail = c["detail"] + (f" — deviation: {c['deviation']}" if c.get("deviation") else "")
-                out.append(f"| `{c['key']}`: {_cell(c['claim'])} | {_fmt(c['paper_value'])} ({_cell(c['source'])}) "
-                           f"| {_fmt(c['value'])} | {_cell(c['check'])} | {STATUS_BADGE.get(c['status'], c['status'])} "
-                           f"| {_cell(detail)} |")
-            out.append("")
-    return "\n".join(out)
+    """The validation dashboard page: a chapter x status matrix per profile, what is and is not
+    reproduced, the environment, and every claim of every chapter (see :func:`replib.report.dashboard_markdown`)."""
+    from .report import dashboard_markdown
+
+    names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
+    links = {n: f"../notebooks/{n}.ipynb" for n in names if (REPO_ROOT / "notebooks" / f"{n}.ipynb").exists()}
+    return dashboard_markdown(reports, chapter_links=links)
 
 
 def load_reports(profiles: list[str], runs_dir: Path | None = None) -> list[dict]:

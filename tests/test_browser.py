@@ -1,0 +1,201 @@
+"""The rendered book in a real browser (headless Debian Chromium through Selenium and chromedriver).
+
+Every page of ``_toc.yml`` must load without console errors, 404s or unexpected external requests;
+every chapter must show its figures, its glued numbers and a correct Colab button; the validation page
+must list every claim. The same checker must *fail* on copies of the built HTML that are broken on
+purpose (a figure removed, a console error injected, a glued number replaced, ...).
+Install the browser with ``apt-get install -y chromium chromium-driver`` (Debian; .ci/run does it).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from replib import browser
+
+ROOT = Path(__file__).resolve().parents[1]
+REASON = browser.unavailable_reason()
+_skip = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+
+
+def needs_browser(fn):
+    """Browser tests: skipped without Chromium; slow (each loads pages in a fresh headless browser)."""
+    return pytest.mark.slow(_skip(fn))
+
+
+@pytest.fixture(scope="module")
+def driver():
+    if REASON:
+        pytest.skip(REASON)
+    d = browser.make_driver()
+    yield d
+    d.quit()
+
+
+def test_toc_pages_cover_every_chapter():
+    """Every chapter with a claims file is a page of _toc.yml (no browser needed)."""
+    pages = browser.book_pages(ROOT)
+    chapters = {p.chapter for p in pages if p.chapter}
+    assert chapters == set(browser.claim_keys(ROOT / "notebooks")), chapters
+    assert any(p.source == "book/validation" for p in pages)
+
+
+def test_colab_url_from_config():
+    url = browser.colab_url(ROOT / "_config.yml", "isoscore")
+    assert re.fullmatch(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w./-]+/"
+                        r"notebooks/isoscore\.ipynb", url), url
+
+
+def test_glue_formatting_matches_myst_nb():
+    from myst_nb.core.variables import format_plain_text  # the book's own formatter, as an oracle
+
+    for text, spec in [("0.21604", ".3f"), ("2.2e-08", ".1e"), ("True", "s"), ("'abc'", "s"), ("12", "d"),
+                       ("0.5", ".1%"), ("3.0", "")]:
+        assert browser.format_glue_text(text, spec) == format_plain_text(text, spec)
+
+
+@needs_browser
+def test_every_page_of_the_book(smoke_book, driver):
+    shots = ROOT / "build" / "screenshots"
+    if shots.exists():
+        shutil.rmtree(shots)
+    pages = browser.book_pages(ROOT, smoke_book.executed)
+    problems = browser.check_book(smoke_book.html, root=ROOT, pages=pages, screenshot_dir=shots, driver=driver)
+    assert not problems, "the rendered book has problems:\n" + "\n".join(problems)
+    assert len(list(shots.glob("*.png"))) == len(pages)
+    for p in pages:
+        if p.chapter:
+            assert p.glue, f"chapter {p.chapter} glues no number into its prose"
+
+
+# ------------------------------------------------------------------ the checker must catch breakage
+@pytest.fixture
+def broken(smoke_book, tmp_path):
+    """A writable copy of the built HTML, and a helper to check one page of it."""
+    html = tmp_path / "html"
+    shutil.copytree(smoke_book.html, html)
+    pages = {p.html: p for p in browser.book_pages(ROOT, smoke_book.executed)}
+
+    def check(page_html: str, drv) -> list[str]:
+        with browser.BookServer(html) as server:
+            return browser.check_page(drv, server, pages[page_html], root=ROOT)
+
+    chapter = next(p for p in pages.values() if p.chapter and p.figure_cells and p.glue)
+    return html, check, chapter
+
+
+def _edit(path: Path, old_pattern: str, new: str, count: int = 1) -> None:
+    text = path.read_text()
+    edited, n = re.subn(old_pattern, new, text, count=count, flags=re.S)
+    assert n, f"pattern {old_pattern!r} not in {path}"
+    path.write_text(edited)
+
+
+@needs_browser
+def test_unbroken_copy_passes(broken, driver):
+    html, check, chapter = broken
+    assert check(chapter.html, driver) == []
+
+
+@needs_browser
+def test_detects_removed_figure(broken, driver):
+    html, check, chapter = broken
+    _edit(html / chapter.html, r'<img[^>]*src="\.\./_images/[^"]+"[^>]*>', "")
+    problems = check(chapter.html, driver)
+    assert any("shows no figure" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_missing_image_file(broken, driver):
+    html, check, chapter = broken
+    src = re.search(r'src="\.\./(_images/[^"]+)"', (html / chapter.html).read_text()).group(1)
+    (html / src).unlink()
+    problems = check(chapter.html, driver)
+    assert any("404" in p for p in problems) and any("image not loaded" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_console_error(broken, driver):
+    html, check, _ = broken
+    _edit(html / "book" / "intro.html", r"</body>", '<script>console.error("injected failure")</script></body>')
+    problems = check("book/intro.html", driver)
+    assert any("console error" in p and "injected failure" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_uncaught_exception_and_missing_asset(broken, driver):
+    html, check, _ = broken
+    _edit(html / "book" / "running.html", r"</body>",
+          '<script>undefined_function_xyz()</script><script src="../_static/not-there.js"></script></body>')
+    problems = check("book/running.html", driver)
+    assert any("undefined_function_xyz" in p for p in problems), problems
+    assert any("404" in p and "not-there.js" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_external_request(broken, driver):
+    html, check, _ = broken
+    _edit(html / "book" / "intro.html", r"</head>", '<script src="https://cdn.example.org/lib.js"></script></head>')
+    problems = check("book/intro.html", driver)
+    assert any("external request" in p and "cdn.example.org" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_replaced_glued_number(broken, driver):
+    html, check, chapter = broken
+    _edit(html / chapter.html, r'(<span class="pasted-text">)([^<]*)(</span>)', r"\g<1>12345.678\g<3>")
+    problems = check(chapter.html, driver)
+    assert any("glued" in p and "12345.678" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_unrendered_glue_role(broken, driver):
+    html, check, chapter = broken
+    _edit(html / chapter.html, r'<span class="pasted-text">[^<]*</span>', "{glue:text}`some_key:.3f`")
+    problems = check(chapter.html, driver)
+    assert any("literal '{glue'" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_wrong_colab_link(broken, driver):
+    html, check, chapter = broken
+    _edit(html / chapter.html, r"(colab\.research\.google\.com/github/[^\"]*?/blob/)[^/]+/", r"\1wrong-branch/", count=0)
+    problems = check(chapter.html, driver)
+    assert any("Colab button" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_claim_missing_from_validation_page(broken, driver):
+    html, check, _ = broken
+    keys = browser.claim_keys(ROOT / "notebooks")
+    key = next(iter(keys.values()))[0]
+    _edit(html / "book" / "validation.html", re.escape(key) + r"(?![\w.-])", "REMOVED", count=0)
+    problems = check("book/validation.html", driver)
+    assert any("not listed" in p and key in p for p in problems), problems
+
+
+@needs_browser
+def test_plotly_figure_must_be_drawn(tmp_path, driver):
+    """A plotly output is drawn (svg inside div.plotly-graph-div) only when the local plotly.js loads."""
+    import plotly
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter3d(x=[0, 1, 2], y=[1, 0, 2], z=[2, 1, 0], mode="markers"))
+    body = fig.to_html(full_html=False, include_plotlyjs=False)
+    static = tmp_path / "_static"
+    static.mkdir()
+    shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", static / "plotly.min.js")
+    page_html = ('<html><head><script src="_static/plotly.min.js"></script></head><body>'
+                 f'<div class="cell"><div class="cell_output">{body}</div></div></body></html>')
+    (tmp_path / "plot.html").write_text(page_html)
+    page = browser.Page(source="plot", html="plot.html")
+    with browser.BookServer(tmp_path) as server:
+        assert browser.check_page(driver, server, page, root=ROOT, settle=1.0) == []
+    (static / "plotly.min.js").unlink()
+    with browser.BookServer(tmp_path) as server:
+        problems = browser.check_page(driver, server, page, root=ROOT, settle=1.0)
+    assert any("plotly figure #1 has no svg" in p for p in problems), problems
+    assert any("404" in p for p in problems), problems

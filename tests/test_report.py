@@ -1,0 +1,178 @@
+"""Runner reports: merge, drift between nights, the validation dashboard and the `report` command."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replib import report
+from replib.book import validation_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _claim(chapter, key, status, value, paper=None, detail="d", deviation=None, profile="smoke"):
+    return {"chapter": chapter, "key": key, "claim": f"claim {key}", "profile": profile, "paper_value": paper,
+            "source": f"Paper, Table 1 [P] ({key})", "value": value, "check": "lt 1", "status": status,
+            "detail": detail, "deviation": deviation}
+
+
+def _report(profile="smoke", started="2026-01-01T00:00:00+00:00", chapters=None, claims=None, device="cpu"):
+    chapters = chapters or [{"chapter": "alpha", "title": "Alpha (A 2020)", "status": "ok", "error": None,
+                             "seconds": 1.0, "notebook": "notebooks/alpha.ipynb"},
+                            {"chapter": "beta", "title": "Beta (B 2021)", "status": "ok", "error": None,
+                             "seconds": 2.0, "notebook": "notebooks/beta.ipynb"}]
+    claims = claims if claims is not None else [
+        _claim("alpha", "a_repro", "reproduced", 0.216, paper=0.216, profile=profile),
+        _claim("alpha", "a_prop", "consistent", 0.5, profile=profile),
+        _claim("beta", "b_dev", "deviates", 3.0, paper=2.0, deviation="we use all pairs", profile=profile),
+        _claim("beta", "b_unv", "unverified", None, paper=0.9, detail="needs pretrained BERT weights and a GPU",
+               profile=profile),
+        _claim("beta", "b_fail", "failed", None, detail="value not recorded", profile=profile),
+    ]
+    rep = {"profile": profile, "started": started, "finished": started, "chapters": chapters, "claims": claims,
+           "environment": {"python": "3.11", "platform": "Linux", "device": device, "git_commit": "abcdef123456",
+                           "packages": {"numpy": "2.0", "torch": "2.13"},
+                           "models": {"bert-base-uncased": "86b5e0934494bd15c9632b12f734a8a67f723594"}}}
+    rep["summary"] = report.summarize(rep)
+    return rep
+
+
+def test_summarize_counts():
+    s = report.summarize(_report())
+    assert (s["reproduced"], s["consistent"], s["deviates"], s["unverified"], s["failed"]) == (1, 1, 1, 1, 1)
+    assert s["passed"] == 3 and s["skipped"] == 1
+
+
+def test_merge_latest_chapter_wins_and_profiles_stay_apart():
+    old = _report(started="2026-01-01T00:00:00+00:00")
+    new = _report(started="2026-01-02T00:00:00+00:00",
+                  chapters=[{"chapter": "beta", "title": "Beta", "status": "ok", "error": None, "seconds": 3.0,
+                             "notebook": "x"}],
+                  claims=[_claim("beta", "b_fail", "consistent", 0.1)])
+    paper = _report(profile="paper", device="NVIDIA A100")
+    merged = report.merge([new, paper, old])
+    assert [m["profile"] for m in merged] == ["smoke", "paper"]
+    smoke = merged[0]
+    keys = {c["key"]: c["status"] for c in smoke["claims"]}
+    assert keys == {"a_repro": "reproduced", "a_prop": "consistent", "b_fail": "consistent"}  # beta from `new`
+    assert smoke["summary"]["failed"] == 0 and len(smoke["merged_from"]) == 2
+
+
+def test_relative_change():
+    assert report.relative_change(2.0, 3.0) == pytest.approx(0.5)
+    assert report.relative_change(-2.0, -3.0) == pytest.approx(-0.5)
+    assert report.relative_change(0.0, 1.0) == math.inf
+    assert report.relative_change(True, False) is None and report.relative_change("a", "b") is None
+
+
+def test_drift_reports_status_and_value_changes_only():
+    old = _report()
+    new = copy.deepcopy(old)
+    for c in new["claims"]:
+        if c["key"] == "a_prop":
+            c["value"] = 0.55                            # value drift 10 %
+        if c["key"] == "b_fail":
+            c["status"], c["value"] = "consistent", 1.0  # fixed
+        if c["key"] == "a_repro":
+            c["value"] = 0.216 * (1 + 1e-12)             # below rtol: not drift
+    new["claims"].append(_claim("alpha", "a_new", "consistent", 1.0))
+    rows = {r["key"]: r for r in report.drift([old], [new])}
+    assert set(rows) == {"a_prop", "b_fail", "a_new"}
+    assert rows["a_prop"]["change"] == "value" and rows["a_prop"]["relative_change"] == pytest.approx(0.1)
+    assert rows["b_fail"]["change"] == "status" and rows["b_fail"]["new_status"] == "consistent"
+    assert rows["a_new"]["change"] == "added"
+    table = report.format_drift(list(rows.values()))
+    assert "+10.00%" in table and "failed → consistent" in table
+    assert report.drift([old], [copy.deepcopy(old)]) == []
+    assert report.format_drift([]).startswith("No claim changed")
+
+
+def test_dashboard_lists_everything():
+    smoke, paper = _report(), _report(profile="paper", device="NVIDIA A100")
+    paper["claims"][3] = _claim("beta", "b_unv", "reproduced", 0.91, paper=0.9, profile="paper")
+    md = report.dashboard_markdown([smoke, paper], chapter_links={"alpha": "../notebooks/alpha.ipynb"})
+    for key in ("a_repro", "a_prop", "b_dev", "b_unv", "b_fail"):
+        assert f"`{key}`" in md
+    assert "## At a glance" in md and "| chapter | profile | run | reproduced" in md and "[alpha](../notebooks/alpha.ipynb)" in md
+    assert "[Alpha (A 2020)](../notebooks/alpha.ipynb)" in md and "Beta (B 2021)" in md
+    assert "Profile `smoke`" in md and "Profile `paper`" in md
+    assert "needs pretrained BERT weights and a GPU" in md and "we use all pairs" in md
+    assert "NVIDIA A100" in md and "torch 2.13" in md and "bert-base-uncased" in md and "86b5e0934494" in md
+    assert "Table 1 [P]" in md
+    # the matrix row of beta in smoke: 0 reproduced, 0 consistent, 1 deviates, 1 unverified, 1 failed
+    row = next(line for line in md.splitlines() if line.startswith("| beta |") and "`smoke`" in line)
+    assert row.split("|")[4:9] == [" · ", " · ", " 1 ", " 1 ", " 1 "], row
+
+
+def test_dashboard_shows_a_chapter_that_did_not_run():
+    rep = _report()
+    rep["chapters"][1].update(status="timeout", error="exceeded the chapter limit of 600 s")
+    md = report.dashboard_markdown([rep])
+    assert "| chapter | run | reproduced |" in md  # one profile: no profile column
+    assert "❌ timeout" in md and "exceeded the chapter limit" in md and "```{warning}" in md
+
+
+def test_validation_markdown_from_the_runner_report(smoke_book):
+    rep = json.loads(smoke_book.report.read_text())
+    md = validation_markdown([rep])
+    for c in rep["claims"]:
+        assert f"`{c['key']}`" in md
+    assert "[IsoScore" in md and "../notebooks/isoscore.ipynb" in md
+    assert validation_markdown([]).count("No runner report") == 1
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "replib", "report", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+
+
+def test_cli_merge_drift_dashboard(tmp_path):
+    old, new, paper = _report(), _report(started="2026-01-02T00:00:00+00:00"), _report(profile="paper")
+    new["claims"][1]["value"] = 0.25  # a_prop halves
+    for name, rep in (("old", old), ("new", new), ("paper", paper)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(rep))
+    p = _cli("merge", str(tmp_path / "new.json"), str(tmp_path / "paper.json"), "-o", str(tmp_path / "m.json"))
+    assert p.returncode == 0, p.stderr
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert merged["kind"] == report.BUNDLE_KIND and len(report.load(tmp_path / "m.json")) == 2
+    p = _cli("drift", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert p.returncode == 0 and "`a_prop`" in p.stdout and "-50.00%" in p.stdout, p.stdout + p.stderr
+    new["claims"][0]["status"] = "failed"
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    p = _cli("drift", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--fail-on-status-change")
+    assert p.returncode == 1 and "reproduced → failed" in p.stdout
+    p = _cli("dashboard", str(tmp_path / "m.json"))
+    assert p.returncode == 0 and "Profile `paper`" in p.stdout
+    (tmp_path / "bad.json").write_text("{}")
+    p = _cli("drift", str(tmp_path / "bad.json"), str(tmp_path / "new.json"))
+    assert p.returncode == 2 and "not a runner report" in p.stderr
+
+
+def test_nightly_workflow():
+    """The nightly workflow cannot run here; check its shape and that the commands it calls exist."""
+    import re
+
+    import yaml
+
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text())
+    on = wf.get("on", wf.get(True))
+    assert on["schedule"][0]["cron"] and "workflow_dispatch" in on
+    jobs = wf["jobs"]
+    assert set(jobs) == {"smoke", "paper", "publish"}
+    assert jobs["paper"]["if"] == "vars.GPU_RUNNER_LABEL != ''" and "self-hosted" in jobs["paper"]["runs-on"]
+    assert set(jobs["publish"]["needs"]) == {"smoke", "paper"} and "always()" in jobs["publish"]["if"]
+    steps = "\n".join(s.get("run", "") for j in jobs.values() for s in j["steps"])
+    assert "--profile smoke" in steps and "--profile paper" in steps and "chromium chromium-driver" in steps
+    uses = [s.get("uses", "") for s in jobs["publish"]["steps"]]
+    assert any(u.startswith("actions/deploy-pages") for u in uses)
+    for sub in sorted(set(re.findall(r"-m replib report (\w+)", steps))):
+        p = _cli(sub, "--help")
+        assert p.returncode == 0, (sub, p.stderr)
