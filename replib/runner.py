@@ -107,7 +107,8 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
         cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.setdefault("MPLBACKEND", "Agg")
+    # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env["REPLIB_PROFILE"] = profile
     t0 = time.monotonic()
     log_path = dst.with_suffix(".log")
