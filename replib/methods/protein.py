@@ -40,7 +40,7 @@ __all__ = [
     "global_isotropy", "map_residues_for_alignment", "alignment_stats", "alignment_stats_biopython",
     "all_pairs", "sample_proteins", "pair_count_for_proteins", "proteins_for_pair_count",
     "alignment_pair_stats", "embedding_pair_stats", "pair_correlations", "composition_embeddings",
-    "ResidueIsotropy", "protein_models", "load_protein_model", "embed_global", "accumulate_residues",
+    "ResidueIsotropy", "residue_rows", "protein_models", "load_protein_model", "embed_global", "accumulate_residues",
 ]
 
 #: The 20 standard amino acids (one-letter codes, alphabetical).
@@ -72,7 +72,7 @@ def config_for(profile: str) -> dict:
     """
     common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
     cfgs = {
-        "smoke": dict(subset="5k", n_global=300, n_pair_proteins=40, n_biopython=100, n_local=40,
+        "smoke": dict(subset="5k", n_global=300, n_pair_proteins=40, n_biopython=100, n_local=120,
                       max_length=256, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
         "offline": dict(subset="20k", n_global=5000, n_pair_proteins=1000, n_biopython=300, n_local=600,
                         max_length=1022, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
@@ -448,7 +448,7 @@ class _nullcontext:
         return False
 
 
-def embedding_pair_stats(E, pairs, batch: int = 200_000) -> pd.DataFrame:
+def embedding_pair_stats(E, pairs, batch: int = 50_000) -> pd.DataFrame:
     r"""Cosine similarity and squared Euclidean distance of embedding pairs, float64.
 
     .. math:: \cos(x, y) = \frac{x\cdot y}{\lVert x\rVert \lVert y\rVert}, \qquad
@@ -680,6 +680,21 @@ def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, 
     embed_proteins = _embed_fn()
     return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir,
                           progress=progress)
+
+
+def residue_rows(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> dict:
+    """In-memory per-amino-acid residue matrices (letter -> (m, d) float64), for small cross-checks only."""
+    embed_proteins = _embed_fn()
+    seqs = [s.upper() for s in seqs]
+    out = embed_proteins(lm, seqs, layers=(layer,), max_length=max_length, return_residues=True, progress=False)
+    key = "local" if lm.spec.recipe == "proteinbert" else layer
+    groups: dict = {}
+    for r, idx in enumerate(out.index):
+        R = np.asarray(out.residues[key][r], dtype=np.float64)
+        letters = np.array(list(seqs[int(idx)][:R.shape[0]]))
+        for ch in np.unique(letters):
+            groups.setdefault(str(ch), []).append(R[letters == ch])
+    return {ch: np.vstack(v) for ch, v in groups.items()}
 
 
 def accumulate_residues(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022, chunk: int = 64,
