@@ -6,7 +6,6 @@ others. Claims are checked from the executed notebooks; the report is written as
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from ._io import write_json_atomic
 from .claims import PASSING, ChapterClaims, check_chapter, load_claims
 from .record import read_records
 
@@ -178,13 +178,6 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_json_atomic(out_dir / "report.json", report)
     return report
-
-
-def write_json_atomic(path: Path, obj) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=2, default=str))
-    os.replace(tmp, path)
 
 
 def format_table(report: dict) -> str:

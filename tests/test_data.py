@@ -160,7 +160,7 @@ def test_mirror_verification_is_cached(mirror_env, tmp_path, monkeypatch):
 
     monkeypatch.setattr(store, "_verified_memory", {})  # forget earlier verifications of this process
     fetch("snli", "s1.dev")
-    db = tmp_path / "cache" / ".verified.json"
+    db = tmp_path / "cache" / "data" / ".verified.json"  # $REPLIB_CACHE_DIR/data
     assert db.is_file() and str((MIRROR / "snli" / "s1.dev").resolve()) in db.read_text()
     store._verified_memory.clear()  # the on-disk record alone must avoid re-hashing
     calls = []
@@ -255,7 +255,7 @@ def test_http_mirror_download_verified_and_cached(monkeypatch, tmp_path, http_mi
     monkeypatch.setenv("REPLIB_DATA_MIRROR", url)
     monkeypatch.setenv("REPLIB_CACHE_DIR", str(cache))
     path = fetch("stsb", "tiny.txt")
-    assert path == cache / "stsb" / "tiny.txt" and path.read_bytes() == data
+    assert path == cache / "data" / "stsb" / "tiny.txt" and path.read_bytes() == data
     (root / entry.path).unlink()  # second call is served from the cache
     assert fetch("stsb", "tiny.txt").read_bytes() == data
     assert [n for n in _listing(cache) if n.endswith(".part")] == []
@@ -301,7 +301,7 @@ def test_http_mirror_real_layout(monkeypatch, tmp_path, http_mirror):
     monkeypatch.setenv("REPLIB_DATA_MIRROR", url)
     monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
     assert len(load_stsb("dev")) == 1500
-    assert (tmp_path / "cache" / "stsb" / "sts-dev.csv").is_file()
+    assert (tmp_path / "cache" / "data" / "stsb" / "sts-dev.csv").is_file()
 
 
 def test_archive_member_extraction(monkeypatch, tmp_path, http_mirror):

@@ -2,7 +2,7 @@
 
 Set ``REPLIB_DATA_MIRROR`` to a folder (or an ``http://`` base URL) laid out like the
 offline mirror to read data without network access; downloads are cached in
-``REPLIB_CACHE_DIR`` (default ``~/.cache/replib/data``).  See ``data/README.md``.
+``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).  See ``data/README.md``.
 """
 from .loaders import load_glue, load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb
 from .registry import DATASETS, get_file

@@ -7,7 +7,7 @@ Resolution order of :func:`fetch`:
    and the verification is remembered by (size, mtime).
 2. ``REPLIB_DATA_MIRROR`` as an ``http://``/``https://`` base URL with the same
    layout: the file is downloaded into the cache.
-3. The cache (``REPLIB_CACHE_DIR``, default ``~/.cache/replib/data``).
+3. The cache (``$REPLIB_CACHE_DIR/data``, default ``~/.cache/replib/data``).
 4. The registered direct URLs, then the canonical archive (only when its member
    is expected to be byte-identical, or the file has no fixed checksum).
 
@@ -33,13 +33,13 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
+from .._io import atomic_path, cache_root
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
            "sha256_file"]
 
 MIRROR_ENV = "REPLIB_DATA_MIRROR"
-CACHE_ENV = "REPLIB_CACHE_DIR"
 OFFLINE_ENV = "REPLIB_DATA_OFFLINE"
 DEFAULT_TIMEOUT = 60.0
 _PROGRESS_MIN_BYTES = 10 * 2**20
@@ -65,10 +65,10 @@ class IncompleteDownloadError(IOError):
 def cache_dir(path: Union[str, os.PathLike, None] = None) -> Path:
     """Return the download cache folder.
 
-    ``path`` if given, else ``$REPLIB_CACHE_DIR``, else ``~/.cache/replib/data``.
+    ``path`` if given, else ``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).
     """
     if path is None:
-        path = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib" / "data"
+        return cache_root("data")
     return Path(path).expanduser()
 
 
@@ -163,13 +163,11 @@ def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = No
         The sha256 differs from ``sha256``.
     """
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".part")
-    try:
+    with atomic_path(dest) as tmp:
         req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
         h = hashlib.sha256()
         n = 0
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
+        with open(tmp, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
             announced = resp.headers.get("Content-Length")
             total = int(announced) if announced is not None else size
             bar = _progress(total, dest.name)
@@ -197,23 +195,14 @@ def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = No
         if sha256 is not None and digest != sha256:
             raise ChecksumError("%s: sha256 %s differs from the registered %s; the download is corrupted or a "
                                 "different version (nothing was written to %s)" % (url, digest, sha256, dest))
-        os.replace(tmp, dest)
-        return digest
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return digest
 
 
 def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str]) -> str:
     """Extract one member of a zip or tar archive atomically to ``dest``; return its sha256."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".part")
     want = member[2:] if member.startswith("./") else member
-    try:
-        with os.fdopen(fd, "wb") as out:
+    with atomic_path(dest) as tmp:
+        with open(tmp, "wb") as out:
             if zipfile.is_zipfile(archive):
                 with zipfile.ZipFile(archive) as zf:
                     with zf.open(want) as src:
@@ -229,14 +218,7 @@ def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str
         if sha256 is not None and digest != sha256:
             raise ChecksumError("member %s of %s: sha256 %s differs from the registered %s"
                                 % (member, archive, digest, sha256))
-        os.replace(tmp, dest)
-        return digest
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return digest
 
 
 def _record_observed(dest: Path, digest: str, source: str) -> None:
@@ -287,7 +269,7 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
         Local folder or ``http(s)://`` base URL laid out like the offline mirror;
         default ``$REPLIB_DATA_MIRROR``.
     cache : str or path-like, optional
-        Download cache; default ``$REPLIB_CACHE_DIR`` or ``~/.cache/replib/data``.
+        Download cache; default ``$REPLIB_CACHE_DIR/data`` (``~/.cache/replib/data``).
     timeout : float
         Seconds for each network connection/read.
     download_ok : bool, optional

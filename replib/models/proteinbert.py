@@ -1,0 +1,366 @@
+"""A faithful PyTorch port of ProteinBERT {cite}`brandes2022proteinbert` (Keras upstream).
+
+Architecture (``proteinbert/conv_and_global_attention_model.py::create_model`` upstream, read at
+``nadavbra/protein_bert@83198c9``): a local track of width 128 and a global track of width 512,
+6 blocks. Per block::
+
+    g2s   = gelu(global @ W_g2s + b)                       # (b, 128), broadcast over positions
+    nconv = gelu(conv1d(local, k=9, dilation=1, 'same'))
+    wconv = gelu(conv1d(local, k=9, dilation=5, 'same'))
+    local = LN(local + g2s + nconv + wconv)
+    local = LN(local + gelu(local @ W_seq + b))
+    d1    = gelu(global @ W_d1 + b)
+    att   = GlobalAttention(global, local)                 # 4 heads, d_key 64, d_value 128
+    global = LN(global + d1 + att)
+    global = LN(global + gelu(global @ W_d2 + b))
+
+LayerNorms use the Keras default ``epsilon = 1e-3``; GELU is exact (erf). The global attention has
+one query per head from the global vector, ``Q = tanh(g W_q)``, ``K = tanh(S W_k)``,
+``V = gelu(S W_v)``, ``softmax(Q K^T / sqrt(64))`` over **all** positions (no padding mask, as
+upstream: the output depends on the padded length ``seq_len``; the book fixes ``seq_len = 512``).
+
+Weights are the official pickle ``(n_annotations, model_weights, optimizer_weights)``;
+``model_weights`` is the Keras ``get_weights()`` list (145 arrays) and is assigned **by order**
+(same-shape pairs make shape matching ambiguous). Parameters are kept in the Keras layouts.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from torch import nn
+
+from .._io import cache_root
+import torch.nn.functional as F
+
+ALPHABET = "ACDEFGHIKLMNPQRSTUVWXY"
+TOKENS = list(ALPHABET) + ["<OTHER>", "<START>", "<END>", "<PAD>"]
+TOKEN_TO_ID = {t: i for i, t in enumerate(TOKENS)}
+VOCAB_SIZE = len(TOKENS)  # 26
+N_ANNOTATIONS = 8943
+DEFAULT_SEQ_LEN = 512
+N_WEIGHTS = 145
+LN_EPS = 1e-3
+
+_BLOCK_VARS = [
+    ("global_to_seq_kernel", "global_to_seq_bias"),
+    ("narrow_conv_kernel", "narrow_conv_bias"),
+    ("wide_conv_kernel", "wide_conv_bias"),
+    ("seq_norm1_gamma", "seq_norm1_beta"),
+    ("seq_dense_kernel", "seq_dense_bias"),
+    ("seq_norm2_gamma", "seq_norm2_beta"),
+    ("global_dense1_kernel", "global_dense1_bias"),
+    ("Wq", "Wk", "Wv"),
+    ("global_norm1_gamma", "global_norm1_beta"),
+    ("global_dense2_kernel", "global_dense2_bias"),
+    ("global_norm2_gamma", "global_norm2_beta"),
+]
+
+
+def tokenize(seqs, seq_len: int = DEFAULT_SEQ_LEN) -> np.ndarray:
+    """Encode protein sequences as upstream: ``<START> seq <END>`` padded with ``<PAD>``.
+
+    Residues outside ``ACDEFGHIKLMNPQRSTUVWXY`` map to ``<OTHER>``; input is upper-cased.
+
+    Parameters
+    ----------
+    seqs : sequence of str
+    seq_len : int
+        Fixed padded length. Upstream does not truncate; sequences longer than ``seq_len - 2``
+        raise here (filter or truncate them before, and say so).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_seqs, seq_len)
+
+    Raises
+    ------
+    ValueError
+        If a sequence is longer than ``seq_len - 2``.
+    """
+    out = np.full((len(seqs), seq_len), TOKEN_TO_ID["<PAD>"], dtype=np.int64)
+    other = TOKEN_TO_ID["<OTHER>"]
+    for i, s in enumerate(seqs):
+        s = str(s).upper()
+        if len(s) > seq_len - 2:
+            raise ValueError(f"sequence {i} has {len(s)} residues > seq_len - 2 = {seq_len - 2}")
+        ids = [TOKEN_TO_ID["<START>"]] + [TOKEN_TO_ID.get(c, other) for c in s] + [TOKEN_TO_ID["<END>"]]
+        out[i, :len(ids)] = ids
+    return out
+
+
+class ProteinBertTokenizer:
+    """Minimal tokenizer object so ProteinBERT looks like the other loaded models."""
+
+    name_or_path = "proteinbert"
+    alphabet = ALPHABET
+
+    def __init__(self, seq_len: int = DEFAULT_SEQ_LEN):
+        self.seq_len = int(seq_len)
+
+    def __call__(self, seqs, seq_len: int | None = None) -> np.ndarray:
+        return tokenize(seqs, self.seq_len if seq_len is None else seq_len)
+
+
+def _gelu(x):
+    return F.gelu(x, approximate="none")
+
+
+def _layer_norm(x, gamma, beta):
+    return F.layer_norm(x, (x.shape[-1],), gamma, beta, eps=LN_EPS)
+
+
+class ProteinBERT(nn.Module):
+    """ProteinBERT in PyTorch with parameters in Keras layouts.
+
+    Parameters
+    ----------
+    n_annotations : int
+        Width of the GO-annotation input (8943 for the official weights).
+    d_local, d_global, n_blocks, n_heads, d_key, kernel_size, wide_dilation : int
+        Architecture constants (upstream defaults).
+    """
+
+    def __init__(self, n_annotations: int = N_ANNOTATIONS, vocab_size: int = VOCAB_SIZE, d_local: int = 128,
+                 d_global: int = 512, n_blocks: int = 6, n_heads: int = 4, d_key: int = 64,
+                 kernel_size: int = 9, wide_dilation: int = 5):
+        super().__init__()
+        if d_global % n_heads:
+            raise ValueError("d_global must be divisible by n_heads")
+        self.n_annotations, self.vocab_size = n_annotations, vocab_size
+        self.d_local, self.d_global, self.n_blocks = d_local, d_global, n_blocks
+        self.n_heads, self.d_key, self.d_value = n_heads, d_key, d_global // n_heads
+        self.kernel_size, self.wide_dilation = kernel_size, wide_dilation
+        P = lambda *shape: nn.Parameter(torch.zeros(*shape))  # noqa: E731
+        self.global_input_kernel = P(n_annotations, d_global)
+        self.global_input_bias = P(d_global)
+        self.embedding = P(vocab_size, d_local)
+        shapes = {
+            "global_to_seq_kernel": (d_global, d_local), "global_to_seq_bias": (d_local,),
+            "narrow_conv_kernel": (kernel_size, d_local, d_local), "narrow_conv_bias": (d_local,),
+            "wide_conv_kernel": (kernel_size, d_local, d_local), "wide_conv_bias": (d_local,),
+            "seq_norm1_gamma": (d_local,), "seq_norm1_beta": (d_local,),
+            "seq_dense_kernel": (d_local, d_local), "seq_dense_bias": (d_local,),
+            "seq_norm2_gamma": (d_local,), "seq_norm2_beta": (d_local,),
+            "global_dense1_kernel": (d_global, d_global), "global_dense1_bias": (d_global,),
+            "Wq": (n_heads, d_global, d_key), "Wk": (n_heads, d_local, d_key),
+            "Wv": (n_heads, d_local, self.d_value),
+            "global_norm1_gamma": (d_global,), "global_norm1_beta": (d_global,),
+            "global_dense2_kernel": (d_global, d_global), "global_dense2_bias": (d_global,),
+            "global_norm2_gamma": (d_global,), "global_norm2_beta": (d_global,),
+        }
+        self.blocks = nn.ModuleList()
+        for _ in range(n_blocks):
+            blk = nn.Module()
+            for group in _BLOCK_VARS:
+                for v in group:
+                    setattr(blk, v, P(*shapes[v]))
+            self.blocks.append(blk)
+        self.output_seq_kernel = P(d_local, vocab_size)
+        self.output_seq_bias = P(vocab_size)
+        self.output_annotations_kernel = P(d_global, n_annotations)
+        self.output_annotations_bias = P(n_annotations)
+
+    # ----- weights -----
+    def ordered_parameters(self) -> list[nn.Parameter]:
+        """Parameters in Keras ``get_weights()`` order (145 for the default config)."""
+        out = [self.global_input_kernel, self.global_input_bias, self.embedding]
+        for blk in self.blocks:
+            for group in _BLOCK_VARS:
+                out.extend(getattr(blk, v) for v in group)
+        out += [self.output_seq_kernel, self.output_seq_bias,
+                self.output_annotations_kernel, self.output_annotations_bias]
+        return out
+
+    def load_keras_weights(self, weights) -> "ProteinBERT":
+        """Assign a Keras ``get_weights()`` list by order, checking every shape.
+
+        Raises
+        ------
+        ValueError
+            If the number of arrays or any shape differs.
+        """
+        params = self.ordered_parameters()
+        if len(weights) != len(params):
+            raise ValueError(f"expected {len(params)} weight arrays, got {len(weights)}")
+        with torch.no_grad():
+            for i, (p, w) in enumerate(zip(params, weights)):
+                w = np.asarray(w)
+                if tuple(w.shape) != tuple(p.shape):
+                    raise ValueError(f"weight {i}: shape {w.shape} != expected {tuple(p.shape)}")
+                p.copy_(torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32)))
+        return self
+
+    # ----- forward -----
+    def _conv(self, x, kernel, bias, dilation):
+        # x (b, L, d) ; Keras kernel (k, in, out) -> torch (out, in, k); 'same' padding, stride 1.
+        w = kernel.permute(2, 1, 0)
+        y = F.conv1d(x.transpose(1, 2), w, bias, padding="same", dilation=dilation)
+        return y.transpose(1, 2)
+
+    def _attention(self, blk, g, s):
+        L = s.shape[1]
+        q = torch.tanh(torch.einsum("bd,hdk->bhk", g, blk.Wq))
+        k = torch.tanh(torch.einsum("bld,hdk->bhlk", s, blk.Wk))
+        v = _gelu(torch.einsum("bld,hdv->bhlv", s, blk.Wv))
+        z = torch.softmax(torch.einsum("bhk,bhlk->bhl", q, k) / math.sqrt(self.d_key), dim=-1)
+        del L
+        y = torch.einsum("bhl,bhlv->bhv", z, v)
+        return y.reshape(y.shape[0], -1)
+
+    def forward(self, input_ids, annotations=None, *, return_hidden: bool = False):
+        """Run the model.
+
+        Parameters
+        ----------
+        input_ids : LongTensor (batch, seq_len)
+            From :func:`tokenize`.
+        annotations : Tensor (batch, n_annotations) or None
+            GO annotations; ``None`` = all zeros (the embedding recipe).
+        return_hidden : bool
+            Also return the per-block hidden states.
+
+        Returns
+        -------
+        dict
+            ``local`` (b, L, 128): final ``seq-merge2-norm-block6``; ``global`` (b, 512): final
+            ``global-merge2-norm-block6``; ``output_seq`` (b, L, 26) softmax; ``output_annotations``
+            (b, n_annotations) sigmoid; with ``return_hidden``: ``local_hidden`` and ``global_hidden``,
+            lists of the block outputs (index 0 = the inputs to block 1).
+        """
+        b = input_ids.shape[0]
+        dtype = self.embedding.dtype
+        if annotations is None:
+            annotations = torch.zeros(b, self.n_annotations, dtype=dtype, device=input_ids.device)
+        s = F.embedding(input_ids, self.embedding)
+        g = _gelu(annotations.to(dtype) @ self.global_input_kernel + self.global_input_bias)
+        local_hidden, global_hidden = [s], [g]
+        for blk in self.blocks:
+            g2s = _gelu(g @ blk.global_to_seq_kernel + blk.global_to_seq_bias)[:, None, :]
+            nconv = _gelu(self._conv(s, blk.narrow_conv_kernel, blk.narrow_conv_bias, 1))
+            wconv = _gelu(self._conv(s, blk.wide_conv_kernel, blk.wide_conv_bias, self.wide_dilation))
+            s = _layer_norm(s + g2s + nconv + wconv, blk.seq_norm1_gamma, blk.seq_norm1_beta)
+            s = _layer_norm(s + _gelu(s @ blk.seq_dense_kernel + blk.seq_dense_bias),
+                            blk.seq_norm2_gamma, blk.seq_norm2_beta)
+            d1 = _gelu(g @ blk.global_dense1_kernel + blk.global_dense1_bias)
+            att = self._attention(blk, g, s)
+            g = _layer_norm(g + d1 + att, blk.global_norm1_gamma, blk.global_norm1_beta)
+            g = _layer_norm(g + _gelu(g @ blk.global_dense2_kernel + blk.global_dense2_bias),
+                            blk.global_norm2_gamma, blk.global_norm2_beta)
+            local_hidden.append(s)
+            global_hidden.append(g)
+        out = {
+            "local": s, "global": g,
+            "output_seq": torch.softmax(s @ self.output_seq_kernel + self.output_seq_bias, dim=-1),
+            "output_annotations": torch.sigmoid(g @ self.output_annotations_kernel
+                                                + self.output_annotations_bias),
+        }
+        if return_hidden:
+            out["local_hidden"], out["global_hidden"] = local_hidden, global_hidden
+        return out
+
+
+def weights_from_seed(shapes, is_gamma, seed: int = 0) -> list[np.ndarray]:
+    """Deterministic random weights from a seed (numpy only, framework independent).
+
+    1-D arrays ~ N(0, 0.1) (+1 for LayerNorm gammas); k-D kernels ~ U(-a, a), ``a = sqrt(3 / fan_in)``
+    with ``fan_in = prod(shape[:-1])``. ``tools/make_proteinbert_fixture.py`` uses the same recipe on
+    the Keras model, so both frameworks get identical arrays without storing 64 MB of weights.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, gamma in zip(shapes, is_gamma):
+        if len(shape) == 1:
+            w = rng.normal(0.0, 0.1, size=shape) + (1.0 if gamma else 0.0)
+        else:
+            a = np.sqrt(3.0 / int(np.prod(shape[:-1])))
+            w = rng.uniform(-a, a, size=shape)
+        out.append(w.astype(np.float32))
+    return out
+
+
+def random_weights(model: "ProteinBERT", seed: int = 0) -> list[np.ndarray]:
+    """:func:`weights_from_seed` for ``model``'s parameters, in Keras order."""
+    names = ordered_parameter_names(model)
+    shapes = [tuple(p.shape) for p in model.ordered_parameters()]
+    return weights_from_seed(shapes, [n.endswith("gamma") for n in names], seed)
+
+
+def ordered_parameter_names(model: ProteinBERT) -> list[str]:
+    """Names of :meth:`ProteinBERT.ordered_parameters` (for messages and tests)."""
+    names = ["global_input_kernel", "global_input_bias", "embedding"]
+    for i in range(model.n_blocks):
+        for group in _BLOCK_VARS:
+            names.extend(f"block{i + 1}.{v}" for v in group)
+    names += ["output_seq_kernel", "output_seq_bias", "output_annotations_kernel", "output_annotations_bias"]
+    return names
+
+
+def sha256_file(path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
+    """Download (once) and verify the official ProteinBERT weight pickle.
+
+    Parameters
+    ----------
+    cache_dir : path-like, optional
+        Defaults to ``$REPLIB_CACHE_DIR/proteinbert`` (``~/.cache/replib/proteinbert``).
+    url, sha256, size : optional
+        Defaults from :data:`replib.models.registry.PROTEINBERT_WEIGHTS`.
+
+    Returns
+    -------
+    pathlib.Path
+        Path of the verified pickle.
+
+    Raises
+    ------
+    ValueError
+        On a size or sha256 mismatch (the partial download is removed).
+    """
+    from .registry import PROTEINBERT_WEIGHTS as W
+
+    url, sha256, size = url or W["url"], sha256 or W["sha256"], size or W["size"]
+    root = Path(cache_dir) / "proteinbert" if cache_dir else cache_root("proteinbert")
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / W["filename"]
+    if not path.exists():
+        if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("REPLIB_OFFLINE") == "1":
+            raise ValueError(f"ProteinBERT weights not at {path} and offline mode is on")
+        import urllib.request
+
+        tmp = path.with_suffix(".part")
+        urllib.request.urlretrieve(url, tmp)  # noqa: S310 (fixed https URL)
+        os.replace(tmp, path)
+    if path.stat().st_size != size or sha256_file(path) != sha256:
+        bad = path.with_suffix(".bad")
+        os.replace(path, bad)
+        raise ValueError(f"ProteinBERT weights failed verification (size/sha256); moved to {bad}")
+    return path
+
+
+def load_proteinbert(path=None, *, cache_dir=None) -> ProteinBERT:
+    """Build :class:`ProteinBERT` and load the official pickle (downloaded and verified if needed).
+
+    The pickle holds ``(n_annotations, model_weights, optimizer_weights)``; only numpy is needed to
+    read it, but it is a pickle: load only the file whose sha256 was verified.
+    """
+    if path is None:
+        path = fetch_weights(cache_dir)
+    with open(path, "rb") as f:
+        n_annotations, model_weights, _opt = pickle.load(f)  # noqa: S301 (sha256-verified file)
+    model = ProteinBERT(n_annotations=int(n_annotations))
+    return model.load_keras_weights(model_weights).eval()

@@ -1,0 +1,174 @@
+"""Tiny random models for the ``smoke`` profile: same architecture classes and tokenisation as the
+paper models, built from configs (no download), deterministic under a seed.
+
+Tokenizer files are written once per process to a temporary folder (or ``$REPLIB_CACHE_DIR/tiny`` when that variable is set).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from .loading import LoadedModel
+from .registry import ModelSpec
+
+#: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
+PROTBERT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "L", "A", "G", "V", "E", "S", "I", "K",
+                  "R", "D", "T", "P", "N", "Q", "F", "Y", "M", "H", "C", "W", "X", "U", "B", "Z", "O"]
+#: ESM-2 vocabulary (33 tokens), as in ``facebook/esm2_*/vocab.txt``.
+ESM_VOCAB = ["<cls>", "<pad>", "<eos>", "<unk>", "L", "A", "G", "V", "S", "E", "R", "T", "I", "D", "P", "K",
+             "Q", "N", "F", "Y", "M", "H", "W", "C", "X", "B", "U", "Z", "O", ".", "-", "<null_1>", "<mask>"]
+FAMILIES = ("protbert", "protxlnet", "esm", "bert", "gpt2", "proteinbert")
+_TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+_DIR: Path | None = None
+
+
+def _root() -> Path:
+    global _DIR
+    if _DIR is None:
+        base = os.environ.get("REPLIB_CACHE_DIR")
+        _DIR = Path(base) / "tiny" if base else Path(tempfile.mkdtemp(prefix="replib-tiny-"))
+        _DIR.mkdir(parents=True, exist_ok=True)
+    return _DIR
+
+
+def _seed(seed: int):
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _protbert_tok():
+    from transformers import BertTokenizer
+
+    d = _root() / "protbert"
+    if not (d / "vocab.txt").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "vocab.txt").write_text("\n".join(PROTBERT_VOCAB) + "\n")
+        (d / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False}))
+    return BertTokenizer.from_pretrained(str(d), do_lower_case=False)
+
+
+def _xlnet_tok():
+    """Train (once) a word-level sentencepiece model on random residue text: one piece per residue."""
+    import sentencepiece as spm
+    from transformers import XLNetTokenizer
+
+    d = _root() / "protxlnet"
+    if not (d / "spiece.model").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        rng = random.Random(0)
+        aa = "LAGVESIKRDTPNQFYMHCW"
+        text = d / "residues.txt"
+        text.write_text("\n".join(" ".join(rng.choice(aa) for _ in range(rng.randint(5, 40)))
+                                  for _ in range(2000)) + "\n")
+        spm.SentencePieceTrainer.train(
+            input=str(text), model_prefix=str(d / "spiece"), vocab_size=27, model_type="word",
+            control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
+            unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, minloglevel=2)
+    return XLNetTokenizer.from_pretrained(str(d), do_lower_case=False)
+
+
+def _esm_tok():
+    from transformers import EsmTokenizer
+
+    d = _root() / "esm"
+    if not (d / "vocab.txt").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "vocab.txt").write_text("\n".join(ESM_VOCAB) + "\n")
+    return EsmTokenizer.from_pretrained(str(d))
+
+
+def _bert_tok():
+    """bert-base-uncased WordPiece vocabulary, taken from the packaged MiniLM."""
+    from transformers import AutoTokenizer
+
+    from .loading import minilm_dir
+
+    return AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))
+
+
+def _gpt2_tok():
+    """A tiny byte-level BPE (GPT-2 pre-tokenisation) trained on a few built-in sentences."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2TokenizerFast
+
+    d = _root() / "gpt2"
+    if not (d / "vocab.json").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        corpus = ["The quick brown fox jumps over the lazy dog.", "A man is playing a guitar.",
+                  "Isotropy of embedding spaces is measured with IsoScore.", "Hello world, hello tokens!",
+                  "Protein sequences and sentences are embedded the same way."] * 20
+        bpe = ByteLevelBPETokenizer()
+        bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"])
+        bpe.save_model(str(d))
+    return GPT2TokenizerFast.from_pretrained(str(d))
+
+
+def _spec(family: str, arch: str, hidden: int, layers: int, recipe: str) -> ModelSpec:
+    return ModelSpec(f"tiny-{family}", f"local:tiny-{family}", "random", arch, hidden, layers, recipe,
+                     "n/a (random weights)", pinned=False, safetensors=False, notes="tiny random model")
+
+
+def tiny_model(family: str, seed: int = 0) -> LoadedModel:
+    """A tiny random model with the real architecture class and tokeniser of a paper model.
+
+    Parameters
+    ----------
+    family : {"protbert", "protxlnet", "esm", "bert", "gpt2", "proteinbert"}
+        ``protbert``: :class:`~transformers.BertModel` + the real 30-token ProtBert vocabulary
+        (``do_lower_case=False``); ``protxlnet``: :class:`~transformers.XLNetModel` + a word-level
+        sentencepiece model (left padding, trailing ``<sep><cls>``); ``esm``:
+        :class:`~transformers.EsmModel` + the real ESM-2 vocabulary; ``bert``: BertModel with the
+        bert-base-uncased WordPiece vocabulary (recipe ``text``); ``gpt2``: GPT2Model with a tiny
+        byte-level BPE; ``proteinbert``: the ProteinBERT port (real dims) with seeded random weights.
+    seed : int
+
+    Returns
+    -------
+    LoadedModel
+        On CPU, eval mode, ``source = "random:seed=<seed>"``.
+    """
+    import transformers as tr
+
+    if family not in FAMILIES:
+        raise ValueError(f"unknown tiny family {family!r}; choose from {FAMILIES}")
+    _seed(seed)
+    L, H = _TINY["num_hidden_layers"], _TINY["hidden_size"]
+    if family == "protbert":
+        tok = _protbert_tok()
+        cfg = tr.BertConfig(vocab_size=len(PROTBERT_VOCAB), max_position_embeddings=1024, **_TINY)
+        model, spec = tr.BertModel(cfg, add_pooling_layer=False), _spec(family, "bert", H, L, "protbert")
+    elif family == "protxlnet":
+        tok = _xlnet_tok()
+        cfg = tr.XLNetConfig(vocab_size=len(tok), d_model=H, n_layer=L, n_head=2, d_inner=64, mem_len=512)
+        model, spec = tr.XLNetModel(cfg), _spec(family, "xlnet", H, L, "protxlnet")
+    elif family == "esm":
+        tok = _esm_tok()
+        cfg = tr.EsmConfig(vocab_size=len(ESM_VOCAB), pad_token_id=1, mask_token_id=32,
+                           max_position_embeddings=1026, position_embedding_type="rotary",
+                           token_dropout=True, emb_layer_norm_before=False, **_TINY)
+        model, spec = tr.EsmModel(cfg, add_pooling_layer=False), _spec(family, "esm", H, L, "esm")
+    elif family == "bert":
+        tok = _bert_tok()
+        cfg = tr.BertConfig(vocab_size=tok.vocab_size, **_TINY)
+        model, spec = tr.BertModel(cfg, add_pooling_layer=False), _spec(family, "bert", H, L, "text")
+    elif family == "gpt2":
+        tok = _gpt2_tok()
+        eos = tok.convert_tokens_to_ids("<|endoftext|>")
+        cfg = tr.GPT2Config(vocab_size=len(tok), n_embd=H, n_layer=L, n_head=2, n_positions=1024,
+                            bos_token_id=eos, eos_token_id=eos)
+        model, spec = tr.GPT2Model(cfg), _spec(family, "gpt2", H, L, "text")
+    else:
+        from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
+
+        model = ProteinBERT()
+        model.load_keras_weights(random_weights(model, seed))
+        tok = ProteinBertTokenizer(64)
+        spec = replace(_spec(family, "proteinbert", 512, 6, "proteinbert"),
+                       extra={"local_dim": 128, "seq_len": 64})
+    return LoadedModel(f"tiny-{family}", model.eval(), tok, spec, "cpu", f"random:seed={seed}")
