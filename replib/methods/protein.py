@@ -67,15 +67,17 @@ def config_for(profile: str) -> dict:
 
     ``paper``: current Swiss-Prot, the four models of the paper and four ESM-2 sizes, 3,578 proteins
     for the pair analysis (C(3578, 2) = 6,399,253 ≈ the paper's 6.4×10⁶ pairs). ``offline``: the
-    real Swiss-Prot 2014 samples, tiny same-architecture random models, 1,000 proteins (499,500
-    pairs). ``smoke``: a few hundred sequences and pairs.
+    real Swiss-Prot 2014 samples, tiny same-architecture random models (sequences cut at 512
+    residues), 800 proteins (319,600 pairs). ``smoke``: a few hundred sequences and pairs. The pair
+    proteins are the first ``n_pair_proteins`` of the random global sample, so their embeddings are
+    rows of the global table.
     """
     common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
     cfgs = {
         "smoke": dict(subset="5k", n_global=300, n_pair_proteins=40, n_biopython=100, n_local=120,
                       max_length=256, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
-        "offline": dict(subset="20k", n_global=5000, n_pair_proteins=1000, n_biopython=300, n_local=600,
-                        max_length=1022, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
+        "offline": dict(subset="20k", n_global=3000, n_pair_proteins=800, n_biopython=300, n_local=400,
+                        max_length=512, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
                         esm_models=["tiny-esm"]),
         "paper": dict(subset="current", n_global=None, n_pair_proteins=3578, n_biopython=2000, n_local=5000,
                       max_length=1022, chunk_size=50000, n_jobs=-1, kmer_max=2, tiny=False,
