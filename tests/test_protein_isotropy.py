@@ -85,6 +85,21 @@ def test_identity_of_identical_sequences_is_one_and_saturation_fallback():
     assert r["score"] == P.alignment_stats_biopython(s, s)["score"] > 0
 
 
+def test_both_tools_return_optimal_alignments_by_rescoring():
+    for _ in range(10):
+        a = random_protein(int(rng.integers(40, 120)))
+        b = related(a) if rng.random() < 0.5 else random_protein(int(rng.integers(40, 120)))
+        best = P.alignment_stats(a, b)["score"]
+        for tool in ("parasail", "biopython"):
+            top, bottom = P.aligned_strings(a, b, tool)
+            assert top.replace("-", "") == a and bottom.replace("-", "") == b
+            assert P.rescore_alignment(top, bottom)["score"] == best
+        assert P.rescore_alignment(*P.aligned_strings(a, b, "biopython"))["identity"] == pytest.approx(
+            P.alignment_stats_biopython(a, b)["identity"])
+    with pytest.raises(ValueError):
+        P.rescore_alignment("A-", "-")
+
+
 # ------------------------------------------------------------------------------------- residue mapping
 def test_mapping_u_o():
     assert P.map_residues_for_alignment("MUKO") == "MCKK"
@@ -317,6 +332,7 @@ def test_effective_dims_from_isoscore_matches_metric():
 
 
 # ------------------------------------------------------------------------------- language-model path
+@pytest.mark.slow  # imports transformers and builds a model (the smoke chapter run covers every model path)
 def test_tiny_protbert_paths():
     seqs = [random_protein(int(rng.integers(10, 40))) for _ in range(12)] + ["MKUOX"]
     lm = P.load_protein_model("prot_bert", "smoke")

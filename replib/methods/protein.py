@@ -32,12 +32,12 @@ import pandas as pd
 from .._validation import check_array
 from ..metrics import CovarianceAccumulator, avg_pairwise_cosine, isoscore
 from ..metrics.cosine import unit_rows
-from . import _protein_fallback as _fallback
 
 __all__ = [
     "AMINO_ACIDS", "HAKIM2025_REPORTED", "HAKIM2025_CORRELATIONS", "config_for",
     "effective_dimensions_from_isoscore", "round_effective_dimensions", "rounding_rule_matches",
     "global_isotropy", "map_residues_for_alignment", "alignment_stats", "alignment_stats_biopython",
+    "aligned_strings", "rescore_alignment",
     "all_pairs", "sample_proteins", "pair_count_for_proteins", "proteins_for_pair_count",
     "alignment_pair_stats", "embedding_pair_stats", "pair_correlations", "composition_embeddings",
     "ResidueIsotropy", "residue_rows", "protein_models", "load_protein_model", "embed_global", "accumulate_residues",
@@ -74,8 +74,8 @@ def config_for(profile: str) -> dict:
     """
     common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
     cfgs = {
-        "smoke": dict(subset="5k", n_global=300, n_pair_proteins=40, n_biopython=100, n_local=120,
-                      max_length=256, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
+        "smoke": dict(subset="5k", n_global=200, n_pair_proteins=40, n_biopython=100, n_local=200,
+                      max_length=128, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
         "offline": dict(subset="20k", n_global=3000, n_pair_proteins=800, n_biopython=300, n_local=400,
                         max_length=512, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
                         esm_models=["tiny-esm"]),
@@ -269,6 +269,47 @@ def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: in
     length = int(aln.shape[1])
     return {"score": int(round(aln.score)), "matches": int(counts.identities), "length": length,
             "identity": counts.identities / length}
+
+
+def aligned_strings(a: str, b: str, tool: str = "parasail", gap_open: int = 10, gap_extend: int = 1,
+                    matrix: str = "pam250") -> tuple[str, str]:
+    """The two gapped rows of one optimal global alignment (``tool`` = ``"parasail"`` traceback or ``"biopython"``)."""
+    if tool == "parasail":
+        import parasail
+
+        tb = parasail.nw_trace_striped_32(a, b, gap_open, gap_extend, _parasail_matrix(matrix)).traceback
+        return tb.query, tb.ref
+    if tool == "biopython":
+        aln = _biopython_aligner(gap_open, gap_extend, matrix).align(a, b)[0]
+        return aln[0], aln[1]
+    raise ValueError("tool must be 'parasail' or 'biopython'")
+
+
+def rescore_alignment(top: str, bottom: str, gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250") -> dict:
+    """Score, matches, length and identity of a given gapped alignment, computed from scratch.
+
+    Substitutions from Biopython's copy of the matrix; a run of gaps in one row costs
+    ``gap_open + (L − 1)·gap_extend`` (a gap in the other row right after it opens a new gap). Used to
+    show that two alignments with different identity are both optimal (co-optimal).
+    """
+    from Bio.Align import substitution_matrices
+
+    if len(top) != len(bottom) or not top:
+        raise ValueError("aligned rows must be non-empty and of equal length")
+    M = substitution_matrices.load(matrix.upper())
+    score, matches, gap = 0.0, 0, None
+    for x, y in zip(top, bottom):
+        if x == "-" and y == "-":
+            raise ValueError("a column with two gaps is not an alignment column")
+        if x == "-" or y == "-":
+            kind = "top" if x == "-" else "bottom"
+            score -= gap_extend if gap == kind else gap_open
+            gap = kind
+        else:
+            score += M[x][y]
+            matches += x == y
+            gap = None
+    return {"score": int(round(score)), "matches": matches, "length": len(top), "identity": matches / len(top)}
 
 
 # ---------------------------------------------------------------------------------------------- pairs
@@ -632,29 +673,14 @@ def protein_models(profile: str) -> list[str]:
     return ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
 
 
-def _models_available() -> bool:
-    try:
-        from replib.models import tiny_model  # noqa: F401
-        from replib.embeddings import embed_proteins  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def load_protein_model(name: str, profile: str, seed: int = 0):
     """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``).
 
-    Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`. Until ``replib.models``
-    is available, a private fallback builds tiny random ProtBert (BertModel, 30-token vocabulary) and
-    ESM-2 (EsmModel) stand-ins; other families then raise ``NotImplementedError``.
+    Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
     """
-    cfg = config_for(profile)
-    if not _models_available():  # TODO(replace with replib.models once merged)
-        if not cfg["tiny"]:
-            raise ImportError("the paper profile needs replib.models and replib.embeddings")
-        family, s = _TINY_STANDINS.get(name, (None, 0))
-        return _fallback.tiny_model(family, seed=seed + s)
     from replib.models import load_model, tiny_model
+
+    cfg = config_for(profile)
 
     if cfg["tiny"]:
         family, s = _TINY_STANDINS.get(name, (None, 0))
@@ -665,11 +691,9 @@ def load_protein_model(name: str, profile: str, seed: int = 0):
 
 
 def _embed_fn():
-    if _models_available():
-        from replib.embeddings import embed_proteins
+    from replib.embeddings import embed_proteins
 
-        return embed_proteins
-    return _fallback.embed_proteins  # TODO(replace with replib.embeddings once merged)
+    return embed_proteins
 
 
 def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None,
