@@ -153,27 +153,35 @@ for name in P.protein_models(profile):
     global_E[name] = E
     g = P.global_isotropy(E)
     glob_rows.append({"embedding": name, "model": lm.name, **g})
-    prefix = "" if profile == "paper" else "standin_"
-    record(f"{prefix}{key(name)}_isoscore", g["isoscore"])
-    record(f"{prefix}{key(name)}_eff_dims", g["eff_dims"])
-    record(f"{prefix}{key(name)}_eff_dims_ceil", g["eff_dims_ceil"])
-    record(f"{prefix}{key(name)}_avg_cosine", g["avg_cosine"])
     if is_esm:
-        per_layer = [P.global_isotropy(emb.pooled[l])["isoscore"] for l in layers]
-        record(f"{prefix}{key(name)}_layer_isoscores", per_layer)
+        esm_layers = [P.global_isotropy(emb.pooled[l])["isoscore"] for l in layers]
+        if profile == "paper":
+            record(f"esm_{key(name)}_layer_isoscores", esm_layers)
+        else:
+            record("standin_esm_layer_isoscores", esm_layers)
 record("lm_models_missing", len(missing))
 
 comp = {"aa_composition": P.composition_embeddings(seqs_global, k=1)}
 for k in range(2, cfg["kmer_max"] + 1):
     comp[f"{k}mer_composition"] = P.composition_embeddings(seqs_global, k=k)
 for name, E in comp.items():
-    g = P.global_isotropy(E)
-    glob_rows.append({"embedding": name, "model": "composition (no parameters)", **g})
-    record(f"{name}_isoscore", g["isoscore"])
-    record(f"{name}_eff_dims", g["eff_dims"])
-    record(f"{name}_avg_cosine", g["avg_cosine"])
+    glob_rows.append({"embedding": name, "model": "composition (no parameters)", **P.global_isotropy(E)})
 glob = pd.DataFrame(glob_rows)
 display(glob.round(6))
+G = glob.set_index("embedding")
+for stat in ("isoscore", "eff_dims", "avg_cosine"):
+    record(f"aa_composition_{stat}", G.loc["aa_composition", stat])
+    record(f"2mer_composition_{stat}", G.loc["2mer_composition", stat])
+paper_models = [n for n in ("prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert") if n in G.index]
+for stat in ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine"):
+    if profile == "paper":  # the pretrained models: compared with the paper
+        record(f"prot_bert_{stat}", G.loc["prot_bert", stat])
+        record(f"prot_bert_bfd_{stat}", G.loc["prot_bert_bfd", stat])
+        record(f"prot_xlnet_{stat}", G.loc["prot_xlnet", stat])
+        record(f"proteinbert_{stat}", G.loc["proteinbert", stat])
+    else:  # tiny random stand-ins: recorded, never compared with the paper
+        for name in paper_models:
+            record(f"standin_{name}_{stat}", G.loc[name, stat])
 """),
 ("md", r"""
 IsoScore has an independent implementation, the authors' `IsoScore` package; on the amino-acid
@@ -328,16 +336,16 @@ display(pd.concat([pd.DataFrame([reported]), corr]).round(3))
 def pearson(name, a, b):
     return float(tables[name][[a, b]].corr().iloc[0, 1])
 
-for name in ("aa_composition", "2mer_composition"):
-    record(f"{name}_corr_cos_sqeuclid", pearson(name, "cosine", "sq_euclidean"))
-    record(f"{name}_corr_cos_identity", pearson(name, "cosine", "identity"))
-    record(f"{name}_corr_cos_score", pearson(name, "cosine", "score"))
-    record(f"{name}_corr_sqeuclid_identity", pearson(name, "sq_euclidean", "identity"))
-if "prot_bert" in tables:
-    prefix = "" if profile == "paper" else "standin_"
-    for (a, b) in P.HAKIM2025_CORRELATIONS:
-        if {a, b} != {"score", "identity"}:
-            record(f"{prefix}prot_bert_corr_{a}_{b}", pearson("prot_bert", a, b))
+for (a, b), short in {("cosine", "sq_euclidean"): "cos_sqeuclid", ("cosine", "identity"): "cos_identity",
+                      ("cosine", "score"): "cos_score", ("sq_euclidean", "identity"): "sqeuclid_identity"}.items():
+    record(f"aa_composition_corr_{short}", pearson("aa_composition", a, b))
+    record(f"2mer_composition_corr_{short}", pearson("2mer_composition", a, b))
+for (a, b) in P.HAKIM2025_CORRELATIONS:
+    if {a, b} != {"score", "identity"}:
+        if profile == "paper":
+            record(f"prot_bert_corr_{a}_{b}", pearson("prot_bert", a, b))
+        else:
+            record(f"standin_prot_bert_corr_{a}_{b}", pearson("prot_bert", a, b))
 """),
 ("md", r"""
 **The sign of the cosine–distance correlation.** The paper's matrix gives +0.791 between ProtBERT's
