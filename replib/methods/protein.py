@@ -67,7 +67,7 @@ def config_for(profile: str) -> dict:
 
     ``paper``: current Swiss-Prot, the four models of the paper and four ESM-2 sizes, 3,578 proteins
     for the pair analysis (C(3578, 2) = 6,399,253 ≈ the paper's 6.4×10⁶ pairs). ``offline``: the
-    real Swiss-Prot 2014 samples, tiny same-architecture random models (sequences cut at 512
+    real Swiss-Prot 2014 samples, tiny same-architecture random models (sequences cut at 256
     residues), 800 proteins (319,600 pairs). ``smoke``: a few hundred sequences and pairs. The pair
     proteins are the first ``n_pair_proteins`` of the random global sample, so their embeddings are
     rows of the global table.
@@ -76,8 +76,8 @@ def config_for(profile: str) -> dict:
     cfgs = {
         "smoke": dict(subset="5k", n_global=200, n_pair_proteins=40, n_biopython=100, n_local=200,
                       max_length=128, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
-        "offline": dict(subset="20k", n_global=3000, n_pair_proteins=800, n_biopython=300, n_local=400,
-                        max_length=512, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
+        "offline": dict(subset="20k", n_global=1500, n_pair_proteins=800, n_biopython=300, n_local=400,
+                        max_length=256, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
                         esm_models=["tiny-esm"]),
         "paper": dict(subset="current", n_global=None, n_pair_proteins=3578, n_biopython=2000, n_local=5000,
                       max_length=1022, chunk_size=50000, n_jobs=-1, kmer_max=2, tiny=False,
@@ -327,7 +327,11 @@ def pair_count_for_proteins(n: int) -> int:
 
 
 def proteins_for_pair_count(n_pairs: float) -> int:
-    """Smallest n with C(n, 2) ≥ ``n_pairs`` (6.4×10⁶ → 3,579, and C(3578, 2) = 6,399,253 ≈ 6.4×10⁶; the paper's '1 % of 570k' would give 5,700)."""
+    """Smallest n with C(n, 2) ≥ ``n_pairs``.
+
+    6.4×10⁶ → 3,579 (and C(3578, 2) = 6,399,253 ≈ 6.4×10⁶); the paper's "1 % of ~570k proteins" would
+    be 5,700 proteins and 1.6×10⁷ pairs.
+    """
     n = int(math.ceil((1 + math.sqrt(1 + 8 * float(n_pairs))) / 2))
     while pair_count_for_proteins(n - 1) >= n_pairs:
         n -= 1
@@ -543,7 +547,8 @@ def pair_correlations(df: pd.DataFrame, columns=("cosine", "sq_euclidean", "scor
 def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMINO_ACIDS) -> np.ndarray:
     r"""k-mer composition vectors: the frequency of each of the 20^k k-mers of standard residues.
 
-    .. math:: c_w(s) = \frac{\#\{\text{positions of } w \text{ in } s\}}{\#\{\text{k-mers of } s \text{ over the alphabet}\}},
+    .. math:: c_w(s) = \frac{\#\{\text{positions of } w \text{ in } s\}}
+                            {\#\{\text{k-mers of } s \text{ over the alphabet}\}},
 
     k = 1 gives the 20-d amino-acid composition, k = 2 the 400-d dipeptide composition. k-mers that
     contain a letter outside ``alphabet`` (X, U, B, Z, O) are skipped, so each row sums to 1.
