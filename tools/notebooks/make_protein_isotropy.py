@@ -406,8 +406,10 @@ and the scatter plots are dominated by unrelated pairs.
 - **Models.** No pretrained protein weights can be downloaded in the `smoke`/`offline` profiles, so
   ProtBERT, ProtBERT-BFD, ProtXLNet, ProteinBERT and ESM-2 are replaced by tiny random models of the same
   architecture and tokenisation. Their IsoScores exercise the code but are not compared with the paper
-  (the paper's values are `unverified` here). The `paper` profile loads the real weights through
-  `replib.models` (pinned revisions; ProteinBERT through a PyTorch port of the Keras weights).
+  (the paper's values are `unverified` here); to keep the runs short they see at most 128 (`smoke`) or 256
+  (`offline`) residues per protein. The `paper` profile loads the real weights through `replib.models`
+  (ProteinBERT through a PyTorch port of the Keras weights) and keeps up to 1,022 residues (longer
+  sequences are truncated; the paper does not say how it handled them).
 - **ProteinBERT's 512-d vector** is not named in the paper; the README's "global representation" is a
   15,599-d concatenation. We use the final global layer (512-d), the most natural reading.
 - **Data.** Offline: a random sample of Swiss-Prot January 2014 (GO-annotated, 486,000 entries), not the
