@@ -85,6 +85,18 @@ def test_identity_of_identical_sequences_is_one_and_saturation_fallback():
     assert r["score"] == P.alignment_stats_biopython(s, s)["score"] > 0
 
 
+def test_alignment_length_and_identity_come_from_a_real_alignment():
+    for _ in range(40):
+        a = random_protein(int(rng.integers(20, 200)))
+        b = random_protein(int(rng.integers(20, 200)))
+        r = P.alignment_stats(a, b)
+        assert r["length"] >= max(len(a), len(b))  # a global alignment covers both sequences
+        assert r["length"] <= len(a) + len(b)
+        top, bottom = P.aligned_strings(a, b, "parasail")
+        assert P.rescore_alignment(top, bottom) == r
+        assert P.alignment_stats_kernel(a, b)["score"] == r["score"]
+
+
 def test_both_tools_return_optimal_alignments_by_rescoring():
     for _ in range(10):
         a = random_protein(int(rng.integers(40, 120)))
