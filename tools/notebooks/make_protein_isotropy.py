@@ -250,7 +250,9 @@ record("local_streaming_vs_memory", max(diffs))
 
 fig, ax = plt.subplots(figsize=(8, 3.5))
 sns.barplot(data=local, x="residue", y="eff_dims", ax=ax, color="C0")
-ax.axhline(14, ls="--", color="k", lw=1, label="paper: ~14 (1024-d ProtTrans, [S])")
+if profile == "paper":
+    ax.axhline(14, ls="--", color="k", lw=1, label="paper: ~14 (1024-d ProtTrans, [S])")
+ax.axhline(res_acc.n_features, ls=":", color="k", lw=1, label=f"all n = {res_acc.n_features} dimensions")
 ax.set(ylabel="effective dimensions ι(n−1)+1", title=f"Per-amino-acid isotropy, {lm_local.name} (n = {res_acc.n_features})")
 ax.legend()
 plt.show()
@@ -384,14 +386,14 @@ the amino-acid composition, so those rows are a second composition baseline, not
 """),
 ("code", r"""
 show = [n for n in ("prot_bert", "aa_composition", "2mer_composition") if n in tables]
-fig, axes = plt.subplots(2, len(show), figsize=(4.2 * len(show), 7), squeeze=False)
+fig, axes = plt.subplots(2, len(show), figsize=(4.4 * len(show), 7.5), squeeze=False, constrained_layout=True)
 for c, name in enumerate(show):
     df = tables[name]
     for r, col in enumerate(("cosine", "sq_euclidean")):
         ax = axes[r, c]
         hb = ax.hexbin(df["identity"], df[col], gridsize=40, bins="log", mincnt=1, cmap="viridis")
         ax.axvline(0.3, color="w", ls="--", lw=1)
-        ax.set(xlabel="alignment identity", ylabel=col, title=f"{name}")
+        ax.set(xlabel="alignment identity" if r == 1 else "", ylabel=col, title=name if r == 0 else "")
 fig.colorbar(hb, ax=axes, label="pairs (log)")
 plt.show()
 
