@@ -201,14 +201,17 @@ from IsoScore import IsoScore as isoscore_package  # the authors' implementation
 record("aa_isoscore_package_diff",
        abs(float(isoscore_package.IsoScore(comp["aa_composition"])) - P.global_isotropy(comp["aa_composition"])["isoscore"]))
 
-esm_name = [n for n in embeddings if embeddings[n][0].spec.recipe == "esm"]
-if esm_name:
-    lm, emb = embeddings[esm_name[0]]
-    ls = sorted(l for l in emb.pooled if isinstance(l, int))
+esm_names = [n for n in embeddings if embeddings[n][0].spec.recipe == "esm"]
+if esm_names:  # paper: four ESM-2 sizes; smoke/offline: the tiny stand-in
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(ls, [P.global_isotropy(emb.pooled[l])["isoscore"] for l in ls], marker="o")
-    ax.set(xlabel="layer (0 = embedding output)", ylabel="IsoScore of mean-pooled vectors",
-           title=f"{lm.name}: IsoScore per layer")
+    for n in esm_names:
+        lm, emb = embeddings[n]
+        ls = sorted(l for l in emb.pooled if isinstance(l, int))
+        ax.plot([l / ls[-1] for l in ls], [P.global_isotropy(emb.pooled[l])["isoscore"] for l in ls],
+                marker="o", label=f"{lm.name} ({lm.spec.n_layers} layers)")
+    ax.set(xlabel="relative depth (0 = embedding output, 1 = last layer)", ylabel="IsoScore of mean-pooled vectors",
+           title="ESM-2: IsoScore per layer")
+    ax.legend()
     plt.show()
 """),
 ("md", r"""
