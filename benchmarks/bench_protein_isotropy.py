@@ -1,4 +1,4 @@
-"""Pairs/s of the alignment engine: parasail stats kernel vs Biopython, and the joblib pair engine.
+"""Pairs/s of the alignment engine: parasail traceback kernel vs Biopython, and the joblib pair engine.
 
 Run: ``REPLIB_DATA_MIRROR=/path/to/shared/data PYTHONPATH=. python benchmarks/bench_protein_isotropy.py [n_proteins]``.
 Real Swiss-Prot sequences when the mirror is present, else random sequences of length 300-400.
@@ -38,7 +38,7 @@ def main(n=120):
     r_par, a = rate(P.alignment_stats, few, seqs)
     r_bio, b = rate(P.alignment_stats_biopython, few, seqs)
     assert all(x["score"] == y["score"] for x, y in zip(a, b))
-    print(f"single core: parasail nw_stats_striped_16 {r_par:,.0f} pairs/s; Biopython align+counts {r_bio:,.0f} pairs/s")
+    print(f"single core: parasail nw_trace_striped_16 + traceback counts {r_par:,.0f} pairs/s; Biopython align+counts {r_bio:,.0f} pairs/s")
     for n_jobs in (1, 2):
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
