@@ -1,0 +1,364 @@
+"""Protein isotropy chapter (Hakim et al. 2025): alignment vs Biopython, residue mapping, resumable
+pair engine, streaming per-residue IsoScore, composition embeddings, effective-dimension rounding."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.spatial.distance import sqeuclidean
+from scipy.stats import pearsonr, spearmanr
+from sklearn.metrics.pairwise import cosine_similarity
+
+from replib.metrics import CovarianceAccumulator, effective_dimensions, isoscore
+from replib.methods import protein as P
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or ROOT.parent / "shared" / "data")
+rng = np.random.default_rng(7)
+AA = P.AMINO_ACIDS
+
+
+def random_protein(n, rng=rng):
+    return "".join(rng.choice(list(AA), size=n))
+
+
+def related(seq, rng=rng, p=0.2):
+    """A mutated copy with substitutions and one deletion (homologue-like)."""
+    s = [c if rng.random() > p else rng.choice(list(AA)) for c in seq]
+    k = int(rng.integers(0, len(s) - 5))
+    return "".join(s[:k] + s[k + 3:])
+
+
+@pytest.fixture(scope="module")
+def real_seqs():
+    if not (MIRROR / "swissprot").is_dir():
+        pytest.skip("offline data mirror not found")
+    os.environ.setdefault("REPLIB_DATA_MIRROR", str(MIRROR))
+    from replib.data import load_swissprot
+
+    df = load_swissprot("5k")
+    return df.sequence.tolist()
+
+
+# ------------------------------------------------------------------------------- alignment statistics
+def test_gap_convention_by_hand():
+    # 20 W aligned (PAM250 W/W = 17) and one 3-residue gap: 340 - (10 + 2*1) = 328, in both tools
+    a, b = "W" * 20, "W" * 10 + "AAA" + "W" * 10
+    for fn in (P.alignment_stats, P.alignment_stats_biopython):
+        r = fn(a, b)
+        assert r["score"] == 328
+        assert r["matches"] == 20 and r["length"] == 23
+        assert r["identity"] == pytest.approx(20 / 23)
+
+
+def test_alignment_agrees_with_biopython_synthetic():
+    diffs = []
+    for _ in range(25):
+        a = random_protein(int(rng.integers(30, 150)))
+        b = related(a) if rng.random() < 0.5 else random_protein(int(rng.integers(30, 150)))
+        p, q = P.alignment_stats(a, b), P.alignment_stats_biopython(a, b)
+        assert p["score"] == q["score"]  # the optimal score is unique
+        diffs.append(abs(p["identity"] - q["identity"]))
+    # co-optimal alignments are broken differently: identity may differ, by a few columns' worth
+    assert max(diffs) < 0.1 and np.mean(diffs) < 0.01
+
+
+def test_alignment_agrees_with_biopython_real(real_seqs):
+    idx = P.sample_proteins(len(real_seqs), 12, seed=3)
+    seqs = [P.map_residues_for_alignment(real_seqs[i]) for i in idx]
+    for i, j in P.all_pairs(12)[:30]:
+        p, q = P.alignment_stats(seqs[i], seqs[j]), P.alignment_stats_biopython(seqs[i], seqs[j])
+        assert p["score"] == q["score"]
+        assert abs(p["identity"] - q["identity"]) < 0.03
+
+
+def test_identity_of_identical_sequences_is_one_and_saturation_fallback():
+    s = random_protein(2500)  # self-score > 32767 would saturate 16-bit; the 32-bit kernel is used
+    r = P.alignment_stats(s, s)
+    assert r["identity"] == 1.0 and r["length"] == 2500
+    assert r["score"] == P.alignment_stats_biopython(s, s)["score"] > 0
+
+
+def test_alignment_length_and_identity_come_from_a_real_alignment():
+    for _ in range(40):
+        a = random_protein(int(rng.integers(20, 200)))
+        b = random_protein(int(rng.integers(20, 200)))
+        r = P.alignment_stats(a, b)
+        assert r["length"] >= max(len(a), len(b))  # a global alignment covers both sequences
+        assert r["length"] <= len(a) + len(b)
+        top, bottom = P.aligned_strings(a, b, "parasail")
+        assert P.rescore_alignment(top, bottom) == r
+        assert P.alignment_stats_kernel(a, b)["score"] == r["score"]
+
+
+def test_both_tools_return_optimal_alignments_by_rescoring():
+    for _ in range(10):
+        a = random_protein(int(rng.integers(40, 120)))
+        b = related(a) if rng.random() < 0.5 else random_protein(int(rng.integers(40, 120)))
+        best = P.alignment_stats(a, b)["score"]
+        for tool in ("parasail", "biopython"):
+            top, bottom = P.aligned_strings(a, b, tool)
+            assert top.replace("-", "") == a and bottom.replace("-", "") == b
+            assert P.rescore_alignment(top, bottom)["score"] == best
+        assert P.rescore_alignment(*P.aligned_strings(a, b, "biopython"))["identity"] == pytest.approx(
+            P.alignment_stats_biopython(a, b)["identity"])
+    with pytest.raises(ValueError):
+        P.rescore_alignment("A-", "-")
+
+
+# ------------------------------------------------------------------------------------- residue mapping
+def test_mapping_u_o():
+    assert P.map_residues_for_alignment("MUKO") == "MCKK"
+    assert P.map_residues_for_alignment("ACXBZ") == "ACXBZ"
+
+
+@pytest.mark.parametrize("bad", ["acde", "AC*D", "AC-D", "AC1", ""])
+def test_mapping_rejects_bad_letters(bad):
+    with pytest.raises(ValueError):
+        P.map_residues_for_alignment(bad, seq_id="P12345")
+
+
+def test_biopython_rejects_unmapped_u():
+    with pytest.raises(ValueError):
+        P.alignment_stats_biopython("ACUA", "ACCA")
+    assert P.alignment_stats_biopython(P.map_residues_for_alignment("ACUA"), "ACCA")["identity"] == 1.0
+
+
+def test_pair_engine_names_bad_sequence_before_work():
+    with pytest.raises(ValueError, match="bad_one"):
+        P.alignment_pair_stats(["ACDE", "acde"], [[0, 1]], seq_ids=["ok", "bad_one"], progress=False)
+    with pytest.raises(ValueError):
+        P.alignment_pair_stats(["ACDE", "ACDE"], [[0, 2]], progress=False)
+    with pytest.raises(ValueError):
+        P.alignment_pair_stats(["ACDE", "ACDE"], np.array([[0.0, 1.0]]), progress=False)
+
+
+# --------------------------------------------------------------------------------- resumable pair engine
+def _toy_job(n=14):
+    seqs = [random_protein(int(rng.integers(20, 60)), np.random.default_rng(k)) for k in range(n)]
+    return seqs, P.all_pairs(n)
+
+
+def test_pair_engine_matches_direct_calls_and_jobs():
+    seqs, pairs = _toy_job()
+    df1 = P.alignment_pair_stats(seqs, pairs, chunk_size=17, n_jobs=1, progress=False)
+    df2 = P.alignment_pair_stats(seqs, pairs, chunk_size=17, n_jobs=2, progress=False)
+    pd.testing.assert_frame_equal(df1, df2)
+    for r in df1.sample(10, random_state=0).itertuples():
+        d = P.alignment_stats(seqs[r.i], seqs[r.j])
+        assert (r.score, r.matches, r.length) == (d["score"], d["matches"], d["length"])
+
+
+def test_pair_engine_resume_after_kill(tmp_path, monkeypatch):
+    seqs, pairs = _toy_job()
+    fresh = P.alignment_pair_stats(seqs, pairs, chunk_size=10, progress=False)
+
+    class Killed(RuntimeError):
+        pass
+
+    def kill_after(c):
+        if c == 3:
+            raise Killed
+
+    monkeypatch.setattr(P, "_CHUNK_HOOK", kill_after)
+    with pytest.raises(Killed):
+        P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    done = sorted(p.name for p in folder.glob("chunk-*.npz"))
+    assert done == [f"chunk-{c:06d}.npz" for c in range(4)]
+    (folder / ".chunk-000004.npz.xyz.tmp").write_bytes(b"partial")  # a write cut short
+    computed = []
+    monkeypatch.setattr(P, "_CHUNK_HOOK", computed.append)
+    resumed = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
+    assert computed == list(range(4, -(-len(pairs) // 10)))  # finished chunks are not recomputed
+    pd.testing.assert_frame_equal(fresh, resumed)
+    computed.clear()
+    again = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
+    assert computed == []
+    pd.testing.assert_frame_equal(fresh, again)
+
+
+@pytest.mark.slow
+def test_pair_engine_survives_sigkill(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys, numpy as np\n"
+        "from replib.methods import protein as P\n"
+        "rng = np.random.default_rng(0)\n"
+        "seqs = [''.join(rng.choice(list(P.AMINO_ACIDS), size=400)) for _ in range(60)]\n"
+        "df = P.alignment_pair_stats(seqs, P.all_pairs(60), out_dir=sys.argv[1], chunk_size=30, progress=False)\n"
+        "df.to_csv(sys.argv[2])\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "store"
+    proc = subprocess.Popen([sys.executable, str(script), str(out), str(tmp_path / "a.csv")], env=env)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(out.glob("*/chunk-*.npz"))) < 5:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    n_done = len(list(out.glob("*/chunk-*.npz")))
+    assert 0 < n_done < 59  # killed midway
+    subprocess.run([sys.executable, str(script), str(out), str(tmp_path / "b.csv")], env=env, check=True)
+    subprocess.run([sys.executable, str(script), str(tmp_path / "other"), str(tmp_path / "c.csv")], env=env,
+                   check=True)
+    assert (tmp_path / "b.csv").read_text() == (tmp_path / "c.csv").read_text()
+
+
+# ------------------------------------------------------------------------ embedding pairs, correlations
+def test_embedding_pair_stats_vs_sklearn_scipy():
+    E = rng.normal(size=(30, 8)) + 1.0
+    pairs = P.all_pairs(30)
+    df = P.embedding_pair_stats(E, pairs, batch=50)
+    C = cosine_similarity(E)
+    np.testing.assert_allclose(df.cosine, C[pairs[:, 0], pairs[:, 1]], atol=1e-12)
+    np.testing.assert_allclose(df.sq_euclidean, [sqeuclidean(E[i], E[j]) for i, j in pairs], rtol=1e-12)
+    with pytest.raises(ValueError):
+        P.embedding_pair_stats(np.vstack([E, np.zeros(8)]), [[0, 30]])
+
+
+def test_unit_norm_cosine_and_distance_anticorrelate():
+    # ||x - y||^2 = 2 - 2 cos for unit vectors: a similarity and a distance correlate at exactly -1
+    E = rng.normal(size=(40, 6))
+    E /= np.linalg.norm(E, axis=1, keepdims=True)
+    df = P.embedding_pair_stats(E, P.all_pairs(40))
+    assert P.pair_correlations(df, ("cosine", "sq_euclidean")).iloc[0, 1] == pytest.approx(-1.0, abs=1e-12)
+
+
+def test_pair_correlations_vs_scipy():
+    df = pd.DataFrame(rng.normal(size=(200, 4)), columns=["cosine", "sq_euclidean", "score", "identity"])
+    df["identity"] += df["score"]
+    pr = P.pair_correlations(df)
+    sp = P.pair_correlations(df, method="spearman")
+    assert pr.loc["score", "identity"] == pytest.approx(pearsonr(df.score, df.identity)[0], abs=1e-12)
+    assert sp.loc["cosine", "score"] == pytest.approx(spearmanr(df.cosine, df.score)[0], abs=1e-12)
+    with pytest.raises(ValueError):
+        P.pair_correlations(df.assign(score=1.0))
+
+
+def test_pairs_and_counts():
+    pairs = P.all_pairs(5)
+    assert len(pairs) == 10 and (pairs[:, 0] < pairs[:, 1]).all()
+    assert P.pair_count_for_proteins(3578) == 6_399_253
+    n = P.proteins_for_pair_count(6.4e6)
+    assert P.pair_count_for_proteins(n) >= 6.4e6 > P.pair_count_for_proteins(n - 1)
+    assert P.pair_count_for_proteins(5700) > 1.6e7  # "1% of 570k" is not 6.4e6 pairs
+    s = P.sample_proteins(100, 10, seed=1)
+    assert len(set(s)) == 10 and (np.diff(s) > 0).all()
+    np.testing.assert_array_equal(s, P.sample_proteins(100, 10, seed=1))
+
+
+# ---------------------------------------------------------------------------- per-residue streaming
+def test_residue_streaming_equals_in_memory():
+    d = 6
+    seqs = [random_protein(int(rng.integers(20, 80))) for _ in range(40)]
+    mats = [rng.normal(size=(len(s), d)) * np.linspace(0.5, 3, d) + 50.0 for s in seqs]
+    acc = P.ResidueIsotropy(d, min_ratio=2)
+    half = P.ResidueIsotropy(d, min_ratio=2)
+    for k, (s, R) in enumerate(zip(seqs, mats)):
+        (acc if k % 2 == 0 else half).update(s, R)
+    acc.merge(half)  # merging partial accumulators = one stream
+    t = acc.table()
+    allres = "".join(seqs)
+    stacked = np.vstack(mats)
+    for row in t.itertuples():
+        rows = stacked[np.frombuffer(allres.encode(), np.uint8) == ord(row.residue)]
+        assert row.count == len(rows)
+        assert row.isoscore == pytest.approx(isoscore(rows), abs=1e-10)
+        assert row.eff_dims == pytest.approx(effective_dimensions(rows), rel=1e-10)
+        assert row.enough == (len(rows) >= 2 * d)
+
+
+def test_residue_isotropy_errors_and_enough_flag():
+    acc = P.ResidueIsotropy(4, min_ratio=5)
+    with pytest.raises(ValueError):
+        acc.update("ACD", rng.normal(size=(4, 4)))  # length mismatch
+    with pytest.raises(ValueError):
+        acc.update("ACD", rng.normal(size=(3, 5)))  # width mismatch
+    acc.update("A" * 10 + "C" * 30, rng.normal(size=(40, 4)))
+    t = acc.table().set_index("residue")
+    assert not t.loc["A", "enough"] and t.loc["C", "enough"]  # 10 < 5*4 <= 30
+    assert t.loc["D", "count"] == 0 and np.isnan(t.loc["D", "isoscore"])
+    assert acc.mean_effective_dimensions() == pytest.approx(t.loc["C", "eff_dims"])
+
+
+# ---------------------------------------------------------------------------------------- composition
+def test_composition_by_hand():
+    E1 = P.composition_embeddings(["AAC", "WXW"], k=1)
+    assert E1.shape == (2, 20)
+    assert E1[0, AA.index("A")] == pytest.approx(2 / 3) and E1[0, AA.index("C")] == pytest.approx(1 / 3)
+    assert E1[1, AA.index("W")] == 1.0  # X skipped
+    E2 = P.composition_embeddings(["AACX"], k=2)
+    labels = P.kmer_labels(2)
+    assert E2.shape == (1, 400) and E2[0, labels.index("AA")] == 0.5 and E2[0, labels.index("AC")] == 0.5
+
+
+def test_composition_vs_counter(real_seqs):
+    seqs = real_seqs[:50]
+    for k in (1, 2):
+        E = P.composition_embeddings(seqs, k=k)
+        np.testing.assert_allclose(E.sum(1), 1.0)
+        labels = P.kmer_labels(k)
+        for r, s in enumerate(seqs[:10]):
+            c = Counter(s[i:i + k] for i in range(len(s) - k + 1) if all(ch in AA for ch in s[i:i + k]))
+            tot = sum(c.values())
+            ref = np.array([c.get(w, 0) / tot for w in labels])
+            np.testing.assert_allclose(E[r], ref, atol=1e-15)
+
+
+def test_composition_errors():
+    with pytest.raises(ValueError):
+        P.composition_embeddings(["XXXX"], k=1)
+    with pytest.raises(ValueError):
+        P.composition_embeddings(["ACD"], k=4)
+    with pytest.raises(ValueError):
+        P.composition_embeddings(["A"], k=2)
+
+
+# ---------------------------------------------------------------------------- effective dimensions
+def test_reported_integers_are_ceil():
+    assert P.rounding_rule_matches(rule="ceil") == 4
+    assert P.rounding_rule_matches(rule="round") == 2  # ProtBERT-BFD 5.06 -> 5, ProteinBERT 119.16 -> 119
+    assert P.rounding_rule_matches(rule="floor") == 0
+    k = P.effective_dimensions_from_isoscore(0.231228, 512)
+    assert k == pytest.approx(119.157508) and P.round_effective_dimensions(k) == 120
+
+
+def test_effective_dims_from_isoscore_matches_metric():
+    X = rng.normal(size=(500, 12)) * np.linspace(0.2, 2, 12)
+    acc = CovarianceAccumulator().update(X)
+    assert P.effective_dimensions_from_isoscore(isoscore(X), 12) == pytest.approx(effective_dimensions(X), rel=1e-12)
+    assert P.effective_dimensions_from_isoscore(acc.isoscore(), 12) == pytest.approx(acc.effective_dimensions())
+    g = P.global_isotropy(X)
+    assert g["eff_dims_ceil"] == int(np.ceil(g["eff_dims"])) and g["n_features"] == 12
+    for bad in (-0.1, 1.5, np.nan):
+        with pytest.raises(ValueError):
+            P.effective_dimensions_from_isoscore(bad, 10)
+    with pytest.raises(ValueError):
+        P.round_effective_dimensions(2.5, "up")
+
+
+# ------------------------------------------------------------------------------- language-model path
+@pytest.mark.slow  # imports transformers and builds a model (the smoke chapter run covers every model path)
+def test_tiny_protbert_paths():
+    seqs = [random_protein(int(rng.integers(10, 40))) for _ in range(12)] + ["MKUOX"]
+    lm = P.load_protein_model("prot_bert", "smoke")
+    e = P.embed_global(lm, seqs, max_length=30, progress=False)
+    E = e.pooled[-1]
+    assert E.shape == (13, lm.spec.hidden_size) and np.isfinite(E).all()
+    acc = P.accumulate_residues(lm, seqs, max_length=30, chunk=5, min_ratio=1, progress=False)
+    assert sum(a.count for a in acc.acc.values()) == sum(min(len(s), 30) for s in seqs)
+
+
+def test_config_profiles():
+    for p in ("smoke", "offline", "paper"):
+        c = P.config_for(p)
+        assert c["gap_open"] == 10 and c["gap_extend"] == 1
+    assert P.pair_count_for_proteins(P.config_for("paper")["n_pair_proteins"]) == pytest.approx(6.4e6, rel=0.001)
+    with pytest.raises(ValueError):
+        P.config_for("fast")
