@@ -210,13 +210,21 @@ def test_lid_duplicates_reported_and_dropped(manifold5):
     assert np.max(cai.pointwise[:100]) < 0.6 * np.median(cai.pointwise[100:300])
 
 
+def test_lid_torch_backend_matches_sklearn(manifold5):
+    pytest.importorskip("torch")
+    a = lid_mle(manifold5[:800], k=50, n_queries=300, backend="sklearn")
+    b = lid_mle(manifold5[:800], k=50, n_queries=300, backend="torch", device="cpu")
+    assert np.max(np.abs(a.pointwise - b.pointwise)) < 1e-9
+
+
 def test_lid_query_subsample_and_errors(manifold5):
     full = lid_mle(manifold5, k=20)
     sub = lid_mle(manifold5, k=20, n_queries=200, seed=3)
     assert len(sub.pointwise) == 200
     assert np.allclose(sub.pointwise, full.pointwise[sub.query_index], atol=1e-12)
     assert np.array_equal(sub.query_index, lid_mle(manifold5, k=20, n_queries=200, seed=3).query_index)
-    for bad in [dict(metric="manhattan"), dict(variant="x"), dict(k=1), dict(duplicates="jitter")]:
+    for bad in [dict(metric="manhattan"), dict(variant="x"), dict(k=1), dict(duplicates="jitter"),
+                dict(backend="faiss")]:
         with pytest.raises(ValueError):
             lid_mle(manifold5, **bad)
     with pytest.raises(ValueError):

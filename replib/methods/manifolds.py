@@ -55,22 +55,23 @@ def config_for(profile: str) -> dict:
     base = dict(window=512, ks=tuple(range(2, 16)), threshold=0.1, max_per_type=1000, lid_k=100,
                 sil_sample=20_000, n_init=10, kmeans_fit=None, lid_queries=None, glove_queries=None,
                 pca_points=20_000, swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
-                glove_max_words=None)
+                glove_max_words=None, layers_per_pass=None, lid_check_points=3000)
     if profile == "smoke":
         return dict(base, models={"tiny-BERT": ("tiny-bert", 2), "tiny-GPT2": ("tiny-gpt2", 2)},
                     corpora={"ptb": ("ptb", "test", 250)}, window=128, ks=tuple(range(2, 6)),
                     sil_sample=1500, n_init=2, kmeans_fit=3000, lid_k=20, lid_queries=400,
-                    glove_queries=400, glove_max_words=50_000, pca_points=2000,
+                    glove_queries=400, glove_max_words=50_000, pca_points=2000, lid_check_points=1000,
                     swiss_layers={"tiny-GPT2": [1], "tiny-BERT": [1]})
     if profile == "offline":
         return dict(base, models={"MiniLM": ("all-MiniLM-L6-v2", 6)},
                     corpora={"ptb": ("ptb", "test", None), "wikitext2": ("wikitext2", "test", 1400)},
-                    sil_sample=5000, n_init=3, kmeans_fit=20_000, lid_queries=2000, glove_queries=2000,
+                    sil_sample=3000, n_init=1, kmeans_fit=5000, lid_queries=1000, glove_queries=2000,
                     pca_points=8000, swiss_layers={"MiniLM": [1, 2, 5]})
     if profile == "paper":
         return dict(base, models=dict(PAPER_MODELS),
                     corpora={"ptb": ("ptb", "train", None), "wikitext2": ("wikitext2", "train", None)},
-                    kmeans_fit=None, lid_queries=50_000, glove_queries=50_000)
+                    kmeans_fit=200_000, lid_queries=50_000, glove_queries=50_000, layers_per_pass=2,
+                    lid_check_points=5000)
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -545,3 +546,54 @@ def _fallback_embed(model, lines, window, layers, cache_dir, progress) -> _Strea
         np.savez(tmp, **{f"layer_{l}": m for l, m in mats.items()})
         os.replace(tmp, path)
     return _Stream(mats, model.tokenizer.convert_ids_to_tokens(arr.ravel().tolist()), arr.ravel())
+
+
+# ------------------------------------------------------------------------------------ one layer's run
+def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine", "euclidean")) -> dict:
+    """Every per-layer number of the chapter for one matrix of token vectors.
+
+    S_inter/S_intra raw and after global centring; the silhouette choice of k (:func:`choose_clusters`)
+    and the per-cluster centred S_inter/S_intra, IsoScore and partition isotropy
+    (:func:`cluster_centered_isotropy`); IsoScore of the whole layer; the authors' LID
+    (:func:`replib.metrics.lid.lid_mle`, ``variant="cai"``) for each metric in ``lid_metrics``.
+
+    Parameters
+    ----------
+    X : array_like (n_tokens, d)
+    tokens : sequence of str (n_tokens,)
+    cfg : dict
+        :func:`config_for` of the profile.
+    seed : int
+
+    Returns
+    -------
+    dict of scalars (a table row) plus ``silhouettes`` and ``per_cluster``.
+    """
+    from ..metrics import isoscore
+    from ..metrics.lid import lid_mle
+
+    X = check_array(X, min_samples=3)
+    tokens = np.asarray(tokens)
+    row = {"n_tokens": len(X), "n_types": int(len(np.unique(tokens))), "dim": X.shape[1]}
+    row["s_inter"] = s_inter(X, tokens, seed)
+    row["s_intra"] = s_intra(X, tokens, cfg["max_per_type"], seed)
+    row["s_inter_centered"] = s_inter(X, tokens, seed, center=True)
+    row["s_intra_centered"] = s_intra(X, tokens, cfg["max_per_type"], seed, center=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrientationWarning)
+        row["isoscore"] = isoscore(X)
+    choice = choose_clusters(X, cfg["ks"], cfg["threshold"], sil_sample=cfg["sil_sample"], n_init=cfg["n_init"],
+                             n_fit=cfg["kmeans_fit"], seed=seed)
+    cc = cluster_centered_isotropy(X, tokens, choice.labels, cfg["max_per_type"], seed)
+    row.update(k=choice.k, best_k=choice.best_k, best_silhouette=choice.best_silhouette,
+               s_inter_cluster=cc["s_inter"], s_intra_cluster=cc["s_intra"],
+               isoscore_cluster=cc["isoscore_mean"], isoscore_cluster_all=cc["isoscore_mean_all"],
+               partition_cluster=cc["partition_isotropy_mean"], n_deflated=cc["n_deflated"])
+    for metric in lid_metrics:
+        r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
+        row[f"lid_{metric}"] = r.mean
+        row[f"lid_{metric}_duplicates"] = r.n_duplicates
+    row["silhouettes"] = choice.silhouettes
+    row["per_cluster"] = cc["per_cluster"]
+    row["labels"] = choice.labels
+    return row

@@ -105,18 +105,59 @@ def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, first[inverse.ravel()]
 
 
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def _knn_torch(index: np.ndarray, queries: np.ndarray, n_neighbors: int, device: str | None,
+               block: int = 1024, margin: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Exact brute-force neighbours with torch (GPU when there is one), for paper-scale indexes.
+
+    Candidates are selected in float32 (``n_neighbors + margin`` per query, like FAISS' flat index),
+    then their distances are recomputed in float64 and re-sorted, so the returned distances are exact
+    and the order can only differ from a float64 search among near-ties beyond the margin.
+    """
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    m = min(len(index), n_neighbors + margin)
+    I = torch.as_tensor(index, dtype=torch.float32, device=device)
+    n2 = (I * I).sum(1)
+    cand = np.empty((len(queries), m), dtype=np.int64)
+    for s in range(0, len(queries), block):
+        Q = torch.as_tensor(queries[s:s + block], dtype=torch.float32, device=device)
+        d2 = (Q * Q).sum(1, keepdim=True) - 2.0 * (Q @ I.T) + n2
+        cand[s:s + block] = torch.topk(d2, m, dim=1, largest=False).indices.cpu().numpy()
+    dist = np.empty(cand.shape)
+    for s in range(0, len(queries), block):
+        diff = queries[s:s + block, None, :] - index[cand[s:s + block]]
+        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    order = np.argsort(dist, axis=1, kind="stable")[:, :n_neighbors]
+    return np.take_along_axis(dist, order, 1), np.take_along_axis(cand, order, 1)
+
+
 def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray, k: int,
-                   n_jobs: int | None, copy_of: np.ndarray | None = None) -> np.ndarray:
+                   n_jobs: int | None, copy_of: np.ndarray | None = None, backend: str = "sklearn",
+                   device: str | None = None) -> np.ndarray:
     """Euclidean distances from each query to its k nearest rows of ``index``, the query itself excluded.
 
     ``self_rows[i]`` is the row of ``index`` that *is* query i; it is removed by identity (not by
     position), so an exact duplicate of the query stays in the neighbour list as a zero distance;
     ``copy_of[j]`` (first copy of index row j) makes the distance between exact copies exactly 0.
     """
-    from sklearn.neighbors import NearestNeighbors
+    if backend == "torch" or (backend == "auto" and _cuda_available()
+                              and len(index) * len(queries) > 10**9):
+        dist, idx = _knn_torch(index, queries, k + 1, device)
+    else:
+        from sklearn.neighbors import NearestNeighbors
 
-    nn = NearestNeighbors(n_neighbors=k + 1, algorithm="brute", metric="euclidean", n_jobs=n_jobs).fit(index)
-    dist, idx = nn.kneighbors(queries, n_neighbors=k + 1)
+        nn = NearestNeighbors(n_neighbors=k + 1, algorithm="brute", metric="euclidean", n_jobs=n_jobs).fit(index)
+        dist, idx = nn.kneighbors(queries, n_neighbors=k + 1)
     mask = idx != np.asarray(self_rows)[:, None]
     no_self = mask.all(axis=1)           # self beyond the k+1 found (more than k exact copies): drop the last
     mask[no_self, -1] = False
@@ -128,7 +169,8 @@ def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray
 
 
 def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_queries: int | None = None,
-            seed: int = 0, *, duplicates: str = "keep", n_jobs: int | None = None) -> LIDResult:
+            seed: int = 0, *, duplicates: str = "keep", n_jobs: int | None = None, backend: str = "auto",
+            device: str | None = None) -> LIDResult:
     r"""Pointwise maximum-likelihood local intrinsic dimension on k nearest neighbours.
 
     Parameters
@@ -153,6 +195,12 @@ def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_
         indexing and querying. Either way the count is reported in ``n_duplicates``.
     n_jobs : int, optional
         Passed to scikit-learn's neighbour search.
+    backend : {"auto", "sklearn", "torch"}
+        Exact brute-force search by scikit-learn, or by torch (float32 candidate selection, float64
+        distances; on the GPU when there is one). ``"auto"``: torch on CUDA for large searches
+        (n_index · n_queries > 1e9), else scikit-learn.
+    device : str, optional
+        Torch device for ``backend="torch"``.
 
     Returns
     -------
@@ -195,7 +243,10 @@ def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_
         if n_queries < 1:
             raise ValueError(f"n_queries must be >= 1; got {n_queries}")
         q = np.sort(np.random.default_rng(seed).choice(n_index, size=int(n_queries), replace=False))
-    R = _knn_distances(P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of)  # plain Euclidean (chord for cosine), ascending
+    if backend not in ("auto", "sklearn", "torch"):
+        raise ValueError(f"backend must be 'auto', 'sklearn' or 'torch'; got {backend!r}")
+    R = _knn_distances(P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of,
+                       backend, device)  # plain Euclidean (chord for cosine), ascending
     n_zero = int((R[:, 0] <= 0).sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         if variant == "levina_bickel":
