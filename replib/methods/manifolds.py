@@ -55,7 +55,7 @@ def config_for(profile: str) -> dict:
     base = dict(window=512, ks=tuple(range(2, 16)), threshold=0.1, max_per_type=1000, lid_k=100,
                 sil_sample=20_000, n_init=10, kmeans_fit=None, lid_queries=None, glove_queries=None,
                 pca_points=20_000, swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
-                glove_max_words=None, layers_per_pass=None, lid_check_points=3000)
+                glove_max_words=None, layers_per_pass=None, lid_check_points=3000, threads=1)
     if profile == "smoke":
         return dict(base, models={"tiny-BERT": ("tiny-bert", 2), "tiny-GPT2": ("tiny-gpt2", 2)},
                     corpora={"ptb": ("ptb", "test", 250)}, window=128, ks=tuple(range(2, 6)),
@@ -71,7 +71,7 @@ def config_for(profile: str) -> dict:
         return dict(base, models=dict(PAPER_MODELS),
                     corpora={"ptb": ("ptb", "train", None), "wikitext2": ("wikitext2", "train", None)},
                     kmeans_fit=200_000, lid_queries=50_000, glove_queries=50_000, layers_per_pass=2,
-                    lid_check_points=5000)
+                    lid_check_points=5000, threads=None)
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -562,13 +562,22 @@ def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine",
     X : array_like (n_tokens, d)
     tokens : sequence of str (n_tokens,)
     cfg : dict
-        :func:`config_for` of the profile.
+        :func:`config_for` of the profile (``threads`` limits BLAS/OpenMP threads; None = no limit).
     seed : int
 
     Returns
     -------
-    dict of scalars (a table row) plus ``silhouettes`` and ``per_cluster``.
+    dict of scalars (a table row) plus ``silhouettes``, ``per_cluster`` and ``labels``.
     """
+    from threadpoolctl import threadpool_limits
+
+    # BLAS/OpenMP threads: 1 on the shared 2-core build machine, where oversubscribed threads make a
+    # 384x384 eigh take seconds; unlimited (None) at paper scale
+    with threadpool_limits(cfg.get("threads")):
+        return _analyse_layer(X, tokens, cfg, seed, lid_metrics)
+
+
+def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
     from ..metrics import isoscore
     from ..metrics.lid import lid_mle
 
