@@ -1,0 +1,274 @@
+"""Local intrinsic dimension (LID) by the maximum-likelihood estimator on k nearest neighbours.
+
+Two variants share one neighbour search:
+
+``"levina_bickel"``
+    The estimator of Levina & Bickel :cite:`levina2004maximum` on plain distances
+    :math:`R_1 \\le \\dots \\le R_k` to the k nearest neighbours (self excluded),
+
+    .. math:: \\hat m(x) = \\Big[\\frac{1}{k-1}\\sum_{j=1}^{k-1} \\log\\frac{R_k(x)}{R_j(x)}\\Big]^{-1},
+
+    identical to ``skdim.id.MLE().fit(X, n_neighbors=k).dimension_pw_`` :cite:`bac2021skdim`.
+
+``"cai"``
+    The formula of Cai et al.'s code :cite:`cai2021isotropy` (``analysis.py``): FAISS returns
+    *squared* L2 distances (``IndexFlatL2``) or ``1 - cos`` (``IndexFlatIP`` on unit vectors, itself
+    half a squared chord), and the mean runs over all k columns including :math:`\\log 1 = 0`,
+
+    .. math:: \\hat m_{\\mathrm{Cai}}(x) = -\\Big[\\frac1k\\sum_{i=1}^{k}\\log\\frac{d_i(x)}{d_k(x)}\\Big]^{-1},
+              \\quad d_i = R_i^2 \\;(\\text{or } 1-\\cos = R_i^2/2),
+
+    so that :math:`\\hat m_{\\mathrm{Cai}} = \\frac{k}{2(k-1)}\\,\\hat m_{\\mathrm{LB}}` exactly
+    (0.505 for k = 100). Zero distances are clamped to 1e-8, an infinite estimate becomes the ambient
+    dimension and NaNs are dropped, as in the authors' code.
+
+For ``metric="cosine"`` the neighbours are those of the unit-normalised rows; the Levina–Bickel
+variant then uses the chord distance :math:`\\lVert\\hat x - \\hat y\\rVert = \\sqrt{2(1-\\cos)}`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_array
+from .cosine import unit_rows
+
+__all__ = ["lid_mle", "LIDResult", "cai_over_levina_bickel", "CAI_ZERO_CLAMP"]
+
+#: the authors' clamp for non-positive distances (``analysis.py``)
+CAI_ZERO_CLAMP = 1e-8
+_VARIANTS = ("cai", "levina_bickel")
+_METRICS = ("euclidean", "cosine")
+_DUPLICATES = ("keep", "drop")
+
+
+def cai_over_levina_bickel(k: int) -> float:
+    """The exact ratio :math:`k/(2(k-1))` of Cai's LID to the Levina–Bickel LID (0.50505 at k = 100)."""
+    k = int(k)
+    if k < 2:
+        raise ValueError("k must be >= 2")
+    return k / (2.0 * (k - 1.0))
+
+
+@dataclass
+class LIDResult:
+    """Pointwise LID estimates and their summary.
+
+    Attributes
+    ----------
+    pointwise : ndarray (n_queries,)
+        One estimate per query point (NaN where undefined; see ``n_nonfinite``).
+    query_index : ndarray (n_queries,) int
+        Row of each query in the input ``X``.
+    mean, median, std : float
+        Arithmetic mean (the authors' "avg LID"), median and standard deviation over finite values.
+    harmonic_mean : float
+        MacKay–Ghahramani's combination (skdim's default ``dimension_``), over finite positive values.
+    k, metric, variant : the settings
+    n_points : int
+        Rows of ``X``; ``n_index`` rows in the neighbour index after duplicate handling.
+    n_duplicates : int
+        Rows of ``X`` that exactly repeat an earlier row (after unit-normalisation for cosine).
+    n_zero_distance : int
+        Queries with at least one zero neighbour distance (self excluded): LID 0 (Levina–Bickel) or
+        nearly 0 (Cai's clamp) for them.
+    n_nonfinite : int
+        Queries whose raw estimate was inf or NaN (Cai: inf set to the ambient dimension, NaN dropped).
+    """
+
+    pointwise: np.ndarray
+    query_index: np.ndarray
+    mean: float
+    median: float
+    std: float
+    harmonic_mean: float
+    k: int
+    metric: str
+    variant: str
+    n_points: int
+    n_index: int
+    n_duplicates: int
+    n_zero_distance: int
+    n_nonfinite: int
+    info: dict = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        """The scalar fields as a dict (for tables)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("pointwise", "query_index", "info")}
+
+
+def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First occurrence index of each distinct row, and for every row the index of its first copy."""
+    view = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
+    return first, first[inverse.ravel()]
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def _knn_torch(index: np.ndarray, queries: np.ndarray, n_neighbors: int, device: str | None,
+               block: int = 1024, margin: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Exact brute-force neighbours with torch (GPU when there is one), for paper-scale indexes.
+
+    Candidates are selected in float32 (``n_neighbors + margin`` per query, like FAISS' flat index),
+    then their distances are recomputed in float64 and re-sorted, so the returned distances are exact
+    and the order can only differ from a float64 search among near-ties beyond the margin.
+    """
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    m = min(len(index), n_neighbors + margin)
+    I = torch.as_tensor(index, dtype=torch.float32, device=device)
+    n2 = (I * I).sum(1)
+    cand = np.empty((len(queries), m), dtype=np.int64)
+    for s in range(0, len(queries), block):
+        Q = torch.as_tensor(queries[s:s + block], dtype=torch.float32, device=device)
+        d2 = (Q * Q).sum(1, keepdim=True) - 2.0 * (Q @ I.T) + n2
+        cand[s:s + block] = torch.topk(d2, m, dim=1, largest=False).indices.cpu().numpy()
+    dist = np.empty(cand.shape)
+    for s in range(0, len(queries), block):
+        diff = queries[s:s + block, None, :] - index[cand[s:s + block]]
+        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    order = np.argsort(dist, axis=1, kind="stable")[:, :n_neighbors]
+    return np.take_along_axis(dist, order, 1), np.take_along_axis(cand, order, 1)
+
+
+def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray, k: int,
+                   n_jobs: int | None, copy_of: np.ndarray | None = None, backend: str = "sklearn",
+                   device: str | None = None) -> np.ndarray:
+    """Euclidean distances from each query to its k nearest rows of ``index``, the query itself excluded.
+
+    ``self_rows[i]`` is the row of ``index`` that *is* query i; it is removed by identity (not by
+    position), so an exact duplicate of the query stays in the neighbour list as a zero distance;
+    ``copy_of[j]`` (first copy of index row j) makes the distance between exact copies exactly 0.
+    """
+    if backend == "torch" or (backend == "auto" and _cuda_available()
+                              and len(index) * len(queries) > 10**9):
+        dist, idx = _knn_torch(index, queries, k + 1, device)
+    else:
+        from sklearn.neighbors import NearestNeighbors
+
+        nn = NearestNeighbors(n_neighbors=k + 1, algorithm="brute", metric="euclidean", n_jobs=n_jobs).fit(index)
+        dist, idx = nn.kneighbors(queries, n_neighbors=k + 1)
+    mask = idx != np.asarray(self_rows)[:, None]
+    no_self = mask.all(axis=1)           # self beyond the k+1 found (more than k exact copies): drop the last
+    mask[no_self, -1] = False
+    dist, idx = dist[mask].reshape(len(queries), k), idx[mask].reshape(len(queries), k)
+    if copy_of is not None:              # exact duplicates: distance exactly 0 (the dot-product expansion
+        same = copy_of[idx] == copy_of[np.asarray(self_rows)][:, None]   # leaves ~1e-8 round-off)
+        dist = np.sort(np.where(same, 0.0, dist), axis=1)
+    return dist
+
+
+def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_queries: int | None = None,
+            seed: int = 0, *, duplicates: str = "keep", n_jobs: int | None = None, backend: str = "auto",
+            device: str | None = None) -> LIDResult:
+    r"""Pointwise maximum-likelihood local intrinsic dimension on k nearest neighbours.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+        The point cloud; every row is in the neighbour index.
+    k : int
+        Neighbours per point, self excluded (the authors use 100).
+    metric : {"euclidean", "cosine"}
+        Cosine: neighbours of the unit-normalised rows (distance ``1 - cos`` for ``"cai"``, chord
+        distance for ``"levina_bickel"``).
+    variant : {"cai", "levina_bickel"}
+        See the module docstring; ``cai = k/(2(k-1)) * levina_bickel`` exactly.
+    n_queries : int, optional
+        Estimate at a uniform random subset of this many rows (without replacement, seeded) instead of
+        at every row; neighbours are always searched in all of ``X``.
+    seed : int
+        Seed of the query subsample.
+    duplicates : {"keep", "drop"}
+        ``"keep"`` (faithful to the authors): exact duplicate rows stay, give zero distances and an LID
+        of (nearly) 0 at those points. ``"drop"``: keep only the first copy of each distinct row before
+        indexing and querying. Either way the count is reported in ``n_duplicates``.
+    n_jobs : int, optional
+        Passed to scikit-learn's neighbour search.
+    backend : {"auto", "sklearn", "torch"}
+        Exact brute-force search by scikit-learn, or by torch (float32 candidate selection, float64
+        distances; on the GPU when there is one). ``"auto"``: torch on CUDA for large searches
+        (n_index · n_queries > 1e9), else scikit-learn.
+    device : str, optional
+        Torch device for ``backend="torch"``.
+
+    Returns
+    -------
+    LIDResult
+
+    Raises
+    ------
+    ValueError
+        Unknown metric/variant/duplicates, ``k`` < 2, or fewer than ``k + 1`` (distinct) points.
+
+    Notes
+    -----
+    Brute-force search costs O(n_queries · n · d); subsample queries for large ``n``.
+    """
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}; got {metric!r}")
+    if variant not in _VARIANTS:
+        raise ValueError(f"variant must be one of {_VARIANTS}; got {variant!r}")
+    if duplicates not in _DUPLICATES:
+        raise ValueError(f"duplicates must be one of {_DUPLICATES}; got {duplicates!r}")
+    k = int(k)
+    if k < 2:
+        raise ValueError(f"k must be >= 2; got {k}")
+    X = check_array(X, min_samples=k + 1, min_features=1)
+    n_points, dim = X.shape
+    P = unit_rows(X) if metric == "cosine" else X
+    first, first_of = _unique_rows(P)
+    n_dup = int(n_points - len(first))
+    if duplicates == "drop":
+        P = P[np.sort(first)]
+        row_of = np.sort(first)  # row of X for each index row
+        if len(P) < k + 1:
+            raise ValueError(f"only {len(P)} distinct points; need at least k + 1 = {k + 1}")
+    else:
+        row_of = np.arange(n_points)
+    n_index = len(P)
+    if n_queries is None or n_queries >= n_index:
+        q = np.arange(n_index)
+    else:
+        if n_queries < 1:
+            raise ValueError(f"n_queries must be >= 1; got {n_queries}")
+        q = np.sort(np.random.default_rng(seed).choice(n_index, size=int(n_queries), replace=False))
+    if backend not in ("auto", "sklearn", "torch"):
+        raise ValueError(f"backend must be 'auto', 'sklearn' or 'torch'; got {backend!r}")
+    R = _knn_distances(P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of,
+                       backend, device)  # plain Euclidean (chord for cosine), ascending
+    n_zero = int((R[:, 0] <= 0).sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if variant == "levina_bickel":
+            logs = np.log(R[:, -1:] / R[:, :-1])               # log(R_k / R_j), j < k
+            lid = (k - 1) / logs.sum(axis=1)
+            lid[R[:, 0] <= 0] = 0.0                            # a zero distance: log ratio inf -> 0
+            lid[~(R[:, -1] > 0)] = np.nan                      # all k neighbours at distance 0
+        else:
+            D = R ** 2 if metric == "euclidean" else 0.5 * R ** 2   # FAISS: squared L2, or 1 - cos
+            D = np.where(D <= 0, CAI_ZERO_CLAMP, D)
+            rk = D[:, -1:]
+            lid = -1.0 / np.mean(np.log(D / rk), axis=1)
+    n_nonfinite = int((~np.isfinite(lid)).sum())
+    if variant == "cai":
+        lid = np.where(np.isinf(lid), float(dim), lid)       # authors: inf -> ambient dimension
+    finite = lid[np.isfinite(lid)]
+    pos = finite[finite > 0]
+    return LIDResult(
+        pointwise=lid, query_index=row_of[q], mean=float(finite.mean()) if finite.size else float("nan"),
+        median=float(np.median(finite)) if finite.size else float("nan"),
+        std=float(finite.std()) if finite.size else float("nan"),
+        harmonic_mean=float(len(pos) / np.sum(1.0 / pos)) if pos.size else float("nan"),
+        k=k, metric=metric, variant=variant, n_points=int(n_points), n_index=int(n_index),
+        n_duplicates=n_dup, n_zero_distance=n_zero, n_nonfinite=n_nonfinite,
+        info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)})

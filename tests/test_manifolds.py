@@ -1,0 +1,258 @@
+"""Cai et al. 2021 chapter: S_inter/S_intra against brute force, LID variants against each other and
+scikit-dimension, duplicates, cluster choice (seed determinism, 0.1 threshold), token kinds."""
+import numpy as np
+import pytest
+
+from replib.methods import manifolds as mf
+from replib.metrics.lid import cai_over_levina_bickel, lid_mle
+
+
+def _brute_mean_offdiag_cos(V):
+    U = V / np.linalg.norm(V, axis=1, keepdims=True)
+    C = U @ U.T
+    n = len(V)
+    return (C.sum() - np.trace(C)) / (n * (n - 1))
+
+
+@pytest.fixture
+def typed_cloud():
+    rng = np.random.default_rng(3)
+    n, d = 600, 16
+    types = rng.choice([f"t{i}" for i in range(40)], size=n, p=np.r_[0.3, np.full(39, 0.7 / 39)])
+    X = rng.normal(size=(n, d)) + 2.0 * rng.normal(size=d)
+    return X, types
+
+
+# ------------------------------------------------------------------------------- S_inter / S_intra
+def test_s_inter_equals_brute_force_one_instance_per_type(typed_cloud):
+    X, types = typed_cloud
+    got = mf.s_inter(X, types, seed=5)
+    # reproduce the draw: one instance per type, first in the seeded permutation
+    order = np.random.default_rng(5).permutation(len(types))
+    codes, _ = mf.type_codes(types)
+    _, first = np.unique(codes[order], return_index=True)
+    pick = order[first]
+    assert len(pick) == len(set(types))
+    assert got == pytest.approx(_brute_mean_offdiag_cos(X[pick]), abs=1e-12)
+
+
+def test_s_inter_picks_one_instance_of_every_type(typed_cloud):
+    X, types = typed_cloud
+    # every type's instances identical -> S_inter independent of the draw and equal to brute force over types
+    uniq = np.unique(types)
+    proto = {t: np.random.default_rng(i).normal(size=X.shape[1]) for i, t in enumerate(uniq)}
+    Y = np.array([proto[t] for t in types])
+    ref = _brute_mean_offdiag_cos(np.array([proto[t] for t in uniq]))
+    assert mf.s_inter(Y, types, seed=0) == pytest.approx(ref, abs=1e-12)
+    assert mf.s_inter(Y, types, seed=9) == pytest.approx(ref, abs=1e-12)
+
+
+def test_s_intra_equals_brute_force_mean_over_types(typed_cloud):
+    X, types = typed_cloud
+    got = mf.s_intra(X, types, max_per_type=10_000)  # no subsampling: deterministic
+    vals = [_brute_mean_offdiag_cos(X[types == t]) for t in np.unique(types) if (types == t).sum() >= 2]
+    assert got == pytest.approx(np.mean(vals), abs=1e-12)
+
+
+def test_s_intra_caps_instances_per_type(typed_cloud):
+    X, types = typed_cloud
+    codes, _ = mf.type_codes(types)
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    cos, tcodes = mf._per_type_cosines(U, codes, 7, np.random.default_rng(0))
+    big = np.bincount(codes).argmax()
+    assert np.bincount(codes)[big] > 7
+    # the capped type's value is the brute-force mean of *some* 7 of its instances: check the bound
+    members = np.flatnonzero(codes == big)
+    full = _brute_mean_offdiag_cos(X[members])
+    assert abs(cos[tcodes == big][0] - full) < 0.5
+    # reproduce exactly: the first 7 of the seeded permutation restricted to that type
+    order = np.random.default_rng(0).permutation(len(codes))
+    chosen = [i for i in order if codes[i] == big][:7]
+    assert cos[tcodes == big][0] == pytest.approx(_brute_mean_offdiag_cos(X[chosen]), abs=1e-12)
+
+
+def test_s_intra_skips_singletons_and_centering_matters(typed_cloud):
+    X, types = typed_cloud
+    t2 = types.copy()
+    t2[0] = "singleton"
+    vals = [_brute_mean_offdiag_cos(X[t2 == t]) for t in np.unique(t2) if (t2 == t).sum() >= 2]
+    assert mf.s_intra(X, t2, max_per_type=10_000) == pytest.approx(np.mean(vals), abs=1e-12)
+    # a shared offset makes everything similar; centring removes it
+    assert mf.s_inter(X, types) > 0.5
+    assert abs(mf.s_inter(X, types, center=True)) < 0.2
+
+
+def test_s_inter_rejects_bad_input():
+    with pytest.raises(ValueError):
+        mf.s_inter(np.ones((5, 3)), ["a"] * 4)
+    with pytest.raises(ValueError):
+        mf.s_intra(np.ones((5, 3)), list("abcde"), max_per_type=1)
+
+
+# ------------------------------------------------------------------------------------------ clusters
+def _blobs(seed=0, sep=12.0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(4, 10)) * sep
+    X = np.vstack([c + rng.normal(size=(150, 10)) for c in centers])
+    return X, np.repeat(np.arange(4), 150)
+
+
+def test_choose_clusters_finds_separated_blobs_and_is_deterministic():
+    X, truth = _blobs()
+    a = mf.choose_clusters(X, ks=range(2, 7), sil_sample=300, n_init=1, seed=1)
+    b = mf.choose_clusters(X, ks=range(2, 7), sil_sample=300, n_init=1, seed=1)
+    assert a.k == 4
+    assert a.silhouettes == b.silhouettes
+    assert np.array_equal(a.labels, b.labels)
+    from sklearn.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(truth, a.labels) > 0.99
+
+
+def test_choose_clusters_threshold_gives_one_cluster_on_a_gaussian():
+    X = np.random.default_rng(0).normal(size=(500, 20))
+    c = mf.choose_clusters(X, ks=range(2, 5), n_init=1, seed=0)
+    assert c.best_silhouette < 0.1
+    assert c.k == 1 and set(np.unique(c.labels)) == {0}
+    # the same data pass when the threshold is below the best silhouette
+    c2 = mf.choose_clusters(X, ks=range(2, 5), n_init=1, seed=0, threshold=c.best_silhouette - 1e-9)
+    assert c2.k == c.best_k > 1
+
+
+def test_choose_clusters_subsample_fit_assigns_every_row():
+    X, _ = _blobs(2)
+    c = mf.choose_clusters(X, ks=[2, 3, 4, 5], n_fit=200, sil_sample=None, n_init=2, seed=0)
+    assert len(c.labels) == len(X) and c.k == 4
+    with pytest.raises(ValueError):
+        mf.choose_clusters(X, ks=[1, 2])
+
+
+def test_cluster_centered_isotropy_per_cluster_values_and_deflation():
+    X, truth = _blobs(sep=20.0)
+    X = X + 50.0  # shared offset: raw cosines near 1
+    types = np.array([f"w{i % 30}" for i in range(len(X))])
+    out = mf.cluster_centered_isotropy(X, types, truth, seed=0)
+    assert out["k"] == 4
+    for row in out["per_cluster"]:
+        m = truth == row["cluster"]
+        Xc = X[m] - X[m].mean(axis=0)
+        assert row["s_inter"] == pytest.approx(mf.s_inter(Xc, types[m], seed=0), abs=1e-12)
+        assert row["s_intra"] == pytest.approx(mf.s_intra(Xc, types[m], seed=0), abs=1e-12)
+        assert not row["deflated"]
+    assert abs(out["s_inter"]) < 0.1 < mf.s_inter(X, types)
+    assert out["isoscore_mean"] > 0.8  # isotropic blobs
+    # a cluster smaller than the dimension is flagged and left out of isoscore_mean
+    lab = truth.copy()
+    lab[:5] = 9
+    out2 = mf.cluster_centered_isotropy(X, types, lab, seed=0)
+    small = [r for r in out2["per_cluster"] if r["cluster"] == 9][0]
+    assert small["deflated"] and out2["n_deflated"] == 1
+    assert small["isoscore"] < 0.6 and out2["isoscore_mean"] > 0.8
+
+
+# ----------------------------------------------------------------------------------------------- LID
+@pytest.fixture(scope="module")
+def manifold5():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(1500, 5)) @ rng.normal(size=(5, 40))
+
+
+@pytest.mark.parametrize("k", [10, 100])
+def test_levina_bickel_matches_scikit_dimension(manifold5, k):
+    skdim = pytest.importorskip("skdim")
+    ours = lid_mle(manifold5, k=k, variant="levina_bickel")
+    theirs = skdim.id.MLE().fit(manifold5, n_neighbors=k).dimension_pw_
+    assert np.max(np.abs(ours.pointwise - theirs)) < 1e-10
+    assert ours.mean == pytest.approx(np.mean(theirs), abs=1e-10)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_cai_variant_is_exact_multiple_of_levina_bickel(manifold5, metric):
+    cai = lid_mle(manifold5, k=100, metric=metric, variant="cai")
+    lb = lid_mle(manifold5, k=100, metric=metric, variant="levina_bickel")
+    assert cai_over_levina_bickel(100) == pytest.approx(100 / 198)
+    assert np.max(np.abs(cai.pointwise / lb.pointwise - 100 / 198)) < 1e-12
+    assert 4.0 < lb.mean < 6.0 if metric == "euclidean" else 3.0 < lb.mean < 6.0
+
+
+def test_cai_formula_against_faiss_style_brute_force(manifold5):
+    X = manifold5[:400]
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)  # squared L2, as FAISS IndexFlatL2
+    D = np.sort(D2, axis=1)[:, 1:21]                      # drop self, 20 neighbours
+    ref = -1.0 / np.mean(np.log(D / D[:, -1:]), axis=1)
+    ours = lid_mle(X, k=20, variant="cai")
+    assert np.max(np.abs(ours.pointwise - ref)) < 1e-9
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    Dc = np.sort(1.0 - U @ U.T, axis=1)[:, 1:21]          # 1 - cos, as IndexFlatIP on unit vectors
+    Dc = np.where(Dc <= 0, 1e-8, Dc)
+    refc = -1.0 / np.mean(np.log(Dc / Dc[:, -1:]), axis=1)
+    assert np.max(np.abs(lid_mle(X, k=20, metric="cosine", variant="cai").pointwise - refc)) < 1e-6
+
+
+def test_lid_duplicates_reported_and_dropped(manifold5):
+    skdim = pytest.importorskip("skdim")
+    X = np.vstack([manifold5[:300], manifold5[:100]])
+    kept = lid_mle(X, k=30, variant="levina_bickel")
+    assert kept.n_duplicates == 100 and kept.n_zero_distance == 200
+    assert np.sum(kept.pointwise == 0) == 200
+    theirs = skdim.id.MLE().fit(X, n_neighbors=30).dimension_pw_
+    dup = np.r_[np.arange(100), np.arange(300, 400)]
+    rest = np.arange(100, 300)
+    assert np.max(np.abs(kept.pointwise[rest] - theirs[rest])) < 1e-10
+    # skdim sees the copies at a round-off distance (0 or tiny): LID 0 or an arbitrary small number
+    assert np.max(theirs[dup]) < 0.5 * np.median(theirs[rest])
+    dropped = lid_mle(X, k=30, variant="levina_bickel", duplicates="drop")
+    assert dropped.n_index == 300 and dropped.n_zero_distance == 0
+    ref = lid_mle(manifold5[:300], k=30, variant="levina_bickel")
+    assert np.allclose(dropped.pointwise, ref.pointwise, atol=1e-12)
+    cai = lid_mle(X, k=30, variant="cai")
+    # the authors' 1e-8 clamp of the zero distance pulls their estimate far down at duplicated points
+    assert np.max(cai.pointwise[:100]) < 0.6 * np.median(cai.pointwise[100:300])
+
+
+def test_lid_torch_backend_matches_sklearn(manifold5):
+    pytest.importorskip("torch")
+    a = lid_mle(manifold5[:800], k=50, n_queries=300, backend="sklearn")
+    b = lid_mle(manifold5[:800], k=50, n_queries=300, backend="torch", device="cpu")
+    assert np.max(np.abs(a.pointwise - b.pointwise)) < 1e-9
+
+
+def test_lid_query_subsample_and_errors(manifold5):
+    full = lid_mle(manifold5, k=20)
+    sub = lid_mle(manifold5, k=20, n_queries=200, seed=3)
+    assert len(sub.pointwise) == 200
+    assert np.allclose(sub.pointwise, full.pointwise[sub.query_index], atol=1e-12)
+    assert np.array_equal(sub.query_index, lid_mle(manifold5, k=20, n_queries=200, seed=3).query_index)
+    for bad in [dict(metric="manhattan"), dict(variant="x"), dict(k=1), dict(duplicates="jitter"),
+                dict(backend="faiss")]:
+        with pytest.raises(ValueError):
+            lid_mle(manifold5, **bad)
+    with pytest.raises(ValueError):
+        lid_mle(manifold5[:10], k=20)
+
+
+# --------------------------------------------------------------------------------------- token kinds
+@pytest.mark.parametrize("tok,kind", [("[CLS]", "special"), ("<unk>", "special"), ("<|endoftext|>", "special"),
+                                      (",", "punctuation"), ("Ġ.", "punctuation"), ("@-@", "punctuation"),
+                                      ("1990", "number"), ("Ġ1,000", "number"), ("3.5", "number"),
+                                      ("the", "word"), ("##ing", "word"), ("Ġthe", "word"), ("the</w>", "word")])
+def test_token_kind(tok, kind):
+    assert mf.token_kind(tok) == kind
+
+
+def test_type_frequencies_and_pca_view():
+    toks = ["a", "b", "a", "c", "a"]
+    assert list(mf.type_frequencies(toks)) == [3, 1, 3, 1, 3]
+    X = np.random.default_rng(0).normal(size=(300, 6)) * [10, 5, 1, 1, 1, 1]
+    v = mf.pca_view(X, 2, n_points=50)
+    assert v["coords"].shape == (50, 2) and v["explained"][0] > v["explained"][1]
+
+
+def test_config_for_profiles():
+    for p in ("smoke", "offline", "paper"):
+        cfg = mf.config_for(p)
+        assert cfg["threshold"] == 0.1 and cfg["max_per_type"] == 1000
+    assert mf.config_for("paper")["lid_k"] == 100 and mf.config_for("paper")["ks"] == tuple(range(2, 16))
+    assert set(mf.config_for("paper")["models"]) == {"BERT", "D-BERT", "GPT", "GPT2"}
+    with pytest.raises(ValueError):
+        mf.config_for("huge")
