@@ -109,7 +109,7 @@ def cluster_labels(X, n_clusters: int, *, clusterer: str = "scipy", random_state
     return gm.predict(X).astype(np.int64), gm
 
 
-def cluster_bases(X, labels, n_clusters: int):
+def cluster_bases(X, labels, n_clusters: int, *, directions: bool = True):
     """Mean and principal directions of every cluster.
 
     Parameters
@@ -124,6 +124,8 @@ def cluster_bases(X, labels, n_clusters: int):
         Eigenvectors of the cluster's scatter matrix :math:`\\sum (x-\\mu_c)(x-\\mu_c)^\\top`, by decreasing
         eigenvalue, ``r_c = min(n_c - 1, n_features)`` of them (the rank of the centred members).
     counts : ndarray of int (n_clusters,)
+
+    With ``directions=False`` only means and counts are computed (bases hold empty matrices).
     """
     d = X.shape[1]
     counts = np.bincount(labels, minlength=n_clusters)
@@ -135,7 +137,7 @@ def cluster_bases(X, labels, n_clusters: int):
         means[c] = mu
         Z = Xc - mu
         r = min(len(Xc) - 1, d)
-        if r == 0:
+        if r == 0 or not directions:
             bases[c] = np.zeros((d, 0))
             continue
         if len(Xc) < d:  # thin SVD is cheaper and exact for few members
@@ -243,7 +245,7 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         k = int(self.n_clusters)
         labels, model = cluster_labels(X, k, clusterer=self.clusterer, random_state=self.random_state,
                                        n_iter=self.n_iter)
-        means, bases, counts = cluster_bases(X, labels, k)
+        means, bases, counts = cluster_bases(X, labels, k, directions=self.n_pc > 0)
         self.labels_ = labels
         self.means_ = means
         self.n_members_ = counts
