@@ -1,0 +1,257 @@
+"""Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021): transform identities, edge cases, STS protocol."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import replib.methods.cluster_isotropy as ci
+from replib.methods.cluster_isotropy import (ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning,
+                                             all_but_the_top, cluster_bases, compare_classification,
+                                             config_for, evaluate_sts, make_transform, mean_pool,
+                                             remove_cluster_directions, token_pool, tune_hyperparameters)
+
+
+def _blobs(n=600, d=20, k=4, seed=0):
+    """Anisotropic blobs: k well-separated centres, each with its own dominant directions and a common offset."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=8.0, size=(k, d))
+    X = []
+    for c in range(k):
+        A = rng.normal(size=(d, d)) * np.linspace(3.0, 0.1, d)
+        X.append(centres[c] + rng.normal(size=(n // k, d)) @ A.T)
+    return np.concatenate(X) + 30.0
+
+
+def _numpy_abtt(X, D):
+    """Straightforward all-but-the-top: centre, SVD, subtract the top-D projections."""
+    Xc = X - X.mean(0)
+    U = np.linalg.svd(Xc, full_matrices=False)[2][:D]
+    return Xc - Xc @ U.T @ U
+
+
+@pytest.mark.parametrize("clusterer", ["scipy", "sklearn", "gmm"])
+def test_clusters_are_zero_mean_and_directions_removed(clusterer):
+    X = _blobs()
+    t = ClusterIsotropy(4, 3, clusterer=clusterer, random_state=1)
+    Y = t.fit_transform(X)
+    for c in np.flatnonzero(t.n_members_):
+        members = Y[t.labels_ == c]
+        assert np.abs(members.mean(0)).max() < 1e-10
+        V = t.components_[c]
+        assert V.shape == (3, X.shape[1])
+        np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-10)        # orthonormal
+        assert np.abs(members @ V.T).max() < 1e-9                           # output orthogonal to them
+        # the removed directions are the cluster's top principal axes (compare with sklearn PCA)
+        from sklearn.decomposition import PCA
+        P = PCA(n_components=3).fit(X[t.labels_ == c]).components_
+        np.testing.assert_allclose(np.abs(P @ V.T), np.eye(3), atol=1e-6)
+
+
+def test_variance_left_is_the_tail_of_each_cluster():
+    X = _blobs(seed=3)
+    t = ClusterIsotropy(4, 5, random_state=0)
+    Y = t.fit_transform(X)
+    for c in np.flatnonzero(t.n_members_):
+        Z = X[t.labels_ == c] - X[t.labels_ == c].mean(0)
+        ev = np.sort(np.linalg.eigvalsh(Z.T @ Z))[::-1]
+        W = Y[t.labels_ == c]
+        np.testing.assert_allclose((W ** 2).sum(), ev[5:].sum(), rtol=1e-9)
+
+
+def test_global_equals_numpy_all_but_the_top_and_one_cluster():
+    X = _blobs(seed=2)
+    for D in (0, 1, 7):
+        np.testing.assert_allclose(all_but_the_top(X, D), _numpy_abtt(X, D), atol=1e-9)
+        np.testing.assert_allclose(ClusterIsotropy(1, D).fit_transform(X), _numpy_abtt(X, D), atol=1e-9)
+    g = make_transform("global", n_clusters=5, n_pc=2, global_pc=7)
+    assert (g.n_clusters, g.n_pc) == (1, 7)
+    assert make_transform("baseline", n_clusters=5, n_pc=2, global_pc=7) is None
+
+
+def test_deterministic_under_a_seed():
+    X = _blobs(seed=4)
+    a = ClusterIsotropy(6, 3, random_state=7).fit_transform(X)
+    b = ClusterIsotropy(6, 3, random_state=7).fit_transform(X)
+    assert np.array_equal(a, b)
+    labels = [ClusterIsotropy(6, 3, random_state=s).fit(X).labels_ for s in range(4)]
+    assert any(not np.array_equal(labels[0], l) for l in labels[1:]), "the seed should matter"
+
+
+def test_small_cluster_removes_members_minus_one(monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 10))
+    labels = np.zeros(100, dtype=np.int64)
+    labels[:3] = 1                                     # a 3-member cluster; n_pc = 5
+    monkeypatch.setattr(ci, "cluster_labels", lambda X, k, **kw: (labels, None))
+    t = ClusterIsotropy(2, 5)
+    with pytest.warns(SmallClusterWarning):
+        Y = t.fit_transform(X)
+    assert t.n_removed_.tolist() == [5, 2]
+    assert t.small_clusters_.tolist() == [1]
+    np.testing.assert_allclose(Y[:3], 0.0, atol=1e-12)  # 3 centred points span 2 directions: all removed
+
+
+def test_empty_cluster_is_dropped(monkeypatch):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 8))
+    labels = np.repeat([0, 2], 30)                     # cluster 1 is empty
+    monkeypatch.setattr(ci, "cluster_labels", lambda X, k, **kw: (labels, None))
+    t = ClusterIsotropy(3, 2)
+    with pytest.warns(EmptyClusterWarning):
+        Y = t.fit_transform(X)
+    assert t.empty_clusters_.tolist() == [1] and t.n_removed_[1] == 0
+    assert np.isfinite(Y).all()
+    assert set(t.predict(rng.normal(size=(50, 8)))) <= {0, 2}
+    assert np.isfinite(t.transform(rng.normal(size=(5, 8)))).all()
+
+
+def test_helpers_handle_empty_and_singleton_clusters():
+    X = np.arange(20.0).reshape(5, 4) ** 1.5
+    labels = np.array([0, 0, 0, 2, 0])                 # cluster 1 empty, cluster 2 a singleton
+    means, bases, counts = cluster_bases(X, labels, 3)
+    assert counts.tolist() == [4, 0, 1] and bases[1] is None and bases[2].shape == (4, 0)
+    out, n_removed = remove_cluster_directions(X, labels, means, bases, 2)
+    assert n_removed.tolist() == [2, 0, 0]
+    np.testing.assert_allclose(out[3], 0.0)
+
+
+def test_kmeans_can_leave_a_cluster_empty_without_crashing():
+    # duplicated points make kmeans2 ('points' init) pick the same centre twice for many seeds
+    X = np.concatenate([np.zeros((40, 3)), np.eye(3) * 10]) + 1.0
+    empties = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallClusterWarning)
+        warnings.simplefilter("ignore", EmptyClusterWarning)
+        for s in range(10):
+            t = ClusterIsotropy(3, 1, random_state=s)
+            Y = t.fit_transform(X)
+            assert np.isfinite(Y).all()
+            empties += t.empty_clusters_.size
+    assert empties > 0
+
+
+def test_bad_parameters():
+    X = _blobs()
+    with pytest.raises(ValueError, match="n_pc"):
+        ClusterIsotropy(2, X.shape[1]).fit(X)
+    with pytest.raises(ValueError, match="clusterer"):
+        ClusterIsotropy(2, 1, clusterer="dbscan").fit(X)
+    with pytest.raises(ValueError, match="n_clusters"):
+        ClusterIsotropy(0, 1).fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        ClusterIsotropy(2, 1).fit(np.full((10, 3), np.nan))
+    with pytest.raises(ValueError, match="not fitted"):
+        ClusterIsotropy(2, 1).transform(X)
+    with pytest.raises(ValueError, match="profile"):
+        config_for("fast")
+    with pytest.raises(ValueError, match="method"):
+        make_transform("whitening", n_clusters=2, n_pc=1, global_pc=1)
+
+
+def test_transform_of_training_rows_matches_fit_transform_for_converged_kmeans():
+    X = _blobs(seed=5)
+    t = ClusterIsotropy(4, 2, clusterer="sklearn", random_state=0)
+    Y = t.fit_transform(X)
+    np.testing.assert_allclose(t.transform(X), Y, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------------------- STS protocol
+def _toy_sts(seed=0, n_pairs=40, d=6):
+    rng = np.random.default_rng(seed)
+    t1 = [rng.normal(size=(rng.integers(2, 6), d)) + 3 for _ in range(n_pairs)]
+    t2 = [rng.normal(size=(rng.integers(2, 6), d)) + 3 for _ in range(n_pairs)]
+    gold = rng.uniform(0, 5, size=n_pairs)
+    return t1, t2, gold
+
+
+def test_mean_pool_and_token_pool():
+    t1, t2, _ = _toy_sts()
+    pool, lengths = token_pool(t1)
+    np.testing.assert_allclose(mean_pool(pool, lengths), np.stack([b.mean(0) for b in t1]))
+    with pytest.raises(ValueError, match="no tokens"):
+        token_pool([np.zeros((0, 3)), np.ones((2, 3))])
+
+
+def test_evaluate_sts_baseline_by_hand():
+    t1, t2, gold = _toy_sts()
+    r = evaluate_sts(t1, t2, gold)
+    a = np.stack([b.mean(0) for b in t1]); b = np.stack([x.mean(0) for x in t2])
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert r.spearman == pytest.approx(100 * stats.spearmanr(cos, gold)[0])
+    assert r.pearson == pytest.approx(100 * stats.pearsonr(cos, gold)[0])
+    assert r.n_tokens == sum(map(len, t1 + t2))
+
+
+def test_evaluate_sts_fits_the_transform_on_the_pool_of_both_sides():
+    t1, t2, gold = _toy_sts(seed=1)
+    r = evaluate_sts(t1, t2, gold, ClusterIsotropy(1, 2))
+    pool = _numpy_abtt(np.concatenate(t1 + t2), 2)
+    n1 = sum(map(len, t1))
+    A, B, off = [], [], 0
+    for blk in t1:
+        A.append(pool[off:off + len(blk)].mean(0)); off += len(blk)
+    for blk in t2:
+        B.append(pool[off:off + len(blk)].mean(0)); off += len(blk)
+    A, B = np.array(A), np.array(B)
+    cos = (A * B).sum(1) / np.linalg.norm(A, axis=1) / np.linalg.norm(B, axis=1)
+    assert off == len(pool) and n1 < off
+    assert r.spearman == pytest.approx(100 * stats.spearmanr(cos, gold)[0])
+
+
+def test_toy_sts_where_a_common_direction_hides_the_signal():
+    """A dominant direction with large variance drowns the cosine; removing it recovers the ranking."""
+    rng = np.random.default_rng(0)
+    n, d = 200, 8
+    gold = rng.uniform(0, 5, n)
+    base = rng.normal(size=(n, d - 1))
+    t1, t2 = [], []
+    for i in range(n):
+        other = rng.normal(size=d - 1)
+        mix = gold[i] / 5
+        v2 = mix * base[i] + (1 - mix) * other
+        big = np.zeros(d); big[0] = 50.0
+        t1.append(np.vstack([np.r_[0.0, base[i]] + big + rng.normal(size=d) * [100, *[0.01] * (d - 1)]] * 2))
+        t2.append(np.vstack([np.r_[0.0, v2] + big + rng.normal(size=d) * [100, *[0.01] * (d - 1)]] * 2))
+    raw = evaluate_sts(t1, t2, gold)
+    fixed = evaluate_sts(t1, t2, gold, ClusterIsotropy(1, 1))
+    assert fixed.spearman > 80 > raw.spearman
+    assert fixed.isotropy_log10 > raw.isotropy_log10
+
+
+def test_tuning_grid_matches_evaluate_sts():
+    t1, t2, gold = _toy_sts(seed=2)
+    grid = tune_hyperparameters(t1, t2, gold, ks=(1, 3), pcs=(0, 2), seeds=(5,), progress=False)
+    assert len(grid) == 4
+    g = grid.set_index(["n_clusters", "n_pc"])["spearman"]
+    assert g[(1, 2)] == pytest.approx(evaluate_sts(t1, t2, gold, ClusterIsotropy(1, 2)).spearman)
+    assert g[(3, 2)] == pytest.approx(evaluate_sts(t1, t2, gold, ClusterIsotropy(3, 2, random_state=5)).spearman)
+
+
+# ----------------------------------------------------------------------------------------- classification
+def test_fresh_classifier_per_condition():
+    rng = np.random.default_rng(0)
+    feats = rng.normal(size=(90, 4, 5)).astype(np.float32)
+    labels = (feats[:, 0, 0] > 0).astype(int)
+    splits = {"train": np.arange(50), "val": np.arange(50, 70), "eval": np.arange(70, 90)}
+    tr = {"baseline": None, "global": ClusterIsotropy(1, 1)}
+    fresh = compare_classification(feats, labels, splits, "SST-2", tr, epochs=3, lr=1e-2, isotropy=False)
+    assert fresh.fresh_init
+    reused = compare_classification(feats, labels, splits, "SST-2", tr, epochs=3, lr=1e-2, isotropy=False,
+                                    reuse_classifier=True)
+    assert not reused.fresh_init
+    assert fresh.metrics["baseline"] == reused.metrics["baseline"]
+    cola = compare_classification(feats, labels, splits, "CoLA", {"baseline": None}, epochs=2, lr=1e-2,
+                                  isotropy=False)
+    assert -100 <= cola.metrics["baseline"] <= 100
+
+
+def test_config_profiles():
+    for p in ("smoke", "offline", "paper"):
+        c = config_for(p)
+        assert c["seeds"] >= 2 and c["datasets"]
+    paper = config_for("paper")
+    assert paper["hparams"]["bert-base-uncased"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 15}
+    assert paper["hparams"]["gpt2"] == {"n_clusters": 10, "n_pc": 30, "global_pc": 30}
+    assert paper["hparams"]["roberta-base"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 25}
+    assert min(config_for("offline")["grid_k"]) == 5 and max(config_for("offline")["grid_pc"]) == 30
