@@ -131,7 +131,7 @@ def test_collapse_rejects_bad_t():
 
 # ------------------------------------------------------------------------------------------ training
 def test_training_is_deterministic_under_a_seed():
-    s = ct.synthetic_setup(200, 16, 3, seed=0)
+    s = ct.synthetic_setup(120, 8, 3, seed=0)
     a = ct.train_trajectory(s, seed=3, n_updates=20, eval_every=5, progress=False)
     b = ct.train_trajectory(s, seed=3, n_updates=20, eval_every=5, progress=False)
     c = ct.train_trajectory(s, seed=4, n_updates=20, eval_every=5, progress=False)
@@ -141,8 +141,8 @@ def test_training_is_deterministic_under_a_seed():
 
 
 def test_training_resumes_after_a_kill(tmp_path, monkeypatch):
-    s = ct.synthetic_setup(150, 8, 2, seed=1)
-    full = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=100, progress=False)
+    s = ct.synthetic_setup(120, 8, 2, seed=1)
+    full = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, progress=False)
 
     class Killed(Exception):
         pass
@@ -154,18 +154,18 @@ def test_training_resumes_after_a_kill(tmp_path, monkeypatch):
     ck = tmp_path / "run.pt"
     monkeypatch.setattr(ct, "_UPDATE_HOOK", kill)
     with pytest.raises(Killed):
-        ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=100, checkpoint=ck,
+        ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
                             checkpoint_every=4, progress=False)
     assert ck.exists()
     monkeypatch.setattr(ct, "_UPDATE_HOOK", None)
-    resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=100, checkpoint=ck,
+    resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
                                   checkpoint_every=4, progress=False)
     assert resumed.equals(full)
     # a finished checkpoint is returned as is; a checkpoint of another run is refused
-    assert ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=100, checkpoint=ck,
+    assert ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
                                progress=False).equals(full)
     with pytest.raises(ValueError, match="another run"):
-        ct.train_trajectory(s, seed=1, n_updates=30, eval_every=3, metric_sample=100, checkpoint=ck, progress=False)
+        ct.train_trajectory(s, seed=1, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck, progress=False)
 
 
 def test_training_raises_silhouette_and_lowers_isoscore_multilabel():
@@ -210,3 +210,15 @@ def test_correlations_of_a_monotone_tradeoff():
     t = pd.DataFrame(dict(isoscore=np.linspace(0.9, 0.5, 11), silhouette=np.linspace(0.0, 0.4, 11) ** 2))
     r = ct.trajectory_correlations(t)
     assert r["spearman"] == pytest.approx(-1.0) and -1.0 < r["pearson"] < -0.9
+
+
+def test_run_seeds_caches_and_summarizes(tmp_path):
+    s = ct.synthetic_setup(120, 8, 2, seed=2)
+    cfg = ct.TrainConfig(n_updates=20, eval_every=5, seeds=(0, 1), other_seeds_eval_every=10, lr=1e-2)
+    runs = ct.run_seeds(s, cfg, cache_dir=tmp_path, progress=False)
+    assert sorted(runs[runs.seed == 1].step) == [0, 10, 20] and len(runs[runs.seed == 0]) == 5
+    assert len(list((tmp_path / "runs").glob("*.pt"))) == 2
+    assert ct.run_seeds(s, cfg, cache_dir=tmp_path, progress=False).equals(runs)  # from the checkpoints
+    sm = ct.summarize_runs(runs)
+    assert sm["n_seeds"] == 2 and np.isfinite(sm["seed_std_max"]) and sm["n_points"] == 5
+    assert sm["silhouette_gain"] == pytest.approx(runs.silhouette.iloc[4] - runs.silhouette.iloc[0])

@@ -271,8 +271,9 @@ and can be run here with the packaged copy of that model:
 The vectors are the SBERT *output* embeddings (after its normalisation), cached on disk. Training: the
 vectors and an `nn.Linear` are parameters of one Adam with PyTorch's defaults, full batch, 1,000 updates,
 5 seeds (the seed sets the classifier's initialisation). The paper evaluates after every update; the
-`offline` profile evaluates seed 0 at every 25th update (41 points, used for the correlations and the
-figures) and the other seeds at every 250th (used for the spread across seeds).
+`offline` profile runs 2 seeds, evaluates seed 0 at every 25th update (41 points, used for the correlations
+and the figures) and seed 1 at every 250th (used for the spread across seeds), to fit in about 20 minutes on
+two CPU cores.
 """),
 ("code", r"""
 t0 = time.time()
@@ -305,9 +306,10 @@ for name, s in setups.items():
     runs[name] = ct.run_seeds(s, main_cfg, cache_dir=cache_dir, device=device)
     summary[name] = ct.summarize_runs(runs[name])
     print(f"{name}: {time.time() - t0:.0f} s", {k: round(v, 4) for k, v in summary[name].items()})
-    for key in ("pearson", "spearman", "silhouette_gain", "isoscore_drop", "accuracy_end", "seed_std_max",
-                "isoscore_start", "isoscore_end", "silhouette_start", "silhouette_end"):
-        record(f"{name}_{key}", summary[name][key])
+for key in ("pearson", "spearman", "silhouette_gain", "isoscore_drop", "accuracy_end", "seed_std_max",
+            "isoscore_start", "isoscore_end", "silhouette_start", "silhouette_end"):
+    record(f"polarity_{key}", summary["polarity"][key])
+    record(f"snli_{key}", summary["snli"][key])
 """),
 ("md", r"""
 ### Silhouette rises, IsoScore falls (Figure 2)
@@ -434,7 +436,7 @@ reported = [("(i) polarity", "Pearson r", -0.808, summary["polarity"]["pearson"]
             ("(i) polarity", "parameters", 4_094_976, ct.count_parameters(setups["polarity"]), "Table 1 [P]"),
             ("(ii) SNLI", "parameters", 4_987_395, ct.count_parameters(setups["snli"]), "Table 1 [P]"),
             ("GLUE", "max Pearson r", "stripped (Table 3)", glue.pearson.max(), "App. A"),
-            ("all", "std across 5 seeds", "negligible (values stripped)",
+            ("all", "max std across seeds", "negligible (values stripped)",
              max(summary["polarity"]["seed_std_max"], summary["snli"]["seed_std_max"]), "Sec. 3.2 [P]")]
 pd.DataFrame(reported, columns=["setup", "quantity", "paper", "this run", "source"])
 """),
@@ -447,8 +449,10 @@ pd.DataFrame(reported, columns=["setup", "quantity", "paper", "this run", "sourc
   weight the fast start against the slow end; 0.10 is below the spread of the four reported setups
   (−0.808 to −0.978), so it still separates them. Spearman's $\rho$ is checked against −0.99 (the reported
   bound is −0.998 on 1,001 steps; our `offline` grid has 41).
-* **Evaluation grid.** `offline` evaluates every 25th update for seed 0 and every 250th for seeds 1–4 (the
-  paper: every update, all seeds); the `paper` profile evaluates every update.
+* **Evaluation grid and seeds.** `offline` trains 2 seeds instead of 5 and evaluates every 25th update for
+  seed 0 and every 250th for seed 1 (the paper: every update, 5 seeds); the `paper` profile follows the
+  paper. IsoScore falls most within the first hundred updates, which the 25-step grid samples with only a
+  few points, so the offline Pearson $r$ weighs that phase a little differently from the paper's.
 * **SNLI features and counts.** The classifier input for pairs is not stated; we use $[u; v]$ with a bias. SentEval's
   tokenised SNLI has 12,981 unique sentences, so our count, {glue:text}`snli_n_params:.0f`, is 384 short of
   the paper's 4,987,395 (the paper's deduplication of raw strings evidently differs by about one sentence). The
