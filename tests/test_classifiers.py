@@ -1,0 +1,224 @@
+"""Mickus et al. 2024 chapter: the identities of Sec. 2, the exact torch silhouette, the training loop."""
+import math
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import silhouette_score as sk_silhouette
+
+from replib.methods import classifier_training as ct
+from replib.metrics import isoscore
+from replib.metrics.silhouette import silhouette_samples, silhouette_score
+
+
+def _blobs(n=300, d=12, k=4, spread=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3.0, size=(k, d))
+    y = rng.integers(0, k, n)
+    return centres[y] + spread * rng.normal(size=(n, d)), y
+
+
+# ------------------------------------------------------------------------------------------ silhouette
+@pytest.mark.parametrize("n,d,k,chunk", [(200, 5, 2, 7), (301, 16, 5, 64), (150, 3, 9, 1000)])
+def test_silhouette_matches_sklearn(n, d, k, chunk):
+    X, y = _blobs(n, d, k, seed=n)
+    ours = silhouette_score(X, y, device="cpu", chunk_size=chunk)
+    assert abs(ours - sk_silhouette(X, y)) < 1e-10
+
+
+def test_silhouette_samples_match_sklearn_with_singleton_and_string_labels():
+    from sklearn.metrics import silhouette_samples as sk_samples
+
+    X, y = _blobs(120, 6, 3, seed=1)
+    y = y.astype(str).astype(object)
+    y[5] = "alone"  # singleton cluster: s = 0 by convention
+    np.testing.assert_allclose(silhouette_samples(X, y, chunk_size=17), sk_samples(X, y), atol=1e-10)
+
+
+def test_silhouette_float32_and_tensor_input_close():
+    X, y = _blobs(500, 32, 3, seed=2)
+    ref = sk_silhouette(X, y)
+    got = silhouette_score(torch.from_numpy(X).float(), torch.from_numpy(y), dtype=torch.float32)
+    assert abs(got - ref) < 1e-5
+
+
+def test_silhouette_multilabel_uses_distinct_label_vectors():
+    X, _ = _blobs(200, 8, 3, seed=3)
+    Y = np.random.default_rng(3).integers(0, 2, size=(200, 3))
+    codes = np.unique(Y, axis=0, return_inverse=True)[1].reshape(-1)
+    assert abs(silhouette_score(X, Y) - sk_silhouette(X, codes)) < 1e-10
+
+
+def test_silhouette_invariant_to_permutation_and_translation():
+    X, y = _blobs(150, 4, 3, seed=4)
+    p = np.random.default_rng(0).permutation(150)
+    a = silhouette_score(X, y)
+    assert abs(silhouette_score(X[p] + 100.0, y[p]) - a) < 1e-9
+
+
+@pytest.mark.parametrize("bad", ["one_cluster", "length", "nan", "all_distinct"])
+def test_silhouette_bad_input(bad):
+    X, y = _blobs(50, 3, 2)
+    if bad == "one_cluster":
+        y = np.zeros(50)
+    elif bad == "length":
+        y = y[:-1]
+    elif bad == "nan":
+        X[0, 0] = np.nan
+    else:
+        y = np.arange(50)
+    with pytest.raises(ValueError):
+        silhouette_score(X, y)
+
+
+# ------------------------------------------------------------------------------------------ identities
+def test_variance_identity_zhang():
+    X = np.random.default_rng(0).normal(size=(97, 7)) * np.arange(1, 8)
+    np.testing.assert_allclose(ct.variance_from_pairwise_differences(X, chunk_size=10), X.var(0), rtol=1e-12)
+    # the sample (ddof=1) variance does not satisfy it: the identity pins the 1/N² normalisation
+    assert np.abs(ct.variance_from_pairwise_differences(X) - X.var(0, ddof=1)).max() > 1e-3
+
+
+def test_defect_and_isoscore_through_the_angle():
+    from IsoScore import IsoScore as pkg
+
+    rng = np.random.default_rng(1)
+    for n in (2, 5, 50):
+        X = rng.normal(size=(400, n)) * rng.gamma(0.5, size=n)
+        sigma = ct.variance_vector(X)
+        c = ct.variance_angle_cosine(sigma)
+        assert abs(ct.isotropy_defect(sigma) - float(ct.defect_from_cosine(c, n))) < 1e-12
+        assert abs(float(ct.isoscore_from_cosine(c, n)) - isoscore(X)) < 1e-12
+        assert abs(float(ct.isoscore_from_cosine(c, n)) - float(pkg.IsoScore(X))) < 1e-6
+
+
+def test_defect_squared_affine_in_cos_not_cos2():
+    n = 20
+    rng = np.random.default_rng(2)
+    sig = [rng.gamma(a, size=n) for a in np.geomspace(0.05, 20, 40)]
+    c = np.array([ct.variance_angle_cosine(s) for s in sig])
+    d2 = np.array([ct.isotropy_defect(s) for s in sig]) ** 2
+    res_cos = np.linalg.lstsq(np.c_[c, np.ones_like(c)], d2, rcond=None)[1]
+    res_cos2 = np.linalg.lstsq(np.c_[c ** 2, np.ones_like(c)], d2, rcond=None)[1]
+    assert res_cos[0] < 1e-20 and res_cos2[0] > 1e-6
+
+
+def test_silhouette_and_isotropy_objectives():
+    X, y = _blobs(80, 5, 3, seed=5)
+    assert math.isclose(ct.silhouette_objective(X, y), ct.silhouette_objective_pairwise(X, y), rel_tol=1e-10)
+    assert math.isclose(ct.isotropy_objective(X), 2 * 80 ** 2 * X.var(0).sum(), rel_tol=1e-12)
+    # collapsing the clusters by t changes O_S by (t² - 1) Σ_a 2(N - 2 n_a) SSW_a: Eq. (1) counts a cluster's
+    # spread in its N - n_a cross pairs too, so O_S *falls* on collapse unless a cluster holds over half the points
+    t, n = 0.3, len(y)
+    change = sum(2 * (n - 2 * (y == a).sum()) * ((X[y == a] - X[y == a].mean(0)) ** 2).sum() for a in np.unique(y))
+    got = ct.silhouette_objective(ct.collapse_clusters(X, y, t), y) - ct.silhouette_objective(X, y)
+    assert math.isclose(got, (t * t - 1) * change, rel_tol=1e-9)
+
+
+def test_collapse_path_raises_silhouette_and_lowers_isoscore():
+    X, y = _blobs(300, 16, 4, spread=2.0, seed=6)
+    path = ct.collapse_path(X, y, np.linspace(1.0, 0.0, 6))
+    assert (np.diff(path.silhouette) > 0).all()
+    assert (np.diff(path.isoscore) < 0).all()
+    assert path.silhouette.iloc[-1] == pytest.approx(1.0)
+
+
+def test_collapse_rejects_bad_t():
+    X, y = _blobs(20, 3, 2)
+    with pytest.raises(ValueError):
+        ct.collapse_clusters(X, y, 1.5)
+
+
+# ------------------------------------------------------------------------------------------ training
+def test_training_is_deterministic_under_a_seed():
+    s = ct.synthetic_setup(120, 8, 3, seed=0)
+    a = ct.train_trajectory(s, seed=3, n_updates=20, eval_every=5, progress=False)
+    b = ct.train_trajectory(s, seed=3, n_updates=20, eval_every=5, progress=False)
+    c = ct.train_trajectory(s, seed=4, n_updates=20, eval_every=5, progress=False)
+    assert a.equals(b)
+    assert not np.allclose(a.loss.values, c.loss.values)
+    assert list(a.step) == [0, 5, 10, 15, 20]
+
+
+def test_training_resumes_after_a_kill(tmp_path, monkeypatch):
+    s = ct.synthetic_setup(120, 8, 2, seed=1)
+    full = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, progress=False)
+
+    class Killed(Exception):
+        pass
+
+    def kill(n_done):
+        if n_done == 23:
+            raise Killed
+
+    ck = tmp_path / "run.pt"
+    monkeypatch.setattr(ct, "_UPDATE_HOOK", kill)
+    with pytest.raises(Killed):
+        ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
+                            checkpoint_every=4, progress=False)
+    assert ck.exists()
+    monkeypatch.setattr(ct, "_UPDATE_HOOK", None)
+    resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
+                                  checkpoint_every=4, progress=False)
+    assert resumed.equals(full)
+    # a finished checkpoint is returned as is; a checkpoint of another run is refused
+    assert ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
+                               progress=False).equals(full)
+    with pytest.raises(ValueError, match="another run"):
+        ct.train_trajectory(s, seed=1, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck, progress=False)
+
+
+def test_training_raises_silhouette_and_lowers_isoscore_multilabel():
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(240, 16))
+    labels = [set(rng.choice(["N", "V", "A"], size=rng.integers(1, 3), replace=False)) for _ in range(240)]
+    s = ct.multilabel_setup(V, labels, name="toy-pos")
+    assert s.multilabel and s.n_outputs == 3 and s.n_clusters <= 6
+    t = ct.train_trajectory(s, seed=0, n_updates=60, eval_every=20, lr=1e-2, progress=False)
+    assert t.silhouette.iloc[-1] > t.silhouette.iloc[0]
+    assert t.isoscore.iloc[-1] < t.isoscore.iloc[0]
+    assert t.loss.iloc[-1] < t.loss.iloc[0]
+
+
+def test_pairs_and_parameter_counts():
+    # polarity: 10,662 sentences, 384-d, 2 outputs, no bias -> the paper's 4,094,976 (Table 1)
+    s = ct.ClassifierSetup("p", np.ones((10_662, 2)) * [[1, 0]] + np.eye(10_662, 2), np.arange(10_662),
+                           np.arange(10_662) % 2, bias=False)
+    assert ct.count_parameters(s) == 10_662 * 2 + 2 * 2
+    pol = dict(U=10_662, d=384)
+    assert pol["U"] * pol["d"] + pol["d"] * 2 == 4_094_976
+    rng = np.random.default_rng(0)
+    pairs = ct.ClassifierSetup("pairs", rng.normal(size=(30, 4)), rng.integers(0, 30, size=(50, 2)),
+                               rng.integers(0, 3, 50), bias=True)
+    assert pairs.d_in == 8 and ct.count_parameters(pairs) == 30 * 4 + 8 * 3 + 3
+    t = ct.train_trajectory(pairs, seed=0, n_updates=5, eval_every=5, progress=False)
+    assert len(t) == 2
+
+
+def test_setup_validation():
+    with pytest.raises(ValueError):
+        ct.ClassifierSetup("x", np.ones((5, 2)), np.array([0, 1, 7]), np.array([0, 1, 0]))
+    with pytest.raises(ValueError):
+        ct.ClassifierSetup("x", np.random.rand(5, 2), np.arange(5), np.zeros(5))
+    with pytest.raises(ValueError):
+        ct.config_for("fast")
+
+
+def test_correlations_of_a_monotone_tradeoff():
+    import pandas as pd
+
+    t = pd.DataFrame(dict(isoscore=np.linspace(0.9, 0.5, 11), silhouette=np.linspace(0.0, 0.4, 11) ** 2))
+    r = ct.trajectory_correlations(t)
+    assert r["spearman"] == pytest.approx(-1.0) and -1.0 < r["pearson"] < -0.9
+
+
+def test_run_seeds_caches_and_summarizes(tmp_path):
+    s = ct.synthetic_setup(120, 8, 2, seed=2)
+    cfg = ct.TrainConfig(n_updates=20, eval_every=5, seeds=(0, 1), other_seeds_eval_every=10, lr=1e-2)
+    runs = ct.run_seeds(s, cfg, cache_dir=tmp_path, progress=False)
+    assert sorted(runs[runs.seed == 1].step) == [0, 10, 20] and len(runs[runs.seed == 0]) == 5
+    assert len(list((tmp_path / "runs").glob("*.pt"))) == 2
+    assert ct.run_seeds(s, cfg, cache_dir=tmp_path, progress=False).equals(runs)  # from the checkpoints
+    sm = ct.summarize_runs(runs)
+    assert sm["n_seeds"] == 2 and np.isfinite(sm["seed_std_max"]) and sm["n_points"] == 5
+    assert sm["silhouette_gain"] == pytest.approx(runs.silhouette.iloc[4] - runs.silhouette.iloc[0])
