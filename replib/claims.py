@@ -68,10 +68,25 @@ class ClaimResult:
         return asdict(self)
 
 
+_CHECK_FAILED = "check failed: "
+
+
+def _split_check(check: dict) -> tuple[str, Any, str | None]:
+    """(kind, spec, expected_failure reason or None) of one profile's check."""
+    expected = check.get("expected_failure")
+    kind, spec = next((k, v) for k, v in check.items() if k != "expected_failure")
+    return kind, spec, expected
+
+
 def _validate_check(where: str, check: Any) -> None:
-    if not isinstance(check, dict) or len(check) != 1:
+    if not isinstance(check, dict) or len([k for k in check if k != "expected_failure"]) != 1:
         raise ClaimsFileError(f"{where}: a check is a mapping with exactly one of tolerance/property/unverified")
-    kind, spec = next(iter(check.items()))
+    kind, spec, expected = _split_check(check)
+    if expected is not None:
+        if not isinstance(expected, str) or not expected.strip():
+            raise ClaimsFileError(f"{where}: 'expected_failure' needs the reason as text")
+        if kind == "unverified":
+            raise ClaimsFileError(f"{where}: an unverified check cannot have an expected failure")
     if kind == "unverified":
         if not isinstance(spec, str) or not spec.strip():
             raise ClaimsFileError(f"{where}: 'unverified' needs the reason as text")
@@ -135,7 +150,7 @@ def _is_number(v: Any) -> bool:
 
 
 def _describe(check: dict) -> str:
-    kind, spec = next(iter(check.items()))
+    kind, spec, _ = _split_check(check)
     if kind == "unverified":
         return "unverified"
     if kind == "tolerance":
@@ -149,13 +164,23 @@ def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
                    notebook_error: str | None = None) -> ClaimResult:
     """Check one claim in one profile against the recorded values of its executed notebook."""
     check = claim.checks[profile]
-    kind, spec = next(iter(check.items()))
+    kind, spec, expected = _split_check(check)
     value = records.get(claim.key)
 
     def result(status: str, detail: str) -> ClaimResult:
+        deviation = claim.deviation
+        if expected is not None:  # strict expected failure: the check itself still runs
+            if status == "failed" and detail.startswith(_CHECK_FAILED):
+                status, deviation = "deviates", expected
+                detail = "does not hold here, as documented: " + detail[len(_CHECK_FAILED):]
+            elif status in PASSING:
+                status = "failed"
+                detail = (f"expected to fail in this profile ({expected}) but holds now ({detail}): "
+                          "update the claims file and the chapter's deviations")
         return ClaimResult(chapter=claim.chapter, key=claim.key, claim=claim.claim, profile=profile,
                            paper_value=claim.paper_value, source=claim.source, value=value,
-                           check=_describe(check), status=status, detail=detail, deviation=claim.deviation)
+                           check=_describe(check) + (" (expected to fail)" if expected else ""),
+                           status=status, detail=detail, deviation=deviation)
 
     if kind == "unverified":
         return result("unverified", spec)
@@ -178,7 +203,7 @@ def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
             elif not abs(math.log10(value) - math.log10(ref)) <= spec["log10"]:
                 problems.append(f"|log10 {value:.3g} - log10 {ref:.3g}| > {spec['log10']}")
         if problems:
-            return result("failed", "; ".join(problems))
+            return result("failed", _CHECK_FAILED + "; ".join(problems))
         return result("reproduced", f"within {_describe(check)[10:]} of the paper's {ref:g}")
     # property
     op = spec["op"]
@@ -206,7 +231,7 @@ def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
             ok = False
         detail = f"{value!r} {op} {rhs!r}" + (f" (±{spec['abs']})" if op == "close" else "")
     if not ok:
-        return result("failed", "property does not hold: " + detail)
+        return result("failed", _CHECK_FAILED + "property does not hold: " + detail)
     return result("deviates" if claim.deviation else "consistent", detail)
 
 

@@ -39,7 +39,8 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 
 def book_is_stale(html: Path, runs: Path) -> tuple[bool, bool]:
     """(run needed, book build needed) from modification times."""
-    chapters = list((ROOT / "notebooks").glob("*.ipynb")) + list((ROOT / "notebooks").glob("*.claims.yml"))
+    chapters = (list((ROOT / "notebooks").glob("*.ipynb")) + list((ROOT / "notebooks").glob("*.claims.yml"))
+                + list((ROOT / "replib").rglob("*.py")))  # a changed formula re-runs the chapters
     executed = list((runs / "notebooks").glob("*.ipynb"))
     run_needed = (not (runs / "report.json").exists()
                   or {p.name for p in executed} < {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}

@@ -8,6 +8,7 @@ Install the browser with ``apt-get install -y chromium chromium-driver`` (Debian
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +19,8 @@ from replib import browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = browser.unavailable_reason()
+if REASON and os.environ.get("REPLIB_REQUIRE_BROWSER"):  # CI installs Chromium: a missing browser is a failure
+    raise RuntimeError(f"REPLIB_REQUIRE_BROWSER is set but the browser test cannot run: {REASON}")
 _skip = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 
 

@@ -123,3 +123,27 @@ def test_read_records_reads_glue_outputs():
     nb.cells = [cell]
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # through JSON, as on disk
     assert read_records(nb) == {"a": 1.5}
+
+
+@pytest.mark.parametrize("check,records,status", [
+    # the paper's claim does not hold in this profile, as documented: deviates, with the reason
+    ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
+    ('{tolerance: {abs: 0.1}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
+    # strict: when it holds after all, the file is out of date -> failed
+    ('{property: {op: gt, value: 1}, expected_failure: "model differs"}', {"k": 2.5}, "failed"),
+    # a missing number is never excused
+    ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {}, "failed"),
+])
+def test_expected_failure_is_strict(tmp_path, check, records, status):
+    c = _claims(tmp_path, check).claims[0]
+    r = evaluate_claim(c, "smoke", records)
+    assert r.status == status, r.detail
+    if status == "deviates":
+        assert r.deviation == "model differs" and "expected to fail" in r.check
+
+
+def test_expected_failure_needs_reason_and_a_real_check(tmp_path):
+    with pytest.raises(ClaimsFileError, match="reason"):
+        _claims(tmp_path, '{property: {op: gt, value: 3}, expected_failure: ""}')
+    with pytest.raises(ClaimsFileError, match="unverified"):
+        _claims(tmp_path, '{unverified: "x", expected_failure: "y"}')

@@ -1,39 +1,40 @@
 """The README's test command includes the smoke run of every chapter, the claim check and the strict
-book build: a broken formula or a missing number fails here (and so fails CI)."""
-import os
-import subprocess
-import sys
+book build (through the session fixture ``smoke_book`` of conftest.py, shared with the browser test):
+a broken formula or a missing number fails here, and so fails CI."""
+import json
 from pathlib import Path
 
-import pytest
+import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="session")
-def smoke_run():
-    """Run every chapter in the smoke profile once per test session (python -m replib run)."""
-    if os.environ.get("REPLIB_SKIP_SMOKE"):
-        pytest.skip("REPLIB_SKIP_SMOKE is set")
-    proc = subprocess.run([sys.executable, "-m", "replib", "run", "--profile", "smoke"], cwd=ROOT,
-                          capture_output=True, text=True)
-    print(proc.stdout[-20000:])
-    print(proc.stderr[-5000:], file=sys.stderr)
-    return proc
+from replib.claims import load_claims
 
 
-def test_smoke_run_all_claims_pass(smoke_run):
-    last = smoke_run.stdout.strip().splitlines()[-1]
-    assert smoke_run.returncode == 0, f"smoke run failed: {last}\n{smoke_run.stdout[-6000:]}"
-    assert last.endswith("0 failed") or " 0 failed," in last, last
+def test_smoke_run_all_claims_pass(smoke_book):
+    report = json.loads(smoke_book.report.read_text())
+    assert report["profile"] == "smoke"
+    bad = [f"{c['chapter']}:{c['key']} {c['status']} ({c.get('detail')})" for c in report["claims"]
+           if c["status"] == "failed"]
+    assert report["summary"]["chapter_failures"] == 0, report["chapters"]
+    assert not bad, "\n".join(bad)
+    assert report["summary"]["failed"] == 0
 
 
-def test_strict_book_build(smoke_run):
-    assert smoke_run.returncode == 0
-    proc = subprocess.run([sys.executable, "-m", "replib", "book", "--profile", "smoke"], cwd=ROOT,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
-    html = ROOT / "build" / "book" / "_build" / "html"
+def test_every_toc_chapter_ran_and_was_checked(smoke_book):
+    report = json.loads(smoke_book.report.read_text())
+    root = Path(__file__).resolve().parents[1]
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    chapters = [c["file"].split("/")[-1] for part in toc["parts"] for c in part["chapters"]
+                if c["file"].startswith("notebooks/")]
+    checked = {c["chapter"] for c in report["claims"]}
+    assert set(chapters) <= checked, set(chapters) - checked
+    for ch in chapters:
+        assert (smoke_book.executed / f"{ch}.ipynb").exists(), ch
+        n_claims = len(load_claims(root / "notebooks" / f"{ch}.claims.yml").claims)
+        assert sum(c["chapter"] == ch for c in report["claims"]) == n_claims, ch
+
+
+def test_strict_book_build(smoke_book):
+    html = smoke_book.html
     assert (html / "index.html").exists()
     validation = (html / "book" / "validation.html").read_text()
-    assert "Profile" in validation and "smoke" in validation
+    assert "smoke" in validation

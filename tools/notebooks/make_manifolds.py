@@ -22,7 +22,7 @@ if "google.colab" in sys.modules:
 
 PARAMS = '''profile = None  # "smoke" | "offline" | "paper"; None = automatic ("paper" on Colab, else "offline")
 seed = 0
-cache_dir = None  # embeddings cache (resumable); None = $REPLIB_CACHE/manifolds or ~/.cache/replib/manifolds'''
+cache_dir = None  # embeddings cache (resumable); None = $REPLIB_CACHE_DIR/manifolds or ~/.cache/replib/manifolds'''
 
 
 def write(path, cells):
@@ -73,6 +73,7 @@ from replib.data import load_lm_corpus
 from replib.methods import manifolds as mf
 from replib.metrics import avg_pairwise_cosine
 from replib.metrics.lid import cai_over_levina_bickel, lid_mle
+from replib._io import cache_root
 from replib.plotting import setup, show_plotly
 from replib.profiles import resolve_profile
 
@@ -80,7 +81,7 @@ profile = resolve_profile(profile)
 setup()
 cfg = mf.config_for(profile)
 if cache_dir is None:
-    cache_dir = os.path.join(os.environ.get("REPLIB_CACHE", os.path.expanduser("~/.cache/replib")), "manifolds")
+    cache_dir = str(cache_root("manifolds"))
 print("profile:", profile)
 print({k: v for k, v in cfg.items() if k not in ("ks",)})
 """),
@@ -186,15 +187,18 @@ print(f"{mname} {ckey} layer {layer}: {len(Xs):,} instances of {len(keep_types):
 The slides' first observation: "Both S-inter and S-intra are high across all the layers and all the
 models". Here the smallest raw $S_{inter}$ over all models, corpora and layers is
 {glue:text}`s_inter_min:.3f` and the smallest raw $S_{intra}$ {glue:text}`s_intra_min:.3f`.
-After per-cluster centring, the largest $S_{inter}$ is {glue:text}`s_inter_cluster_max:.3f`; every layer's
-$S_{inter}$ drops by at least {glue:text}`s_inter_drop_min:.3f` and its $S_{intra}$ by at least
-{glue:text}`s_intra_drop_min:.3f`.
+After per-cluster centring, the largest $S_{inter}$ is {glue:text}`s_inter_cluster_max:.3f`. The drop of
+$S_{inter}$ (raw minus centred) is {glue:text}`s_inter_drop_mean:.3f` on average over layers and its
+smallest value over layers is {glue:text}`s_inter_drop_min:.3f` (negative if it *rose* in some layer); the
+smallest drop of $S_{intra}$ is {glue:text}`s_intra_drop_min:.3f`.
 """),
 ("code", r"""
 record("s_inter_min", results["s_inter"].min())
 record("s_intra_min", results["s_intra"].min())
 record("s_inter_cluster_max", results["s_inter_cluster"].max())
+record("s_inter_positive_min", results["s_inter"].min())  # checked against 0 (anisotropy), s_inter_min against 0.1
 record("s_inter_drop_min", (results["s_inter"] - results["s_inter_cluster"]).min())
+record("s_inter_drop_mean", (results["s_inter"] - results["s_inter_cluster"]).mean())
 record("s_intra_drop_min", (results["s_intra"] - results["s_intra_cluster"]).min())
 long = results.melt(id_vars=["model", "corpus", "layer"],
                     value_vars=["s_inter", "s_inter_cluster", "s_intra", "s_intra_cluster"],
@@ -427,15 +431,17 @@ for mname, ckey, layer, v, df in views:
   throughout and a smaller silhouette sample offline (3,000 instead of 20,000); LID is estimated at 1,000
   random query tokens per layer offline (50,000 in `paper`).
 * **Per-cluster $S_{inter}$ on MiniLM.** In the `offline` profile the claim that per-cluster centring
-  lowers $S_{inter}$ in *every* layer can fail; the status of claim `s_inter_drop_min` on the
-  [validation page](../book/validation.md) says whether it did in this build.
+  lowers $S_{inter}$ in *every* layer fails (claim `s_inter_drop_min`, marked as an expected failure
+  offline: it is still checked, and turns red if it ever holds, so the text stays true); on average over
+  layers the drop is positive (claim `s_inter_drop_mean`).
   We keep the authors' statistic unchanged (one instance per type, clusters unweighted) and show the
   cause above, rather than re-weighting it until the claim passes.
 * **"High in all layers" on MiniLM.** all-MiniLM-L6-v2 was fine-tuned with a contrastive sentence
   objective, which is known to spread embeddings out; its last layers can fall below the 0.1 bar we use
   for a "high" $S_{inter}$ (smallest value in this build: {glue:text}`s_inter_min:.3f`). The claim
-  `s_inter_min` then fails offline: this is a property of MiniLM, not a test of the paper's models,
-  which only the `paper` profile checks.
+  `s_inter_min` then fails offline (an expected failure, still checked): this is a property of MiniLM,
+  not a test of the paper's models, which only the `paper` profile checks. Every layer stays anisotropic
+  ($S_{inter}>0$, claim `s_inter_positive_min`).
 * **Duplicates.** The authors did not treat exact duplicate vectors; we keep them too (faithful) but count
   them, and `lid_mle(..., duplicates="drop")` removes them. Distances between exact duplicates are set to
   exactly 0 (a dot-product distance leaves round-off of about 1e-8 instead).
