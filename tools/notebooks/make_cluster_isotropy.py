@@ -115,6 +115,11 @@ def prop(**by_profile):
     return {p: ({"property": v} if isinstance(v, dict) else {"unverified": v}) for p, v in by_profile.items()}
 
 
+def xfail(check, reason):
+    """A paper's threshold that is known not to hold in this profile: still checked, strict (CONTRIBUTING.md)."""
+    return {"property": check, "expected_failure": reason}
+
+
 def claims():
     cl = []
     add = cl.append
@@ -143,21 +148,22 @@ def claims():
          "claim": "Cluster-based I(W) is at least the global method's on every STS data set and model "
                   "(min of log10 I_cluster - log10 I_global; a 0.05 tolerance in log10)",
          "paper": {"value": 0.0, "source": SRC + "Table 6 [P]: cluster > global in all 21 cells (closest: RoBERTa STS2016 0.89 vs 0.85)"},
-         "deviation": "On all-MiniLM-L6-v2 (offline) the paper's ordering holds on some data sets only (SICK-R, STS12, "
-                      "STS13) and fails on others (STS15 clearly, by a fraction of an order of magnitude): both methods "
-                      "bring MiniLM to the same order of I(W). Offline checks only that cluster-based is never worse by "
-                      "half an order of magnitude or more; the strict paper check (> -0.05) is kept for smoke and paper",
-         "checks": prop(smoke={"op": "gt", "value": -0.05}, offline={"op": "gt", "value": -0.5},
-                        paper={"op": "gt", "value": -0.05})})
+         "checks": {**prop(smoke={"op": "gt", "value": -0.05}, paper={"op": "gt", "value": -0.05}),
+                    "offline": xfail({"op": "gt", "value": -0.05},
+                                     "on all-MiniLM-L6-v2 the paper's ordering holds on some data sets only: both "
+                                     "methods bring MiniLM to the same order of I(W), and on some data sets the global "
+                                     "method is ahead by a fraction of an order of magnitude")}})
     add({"key": "iw_gain_minilm_cluster_log10",
-         "claim": "On all-MiniLM-L6-v2 the cluster-based method raises I(W) on every data set, but the smallest gain "
-                  "is below one order of magnitude (min over data sets of log10 I_cluster - log10 I_baseline in (0, 1))",
+         "claim": "The cluster-based method raises I(W) by orders of magnitude on every data set (smallest gain of "
+                  "log10 I_cluster - log10 I_baseline above 2, the paper-profile bound of iw_gain_cluster_log10_min)",
          "paper": {"value": 3.4, "source": SRC + "Table 6 [P]: smallest gain over GPT-2/BERT/RoBERTa [I: arithmetic]"},
-         "deviation": "MiniLM's raw last layer already has I(W) between 10^-2 and 10^-0.3 depending on the data set "
-                      "(BERT: 10^-4 to 10^-7), so there are few orders of magnitude to gain; the direction of the effect "
-                      "is reproduced, its size is not",
-         "checks": prop(smoke="tiny random models: covered by iw_gain_cluster_log10_min",
-                        offline={"op": "between", "value": [0.0, 1.0]}, paper="MiniLM is the offline profile's model")})
+         "checks": {**prop(smoke="tiny random models: covered by iw_gain_cluster_log10_min",
+                           paper="the paper's models: iw_gain_cluster_log10_min checks the same bound"),
+                    "offline": xfail({"op": "gt", "value": 2.0},
+                                     "all-MiniLM-L6-v2's raw last layer already has I(W) between 10^-2 and 10^-0.3 "
+                                     "depending on the data set (BERT: 10^-4 to 10^-7), so there are few orders of "
+                                     "magnitude to gain; the direction of the effect is checked by "
+                                     "iw_gain_cluster_log10_min, its size does not transfer")}})
     add({"key": "table1_iw_kmax_minus_k1_log10",
          "claim": "More clusters (then per-cluster zero-mean) give higher I(W) than one cluster (Table 1: k=20 vs k=1)",
          "paper": {"value": None, "source": SRC + "Table 1 [P]: BERT 0.010 -> 0.262, RoBERTa 0.015 -> 0.603, GPT-2 2.5e-220 -> 4.1e-47"},
@@ -165,14 +171,15 @@ def claims():
                         offline="the paper's claim concerns GPT-2/BERT/RoBERTa; MiniLM: table1_minilm_kmax_minus_k1_log10",
                         paper={"op": "gt", "value": 0.0})})
     add({"key": "table1_minilm_kmax_minus_k1_log10",
-         "claim": "On all-MiniLM-L6-v2, per-cluster zero-mean with k=20 does not raise I(W) noticeably over global "
-                  "zero-mean (less than half an order of magnitude; the paper: 1.4 orders for BERT, 1.6 for RoBERTa)",
+         "claim": "Per-cluster zero-mean with k=20 raises I(W) by at least an order of magnitude over global zero-mean "
+                  "(the paper: 1.4 orders for BERT, 1.6 for RoBERTa)",
          "paper": {"value": 1.42, "source": SRC + "Table 1 [P]: BERT 0.010 (k=1) -> 0.262 (k=20) [I: log10 ratio]"},
-         "deviation": "MiniLM's space is not made of anisotropic clusters around distant means in the way BERT's is; "
-                      "removing per-cluster means leaves I(W) of the same order as removing the global mean (and it "
-                      "moves non-monotonically with k)",
-         "checks": prop(smoke="tiny random models: covered by table1_iw_kmax_minus_k1_log10",
-                        offline={"op": "lt", "value": 0.5}, paper="MiniLM is the offline profile's model")})
+         "checks": {**prop(smoke="tiny random models: covered by table1_iw_kmax_minus_k1_log10",
+                           paper="the paper's models: table1_iw_kmax_minus_k1_log10 and the Table 1 values"),
+                    "offline": xfail({"op": "gt", "value": 1.0},
+                                     "all-MiniLM-L6-v2's space is not made of anisotropic clusters around distant means "
+                                     "as BERT's is: per-cluster means leave I(W) of the same order as the global mean "
+                                     "(and it moves non-monotonically with k)")}})
     add({"key": "sts_cluster_minus_baseline_mean",
          "claim": "The cluster-based method raises STS Spearman x 100 on average over models and data sets",
          "paper": {"value": 16.7, "source": SRC + "Table 2 [P]: mean over models and data sets of cluster - baseline = +16.7 [I: arithmetic]"},
@@ -191,14 +198,6 @@ def claims():
                           "removes signal rather than a frequency/position bias",
              "checks": prop(smoke="tiny random models: STS scores carry no meaning",
                             offline={"op": "lt", "value": 2.0}, paper="MiniLM is the offline profile's model")})
-    add({"key": "hparam_n_clusters", "claim": "Number of clusters chosen on STS-B dev lies in the searched range [5, 30]",
-         "paper": {"value": 27, "source": SRC + "App. B.2 [P]: 27 (BERT, RoBERTa), 10 (GPT-2), from [5, 30] on STS-B dev"},
-         "checks": prop(smoke={"op": "between", "value": [2, 6]}, offline={"op": "between", "value": [5, 30]},
-                        paper={"op": "between", "value": [5, 30]})})
-    add({"key": "hparam_n_pc", "claim": "PCs removed per cluster, chosen on STS-B dev in [5, 30]",
-         "paper": {"value": 12, "source": SRC + "App. B.2 [P]: 12 (BERT, RoBERTa), 30 (GPT-2)"},
-         "checks": prop(smoke={"op": "between", "value": [2, 6]}, offline={"op": "between", "value": [5, 30]},
-                        paper={"op": "between", "value": [5, 30]})})
     add({"key": "clf_fresh_init", "claim": "Every classification condition trains a freshly initialised classifier "
                                            "(same seeded initial weights), not the baseline's trained one",
          "paper": {"value": None, "source": "authors' notebook reused the trained Keras MLP (upstream-methods §2.5 pitfall 6)"},
