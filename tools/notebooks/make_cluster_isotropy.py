@@ -188,16 +188,18 @@ def claims():
                         paper={"op": "gt", "value": 5.0})})
     for method, txt in (("cluster", "cluster-based"), ("global", "global (all-but-the-top)")):
         add({"key": f"sts_delta_minilm_{method}",
-             "claim": f"On all-MiniLM-L6-v2 the {txt} method does not improve STS: mean change of Spearman x 100 over "
-                      "the seven data sets is below +2 points",
+             "claim": f"The {txt} method improves STS: mean change of Spearman x 100 over the seven data sets is "
+                      "positive (the paper: large gains on all three of its models)",
              "paper": {"value": 16.7 if method == "cluster" else 14.5,
                        "source": SRC + "Table 2 [P]: mean gain over GPT-2/BERT/RoBERTa [I: arithmetic]"},
-             "deviation": "all-MiniLM-L6-v2 was trained contrastively on mean-pooled tokens for sentence similarity; its "
-                          "last layer is already far more isotropic than BERT's (I(W) ~ 0.1 vs 1e-5) and the STS-B dev "
-                          "grid search already showed every setting in [5, 30] below mean-centring alone, so post-processing "
-                          "removes signal rather than a frequency/position bias",
-             "checks": prop(smoke="tiny random models: STS scores carry no meaning",
-                            offline={"op": "lt", "value": 2.0}, paper="MiniLM is the offline profile's model")})
+             "checks": {**prop(smoke="tiny random models: STS scores carry no meaning",
+                               paper="the paper's models: sts_cluster_minus_baseline_mean and the Table 2 values"),
+                        "offline": xfail({"op": "gt", "value": 0.0},
+                                         "all-MiniLM-L6-v2 was trained contrastively on mean-pooled tokens for "
+                                         "sentence similarity; its last layer is already far more isotropic than "
+                                         "BERT's (I(W) ~ 0.1 vs 1e-5) and the STS-B dev grid search picks the "
+                                         "smallest settings, so post-processing removes signal rather than a "
+                                         "frequency/position bias: STS drops by a few points")}})
     add({"key": "clf_fresh_init", "claim": "Every classification condition trains a freshly initialised classifier "
                                            "(same seeded initial weights), not the baseline's trained one",
          "paper": {"value": None, "source": "authors' notebook reused the trained Keras MLP (upstream-methods §2.5 pitfall 6)"},
@@ -592,6 +594,15 @@ clf.pivot(index="method", columns="task", values="score").round(1)
 - **Classification.** Fresh classifier per condition (bug fix); WiC and BoolQ are not available; the
   offline run is a small-sample demonstration with MiniLM (768-d in the paper, 384-d here), on re-splits of
   the GLUE data that the mirror holds.
+- **all-MiniLM-L6-v2 offline: what carries over and what does not.** The transform's identities hold
+  exactly and the cluster-based method raises $I(W)$ on every data set (smallest gain
+  {glue:text}`iw_gain_cluster_log10_min:.2f` in $\log_{10}$), but not by orders of magnitude: MiniLM's raw
+  last layer is already far from BERT's degenerate space. Cluster-based $I(W)$ is not always above the
+  global method's ({glue:text}`iw_cluster_minus_global_log10_min:.2f` in $\log_{10}$ at worst), and STS gets
+  worse, not better, on average over the seven data sets. These paper claims are kept in the claims file
+  with the paper's thresholds and marked as *expected failures* offline: they are still checked, show as
+  "deviates" with the reason on the validation page, and turn red if they ever hold, so this text has to
+  be revisited.
 - **Seed deck.** Its numbers come from an earlier version of the method with unstated settings; they are
   checked only in the `paper` profile, with a wider tolerance, and tagged [S].
 """),
