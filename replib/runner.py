@@ -6,6 +6,7 @@ others. Claims are checked from the executed notebooks; the report is written as
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -145,13 +146,21 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
               "environment": environment_info(), "chapters": [], "claims": []}
     found = discover_chapters(notebooks_dir, only=chapters)
+    previous = {}  # check-only keeps the run times of the run that executed the notebooks
+    if check_only and (out_dir / "report.json").exists():
+        try:
+            old = json.loads((out_dir / "report.json").read_text())
+            previous = {c["chapter"]: c.get("seconds", 0.0) for c in old.get("chapters", [])}
+        except (ValueError, KeyError, TypeError):
+            previous = {}
     if not found:
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {notebooks_dir or REPO_ROOT / 'notebooks'}")
     for ch in found:
         src = ch.path.parent / f"{ch.chapter}.ipynb"
         dst = nb_out / f"{ch.chapter}.ipynb"
         if check_only:
-            status, error, seconds = ("ok", None, 0.0) if dst.exists() else ("error", "not executed", 0.0)
+            status, error, seconds = (("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists()
+                                      else ("error", "not executed", 0.0))
         else:
             limit = int(ch.timeout_for(profile) * timeout_scale)
             progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")

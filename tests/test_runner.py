@@ -73,6 +73,9 @@ def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
     rep = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=tmp / "notebooks", check_only=True,
                      chapters=["good", "wrong"], progress=lambda *_: None)
     assert rep["summary"]["passed"] == 3 and rep["summary"]["failed"] == 1
+    ran = {c["chapter"]: c["seconds"] for c in smoke_report[0]["chapters"]}
+    kept = {c["chapter"]: c["seconds"] for c in rep["chapters"]}
+    assert kept == {k: ran[k] for k in ("good", "wrong")} and all(v > 0 for v in kept.values())
 
 
 def test_unknown_chapter_and_empty_folder(tmp_path):
