@@ -45,7 +45,7 @@ POLICIES = {
     "prottrans_bert": "[UZOB] -> X (ProtBert/ProtT5 preprocessing, Elnaggar et al. 2021)",
     "prottrans_xlnet": "[UZOBX] -> '<unk>' (ProtXLNet preprocessing)",
     "proteinbert": "alphabet ACDEFGHIKLMNPQRSTUVWXY kept; Z/O/B -> '<OTHER>' token (Brandes et al. 2022)",
-    "align": "U -> C, O -> K (BLOSUM62 has no U/O; B, Z, X kept)",
+    "align": "U -> C, O -> K (PAM250 and BLOSUM62 have no U/O; B, Z, X kept)",
 }
 
 
@@ -64,7 +64,7 @@ def validate_residues(seq: str, policy: Optional[str] = None, seq_id: Optional[s
         ``prottrans_xlnet``: ``[UZOBX] -> "<unk>"``.  ``proteinbert``: its
         22-letter alphabet ``ACDEFGHIKLMNPQRSTUVWXY`` is kept and Z/O/B become
         ``"<OTHER>"``.  ``align``: ``U -> C`` (selenocysteine as cysteine),
-        ``O -> K`` (pyrrolysine as lysine), since BLOSUM62 has neither.
+        ``O -> K`` (pyrrolysine as lysine), since the substitution matrices (PAM250, BLOSUM62) have neither.
         Multi-character markers (``<unk>``, ``<OTHER>``) are single tokens for the
         model's tokenizer.
     seq_id : str, optional
