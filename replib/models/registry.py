@@ -132,8 +132,9 @@ _ENTRIES = [
     _e("all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2",
        "e8c3b32edf5434bc2275fc9bab85f82640a19130", "sbert", 768, 12, "sbert", "Apache-2.0",
        notes="revision found pinned in public code"),
-    _e("all-distilroberta-v1", "sentence-transformers/all-distilroberta-v1", "main", "sbert", 768, 6,
-       "sbert", "Apache-2.0", notes="TODO pin"),
+    _e("all-distilroberta-v1", "sentence-transformers/all-distilroberta-v1",
+       "842eaed40bee4d61673a81c92d5689a8fed7a09f", "sbert", 768, 6, "sbert", "Apache-2.0",
+       notes="revision found pinned in public code (a resolve/<commit>/tokenizer.json URL)"),
 ]
 
 REGISTRY: dict[str, ModelSpec] = {e.name: e for e in _ENTRIES}
