@@ -1,11 +1,10 @@
 """Tokens/s of replib's batched extractor vs a naive one-sentence-at-a-time loop (packaged MiniLM).
 
-Run: ``PYTHONPATH=. python benchmarks/bench_embeddings.py [n_sentences]`` (STS-B test sentences if the
+Run: ``REPLIB_DATA_MIRROR=/path/to/shared/data PYTHONPATH=. python benchmarks/bench_embeddings.py [n_sentences]`` (STS-B test sentences if the
 mirror is present, else synthetic text). Both paths return the same mean vectors (checked).
 """
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -15,13 +14,14 @@ from replib.models import load_model
 
 
 def sentences(n):
-    p = Path("/work/shared/data/stsb/sts-test.csv")
-    if p.exists():
-        out = []
-        for line in p.read_text(encoding="utf-8").splitlines():
-            parts = line.split("\t")
-            out += [parts[5], parts[6]]
-        return out[:n]
+    """STS-B test sentences through the data layer (``REPLIB_DATA_MIRROR``), else synthetic text."""
+    try:
+        from replib.data import load_stsb
+
+        df = load_stsb("test")
+        return [t for pair in zip(df["sentence1"], df["sentence2"]) for t in pair][:n]
+    except Exception as exc:  # no mirror, no download: say so and fall back
+        print(f"STS-B unavailable ({type(exc).__name__}); using synthetic sentences")
     rng = np.random.default_rng(0)
     words = "the a man woman plays guitar runs fast slowly dog cat on beach park".split()
     return [" ".join(rng.choice(words, rng.integers(5, 30))) for _ in range(n)]

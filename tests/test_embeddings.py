@@ -1,6 +1,5 @@
 """Embedding recipes on tiny models, resumable cache, and real MiniLM checks."""
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,7 +135,6 @@ def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):
 
 
 # ----------------------------------------------------------------------- real packaged MiniLM
-STSB = Path("/work/shared/data/stsb/sts-test.csv")
 
 
 @pytest.fixture(scope="module")
@@ -157,22 +155,9 @@ def test_sbert_mean_pooling_matches_sentence_transformers(minilm):
 
 
 def _read_stsb_test():
-    try:
-        from replib.data import load_stsb  # the data layer, when it exists
-        df = load_stsb("test")
-        return list(df["sentence1"]), list(df["sentence2"]), np.asarray(df["score"], float)
-    except (ImportError, AttributeError):
-        pass
-    if not STSB.exists():
-        pytest.skip(f"STS-B test file absent: {STSB}")
-    s1, s2, gold = [], [], []
-    with open(STSB, encoding="utf-8") as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            gold.append(float(parts[4]))
-            s1.append(parts[5])
-            s2.append(parts[6])
-    return s1, s2, np.array(gold)
+    from replib.data import load_stsb  # through the data layer and its mirror
+    df = load_stsb("test")
+    return list(df["sentence1"]), list(df["sentence2"]), np.asarray(df["score"], float)
 
 
 @pytest.mark.slow
@@ -185,4 +170,6 @@ def test_minilm_stsb_spearman(minilm):
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     rho = spearmanr(cos, gold).statistic
     print(f"MiniLM STS-B test Spearman = {rho:.4f}")
+    # reference: the published score of all-MiniLM-L6-v2 on STS-B test (MTEB STSBenchmark, cosine
+    # Spearman x 100 = 82.03), independent of this code
     assert abs(rho - 0.8203) < 0.005
