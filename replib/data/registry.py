@@ -67,7 +67,7 @@ class DataFile:
     canonical : str
         Human-readable canonical source (shown in error messages).
     in_mirror : bool
-        Whether the offline mirror (``/work/shared/data`` layout) holds the file.
+        Whether the offline mirror (``shared/data`` layout) holds the file.
     note : str
         Anything a user should know (re-splits, tokenisation, how to regenerate).
     """
