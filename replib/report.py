@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .claims import PASSING, PROFILES
+from .provenance import revision_label
 
 STATUS_ORDER = ("reproduced", "consistent", "deviates", "unverified", "failed")
 STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
@@ -203,6 +204,19 @@ def _note(c: dict) -> str:
     return c["detail"]
 
 
+def models_used(rep: dict) -> list[dict]:
+    """The model weights a report's chapters loaded (from each chapter's ``models``, as noted by
+    :func:`replib.provenance.note_model`), one entry per distinct weights with the chapters that used them."""
+    out: dict[tuple, dict] = {}
+    for ch in rep.get("chapters", []):
+        for m in ch.get("models") or []:
+            key = (m.get("name"), m.get("kind"), revision_label(m))
+            e = out.setdefault(key, {**m, "chapters": []})
+            if ch["chapter"] not in e["chapters"]:
+                e["chapters"].append(ch["chapter"])
+    return sorted(out.values(), key=lambda m: (str(m.get("name")), revision_label(m)))
+
+
 def environment_lines(rep: dict) -> list[str]:
     env = rep.get("environment", {}) or {}
     lines = [f"- Python {env.get('python', '?')} on `{env.get('platform', '?')}`, device `{env.get('device', '?')}`, "
@@ -210,7 +224,12 @@ def environment_lines(rep: dict) -> list[str]:
     pk = env.get("packages", {}) or {}
     if pk:
         lines.append("- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(pk.items(), key=lambda kv: kv[0].lower())))
-    models = env.get("models") or rep.get("models")
+    used = models_used(rep)
+    if used:
+        lines.append("- model weights (what was served; `sha256:` a verified file, a 40-hex id the Hub commit): "
+                     + "; ".join(f"`{m['name']}` {m['kind']} @ `{revision_label(m)[:19]}` ({', '.join(m['chapters'])})"
+                                 for m in used))
+    models = None if used else (env.get("models") or rep.get("models"))  # older reports
     if isinstance(models, dict) and models:
         lines.append("- models (pinned revisions): " + ", ".join(f"`{k}` @ `{str(v)[:12]}`" for k, v in sorted(models.items())))
     elif isinstance(models, list) and models:

@@ -19,6 +19,7 @@ import nbformat
 
 from ._io import write_json_atomic
 from .claims import PASSING, ChapterClaims, check_chapter, load_claims
+from .provenance import MODELS_LOG_ENV, read_models_log
 from .record import read_records
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +92,8 @@ def environment_info() -> dict:
 
 
 def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
-                     extra_parameters: dict | None = None, log=None) -> tuple[str, str | None, float]:
+                     extra_parameters: dict | None = None, log=None,
+                     models_log: Path | None = None) -> tuple[str, str | None, float]:
     """Run one notebook with papermill in a subprocess.
 
     Returns
@@ -111,6 +113,9 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env["REPLIB_PROFILE"] = profile
+    if models_log is not None:  # replib.models notes every model the chapter loads here
+        Path(models_log).unlink(missing_ok=True)
+        env[MODELS_LOG_ENV] = str(models_log)
     t0 = time.monotonic()
     log_path = dst.with_suffix(".log")
     with open(log_path, "w") as logf:
@@ -158,13 +163,14 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     for ch in found:
         src = ch.path.parent / f"{ch.chapter}.ipynb"
         dst = nb_out / f"{ch.chapter}.ipynb"
+        models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
         if check_only:
             status, error, seconds = (("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists()
                                       else ("error", "not executed", 0.0))
         else:
             limit = int(ch.timeout_for(profile) * timeout_scale)
             progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
-            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit)
+            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log)
             progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
         records = {}
         if dst.exists():
@@ -174,7 +180,8 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
                 status, error = "error", f"cannot read executed notebook: {exc}"
         results = check_chapter(ch, profile, records, notebook_error=error if status != "ok" else None)
         report["chapters"].append({"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
-                                   "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir))})
+                                   "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
+                                   "models": read_models_log(models_log)})
         report["claims"].extend(r.to_dict() for r in results)
     counts = {s: sum(1 for c in report["claims"] if c["status"] == s)
               for s in ("reproduced", "consistent", "deviates", "failed", "unverified")}

