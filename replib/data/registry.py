@@ -393,8 +393,20 @@ _SOURCES: Dict[str, Callable[[str], dict]] = {
     "wikitext2": _src_wikitext2, "swissprot": _src_swissprot,
 }
 
-# Files that the offline mirror does not hold (paper profile).
+WORDNET_DEB_URL = "http://deb.debian.org/debian/pool/main/w/wordnet/wordnet-base_3.0-37_all.deb"
+
+# Files that the offline mirror does not hold (paper profile, or fetched from a package archive).
 _EXTRA_FILES = {
+    "wordnet": {
+        "wordnet-base_3.0-37_all.deb": DataFile(
+            "wordnet/wordnet-base_3.0-37_all.deb",
+            "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752", 6467132,
+            urls=(WORDNET_DEB_URL,), in_mirror=False,
+            canonical="Debian bookworm package wordnet-base 1:3.0-37 (or: apt-get download wordnet-base); "
+                      "the Princeton WordNet 3.0 database, https://wordnetcode.princeton.edu/3.0/WordNet-3.0.tar.gz",
+            note="6.5 MB; read in Python by replib.data.wordnet (no apt needed); sha256 and size from the "
+                 "Debian bookworm Packages index"),
+    },
     "ptb": {
         "mikolov/ptb.train.txt": DataFile(
             "ptb/mikolov/ptb.train.txt", None, archive=Archive(PTB_TGZ, "./simple-examples/data/ptb.train.txt", True),
@@ -460,6 +472,10 @@ _META = {
     "wikitext2": ("WikiText-2 v1 (tokenized, <unk>); valid/test offline, train via the canonical archive",
                   "https://blog.salesforceairesearch.com/the-wikitext-long-term-dependency-language-modeling-dataset/",
                   "CC BY-SA 3.0", "merity2016pointer", "load_lm_corpus"),
+    "wordnet": ("WordNet 3.0 database files (Debian wordnet-base 1:3.0-37): lemmas and the lexicographer "
+                "file (supersense) of every synset", "https://wordnet.princeton.edu/",
+                "WordNet 3.0 licence (Princeton University; free use with attribution)", "fellbaum1998wordnet",
+                "load_wordnet_supersenses"),
     "swissprot": ("UniProtKB/Swiss-Prot sequences with GO biological-process annotations (January 2014, from "
                   "Debian metastudent-data): random 5k and 20k subsets offline, full 486k by extraction; "
                   "current UniProt release for the paper profile", "https://www.uniprot.org/",
