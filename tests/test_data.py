@@ -395,12 +395,7 @@ def wordnet():
     """WordNet through the data layer: the mirror if it has the .deb, else the cache, else deb.debian.org."""
     from replib.data import load_wordnet_supersenses, load_wordnet_tag_counts
 
-    try:
-        return {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}, load_wordnet_tag_counts()
-    except DataNotFoundError as exc:
-        if os.environ.get("REPLIB_REQUIRE_BROWSER"):  # CI: the Debian archive is reachable there
-            raise
-        pytest.skip(f"WordNet package not obtainable here: {exc}")
+    return {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}, load_wordnet_tag_counts()
 
 
 def test_wordnet_lemma_counts_match_the_published_statistics(wordnet):
