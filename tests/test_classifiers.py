@@ -240,3 +240,16 @@ def test_supersense_setup_on_glove_and_wordnet():
     assert ct.count_parameters(s) == 400 * 50 + 50 * 26 + 26
     with pytest.raises(ValueError, match="needs word2vec_path"):
         ct.supersense_setup(10, vectors="word2vec")
+
+
+def test_supersense_setup_reads_word2vec_files_with_pos_tagged_tokens(tmp_path):
+    # a word2vec binary in the NLPL layout: "<n> <d>\n" then "<word> <d float32>" per row
+    rows = [("house_NOUN", 1.0), ("run_VERB", 2.0), ("dog_NOUN", 3.0), ("government", 4.0), ("dog", 5.0)]
+    path = tmp_path / "model.bin"
+    with open(path, "wb") as f:
+        f.write(b"5 3\n")
+        for w, v in rows:
+            f.write(w.encode() + b" " + np.full(3, v, np.float32).tobytes() + b"\n")
+    s = ct.supersense_setup(3, vectors="word2vec", word2vec_path=path)
+    assert s.info["words"] == ["house", "dog", "government"]  # run_VERB skipped, the second "dog" too
+    np.testing.assert_array_equal(s.embeddings[:, 0], [1.0, 3.0, 4.0])

@@ -832,7 +832,8 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
         Required for ``vectors="word2vec"``.
     min_length : int
         Shortest word kept (skips letters and abbreviations such as "i", "a", "us", which WordNet also lists
-        as nouns: iodine, ampere, United States).
+        as nouns: iodine, ampere, United States). Tokens tagged with a part of speech (``house_NOUN``, as in
+        some NLPL models) count as the word when the tag is ``NOUN`` and are skipped otherwise.
 
     Notes
     -----
@@ -865,10 +866,20 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
         source = f"word2vec {Path(word2vec_path).name}"
     else:
         raise ValueError(f"vectors must be 'glove' or 'word2vec'; got {vectors!r}")
-    rows, labels = [], []
-    for i, w in enumerate(vocab):
-        if len(w) >= min_length and w.isalpha() and w.islower() and w in nouns and mostly_noun(w):
+    def plain(w):
+        base, sep, tag = w.rpartition("_")
+        if sep and tag.isupper():  # some NLPL models tag tokens with their UPOS (house_NOUN)
+            return base if tag == "NOUN" else ""
+        return w
+
+    rows, labels, words, seen = [], [], [], set()
+    for i, token in enumerate(vocab):
+        w = plain(token)
+        if (len(w) >= min_length and w.isalpha() and w.islower() and w not in seen and w in nouns
+                and mostly_noun(w)):
+            seen.add(w)
             rows.append(i)
+            words.append(w)
             labels.append(set(nouns[w]))
             if len(rows) == n_words:
                 break
@@ -876,7 +887,7 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
         raise ValueError(f"only {len(rows)} WordNet nouns in the vocabulary; asked for {n_words}")
     return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"supersense-{vectors}",
                             info=dict(vectors=source, labels_source="WordNet 3.0 noun lexicographer files",
-                                      n_words=n_words, words=[vocab[i] for i in rows]))
+                                      n_words=n_words, words=words))
 
 
 def load_word2vec_bin(path, words=None) -> tuple[list, np.ndarray]:
