@@ -435,8 +435,8 @@ plt.show()
 """),
 ("md", r"""
 What this shows and what it does not: the classifier separates the supersense clusters (silhouette up,
-training accuracy {glue:text}`supersense_glove_accuracy_end:.3f`), but on these vectors it does not make the
-space less isotropic. We have not isolated the cause. GloVe-50d differs from the paper's vectors in width
+training accuracy {glue:text}`supersense_glove_accuracy_end:.3f`), but over the full 1,000 updates (the
+`smoke` profile runs only 40, where IsoScore first dips) it does not make this space less isotropic. We have not isolated the cause. GloVe-50d differs from the paper's vectors in width
 (50 against 300: the 26 label directions are half of this space and a twelfth of the paper's), in training
 objective and in the word list, and any of these could decide the sign. The paper profile runs the same code
 on model 222 (`REPLIB_W2V_222`), which decides whether the paper's −0.978 holds for its own vectors.
