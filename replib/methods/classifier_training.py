@@ -671,11 +671,19 @@ def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=N
     for t in texts:
         b = t.encode()
         h.update(len(b).to_bytes(8, "little") + b)
-    key = hashlib.sha256(f"{model_name}|{h.hexdigest()}".encode()).hexdigest()[:24]
+    from ..models import get_spec, note_model
+
+    spec = get_spec(model_name)
+    weights = _sbert_weights_id(model_name)  # a changed revision or packaged file never reuses old shards
+    key = hashlib.sha256(f"{model_name}|{weights}|{h.hexdigest()}".encode()).hexdigest()[:24]
     folder = _cache_root(cache_dir) / "sbert" / f"{model_name}-{key}"
     folder.mkdir(parents=True, exist_ok=True)
     n_shards = max(1, math.ceil(len(texts) / shard_size))
     missing = [i for i in range(n_shards) if not (folder / f"shard-{i}.npy").exists()]
+    if not missing:  # the weights are not loaded: say where the vectors came from
+        note_model(spec.name, kind="cached", source=f"embeddings cache {folder.name} of {weights}",
+                   hf_id=spec.hf_id, revision=spec.revision, resolved=weights.partition("@")[2] or None,
+                   pinned=spec.pinned)
     if missing:
         model = _sbert_model(model_name, device)
         for i in tqdm(missing, desc=f"embed {model_name}", disable=not progress):
@@ -686,6 +694,20 @@ def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=N
                 np.save(f, vec.astype(np.float32))
             os.replace(tmp, folder / f"shard-{i}.npy")
     return np.concatenate([np.load(folder / f"shard-{i}.npy") for i in range(n_shards)])
+
+
+def _sbert_weights_id(model_name: str) -> str:
+    """``<hf_id>@<revision>`` of the weights :func:`_sbert_model` loads, or ``...@sha256:<file>`` for the packaged
+    MiniLM (what the embeddings cache is keyed by)."""
+    from ..models import get_spec
+
+    spec = get_spec(model_name)
+    src = _sbert_source(model_name)
+    if Path(src).is_dir() and model_name == "all-MiniLM-L6-v2":
+        from ..models.registry import MINILM_SAFETENSORS_SHA256
+
+        return f"{spec.hf_id}@sha256:{MINILM_SAFETENSORS_SHA256}"
+    return f"{spec.hf_id}@{spec.revision}"
 
 
 def _unique(texts):
