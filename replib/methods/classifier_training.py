@@ -877,25 +877,9 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
         return c.get("noun", 0) > 0 and c["noun"] >= max(c.values())
 
     vocab, V, source = _word_vectors(vectors, word2vec_path)
-    def plain(w):
-        base, sep, tag = w.rpartition("_")
-        if sep and tag.isupper():  # some NLPL models tag tokens with their UPOS (house_NOUN)
-            return base if tag == "NOUN" else ""
-        return w
-
-    rows, labels, words, seen = [], [], [], set()
-    for i, token in enumerate(vocab):
-        w = plain(token)
-        if (len(w) >= min_length and w.isalpha() and w.islower() and w not in seen and w in nouns
-                and mostly_noun(w)):
-            seen.add(w)
-            rows.append(i)
-            words.append(w)
-            labels.append(set(nouns[w]))
-            if len(rows) == n_words:
-                break
-    if len(rows) < n_words:
-        raise ValueError(f"only {len(rows)} WordNet nouns in the vocabulary; asked for {n_words}")
+    rows, words, labels = _first_labelled_words(
+        vocab, n_words, lambda t: _untag(t, only="NOUN"),
+        lambda w: set(nouns[w]) if w in nouns and mostly_noun(w) else None, min_length, "WordNet nouns")
     return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"supersense-{vectors}",
                             info=dict(vectors=source, labels_source="WordNet 3.0 noun lexicographer files",
                                       n_words=n_words, words=words))
@@ -923,25 +907,47 @@ def wordnet_pos_setup(n_words: int = 11462, *, vectors: str = "glove", word2vec_
 
     by_pos = {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}
     vocab, V, source = _word_vectors(vectors, word2vec_path)
-    rows, labels, words, seen = [], [], [], set()
-    for i, token in enumerate(vocab):
-        base, sep, tag = token.rpartition("_")
-        w = base if sep and tag.isupper() else token  # UPOS-tagged tokens: the word, whatever its tag
-        if len(w) < min_length or not (w.isalpha() and w.islower()) or w in seen:
-            continue
-        pos = {p for p, d in by_pos.items() if w in d}
-        if pos:
-            seen.add(w)
-            rows.append(i)
-            words.append(w)
-            labels.append(pos)
-            if len(rows) == n_words:
-                break
-    if len(rows) < n_words:
-        raise ValueError(f"only {len(rows)} WordNet words in the vocabulary; asked for {n_words}")
+    rows, words, labels = _first_labelled_words(
+        vocab, n_words, _untag, lambda w: {p for p, d in by_pos.items() if w in d}, min_length, "WordNet words")
     return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"wordnet-pos-{vectors}",
                             info=dict(vectors=source, labels_source="WordNet 3.0 parts of speech",
                                       n_words=n_words, words=words))
+
+
+def _untag(token: str, only: str | None = None) -> str:
+    """The word of a token; some NLPL models tag tokens with their UPOS (``house_NOUN``). With ``only``, a token
+    tagged otherwise gives ``""`` (skipped)."""
+    base, sep, tag = token.rpartition("_")
+    if sep and tag.isupper():
+        return base if only is None or tag == only else ""
+    return token
+
+
+def _first_labelled_words(vocab, n_words: int, word_of, labels_of, min_length: int, what: str):
+    """Rows, words and label sets of the first ``n_words`` distinct lower-case alphabetic words (at least
+    ``min_length`` letters) of ``vocab`` (in its order, i.e. by frequency) for which ``labels_of`` gives labels.
+
+    Raises
+    ------
+    ValueError
+        If the vocabulary has fewer such words.
+    """
+    rows, words, labels, seen = [], [], [], set()
+    for i, token in enumerate(vocab):
+        w = word_of(token)
+        if len(w) < min_length or not (w.isalpha() and w.islower()) or w in seen:
+            continue
+        labs = labels_of(w)
+        if labs:
+            seen.add(w)
+            rows.append(i)
+            words.append(w)
+            labels.append(labs)
+            if len(rows) == n_words:
+                break
+    if len(rows) < n_words:
+        raise ValueError(f"only {len(rows)} {what} in the vocabulary; asked for {n_words}")
+    return rows, words, labels
 
 
 def _word_vectors(vectors: str, word2vec_path=None):

@@ -394,69 +394,48 @@ for name, s in multilabel.items():
 print({k: round(v, 4) for k, v in ml_sum.items()})
 """),
 ("md", r"""
-### Setup (iv) on real WordNet supersenses, with GloVe as the stand-in for word2vec
+### Setups (iii) and (iv) on real WordNet labels, with GloVe as the stand-in for word2vec
 
-The supersense labels need no download we cannot make: WordNet 3.0 {cite}`fellbaum1998wordnet` comes from a
-Debian package through the data layer (sha256-verified, read in Python; `replib.data.load_wordnet_supersenses`),
-and every noun synset names its lexicographer file, one of the 26 noun supersenses the paper's 26-output
-classifier implies. Only the vectors are a stand-in: GloVe 6B 50-d {cite}`pennington2014glove` (packaged)
-instead of the 300-d NLPL word2vec model 222. The words are the {glue:text}`supersense_glove_n_words:.0f` most
+The labels need no download we cannot make: WordNet 3.0 {cite}`fellbaum1998wordnet` comes from a Debian
+package through the data layer (sha256-verified, read in Python; `replib.data.load_wordnet_supersenses`). Only
+the vectors are a stand-in: GloVe 6B 50-d {cite}`pennington2014glove` (packaged) instead of the 300-d NLPL
+word2vec model 222. Training is the paper's protocol: Adam with PyTorch defaults, full batch, BCE per label,
+1,000 updates.
+
+**(iv) Supersenses.** Every noun synset names its lexicographer file, one of the 26 noun supersenses the
+paper's 26-output classifier implies. The words are the {glue:text}`supersense_glove_n_words:.0f` most
 frequent GloVe words that WordNet mostly uses as nouns (the paper's 2,275 words, from Tikhonov et al.'s
 pre-processing, are not available to us); a word's target is the set of supersenses of all its noun synsets,
 which gives {glue:text}`supersense_glove_n_clusters:.0f` distinct label vectors, the silhouette's clusters.
-Training is the paper's protocol: Adam with PyTorch defaults, full batch, BCE per label, 1,000 updates.
-
 Over training the silhouette rises by {glue:text}`supersense_glove_silhouette_gain:.3f` as the paper
 predicts, but IsoScore changes by {glue:text}`supersense_glove_isoscore_change:+.4f` (from
 {glue:text}`supersense_glove_isoscore_start:.4f`), and the Pearson correlation of IsoScore with silhouette
 over training is {glue:text}`supersense_glove_pearson:.3f`, against −0.978 reported for model 222 [S].
-"""),
-("code", r"""
-ss = ct.supersense_setup(sizes["n_supersense"])
-ss_runs = ct.run_seeds(ss, main_cfg, cache_dir=cache_dir, device=device)
-ss_sum = summary["supersense_glove"] = ct.summarize_runs(ss_runs)
-record("supersense_glove_n_words", ss.n_items)
-record("supersense_glove_n_labels", ss.n_outputs)
-record("supersense_glove_n_clusters", ss.n_clusters)
-record("supersense_glove_pearson", ss_sum["pearson"])
-record("supersense_glove_spearman", ss_sum["spearman"])
-record("supersense_glove_silhouette_gain", ss_sum["silhouette_gain"])
-record("supersense_glove_isoscore_drop", ss_sum["isoscore_drop"])
-record("supersense_glove_isoscore_change", -ss_sum["isoscore_drop"])
-record("supersense_glove_isoscore_start", ss_sum["isoscore_start"])
-record("supersense_glove_accuracy_end", ss_sum["accuracy_end"])
-print("first words:", ", ".join(ss.info["words"][:20]))
-first = ss_runs[ss_runs.seed == ss_runs.seed.iloc[0]].melt(id_vars=["step"], value_vars=["isoscore", "silhouette"],
-                                                          var_name="metric")
-g = sns.relplot(data=first, x="step", y="value", col="metric", kind="line", facet_kws=dict(sharey=False),
-                height=3.2, aspect=1.3)
-g.figure.suptitle("setup (iv): WordNet supersenses, GloVe 50-d", y=1.04)
-plt.show()
-"""),
-("md", r"""
-### Setup (iii) with WordNet parts of speech as the stand-in for CoDWoE
 
-CoDWoE's POS labels are not available to us either, but the paper's parameter count implies 4 labels, and
-WordNet gives every open-class word the set of its parts of speech (noun, verb, adjective, adverb). On the
-{glue:text}`wordnet_pos_glove_n_words:.0f` most frequent GloVe words WordNet knows (CoDWoE has 11,462 items),
-with the same protocol, the silhouette changes by {glue:text}`wordnet_pos_glove_silhouette_gain:+.3f`,
-IsoScore by {glue:text}`wordnet_pos_glove_isoscore_change:+.4f`, and Pearson's $r$ between them is
-{glue:text}`wordnet_pos_glove_pearson:.3f` (reported for CoDWoE and model 222: −0.947 [S]).
+**(iii) Parts of speech, as the stand-in for CoDWoE.** CoDWoE's POS labels are not available to us either,
+but the paper's parameter count implies 4 labels, and WordNet gives every open-class word the set of its parts
+of speech (noun, verb, adjective, adverb). On the {glue:text}`wordnet_pos_glove_n_words:.0f` most frequent
+GloVe words WordNet knows (CoDWoE has 11,462 items), the silhouette changes by
+{glue:text}`wordnet_pos_glove_silhouette_gain:+.3f`, IsoScore by {glue:text}`wordnet_pos_glove_isoscore_change:+.4f`,
+and Pearson's $r$ between them is {glue:text}`wordnet_pos_glove_pearson:.3f` (reported for CoDWoE and model
+222: −0.947 [S]).
 """),
 ("code", r"""
-pos_setup = ct.wordnet_pos_setup(sizes["n_pos"])
-pos_runs = ct.run_seeds(pos_setup, main_cfg, cache_dir=cache_dir, device=device)
-pos_sum = summary["wordnet_pos_glove"] = ct.summarize_runs(pos_runs)
-record("wordnet_pos_glove_n_words", pos_setup.n_items)
-record("wordnet_pos_glove_n_labels", pos_setup.n_outputs)
-record("wordnet_pos_glove_pearson", pos_sum["pearson"])
-record("wordnet_pos_glove_spearman", pos_sum["spearman"])
-record("wordnet_pos_glove_silhouette_gain", pos_sum["silhouette_gain"])
-record("wordnet_pos_glove_isoscore_drop", pos_sum["isoscore_drop"])
-record("wordnet_pos_glove_isoscore_change", -pos_sum["isoscore_drop"])
-both_word = pd.concat([ss_runs.assign(setup="(iv) 26 supersenses"), pos_runs.assign(setup="(iii) 4 parts of speech")])
-both_word = both_word[both_word.seed == both_word.seed.iloc[0]].melt(id_vars=["step", "setup"],
-                                                                     value_vars=["isoscore", "silhouette"], var_name="metric")
+word_setups = {"supersense_glove": ct.supersense_setup(sizes["n_supersense"]),
+               "wordnet_pos_glove": ct.wordnet_pos_setup(sizes["n_pos"])}
+word_runs = {}
+for name, s in word_setups.items():
+    word_runs[name] = ct.run_seeds(s, main_cfg, cache_dir=cache_dir, device=device)
+    sm = summary[name] = ct.summarize_runs(word_runs[name])
+    sm.update(n_words=s.n_items, n_labels=s.n_outputs, n_clusters=s.n_clusters, isoscore_change=-sm["isoscore_drop"])
+    print(f"{name}: first words", ", ".join(s.info["words"][:15]))
+for key in ("n_words", "n_labels", "n_clusters", "pearson", "spearman", "silhouette_gain", "isoscore_drop",
+            "isoscore_change", "isoscore_start", "accuracy_end"):
+    record(f"supersense_glove_{key}", summary["supersense_glove"][key])
+    record(f"wordnet_pos_glove_{key}", summary["wordnet_pos_glove"][key])
+setup_names = {"supersense_glove": "(iv) 26 supersenses", "wordnet_pos_glove": "(iii) 4 parts of speech"}
+both_word = pd.concat([r[r.seed == r.seed.iloc[0]].assign(setup=setup_names[n]) for n, r in word_runs.items()])
+both_word = both_word.melt(id_vars=["step", "setup"], value_vars=["isoscore", "silhouette"], var_name="metric")
 g = sns.relplot(data=both_word, x="step", y="value", hue="setup", col="metric", kind="line",
                 facet_kws=dict(sharey=False), height=3.2, aspect=1.3)
 g.figure.suptitle("word-level setups on GloVe 50-d with WordNet labels", y=1.04)
@@ -519,9 +498,9 @@ reported = [("(i) polarity", "Pearson r", -0.808, summary["polarity"]["pearson"]
             ("(iii) POS", "Pearson r", -0.947, summary.get("pos", {}).get("pearson", "not run (no model 222)"), "Sec. 3.2 [S]"),
             ("(iv) supersenses", "Pearson r", -0.978, summary.get("supersense", {}).get("pearson", "not run (no model 222)"), "Sec. 3.2 [S]"),
             ("(iv) supersenses, GloVe-50d stand-in", "Pearson r", -0.978, summary["supersense_glove"]["pearson"], "Sec. 3.2 [S]"),
-            ("(iv) supersenses, GloVe-50d stand-in", "parameters", 690_326, ct.count_parameters(ss), "Table 1 [P] (300-d)"),
+            ("(iv) supersenses, GloVe-50d stand-in", "parameters", 690_326, ct.count_parameters(word_setups["supersense_glove"]), "Table 1 [P] (300-d)"),
             ("(iii) POS, WordNet + GloVe-50d stand-in", "Pearson r", -0.947, summary["wordnet_pos_glove"]["pearson"], "Sec. 3.2 [S]"),
-            ("(iii) POS, WordNet + GloVe-50d stand-in", "items", 11_462, pos_setup.n_items, "Table 1 [P]"),
+            ("(iii) POS, WordNet + GloVe-50d stand-in", "items", 11_462, word_setups["wordnet_pos_glove"].n_items, "Table 1 [P]"),
             ("(i) polarity", "parameters", 4_094_976, ct.count_parameters(setups["polarity"]), "Table 1 [P]"),
             ("(ii) SNLI", "parameters", 4_987_395, ct.count_parameters(setups["snli"]), "Table 1 [P]"),
             ("GLUE", "max Pearson r", "stripped (Table 3)", glue.pearson.max(), "App. A"),
