@@ -38,24 +38,31 @@ def _ar_members(data: bytes) -> Dict[str, bytes]:
     return out
 
 
+@lru_cache(maxsize=2)
+def _data_tar(deb: str, size: int, mtime_ns: int) -> tuple:
+    """The package's data archive, decompressed once per file version: (bytes, tarfile mode)."""
+    members = _ar_members(Path(deb).read_bytes())
+    name = next((n for n in members if n.startswith("data.tar")), None)
+    if name is None:
+        raise ValueError(f"{deb}: no data.tar.* member")
+    if name.endswith(".xz"):
+        return lzma.decompress(members[name]), "r:"
+    return members[name], "r:*"
+
+
 def deb_file(deb: Union[str, Path], member: str) -> bytes:
     """The bytes of one file (e.g. ``./usr/share/wordnet/data.noun``) inside a ``.deb`` package.
+
+    The data archive is decompressed once and kept (keyed by path, size and mtime), so reading several files
+    of one package does not decompress it again.
 
     Raises
     ------
     KeyError
         If the package does not contain ``member``.
     """
-    members = _ar_members(Path(deb).read_bytes())
-    name = next((n for n in members if n.startswith("data.tar")), None)
-    if name is None:
-        raise ValueError(f"{deb}: no data.tar.* member")
-    raw = members[name]
-    if name.endswith(".xz"):
-        raw = lzma.decompress(raw)
-        mode = "r:"
-    else:
-        mode = "r:*"
+    st = Path(deb).stat()
+    raw, mode = _data_tar(str(deb), st.st_size, st.st_mtime_ns)
     with tarfile.open(fileobj=io.BytesIO(raw), mode=mode) as tar:
         want = member if member.startswith("./") else "./" + member.lstrip("/")
         try:
