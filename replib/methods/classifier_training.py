@@ -626,27 +626,21 @@ _SBERT_MODELS: dict = {}
 
 
 def _sbert_model(model_name: str, device=None):
-    """A sentence-transformers model, loaded once per process."""
+    """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
     from sentence_transformers import SentenceTransformer
+
+    from ..models import get_spec, note_model
 
     key = (model_name, str(device))
     if key not in _SBERT_MODELS:
-        src = _sbert_source(model_name)
-        kwargs = {}
-        if not Path(src).is_dir():  # from the Hub: the registry's pinned revision
-            from ..models import get_spec
-
-            kwargs["revision"] = get_spec(model_name).revision
-        _SBERT_MODELS[key] = m = SentenceTransformer(src, device=device, **kwargs)
-        from ..models import get_spec, note_model
-        from ..models.registry import MINILM_SAFETENSORS_SHA256
-
         spec = get_spec(model_name)
-        if Path(src).is_dir():
-            note_model(spec.name, kind="packaged" if model_name == "all-MiniLM-L6-v2" else "local", source=src,
-                       hf_id=spec.hf_id, revision=spec.revision, pinned=True,
-                       resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}" if model_name == "all-MiniLM-L6-v2" else None)
-        else:
+        src = _sbert_source(model_name)
+        if Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
+            _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
+            note_model(spec.name, kind="packaged", source=src, hf_id=spec.hf_id, revision=spec.revision,
+                       resolved=_sbert_weights_id(model_name).partition("@")[2], pinned=True)
+        else:  # from the Hub at the registry's revision
+            m = _SBERT_MODELS[key] = SentenceTransformer(src, device=device, revision=spec.revision)
             try:
                 served = m[0].auto_model.config._commit_hash
             except (AttributeError, IndexError, TypeError):
