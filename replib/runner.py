@@ -83,12 +83,26 @@ def environment_info() -> dict:
         info["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     except Exception:  # noqa: BLE001 - the report must still be written
         info["device"] = "cpu"
-    try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                                            text=True, timeout=10).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        info["git_commit"] = None
+    info["git_commit"] = git_commit(REPO_ROOT)
     return info
+
+
+def git_commit(root: Path = REPO_ROOT) -> str | None:
+    """The commit checked out at ``root``, or ``None`` when it cannot be known.
+
+    ``safe.directory`` is set for this one command: in a CI container the workspace belongs to another
+    user than the one running (root), and plain ``git rev-parse`` stops on "dubious ownership". Without
+    git (or outside a clone) the commit GitHub Actions checked out (``GITHUB_SHA``) is used.
+    """
+    try:
+        proc = subprocess.run(["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],
+                              cwd=root, capture_output=True, text=True, timeout=10)
+        sha = proc.stdout.strip()
+        if proc.returncode == 0 and len(sha) == 40:
+            return sha
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return os.environ.get("GITHUB_SHA") or None
 
 
 def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
