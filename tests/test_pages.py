@@ -74,7 +74,7 @@ def test_front_page_counts_per_chapter():
     md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"})
     assert "1 reproduced, 1 consistent, 1 failed of 3 claims" in md
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
-    rows = md.split("* - ")[2:]
+    rows = md.split("\n```")[1].split("* - ")[2:]
     cells = [[x.strip() for x in r.split("\n  - ")[1:]] for r in rows]
     assert cells[0][:5] == ["1", "1", "0", "0", "0"]  # alpha: reproduced, consistent, deviates, unverified, failed
     assert cells[1][:5] == ["0", "0", "0", "0", "1"]  # beta: one failed
