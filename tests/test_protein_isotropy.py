@@ -165,7 +165,7 @@ def test_pair_engine_resume_after_kill(tmp_path, monkeypatch):
         if c == 3:
             raise Killed
 
-    monkeypatch.setattr(P, "_CHUNK_HOOK", kill_after)
+    monkeypatch.setattr(P.pairs, "_CHUNK_HOOK", kill_after)
     with pytest.raises(Killed):
         P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
@@ -173,7 +173,7 @@ def test_pair_engine_resume_after_kill(tmp_path, monkeypatch):
     assert done == [f"chunk-{c:06d}.npz" for c in range(4)]
     (folder / ".chunk-000004.npz.xyz.tmp").write_bytes(b"partial")  # a write cut short
     computed = []
-    monkeypatch.setattr(P, "_CHUNK_HOOK", computed.append)
+    monkeypatch.setattr(P.pairs, "_CHUNK_HOOK", computed.append)
     resumed = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
     assert computed == list(range(4, -(-len(pairs) // 10)))  # finished chunks are not recomputed
     pd.testing.assert_frame_equal(fresh, resumed)
