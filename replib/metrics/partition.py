@@ -6,7 +6,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import check_array
+from .._validation import check_array, max_abs_scale
 
 __all__ = ["partition_isotropy", "PartitionIsotropy"]
 
@@ -42,10 +42,12 @@ def partition_isotropy(W, *, sign: str = "eigh") -> PartitionIsotropy:
     PartitionIsotropy
         ``value`` (may underflow to 0.0 for extreme anisotropy; ``log10`` stays exact).
     """
-    W = check_array(W, name="W", min_samples=2, min_features=2)
+    W = check_array(W, name="W", min_samples=2, min_features=2, warn_fewer_samples=True,
+                    metric="partition_isotropy")
     if sign not in ("eigh", "both"):
         raise ValueError(f"sign must be 'eigh' or 'both'; got {sign!r}")
-    _, U = np.linalg.eigh(W.T @ W)
+    Ws, _ = max_abs_scale(W)  # same eigenvectors; WᵀW stays inside float64 for any finite W
+    _, U = np.linalg.eigh(Ws.T @ Ws)
     proj = W @ U  # (N, d): u_j^T w_i
     logF = logsumexp(proj, axis=0)
     if sign == "both":
