@@ -142,10 +142,8 @@ def publish_reports(runs: Path, reports_dir: Path, html: Path) -> Path:
 def build_book(runs: Path) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
     the validation dashboard of every profile that ran; returns the HTML folder."""
-    try:
-        from replib.tooling import book
-    except ImportError:  # before the tooling subpackage
-        from replib import book
+    from replib.tooling import book
+
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)
     html = book.build(profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles)

@@ -152,12 +152,12 @@ def test_training_resumes_after_a_kill(tmp_path, monkeypatch):
             raise Killed
 
     ck = tmp_path / "run.pt"
-    monkeypatch.setattr(ct, "_UPDATE_HOOK", kill)
+    monkeypatch.setattr(ct.training, "_UPDATE_HOOK", kill)
     with pytest.raises(Killed):
         ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
                             checkpoint_every=4, progress=False)
     assert ck.exists()
-    monkeypatch.setattr(ct, "_UPDATE_HOOK", None)
+    monkeypatch.setattr(ct.training, "_UPDATE_HOOK", None)
     resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
                                   checkpoint_every=4, progress=False)
     assert resumed.equals(full)
@@ -280,6 +280,6 @@ def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path
     np.testing.assert_array_equal(first, again)
     kinds = [e["kind"] for e in provenance.USED_MODELS]
     assert kinds == ["packaged", "cached"] and provenance.USED_MODELS[1]["resolved"].startswith("sha256:")
-    monkeypatch.setattr(ct, "_sbert_weights_id", lambda name: "sentence-transformers/all-MiniLM-L6-v2@" + "f" * 40)
+    monkeypatch.setattr(ct.sbert, "_sbert_weights_id", lambda name: "sentence-transformers/all-MiniLM-L6-v2@" + "f" * 40)
     ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
     assert len(list((tmp_path / "sbert").iterdir())) == 2  # other weights: a new cache folder, not the old shards

@@ -83,7 +83,7 @@ def test_small_cluster_removes_members_minus_one(monkeypatch):
     X = rng.normal(size=(100, 10))
     labels = np.zeros(100, dtype=np.int64)
     labels[:3] = 1                                     # a 3-member cluster; n_pc = 5
-    monkeypatch.setattr(ci, "cluster_labels", lambda X, k, **kw: (labels, None))
+    monkeypatch.setattr(ci.transform, "cluster_labels", lambda X, k, **kw: (labels, None))
     t = ClusterIsotropy(2, 5)
     with pytest.warns(SmallClusterWarning):
         Y = t.fit_transform(X)
@@ -96,7 +96,7 @@ def test_empty_cluster_is_dropped(monkeypatch):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 8))
     labels = np.repeat([0, 2], 30)                     # cluster 1 is empty
-    monkeypatch.setattr(ci, "cluster_labels", lambda X, k, **kw: (labels, None))
+    monkeypatch.setattr(ci.transform, "cluster_labels", lambda X, k, **kw: (labels, None))
     t = ClusterIsotropy(3, 2)
     with pytest.warns(EmptyClusterWarning):
         Y = t.fit_transform(X)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replib.runner import git_commit
+from replib.tooling.project import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"

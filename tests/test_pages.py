@@ -7,7 +7,7 @@ import io
 
 import nbformat
 
-from replib import pages
+from replib.tooling import pages
 from replib.record import GLUE_PREFIX, RECORD_MIME
 
 

@@ -1,0 +1,395 @@
+r"""The experiment of :cite:`mickus2024isotropy` (Sec. 3, App. A): trainable embeddings and a linear classifier.
+
+The embeddings themselves are trainable parameters, followed by a linear classifier; Adam with PyTorch's
+defaults, full batch, 1000 updates (250 for GLUE); after the updates IsoScore on the unpaired embeddings and
+the silhouette of the classifier inputs against the labels are tracked. :func:`train_trajectory` is
+deterministic under a seed and resumable (an atomic checkpoint every ``checkpoint_every`` updates).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import pearsonr, spearmanr
+from tqdm.auto import tqdm
+
+from ..._io import cache_root
+from ..._validation import OrientationWarning, check_array
+from ...metrics.isoscore import isoscore
+from ...metrics.silhouette import silhouette_score
+from .algebra import _codes
+
+
+@dataclass
+class ClassifierSetup:
+    """One experiment: trainable item embeddings, how items map to classifier inputs, and targets.
+
+    Attributes
+    ----------
+    name : str
+    embeddings : ndarray (n_units, d)
+        Initial values of the trainable vectors (unique sentences / words): IsoScore is computed on these
+        ("unpaired embeddings").
+    index : ndarray (n_items, m) of int
+        Rows of ``embeddings`` that make up each item: m = 1 (one vector per item) or m = 2 (a pair).
+    targets : ndarray (n_items,) of int, or (n_items, n_labels) of {0, 1}
+        Class ids (cross-entropy) or multi-hot label vectors (binary cross-entropy per label).
+    bias : bool
+        Whether the linear classifier has a bias.
+    pair_features : {"concat", "sbert"}
+        Classifier input for pairs: [u; v] or SBERT's (u, v, |u − v|).
+    info : dict
+        Provenance (data set, split, model, counts).
+    """
+
+    name: str
+    embeddings: np.ndarray
+    index: np.ndarray
+    targets: np.ndarray
+    bias: bool = True
+    pair_features: str = "concat"
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.embeddings = check_array(self.embeddings, name="embeddings", min_samples=2).astype(np.float32)
+        self.index = np.asarray(self.index, dtype=np.int64)
+        if self.index.ndim == 1:
+            self.index = self.index[:, None]
+        if self.index.ndim != 2 or self.index.shape[1] not in (1, 2):
+            raise ValueError(f"index must have shape (n_items,) or (n_items, 1|2); got {self.index.shape}")
+        if self.index.min() < 0 or self.index.max() >= len(self.embeddings):
+            raise ValueError("index refers to rows outside embeddings")
+        self.targets = np.asarray(self.targets)
+        if self.targets.shape[0] != self.index.shape[0]:
+            raise ValueError(f"targets ({self.targets.shape[0]}) and index ({self.index.shape[0]}) differ in length")
+        if self.pair_features not in ("concat", "sbert"):
+            raise ValueError(f"pair_features must be 'concat' or 'sbert'; got {self.pair_features!r}")
+        if self.multilabel:
+            if not np.isin(self.targets, (0, 1)).all():
+                raise ValueError("multi-label targets must be 0/1")
+        else:
+            if self.targets.ndim != 1:
+                raise ValueError("targets must be 1-D class ids or a 2-D multi-hot matrix")
+            self.targets = np.unique(self.targets, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        if self.n_clusters < 2:
+            raise ValueError(f"{self.name}: the targets define fewer than 2 clusters")
+
+    @property
+    def multilabel(self) -> bool:
+        return self.targets.ndim == 2
+
+    @property
+    def n_items(self) -> int:
+        return self.index.shape[0]
+
+    @property
+    def n_outputs(self) -> int:
+        return self.targets.shape[1] if self.multilabel else int(self.targets.max()) + 1
+
+    @property
+    def d_in(self) -> int:
+        m, d = self.index.shape[1], self.embeddings.shape[1]
+        return d if m == 1 else (2 * d if self.pair_features == "concat" else 3 * d)
+
+    @property
+    def cluster_ids(self) -> np.ndarray:
+        """Silhouette clusters: the class, or the distinct label vector for multi-label targets."""
+        return _codes(self.targets, self.n_items)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.cluster_ids.max()) + 1
+
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for a in (self.embeddings, self.index, self.targets):
+            h.update(str(a.shape).encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+        h.update(json.dumps([self.name, self.bias, self.pair_features]).encode())
+        return h.hexdigest()[:16]
+
+    def subset(self, n_items: int, seed: int = 0) -> "ClassifierSetup":
+        """A random subset of items (stratification-free), keeping only the vectors they use."""
+        if n_items >= self.n_items:
+            return self
+        rng = np.random.default_rng(seed)
+        keep = np.sort(rng.choice(self.n_items, n_items, replace=False))
+        idx = self.index[keep]
+        units, inv = np.unique(idx.reshape(-1), return_inverse=True)
+        return ClassifierSetup(self.name, self.embeddings[units], inv.reshape(idx.shape), self.targets[keep],
+                               self.bias, self.pair_features, dict(self.info, subset=int(n_items), subset_seed=seed))
+
+
+def count_parameters(setup: ClassifierSetup) -> int:
+    """Trainable parameters: the vectors plus the classifier, U·d + d_in·k (+ k with a bias)."""
+    U, d = setup.embeddings.shape
+    k = setup.n_outputs
+    return U * d + setup.d_in * k + (k if setup.bias else 0)
+
+
+@dataclass
+class TrainConfig:
+    """Sizes of one profile (see :func:`config_for`)."""
+
+    n_updates: int = 1000
+    eval_every: int = 1
+    seeds: tuple = (0, 1, 2, 3, 4)
+    metric_sample: int | None = None
+    lr: float = 1e-3
+    checkpoint_every: int = 50
+    other_seeds_eval_every: int | None = None  # coarser grid for seeds after the first (None: same)
+
+
+def config_for(profile: str, kind: str = "main") -> TrainConfig:
+    """Training/evaluation sizes per profile and experiment kind (``"main"`` = Sec. 3, ``"glue"`` = App. A).
+
+    * ``paper``: the paper's protocol, metrics after every update (and at step 0), 5 seeds; GLUE 250 updates
+      with metrics on a random sample of ``metric_sample`` items (the paper's N is not legible; 10,000 chosen).
+    * ``offline``: the same training; metrics every 25th update for seed 0 and every 100th for the other
+      seeds (the correlations use seed 0's 41 points); GLUE one seed, every 10th update, samples of 2,000.
+    * ``smoke``: tens of updates, every 5th.
+    """
+    if kind not in ("main", "glue"):
+        raise ValueError(f"kind must be 'main' or 'glue'; got {kind!r}")
+    if profile == "paper":
+        return (TrainConfig(1000, 1, (0, 1, 2, 3, 4), None) if kind == "main"
+                else TrainConfig(250, 1, (0, 1, 2, 3, 4), 10_000))
+    if profile == "offline":
+        return (TrainConfig(1000, 25, (0, 1), None, other_seeds_eval_every=250) if kind == "main"
+                else TrainConfig(250, 10, (0,), 2_000))
+    if profile == "smoke":
+        return (TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20) if kind == "main"
+                else TrainConfig(40, 5, (0,), 200, checkpoint_every=10))
+    raise ValueError(f"unknown profile {profile!r}")
+
+
+def _features(E, index, pair_features: str):
+    import torch
+
+    if index.shape[1] == 1:
+        return E[index[:, 0]]
+    u, v = E[index[:, 0]], E[index[:, 1]]
+    if pair_features == "concat":
+        return torch.cat([u, v], dim=1)
+    return torch.cat([u, v, (u - v).abs()], dim=1)
+
+
+def _atomic_torch_save(obj, path: Path) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
+    """IsoScore on the unpaired vectors and silhouette of the classifier inputs (optionally on a sample)."""
+    import torch
+
+    idx, cl = setup.index, setup.cluster_ids
+    if metric_sample is not None and setup.n_items > metric_sample:
+        pick = np.sort(rng.choice(setup.n_items, metric_sample, replace=False))
+        units = np.unique(idx[pick].reshape(-1))
+        Xs, E_eval, cl_s = X_items[torch.from_numpy(pick).to(X_items.device)], E[torch.from_numpy(units).to(E.device)], cl[pick]
+    else:
+        Xs, E_eval, cl_s = X_items, E, cl
+    with warnings.catch_warnings():
+        # fewer vectors than dimensions (small samples in smoke, WNLI): IsoScore is deflated, but the
+        # trajectory is compared with itself; the chapter states the sizes
+        warnings.simplefilter("ignore", OrientationWarning)
+        iso = isoscore(E_eval.detach().double().cpu().numpy())
+    if len(np.unique(cl_s)) < 2:
+        sil = float("nan")
+    else:
+        # float32 distances on the centred cloud: agrees with float64 to ~1e-7 (tested), twice as fast
+        Xc = Xs.detach() - Xs.detach().mean(0, keepdim=True)
+        sil = silhouette_score(Xc, cl_s, device=device, dtype=torch.float32)
+    return dict(step=int(step), isoscore=iso, silhouette=sil, loss=float(loss), accuracy=float(acc))
+
+
+#: Test hook: called as ``_UPDATE_HOOK(n_done)`` after every update (used to simulate a killed run).
+_UPDATE_HOOK = None
+
+
+def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 1000, eval_every: int = 1,
+                     lr: float = 1e-3, metric_sample: int | None = None, checkpoint: str | os.PathLike | None = None,
+                     checkpoint_every: int = 50, device=None, progress: bool = True):
+    r"""Train embeddings + linear classifier full-batch and track IsoScore and silhouette :cite:`mickus2024isotropy`.
+
+    The vectors ``E`` (initialised from ``setup.embeddings``) and ``nn.Linear(d_in, k, bias=setup.bias)``
+    (PyTorch's default init under ``torch.manual_seed(seed)``) are both parameters of one
+    ``torch.optim.Adam`` with PyTorch's defaults (lr 1e-3, betas (0.9, 0.999), eps 1e-8). Every update is
+    full batch: cross-entropy for class ids, ``BCEWithLogits`` (mean over items and labels) for multi-hot
+    targets. Metrics at step 0 and after every ``eval_every``-th update (and the last):
+
+    * ``isoscore``: :func:`replib.metrics.isoscore` of the unpaired vectors ``E`` (all of them, or those of
+      the sampled items);
+    * ``silhouette``: exact :func:`replib.metrics.silhouette.silhouette_score` of the classifier inputs
+      against the labels (distinct label vectors for multi-label targets).
+
+    Parameters
+    ----------
+    setup : ClassifierSetup
+    seed : int
+        Seeds the classifier initialisation and the metric sampling: same seed, same trajectory.
+    n_updates, eval_every, lr, metric_sample
+        See :class:`TrainConfig`. ``metric_sample`` draws a fresh random sample of items at every
+        evaluation when the data are larger (the paper's GLUE protocol).
+    checkpoint : path, optional
+        File holding the state (parameters, Adam moments, RNG state, trajectory), written atomically
+        every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed and
+        hyper-parameters, training resumes from it (a finished run is returned as is; a run asked for more
+        updates continues). The match does not cover the code: delete the checkpoints after changing
+        the training loop.
+    device : str, optional
+        Where to train and compute silhouettes (default CUDA when available).
+    progress : bool
+        tqdm progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``step, isoscore, silhouette, loss, accuracy`` (loss/accuracy before the update of that step;
+        at the last step, of the final parameters).
+    """
+    import torch
+    if n_updates < 0 or eval_every < 1 or checkpoint_every < 1:
+        raise ValueError("n_updates must be >= 0, eval_every and checkpoint_every >= 1")
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    meta = dict(setup=setup.fingerprint(), seed=int(seed), eval_every=int(eval_every), lr=float(lr),
+                metric_sample=metric_sample)
+    torch.manual_seed(seed)
+    E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
+    clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
+    opt = torch.optim.Adam([E, *clf.parameters()], lr=lr)
+    rng = np.random.default_rng([seed, 2024])
+    index = torch.from_numpy(setup.index).to(dev)
+    if setup.multilabel:
+        y = torch.from_numpy(setup.targets.astype(np.float32)).to(dev)
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+    else:
+        y = torch.from_numpy(setup.targets).to(dev)
+        loss_fn = torch.nn.CrossEntropyLoss()
+    rows, start = [], 0
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, map_location=dev, weights_only=False)
+        if state["meta"] != meta:
+            raise ValueError(f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); "
+                             "delete it or pass another path")
+        with torch.no_grad():
+            E.copy_(state["E"])
+        clf.load_state_dict(state["clf"])
+        opt.load_state_dict(state["opt"])
+        rng.bit_generator.state = state["rng"]
+        rows, start = list(state["rows"]), int(state["step"])
+        if start == n_updates and rows and rows[-1]["step"] == n_updates:
+            return pd.DataFrame(rows)
+        if start > n_updates:
+            raise ValueError(f"checkpoint {ckpt} is at update {start} > n_updates = {n_updates}")
+        rows = [r for r in rows if r["step"] < start or (r["step"] == start and r["step"] % eval_every == 0)]
+
+    def save(step):
+        if ckpt is not None:
+            _atomic_torch_save(dict(meta=meta, step=step, E=E.detach().cpu(), clf=clf.state_dict(),
+                                    opt=opt.state_dict(), rng=rng.bit_generator.state, rows=rows), ckpt)
+
+    def forward():
+        X = _features(E, index, setup.pair_features)
+        logits = clf(X)
+        loss = loss_fn(logits, y)
+        with torch.no_grad():
+            if setup.multilabel:
+                acc = ((logits > 0) == (y > 0.5)).all(1).float().mean()
+            else:
+                acc = (logits.argmax(1) == y).float().mean()
+        return X, loss, acc
+
+    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=not progress)
+    for step in range(start, n_updates + 1):
+        X, loss, acc = forward()
+        if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
+            rows.append(_evaluate(setup, E, X, step, loss.item(), acc.item(), rng, metric_sample, dev))
+            bar.set_postfix(iso=f"{rows[-1]['isoscore']:.4f}", sil=f"{rows[-1]['silhouette']:.4f}")
+        if step == n_updates:
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        bar.update(1)
+        if _UPDATE_HOOK is not None:
+            _UPDATE_HOOK(step + 1)
+        if (step + 1) % checkpoint_every == 0:
+            save(step + 1)
+    bar.close()
+    save(n_updates)
+    return pd.DataFrame(rows)
+
+
+def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, device=None,
+              progress: bool = True):
+    """:func:`train_trajectory` for every seed of ``config`` (the first on the ``eval_every`` grid, the others
+    on ``other_seeds_eval_every``), checkpointed under ``cache_dir``; one frame with a ``seed`` column."""
+    frames = []
+    for i, seed in enumerate(config.seeds):
+        every = config.eval_every if i == 0 or not config.other_seeds_eval_every else config.other_seeds_eval_every
+        ck = (_cache_root(cache_dir) / "runs" /
+              f"{setup.name}-{setup.fingerprint()}-seed{seed}-e{every}-s{config.metric_sample}.pt")
+        t = train_trajectory(setup, seed=seed, n_updates=config.n_updates, eval_every=every, lr=config.lr,
+                             metric_sample=config.metric_sample, checkpoint=ck,
+                             checkpoint_every=config.checkpoint_every, device=device, progress=progress)
+        frames.append(t.assign(seed=seed, setup=setup.name))
+    return pd.concat(frames, ignore_index=True)
+
+
+def summarize_runs(runs) -> dict:
+    """Correlations on the first seed's trajectory; start/end values, gains and the largest standard
+    deviation across seeds at the steps all seeds share."""
+    first = runs[runs.seed == runs.seed.iloc[0]]
+    out = trajectory_correlations(first)
+    a, b = first.iloc[0], first.iloc[-1]
+    out.update(isoscore_start=float(a.isoscore), isoscore_end=float(b.isoscore),
+               silhouette_start=float(a.silhouette), silhouette_end=float(b.silhouette),
+               silhouette_gain=float(b.silhouette - a.silhouette), isoscore_drop=float(a.isoscore - b.isoscore),
+               accuracy_end=float(b.accuracy), loss_end=float(b.loss))
+    common = runs.groupby("step").seed.nunique()
+    steps = common[common == runs.seed.nunique()].index
+    sub = runs[runs.step.isin(steps)]
+    if runs.seed.nunique() > 1:
+        sd = sub.groupby("step")[["isoscore", "silhouette"]].std()
+        out.update(seed_std_max=float(sd.max().max()), seed_std_mean=float(sd.mean().mean()),
+                   n_seeds=int(runs.seed.nunique()))
+    else:
+        out.update(seed_std_max=float("nan"), seed_std_mean=float("nan"), n_seeds=1)
+    return out
+
+
+def trajectory_correlations(traj) -> dict:
+    """Pearson r and Spearman ρ between the IsoScore and silhouette series of one trajectory."""
+    t = traj.dropna(subset=["isoscore", "silhouette"])
+    if len(t) < 3:
+        raise ValueError("need at least 3 evaluated steps for a correlation")
+    return dict(pearson=float(pearsonr(t.isoscore, t.silhouette)[0]),
+                spearman=float(spearmanr(t.isoscore, t.silhouette)[0]), n_points=int(len(t)))
+
+
+def _cache_root(cache_dir=None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    return cache_root("classifiers")
+
+

@@ -1,0 +1,47 @@
+r"""Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021) and all-but-the-top (Mu & Viswanath 2018).
+
+The transform :class:`ClusterIsotropy` clusters token vectors with k-means, makes every cluster
+zero-mean and removes, inside each cluster, the projection on that cluster's top ``n_pc`` principal
+directions :cite:`rajaee2021cluster`:
+
+.. math::
+
+    x' = (x - \mu_c) - \sum_{j=1}^{m_c} \big((x - \mu_c)^\top u_{c,j}\big)\, u_{c,j},
+    \qquad m_c = \min(n_{pc},\; n_c - 1),
+
+with :math:`\mu_c` the mean and :math:`u_{c,1}, u_{c,2}, \dots` the principal directions (by decreasing
+variance) of the :math:`n_c` members of cluster :math:`c`. With one cluster it is the global
+all-but-the-top post-processing of Mu & Viswanath :cite:`mu2018allbutthetop` (remove the mean and the
+top-D principal components), so the paper's "global" baseline runs through the same code.
+
+The package is split by concern, and re-exports every public name here:
+
+* :mod:`.transform`: the transform itself (clustering, cluster bases, :class:`ClusterIsotropy`);
+* :mod:`.setup`: the methods and hyperparameters of the paper, the profiles, the data and models;
+* :mod:`.sts`: the STS protocol of the paper (token pool per data set, mean of processed token vectors,
+  cosine, Spearman x 100), the hyperparameter search on STS-B dev, isotropy tables;
+* :mod:`.classification`: the classification protocol (flattened last-layer token matrix, MLP) with a fresh
+  classifier for every condition.
+
+See the chapter ``notebooks/cluster_isotropy``.
+"""
+from __future__ import annotations
+
+from .classification import (ClassificationResult, MLPClassifier, classification_metric, compare_classification,
+                             pair_token_features, train_classifier)
+from .setup import (DECK_VARIANTS, METHODS, PAPER_HPARAMS, STS_DATASETS, config_for, embed_pairs,
+                    load_classification, load_model_for, load_sts_pairs, make_transform)
+from .sts import (STSResult, cosine_rows, evaluate_sts, layer_isotropy, mean_pool, run_sts, sts_correlations,
+                  token_pool, tune_hyperparameters, zero_mean_isotropy)
+from .transform import (CLUSTERERS, GMM_MAX_FIT_ROWS, ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning,
+                        all_but_the_top, cluster_bases, cluster_labels, remove_cluster_directions)
+
+__all__ = [
+    "ClusterIsotropy", "SmallClusterWarning", "EmptyClusterWarning", "all_but_the_top", "cluster_labels",
+    "cluster_bases", "remove_cluster_directions", "make_transform", "METHODS", "DECK_VARIANTS",
+    "PAPER_HPARAMS", "config_for", "token_pool", "mean_pool", "cosine_rows", "sts_correlations",
+    "STSResult", "evaluate_sts", "tune_hyperparameters", "pair_token_features", "MLPClassifier",
+    "train_classifier", "classification_metric", "ClassificationResult", "compare_classification",
+    "STS_DATASETS", "load_sts_pairs", "embed_pairs", "run_sts", "zero_mean_isotropy", "layer_isotropy",
+    "load_model_for", "load_classification", "CLUSTERERS", "GMM_MAX_FIT_ROWS",
+]

@@ -1,0 +1,152 @@
+"""Evaluation on classification (Table 3 of :cite:`rajaee2021cluster`): flattened last-layer token matrix,
+the authors' MLP, a fresh classifier for every condition."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.metrics import accuracy_score, matthews_corrcoef
+from tqdm.auto import tqdm
+
+from ...metrics import partition_isotropy
+
+# ----------------------------------------------------------------------------------------- classification
+def pair_token_features(model, texts_a, texts_b=None, *, max_length: int = 64, batch_size: int = 32,
+                        progress: bool = True):
+    """Last-layer token matrices padded to ``max_length``, as the authors' classification notebook.
+
+    Each example (a sentence or a sentence pair) is tokenised with special tokens, truncated and padded to
+    ``max_length``; the last hidden layer gives a ``(max_length, d)`` matrix per example **including**
+    ``[CLS]``/``[SEP]``/padding rows (the notebook clusters all of them).
+
+    Returns
+    -------
+    ndarray (n_examples, max_length, d) float32
+    """
+    import torch
+    tok = model.tokenizer
+    texts_a = [str(t) for t in texts_a]
+    texts_b = None if texts_b is None else [str(t) for t in texts_b]
+    if tok.pad_token is None:  # GPT-2 has no pad token: pad with EOS (rows are kept, masked in attention)
+        tok.pad_token = tok.eos_token
+    out = np.zeros((len(texts_a), max_length, model.spec.hidden_size), np.float32)
+    for s in tqdm(range(0, len(texts_a), batch_size), desc="features", disable=not progress):
+        a = texts_a[s:s + batch_size]
+        b = None if texts_b is None else texts_b[s:s + batch_size]
+        enc = tok(a, b, truncation=True, max_length=max_length, padding="max_length", return_tensors="pt")
+        enc = {k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        with torch.inference_mode():
+            h = model.model(**enc).last_hidden_state
+        out[s:s + len(a)] = h.float().cpu().numpy()
+    return out
+
+
+class MLPClassifier:
+    """The authors' classifier: flatten -> Dense(hidden, ReLU) -> Dense(1, sigmoid), binary cross-entropy."""
+
+    def __init__(self, n_features: int, hidden: int = 100, seed: int = 0):
+        import torch
+
+        g = torch.Generator().manual_seed(seed)
+        self.net = torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.ReLU(),
+                                       torch.nn.Linear(hidden, 1))
+        with torch.no_grad():  # seeded init independent of the global torch RNG
+            for p in self.net.parameters():
+                bound = 1.0 / np.sqrt(p.shape[-1] if p.ndim > 1 else n_features)
+                p.uniform_(-bound, bound, generator=g)
+
+    def state(self):
+        return {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+
+    def predict(self, X):
+        import torch
+
+        with torch.no_grad():
+            return (self.net(torch.as_tensor(X, dtype=torch.float32)).squeeze(1) > 0).numpy().astype(int)
+
+
+def classification_metric(task: str, y_true, y_pred) -> float:
+    """Accuracy x 100, or Matthews correlation x 100 for CoLA (the paper's Table 3)."""
+    if task == "CoLA":
+        return 100.0 * matthews_corrcoef(y_true, y_pred)
+    return 100.0 * accuracy_score(y_true, y_pred)
+
+
+def train_classifier(clf: MLPClassifier, Xtr, ytr, Xval, yval, *, task: str, epochs: int = 10, lr: float = 3e-5,
+                     batch_size: int = 32, seed: int = 0):
+    """Adam + BCE for ``epochs``; keeps the weights of the epoch with the best validation metric.
+
+    Returns the list of validation metrics per epoch; ``clf`` holds the best weights afterwards.
+    """
+    import torch
+
+    torch_g = torch.Generator().manual_seed(seed)
+    X = torch.as_tensor(Xtr, dtype=torch.float32)
+    y = torch.as_tensor(ytr, dtype=torch.float32)
+    opt = torch.optim.Adam(clf.net.parameters(), lr=lr)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    best, best_state, history = -np.inf, clf.state(), []
+    for _ in range(epochs):
+        clf.net.train()
+        perm = torch.randperm(len(X), generator=torch_g)
+        for s in range(0, len(X), batch_size):
+            idx = perm[s:s + batch_size]
+            opt.zero_grad()
+            loss_fn(clf.net(X[idx]).squeeze(1), y[idx]).backward()
+            opt.step()
+        clf.net.eval()
+        m = classification_metric(task, yval, clf.predict(Xval))
+        history.append(m)
+        if m > best:
+            best, best_state = m, clf.state()
+    clf.net.load_state_dict(best_state)
+    return history
+
+
+@dataclass
+class ClassificationResult:
+    """Metric on the evaluation split per condition, and whether each classifier started from fresh weights."""
+
+    metrics: dict
+    histories: dict
+    fresh_init: bool
+    isotropy_log10: dict
+
+
+def compare_classification(feats, labels, splits, task: str, transforms: dict, *, epochs=10, lr=3e-5,
+                           batch_size=32, seed=0, isotropy=True, reuse_classifier=False) -> ClassificationResult:
+    """Train one classifier per condition on (optionally post-processed) flattened token features.
+
+    Parameters
+    ----------
+    feats : ndarray (n, L, d)
+        Token matrices of all examples (train, val and eval together).
+    labels : ndarray of int (n,)
+    splits : dict with index arrays ``train``, ``val``, ``eval``
+    transforms : dict name -> transform or None
+        Each transform is fit on **all** token rows of all examples jointly (padding included), as the
+        authors did on train+dev, then reshaped back to ``(n, L, d)``.
+
+    Every condition gets a **new** classifier with the same seeded initial weights (the authors' notebook
+    continued training the baseline's classifier for the post-processed features: a bug fixed here).
+    ``reuse_classifier=True`` reproduces that bug, for comparison; ``fresh_init`` of the result is then False.
+    """
+    n, L, d = feats.shape
+    flat_rows = feats.reshape(n * L, d).astype(np.float64)
+    metrics, histories, iso, inits = {}, {}, {}, []
+    clf = None
+    for name, tr in transforms.items():
+        rows = flat_rows if tr is None else tr.fit_transform(flat_rows)
+        if isotropy:
+            iso[name] = partition_isotropy(rows).log10
+        X = rows.reshape(n, L * d).astype(np.float32)
+        if clf is None or not reuse_classifier:
+            clf = MLPClassifier(L * d, seed=seed)
+        inits.append(clf.state())
+        histories[name] = train_classifier(clf, X[splits["train"]], labels[splits["train"]], X[splits["val"]],
+                                           labels[splits["val"]], task=task, epochs=epochs, lr=lr,
+                                           batch_size=batch_size, seed=seed)
+        metrics[name] = classification_metric(task, labels[splits["eval"]], clf.predict(X[splits["eval"]]))
+    fresh = all(all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a) for a, b in zip(inits, inits[1:]))
+    return ClassificationResult(metrics, histories, bool(fresh), iso)
+

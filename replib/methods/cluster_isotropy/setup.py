@@ -1,0 +1,169 @@
+"""Set-up of the chapter: the methods and their hyperparameters, the profiles, and the data and models
+(STS pairs, token matrices, GLUE classification tasks) read through :mod:`replib.data`."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...data import load_glue, load_sick, load_sts, load_stsb
+from ...embeddings import embed_sentences
+from .transform import ClusterIsotropy
+
+# ----------------------------------------------------------------------------------------- methods
+METHODS = ("baseline", "global", "cluster")
+#: Seed deck (Rajaei & Sheikhi 2020) variants: (n_clusters or None = the cluster setting, n_pc setting, clusterer)
+DECK_VARIANTS = {
+    "Mean": ("one", "none", "scipy"),
+    "Mean+PCA": ("one", "global", "scipy"),
+    "K-means+Mean": ("k", "none", "scipy"),
+    "GMM+Mean+PCA": ("k", "cluster", "gmm"),
+    "K-means+Mean+PCA": ("k", "cluster", "scipy"),
+}
+
+#: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
+PAPER_HPARAMS = {
+    "gpt2": {"n_clusters": 10, "n_pc": 30, "global_pc": 30},
+    "bert-base-uncased": {"n_clusters": 27, "n_pc": 12, "global_pc": 15},
+    "roberta-base": {"n_clusters": 27, "n_pc": 12, "global_pc": 25},
+}
+
+
+def make_transform(method: str, *, n_clusters: int, n_pc: int, global_pc: int, random_state=None):
+    """The transform of a method: ``None`` for the baseline, else a :class:`ClusterIsotropy`.
+
+    ``method`` is one of :data:`METHODS` (``baseline``, ``global``, ``cluster``) or a seed-deck variant
+    name in :data:`DECK_VARIANTS` (``Mean`` = global zero-mean, ``Mean+PCA`` = global, ``K-means+Mean``,
+    ``GMM+Mean+PCA``, ``K-means+Mean+PCA`` = cluster).
+    """
+    if method == "baseline":
+        return None
+    if method == "global":
+        return ClusterIsotropy(1, global_pc, random_state=random_state)
+    if method == "cluster":
+        return ClusterIsotropy(n_clusters, n_pc, random_state=random_state)
+    if method in DECK_VARIANTS:
+        kk, pp, cl = DECK_VARIANTS[method]
+        k = 1 if kk == "one" else n_clusters
+        pc = {"none": 0, "global": global_pc, "cluster": n_pc}[pp]
+        return ClusterIsotropy(k, pc, clusterer=cl, random_state=random_state)
+    raise ValueError(f"unknown method {method!r}; expected one of {METHODS + tuple(DECK_VARIANTS)}")
+
+
+STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
+
+
+def config_for(profile: str) -> dict:
+    """Sizes and settings of the chapter per profile (read by the notebook and the tests).
+
+    ``paper``: GPT-2, BERT-base, RoBERTa-base with the paper's hyperparameters, all data, 5 seeds.
+    ``offline``: all-MiniLM-L6-v2 on the mirrored data, hyperparameters chosen on STS-B dev from a
+    grid in [5, 30]. ``smoke``: tiny random BERT/GPT-2 on a few hundred pairs.
+    """
+    grid = tuple(range(5, 31, 5))
+    if profile == "paper":
+        return dict(models=list(PAPER_HPARAMS), hparams=dict(PAPER_HPARAMS), tune=False, grid_k=grid, grid_pc=grid,
+                    tune_seeds=3, datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5,
+                    layer_sample=None, table1_ks=(1, 3, 6, 9, 20), deck_model="bert-base-uncased",
+                    clf_model="bert-base-uncased", clf_tasks=("RTE", "CoLA", "SST-2", "MRPC"),
+                    clf_sizes=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
+    if profile == "offline":
+        return dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=grid, grid_pc=grid, tune_seeds=3,
+                    datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
+                    table1_ks=(1, 3, 6, 9, 20), deck_model="all-MiniLM-L6-v2",
+                    clf_model="all-MiniLM-L6-v2", clf_tasks=("SST-2", "RTE", "MRPC", "CoLA"),
+                    clf_sizes=(800, 200, 400), clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
+    if profile == "smoke":
+        return dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=(2, 4, 6), grid_pc=(2, 4, 6),
+                    tune_seeds=1, datasets=("STS12", "STS-B"), stsb_split="test", max_pairs=150, seeds=2,
+                    layer_sample=150, table1_ks=(1, 3, 6), deck_model="tiny-bert", clf_model="tiny-bert",
+                    clf_tasks=("SST-2",), clf_sizes=(120, 40, 60), clf_epochs=3, clf_lr=1e-3, clf_max_length=16)
+    raise ValueError(f"unknown profile {profile!r}")
+
+
+# ----------------------------------------------------------------------------------------- pipeline
+def load_sts_pairs(name: str, *, stsb_split: str = "test", max_pairs: int | None = None, seed: int = 0):
+    """Pairs and gold scores of one STS data set through :mod:`replib.data`.
+
+    ``name`` is one of :data:`STS_DATASETS` (``STS12``..``STS16`` = the whole test sets of each year with
+    gold scores, ``SICK-R`` = SICK test relatedness, ``STS-B`` = the ``stsb_split`` split) or
+    ``"STS-B-dev"``. ``max_pairs`` takes a seeded random sample (smoke runs). Returns a DataFrame with
+    ``sentence1, sentence2, score``.
+    """
+    if name.startswith("STS1"):
+        df = load_sts(name)
+    elif name == "SICK-R":
+        df = load_sick("test")
+    elif name == "STS-B":
+        df = load_stsb(stsb_split)
+    elif name == "STS-B-dev":
+        df = load_stsb("dev")
+    else:
+        raise ValueError(f"unknown STS data set {name!r}; expected one of {STS_DATASETS + ('STS-B-dev',)}")
+    df = df[["sentence1", "sentence2", "score"]]
+    if max_pairs is not None and len(df) > max_pairs:
+        df = df.sample(n=max_pairs, random_state=seed).sort_index()
+    return df.reset_index(drop=True)
+
+
+def embed_pairs(model, df, *, layer: int = -1, cache_dir=None, progress: bool = True):
+    """Token matrices of both sides of every pair, each sentence encoded alone, special tokens dropped.
+
+    Unique sentences are embedded once (:func:`replib.embeddings.embed_sentences`, cached in
+    ``cache_dir``) and mapped back to every occurrence, so the pool holds one row block per sentence
+    occurrence, as in the authors' notebook.
+    """
+    texts = sorted(set(df["sentence1"]) | set(df["sentence2"]))
+    emb = embed_sentences(model, texts, layer=layer, drop_special=True, cache_dir=cache_dir, progress=progress)
+    where = {t: i for i, t in enumerate(texts)}
+    t1 = [emb.tokens[where[s]] for s in df["sentence1"]]
+    t2 = [emb.tokens[where[s]] for s in df["sentence2"]]
+    return t1, t2
+
+
+def load_model_for(name: str, seed: int = 0):
+    """A registry model (``tiny-<family>`` names give the smoke profile's tiny random models)."""
+    from ...models import load_model, tiny_model  # lazy: replib.models imports torch
+
+    if name.startswith("tiny-"):
+        return tiny_model(name[len("tiny-"):], seed=seed)
+    return load_model(name)
+
+
+def load_classification(task: str, sizes=None, seed: int = 0):
+    """Texts, labels and split indices of a Table-3 task available through :mod:`replib.data`.
+
+    ``sizes=(n_train, n_val, n_eval)`` draws seeded samples (the offline demonstration); ``None`` uses
+    the full splits: train (minus a 10 % validation split for checkpoint selection) and the evaluation
+    split (GLUE dev for SST-2, CoLA and RTE, MRPC test). WiC and BoolQ are not in :mod:`replib.data`.
+
+    Returns
+    -------
+    texts_a, texts_b (or None), labels (int array), splits (dict of index arrays)
+    """
+    if task not in ("SST-2", "CoLA", "RTE", "MRPC"):
+        raise ValueError(f"task {task!r} is not available offline (WiC and BoolQ are not in replib.data)")
+    eval_split = "test" if task == "MRPC" else "dev"
+    tr, ev = load_glue(task, "train"), load_glue(task, eval_split)
+    rng = np.random.default_rng(seed)
+    if sizes is None:
+        perm = rng.permutation(len(tr))
+        n_val = len(tr) // 10
+        tr_idx, val_idx, ev_idx = perm[n_val:], perm[:n_val], np.arange(len(ev))
+    else:
+        n_tr, n_val, n_ev = sizes
+        perm = rng.permutation(len(tr))
+        if n_tr + n_val > len(tr):
+            raise ValueError(f"{task} train has {len(tr)} rows < {n_tr + n_val}")
+        tr_idx, val_idx = perm[:n_tr], perm[n_tr:n_tr + n_val]
+        ev_idx = rng.permutation(len(ev))[:min(n_ev, len(ev))]
+    parts = [tr.iloc[tr_idx], tr.iloc[val_idx], ev.iloc[ev_idx]]
+    df = pd.concat(parts, ignore_index=True)
+    n1, n2 = len(tr_idx), len(tr_idx) + len(val_idx)
+    splits = {"train": np.arange(n1), "val": np.arange(n1, n2), "eval": np.arange(n2, len(df))}
+    if task == "RTE":
+        labels = (df["label"] == "entailment").astype(int).to_numpy()
+    else:
+        labels = df["label"].astype(int).to_numpy()
+    if "sentence" in df:
+        return df["sentence"].tolist(), None, labels, splits
+    return df["sentence1"].tolist(), df["sentence2"].tolist(), labels, splits

@@ -1,0 +1,158 @@
+"""Evaluation on STS (App. B.1 of :cite:`rajaee2021cluster`): token pool per data set, mean of processed token
+vectors, cosine, Spearman x 100; the hyperparameter grid on STS-B dev; isotropy of zero-mean clusters and
+across layers."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from tqdm.auto import tqdm
+
+from ...embeddings import embed_sentences
+from ...metrics import partition_isotropy
+from .setup import make_transform
+from .transform import ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning, cluster_bases, cluster_labels, \
+    remove_cluster_directions
+
+# ----------------------------------------------------------------------------------------- STS
+def token_pool(token_blocks):
+    """Stack per-sentence token matrices into one pool.
+
+    Returns
+    -------
+    pool : ndarray (sum n_i, d) float64
+    lengths : ndarray of int (n_sentences,)
+    """
+    blocks = list(token_blocks)
+    if not blocks:
+        raise ValueError("no sentences")
+    lengths = np.array([len(b) for b in blocks], dtype=np.int64)
+    if (lengths == 0).any():
+        raise ValueError(f"{int((lengths == 0).sum())} sentence(s) have no tokens after dropping special tokens")
+    return np.concatenate([np.asarray(b, dtype=np.float64) for b in blocks]), lengths
+
+
+def mean_pool(pool, lengths):
+    """Mean of each sentence's rows of ``pool`` (rows in sentence order, ``lengths`` rows each)."""
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return np.add.reduceat(pool, starts, axis=0) / lengths[:, None]
+
+
+def cosine_rows(A, B):
+    """Cosine of corresponding rows of ``A`` and ``B`` (0 for a zero vector)."""
+    num = (A * B).sum(1)
+    den = np.linalg.norm(A, axis=1) * np.linalg.norm(B, axis=1)
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def sts_correlations(emb1, emb2, gold):
+    """Spearman and Pearson correlation (x 100) of the cosine of sentence vectors with the gold scores."""
+    gold = np.asarray(gold, dtype=np.float64)
+    cos = cosine_rows(np.asarray(emb1, np.float64), np.asarray(emb2, np.float64))
+    if len(cos) != len(gold):
+        raise ValueError(f"{len(cos)} pairs but {len(gold)} gold scores")
+    return 100.0 * stats.spearmanr(cos, gold)[0], 100.0 * stats.pearsonr(cos, gold)[0]
+
+
+@dataclass
+class STSResult:
+    """One STS evaluation: correlations x 100 and the partition isotropy of the processed token pool."""
+
+    spearman: float
+    pearson: float
+    isotropy: float
+    isotropy_log10: float
+    n_tokens: int
+
+
+def evaluate_sts(tokens1, tokens2, gold, transform=None, *, isotropy: bool = True) -> STSResult:
+    """The paper's STS protocol (App. B.1) on token matrices of the two sides of each pair.
+
+    All token vectors of all sentences of the data set form one pool; ``transform`` (e.g. a
+    :class:`ClusterIsotropy`, ``None`` = baseline) is fit on the pool and applied to it; each sentence
+    vector is the mean of its processed token vectors; the score is the cosine of the two sentence
+    vectors, and the metric Spearman x 100 with the gold scores. ``isotropy`` is
+    :func:`~replib.metrics.partition_isotropy` of the processed pool.
+    """
+    tokens1, tokens2 = list(tokens1), list(tokens2)
+    if len(tokens1) != len(tokens2):
+        raise ValueError(f"{len(tokens1)} first sentences but {len(tokens2)} second sentences")
+    pool, lengths = token_pool(tokens1 + tokens2)
+    if transform is not None:
+        pool = transform.fit_transform(pool)
+    means = mean_pool(pool, lengths)
+    n = len(tokens1)
+    sp, pe = sts_correlations(means[:n], means[n:], gold)
+    iso = partition_isotropy(pool) if isotropy else None
+    return STSResult(sp, pe, iso.value if iso else np.nan, iso.log10 if iso else np.nan, len(pool))
+
+
+def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), clusterer: str = "scipy", progress=True):
+    """Spearman x 100 on a dev set for every ``(n_clusters, n_pc)`` of a grid (the paper: STS-B dev, [5, 30]).
+
+    Clusters and cluster bases are computed once per ``(k, seed)`` and reused for every ``n_pc``;
+    ``k = 1`` is the global method. Returns a DataFrame with columns ``n_clusters, n_pc, seed, spearman``.
+    """
+    pool, lengths = token_pool(list(tokens1) + list(tokens2))
+    n = len(tokens1)
+    rows = []
+    todo = [(k, s) for k in ks for s in seeds]
+    for k, s in tqdm(todo, desc="grid", disable=not progress):
+        labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
+        means, bases, _ = cluster_bases(pool, labels, int(k))
+        for p in pcs:
+            if p >= pool.shape[1]:
+                continue
+            out, _ = remove_cluster_directions(pool, labels, means, bases, int(p))
+            m = mean_pool(out, lengths)
+            rows.append({"n_clusters": int(k), "n_pc": int(p), "seed": s,
+                         "spearman": sts_correlations(m[:n], m[n:], gold)[0]})
+    return pd.DataFrame(rows)
+
+
+def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: bool = False):
+    """Evaluate every method on one data set; stochastic methods once per seed.
+
+    Returns a list of dicts ``method, seed, spearman, pearson, iw, iw_log10``. The baseline and every
+    one-cluster method are deterministic and run once (seed ``None``).
+    """
+    rows = []
+    for m in methods:
+        tr0 = make_transform(m, **hparams)
+        deterministic = tr0 is None or tr0.n_clusters == 1
+        for s in ([None] if deterministic else list(seeds)):
+            tr = None if tr0 is None else make_transform(m, **hparams, random_state=s)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SmallClusterWarning)
+                warnings.simplefilter("ignore", EmptyClusterWarning)
+                r = evaluate_sts(tokens1, tokens2, gold, tr)
+            rows.append({"method": m, "seed": s, "spearman": r.spearman, "pearson": r.pearson, "iw": r.isotropy,
+                         "iw_log10": r.isotropy_log10, "n_tokens": r.n_tokens})
+    return rows
+
+
+def zero_mean_isotropy(pool, ks, seeds):
+    """Table 1 of the paper: log10 I(W) after k-means with ``k`` clusters and per-cluster zero-mean only.
+
+    Returns a list of dicts ``k, seed, iw_log10``; ``k = 0`` denotes the raw pool (the baseline row).
+    """
+    rows = [{"k": 0, "seed": None, "iw_log10": partition_isotropy(pool).log10}]
+    for k in ks:
+        for s in ([None] if k == 1 else seeds):
+            out = ClusterIsotropy(k, 0, random_state=s).fit_transform(pool)
+            rows.append({"k": int(k), "seed": s, "iw_log10": partition_isotropy(out).log10})
+    return rows
+
+
+def layer_isotropy(model, texts, *, cache_dir=None, progress: bool = True):
+    """log10 I(W) of the token pool of ``texts`` at every hidden state (0 = embeddings), special tokens dropped."""
+    out = []
+    for layer in range(model.spec.n_layers + 1):
+        emb = embed_sentences(model, texts, layer=layer, drop_special=True, cache_dir=cache_dir, progress=progress)
+        out.append(partition_isotropy(np.concatenate(emb.tokens)).log10)
+    return out
+
+

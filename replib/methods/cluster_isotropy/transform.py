@@ -1,0 +1,277 @@
+r"""The transform: cluster-based isotropy enhancement :cite:`rajaee2021cluster` and all-but-the-top
+:cite:`mu2018allbutthetop` (one cluster), as a scikit-learn transformer.
+
+.. math::
+
+    x' = (x - \mu_c) - \sum_{j=1}^{m_c} \big((x - \mu_c)^\top u_{c,j}\big)\, u_{c,j},
+    \qquad m_c = \min(n_{pc},\; n_c - 1).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.cluster.vq import kmeans2
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.cluster import KMeans
+from sklearn.mixture import GaussianMixture
+
+from ..._validation import check_array
+
+CLUSTERERS = ("scipy", "sklearn", "gmm")
+#: the ``"gmm"`` clusterer fits its mixture on at most this many rows (seeded sample), then assigns every row
+GMM_MAX_FIT_ROWS = 10_000
+
+
+class SmallClusterWarning(UserWarning):
+    """A cluster has ``n_pc`` or fewer members: only ``members - 1`` directions were removed from it."""
+
+
+class EmptyClusterWarning(UserWarning):
+    """k-means left a cluster empty; it is dropped (no members, no mean, no directions)."""
+
+
+# ----------------------------------------------------------------------------------------- clustering
+def cluster_labels(X, n_clusters: int, *, clusterer: str = "scipy", random_state=None, n_iter: int = 10):
+    """Cluster assignments of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64
+    n_clusters : int
+    clusterer : {"scipy", "sklearn", "gmm"}
+        ``"scipy"``: the authors' ``scipy.cluster.vq.kmeans2(X, k, iter=n_iter, minit="points")``
+        (Lloyd iterations from k random data points), seeded through ``rng``. ``"sklearn"``:
+        ``sklearn.cluster.KMeans`` (k-means++, run to convergence). ``"gmm"``: a diagonal-covariance
+        ``sklearn.mixture.GaussianMixture`` (the seed deck's "GMM" variant; k-means++ initialisation, fit on at
+        most :data:`GMM_MAX_FIT_ROWS` sampled rows), hard assignments of every row.
+    random_state : int, numpy Generator or None
+    n_iter : int
+        Lloyd iterations for ``"scipy"`` (the authors' default 10).
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n_samples,)
+    model : object or None
+        The fitted sklearn estimator (``"sklearn"``/``"gmm"``), else None.
+    """
+    n = X.shape[0]
+    if clusterer not in CLUSTERERS:
+        raise ValueError(f"clusterer must be one of {CLUSTERERS}; got {clusterer!r}")
+    if not 1 <= n_clusters <= n:
+        raise ValueError(f"n_clusters must be in [1, n_samples={n}]; got {n_clusters}")
+    if n_clusters == 1:
+        return np.zeros(n, dtype=np.int64), None
+    if clusterer == "scipy":
+        rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*clusters is empty.*")  # reported by ClusterIsotropy
+            _, labels = kmeans2(X, n_clusters, iter=n_iter, minit="points", missing="warn", rng=rng)
+        return labels.astype(np.int64), None
+    seed = int(random_state.integers(2**31 - 1)) if isinstance(random_state, np.random.Generator) else random_state
+    if clusterer == "sklearn":
+        km = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit(X)
+        return km.labels_.astype(np.int64), km
+    fit_rows = X
+    if n > GMM_MAX_FIT_ROWS:  # EM on every token is slow on CPU: fit on a seeded sample, assign all rows
+        fit_rows = X[np.random.default_rng(seed).choice(n, GMM_MAX_FIT_ROWS, replace=False)]
+    gm = GaussianMixture(n_components=n_clusters, covariance_type="diag", random_state=seed, reg_covar=1e-4,
+                         init_params="k-means++", max_iter=100).fit(fit_rows)
+    return gm.predict(X).astype(np.int64), gm
+
+
+def cluster_bases(X, labels, n_clusters: int, *, directions: bool = True):
+    """Mean and principal directions of every cluster.
+
+    Parameters
+    ----------
+    X : ndarray (n_samples, n_features), float64
+    labels : ndarray of int in ``[0, n_clusters)``
+
+    Returns
+    -------
+    means : ndarray (n_clusters, n_features); NaN rows for empty clusters
+    bases : list of ndarray (n_features, r_c) or None
+        Eigenvectors of the cluster's scatter matrix :math:`\\sum (x-\\mu_c)(x-\\mu_c)^\\top`, by decreasing
+        eigenvalue, ``r_c = min(n_c - 1, n_features)`` of them (the rank of the centred members).
+    counts : ndarray of int (n_clusters,)
+
+    With ``directions=False`` only means and counts are computed (bases hold empty matrices).
+    """
+    d = X.shape[1]
+    counts = np.bincount(labels, minlength=n_clusters)
+    means = np.full((n_clusters, d), np.nan)
+    bases = [None] * n_clusters
+    for c in np.flatnonzero(counts):
+        Xc = X[labels == c]
+        mu = Xc.mean(axis=0)
+        means[c] = mu
+        Z = Xc - mu
+        r = min(len(Xc) - 1, d)
+        if r == 0 or not directions:
+            bases[c] = np.zeros((d, 0))
+            continue
+        if len(Xc) < d:  # thin SVD is cheaper and exact for few members
+            _, _, Vt = np.linalg.svd(Z, full_matrices=False)
+            bases[c] = Vt[:r].T
+        else:
+            w, V = np.linalg.eigh(Z.T @ Z)
+            bases[c] = V[:, ::-1][:, :r]
+    return means, bases, counts
+
+
+def remove_cluster_directions(X, labels, means, bases, n_pc: int):
+    """Subtract each row's cluster mean and its projection on the cluster's top ``n_pc`` directions.
+
+    Returns
+    -------
+    out : ndarray (n_samples, n_features), float64
+    n_removed : ndarray of int (n_clusters,)
+        ``min(n_pc, r_c)`` per cluster (0 for empty clusters).
+    """
+    if n_pc < 0:
+        raise ValueError(f"n_pc must be >= 0; got {n_pc}")
+    out = X - means[labels]
+    n_removed = np.zeros(len(bases), dtype=np.int64)
+    for c, B in enumerate(bases):
+        if B is None:
+            continue
+        m = min(n_pc, B.shape[1])
+        n_removed[c] = m
+        if m == 0:
+            continue
+        idx = np.flatnonzero(labels == c)
+        if idx.size == 0:
+            continue
+        V = B[:, :m]
+        Z = out[idx]
+        out[idx] = Z - (Z @ V) @ V.T
+    return out, n_removed
+
+
+class ClusterIsotropy(TransformerMixin, BaseEstimator):
+    r"""Cluster-based isotropy enhancement :cite:`rajaee2021cluster` (``n_clusters=1``: all-but-the-top).
+
+    :math:`x' = (x-\mu_c) - \sum_{j \le m_c} ((x-\mu_c)^\top u_{c,j}) u_{c,j}` for the cluster ``c`` of
+    ``x``, with :math:`m_c = \min(n_{pc}, n_c - 1)`. The cluster mean is not added back: the output
+    is zero-mean in every cluster (the authors' notebook).
+
+    Parameters
+    ----------
+    n_clusters : int, default 27
+        Number of clusters (the paper: 27 for BERT and RoBERTa, 10 for GPT-2; 1 = global method).
+    n_pc : int, default 12
+        Principal directions removed per cluster (the paper: 12 for BERT and RoBERTa, 30 for GPT-2;
+        0 = only make clusters zero-mean). Must be smaller than the number of features.
+    clusterer : {"scipy", "sklearn", "gmm"}, default "scipy"
+        See :func:`cluster_labels`. ``"scipy"`` is the authors' ``kmeans2(minit="points", iter=10)``.
+    n_iter : int, default 10
+        Lloyd iterations of ``kmeans2``.
+    random_state : int, Generator or None
+        Seed of the clustering (the authors' runs were unseeded; the paper averages five runs).
+
+    Attributes
+    ----------
+    labels_ : ndarray (n_samples,)
+        Cluster of every training row.
+    means_ : ndarray (n_clusters, n_features)
+        Cluster means (NaN rows for empty clusters).
+    components_ : list of ndarray (n_removed_[c], n_features)
+        Directions removed from each cluster (rows, orthonormal).
+    n_members_, n_removed_ : ndarray of int (n_clusters,)
+    empty_clusters_ : ndarray of int
+        Clusters k-means left empty (dropped, with an :class:`EmptyClusterWarning`).
+    small_clusters_ : ndarray of int
+        Non-empty clusters with ``n_pc`` or fewer members, from which only ``members - 1`` directions
+        were removed (with a :class:`SmallClusterWarning`).
+    """
+
+    def __init__(self, n_clusters: int = 27, n_pc: int = 12, *, clusterer: str = "scipy", n_iter: int = 10,
+                 random_state=None):
+        self.n_clusters = n_clusters
+        self.n_pc = n_pc
+        self.clusterer = clusterer
+        self.n_iter = n_iter
+        self.random_state = random_state
+
+    def _check_params(self, X):
+        if int(self.n_clusters) != self.n_clusters or self.n_clusters < 1:
+            raise ValueError(f"n_clusters must be a positive integer; got {self.n_clusters!r}")
+        if int(self.n_pc) != self.n_pc or self.n_pc < 0:
+            raise ValueError(f"n_pc must be a non-negative integer; got {self.n_pc!r}")
+        if self.n_pc >= X.shape[1]:
+            raise ValueError(f"n_pc={self.n_pc} must be smaller than n_features={X.shape[1]} "
+                             "(removing every direction leaves zero vectors)")
+        if self.n_clusters > X.shape[0]:
+            raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={X.shape[0]}")
+
+    def fit(self, X, y=None):
+        """Cluster ``X`` and compute every cluster's mean and directions to remove."""
+        self._fit(X)
+        return self
+
+    def _fit(self, X):
+        X = check_array(X, name="X", min_samples=2, min_features=2)
+        self._check_params(X)
+        k = int(self.n_clusters)
+        labels, model = cluster_labels(X, k, clusterer=self.clusterer, random_state=self.random_state,
+                                       n_iter=self.n_iter)
+        means, bases, counts = cluster_bases(X, labels, k, directions=self.n_pc > 0)
+        self.labels_ = labels
+        self.means_ = means
+        self.n_members_ = counts
+        self._bases = bases
+        self._model = model
+        self.n_features_in_ = X.shape[1]
+        self.empty_clusters_ = np.flatnonzero(counts == 0)
+        self.small_clusters_ = np.flatnonzero((counts > 0) & (counts <= self.n_pc))
+        self.n_removed_ = np.array([0 if b is None else min(int(self.n_pc), b.shape[1]) for b in bases])
+        self.components_ = [np.zeros((0, X.shape[1])) if b is None else b[:, :m].T.copy()
+                            for b, m in zip(bases, self.n_removed_)]
+        if self.empty_clusters_.size:
+            warnings.warn(f"{self.empty_clusters_.size} of {k} clusters are empty and were dropped "
+                          f"(clusters {self.empty_clusters_.tolist()})", EmptyClusterWarning, stacklevel=3)
+        if self.small_clusters_.size:
+            warnings.warn(f"{self.small_clusters_.size} cluster(s) have <= n_pc={self.n_pc} members; removed "
+                          f"members - 1 directions from them (see small_clusters_, n_removed_)",
+                          SmallClusterWarning, stacklevel=3)
+        return X
+
+    def fit_transform(self, X, y=None):
+        """Fit and transform the training rows with their own cluster labels (as the authors)."""
+        X = self._fit(X)
+        out, _ = remove_cluster_directions(X, self.labels_, self.means_, self._bases, int(self.n_pc))
+        return out
+
+    def predict(self, X):
+        """Cluster of new rows: nearest non-empty cluster mean (k-means) or the mixture's prediction."""
+        X = check_array(X, name="X", min_samples=1, min_features=2)
+        if not hasattr(self, "labels_"):
+            raise ValueError("ClusterIsotropy is not fitted; call fit first")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; fitted on {self.n_features_in_}")
+        if self.clusterer == "gmm" and self._model is not None:
+            return self._model.predict(X).astype(np.int64)
+        ok = np.flatnonzero(self.n_members_ > 0)
+        M = self.means_[ok]
+        d2 = (X * X).sum(1)[:, None] - 2 * X @ M.T + (M * M).sum(1)[None, :]
+        return ok[np.argmin(d2, axis=1)]
+
+    def transform(self, X):
+        """Apply the fitted per-cluster means and directions to new rows (assigned by :meth:`predict`)."""
+        labels = self.predict(X)
+        X = check_array(X, name="X", min_samples=1, min_features=2)
+        out, _ = remove_cluster_directions(X, labels, self.means_, self._bases, int(self.n_pc))
+        return out
+
+
+def all_but_the_top(X, n_pc: int):
+    r"""Global post-processing of Mu & Viswanath :cite:`mu2018allbutthetop`: remove the mean and the top
+    ``n_pc`` principal directions, :math:`x' = \tilde x - \sum_{j \le D} (u_j^\top \tilde x) u_j`,
+    :math:`\tilde x = x - \bar x` (the centred coefficient; the paper's Algorithm 1 is often quoted with
+    the uncentred :math:`v(w)`, which differs only along the removed directions' mean component).
+    Same code as :class:`ClusterIsotropy` with one cluster.
+    """
+    return ClusterIsotropy(n_clusters=1, n_pc=n_pc).fit_transform(X)
+
+

@@ -1,0 +1,107 @@
+r"""Global isotropy of a table of protein embeddings :cite:`hakim2025protein`: the paper's reported numbers,
+effective dimensions :math:`k = \iota (n - 1) + 1` and their rounding, IsoScore and average pairwise cosine."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._validation import check_array
+from ...metrics import avg_pairwise_cosine, isoscore
+
+#: The 20 standard amino acids (one-letter codes, alphabetical).
+AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+
+#: Reported global results of Hakim et al. 2025 (table of IsoScores; seed 000 [S], table number unknown).
+HAKIM2025_REPORTED = {
+    "prot_bert": {"label": "ProtBERT", "n": 1024, "isoscore": 0.001658, "eff_dims": 3},
+    "prot_bert_bfd": {"label": "ProtBERT-BFD", "n": 1024, "isoscore": 0.003968, "eff_dims": 6},
+    "prot_xlnet": {"label": "ProtXLNet", "n": 1024, "isoscore": 0.001502, "eff_dims": 3},
+    "proteinbert": {"label": "ProteinBERT", "n": 512, "isoscore": 0.231228, "eff_dims": 120},
+}
+
+#: Reported Pearson correlations for ProtBERT (seed 000 [S]; upper triangle only).
+HAKIM2025_CORRELATIONS = {
+    ("cosine", "sq_euclidean"): 0.791, ("cosine", "score"): 0.014, ("cosine", "identity"): -0.011,
+    ("sq_euclidean", "score"): -0.103, ("sq_euclidean", "identity"): -0.146, ("score", "identity"): 0.847,
+}
+
+
+# ------------------------------------------------------------------------------ effective dimensions
+def effective_dimensions_from_isoscore(iota, n_features):
+    r"""Effective dimensions :math:`k = \iota (n - 1) + 1` :cite:`rudman2022isoscore`.
+
+    Parameters
+    ----------
+    iota : float or array_like
+        IsoScore(s) in [0, 1].
+    n_features : int or array_like
+        Ambient dimension n (≥ 2).
+
+    Returns
+    -------
+    float or ndarray
+        A real number in [1, n]; equal to the participation ratio of the covariance.
+    """
+    iota = np.asarray(iota, dtype=np.float64)
+    n = np.asarray(n_features, dtype=np.float64)
+    if np.any(iota < 0) or np.any(iota > 1) or not np.all(np.isfinite(iota)):
+        raise ValueError("IsoScore must lie in [0, 1]")
+    if np.any(n < 2):
+        raise ValueError("n_features must be at least 2")
+    k = iota * (n - 1.0) + 1.0
+    return float(k) if k.ndim == 0 else k
+
+
+def round_effective_dimensions(k, rule: str = "ceil"):
+    """Integer effective dimensions under a rounding ``rule`` (``ceil``, ``round`` or ``floor``).
+
+    Hakim et al. :cite:`hakim2025protein` report integers; ``ceil`` is the rule that reproduces all
+    four of them from the reported IsoScores (see :func:`rounding_rule_matches`). ``round`` is
+    round-half-to-even, as Python's ``round``.
+    """
+    fns = {"ceil": np.ceil, "round": np.rint, "floor": np.floor}
+    if rule not in fns:
+        raise ValueError(f"rule must be one of {sorted(fns)}; got {rule!r}")
+    out = fns[rule](np.asarray(k, dtype=np.float64)).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def rounding_rule_matches(reported: dict | None = None, rule: str = "ceil") -> int:
+    """How many reported integers equal ``rule(ι(n−1)+1)`` of the reported IsoScores ι.
+
+    Parameters
+    ----------
+    reported : dict, optional
+        ``{model: {"n": int, "isoscore": float, "eff_dims": int}}``; default
+        :data:`HAKIM2025_REPORTED`.
+    rule : {"ceil", "round", "floor"}
+    """
+    reported = HAKIM2025_REPORTED if reported is None else reported
+    hits = 0
+    for v in reported.values():
+        k = effective_dimensions_from_isoscore(v["isoscore"], v["n"])
+        hits += int(round_effective_dimensions(k, rule) == int(v["eff_dims"]))
+    return hits
+
+
+def global_isotropy(E) -> dict:
+    r"""IsoScore, effective dimensions (real, ceil, round) and average pairwise cosine of embeddings.
+
+    Parameters
+    ----------
+    E : array_like of shape (n_proteins, n_features)
+        One (e.g. mean-pooled) vector per protein.
+
+    Returns
+    -------
+    dict
+        ``n_samples``, ``n_features``, ``isoscore`` ι, ``eff_dims`` = ι(n−1)+1, ``eff_dims_ceil``,
+        ``eff_dims_round`` and ``avg_cosine`` (exact over all pairs) :cite:`rudman2022isoscore`.
+    """
+    E = check_array(E, name="E", min_samples=2, min_features=2, warn_fewer_samples=True)
+    iota = isoscore(E)
+    k = effective_dimensions_from_isoscore(iota, E.shape[1])
+    return {"n_samples": E.shape[0], "n_features": E.shape[1], "isoscore": iota, "eff_dims": k,
+            "eff_dims_ceil": round_effective_dimensions(k, "ceil"),
+            "eff_dims_round": round_effective_dimensions(k, "round"), "avg_cosine": avg_pairwise_cosine(E)}
+
+

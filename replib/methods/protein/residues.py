@@ -1,0 +1,122 @@
+"""Per-residue ("local") isotropy per amino acid :cite:`hakim2025protein` from streaming covariances, without
+holding any per-residue matrix in memory (:class:`ResidueIsotropy`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..._validation import check_array
+from ...embeddings import embed_proteins
+from ...metrics import CovarianceAccumulator
+from .isotropy import AMINO_ACIDS, effective_dimensions_from_isoscore, round_effective_dimensions
+
+# ------------------------------------------------------------------------------------ per-residue (local)
+@dataclass
+class ResidueIsotropy:
+    """Per-amino-acid covariances of per-residue embeddings, accumulated in a stream.
+
+    One :class:`~replib.metrics.CovarianceAccumulator` per residue letter (float64, O(d²) each), fed
+    one protein at a time; no per-residue matrix outlives its protein. IsoScore per amino acid is
+    deflated towards m/(n+m) when the residue count m is small against the dimension n
+    :cite:`rudman2024stable`, so every row carries ``enough = m ≥ min_ratio·n``.
+
+    Parameters
+    ----------
+    n_features : int
+    min_ratio : float
+        Required samples per dimension (default 5).
+    """
+
+    n_features: int
+    min_ratio: float = 5.0
+    acc: dict = field(default_factory=dict)
+
+    def update(self, seq: str, R) -> "ResidueIsotropy":
+        """Add the residue rows ``R`` (len(seq), n_features) of one protein, grouped by letter."""
+        R = check_array(R, name="R", min_samples=1, min_features=1)
+        if R.shape[1] != self.n_features:
+            raise ValueError(f"R has {R.shape[1]} features; expected {self.n_features}")
+        if len(seq) != R.shape[0]:
+            raise ValueError(f"sequence has {len(seq)} residues but R has {R.shape[0]} rows")
+        letters = np.frombuffer(seq.encode("ascii"), dtype=np.uint8)
+        for code in np.unique(letters):
+            ch = chr(int(code))
+            self.acc.setdefault(ch, CovarianceAccumulator(self.n_features)).update(R[letters == code])
+        return self
+
+    def merge(self, other: "ResidueIsotropy") -> "ResidueIsotropy":
+        for ch, a in other.acc.items():
+            self.acc.setdefault(ch, CovarianceAccumulator(self.n_features)).merge(a)
+        return self
+
+    def table(self, letters: str = AMINO_ACIDS) -> pd.DataFrame:
+        """One row per amino acid: count m, IsoScore, effective dimensions (real, ceil), ``enough``."""
+        rows = []
+        for ch in letters:
+            a = self.acc.get(ch)
+            m = 0 if a is None else a.count
+            row = {"residue": ch, "count": m, "isoscore": np.nan, "eff_dims": np.nan, "eff_dims_ceil": np.nan,
+                   "enough": m >= self.min_ratio * self.n_features}
+            if m >= 2:
+                try:
+                    iota = a.isoscore()
+                except ValueError:  # zero variance (e.g. a single repeated row)
+                    iota = np.nan
+                if np.isfinite(iota):
+                    k = effective_dimensions_from_isoscore(iota, self.n_features)
+                    row.update(isoscore=iota, eff_dims=k, eff_dims_ceil=round_effective_dimensions(k, "ceil"))
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def mean_effective_dimensions(self, letters: str = AMINO_ACIDS, require_enough: bool = True) -> float:
+        """Mean effective dimensions over amino acids (only those with ``enough`` residues by default)."""
+        t = self.table(letters)
+        if require_enough:
+            t = t[t["enough"]]
+        if t["eff_dims"].notna().sum() == 0:
+            raise ValueError("no amino acid has enough residues for IsoScore (m ≥ min_ratio·n)")
+        return float(t["eff_dims"].mean())
+
+
+def residue_rows(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> dict:
+    """In-memory per-amino-acid residue matrices (letter -> (m, d) float64), for small cross-checks only."""
+    seqs = [s.upper() for s in seqs]
+    out = embed_proteins(lm, seqs, layers=(layer,), max_length=max_length, return_residues=True, progress=False)
+    key = "local" if lm.spec.recipe == "proteinbert" else layer
+    groups: dict = {}
+    for r, idx in enumerate(out.index):
+        R = np.asarray(out.residues[key][r], dtype=np.float64)
+        letters = np.array(list(seqs[int(idx)][:R.shape[0]]))
+        for ch in np.unique(letters):
+            groups.setdefault(str(ch), []).append(R[letters == ch])
+    return {ch: np.vstack(v) for ch, v in groups.items()}
+
+
+def accumulate_residues(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022, chunk: int = 64,
+                        min_ratio: float = 5.0, progress: bool = True) -> ResidueIsotropy:
+    """Per-amino-acid streaming covariances of one layer's per-residue embeddings.
+
+    Sequences are embedded ``chunk`` at a time (``return_residues=True``) and each chunk's residue
+    matrices are folded into the accumulators and dropped, so memory is O(20·d² + chunk·L·d).
+    Residues are labelled by the sequence as the model saw it (truncated to ``max_length``).
+    """
+    seqs = [s.upper() for s in seqs]
+    acc = None
+    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=not progress, leave=False):
+        part = seqs[s:s + chunk]
+        out = embed_proteins(lm, part, layers=(layer,), max_length=max_length, return_residues=True,
+                             progress=False)
+        key = "local" if lm.spec.recipe == "proteinbert" else layer
+        mats = out.residues[key]
+        if acc is None:
+            acc = ResidueIsotropy(mats[0].shape[1], min_ratio)
+        for r, idx in enumerate(out.index):
+            R = mats[r]
+            acc.update(part[int(idx)][:R.shape[0]], R)
+    if acc is None:
+        raise ValueError("no sequences to embed")
+    return acc

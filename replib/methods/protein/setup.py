@@ -1,0 +1,75 @@
+"""Set-up of the chapter: sizes per profile, the protein language models (or their tiny stand-ins) and the
+mean-pooled protein embeddings."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...embeddings import embed_proteins
+
+# ------------------------------------------------------------------------------------ configuration
+def config_for(profile: str) -> dict:
+    """Sizes and settings of the chapter per profile (read by the notebook and the tests).
+
+    ``paper``: current Swiss-Prot, the four models of the paper and four ESM-2 sizes, 3,578 proteins
+    for the pair analysis (C(3578, 2) = 6,399,253 ≈ the paper's 6.4×10⁶ pairs). ``offline``: the
+    real Swiss-Prot 2014 samples, tiny same-architecture random models (sequences cut at 256
+    residues), 800 proteins (319,600 pairs). ``smoke``: a few hundred sequences and pairs. The pair
+    proteins are the first ``n_pair_proteins`` of the random global sample, so their embeddings are
+    rows of the global table.
+    """
+    common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
+    cfgs = {
+        "smoke": dict(subset="5k", n_global=200, n_pair_proteins=40, n_biopython=100, n_local=200,
+                      max_length=128, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
+        "offline": dict(subset="20k", n_global=1500, n_pair_proteins=800, n_biopython=300, n_local=400,
+                        max_length=256, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
+                        esm_models=["tiny-esm"]),
+        "paper": dict(subset="current", n_global=None, n_pair_proteins=3578, n_biopython=2000, n_local=5000,
+                      max_length=1022, chunk_size=50000, n_jobs=-1, kmer_max=2, tiny=False,
+                      esm_models=["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"]),
+    }
+    if profile not in cfgs:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(cfgs)}")
+    return {**common, **cfgs[profile]}
+
+
+# ------------------------------------------------------------------------------ language-model glue
+#: Paper models -> tiny same-architecture stand-ins (``tiny_model`` family, seed) for smoke/offline.
+_TINY_STANDINS = {"prot_bert": ("protbert", 0), "prot_bert_bfd": ("protbert", 1), "prot_xlnet": ("protxlnet", 0),
+                  "proteinbert": ("proteinbert", 0), "tiny-esm": ("esm", 0)}
+
+
+def protein_models(profile: str) -> list[str]:
+    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes)."""
+    cfg = config_for(profile)
+    return ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+
+
+def load_protein_model(name: str, profile: str, seed: int = 0):
+    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``).
+
+    Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
+    """
+    from ...models import load_model, tiny_model  # lazy: replib.models imports torch
+
+    cfg = config_for(profile)
+
+    if cfg["tiny"]:
+        family, s = _TINY_STANDINS.get(name, (None, 0))
+        if family is None:
+            raise ValueError(f"no tiny stand-in for {name!r}; known: {sorted(_TINY_STANDINS)}")
+        return tiny_model(family, seed=seed + s)
+    return load_model(name)
+
+
+def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None,
+                 progress: bool = True):
+    """Mean-pooled protein embeddings through :func:`replib.embeddings.embed_proteins` (the model's recipe).
+
+    Returns the :class:`~replib.embeddings.ProteinEmbeddings`; ``.pooled[layer]`` is (n, d) and for
+    ProteinBERT ``.pooled["global"]`` is its 512-d global output.
+    """
+    return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir,
+                          progress=progress)
+
+

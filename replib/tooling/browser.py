@@ -1,0 +1,379 @@
+"""Check the rendered book in a real browser (headless Chromium driven by Selenium).
+
+The built HTML (``build/book/_build/html``) is served on loopback and every page named in ``_toc.yml``
+is loaded in Debian's ``chromium``. A page passes when
+
+- the browser console shows no error and the server answered no request with an error (a missing local
+  asset is an error);
+- no request leaves the machine except those on :data:`EXTERNAL_ALLOWLIST` (each with its reason); DNS
+  for every host but loopback is disabled, so nothing external is fetched in any case;
+- on a chapter page: every code cell that calls a plotting API shows a figure (a loaded ``img`` or a
+  ``div.plotly-graph-div`` with an ``svg`` inside), every plotly figure of the executed notebook is
+  drawn, every ``{glue:text}`` role of the source notebook shows the value the executed notebook
+  recorded, formatted as MyST-NB formats it, in order, and the Colab button opens
+  ``<colab_url>/github/<org>/<repo>/blob/<branch>/notebooks/<chapter>.ipynb`` of ``_config.yml``;
+- everywhere: no literal ``{glue`` text and no docutils error box (``system-message``);
+- on the validation page: every key of every claims file is listed.
+
+``check_book`` returns a list of problems (empty: the book is fine) so that tests can assert both that
+the real book passes and that a broken copy fails. A screenshot of each page is saved.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import http.server
+import re
+import shutil
+import socketserver
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import yaml
+from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
+
+from .notebooks import read_chapter
+from .project import chapter_source, find_root, toc_files
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                  "--disable-dev-shm-usage", "--disable-extensions", "--window-size=1280,2000",
+                  # no DNS for anything but loopback: an external URL can never be fetched by the test
+                  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
+
+#: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
+EXTERNAL_ALLOWLIST = {
+    "https://cdn.jsdelivr.net/npm/mathjax@3/": (
+        "MathJax 3, loaded by Sphinx (sphinx.ext.mathjax) to typeset LaTeX on the published site; offline the "
+        "formulas stay as TeX source. Serving a local copy needs `mathjax_path` in _config.yml."),
+}
+
+#: a code cell calling one of these is expected to show a figure
+PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")
+#: cell tags that hide outputs (no figure expected) or opt out explicitly
+NO_FIGURE_TAGS = {"remove-output", "remove-cell", "replib-no-figure"}
+GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
+
+
+def chromium_paths() -> tuple[str | None, str | None]:
+    """(chromium, chromedriver) executables, or None where missing."""
+    return (shutil.which("chromium") or shutil.which("chromium-browser"),
+            shutil.which("chromedriver") or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists()
+                                             else None))
+
+
+def unavailable_reason() -> str | None:
+    """Why the browser check cannot run here, or None when it can."""
+    browser, driver = chromium_paths()
+    if not browser or not driver:
+        return ("Chromium is not installed; install it with "
+                "`apt-get install -y chromium chromium-driver` (Debian; .ci/run does this)")
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "the Python package selenium is not installed (pip install selenium)"
+    return None
+
+
+# ---------------------------------------------------------------- serving
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # quiet
+        pass
+
+    def log_request(self, code="-", size="-"):
+        try:
+            code = int(code)
+        except (TypeError, ValueError):
+            code = 0
+        self.server.requests.append((self.path, code))
+
+
+class BookServer:
+    """Serve a folder on ``127.0.0.1`` (random port) in a thread; records every (path, status)."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        handler = functools.partial(_Handler, directory=str(self.root))
+        self.httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.httpd.requests = []
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+
+    @property
+    def requests(self) -> list:
+        return self.httpd.requests
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def make_driver(user_data_dir: Path | None = None):
+    """Headless Chromium through /usr/bin/chromedriver with a fresh profile and console + network logs."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    browser, driver = chromium_paths()
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={user_data_dir or tempfile.mkdtemp(prefix='replib-chromium-')}")
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+
+
+# ---------------------------------------------------------------- what the book should contain
+@dataclass
+class Page:
+    source: str                 # toc entry, e.g. "book/intro" or "notebooks/isoscore"
+    html: str                   # path relative to the html root
+    chapter: str | None = None  # chapter name for notebooks/<chapter>
+    figure_cells: list[int] = field(default_factory=list)  # indexes among rendered code cells
+    n_plotly: int = 0
+    glue: list[tuple[str, str]] = field(default_factory=list)  # (key:spec, expected text) in prose order
+
+
+
+
+def _glued_text_plain(nb) -> dict[str, str]:
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            meta = o.get("metadata", {}).get("scrapbook")
+            if meta and "name" in meta:
+                tp = o.get("data", {}).get(meta.get("mime_prefix", "") + "text/plain")
+                if tp is not None:
+                    out[meta["name"]] = "".join(tp) if isinstance(tp, list) else tp
+    return out
+
+
+def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -> Page:
+    """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
+    import nbformat
+
+    src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
+    page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
+    ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
+    glued = _glued_text_plain(ran) if ran is not None else {}
+    for cell in src.cells:
+        if cell.cell_type == "markdown":
+            for role in GLUE_TEXT.findall(cell.source):
+                parts = role.rsplit(":", 1)
+                key, spec = (parts[0], parts[1]) if len(parts) == 2 and not parts[0].endswith(":") else (role, "s")
+                tp = glued.get(key)
+                page.glue.append((role, format_glue_text(tp, spec) if tp is not None else f"<{key} not recorded>"))
+    # the page shows the executed notebook (papermill adds an injected-parameters cell): count its code cells
+    rendered = 0
+    for cell in (ran if ran is not None else src).cells:
+        tags = set(cell.metadata.get("tags", []))
+        if cell.cell_type != "code" or "remove-cell" in tags:
+            continue
+        if PLOT_CALL.search(cell.source) and not tags & NO_FIGURE_TAGS:
+            page.figure_cells.append(rendered)
+        rendered += 1
+        if "remove-output" not in tags:
+            for o in cell.get("outputs", []):
+                if "plotly-graph-div" in str(o.get("data", {}).get("text/html", "")):
+                    page.n_plotly += 1
+    return page
+
+
+def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> list[Page]:
+    """Every page of ``_toc.yml`` with the expectations of chapter pages."""
+    root = Path(root or find_root())
+    pages = []
+    for f in toc_files(root / "_toc.yml"):
+        m = re.fullmatch(r"notebooks/([A-Za-z0-9_\-]+)", f)
+        if m and chapter_source(root, m.group(1)).exists():
+            ex = Path(executed_dir) / f"{m.group(1)}.ipynb" if executed_dir else None
+            pages.append(chapter_expectations(m.group(1), chapter_source(root, m.group(1)), ex))
+        else:
+            pages.append(Page(source=f, html=f"{f}.html"))
+    return pages
+
+
+def colab_url(config_path: Path, chapter: str) -> str:
+    """The Colab launch URL the book must show for ``chapter``, from ``_config.yml``."""
+    cfg = yaml.safe_load(Path(config_path).read_text())
+    repo = cfg["repository"]
+    org_repo = urlparse(repo["url"]).path.strip("/")
+    base = (cfg.get("launch_buttons", {}) or {}).get("colab_url", "https://colab.research.google.com").rstrip("/")
+    book = (repo.get("path_to_book") or "").strip("/")
+    path = "/".join(p for p in (book, "notebooks", f"{chapter}.ipynb") if p)
+    return f"{base}/github/{org_repo}/blob/{repo.get('branch', 'main')}/{path}"
+
+
+def claim_keys(notebooks_dir: Path) -> dict[str, list[str]]:
+    """chapter -> every claim key of its claims file."""
+    out = {}
+    for f in sorted(Path(notebooks_dir).glob("*.claims.yml")):
+        doc = yaml.safe_load(f.read_text()) or {}
+        out[doc.get("chapter") or f.name.split(".")[0]] = [c["key"] for c in doc.get("claims") or []]
+    return out
+
+
+# ---------------------------------------------------------------- checking in the browser
+_JS_STATE = r"""
+const cells = Array.from(document.querySelectorAll('div.cell'));
+const figOf = (el) => {
+  const imgs = Array.from(el.querySelectorAll('.cell_output img'));
+  const plots = Array.from(el.querySelectorAll('.cell_output div.plotly-graph-div'));
+  return {imgs: imgs.map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
+          plots: plots.map(p => !!p.querySelector('svg'))};
+};
+return {
+  text: document.body ? document.body.innerText : '',
+  pasted: Array.from(document.querySelectorAll('span.pasted-text')).map(s => s.textContent),
+  cells: cells.map(figOf),
+  plotly: Array.from(document.querySelectorAll('div.plotly-graph-div')).map(p => !!p.querySelector('svg')),
+  images: Array.from(document.images).map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href')),
+  sysmsg: document.querySelectorAll('.system-message, .problematic').length,
+};
+"""
+
+
+def _allowed(url: str) -> str | None:
+    for prefix, reason in EXTERNAL_ALLOWLIST.items():
+        if url.startswith(prefix):
+            return reason
+    return None
+
+
+def _network_requests(driver) -> list[str]:
+    import json
+
+    urls = []
+    for entry in driver.get_log("performance"):
+        try:
+            msg = json.loads(entry["message"])["message"]
+        except (KeyError, ValueError):
+            continue
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def check_page(driver, server: BookServer, page: Page, *, root: Path | None = None,
+               all_claim_keys: dict[str, list[str]] | None = None, screenshot_dir: Path | None = None,
+               settle: float = 0.5) -> list[str]:
+    """Load one page and return its problems (empty list: the page is fine)."""
+    root = Path(root or find_root())
+    problems: list[str] = []
+    where = page.html
+    if not (server.root / page.html).exists():
+        return [f"{where}: not built (page of _toc.yml missing from the HTML)"]
+    n_requests = len(server.requests)
+    driver.get_log("browser"), driver.get_log("performance")  # drop entries of earlier pages
+    driver.get(server.url + page.html)
+    deadline = time.monotonic() + 10
+    while driver.execute_script("return document.readyState") != "complete" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(settle)
+    state = driver.execute_script(_JS_STATE)
+    # console and network
+    for e in driver.get_log("browser"):
+        if e.get("level") != "SEVERE":
+            continue
+        m = re.search(r"(https?://\S+)", e.get("message", ""))
+        if m and not m.group(1).startswith(server.url) and _allowed(m.group(1)):
+            continue
+        if m and m.group(1) == server.url + "favicon.ico":
+            continue  # the browser asks for /favicon.ico by itself; the book declares none (not a page error)
+        problems.append(f"{where}: console error: {e['message'][:300]}")
+    for url in _network_requests(driver):
+        # chrome:// and data: URLs are the browser's own; only http(s)/ws(s) leave the machine
+        if not url.startswith(("http:", "https:", "ws:", "wss:")) or url.startswith(server.url):
+            continue
+        if not _allowed(url):
+            problems.append(f"{where}: external request not on the allow-list: {url}")
+    for path, code in server.requests[n_requests:]:
+        if code >= 400 and path != "/favicon.ico":
+            problems.append(f"{where}: server answered {code} for {path}")
+    # content
+    if "{glue" in state["text"]:
+        problems.append(f"{where}: literal '{{glue' in the page (a glue role was not rendered)")
+    if state["sysmsg"]:
+        problems.append(f"{where}: {state['sysmsg']} docutils error/problematic node(s) on the page")
+    for img in state["images"]:
+        if not img["ok"]:
+            problems.append(f"{where}: image not loaded: {img['src']}")
+    for i, drawn in enumerate(state["plotly"]):
+        if not drawn:
+            problems.append(f"{where}: plotly figure #{i + 1} has no svg (not drawn)")
+    if page.chapter:
+        problems += _check_chapter(page, state, root)
+    if page.source == "book/validation":
+        for chapter, keys in (all_claim_keys or claim_keys(root / "notebooks")).items():
+            missing = [k for k in keys
+                       if not re.search(r"(?<![\w.-])" + re.escape(k) + r"(?![\w.-])", state["text"])]
+            if missing:
+                problems.append(f"{where}: claims of {chapter} not listed: {missing}")
+    if screenshot_dir is not None:
+        screenshot_dir.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(screenshot_dir / (page.html.replace("/", "__").replace(".html", "") + ".png")))
+    return problems
+
+
+def _check_chapter(page: Page, state: dict, root: Path) -> list[str]:
+    where, problems = page.html, []
+    cells = state["cells"]
+    for idx in page.figure_cells:
+        if idx >= len(cells):
+            problems.append(f"{where}: code cell #{idx + 1} (plotting) is missing from the page")
+            continue
+        c = cells[idx]
+        if not (any(i["ok"] for i in c["imgs"]) or any(c["plots"])):
+            problems.append(f"{where}: code cell #{idx + 1} calls a plotting API but shows no figure")
+    if len(state["plotly"]) < page.n_plotly:
+        problems.append(f"{where}: {page.n_plotly} plotly figure(s) in the executed notebook, "
+                        f"{len(state['plotly'])} on the page")
+    expected = [text for _, text in page.glue]
+    if state["pasted"] != expected:
+        for j, (role, text) in enumerate(page.glue):
+            got = state["pasted"][j] if j < len(state["pasted"]) else None
+            if got != text:
+                problems.append(f"{where}: glued {{glue:text}}`{role}` should read {text!r}, page shows {got!r}")
+        if len(state["pasted"]) != len(expected):
+            problems.append(f"{where}: {len(expected)} glued values in the source, {len(state['pasted'])} on the page")
+    for role, text in page.glue:
+        if text not in state["text"]:
+            problems.append(f"{where}: glued value {text!r} ({role}) not in the page text")
+    want = colab_url(root / "_config.yml", page.chapter)
+    colab = [h for h in state["links"] if "colab.research.google.com" in h]
+    if want not in colab:
+        problems.append(f"{where}: Colab button should open {want}; page links: {colab or 'none'}")
+    return problems
+
+
+def check_book(html_dir: Path, *, root: Path | None = None, executed_dir: Path | None = None,
+               pages: list[Page] | None = None, screenshot_dir: Path | None = None, driver=None) -> list[str]:
+    """Serve ``html_dir``, load every page of ``_toc.yml`` (or ``pages``) and return all problems."""
+    root = Path(root or find_root())
+    pages = pages if pages is not None else book_pages(root, executed_dir)
+    keys = claim_keys(root / "notebooks")
+    own = driver is None
+    driver = driver or make_driver()
+    problems = []
+    try:
+        with BookServer(html_dir) as server:
+            for page in pages:
+                problems += check_page(driver, server, page, root=root, all_claim_keys=keys,
+                                       screenshot_dir=screenshot_dir)
+    finally:
+        if own:
+            driver.quit()
+    return problems

@@ -1,0 +1,113 @@
+"""Command line: ``python -m replib run|check|book|all|notebooks|report``.
+
+Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above
+the working directory, or ``$REPLIB_BOOK_ROOT``)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .._io import write_json_atomic
+from ..profiles import DEFAULT_PROFILE, PROFILES
+from . import book, report, runner
+from .notebooks import write_runnable
+from .project import find_root, git_commit, toc_chapters
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m replib", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    ap.add_argument("--root", type=Path, help="project root (default: found from the working directory)")
+
+    def common(p):
+        p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
+        p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
+
+    p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
+    common(p_run)
+    p_run.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every chapter's time limit")
+    p_chk = sub.add_parser("check", help="check claims of already executed notebooks (no execution)")
+    common(p_chk)
+    p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
+    p_book.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
+    p_book.add_argument("--no-strict", action="store_true")
+    p_all = sub.add_parser("all", help="run + check + book: the main job")
+    common(p_all)
+    p_all.add_argument("--timeout-scale", type=float, default=1.0)
+    p_nb = sub.add_parser("notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)")
+    p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
+    p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
+    p_rep = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
+    rsub = p_rep.add_subparsers(dest="report_cmd", required=True)
+    r_merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
+    r_merge.add_argument("reports", nargs="+")
+    r_merge.add_argument("-o", "--output", help="write the merged JSON here (default: stdout)")
+    r_drift = rsub.add_parser("drift", help="claims whose status or value changed between two reports")
+    r_drift.add_argument("old")
+    r_drift.add_argument("new")
+    r_drift.add_argument("--rtol", type=float, default=1e-9, help="relative change below which values are equal")
+    r_drift.add_argument("--json", help="also write the drift rows as JSON here")
+    r_drift.add_argument("--fail-on-status-change", action="store_true",
+                         help="exit 1 when a claim changed status (or appeared/disappeared)")
+    r_dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
+    r_dash.add_argument("reports", nargs="+")
+    r_dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
+    args = ap.parse_args(argv)
+
+    if args.cmd == "report":
+        return _report(args)
+    root = find_root(args.root)
+    if args.cmd == "notebooks":
+        ref = args.ref or git_commit(root)
+        for chapter in toc_chapters(root):
+            print(write_runnable(root, chapter, args.output / f"{chapter}.ipynb", ref=ref))
+        return 0
+    if args.cmd in ("run", "check", "all"):
+        rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
+                         timeout_scale=getattr(args, "timeout_scale", 1.0), root=root)
+        print(runner.format_table(rep))
+        s = rep["summary"]
+        failed = s["failed"] > 0 or s["chapter_failures"] > 0
+        if args.cmd != "all":
+            return 1 if failed else 0
+    else:
+        failed = False
+    # the main job builds the book even when a claim failed: the validation page shows the failure
+    html = book.build(args.profile, strict=not getattr(args, "no_strict", False), root=root)
+    print(f"book built: {html / 'index.html'}")
+    return 1 if failed else 0
+
+
+def _report(args) -> int:
+    try:
+        if args.report_cmd == "merge":
+            merged = report.merge([r for path in args.reports for r in report.load(path)])
+            doc = merged[0] if len(merged) == 1 else report.bundle(merged)
+            if args.output:
+                write_json_atomic(args.output, doc)
+            else:
+                print(json.dumps(doc, indent=1))
+            return 0
+        if args.report_cmd == "drift":
+            rows = report.drift(report.load(args.old), report.load(args.new), rtol=args.rtol)
+            print(report.format_drift(rows))
+            if args.json:
+                write_json_atomic(args.json, rows)
+            status_changed = any(r["change"] in ("status", "added", "removed") for r in rows)
+            return 1 if args.fail_on_status_change and status_changed else 0
+        md = report.dashboard_markdown([r for path in args.reports for r in report.load(path)])
+        if args.output:
+            Path(args.output).write_text(md)
+        else:
+            print(md)
+        return 0
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

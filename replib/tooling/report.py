@@ -1,0 +1,360 @@
+"""Runner reports: the validation dashboard, merging reports, and drift between two nights.
+
+A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``): ``profile``,
+``started``/``finished``, ``environment``, ``chapters`` (one entry per executed chapter) and ``claims``
+(one entry per claim, see :class:`replib.tooling.claims.ClaimResult`). A *bundle* holds several reports:
+``{"kind": "replib-report-bundle", "reports": [...]}``.
+
+Command line (``python -m replib report ...``):
+
+- ``merge A.json B.json ... -o OUT.json``: one report per profile (a chapter run later replaces the
+  same chapter run earlier), written as a single report or, for several profiles, a bundle;
+- ``drift OLD.json NEW.json``: the claims whose status or value changed, with the relative change;
+- ``dashboard REPORT.json ... -o validation.md``: the validation page as Markdown.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..profiles import PROFILES
+from ..provenance import revision_label
+from .claims import PASSING
+
+STATUS_ORDER = ("reproduced", "consistent", "deviates", "unverified", "failed")
+STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
+                "failed": "❌ failed", "unverified": "⏸ unverified"}
+BUNDLE_KIND = "replib-report-bundle"
+
+
+# ------------------------------------------------------------------ reading, merging
+def _check_report(rep: Any, where: str) -> dict:
+    if not isinstance(rep, dict) or not {"profile", "claims", "chapters"} <= set(rep):
+        raise ValueError(f"{where}: not a runner report (needs 'profile', 'chapters' and 'claims')")
+    return rep
+
+
+def load(path) -> list[dict]:
+    """Read a report or a bundle from ``path``; returns a list of reports."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read a JSON report: {exc}") from None
+    if isinstance(doc, dict) and doc.get("kind") == BUNDLE_KIND:
+        return [_check_report(r, f"{path} report #{i + 1}") for i, r in enumerate(doc.get("reports", []))]
+    return [_check_report(doc, str(path))]
+
+
+def summarize(report: dict) -> dict:
+    """The runner's summary counts, recomputed from the claims and chapters of ``report``."""
+    counts = {s: sum(1 for c in report["claims"] if c["status"] == s) for s in STATUS_ORDER}
+    bad = [c["chapter"] for c in report["chapters"] if c.get("status") != "ok"]
+    silent = sum(1 for ch in bad if not any(c["chapter"] == ch and c["status"] == "failed" for c in report["claims"]))
+    return {**counts, "passed": sum(counts[s] for s in PASSING), "failed": counts["failed"] + silent,
+            "skipped": counts["unverified"], "chapter_failures": len(bad)}
+
+
+def merge(reports: Iterable[dict]) -> list[dict]:
+    """Merge reports: one per profile, in PROFILES order; for each chapter the latest run wins.
+
+    Runs of single chapters (``--chapters X``) on different nights or machines combine into one report
+    per profile; a chapter present in several reports is taken from the one that started last.
+    """
+    by_profile: dict[str, list[dict]] = {}
+    for rep in reports:
+        by_profile.setdefault(rep["profile"], []).append(rep)
+    out = []
+    for profile in sorted(by_profile, key=lambda p: (PROFILES.index(p) if p in PROFILES else len(PROFILES), p)):
+        reps = sorted(by_profile[profile], key=lambda r: r.get("started") or "")
+        if len(reps) == 1:
+            out.append(reps[0])
+            continue
+        chapters: dict[str, tuple[dict, dict]] = {}
+        for rep in reps:
+            for ch in rep["chapters"]:
+                chapters[ch["chapter"]] = (ch, rep)
+        merged = {"profile": profile, "started": reps[0].get("started"), "finished": reps[-1].get("finished"),
+                  "environment": reps[-1].get("environment", {}), "chapters": [], "claims": [],
+                  "merged_from": [{"started": r.get("started"), "finished": r.get("finished"),
+                                   "git_commit": r.get("environment", {}).get("git_commit")} for r in reps]}
+        for name, (ch, rep) in chapters.items():
+            merged["chapters"].append({**ch, "started": rep.get("started")})
+            merged["claims"].extend(c for c in rep["claims"] if c["chapter"] == name)
+        merged["summary"] = summarize(merged)
+        out.append(merged)
+    return out
+
+
+def bundle(reports: list[dict]) -> dict:
+    return {"kind": BUNDLE_KIND, "reports": reports}
+
+
+# ------------------------------------------------------------------ drift
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def relative_change(old, new) -> float | None:
+    """(new - old) / |old| for numbers (``inf`` when old is 0 and new is not); None otherwise."""
+    if not (_num(old) and _num(new)):
+        return None
+    if old == new:
+        return 0.0
+    if old == 0 or not math.isfinite(old):
+        return math.inf
+    return (new - old) / abs(old)
+
+
+def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
+    """Claims whose status or value changed between two sets of reports (matched by profile, chapter, key).
+
+    Values are equal when both are numbers within ``rtol`` (relative) or when they compare equal
+    otherwise. Claims present on one side only are reported as ``added`` / ``removed``.
+    """
+    def index(reps):
+        return {(r["profile"], c["chapter"], c["key"]): c for r in merge(reps) for c in r["claims"]}
+
+    a, b = index(old), index(new)
+    rows = []
+    for k in sorted(set(a) | set(b)):
+        ca, cb = a.get(k), b.get(k)
+        va, vb = (ca or {}).get("value"), (cb or {}).get("value")
+        sa, sb = (ca or {}).get("status", "absent"), (cb or {}).get("status", "absent")
+        rel = relative_change(va, vb)
+        if ca is None or cb is None:
+            change = "added" if ca is None else "removed"
+        elif sa != sb:
+            change = "status"
+        elif rel is not None:
+            if abs(rel) <= rtol or (math.isnan(rel) if isinstance(rel, float) else False):
+                continue
+            change = "value"
+        elif va != vb:
+            change = "value"
+        else:
+            continue
+        rows.append({"profile": k[0], "chapter": k[1], "key": k[2], "change": change, "old_status": sa,
+                     "new_status": sb, "old_value": va, "new_value": vb, "relative_change": rel})
+    return rows
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
+    return _cell(v)
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _rel(r) -> str:
+    if r is None:
+        return "—"
+    if math.isinf(r):
+        return "∞"
+    return f"{r:+.2%}"
+
+
+def format_drift(rows: list[dict]) -> str:
+    """Drift rows as a Markdown table (or a one-line note when nothing changed)."""
+    if not rows:
+        return "No claim changed status or value."
+    out = ["| profile | chapter | claim | change | status | value | relative change |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        status = r["old_status"] if r["old_status"] == r["new_status"] else f"{r['old_status']} → {r['new_status']}"
+        out.append(f"| {r['profile']} | {r['chapter']} | `{r['key']}` | {r['change']} | {status} "
+                   f"| {_fmt(r['old_value'])} → {_fmt(r['new_value'])} | {_rel(r['relative_change'])} |")
+    n_status = sum(1 for r in rows if r["change"] in ("status", "added", "removed"))
+    out.append("")
+    out.append(f"{len(rows)} claim(s) changed, {n_status} of them in status.")
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------ the dashboard
+LEGEND = ("**reproduced**: the paper's value within the stated tolerance; **consistent**: a property that "
+          "would fail if the science broke holds; **deviates**: the property holds but the value differs from "
+          "the paper for the stated reason; **unverified**: needs pretrained weights, a GPU or data that the "
+          "profile does not have; **failed**: a check failed, a value is missing or the chapter did not run.")
+
+
+def _chapter_titles(reports: list[dict]) -> dict[str, str]:
+    titles = {}
+    for rep in reports:
+        for ch in rep["chapters"]:
+            titles.setdefault(ch["chapter"], ch.get("title") or ch["chapter"])
+    return titles
+
+
+def _note(c: dict) -> str:
+    if c["status"] == "unverified":
+        return "unverified: " + c["detail"]
+    if c["status"] == "failed":
+        return "failed: " + c["detail"]
+    if c["status"] == "deviates":
+        return "deviation: " + (c.get("deviation") or c["detail"])
+    return c["detail"]
+
+
+def models_used(rep: dict) -> list[dict]:
+    """The model weights a report's chapters loaded (from each chapter's ``models``, as noted by
+    :func:`replib.provenance.note_model`), one entry per distinct weights with the chapters that used them."""
+    out: dict[tuple, dict] = {}
+    for ch in rep.get("chapters", []):
+        for m in ch.get("models") or []:
+            key = (m.get("name"), m.get("kind"), revision_label(m))
+            e = out.setdefault(key, {**m, "chapters": []})
+            if ch["chapter"] not in e["chapters"]:
+                e["chapters"].append(ch["chapter"])
+    return sorted(out.values(), key=lambda m: (str(m.get("name")), revision_label(m)))
+
+
+def environment_lines(rep: dict) -> list[str]:
+    env = rep.get("environment", {}) or {}
+    lines = [f"- Python {env.get('python', '?')} on `{env.get('platform', '?')}`, device `{env.get('device', '?')}`, "
+             f"commit `{(env.get('git_commit') or '?')[:10]}`"]
+    pk = env.get("packages", {}) or {}
+    if pk:
+        lines.append("- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(pk.items(), key=lambda kv: kv[0].lower())))
+    used = models_used(rep)
+    if used:
+        lines.append("- model weights (what was served; `sha256:` a verified file, a 40-hex id the Hub commit): "
+                     + "; ".join(f"`{m['name']}` {m['kind']} @ `{revision_label(m)[:19]}` ({', '.join(m['chapters'])})"
+                                 for m in used))
+    models = None if used else (env.get("models") or rep.get("models"))  # older reports
+    if isinstance(models, dict) and models:
+        lines.append("- models (pinned revisions): " + ", ".join(f"`{k}` @ `{str(v)[:12]}`" for k, v in sorted(models.items())))
+    elif isinstance(models, list) and models:
+        lines.append("- models: " + ", ".join(f"`{m}`" for m in models))
+    if rep.get("merged_from"):
+        lines.append(f"- merged from {len(rep['merged_from'])} runs")
+    return lines
+
+
+def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None = None) -> str:
+    """The validation page: summary matrix (chapter × status per profile), then every claim of every chapter.
+
+    Parameters
+    ----------
+    reports : runner reports (several profiles are shown side by side; same-profile reports are merged)
+    chapter_links : chapter -> relative link to its page (chapters without one are shown unlinked)
+    """
+    links = chapter_links or {}
+    out = ["# Validation report", "",
+           "Every claim of every chapter, as checked by the headless runner (`python -m replib run`), "
+           "generated from the runner's JSON report when this book was built. " + LEGEND, ""]
+    if not reports:
+        out += ["```{note}", "No runner report was found when this book was built. Run "
+                "`python -m replib run --profile smoke` (or `offline`) first.", "```", ""]
+        return "\n".join(out)
+    reports = merge(reports)
+    titles = _chapter_titles(reports)
+    chapters = list(titles)
+    profiles = [r["profile"] for r in reports]
+
+    def name(ch):
+        t = _cell(titles.get(ch, ch))
+        return f"[{t}]({links[ch]})" if ch in links else t
+
+    # --- at a glance
+    out += ["## At a glance", ""]
+    for rep in reports:
+        s = rep.get("summary") or summarize(rep)
+        out.append(f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}): "
+                   f"**{s['passed']} passed, {s['failed']} failed, {s['skipped']} unverified** of {len(rep['claims'])} claims "
+                   f"({s['reproduced']} reproduced, {s['consistent']} consistent, {s['deviates']} deviates)"
+                   + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else ""))
+    out.append("")
+    multi = len(reports) > 1  # the profile column only when several profiles are shown
+    out += ["| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
+            "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER)]
+    for ch in chapters:
+        short = f"[{ch}]({links[ch]})" if ch in links else ch
+        for rep in reports:
+            run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
+            if run is None:
+                continue
+            claims = [c for c in rep["claims"] if c["chapter"] == ch]
+            counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
+            state = f"{run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
+            out.append(f"| {short} | " + (f"`{rep['profile']}` | " if multi else "") + f"{state} | "
+                       + " | ".join(str(n) if n else "·" for n in counts) + " |")
+    out.append("")
+    # --- what is and is not reproduced
+    reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]
+    not_repro = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] in ("deviates", "failed")]
+    out += ["## What this book reproduces, and what it does not", ""]
+    if reproduced:
+        out.append("Paper values reproduced within tolerance (value vs paper):")
+        out.append("")
+        by_ch = {}
+        for p, c in reproduced:
+            by_ch.setdefault((c["chapter"], p), []).append(f"`{c['key']}` {_fmt(c['value'])} vs {_fmt(c['paper_value'])}")
+        for (ch, p), items in by_ch.items():
+            out.append(f"- {_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
+    else:
+        out.append("No paper value was reproduced within tolerance in these runs (the properties checked are listed below).")
+    out.append("")
+    if not_repro:
+        out.append("Deviating or failing:")
+        out.append("")
+        for p, c in not_repro:
+            out.append(f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}")
+        out.append("")
+    unver = {}
+    for r in reports:
+        for c in r["claims"]:
+            if c["status"] == "unverified":
+                unver.setdefault(c["detail"], []).append(f"`{c['key']}` (`{r['profile']}`)")
+    if unver:
+        out.append("Unverified, by reason:")
+        out.append("")
+        for reason, keys in unver.items():
+            out.append(f"- {_cell(reason)}: {', '.join(keys)}")
+        out.append("")
+    # --- environment
+    out += ["## Environment", ""]
+    for rep in reports:
+        out += [f"Profile `{rep['profile']}`:", ""] + environment_lines(rep) + [""]
+    # --- every claim
+    out += ["## Every claim", ""]
+    for ch in chapters:
+        rows = {}
+        for rep in reports:
+            for c in rep["claims"]:
+                if c["chapter"] == ch:
+                    rows.setdefault(c["key"], {})[rep["profile"]] = c
+        present = [p for p in profiles if any(p in v for v in rows.values())]
+        out += [f"### {name(ch)}", ""]
+        for rep in reports:
+            run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
+            if run and run.get("status") != "ok":
+                out += ["```{warning}", f"Profile `{rep['profile']}`: the chapter did not complete "
+                        f"({run.get('status')}): {_cell(run.get('error') or '')[:600]}", "```", ""]
+        out += ["| claim | paper (source) | " + " | ".join(f"Profile `{p}`" for p in present) + " | notes |",
+                "|---|---|" + "---|" * len(present) + "---|"]
+        for key, per in rows.items():
+            first = next(iter(per.values()))
+            cells = []
+            notes = []
+            for p in present:
+                c = per.get(p)
+                if c is None:
+                    cells.append("—")
+                    continue
+                cells.append(f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br>"
+                             f"<small>{_cell(c['check'])}</small>")
+                notes.append((f"`{p}`: " if len(present) > 1 else "") + _cell(_note(c)))
+            out.append(f"| `{key}`: {_cell(first['claim'])} | {_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
+                       + " | ".join(cells) + " | " + "<br>".join(notes) + " |")
+        out.append("")
+    return "\n".join(out)

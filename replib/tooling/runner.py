@@ -1,0 +1,208 @@
+"""Headless runner: execute every chapter with papermill, then check every claim.
+
+Each notebook runs in its own ``papermill`` subprocess with the profile injected as a parameter,
+a per-cell and a per-notebook wall-clock limit; a failing or timed-out chapter does not stop the
+others. Claims are checked from the executed notebooks; the report is written as JSON.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+
+from .._io import write_json_atomic
+from ..provenance import MODELS_LOG_ENV, read_models_log
+from ..record import read_records
+from .claims import PASSING, ChapterClaims, check_chapter, load_claims
+from .notebooks import write_runnable
+from .project import CHAPTER_SUFFIX, find_root, git_commit, toc_chapters
+
+
+def discover_chapters(root: Path | None = None, only: list[str] | None = None) -> list[ChapterClaims]:
+    """Chapters = MyST notebooks ``notebooks/<name>.md`` with a ``<name>.claims.yml`` beside them, in
+    ``_toc.yml`` order."""
+    root = Path(root or find_root())
+    notebooks_dir = root / "notebooks"
+    found = {}
+    for claims_path in sorted(notebooks_dir.glob("*.claims.yml")):
+        name = claims_path.name[: -len(".claims.yml")]
+        if not (notebooks_dir / f"{name}{CHAPTER_SUFFIX}").exists():
+            raise FileNotFoundError(f"{claims_path} has no chapter {name}{CHAPTER_SUFFIX} beside it")
+        found[name] = load_claims(claims_path)
+    order = toc_chapters(root)
+    names = sorted(found, key=lambda n: (order.index(n) if n in order else len(order), n))
+    if only:
+        unknown = set(only) - set(found)
+        if unknown:
+            raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {names}")
+        names = [n for n in names if n in only]
+    return [found[n] for n in names]
+
+
+
+def environment_info(root: Path | None = None) -> dict:
+    """Package versions, device and git commit for the report."""
+    info = {"python": platform.python_version(), "platform": platform.platform(), "packages": {}}
+    from importlib import metadata
+
+    for pkg in ("numpy", "scipy", "scikit-learn", "torch", "transformers", "pandas", "papermill",
+                "jupyter-book", "IsoScore", "biopython", "parasail", "scikit-dimension", "sentence-transformers"):
+        try:
+            info["packages"][pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        import torch
+
+        info["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    except Exception:  # noqa: BLE001 - the report must still be written
+        info["device"] = "cpu"
+    info["git_commit"] = git_commit(root) if root is not None else None
+    return info
+
+
+def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
+                     extra_parameters: dict | None = None, log=None,
+                     models_log: Path | None = None, root: Path | None = None,
+                     cwd: Path | None = None) -> tuple[str, str | None, float]:
+    """Run one notebook (``.ipynb``) with papermill in a subprocess, with ``root`` on ``PYTHONPATH`` and
+    ``cwd`` (default: the notebook's folder) as working directory.
+
+    Returns
+    -------
+    (status, error, seconds)
+        status is ``"ok"``, ``"error"`` or ``"timeout"``.
+    """
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    params = {"profile": profile, **(extra_parameters or {})}
+    cwd = Path(cwd or src.parent)
+    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd),
+           "--kernel", "python3", "--log-output", "--no-progress-bar",
+           "--execution-timeout", str(cell_timeout or timeout)]
+    for k, v in params.items():
+        cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
+    env = dict(os.environ)
+    if root is not None:  # the chapter imports this project's replib
+        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    env["REPLIB_PROFILE"] = profile
+    # no progress bars in the executed notebooks (the book shows their outputs): tqdm reads TQDM_DISABLE,
+    # the Hub and transformers' bars ("Loading weights") HF_HUB_DISABLE_PROGRESS_BARS
+    env.setdefault("TQDM_DISABLE", "1")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if models_log is not None:  # replib.models notes every model the chapter loads here
+        Path(models_log).unlink(missing_ok=True)
+        env[MODELS_LOG_ENV] = str(models_log)
+    t0 = time.monotonic()
+    log_path = dst.with_suffix(".log")
+    with open(log_path, "w") as logf:
+        try:
+            proc = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, timeout=timeout,
+                                  cwd=str(cwd))
+        except subprocess.TimeoutExpired:
+            return "timeout", f"exceeded the chapter limit of {timeout} s (log: {log_path})", time.monotonic() - t0
+    seconds = time.monotonic() - t0
+    if proc.returncode != 0:
+        tail = log_path.read_text().strip().splitlines()[-15:]
+        return "error", f"papermill exited {proc.returncode}: " + " | ".join(tail)[-1500:], seconds
+    return "ok", None, seconds
+
+
+def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Path | None = None,
+        timeout_scale: float = 1.0, check_only: bool = False, progress=print,
+        root: Path | None = None) -> dict:
+    """Execute chapters and check their claims; return (and write) the report.
+
+    Parameters
+    ----------
+    profile : {"smoke", "offline", "paper"}
+    chapters : list of chapter names, optional (default: all)
+    out_dir : folder for executed notebooks and ``report.json`` (default ``build/runs/<profile>``)
+    timeout_scale : multiply every chapter's time limit (slow machines)
+    check_only : do not execute; check the notebooks already in ``out_dir``
+    root : project root (``_toc.yml``, ``notebooks/``); default :func:`~replib.tooling.project.find_root`
+    """
+    root = Path(root or find_root())
+    out_dir = Path(out_dir or root / "build" / "runs" / profile)
+    nb_out = out_dir / "notebooks"
+    started = datetime.now(timezone.utc)
+    report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
+              "environment": environment_info(root), "chapters": [], "claims": []}
+    found = discover_chapters(root, only=chapters)
+    previous = {}  # check-only keeps the run times of the run that executed the notebooks
+    if check_only and (out_dir / "report.json").exists():
+        try:
+            old = json.loads((out_dir / "report.json").read_text())
+            previous = {c["chapter"]: c.get("seconds", 0.0) for c in old.get("chapters", [])}
+        except (ValueError, KeyError, TypeError):
+            previous = {}
+    if not found:
+        raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
+    for ch in found:
+        src = out_dir / "sources" / f"{ch.chapter}.ipynb"   # the runnable notebook built from the .md
+        dst = nb_out / f"{ch.chapter}.ipynb"
+        models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
+        if check_only:
+            status, error, seconds = (("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists()
+                                      else ("error", "not executed", 0.0))
+        else:
+            limit = int(ch.timeout_for(profile) * timeout_scale)
+            progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
+            write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
+            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log,
+                                                      root=root, cwd=root / "notebooks")
+            progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
+        records = {}
+        if dst.exists():
+            try:
+                records = read_records(nbformat.read(str(dst), as_version=4))
+            except Exception as exc:  # noqa: BLE001 - a corrupt output notebook is a chapter failure
+                status, error = "error", f"cannot read executed notebook: {exc}"
+        results = check_chapter(ch, profile, records, notebook_error=error if status != "ok" else None)
+        report["chapters"].append({"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
+                                   "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
+                                   "models": read_models_log(models_log)})
+        report["claims"].extend(r.to_dict() for r in results)
+    counts = {s: sum(1 for c in report["claims"] if c["status"] == s)
+              for s in ("reproduced", "consistent", "deviates", "failed", "unverified")}
+    bad_chapters = [c["chapter"] for c in report["chapters"] if c["status"] != "ok"]
+    chapter_failures = len(bad_chapters)
+    # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
+    silent = sum(1 for ch in bad_chapters
+                 if not any(c["chapter"] == ch and c["status"] == "failed" for c in report["claims"]))
+    report["summary"] = {**counts, "passed": sum(counts[s] for s in PASSING), "failed": counts["failed"] + silent,
+                         "skipped": counts["unverified"], "chapter_failures": chapter_failures}
+    report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_json_atomic(out_dir / "report.json", report)
+    return report
+
+
+def format_table(report: dict) -> str:
+    """A plain-text table of every claim, then the closing line ``N passed, N failed``."""
+    rows = [("chapter", "key", "status", "value", "paper", "check")]
+    for c in report["claims"]:
+        v = c["value"]
+        v = f"{v:.4g}" if isinstance(v, float) else ("—" if v is None else str(v))
+        p = c["paper_value"]
+        p = f"{p:.4g}" if isinstance(p, float) else ("—" if p is None else str(p))
+        rows.append((c["chapter"], c["key"], c["status"], v[:24], p[:24], c["check"][:40]))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for ch in report["chapters"]:
+        if ch["status"] != "ok":
+            lines.append(f"chapter {ch['chapter']}: {ch['status']}: {ch['error']}")
+        for c in report["claims"]:
+            if c["chapter"] == ch["chapter"] and c["status"] == "failed":
+                lines.append(f"  FAILED {c['key']}: {c['detail']}")
+    s = report["summary"]
+    lines.append(f"{s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped")
+    return "\n".join(lines)
