@@ -43,3 +43,15 @@ def cache_root(sub: str | None = None) -> Path:
     survive a disconnected runtime."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib").expanduser()
     return root / sub if sub else root
+
+
+PROGRESS_OFF_ENV = "TQDM_DISABLE"
+
+
+def progress_off(progress: bool = True) -> bool:
+    """tqdm's ``disable=``: true when ``progress`` is false or ``$TQDM_DISABLE`` is set.
+
+    An explicit ``disable=`` would override tqdm's own reading of ``TQDM_DISABLE``; the runner sets it so
+    that executed chapters (and the book built from them) carry no progress bars.
+    """
+    return not progress or os.environ.get(PROGRESS_OFF_ENV, "").strip().lower() not in ("", "0", "false")

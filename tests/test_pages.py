@@ -7,8 +7,8 @@ import io
 
 import nbformat
 
-from replib.tooling import pages
 from replib.record import GLUE_PREFIX, RECORD_MIME
+from replib.tooling import pages
 
 
 def _claims():
@@ -78,3 +78,18 @@ def test_front_page_counts_per_chapter():
     cells = [[x.strip() for x in r.split("\n  - ")[1:]] for r in rows]
     assert cells[0][:5] == ["1", "1", "0", "0", "0"]  # alpha: reproduced, consistent, deviates, unverified, failed
     assert cells[1][:5] == ["0", "0", "0", "0", "1"]  # beta: one failed
+
+
+def test_progress_off_follows_tqdm_disable(monkeypatch):
+    """The runner sets TQDM_DISABLE; replib's bars pass disable= explicitly, so they must read it too."""
+    from tqdm.auto import tqdm
+
+    from replib._io import progress_off
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert progress_off(True) is False and progress_off(False) is True
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert progress_off(True) is True
+    assert tqdm(range(2), disable=progress_off(True)).disable
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert progress_off(True) is False

@@ -17,6 +17,8 @@ from typing import Callable
 
 import numpy as np
 
+from .._io import progress_off
+
 #: Test hook: called as ``_SHARD_HOOK(i)`` after shard ``i`` is written (used to simulate a kill).
 _SHARD_HOOK: Callable[[int], None] | None = None
 
@@ -90,7 +92,7 @@ def run_sharded(n_items: int, shard_size: int, compute: Callable[[int, int], dic
         else:
             _atomic_write(mpath, lambda f: f.write(json.dumps(manifest, indent=1, default=str).encode()))
     out = []
-    for i in tqdm(range(n_shards), desc=desc, disable=not progress, leave=False):
+    for i in tqdm(range(n_shards), desc=desc, disable=progress_off(progress), leave=False):
         path = folder / f"shard-{i:05d}.npz" if folder is not None else None
         if path is not None and path.exists():
             with np.load(path, allow_pickle=False) as z:

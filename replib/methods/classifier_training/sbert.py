@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from .training import _cache_root
 
 
@@ -93,7 +94,7 @@ def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=N
                    pinned=spec.pinned)
     if missing:
         model = _sbert_model(model_name, device)
-        for i in tqdm(missing, desc=f"embed {model_name}", disable=not progress):
+        for i in tqdm(missing, desc=f"embed {model_name}", disable=progress_off(progress)):
             chunk = texts[i * shard_size:(i + 1) * shard_size]
             vec = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
             fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")

@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ..._validation import check_array
 from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
+
 
 # ---------------------------------------------------------------------------------------------- pairs
 def all_pairs(n: int) -> np.ndarray:
@@ -171,7 +173,7 @@ def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size
         need = {int(k): mapped[int(k)] for k in np.unique(sub)}
         return joblib.delayed(_align_chunk)(need, sub, gap_open, gap_extend, matrix)
 
-    bar = tqdm(total=len(pairs), desc="align pairs", unit="pair", disable=not progress, leave=False,
+    bar = tqdm(total=len(pairs), desc="align pairs", unit="pair", disable=progress_off(progress), leave=False,
                initial=sum(len(r["score"]) for r in results.values()))
     if todo:
         ctx = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()

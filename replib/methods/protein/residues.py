@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ..._validation import check_array
 from ...embeddings import embed_proteins
 from ...metrics import CovarianceAccumulator
 from .isotropy import AMINO_ACIDS, effective_dimensions_from_isoscore, round_effective_dimensions
+
 
 # ------------------------------------------------------------------------------------ per-residue (local)
 @dataclass
@@ -106,7 +108,7 @@ def accumulate_residues(lm, seqs: Sequence[str], layer=-1, max_length: int = 102
     """
     seqs = [s.upper() for s in seqs]
     acc = None
-    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=not progress, leave=False):
+    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=progress_off(progress), leave=False):
         part = seqs[s:s + chunk]
         out = embed_proteins(lm, part, layers=(layer,), max_length=max_length, return_residues=True,
                              progress=False)
