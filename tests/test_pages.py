@@ -93,3 +93,10 @@ def test_progress_off_follows_tqdm_disable(monkeypatch):
     assert tqdm(range(2), disable=progress_off(True)).disable
     monkeypatch.setenv("TQDM_DISABLE", "0")
     assert progress_off(True) is False
+
+
+def test_a_long_reproduction_table_is_folded():
+    many = [dict(_claims()[0], key=f"k{i}") for i in range(pages.SHORT_TABLE + 1)]
+    md = pages.reproduces_markdown("alpha", many, "smoke")
+    assert ":class: dropdown" in md and md.count("\n* - ") == 1 + len(many)
+    assert ":class: dropdown" not in pages.reproduces_markdown("alpha", many[:3], "smoke")

@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 import yaml
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
-from .notebooks import read_chapter
+from .notebooks import for_the_page, read_chapter
 from .pages import BADGE, NOISE, STATUSES, csv_name, status_counts
 from .project import chapter_source, find_root, toc_files
 
@@ -168,6 +168,8 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
     src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
+    if ran is not None:  # as staged for the page (papermill's injected cell removed)
+        ran = for_the_page(ran)
     glued = _glued_text_plain(ran) if ran is not None else {}
     for cell in src.cells:
         if cell.cell_type == "markdown":
