@@ -273,7 +273,7 @@ return {
   outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => o.innerText),
   tables: Object.fromEntries(['replib-reproduces', 'replib-summary'].map(k => [k,
     Array.from(document.querySelectorAll('table.' + k + ' tbody tr')).map(
-      tr => Array.from(tr.querySelectorAll('td')).map(td => td.innerText.trim()))])),
+      tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
 };
 """
 _JS_MATHJAX_DONE = r"""
@@ -431,8 +431,11 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
         rows = state["tables"]["replib-reproduces"]
         got = [r[-1] if r else "" for r in rows]
         if got != page.claim_badges:
+            first = next((i for i, (a, b) in enumerate(zip(got, page.claim_badges)) if a != b), None)
             problems.append(f"{where}: the 'what this chapter reproduces' table should list "
-                            f"{len(page.claim_badges)} claims with statuses {page.claim_badges}; page shows {got}")
+                            f"{len(page.claim_badges)} claims with the report's statuses; page shows {len(got)} rows"
+                            + (f", row {first + 1} {got[first]!r} instead of {page.claim_badges[first]!r}"
+                               if first is not None else ""))
         if not any(h.endswith(csv_name(page.chapter)) for h in state["links"]):
             problems.append(f"{where}: no link to the chapter's numbers as CSV ({csv_name(page.chapter)})")
     staged = Path(config) if config else root / "_config.yml"
