@@ -68,6 +68,7 @@ def environment_info(root: Path | None = None) -> dict:
     return info
 
 
+
 def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
                      extra_parameters: dict | None = None, log=None,
                      models_log: Path | None = None, root: Path | None = None,
@@ -94,6 +95,10 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env["REPLIB_PROFILE"] = profile
+    # no progress bars in the executed notebooks (the book shows their outputs): tqdm reads TQDM_DISABLE,
+    # the Hub and transformers' bars ("Loading weights") HF_HUB_DISABLE_PROGRESS_BARS
+    env.setdefault("TQDM_DISABLE", "1")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if models_log is not None:  # replib.models notes every model the chapter loads here
         Path(models_log).unlink(missing_ok=True)
         env[MODELS_LOG_ENV] = str(models_log)
