@@ -176,7 +176,6 @@ def build_book(runs: Path) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
     the validation dashboard of every profile that ran; returns the HTML folder."""
     from replib.tooling import book
-
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)
     html = book.build(profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles,

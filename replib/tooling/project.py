@@ -88,8 +88,11 @@ def git_commit(root: Path) -> str | None:
     import subprocess
 
     try:
-        out = subprocess.run(["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],
-                             cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        proc = subprocess.run(["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],
+                              cwd=root, capture_output=True, text=True, timeout=10)
+        sha = proc.stdout.strip()
+        if proc.returncode == 0 and len(sha) == 40:
+            return sha
     except (OSError, subprocess.SubprocessError):
-        out = ""
-    return out or os.environ.get("GITHUB_SHA") or None
+        pass
+    return os.environ.get("GITHUB_SHA") or None

@@ -68,6 +68,7 @@ def environment_info(root: Path | None = None) -> dict:
     return info
 
 
+
 def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
                      extra_parameters: dict | None = None, log=None,
                      models_log: Path | None = None, root: Path | None = None,
