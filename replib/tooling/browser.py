@@ -270,7 +270,11 @@ return {
   math: document.querySelectorAll('.math').length,
   mjx: document.querySelectorAll('mjx-container').length,
   stderr: document.querySelectorAll('.output.stderr, .stderr').length,
-  outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => o.innerText),
+  outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => {  // also in folded cells
+    const c = o.cloneNode(true);
+    c.querySelectorAll('script, style').forEach(e => e.remove());
+    return c.textContent;
+  }),
   tables: Object.fromEntries(['replib-reproduces', 'replib-summary'].map(k => [k,
     Array.from(document.querySelectorAll('table.' + k + ' tbody tr')).map(
       tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
