@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import tarfile
-import tempfile
 import threading
 import urllib.error
 import urllib.parse
@@ -33,7 +32,7 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
-from .._io import atomic_path, cache_root
+from .._io import atomic_path, cache_root, sha256_file, write_json_atomic
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
@@ -72,15 +71,6 @@ def cache_dir(path: Union[str, os.PathLike, None] = None) -> Path:
     return Path(path).expanduser()
 
 
-def sha256_file(path: Union[str, os.PathLike]) -> str:
-    """Return the hex sha256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 # ----------------------------------------------------------------- verification cache
 def _verified_db(cache: Path) -> Path:
     return cache / ".verified.json"
@@ -101,10 +91,7 @@ def _store_verified(cache: Path, key: str, value: dict) -> None:
             cache.mkdir(parents=True, exist_ok=True)
             db = _load_verified(cache)
             db[key] = value
-            fd, tmp = tempfile.mkstemp(dir=cache, prefix=".verified.", suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(db, fh, indent=0, sort_keys=True)
-            os.replace(tmp, _verified_db(cache))
+            write_json_atomic(_verified_db(cache), dict(sorted(db.items())), indent=0)
         except OSError:
             pass
 

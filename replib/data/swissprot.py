@@ -21,7 +21,8 @@ from typing import Iterable, Optional, Union
 
 import pandas as pd
 
-from .store import DataNotFoundError, cache_dir, fetch, sha256_file
+from .._io import atomic_path, sha256_file
+from .store import DataNotFoundError, cache_dir, fetch
 
 __all__ = ["load_swissprot", "validate_residues", "extract_swissprot_full", "make_subset", "POLICIES"]
 
@@ -224,15 +225,8 @@ def extract_swissprot_full(deb: Union[str, os.PathLike, None] = None,
         raw = Path(tmp) / "raw.fasta"
         with open(raw, "wb") as fh:
             subprocess.run(["blastdbcmd", "-db", str(db), "-entry", "all", "-outfmt", "%f"], check=True, stdout=fh)
-        fd, part = tempfile.mkstemp(dir=out.parent, prefix="." + out.name + ".", suffix=".part")
-        try:
-            with os.fdopen(fd, "w") as dst, open(raw) as src:
-                _rewrite_fasta(src, dst)
-            os.replace(part, out)
-        except BaseException:
-            if os.path.exists(part):
-                os.unlink(part)
-            raise
+        with atomic_path(out) as part, open(part, "w") as dst, open(raw) as src:
+            _rewrite_fasta(src, dst)
     return out
 
 

@@ -5,16 +5,12 @@ vectors (after the model's own pooling and Normalize module), not a mean of hidd
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from ..._io import hash_inputs, run_sharded, shard_cache_key
 from .training import _cache_root
 
 
@@ -68,39 +64,43 @@ def _sbert_model(model_name: str, device=None):
 def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=None, shard_size: int = 1024,
                      batch_size: int = 64, device=None, progress: bool = True) -> np.ndarray:
     """SBERT output embeddings (the model's own pooling and normalisation) :cite:`reimers2019sbert`,
-    cached on disk in shards written atomically (an interrupted run recomputes only missing shards).
+    cached on disk through :func:`replib._io.run_sharded` (verified shards written atomically; an interrupted
+    run recomputes only missing or bad shards).
 
-    Kept apart from :mod:`replib.embeddings` on purpose: the paper optimises the sentence-transformers
-    *output* vectors (after the model's own pooling and Normalize module), not a mean of hidden states.
+    The cache key covers the model name, its weights (:func:`_sbert_weights_id`), the texts, ``shard_size``,
+    ``batch_size`` and the device type. Kept apart from :mod:`replib.embeddings` on purpose: the paper
+    optimises the sentence-transformers *output* vectors (after the model's own pooling and Normalize
+    module), not a mean of hidden states.
     """
-    texts = [str(t) for t in texts]
-    h = hashlib.sha256()
-    for t in texts:
-        b = t.encode()
-        h.update(len(b).to_bytes(8, "little") + b)
+    import torch
+
     from ...models import get_spec, note_model  # lazy: replib.models imports torch
 
+    texts = [str(t) for t in texts]
+    if not texts:
+        raise ValueError("no texts to embed")
     spec = get_spec(model_name)
     weights = _sbert_weights_id(model_name)  # a changed revision or packaged file never reuses old shards
-    key = hashlib.sha256(f"{model_name}|{weights}|{h.hexdigest()}".encode()).hexdigest()[:24]
-    folder = _cache_root(cache_dir) / "sbert" / f"{model_name}-{key}"
-    folder.mkdir(parents=True, exist_ok=True)
-    n_shards = max(1, math.ceil(len(texts) / shard_size))
-    missing = [i for i in range(n_shards) if not (folder / f"shard-{i}.npy").exists()]
-    if not missing:  # the weights are not loaded: say where the vectors came from
-        note_model(spec.name, kind="cached", source=f"embeddings cache {folder.name} of {weights}",
+    dev = str(device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
+    info = dict(fn="sbert_embeddings", model=model_name, weights=weights, inputs=hash_inputs(texts),
+                batch_size=int(batch_size), device=dev)
+    root = _cache_root(cache_dir) / "sbert" / model_name
+    computed = []
+
+    def compute(a, b):
+        computed.append(a)
+        vec = _sbert_model(model_name, device).encode(texts[a:b], batch_size=batch_size, convert_to_numpy=True,
+                                                      show_progress_bar=False)
+        return {"vectors": vec.astype(np.float32)}
+
+    shards = run_sharded(len(texts), shard_size, compute, info=info, cache_dir=root, desc=f"embed {model_name}",
+                         unit="text", progress=progress)
+    if not computed:  # the weights were not loaded: say where the vectors came from
+        key = shard_cache_key(info, len(texts), shard_size)
+        note_model(spec.name, kind="cached", source=f"embeddings cache {model_name}/{key} of {weights}",
                    hf_id=spec.hf_id, revision=spec.revision, resolved=weights.partition("@")[2] or None,
                    pinned=spec.pinned)
-    if missing:
-        model = _sbert_model(model_name, device)
-        for i in tqdm(missing, desc=f"embed {model_name}", disable=not progress):
-            chunk = texts[i * shard_size:(i + 1) * shard_size]
-            vec = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, vec.astype(np.float32))
-            os.replace(tmp, folder / f"shard-{i}.npy")
-    return np.concatenate([np.load(folder / f"shard-{i}.npy") for i in range(n_shards)])
+    return np.concatenate([s["vectors"] for s in shards])
 
 
 def _sbert_weights_id(model_name: str) -> str:

@@ -10,17 +10,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 from scipy.stats import pearsonr, spearmanr
 from tqdm.auto import tqdm
 
-from ..._io import cache_root
+from ..._io import ShardWarning, atomic_path, cache_root
 from ..._validation import OrientationWarning, check_array
 from ...metrics.isoscore import isoscore
 from ...metrics.silhouette import silhouette_score
@@ -181,19 +181,30 @@ def _features(E, index, pair_features: str):
     return torch.cat([u, v, (u - v).abs()], dim=1)
 
 
-def _atomic_torch_save(obj, path: Path) -> None:
+def _save_checkpoint(state: dict, path: Path) -> None:
+    """``torch.save`` through the atomic writer; the state holds only tensors, numbers, strings, lists and
+    dicts, so :func:`_load_checkpoint` can read it with ``weights_only=True``."""
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    os.close(fd)
+    with atomic_path(path, suffix=".tmp") as tmp:
+        torch.save(state, tmp)
+
+
+def _load_checkpoint(path: Path, device) -> dict | None:
+    """The state in ``path`` read with ``torch.load(weights_only=True)`` (nothing but tensors and plain
+    containers is unpickled), or None with a :class:`~replib._io.ShardWarning` when it cannot be read
+    (truncated, corrupted, or holding other objects): training then starts again from update 0."""
+    import torch
+
     try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+        state = torch.load(path, map_location=device, weights_only=True)
+        if not isinstance(state, dict) or not {"meta", "step", "E", "clf", "opt", "rng", "rows"} <= set(state):
+            raise ValueError("not a training checkpoint")
+        return state
+    except Exception as e:  # noqa: BLE001 (an unreadable cache file is recomputed, never fatal)
+        warnings.warn(f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); training from update 0",
+                      ShardWarning, stacklevel=3)
+        return None
 
 
 def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
@@ -218,16 +229,13 @@ def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
         # float32 distances on the centred cloud: agrees with float64 to ~1e-7 (tested), twice as fast
         Xc = Xs.detach() - Xs.detach().mean(0, keepdim=True)
         sil = silhouette_score(Xc, cl_s, device=device, dtype=torch.float32)
-    return dict(step=int(step), isoscore=iso, silhouette=sil, loss=float(loss), accuracy=float(acc))
-
-
-#: Test hook: called as ``_UPDATE_HOOK(n_done)`` after every update (used to simulate a killed run).
-_UPDATE_HOOK = None
+    return dict(step=int(step), isoscore=float(iso), silhouette=float(sil), loss=float(loss), accuracy=float(acc))
 
 
 def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 1000, eval_every: int = 1,
                      lr: float = 1e-3, metric_sample: int | None = None, checkpoint: str | os.PathLike | None = None,
-                     checkpoint_every: int = 50, device=None, progress: bool = True):
+                     checkpoint_every: int = 50, device=None, progress: bool = True,
+                     on_update: Callable[[int], None] | None = None):
     r"""Train embeddings + linear classifier full-batch and track IsoScore and silhouette :cite:`mickus2024isotropy`.
 
     The vectors ``E`` (initialised from ``setup.embeddings``) and ``nn.Linear(d_in, k, bias=setup.bias)``
@@ -254,11 +262,14 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed and
         hyper-parameters, training resumes from it (a finished run is returned as is; a run asked for more
         updates continues). The match does not cover the code: delete the checkpoints after changing
-        the training loop.
+        the training loop. It is read with ``torch.load(weights_only=True)``; an unreadable checkpoint is
+        reported (:class:`~replib._io.ShardWarning`) and training starts from update 0.
     device : str, optional
         Where to train and compute silhouettes (default CUDA when available).
     progress : bool
         tqdm progress bar.
+    on_update : callable, optional
+        Called with the number of updates done after every update (tests simulate a kill with it).
 
     Returns
     -------
@@ -286,8 +297,8 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         loss_fn = torch.nn.CrossEntropyLoss()
     rows, start = [], 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=dev, weights_only=False)
+    state = _load_checkpoint(ckpt, dev) if ckpt is not None and ckpt.exists() else None
+    if state is not None:
         if state["meta"] != meta:
             raise ValueError(f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); "
                              "delete it or pass another path")
@@ -305,7 +316,7 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
 
     def save(step):
         if ckpt is not None:
-            _atomic_torch_save(dict(meta=meta, step=step, E=E.detach().cpu(), clf=clf.state_dict(),
+            _save_checkpoint(dict(meta=meta, step=step, E=E.detach().cpu(), clf=clf.state_dict(),
                                     opt=opt.state_dict(), rng=rng.bit_generator.state, rows=rows), ckpt)
 
     def forward():
@@ -331,8 +342,8 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         loss.backward()
         opt.step()
         bar.update(1)
-        if _UPDATE_HOOK is not None:
-            _UPDATE_HOOK(step + 1)
+        if on_update is not None:
+            on_update(step + 1)
         if (step + 1) % checkpoint_every == 0:
             save(step + 1)
     bar.close()
