@@ -37,6 +37,18 @@ def _parasail_matrix(matrix: str):
     return getattr(parasail, matrix)
 
 
+def _parasail_nw(kind: str, a: str, b: str, gap_open: int, gap_extend: int, matrix: str):
+    """parasail's striped global alignment ``nw_<kind>_striped`` (``kind`` = ``"trace"`` or ``"stats"``): the
+    16-bit kernel, and the 32-bit one when the 16-bit scores saturate."""
+    import parasail
+
+    m = _parasail_matrix(matrix)
+    r = getattr(parasail, f"nw_{kind}_striped_16")(a, b, gap_open, gap_extend, m)
+    if r.saturated:
+        r = getattr(parasail, f"nw_{kind}_striped_32")(a, b, gap_open, gap_extend, m)
+    return r
+
+
 def alignment_stats(a: str, b: str, gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250") -> dict:
     r"""Global (Needleman–Wunsch) alignment score, matches, length and identity with parasail.
 
@@ -67,14 +79,9 @@ def alignment_stats(a: str, b: str, gap_open: int = 10, gap_extend: int = 1, mat
     -------
     dict with ``score``, ``matches``, ``length``, ``identity``.
     """
-    import parasail
-
     if not a or not b:
         raise ValueError("cannot align an empty sequence")
-    m = _parasail_matrix(matrix)
-    r = parasail.nw_trace_striped_16(a, b, gap_open, gap_extend, m)
-    if r.saturated:
-        r = parasail.nw_trace_striped_32(a, b, gap_open, gap_extend, m)
+    r = _parasail_nw("trace", a, b, gap_open, gap_extend, matrix)
     tb = r.traceback
     q = np.frombuffer(tb.query.encode("ascii"), dtype=np.uint8)
     t = np.frombuffer(tb.ref.encode("ascii"), dtype=np.uint8)
@@ -88,12 +95,7 @@ def alignment_stats_kernel(a: str, b: str, gap_open: int = 10, gap_extend: int =
     Its score is the optimal score; its ``length`` can be shorter than the longer sequence, so
     ``matches / length`` is not an identity. Kept to document the defect (the chapter measures it).
     """
-    import parasail
-
-    m = _parasail_matrix(matrix)
-    r = parasail.nw_stats_striped_16(a, b, gap_open, gap_extend, m)
-    if r.saturated:
-        r = parasail.nw_stats_striped_32(a, b, gap_open, gap_extend, m)
+    r = _parasail_nw("stats", a, b, gap_open, gap_extend, matrix)
     return {"score": int(r.score), "matches": int(r.matches), "length": int(r.length),
             "identity": r.matches / r.length}
 
@@ -135,12 +137,7 @@ def aligned_strings(a: str, b: str, tool: str = "parasail", gap_open: int = 10, 
                     matrix: str = "pam250") -> tuple[str, str]:
     """The two gapped rows of one optimal global alignment (``tool`` = ``"parasail"`` traceback or ``"biopython"``)."""
     if tool == "parasail":
-        import parasail
-
-        r = parasail.nw_trace_striped_16(a, b, gap_open, gap_extend, _parasail_matrix(matrix))
-        if r.saturated:
-            r = parasail.nw_trace_striped_32(a, b, gap_open, gap_extend, _parasail_matrix(matrix))
-        tb = r.traceback
+        tb = _parasail_nw("trace", a, b, gap_open, gap_extend, matrix).traceback
         return tb.query, tb.ref
     if tool == "biopython":
         aln = _biopython_aligner(gap_open, gap_extend, matrix).align(a, b)[0]
