@@ -106,13 +106,11 @@ def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=N
 def _sbert_weights_id(model_name: str) -> str:
     """``<hf_id>@<revision>`` of the weights :func:`_sbert_model` loads, or ``...@sha256:<file>`` for the packaged
     MiniLM (what the embeddings cache is keyed by)."""
-    from ...models import get_spec  # lazy: replib.models imports torch
+    from ...models.registry import MINILM_SAFETENSORS_SHA256, get_spec  # lazy: replib.models imports torch
 
     spec = get_spec(model_name)
     src = _sbert_source(model_name)
     if Path(src).is_dir() and model_name == "all-MiniLM-L6-v2":
-        from ...models.registry import MINILM_SAFETENSORS_SHA256
-
         return f"{spec.hf_id}@sha256:{MINILM_SAFETENSORS_SHA256}"
     return f"{spec.hf_id}@{spec.revision}"
 
