@@ -1,11 +1,13 @@
 """Mickus et al. 2024 chapter: the identities of Sec. 2, the exact torch silhouette, the training loop."""
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
 from sklearn.metrics import silhouette_score as sk_silhouette
 
+from replib._io import ShardWarning
 from replib.methods import classifier_training as ct
 from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
@@ -156,8 +158,12 @@ def test_training_resumes_after_a_kill(tmp_path):
         ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
                             checkpoint_every=4, progress=False, on_update=kill)
     assert ck.exists()
-    resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
-                                  checkpoint_every=4, progress=False)
+    done = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ShardWarning)  # the checkpoint is read, not discarded
+        resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
+                                      checkpoint_every=4, progress=False, on_update=done.append)
+    assert done == list(range(21, 31))  # resumed from the checkpoint at update 20
     assert resumed.equals(full)
     # a finished checkpoint is returned as is; a checkpoint of another run is refused
     assert ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
