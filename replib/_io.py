@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 from tqdm.auto import tqdm
 
-__all__ = ["atomic_path", "atomic_write", "write_json_atomic", "sha256_file", "hash_inputs", "hash_array",
+__all__ = ["atomic_path", "atomic_write", "write_json_atomic", "hash_file", "sha256_file", "hash_inputs", "hash_array",
            "cache_key", "cache_root", "CACHE_ENV", "run_sharded", "shard_cache_key", "ShardWarning"]
 
 _UMASK_LOCK = threading.Lock()
@@ -87,13 +87,18 @@ def write_json_atomic(path, obj, *, indent: int | None = 2) -> None:
 
 
 # ================================================================================================ hashes
-def sha256_file(path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in ``chunk``-byte blocks."""
-    h = hashlib.sha256()
+def hash_file(path, algorithm: str = "sha256", chunk: int = 1 << 20) -> str:
+    """Hex digest of a file under a :mod:`hashlib` algorithm (``"sha256"``, ``"md5"``, ...), read in blocks."""
+    h = hashlib.new(algorithm)
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def sha256_file(path) -> str:
+    """Hex sha256 of a file."""
+    return hash_file(path, "sha256")
 
 
 def hash_inputs(items: Iterable) -> str:

@@ -2,11 +2,21 @@
 from __future__ import annotations
 
 
-def setup(context: str = "notebook") -> None:
-    """A consistent seaborn theme for every chapter."""
+#: the one seaborn context/style/palette of the book's figures
+CONTEXT, STYLE, PALETTE = "notebook", "whitegrid", "colorblind"
+#: figures have an opaque white face, so their dark text stays readable on the book's dark theme too
+#: (the book's CSS, ``book/_static/replib.css``, frames them as light cards in dark mode)
+RC = {"figure.facecolor": "white", "savefig.facecolor": "white", "axes.facecolor": "white"}
+
+
+def setup(context: str = CONTEXT) -> None:
+    """The book's figure style: seaborn ``CONTEXT``/``STYLE``/``PALETTE`` with an opaque white face.
+
+    Every chapter calls it once at the top; it is the only place the style is set.
+    """
     import seaborn as sns
 
-    sns.set_theme(context=context, style="whitegrid", palette="colorblind")
+    sns.set_theme(context=context, style=STYLE, palette=PALETTE, rc=RC)
 
 
 def show_plotly(fig, height: int | None = None):

@@ -11,7 +11,9 @@ fi
 # torch first, pinned: an unpinned torch (asked for by transformers or sentence-transformers) would pull a
 # multi-GB CUDA build. TORCH_SPEC / TORCH_INDEX let a user choose another build (e.g. a CUDA one).
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
-if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+# (re)install when torch is missing or is not the pinned version (a CUDA build's "+cu126" suffix is ignored)
+want=$(printf '%s' "$TORCH_SPEC" | sed -n 's/^torch==//p')
+if ! .venv/bin/python -c "import sys, torch; sys.exit(bool('$want') and torch.__version__.split('+')[0] != '$want')" 2>/dev/null; then
   if [ -n "${TORCH_INDEX:-}" ]; then
     .venv/bin/python -m pip install -q "$TORCH_SPEC" --index-url "$TORCH_INDEX"
   else

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from replib import browser
+from replib.tooling import browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = browser.unavailable_reason()
@@ -50,14 +50,6 @@ def test_colab_url_from_config():
     url = browser.colab_url(ROOT / "_config.yml", "isoscore")
     assert re.fullmatch(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w./-]+/"
                         r"notebooks/isoscore\.ipynb", url), url
-
-
-def test_glue_formatting_matches_myst_nb():
-    from myst_nb.core.variables import format_plain_text  # the book's own formatter, as an oracle
-
-    for text, spec in [("0.21604", ".3f"), ("2.2e-08", ".1e"), ("True", "s"), ("'abc'", "s"), ("12", "d"),
-                       ("0.5", ".1%"), ("3.0", "")]:
-        assert browser.format_glue_text(text, spec) == format_plain_text(text, spec)
 
 
 @needs_browser

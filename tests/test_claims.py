@@ -5,7 +5,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from replib.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
+from replib.tooling.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
 from replib.record import GLUE_PREFIX, RECORD_MIME, _plain, read_records, record
 
 

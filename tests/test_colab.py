@@ -16,61 +16,46 @@ import pytest
 import yaml
 
 from replib.profiles import resolve_profile
+from replib.tooling.notebooks import BOOTSTRAP_TAG, colab_bootstrap, runnable_notebook
+from replib.tooling.project import toc_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CHAPTERS = toc_chapters(ROOT)
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
 BRANCH = CONFIG["repository"].get("branch", "main")
+REF = "0123456789abcdef0123456789abcdef01234567"
 
 
-def canonical_bootstrap(repo_url: str = REPO_URL, branch: str = BRANCH) -> str:
-    """The one Colab bootstrap cell every chapter must start with (CONTRIBUTING.md, notebook convention 2)."""
-    name = urlparse(repo_url).path.rstrip("/").split("/")[-1]
-    where = f"/content/{name}"
-    return f'''# Colab bootstrap: on Google Colab this clones the book and installs replib (keeping Colab's own
-# torch and transformers); anywhere else it does nothing.
-import os, subprocess, sys
-if "google.colab" in sys.modules and not os.path.isdir("{where}"):
-    subprocess.run(["git", "clone", "--depth", "1", "--branch", "{branch}",
-                    "{repo_url}",
-                    "{where}"], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
-                    "{where}[colab]"], check=True)
-if "google.colab" in sys.modules:
-    sys.path.insert(0, "{where}")
-    os.chdir("{where}/notebooks")'''
+def _bootstrap_cell(chapter: str, ref: str = REF):
+    nb = runnable_notebook(ROOT, chapter, ref=ref)
+    cells = [c for c in nb.cells if BOOTSTRAP_TAG in c.metadata.get("tags", [])]
+    assert len(cells) == 1
+    return nb, cells[0]
 
 
-def _first_code_cell(path: Path) -> str:
-    nb = nbformat.read(path, as_version=4)
-    return next(c.source for c in nb.cells if c.cell_type == "code")
+def test_there_are_chapters():
+    assert CHAPTERS
 
 
-def test_there_are_notebooks():
-    assert NOTEBOOKS
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_runnable_notebook_has_the_one_bootstrap_after_the_title(chapter):
+    nb, cell = _bootstrap_cell(chapter)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[1] is cell
+    assert cell.source == colab_bootstrap(REPO_URL, REF)
+    assert "remove-cell" in cell.metadata["tags"], "the bootstrap never shows on the rendered page"
+    assert "parameters" in nb.cells[2].metadata.get("tags", [])
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_bootstrap_is_the_canonical_cell(path):
-    got = _first_code_cell(path)
-    assert got == canonical_bootstrap(), (
-        f"{path.name}: the first code cell must be the canonical Colab bootstrap for {REPO_URL} @ {BRANCH} "
-        f"(copy it from notebooks/isoscore.ipynb or tests/test_colab.py::canonical_bootstrap)")
+def test_bootstrap_follows_the_config_and_the_commit():
+    cell = colab_bootstrap("https://github.com/someone/other-book", "dev")
+    assert '"https://github.com/someone/other-book"' in cell and '"dev"' in cell and '"/content/other-book"' in cell
+    _, c = _bootstrap_cell(CHAPTERS[0], ref=None)
+    assert f'"{REPO_URL}"' in c.source and f'"{BRANCH}"' in c.source
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_bootstrap_is_second_cell_after_the_title(path):
-    nb = nbformat.read(path, as_version=4)
-    assert nb.cells[0].cell_type == "markdown" and nb.cells[1].cell_type == "code"
-    assert "parameters" not in nb.cells[1].metadata.get("tags", [])
-
-
-def test_canonical_bootstrap_follows_the_config():
-    cell = canonical_bootstrap("https://github.com/someone/other-book", "dev")
-    assert '"--branch", "dev"' in cell and '"https://github.com/someone/other-book"' in cell
-    assert "/content/other-book[colab]" in cell
-    assert f'"--branch", "{BRANCH}"' in canonical_bootstrap() and f'"{REPO_URL}"' in canonical_bootstrap()
+def _first_code_cell(chapter: str) -> str:
+    return _bootstrap_cell(chapter)[1].source
 
 
 _HARNESS = r"""
@@ -110,21 +95,24 @@ def _run_bootstrap(tmp_path, source: str, colab: bool) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_bootstrap_is_a_no_op_off_colab(path, tmp_path):
-    out = _run_bootstrap(tmp_path, _first_code_cell(path), colab=False)
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_bootstrap_is_a_no_op_off_colab(chapter, tmp_path):
+    out = _run_bootstrap(tmp_path, _first_code_cell(chapter), colab=False)
     assert out == {"calls": [], "chdirs": [], "unchanged": True, "path_added": []}
 
 
 def test_bootstrap_clones_and_installs_on_colab(tmp_path):
-    """With a fake google.colab module: git clone of the configured branch, pip install -e .[colab]."""
-    source = _first_code_cell(NOTEBOOKS[0])
+    """With a fake google.colab module: clone, check out the commit the notebook was built from, and
+    pip install -e .[colab] (replib is not importable in the harness's fresh interpreter... unless it is:
+    the install is skipped when ``importlib.util.find_spec("replib")`` finds it)."""
+    source = _first_code_cell(CHAPTERS[0])
     name = urlparse(REPO_URL).path.rstrip("/").split("/")[-1]
     out = _run_bootstrap(tmp_path, source, colab=True)
-    clone, install = out["calls"]
-    assert clone[:2] == ["git", "clone"] and clone[clone.index("--branch") + 1] == BRANCH
-    assert REPO_URL in clone and clone[-1] == f"/content/{name}"
-    assert install[1:5] == ["-m", "pip", "install", "-q"] and install[-1] == f"/content/{name}[colab]"
+    clone, fetch, checkout, *install = out["calls"]
+    assert clone[:2] == ["git", "clone"] and REPO_URL in clone and clone[-1] == f"/content/{name}"
+    assert fetch[-2:] == ["origin", REF] and checkout[-1] == REF
+    for cmd in install:
+        assert cmd[1:5] == ["-m", "pip", "install", "-q"] and cmd[-1] == f"/content/{name}[colab]"
     assert out["chdirs"] == [f"/content/{name}/notebooks"] and out["path_added"] == [f"/content/{name}"]
 
 

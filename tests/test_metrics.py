@@ -12,14 +12,18 @@ from replib.synthetic import even_k_of_n, random_rotation
 
 IsoScorePkg = pytest.importorskip("IsoScore.IsoScore", reason="IsoScore 2.0.1 package (test oracle) not installed")
 
-rng = np.random.default_rng(1234)
-CLOUDS = {
+def _clouds(rng=np.random.default_rng(1234)) -> dict:
+    """Fixed test clouds (their own seed: the same whatever tests run)."""
+    return {
     "scaled": rng.normal(size=(3000, 100)) * np.linspace(0.1, 3, 100),
     "iso": rng.normal(size=(2000, 50)),
     "lowrank_offset": rng.normal(size=(1500, 4)) @ rng.normal(size=(4, 40)) + 25.0,
     "heavy": rng.standard_t(3, size=(4000, 16)),
     "fewer_samples": rng.normal(size=(60, 200)) * np.linspace(0.5, 2, 200),
-}
+    }
+
+
+CLOUDS = _clouds()
 
 
 @pytest.mark.parametrize("name", sorted(CLOUDS))
@@ -31,7 +35,7 @@ def test_isoscore_agrees_with_package(name):
     assert abs(ours - float(IsoScorePkg.IsoScore(X))) < 1e-6
 
 
-def test_isoscore_star_agrees_with_package():
+def test_isoscore_star_agrees_with_package(rng):
     X = CLOUDS["fewer_samples"]
     C0 = np.cov(rng.normal(size=(5000, 200)), rowvar=False)
     for zeta in (0.0, 0.3, 0.9):
@@ -65,7 +69,7 @@ def test_effective_dimensions_is_participation_ratio():
     assert effective_dimensions(X) == pytest.approx(ev.sum() ** 2 / (ev ** 2).sum(), rel=1e-9)
 
 
-def test_isoscore_invariances():
+def test_isoscore_invariances(rng):
     X = CLOUDS["scaled"][:, :30]
     base = isoscore(X)
     R = random_rotation(30, seed=3)
@@ -75,7 +79,7 @@ def test_isoscore_invariances():
     assert isoscore(X[rng.permutation(len(X))]) == pytest.approx(base, abs=1e-12)
 
 
-def test_isoscore_extremes():
+def test_isoscore_extremes(rng):
     line = np.outer(rng.normal(size=500), rng.normal(size=8))
     assert isoscore(line + 1e-300) == pytest.approx(0.0, abs=1e-9)
     assert isoscore_from_covariance(3.7 * np.eye(12)) == 1.0
@@ -88,7 +92,7 @@ def test_transposed_input_warns_and_differs():
     assert abs(t - isoscore(X)) > 0.1
 
 
-def test_fewer_samples_deflates_towards_m_over_n_plus_m():
+def test_fewer_samples_deflates_towards_m_over_n_plus_m(rng):
     n = 200
     for m in (20, 100, 400):
         X = rng.normal(size=(m, n))
@@ -121,7 +125,7 @@ def test_torch_tensor_input():
     assert isoscore(t) == pytest.approx(isoscore(X.astype(np.float32)), abs=1e-12)
 
 
-def test_avg_pairwise_cosine_matches_brute_force():
+def test_avg_pairwise_cosine_matches_brute_force(rng):
     X = rng.normal(size=(700, 12)) + 0.7
     S = cosine_similarity(X)
     brute = (S.sum() - np.trace(S)) / (len(X) * (len(X) - 1))
@@ -139,7 +143,7 @@ def _naive_partition(W):
     return F.min() / F.max()
 
 
-def test_partition_isotropy_matches_naive_and_survives_underflow():
+def test_partition_isotropy_matches_naive_and_survives_underflow(rng):
     W = rng.normal(size=(3000, 16))
     W[:, 0] += 1.0
     assert partition_isotropy(W).value == pytest.approx(_naive_partition(W), rel=1e-9)
@@ -153,12 +157,12 @@ def test_partition_isotropy_matches_naive_and_survives_underflow():
         partition_isotropy(W, sign="plus")
 
 
-def test_partition_isotropy_isotropic_is_near_one():
+def test_partition_isotropy_isotropic_is_near_one(rng):
     W = rng.normal(size=(20000, 8)) * 0.05
     assert partition_isotropy(W, sign="both").value > 0.95
 
 
-def test_covariance_accumulator_matches_numpy_and_merges():
+def test_covariance_accumulator_matches_numpy_and_merges(rng):
     X = rng.normal(size=(5000, 24)) * np.linspace(0.1, 5, 24)
     X[:, 3] += 1e6  # a large common offset must not cancel catastrophically
     a, b = CovarianceAccumulator(), CovarianceAccumulator()

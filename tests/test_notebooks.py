@@ -1,34 +1,55 @@
-"""Notebook hygiene: committed without outputs, one parameters cell, claims that the notebook records."""
+"""Chapter hygiene: one MyST Markdown source per chapter, one parameters cell, boilerplate hidden on the
+page, claims that the chapter records."""
 import re
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 import yaml
 
-from replib.claims import load_claims
+from replib.tooling.claims import load_claims
+from replib.tooling.notebooks import read_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
 
 
 def test_there_are_chapters():
     assert NOTEBOOKS, "no chapter notebooks found"
 
 
+def test_no_second_source():
+    """A chapter is one text file: no .ipynb copy and no generator script beside it."""
+    assert not list((ROOT / "notebooks").glob("*.ipynb")), "commit chapters as notebooks/<name>.md only"
+    assert not (ROOT / "tools" / "notebooks").exists()
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_no_committed_outputs(path):
-    nb = nbformat.read(path, as_version=4)
+def test_source_is_a_myst_notebook_that_round_trips(path):
+    """The .md is what jupytext writes for its notebook: editing it in Jupyter or as text is the same edit."""
+    text = path.read_text()
+    nb = jupytext.reads(text, fmt="md:myst")
     nbformat.validate(nb)
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            assert not cell.outputs, f"{path.name} cell {i} has outputs: clear them before committing"
-            assert cell.execution_count is None, f"{path.name} cell {i} has an execution count"
+    assert jupytext.writes(nb, fmt="md:myst").strip() == text.strip(), (
+        f"{path.name} is not in jupytext's md:myst form: run `jupytext --to md:myst {path.name}` (pre-commit does)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_science_first(path):
+    """The page opens with the paper: a title cell first; the parameters and set-up cells are hidden."""
+    nb = read_chapter(path)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", []), "the first code cell is the parameters cell"
+    for cell in code[:2]:
+        tags = set(cell.metadata.get("tags", []))
+        assert tags & {"hide-cell", "remove-cell", "hide-input"}, f"{path.name}: set-up cell not hidden"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_one_parameters_cell_with_profile(path):
-    nb = nbformat.read(path, as_version=4)
+    nb = read_chapter(path)
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, f"{path.name} needs exactly one cell tagged 'parameters'"
     assert re.search(r"^profile\s*=", params[0].source, re.M), "the parameters cell must define `profile`"
@@ -42,12 +63,12 @@ def _recorded_patterns(source: str) -> tuple[set, list]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_claims_file_loads_and_every_key_is_recorded(path):
-    claims_path = path.with_suffix(".claims.yml")
+    claims_path = path.with_name(path.stem + ".claims.yml")
     assert claims_path.exists(), f"{path.name} has no claims file {claims_path.name}"
     claims = load_claims(claims_path)
     assert claims.chapter == path.stem
     assert claims.claims, "a chapter claims something"
-    nb = nbformat.read(path, as_version=4)
+    nb = read_chapter(path)
     source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     literal, prefixes = _recorded_patterns(source)
     for c in claims.claims:
@@ -66,7 +87,7 @@ def test_every_chapter_is_in_the_toc():
 def test_glued_keys_are_recorded():
     """Every {glue:text}`key` in the prose names a key the notebook records."""
     for path in NOTEBOOKS:
-        nb = nbformat.read(path, as_version=4)
+        nb = read_chapter(path)
         md = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
         literal, prefixes = _recorded_patterns(code)

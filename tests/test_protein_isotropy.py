@@ -20,15 +20,14 @@ from replib.methods import protein as P
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or ROOT.parent / "shared" / "data")
-rng = np.random.default_rng(7)
 AA = P.AMINO_ACIDS
 
 
-def random_protein(n, rng=rng):
+def random_protein(n, rng):
     return "".join(rng.choice(list(AA), size=n))
 
 
-def related(seq, rng=rng, p=0.2):
+def related(seq, rng, p=0.2):
     """A mutated copy with substitutions and one deletion (homologue-like)."""
     s = [c if rng.random() > p else rng.choice(list(AA)) for c in seq]
     k = int(rng.integers(0, len(s) - 5))
@@ -57,11 +56,11 @@ def test_gap_convention_by_hand():
         assert r["identity"] == pytest.approx(20 / 23)
 
 
-def test_alignment_agrees_with_biopython_synthetic():
+def test_alignment_agrees_with_biopython_synthetic(rng):
     diffs = []
     for _ in range(25):
-        a = random_protein(int(rng.integers(30, 150)))
-        b = related(a) if rng.random() < 0.5 else random_protein(int(rng.integers(30, 150)))
+        a = random_protein(int(rng.integers(30, 150)), rng)
+        b = related(a, rng) if rng.random() < 0.5 else random_protein(int(rng.integers(30, 150)), rng)
         p, q = P.alignment_stats(a, b), P.alignment_stats_biopython(a, b)
         assert p["score"] == q["score"]  # the optimal score is unique
         diffs.append(abs(p["identity"] - q["identity"]))
@@ -78,17 +77,17 @@ def test_alignment_agrees_with_biopython_real(real_seqs):
         assert abs(p["identity"] - q["identity"]) < 0.03
 
 
-def test_identity_of_identical_sequences_is_one_and_saturation_fallback():
-    s = random_protein(2500)  # self-score > 32767 would saturate 16-bit; the 32-bit kernel is used
+def test_identity_of_identical_sequences_is_one_and_saturation_fallback(rng):
+    s = random_protein(2500, rng)  # self-score > 32767 would saturate 16-bit; the 32-bit kernel is used
     r = P.alignment_stats(s, s)
     assert r["identity"] == 1.0 and r["length"] == 2500
     assert r["score"] == P.alignment_stats_biopython(s, s)["score"] > 0
 
 
-def test_alignment_length_and_identity_come_from_a_real_alignment():
+def test_alignment_length_and_identity_come_from_a_real_alignment(rng):
     for _ in range(40):
-        a = random_protein(int(rng.integers(20, 200)))
-        b = random_protein(int(rng.integers(20, 200)))
+        a = random_protein(int(rng.integers(20, 200)), rng)
+        b = random_protein(int(rng.integers(20, 200)), rng)
         r = P.alignment_stats(a, b)
         assert r["length"] >= max(len(a), len(b))  # a global alignment covers both sequences
         assert r["length"] <= len(a) + len(b)
@@ -97,10 +96,10 @@ def test_alignment_length_and_identity_come_from_a_real_alignment():
         assert P.alignment_stats_kernel(a, b)["score"] == r["score"]
 
 
-def test_both_tools_return_optimal_alignments_by_rescoring():
+def test_both_tools_return_optimal_alignments_by_rescoring(rng):
     for _ in range(10):
-        a = random_protein(int(rng.integers(40, 120)))
-        b = related(a) if rng.random() < 0.5 else random_protein(int(rng.integers(40, 120)))
+        a = random_protein(int(rng.integers(40, 120)), rng)
+        b = related(a, rng) if rng.random() < 0.5 else random_protein(int(rng.integers(40, 120)), rng)
         best = P.alignment_stats(a, b)["score"]
         for tool in ("parasail", "biopython"):
             top, bottom = P.aligned_strings(a, b, tool)
@@ -141,7 +140,7 @@ def test_pair_engine_names_bad_sequence_before_work():
 
 # --------------------------------------------------------------------------------- resumable pair engine
 def _toy_job(n=14):
-    seqs = [random_protein(int(rng.integers(20, 60)), np.random.default_rng(k)) for k in range(n)]
+    seqs = [random_protein(20 + 3 * k, np.random.default_rng(k)) for k in range(n)]
     return seqs, P.all_pairs(n)
 
 
@@ -185,7 +184,7 @@ def test_pair_engine_resume_after_kill(tmp_path):
 
 
 @pytest.mark.slow
-def test_pair_engine_survives_sigkill(tmp_path):
+def test_pair_engine_survives_sigkill(tmp_path, rng):
     script = tmp_path / "job.py"
     script.write_text(
         "import sys, numpy as np\n"
@@ -211,7 +210,7 @@ def test_pair_engine_survives_sigkill(tmp_path):
 
 
 # ------------------------------------------------------------------------ embedding pairs, correlations
-def test_embedding_pair_stats_vs_sklearn_scipy():
+def test_embedding_pair_stats_vs_sklearn_scipy(rng):
     E = rng.normal(size=(30, 8)) + 1.0
     pairs = P.all_pairs(30)
     df = P.embedding_pair_stats(E, pairs, batch=50)
@@ -222,7 +221,7 @@ def test_embedding_pair_stats_vs_sklearn_scipy():
         P.embedding_pair_stats(np.vstack([E, np.zeros(8)]), [[0, 30]])
 
 
-def test_unit_norm_cosine_and_distance_anticorrelate():
+def test_unit_norm_cosine_and_distance_anticorrelate(rng):
     # ||x - y||^2 = 2 - 2 cos for unit vectors: a similarity and a distance correlate at exactly -1
     E = rng.normal(size=(40, 6))
     E /= np.linalg.norm(E, axis=1, keepdims=True)
@@ -230,7 +229,7 @@ def test_unit_norm_cosine_and_distance_anticorrelate():
     assert P.pair_correlations(df, ("cosine", "sq_euclidean")).iloc[0, 1] == pytest.approx(-1.0, abs=1e-12)
 
 
-def test_pair_correlations_vs_scipy():
+def test_pair_correlations_vs_scipy(rng):
     df = pd.DataFrame(rng.normal(size=(200, 4)), columns=["cosine", "sq_euclidean", "score", "identity"])
     df["identity"] += df["score"]
     pr = P.pair_correlations(df)
@@ -254,9 +253,9 @@ def test_pairs_and_counts():
 
 
 # ---------------------------------------------------------------------------- per-residue streaming
-def test_residue_streaming_equals_in_memory():
+def test_residue_streaming_equals_in_memory(rng):
     d = 6
-    seqs = [random_protein(int(rng.integers(20, 80))) for _ in range(40)]
+    seqs = [random_protein(int(rng.integers(20, 80)), rng) for _ in range(40)]
     mats = [rng.normal(size=(len(s), d)) * np.linspace(0.5, 3, d) + 50.0 for s in seqs]
     acc = P.ResidueIsotropy(d, min_ratio=2)
     half = P.ResidueIsotropy(d, min_ratio=2)
@@ -274,7 +273,7 @@ def test_residue_streaming_equals_in_memory():
         assert row.enough == (len(rows) >= 2 * d)
 
 
-def test_residue_isotropy_errors_and_enough_flag():
+def test_residue_isotropy_errors_and_enough_flag(rng):
     acc = P.ResidueIsotropy(4, min_ratio=5)
     with pytest.raises(ValueError):
         acc.update("ACD", rng.normal(size=(4, 4)))  # length mismatch
@@ -329,7 +328,7 @@ def test_reported_integers_are_ceil():
     assert k == pytest.approx(119.157508) and P.round_effective_dimensions(k) == 120
 
 
-def test_effective_dims_from_isoscore_matches_metric():
+def test_effective_dims_from_isoscore_matches_metric(rng):
     X = rng.normal(size=(500, 12)) * np.linspace(0.2, 2, 12)
     acc = CovarianceAccumulator().update(X)
     assert P.effective_dimensions_from_isoscore(isoscore(X), 12) == pytest.approx(effective_dimensions(X), rel=1e-12)
@@ -345,8 +344,8 @@ def test_effective_dims_from_isoscore_matches_metric():
 
 # ------------------------------------------------------------------------------- language-model path
 @pytest.mark.slow  # imports transformers and builds a model (the smoke chapter run covers every model path)
-def test_tiny_protbert_paths():
-    seqs = [random_protein(int(rng.integers(10, 40))) for _ in range(12)] + ["MKUOX"]
+def test_tiny_protbert_paths(rng):
+    seqs = [random_protein(int(rng.integers(10, 40)), rng) for _ in range(12)] + ["MKUOX"]
     lm = P.load_protein_model("prot_bert", "smoke")
     e = P.embed_global(lm, seqs, max_length=30, progress=False)
     E = e.pooled[-1]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from replib import report
-from replib.book import validation_markdown
+from replib.tooling import report
+from replib.tooling.book import validation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

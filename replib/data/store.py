@@ -4,7 +4,11 @@ Resolution order of :func:`fetch`:
 
 1. ``REPLIB_DATA_MIRROR`` (or the ``mirror`` argument) as a local folder laid out
    like the offline mirror: the file is read in place, its sha256 is verified once
-   and the verification is remembered by (size, mtime).
+   and the verification is remembered by a stamp of (device, inode, size, mtime,
+   ctime).  Any write to the file, and any ``touch -d`` that restores its mtime,
+   changes the ctime, which cannot be set back without changing the system clock,
+   so the file is re-hashed.  ``verify=True`` or ``REPLIB_VERIFY=1`` re-hashes
+   every time; ``python -m replib.data verify`` re-hashes every registered file.
 2. ``REPLIB_DATA_MIRROR`` as an ``http://``/``https://`` base URL with the same
    layout: the file is downloaded into the cache.
 3. The cache (``$REPLIB_CACHE_DIR/data``, default ``~/.cache/replib/data``).
@@ -13,8 +17,14 @@ Resolution order of :func:`fetch`:
 
 Downloads are written to a temporary file in the destination folder, verified,
 and only then moved into place with :func:`os.replace`; a truncated or corrupted
-download raises and leaves nothing that looks complete.  Set
-``REPLIB_DATA_OFFLINE=1`` to forbid network access (mirror and cache only).
+download raises and leaves nothing that looks complete (:func:`replib._io.atomic_path`, which also gives
+it the permissions of a newly created file, ``0666 & ~umask``, not ``mkstemp``'s 0600).
+Every network read has a timeout (``timeout``, default 60 s): a server that
+accepts the connection and never answers raises :class:`DownloadTimeoutError`.
+A file is downloaded over plain ``http`` only when a registered checksum (sha256,
+or a published md5) pins its bytes; a file without any checksum is fetched over
+``https`` only, its observed sha256 recorded next to it and verified on later use.
+Set ``REPLIB_DATA_OFFLINE=1`` to forbid network access (mirror and cache only).
 """
 from __future__ import annotations
 
@@ -23,6 +33,7 @@ import http.client
 import json
 import os
 import shutil
+import socket
 import tarfile
 import threading
 import urllib.error
@@ -32,14 +43,15 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
-from .._io import atomic_path, cache_root, sha256_file, write_json_atomic
+from .._io import atomic_path, cache_root, hash_file, sha256_file, write_json_atomic
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
-           "sha256_file"]
+           "DownloadTimeoutError", "InsecureSourceError", "sha256_file", "verify_all", "download"]
 
 MIRROR_ENV = "REPLIB_DATA_MIRROR"
 OFFLINE_ENV = "REPLIB_DATA_OFFLINE"
+VERIFY_ENV = "REPLIB_VERIFY"
 DEFAULT_TIMEOUT = 60.0
 _PROGRESS_MIN_BYTES = 10 * 2**20
 _CHUNK = 2**20
@@ -59,6 +71,18 @@ class ChecksumError(ValueError):
 
 class IncompleteDownloadError(IOError):
     """A download ended before the announced number of bytes."""
+
+
+class DownloadTimeoutError(TimeoutError):
+    """A server sent nothing for ``timeout`` seconds (connection, headers or body)."""
+
+
+class InsecureSourceError(ValueError):
+    """A plain-http source for a file that no registered checksum pins."""
+
+
+def _force_verify() -> bool:
+    return os.environ.get(VERIFY_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def cache_dir(path: Union[str, os.PathLike, None] = None) -> Path:
@@ -96,25 +120,94 @@ def _store_verified(cache: Path, key: str, value: dict) -> None:
             pass
 
 
-def _verify_in_place(path: Path, entry: DataFile, cache: Path) -> None:
-    """Verify ``path`` against ``entry.sha256``, skipping the hash when (size, mtime) were seen before."""
-    if entry.sha256 is None:
+def _expected_checksum(path: Path, entry: DataFile) -> Optional[tuple]:
+    """``(algorithm, hex digest, origin)`` the file must have: the registry's sha256, else its published md5,
+    else the sha256 recorded next to a downloaded file (``<file>.sha256.json``); None if nothing is known."""
+    if entry.sha256 is not None:
+        return "sha256", entry.sha256, "registered"
+    if entry.md5 is not None:
+        return "md5", entry.md5, "published md5"
+    side = path.with_name(path.name + ".sha256.json")
+    try:
+        return "sha256", json.loads(side.read_text())["sha256"], "recorded in %s" % side.name
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _stamp(st: os.stat_result, algorithm: str, digest: str) -> dict:
+    """What must be unchanged for a past verification to count: ctime changes on every write and on every
+    ``touch``/``utime`` (restoring the mtime sets the ctime to now), and the inode changes on replacement."""
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "ino": st.st_ino,
+            "dev": st.st_dev, "algorithm": algorithm, "digest": digest}
+
+
+def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = False) -> None:
+    """Verify ``path`` against its expected checksum; skip the hash when its stamp was verified before.
+
+    ``verify=True`` (or ``REPLIB_VERIFY=1``) re-hashes regardless of the stamp.
+
+    Raises
+    ------
+    ChecksumError
+        The size or the checksum differs; the message names the file and the registry entry.
+    """
+    want = _expected_checksum(path, entry)
+    if want is None:
         return
+    algorithm, expected, origin = want
     st = path.stat()
     key = str(path.resolve())
-    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": entry.sha256}
-    seen = _verified_memory.get(key) or _load_verified(cache).get(key)
-    if seen == stamp:
-        _verified_memory[key] = stamp
-        return
+    stamp = _stamp(st, algorithm, expected)
+    if not (verify or _force_verify()):
+        seen = _verified_memory.get(key) or _load_verified(cache).get(key)
+        if seen == stamp:
+            _verified_memory[key] = stamp
+            return
     if entry.size is not None and st.st_size != entry.size:
         raise ChecksumError("%s has %d bytes, expected %d (registry %s); the copy is truncated or a different "
                             "version" % (path, st.st_size, entry.size, entry.path))
-    digest = sha256_file(path)
-    if digest != entry.sha256:
-        raise ChecksumError("%s: sha256 %s differs from the registered %s (%s); the copy is corrupted or a "
-                            "different version" % (path, digest, entry.sha256, entry.path))
+    digest = hash_file(path, algorithm)
+    if digest != expected:
+        with _verified_lock:
+            _verified_memory.pop(key, None)
+        raise ChecksumError("%s: %s %s differs from the %s %s (%s); the copy is corrupted or a "
+                            "different version" % (path, algorithm, digest, origin, expected, entry.path))
     _store_verified(cache, key, stamp)
+
+
+def verify_all(mirror: Union[str, os.PathLike, None] = None, cache: Union[str, os.PathLike, None] = None,
+               datasets=None) -> list:
+    """Re-hash every registered file present in the mirror folder and the cache.
+
+    Returns
+    -------
+    list of (path, status, message)
+        ``status`` is ``"ok"``, ``"FAILED"`` or ``"unpinned"`` (a file with no known checksum).
+    """
+    from .registry import DATASETS
+
+    cache = cache_dir(cache)
+    if mirror is None:
+        mirror = os.environ.get(MIRROR_ENV) or None
+    roots = [Path(mirror).expanduser()] if mirror is not None and not _is_url(str(mirror)) else []
+    roots.append(cache)
+    out = []
+    for name in sorted(datasets or DATASETS):
+        for entry in DATASETS[name].files.values():
+            for root in roots:
+                path = root / entry.path
+                if not path.is_file():
+                    continue
+                if _expected_checksum(path, entry) is None:
+                    out.append((path, "unpinned", "no registered or recorded checksum"))
+                    continue
+                try:
+                    _verify_in_place(path, entry, cache, verify=True)
+                except (ChecksumError, OSError) as exc:
+                    out.append((path, "FAILED", str(exc)))
+                else:
+                    out.append((path, "ok", ""))
+    return out
 
 
 # ----------------------------------------------------------------------- download
@@ -133,59 +226,83 @@ def _progress(total: Optional[int], desc: str):
 
 
 def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = None, *,
-             size: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> str:
+             size: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT, md5: Optional[str] = None) -> str:
     """Download ``url`` atomically to ``dest`` and return the observed sha256.
 
     The bytes go to a temporary file in ``dest``'s folder; the file is moved into
-    place with :func:`os.replace` only after the length (``Content-Length`` and
-    ``size``) and the sha256 (when given) check out.
+    place with :func:`os.replace` (mode ``0666 & ~umask``) only after the length
+    (``Content-Length`` and ``size``) and the checksums (when given) check out.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds allowed for the connection and for *each* read: a server that accepts and then sends
+        nothing raises :class:`DownloadTimeoutError` after ``timeout`` seconds.
 
     Raises
     ------
     urllib.error.URLError, OSError
         Network errors (the temporary file is removed).
+    DownloadTimeoutError
+        Nothing arrived for ``timeout`` seconds.
     IncompleteDownloadError
         Fewer bytes than announced.
     ChecksumError
-        The sha256 differs from ``sha256``.
+        The sha256 (or md5) differs from the expected one.
     """
     dest = Path(dest)
-    with atomic_path(dest) as tmp:
-        req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
-        h = hashlib.sha256()
-        n = 0
-        with open(tmp, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
-            announced = resp.headers.get("Content-Length")
-            total = int(announced) if announced is not None else size
-            bar = _progress(total, dest.name)
-            try:
-                while True:
-                    try:
-                        chunk = resp.read(_CHUNK)
-                    except http.client.IncompleteRead as exc:
-                        raise IncompleteDownloadError("%s: connection closed early (%s)" % (url, exc)) from exc
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    h.update(chunk)
-                    n += len(chunk)
+    try:
+        with atomic_path(dest) as tmp:
+            req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+            h = hashlib.sha256()
+            h5 = hashlib.md5(usedforsecurity=False) if md5 is not None else None
+            n = 0
+            with open(tmp, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
+                announced = resp.headers.get("Content-Length")
+                total = int(announced) if announced is not None else size
+                bar = _progress(total, dest.name)
+                try:
+                    while True:
+                        try:
+                            chunk = resp.read(_CHUNK)
+                        except http.client.IncompleteRead as exc:
+                            raise IncompleteDownloadError("%s: connection closed early (%s)" % (url, exc)) from exc
+                        if not chunk:
+                            break
+                        out.write(chunk)
+                        h.update(chunk)
+                        if h5 is not None:
+                            h5.update(chunk)
+                        n += len(chunk)
+                        if bar is not None:
+                            bar.update(len(chunk))
+                finally:
                     if bar is not None:
-                        bar.update(len(chunk))
-            finally:
-                if bar is not None:
-                    bar.close()
-        if announced is not None and n != int(announced):
-            raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
-        if size is not None and n != size:
-            raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
-        digest = h.hexdigest()
-        if sha256 is not None and digest != sha256:
-            raise ChecksumError("%s: sha256 %s differs from the registered %s; the download is corrupted or a "
-                                "different version (nothing was written to %s)" % (url, digest, sha256, dest))
+                        bar.close()
+            if announced is not None and n != int(announced):
+                raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
+            if size is not None and n != size:
+                raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
+            digest = h.hexdigest()
+            if sha256 is not None and digest != sha256:
+                raise ChecksumError("%s: sha256 %s differs from the registered %s; the download is corrupted or a "
+                                    "different version (nothing was written to %s)" % (url, digest, sha256, dest))
+            if h5 is not None and h5.hexdigest() != md5:
+                raise ChecksumError("%s: md5 %s differs from the published %s; the download is corrupted or a "
+                                    "different version (nothing was written to %s)" % (url, h5.hexdigest(), md5, dest))
+    except (socket.timeout, TimeoutError) as exc:
+        raise DownloadTimeoutError("%s: no data for %g s (the server accepted the connection but did not answer); "
+                                   "nothing was written to %s" % (url, timeout, dest)) from exc
+    except urllib.error.URLError as exc:
+        if isinstance(getattr(exc, "reason", None), (socket.timeout, TimeoutError)):
+            raise DownloadTimeoutError("%s: no answer within %g s; nothing was written to %s"
+                                       % (url, timeout, dest)) from exc
+        raise
     return digest
 
 
-def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str]) -> str:
+def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str],
+                    md5: Optional[str] = None) -> str:
     """Extract one member of a zip or tar archive atomically to ``dest``; return its sha256."""
     want = member[2:] if member.startswith("./") else member
     with atomic_path(dest) as tmp:
@@ -205,17 +322,25 @@ def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str
         if sha256 is not None and digest != sha256:
             raise ChecksumError("member %s of %s: sha256 %s differs from the registered %s"
                                 % (member, archive, digest, sha256))
+        if md5 is not None and hash_file(tmp, "md5") != md5:
+            raise ChecksumError("member %s of %s: md5 %s differs from the published %s"
+                                % (member, archive, hash_file(tmp, "md5"), md5))
     return digest
 
 
-def _record_observed(dest: Path, digest: str, source: str) -> None:
-    """Write ``<file>.sha256.json`` next to a file that has no registered checksum."""
+def _record_observed(dest: Path, digest: str, source: str, verified_md5: Optional[str] = None) -> None:
+    """Write ``<file>.sha256.json`` next to a file that has no registered sha256 (later uses verify against it).
+
+    ``verified_md5`` names the published md5 the bytes were checked against; without one the record is
+    trust-on-first-use (https only, see :func:`fetch`)."""
     import datetime
 
     info = {"sha256": digest, "source": source, "size": dest.stat().st_size,
+            "verified_against": ("published md5 %s" % verified_md5) if verified_md5 else
+            "nothing (trust on first use over https)",
             "retrieved": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     side = dest.with_name(dest.name + ".sha256.json")
-    side.write_text(json.dumps(info, indent=1))
+    write_json_atomic(side, info, indent=1)
 
 
 def _missing_message(entry: DataFile, dataset: str, file: str, errors: list) -> str:
@@ -243,8 +368,8 @@ def _offline() -> bool:
 
 def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = None,
           cache: Union[str, os.PathLike, None] = None, timeout: float = DEFAULT_TIMEOUT,
-          download_ok: Optional[bool] = None) -> Path:
-    """Return a local path to a registered data file, verified by sha256.
+          download_ok: Optional[bool] = None, verify: Optional[bool] = None) -> Path:
+    """Return a local path to a registered data file, verified by its checksum.
 
     Parameters
     ----------
@@ -262,6 +387,10 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
     download_ok : bool, optional
         Whether the canonical sources may be downloaded; default: unless
         ``$REPLIB_DATA_OFFLINE`` is set.
+    verify : bool, optional
+        Re-hash a mirror or cached file even when its stamp (device, inode, size,
+        mtime, ctime) shows it unchanged since the last verification; default
+        ``$REPLIB_VERIFY``.
 
     Returns
     -------
@@ -273,7 +402,7 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
     KeyError
         Unknown data set or file.
     ChecksumError
-        A mirror copy or a download has the wrong sha256.
+        A mirror copy, a cached copy or a download has the wrong sha256 (or md5).
     DataNotFoundError
         No source could provide the file; the message says which environment
         variable to set and where the canonical source is.
@@ -286,33 +415,44 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
         download_ok = not _offline()
     dest = cache / entry.path
     errors = []
+    verify = bool(verify) or _force_verify()
+    pinned = entry.sha256 is not None or entry.md5 is not None
+
+    def _get(url: str) -> str:
+        """Download one source; plain http only for bytes a checksum pins."""
+        if not pinned and urllib.parse.urlsplit(url).scheme != "https":
+            raise InsecureSourceError("%s: refusing a plain-http download of %s, which has no registered "
+                                      "checksum (anyone on the path could change it)" % (url, entry.path))
+        return download(url, dest, entry.sha256, size=entry.size, timeout=timeout, md5=entry.md5)
+
+    def _got(digest: str, source: str) -> Path:
+        if entry.sha256 is None:
+            _record_observed(dest, digest, source, verified_md5=entry.md5)
+        return dest
 
     if mirror is not None and not _is_url(str(mirror)):
         local = Path(mirror).expanduser() / entry.path
         if local.is_file():
-            _verify_in_place(local, entry, cache)
+            _verify_in_place(local, entry, cache, verify)
             return local
         errors.append("mirror folder %s has no %s" % (mirror, entry.path))
 
     if dest.is_file():
-        if entry.sha256 is not None:
-            _verify_in_place(dest, entry, cache)
+        _verify_in_place(dest, entry, cache, verify)
         return dest
 
     if mirror is not None and _is_url(str(mirror)):
         url = str(mirror).rstrip("/") + "/" + urllib.parse.quote(entry.path)
         try:
-            digest = download(url, dest, entry.sha256, size=entry.size, timeout=timeout)
+            digest = _get(url)
         except urllib.error.HTTPError as exc:
             errors.append("%s: HTTP %s" % (url, exc.code))
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, InsecureSourceError) as exc:
             if isinstance(exc, IncompleteDownloadError):
                 raise
             errors.append("%s: %s" % (url, exc))
         else:
-            if entry.sha256 is None:
-                _record_observed(dest, digest, url)
-            return dest
+            return _got(digest, url)
 
     if not download_ok:
         errors.append("downloads disabled (%s set or download_ok=False)" % OFFLINE_ENV)
@@ -320,28 +460,53 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
 
     for url in entry.urls:
         try:
-            digest = download(url, dest, entry.sha256, size=entry.size, timeout=timeout)
-        except (urllib.error.URLError, OSError, IncompleteDownloadError, ChecksumError) as exc:
+            digest = _get(url)
+        except (urllib.error.URLError, OSError, IncompleteDownloadError, ChecksumError, InsecureSourceError) as exc:
             errors.append("%s: %s" % (url, exc))
             continue
-        if entry.sha256 is None:
-            _record_observed(dest, digest, url)
-        return dest
+        return _got(digest, url)
 
     a = entry.archive
-    if a is not None and (a.identical or entry.sha256 is None):
+    if a is not None and (a.identical or not pinned):
         archive_path = cache / "_archives" / Path(urllib.parse.urlsplit(a.url).path).name
         try:
-            if not archive_path.is_file():
-                adigest = download(a.url, archive_path, None, timeout=timeout)
-                _record_observed(archive_path, adigest, a.url)
-            digest = _extract_member(archive_path, a.member, dest, entry.sha256)
+            if not (pinned or a.md5 is not None or urllib.parse.urlsplit(a.url).scheme == "https"):
+                raise InsecureSourceError("refusing a plain-http archive: neither it nor its member %s has a "
+                                          "registered checksum" % a.member)
+            if archive_path.is_file():
+                if a.md5 is not None and hash_file(archive_path, "md5") != a.md5:
+                    raise ChecksumError("cached archive %s: md5 differs from the published %s; delete it"
+                                        % (archive_path, a.md5))
+            else:
+                adigest = download(a.url, archive_path, None, timeout=timeout, md5=a.md5)
+                _record_observed(archive_path, adigest, a.url, verified_md5=a.md5)
+            digest = _extract_member(archive_path, a.member, dest, entry.sha256, entry.md5)
         except (urllib.error.URLError, OSError, KeyError, zipfile.BadZipFile, tarfile.TarError,
-                ChecksumError) as exc:
+                ChecksumError, InsecureSourceError) as exc:
             errors.append("%s [%s]: %s" % (a.url, a.member, exc))
         else:
-            if entry.sha256 is None:
-                _record_observed(dest, digest, "%s [%s]" % (a.url, a.member))
-            return dest
+            return _got(digest, "%s [%s]" % (a.url, a.member))
 
     raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
+
+
+def verify_main(argv=None) -> int:
+    """``python -m replib.data verify``: re-hash every registered file in the mirror and the cache.
+
+    Exit status 1 when any file fails its checksum (each failure is printed with its path).
+    """
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m replib.data verify",
+                                 description="Re-hash every registered data file found in the mirror "
+                                             "($%s) and the cache, ignoring remembered verifications." % MIRROR_ENV)
+    ap.add_argument("--dataset", action="append", help="only this data set (repeatable)")
+    ap.add_argument("--mirror", help="mirror folder (default $%s)" % MIRROR_ENV)
+    ap.add_argument("--cache", help="cache folder (default $REPLIB_CACHE_DIR/data)")
+    args = ap.parse_args(argv)
+    rows = verify_all(args.mirror, args.cache, args.dataset)
+    for path, status, msg in rows:
+        print("%-8s %s%s" % (status, path, (" - " + msg) if msg else ""))
+    failed = sum(status == "FAILED" for _, status, _ in rows)
+    print("%d files checked, %d failed" % (len(rows), failed))
+    return 1 if failed else 0

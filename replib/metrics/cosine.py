@@ -3,17 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array
+from .._validation import check_array, max_abs_scale
 
 __all__ = ["avg_pairwise_cosine", "unit_rows"]
 
 
 def unit_rows(X: np.ndarray, *, name: str = "X") -> np.ndarray:
-    """Rows of ``X`` scaled to unit Euclidean norm; a zero row is an error (its cosine is undefined)."""
-    norms = np.linalg.norm(X, axis=1)
-    if (norms == 0).any():
-        raise ValueError(f"{name} has {int((norms == 0).sum())} all-zero rows: cosine similarity is undefined")
-    return X / norms[:, None]
+    """Rows of ``X`` scaled to unit Euclidean norm; a zero row is an error (its cosine is undefined).
+
+    Each row is first divided by its largest absolute entry, so the squares in the norm neither overflow
+    (entries above ~1e154) nor underflow (below ~1e-154): the result is exact for any finite row.
+    """
+    peak = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
+    if (peak == 0).any():
+        raise ValueError(f"{name} has {int((peak == 0).sum())} all-zero rows: cosine similarity is undefined")
+    Y = X / peak[:, None]
+    return Y / np.linalg.norm(Y, axis=1)[:, None]
 
 
 def avg_pairwise_cosine(X) -> float:
@@ -37,12 +42,14 @@ def avg_pairwise_cosine(X) -> float:
     -------
     float in [-1/(N-1), 1]
 
+    Scale-invariant for any finite input (rows are normalised before any square is taken).
+
     Raises
     ------
     ValueError
-        Fewer than 2 samples, NaN/inf, or an all-zero row.
+        Fewer than 2 samples, NaN/inf, complex, masked entries, or an all-zero row.
     """
-    X = check_array(X, min_samples=2, min_features=1)
+    X = check_array(X, min_samples=2, min_features=1, metric="avg_pairwise_cosine")
     U = unit_rows(X)
     n = U.shape[0]
     s = U.sum(axis=0)

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import OrientationWarning, check_array
+from .._validation import OrientationWarning, check_array, max_abs_scale
 
 __all__ = [
     "isoscore", "effective_dimensions", "isoscore_star", "isoscore_from_covariance",
@@ -24,8 +24,13 @@ __all__ = [
 
 
 def _trace_and_frobenius_sq(X: np.ndarray) -> tuple[float, float]:
-    """tr(S) and ‖S‖_F² of the centred scatter matrix S = X_cᵀX_c, in the smaller Gram space."""
-    Xc = X - X.mean(axis=0)
+    """tr(S) and ‖S‖_F² of the centred scatter matrix S = X_cᵀX_c, in the smaller Gram space.
+
+    Computed on ``X_c / max|X_c|`` (after ``X / max|X|`` for the mean): the ratio tr(S)²/‖S‖_F² is
+    scale-invariant, and the rescaling keeps the fourth powers inside float64 for any finite input.
+    """
+    X, _ = max_abs_scale(X)
+    Xc, _ = max_abs_scale(X - X.mean(axis=0))
     m, n = Xc.shape
     S = Xc.T @ Xc if m >= n else Xc @ Xc.T  # same non-zero spectrum
     return float(np.trace(S)), float(np.sum(S * S))
@@ -44,7 +49,11 @@ def participation_ratio(X) -> float:
         A number in ``[1, n_features]``; equal to IsoScore's "effective dimensions"
         :math:`k = ι(n-1)+1` :cite:`rudman2022isoscore`.
     """
-    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True)
+    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="participation_ratio")
+    return _participation_ratio(X)
+
+
+def _participation_ratio(X: np.ndarray) -> float:
     tr, fro2 = _trace_and_frobenius_sq(X)
     if not tr > 0 or not fro2 > 0:
         raise ValueError("X has zero total variance: IsoScore is undefined for a point cloud without spread")
@@ -66,18 +75,21 @@ def isoscore(X) -> float:
     Parameters
     ----------
     X : array_like of shape (n_samples, n_features)
-        Points as rows. A torch tensor is accepted (detached, copied to CPU).
+        Points as rows. A torch tensor of any real dtype is accepted (detached, copied to CPU,
+        converted to float64); see :func:`replib._validation.check_array` for what is refused.
 
     Returns
     -------
     float
         ι in [0, 1]: 0 when all variance lies on one axis, 1 when it is spread evenly over all
-        n axes. Variance spread evenly over exactly k axes gives (k − 1)/(n − 1).
+        n axes. Variance spread evenly over exactly k axes gives (k − 1)/(n − 1). Scale-invariant
+        for any finite input (computed on ``X / max|X|``, so ``isoscore(X * 1e200) == isoscore(X)``
+        to rounding).
 
     Raises
     ------
     ValueError
-        Fewer than 2 samples or features, NaN/inf, or zero total variance.
+        Fewer than 2 samples or features, NaN/inf, complex, masked entries, or zero total variance.
 
     Warns
     -----
@@ -92,8 +104,9 @@ def isoscore(X) -> float:
     >>> round(isoscore(X), 6)
     0.0
     """
-    pr = participation_ratio(X)
-    n = np.shape(X)[1]
+    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="isoscore")
+    pr = _participation_ratio(X)
+    n = X.shape[1]
     return float(np.clip((pr - 1.0) / (n - 1.0), 0.0, 1.0))
 
 
@@ -111,12 +124,13 @@ def effective_dimensions(X) -> float:
     -------
     float
     """
-    return participation_ratio(X)
+    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="effective_dimensions")
+    return _participation_ratio(X)
 
 
 def covariance_eigenvalues(X) -> np.ndarray:
     """Eigenvalues of the sample covariance (ddof=1), descending, float64 (for plots)."""
-    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True)
+    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="covariance_eigenvalues")
     C = np.cov(X, rowvar=False, ddof=1)
     return np.linalg.eigvalsh(np.atleast_2d(C))[::-1]
 
@@ -129,11 +143,12 @@ def isoscore_from_covariance(C) -> float:
     C : array_like of shape (n_features, n_features)
         Symmetric positive semi-definite.
     """
-    C = check_array(C, name="C", min_samples=2, min_features=2)
+    C = check_array(C, name="C", min_samples=2, min_features=2, metric="isoscore_from_covariance")
     if C.shape[0] != C.shape[1]:
         raise ValueError(f"C must be square; got shape {C.shape}")
     if not np.allclose(C, C.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(C).max()))):
         raise ValueError("C must be symmetric")
+    C, _ = max_abs_scale(C)  # the ratio is scale-invariant; keeps C*C inside float64
     tr = float(np.trace(C))
     fro2 = float(np.sum(C * C))
     if not tr > 0:
@@ -162,8 +177,8 @@ def isoscore_star(X, C0, zeta: float) -> float:
         raise ValueError(f"zeta must lie in [0, 1]; got {zeta}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrientationWarning)  # shrinkage is the remedy for m < n
-        X = check_array(X, min_samples=2, min_features=2)
-    C0 = check_array(C0, name="C0", min_samples=2, min_features=2)
+        X = check_array(X, min_samples=2, min_features=2, metric="isoscore_star")
+    C0 = check_array(C0, name="C0", min_samples=2, min_features=2, metric="isoscore_star")
     n = X.shape[1]
     if C0.shape != (n, n):
         raise ValueError(f"C0 must have shape ({n}, {n}) to match X; got {C0.shape}")

@@ -224,7 +224,7 @@ def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_
     k = int(k)
     if k < 2:
         raise ValueError(f"k must be >= 2; got {k}")
-    X = check_array(X, min_samples=k + 1, min_features=1)
+    X = check_array(X, min_samples=k + 1, min_features=1, metric="lid_mle")
     n_points, dim = X.shape
     P = unit_rows(X) if metric == "cosine" else X
     first, first_of = _unique_rows(P)

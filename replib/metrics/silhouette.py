@@ -63,19 +63,29 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
 
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
-    if isinstance(X, torch.Tensor):
+    if isinstance(X, torch.Tensor):  # stays on its device; same rules as check_array
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-D with shape (n_samples, n_features); got shape {tuple(X.shape)}")
+            raise ValueError(f"silhouette: X must be 2-D with shape (n_samples, n_features); got shape "
+                             f"{tuple(X.shape)}")
+        if X.is_complex():
+            raise ValueError(f"silhouette: X is a complex tensor ({X.dtype}); real numbers are needed")
+        if X.shape[0] < 2:
+            raise ValueError(f"silhouette: X needs at least 2 samples (rows); got {X.shape[0]}")
         Xt = X.detach()
-        if not torch.isfinite(Xt).all():
-            raise ValueError("X contains NaN or infinite values")
+        if Xt.is_floating_point() and not torch.isfinite(Xt).all():
+            raise ValueError("silhouette: X contains NaN or infinite values")
     else:
-        Xt = torch.from_numpy(check_array(X, min_samples=2))
+        Xt = torch.from_numpy(check_array(X, min_samples=2, metric="silhouette"))
     n = Xt.shape[0]
     codes, k = _labels(labels, n)
     dev = _resolve_device(device)
     dtype = dtype or torch.float64
     Xt = Xt.to(device=dev, dtype=dtype)
+    scale = float(Xt.abs().max()) if Xt.numel() else 0.0  # distances of X/scale, times scale: no overflow
+    if scale > 0:
+        Xt = Xt / scale
+    else:
+        scale = 1.0
     Y = torch.zeros((n, k), dtype=dtype, device=dev)
     Y[torch.arange(n, device=dev), torch.from_numpy(codes).to(dev)] = 1.0
     sq = (Xt * Xt).sum(1)
@@ -88,7 +98,7 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
         idx = torch.arange(a, b, device=dev)
         d2[idx - a, idx] = 0.0
         out[a:b] = (d2.sqrt_() @ Y).to(torch.float64)
-    return out.cpu().numpy(), codes
+    return out.cpu().numpy() * scale, codes
 
 
 def silhouette_samples(X, labels, *, device=None, chunk_size: int = 2048, dtype=None) -> np.ndarray:

@@ -44,7 +44,7 @@ class CovarianceAccumulator:
 
     def update(self, X) -> "CovarianceAccumulator":
         """Add a batch of shape (n_samples, n_features); a batch of one row is allowed."""
-        X = check_array(X, min_samples=1, min_features=1)
+        X = check_array(X, min_samples=1, min_features=1, metric="CovarianceAccumulator")
         if self.n_features is None:
             self.n_features = X.shape[1]
         if X.shape[1] != self.n_features:

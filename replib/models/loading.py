@@ -107,7 +107,7 @@ def _load_tokenizer(spec: ModelSpec, src, local: bool):
     return AutoTokenizer.from_pretrained(src, **kw)
 
 
-def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None) -> LoadedModel:
+def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None, sha256=None) -> LoadedModel:
     """Load a registry model in eval mode with its tokenizer.
 
     Parameters
@@ -122,6 +122,9 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None)
         A folder holding a pre-fetched copy (``save_pretrained`` layout) to load instead of the Hub.
     cache_dir : path-like, optional
         Hugging Face cache folder (or ProteinBERT download folder).
+    sha256 : str, optional
+        ProteinBERT only: the checksum of a ``local_dir`` pickle you vouch for. Without it the pickle must
+        have the registered sha256 of the official weights; any other file is refused before unpickling.
 
     Returns
     -------
@@ -136,16 +139,19 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None)
     """
     spec = get_spec(name)
     device = _default_device(device)
+    if sha256 is not None and spec.family != "proteinbert":
+        raise ValueError(f"sha256= applies to ProteinBERT's weight pickle only; {spec.name} loads safetensors or "
+                         "a pinned Hub revision")
     if spec.family == "proteinbert":
         from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
 
         path = Path(local_dir) / spec.extra["filename"] if local_dir else fetch_weights(cache_dir)
-        model = load_proteinbert(path)
+        model = load_proteinbert(path, sha256=sha256)  # sha256 of the bytes checked before unpickling
         tok = ProteinBertTokenizer(spec.extra["seq_len"])
         source = f"file:{path}"
+        resolved = f"sha256:{sha256 or spec.revision}"
         note_model(spec.name, kind="local" if local_dir else "file", source=source, hf_id=spec.hf_id,
-                   revision=spec.revision, resolved=None if local_dir else f"sha256:{spec.revision}",
-                   pinned=True)  # fetch_weights verified the sha256; a local_dir copy is taken as given
+                   revision=spec.revision, resolved=resolved, pinned=sha256 is None or sha256 == spec.revision)
     else:
         from transformers import AutoModel
 

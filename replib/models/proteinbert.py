@@ -25,6 +25,8 @@ Weights are the official pickle ``(n_annotations, model_weights, optimizer_weigh
 """
 from __future__ import annotations
 
+import hashlib
+import io
 import math
 import os
 import pickle
@@ -301,7 +303,67 @@ def ordered_parameter_names(model: ProteinBERT) -> list[str]:
     return names
 
 
-def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
+class UntrustedWeightsError(ValueError):
+    """A weight pickle whose sha256 is not the registered one and that no caller vouched for."""
+
+
+#: what a Keras ``get_weights()`` pickle of numpy arrays may reference (numpy 1.x and 2.x module names)
+_ALLOWED_GLOBALS = {
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"), ("numpy", "dtype"),
+}
+
+
+class _ArraysOnlyUnpickler(pickle.Unpickler):
+    """Unpickler that resolves only numpy array reconstruction (defence in depth for user-vouched files)."""
+
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"weight pickle references {module}.{name}, which a file of numpy arrays "
+                                     "never needs: refused")
+
+
+def read_verified_pickle(path, sha256: str | None = None):
+    """Read a ProteinBERT weight pickle after checking the sha256 **of the bytes that are unpickled**.
+
+    The file is read once into memory, hashed, and unpickled from that buffer, so it cannot change between
+    the check and the load.
+
+    Parameters
+    ----------
+    path : path-like
+    sha256 : str, optional
+        A checksum the caller vouches for (a copy they verified themselves). Without it the file must have
+        the registered sha256 of the official weights (:data:`~replib.models.registry.PROTEINBERT_WEIGHTS`).
+        A vouched-for file is read with an unpickler that resolves nothing but numpy arrays.
+
+    Raises
+    ------
+    UntrustedWeightsError
+        The file's sha256 is neither the registered one nor the given one; nothing was unpickled.
+    """
+    from .registry import PROTEINBERT_WEIGHTS as W
+
+    path = Path(path)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest == W["sha256"] and (sha256 is None or sha256.lower() == digest):
+        return pickle.loads(data)  # noqa: S301 (the registered official weights, hash of these very bytes)
+    if sha256 is None:
+        raise UntrustedWeightsError(
+            f"{path}: sha256 {digest} is not the registered sha256 of the official ProteinBERT weights "
+            f"({W['sha256']}, {W['filename']}); a pickle can run arbitrary code, so it was not loaded. If you "
+            f"trust this file, pass its checksum explicitly: load_model('proteinbert', local_dir=..., "
+            f"sha256='{digest}') or load_proteinbert(path, sha256=...).")
+    if sha256.lower() != digest:
+        raise UntrustedWeightsError(f"{path}: sha256 {digest} differs from the sha256 you gave ({sha256}); "
+                                    "the file was not loaded")
+    return _ArraysOnlyUnpickler(io.BytesIO(data)).load()
+
+
+def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None, timeout: float = 60.0) -> Path:
     """Download (once) and verify the official ProteinBERT weight pickle.
 
     Parameters
@@ -310,6 +372,9 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
         Defaults to ``$REPLIB_CACHE_DIR/proteinbert`` (``~/.cache/replib/proteinbert``).
     url, sha256, size : optional
         Defaults from :data:`replib.models.registry.PROTEINBERT_WEIGHTS`.
+    timeout : float
+        Seconds for the connection and for each read (a server that never answers raises
+        :class:`replib.data.store.DownloadTimeoutError`).
 
     Returns
     -------
@@ -319,8 +384,9 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
     Raises
     ------
     ValueError
-        On a size or sha256 mismatch (the partial download is removed).
+        On a size or sha256 mismatch (nothing is left at the final path).
     """
+    from ..data.store import ChecksumError, IncompleteDownloadError, download
     from .registry import PROTEINBERT_WEIGHTS as W
 
     url, sha256, size = url or W["url"], sha256 or W["sha256"], size or W["size"]
@@ -330,11 +396,10 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
     if not path.exists():
         if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("REPLIB_OFFLINE") == "1":
             raise ValueError(f"ProteinBERT weights not at {path} and offline mode is on")
-        import urllib.request
-
-        tmp = path.with_suffix(".part")
-        urllib.request.urlretrieve(url, tmp)  # noqa: S310 (fixed https URL)
-        os.replace(tmp, path)
+        try:
+            download(url, path, sha256, size=size, timeout=timeout)  # atomic, sha256-verified, timed out
+        except (ChecksumError, IncompleteDownloadError) as exc:
+            raise ValueError(f"ProteinBERT weights failed verification: {exc}") from exc
     if path.stat().st_size != size or sha256_file(path) != sha256:
         bad = path.with_suffix(".bad")
         os.replace(path, bad)
@@ -342,15 +407,20 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None) -> Path:
     return path
 
 
-def load_proteinbert(path=None, *, cache_dir=None) -> ProteinBERT:
+def load_proteinbert(path=None, *, cache_dir=None, sha256: str | None = None) -> ProteinBERT:
     """Build :class:`ProteinBERT` and load the official pickle (downloaded and verified if needed).
 
-    The pickle holds ``(n_annotations, model_weights, optimizer_weights)``; only numpy is needed to
-    read it, but it is a pickle: load only the file whose sha256 was verified.
+    The pickle holds ``(n_annotations, model_weights, optimizer_weights)``. Whatever the route, the sha256 of
+    the bytes is checked before they are unpickled (:func:`read_verified_pickle`): the registered checksum,
+    or ``sha256`` for a copy the caller vouches for.
+
+    Raises
+    ------
+    UntrustedWeightsError
+        ``path`` has neither the registered sha256 nor ``sha256``.
     """
     if path is None:
         path = fetch_weights(cache_dir)
-    with open(path, "rb") as f:
-        n_annotations, model_weights, _opt = pickle.load(f)  # noqa: S301 (sha256-verified file)
+    n_annotations, model_weights, _opt = read_verified_pickle(path, sha256)
     model = ProteinBERT(n_annotations=int(n_annotations))
     return model.load_keras_weights(model_weights).eval()

@@ -2,7 +2,7 @@
 
 A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``): ``profile``,
 ``started``/``finished``, ``environment``, ``chapters`` (one entry per executed chapter) and ``claims``
-(one entry per claim, see :class:`replib.claims.ClaimResult`). A *bundle* holds several reports:
+(one entry per claim, see :class:`replib.tooling.claims.ClaimResult`). A *bundle* holds several reports:
 ``{"kind": "replib-report-bundle", "reports": [...]}``.
 
 Command line (``python -m replib report ...``):
@@ -19,8 +19,9 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from .claims import PASSING, PROFILES
-from .provenance import revision_label
+from ..profiles import PROFILES
+from ..provenance import revision_label
+from .claims import PASSING
 
 STATUS_ORDER = ("reproduced", "consistent", "deviates", "unverified", "failed")
 STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",

@@ -17,24 +17,26 @@ from pathlib import Path
 
 import nbformat
 
-from ._io import write_json_atomic
+from .._io import write_json_atomic
+from ..provenance import MODELS_LOG_ENV, read_models_log
+from ..record import read_records
 from .claims import PASSING, ChapterClaims, check_chapter, load_claims
-from .provenance import MODELS_LOG_ENV, read_models_log
-from .record import read_records
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from .notebooks import write_runnable
+from .project import CHAPTER_SUFFIX, find_root, git_commit, toc_chapters
 
 
-def discover_chapters(notebooks_dir: Path | None = None, only: list[str] | None = None) -> list[ChapterClaims]:
-    """Chapters = notebooks with a ``<name>.claims.yml`` beside them, in ``_toc.yml`` order."""
-    notebooks_dir = Path(notebooks_dir or REPO_ROOT / "notebooks")
+def discover_chapters(root: Path | None = None, only: list[str] | None = None) -> list[ChapterClaims]:
+    """Chapters = MyST notebooks ``notebooks/<name>.md`` with a ``<name>.claims.yml`` beside them, in
+    ``_toc.yml`` order."""
+    root = Path(root or find_root())
+    notebooks_dir = root / "notebooks"
     found = {}
     for claims_path in sorted(notebooks_dir.glob("*.claims.yml")):
         name = claims_path.name[: -len(".claims.yml")]
-        if not (notebooks_dir / f"{name}.ipynb").exists():
-            raise FileNotFoundError(f"{claims_path} has no notebook {name}.ipynb beside it")
+        if not (notebooks_dir / f"{name}{CHAPTER_SUFFIX}").exists():
+            raise FileNotFoundError(f"{claims_path} has no chapter {name}{CHAPTER_SUFFIX} beside it")
         found[name] = load_claims(claims_path)
-    order = _toc_order(notebooks_dir.parent / "_toc.yml")
+    order = toc_chapters(root)
     names = sorted(found, key=lambda n: (order.index(n) if n in order else len(order), n))
     if only:
         unknown = set(only) - set(found)
@@ -44,29 +46,8 @@ def discover_chapters(notebooks_dir: Path | None = None, only: list[str] | None 
     return [found[n] for n in names]
 
 
-def _toc_order(toc_path: Path) -> list[str]:
-    if not toc_path.exists():
-        return []
-    import yaml
 
-    names: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            f = node.get("file")
-            if isinstance(f, str) and f.startswith("notebooks/"):
-                names.append(Path(f).name.split(".")[0])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(yaml.safe_load(toc_path.read_text()))
-    return names
-
-
-def environment_info() -> dict:
+def environment_info(root: Path | None = None) -> dict:
     """Package versions, device and git commit for the report."""
     info = {"python": platform.python_version(), "platform": platform.platform(), "packages": {}}
     from importlib import metadata
@@ -83,18 +64,17 @@ def environment_info() -> dict:
         info["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     except Exception:  # noqa: BLE001 - the report must still be written
         info["device"] = "cpu"
-    try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                                            text=True, timeout=10).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        info["git_commit"] = None
+    info["git_commit"] = git_commit(root) if root is not None else None
     return info
+
 
 
 def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
                      extra_parameters: dict | None = None, log=None,
-                     models_log: Path | None = None) -> tuple[str, str | None, float]:
-    """Run one notebook with papermill in a subprocess.
+                     models_log: Path | None = None, root: Path | None = None,
+                     cwd: Path | None = None) -> tuple[str, str | None, float]:
+    """Run one notebook (``.ipynb``) with papermill in a subprocess, with ``root`` on ``PYTHONPATH`` and
+    ``cwd`` (default: the notebook's folder) as working directory.
 
     Returns
     -------
@@ -103,16 +83,22 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     """
     dst.parent.mkdir(parents=True, exist_ok=True)
     params = {"profile": profile, **(extra_parameters or {})}
-    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(src.parent),
+    cwd = Path(cwd or src.parent)
+    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd),
            "--kernel", "python3", "--log-output", "--no-progress-bar",
            "--execution-timeout", str(cell_timeout or timeout)]
     for k, v in params.items():
         cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    if root is not None:  # the chapter imports this project's replib
+        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env["REPLIB_PROFILE"] = profile
+    # no progress bars in the executed notebooks (the book shows their outputs): tqdm reads TQDM_DISABLE,
+    # the Hub and transformers' bars ("Loading weights") HF_HUB_DISABLE_PROGRESS_BARS
+    env.setdefault("TQDM_DISABLE", "1")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if models_log is not None:  # replib.models notes every model the chapter loads here
         Path(models_log).unlink(missing_ok=True)
         env[MODELS_LOG_ENV] = str(models_log)
@@ -121,7 +107,7 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     with open(log_path, "w") as logf:
         try:
             proc = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, timeout=timeout,
-                                  cwd=str(src.parent))
+                                  cwd=str(cwd))
         except subprocess.TimeoutExpired:
             return "timeout", f"exceeded the chapter limit of {timeout} s (log: {log_path})", time.monotonic() - t0
     seconds = time.monotonic() - t0
@@ -133,7 +119,7 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
 
 def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Path | None = None,
         timeout_scale: float = 1.0, check_only: bool = False, progress=print,
-        notebooks_dir: Path | None = None) -> dict:
+        root: Path | None = None) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
     Parameters
@@ -143,14 +129,15 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     out_dir : folder for executed notebooks and ``report.json`` (default ``build/runs/<profile>``)
     timeout_scale : multiply every chapter's time limit (slow machines)
     check_only : do not execute; check the notebooks already in ``out_dir``
-    notebooks_dir : folder of chapter notebooks and claims files (default ``notebooks/``)
+    root : project root (``_toc.yml``, ``notebooks/``); default :func:`~replib.tooling.project.find_root`
     """
-    out_dir = Path(out_dir or REPO_ROOT / "build" / "runs" / profile)
+    root = Path(root or find_root())
+    out_dir = Path(out_dir or root / "build" / "runs" / profile)
     nb_out = out_dir / "notebooks"
     started = datetime.now(timezone.utc)
     report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
-              "environment": environment_info(), "chapters": [], "claims": []}
-    found = discover_chapters(notebooks_dir, only=chapters)
+              "environment": environment_info(root), "chapters": [], "claims": []}
+    found = discover_chapters(root, only=chapters)
     previous = {}  # check-only keeps the run times of the run that executed the notebooks
     if check_only and (out_dir / "report.json").exists():
         try:
@@ -159,9 +146,9 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
         except (ValueError, KeyError, TypeError):
             previous = {}
     if not found:
-        raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {notebooks_dir or REPO_ROOT / 'notebooks'}")
+        raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
     for ch in found:
-        src = ch.path.parent / f"{ch.chapter}.ipynb"
+        src = out_dir / "sources" / f"{ch.chapter}.ipynb"   # the runnable notebook built from the .md
         dst = nb_out / f"{ch.chapter}.ipynb"
         models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
         if check_only:
@@ -170,7 +157,9 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
         else:
             limit = int(ch.timeout_for(profile) * timeout_scale)
             progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
-            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log)
+            write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
+            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log,
+                                                      root=root, cwd=root / "notebooks")
             progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
         records = {}
         if dst.exists():

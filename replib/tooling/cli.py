@@ -1,15 +1,26 @@
-"""Command line: ``python -m replib run|check|book|all|report``."""
+"""Command line: ``python -m replib run|check|book|all|notebooks|report``.
+
+Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above
+the working directory, or ``$REPLIB_BOOK_ROOT``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
-from .claims import DEFAULT_PROFILE, PROFILES
+from .._io import write_json_atomic
+from ..profiles import DEFAULT_PROFILE, PROFILES
+from . import book, report, runner
+from .notebooks import write_runnable
+from .project import find_root, git_commit, toc_chapters
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m replib", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
+
+    ap.add_argument("--root", type=Path, help="project root (default: found from the working directory)")
 
     def common(p):
         p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
@@ -26,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     p_all = sub.add_parser("all", help="run + check + book: the main job")
     common(p_all)
     p_all.add_argument("--timeout-scale", type=float, default=1.0)
+    p_nb = sub.add_parser("notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)")
+    p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
+    p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
     p_rep = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
     rsub = p_rep.add_subparsers(dest="report_cmd", required=True)
     r_merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
@@ -45,31 +59,29 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cmd == "report":
         return _report(args)
-
-    from . import book, runner
-
+    root = find_root(args.root)
+    if args.cmd == "notebooks":
+        ref = args.ref or git_commit(root)
+        for chapter in toc_chapters(root):
+            print(write_runnable(root, chapter, args.output / f"{chapter}.ipynb", ref=ref))
+        return 0
     if args.cmd in ("run", "check", "all"):
-        report = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
-                            timeout_scale=getattr(args, "timeout_scale", 1.0))
-        print(runner.format_table(report))
-        s = report["summary"]
+        rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
+                         timeout_scale=getattr(args, "timeout_scale", 1.0), root=root)
+        print(runner.format_table(rep))
+        s = rep["summary"]
         failed = s["failed"] > 0 or s["chapter_failures"] > 0
         if args.cmd != "all":
             return 1 if failed else 0
     else:
         failed = False
     # the main job builds the book even when a claim failed: the validation page shows the failure
-    html = book.build(args.profile, strict=not getattr(args, "no_strict", False))
+    html = book.build(args.profile, strict=not getattr(args, "no_strict", False), root=root)
     print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0
 
 
 def _report(args) -> int:
-    import json
-
-    from . import report
-    from ._io import write_json_atomic
-
     try:
         if args.report_cmd == "merge":
             merged = report.merge([r for path in args.reports for r in report.load(path)])
@@ -88,8 +100,6 @@ def _report(args) -> int:
             return 1 if args.fail_on_status_change and status_changed else 0
         md = report.dashboard_markdown([r for path in args.reports for r in report.load(path)])
         if args.output:
-            from pathlib import Path
-
             Path(args.output).write_text(md)
         else:
             print(md)

@@ -13,8 +13,7 @@ from typing import Any
 
 import yaml
 
-PROFILES = ("smoke", "offline", "paper")
-DEFAULT_PROFILE = "offline"
+from ..profiles import PROFILES
 STATUSES = ("reproduced", "consistent", "deviates", "failed", "unverified")
 PASSING = {"reproduced", "consistent", "deviates"}
 _OPS = {

@@ -1,10 +1,10 @@
 """Build the book from executed notebooks (Jupyter Book 1, execution off).
 
-The source notebooks in ``notebooks/`` are committed without outputs. The book is built from a
-staging copy of the book tree in which every chapter notebook is replaced by its executed version
-from a runner profile, and the validation page is generated from the runner's report, so the
-rendered book shows exactly the numbers the checker validated. Source paths are kept
-(``notebooks/<chapter>.ipynb``) so Colab buttons open the clean source notebook of the repository.
+Each chapter's source is one MyST Markdown notebook (``notebooks/<chapter>.md``). The book is built
+from a staging copy of the book tree in which every chapter is the notebook the runner executed and
+checked (``notebooks/<chapter>.ipynb``, papermill's injected cell removed from the page), and the
+validation page is generated from the runner's report, so the rendered book shows exactly the numbers
+the checker validated.
 """
 from __future__ import annotations
 
@@ -14,39 +14,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .runner import REPO_ROOT
+import nbformat
+
+from .notebooks import for_the_page
+from .project import chapter_source, find_root, toc_chapters
+from .report import dashboard_markdown
 
 VALIDATION_PAGE = "book/validation.md"
-STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
-                "failed": "❌ failed", "unverified": "⏸ unverified"}
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
-    return str(v).replace("|", "\\|")
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def validation_markdown(reports: list[dict]) -> str:
+def validation_markdown(reports: list[dict], root: Path | None = None) -> str:
     """The validation dashboard page: a chapter x status matrix per profile, what is and is not
-    reproduced, the environment, and every claim of every chapter (see :func:`replib.report.dashboard_markdown`)."""
-    from .report import dashboard_markdown
-
+    reproduced, the environment, and every claim of every chapter (see
+    :func:`replib.tooling.report.dashboard_markdown`)."""
+    root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
-    links = {n: f"../notebooks/{n}.ipynb" for n in names if (REPO_ROOT / "notebooks" / f"{n}.ipynb").exists()}
+    links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
     return dashboard_markdown(reports, chapter_links=links)
 
 
-def load_reports(profiles: list[str], runs_dir: Path | None = None) -> list[dict]:
-    runs_dir = Path(runs_dir or REPO_ROOT / "build" / "runs")
+def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
+    runs_dir = Path(runs_dir)
     reps = []
     for p in profiles:
         f = runs_dir / p / "report.json"
@@ -56,25 +44,27 @@ def load_reports(profiles: list[str], runs_dir: Path | None = None) -> list[dict
 
 
 def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = None,
-          report_profiles: list[str] | None = None) -> Path:
+          report_profiles: list[str] | None = None, root: Path | None = None) -> Path:
     """Copy the book tree into ``stage_dir`` with executed notebooks and the generated validation page."""
-    runs_dir = Path(runs_dir or REPO_ROOT / "build" / "runs")
-    stage_dir = Path(stage_dir or REPO_ROOT / "build" / "book")
+    root = Path(root or find_root())
+    runs_dir = Path(runs_dir or root / "build" / "runs")
+    stage_dir = Path(stage_dir or root / "build" / "book")
     if stage_dir.exists():
         shutil.rmtree(stage_dir)
     stage_dir.mkdir(parents=True)
     for f in ("_config.yml", "_toc.yml"):
-        shutil.copy2(REPO_ROOT / f, stage_dir / f)
-    shutil.copytree(REPO_ROOT / "book", stage_dir / "book")
+        shutil.copy2(root / f, stage_dir / f)
+    shutil.copytree(root / "book", stage_dir / "book")
     (stage_dir / "notebooks").mkdir()
     executed = runs_dir / profile / "notebooks"
     missing = []
-    for src in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
-        ran = executed / src.name
+    for chapter in toc_chapters(root):
+        ran = executed / f"{chapter}.ipynb"
         if not ran.exists():
-            missing.append(src.name)
+            missing.append(ran.name)
             continue
-        shutil.copy2(ran, stage_dir / "notebooks" / src.name)
+        nb = for_the_page(nbformat.read(str(ran), as_version=4))
+        nbformat.write(nb, str(stage_dir / "notebooks" / ran.name))
     if missing:
         raise FileNotFoundError(f"no executed notebook for {missing} in {executed}: run "
                                 f"`python -m replib run --profile {profile}` first")
@@ -89,14 +79,14 @@ def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = N
     except (ImportError, FileNotFoundError):
         (static / "plotly.min.js").write_text("/* plotly not installed at build time */\n")
     reports = load_reports(report_profiles or [profile], runs_dir)
-    (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports))
+    (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root))
     return stage_dir
 
 
 def build(profile: str, strict: bool = True, stage_dir: Path | None = None, runs_dir: Path | None = None,
-          report_profiles: list[str] | None = None) -> Path:
+          report_profiles: list[str] | None = None, root: Path | None = None) -> Path:
     """Stage and build the HTML book; returns the folder holding ``index.html``."""
-    stage_dir = stage(profile, stage_dir, runs_dir, report_profiles)
+    stage_dir = stage(profile, stage_dir, runs_dir, report_profiles, root)
     exe = Path(sys.executable).parent / "jupyter-book"
     exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
     if not exe:

@@ -34,8 +34,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import yaml
+from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
-from .runner import REPO_ROOT
+from .notebooks import read_chapter
+from .project import chapter_source, find_root, toc_files
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
@@ -144,42 +146,6 @@ class Page:
     glue: list[tuple[str, str]] = field(default_factory=list)  # (key:spec, expected text) in prose order
 
 
-def toc_files(toc_path: Path) -> list[str]:
-    """Every ``root``/``file`` entry of a Jupyter Book ``_toc.yml``, in order."""
-    toc = yaml.safe_load(Path(toc_path).read_text())
-    out = [toc["root"]] if "root" in toc else []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if isinstance(node.get("file"), str):
-                out.append(node["file"])
-            for k, v in node.items():
-                if k != "file":
-                    walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk({k: v for k, v in toc.items() if k != "root"})
-    return [re.sub(r"\.(md|ipynb)$", "", f) for f in out]
-
-
-def format_glue_text(text_plain: str, fmt_spec: str) -> str:
-    """Format a glued ``text/plain`` value like MyST-NB's ``{glue:text}`` role (``core.variables``)."""
-    try:
-        value = ast.literal_eval(text_plain)
-    except (SyntaxError, ValueError):
-        value = text_plain
-    if fmt_spec == "":
-        return str(value)
-    t = fmt_spec[-1]
-    if t == "s":
-        value = str(value)
-    elif t in "bcdoxX":
-        value = int(value)
-    elif t in "eEfFgGn%":
-        value = float(value)
-    return format(value, fmt_spec)
 
 
 def _glued_text_plain(nb) -> dict[str, str]:
@@ -198,7 +164,7 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
     """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
     import nbformat
 
-    src = nbformat.read(str(source_nb), as_version=4)
+    src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
     glued = _glued_text_plain(ran) if ran is not None else {}
@@ -225,14 +191,15 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
     return page
 
 
-def book_pages(root: Path = REPO_ROOT, executed_dir: Path | None = None) -> list[Page]:
+def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> list[Page]:
     """Every page of ``_toc.yml`` with the expectations of chapter pages."""
+    root = Path(root or find_root())
     pages = []
     for f in toc_files(root / "_toc.yml"):
         m = re.fullmatch(r"notebooks/([A-Za-z0-9_\-]+)", f)
-        if m and (root / f"{f}.ipynb").exists():
+        if m and chapter_source(root, m.group(1)).exists():
             ex = Path(executed_dir) / f"{m.group(1)}.ipynb" if executed_dir else None
-            pages.append(chapter_expectations(m.group(1), root / f"{f}.ipynb", ex))
+            pages.append(chapter_expectations(m.group(1), chapter_source(root, m.group(1)), ex))
         else:
             pages.append(Page(source=f, html=f"{f}.html"))
     return pages
@@ -300,10 +267,11 @@ def _network_requests(driver) -> list[str]:
     return urls
 
 
-def check_page(driver, server: BookServer, page: Page, *, root: Path = REPO_ROOT,
+def check_page(driver, server: BookServer, page: Page, *, root: Path | None = None,
                all_claim_keys: dict[str, list[str]] | None = None, screenshot_dir: Path | None = None,
                settle: float = 0.5) -> list[str]:
     """Load one page and return its problems (empty list: the page is fine)."""
+    root = Path(root or find_root())
     problems: list[str] = []
     where = page.html
     if not (server.root / page.html).exists():
@@ -391,9 +359,10 @@ def _check_chapter(page: Page, state: dict, root: Path) -> list[str]:
     return problems
 
 
-def check_book(html_dir: Path, *, root: Path = REPO_ROOT, executed_dir: Path | None = None,
+def check_book(html_dir: Path, *, root: Path | None = None, executed_dir: Path | None = None,
                pages: list[Page] | None = None, screenshot_dir: Path | None = None, driver=None) -> list[str]:
     """Serve ``html_dir``, load every page of ``_toc.yml`` (or ``pages``) and return all problems."""
+    root = Path(root or find_root())
     pages = pages if pages is not None else book_pages(root, executed_dir)
     keys = claim_keys(root / "notebooks")
     own = driver is None

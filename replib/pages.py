@@ -1,0 +1,168 @@
+"""What staging adds to the book's pages from the runner's report (nothing here is written by hand).
+
+- :func:`reproduces_markdown`: the "what this chapter reproduces" table (claim, paper, ours, status) that
+  opens every chapter, with a link to the chapter's recorded numbers as CSV (:func:`claims_csv`);
+- :func:`front_page_markdown`: the front page's first screen: counts per chapter (paper) and status, with
+  links to each chapter;
+- :func:`claim_target`: the anchor placed before the cell that recorded a claim's value, so the
+  validation page can link each claim to the cell that computed it;
+- :func:`strip_noise`: removes stderr streams and progress-bar/warning text from executed outputs.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import nbformat
+
+from .record import RECORD_MIME
+
+STATUSES = ("reproduced", "consistent", "deviates", "unverified", "failed")
+BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
+         "failed": "❌ failed", "unverified": "⏸ unverified"}
+#: a line of executed output that is noise, not science: progress bars and warnings
+NOISE = re.compile(r"\d+%\|.*\||\d+it/s\]|it/s\]|s/it\]|TqdmWarning|IProgress not found|"
+                   r"^\S*Warning: |warnings\.warn\(", re.M)
+CSV_FIELDS = ("chapter", "key", "claim", "profile", "value", "paper_value", "source", "check", "status", "detail")
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
+    return str(v)
+
+
+def _item(text) -> str:
+    """One list-table cell: a single line of Markdown, with TeX delimiters and roles left inert."""
+    return str(text).replace("\n", " ").replace("$", "\\$").replace("`", "'") or " "
+
+
+def csv_name(chapter: str) -> str:
+    return f"{chapter}.numbers.csv"
+
+
+def claims_csv(claims: list[dict]) -> str:
+    """The recorded numbers of ``claims`` (report entries) as CSV, one row per claim."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for c in claims:
+        w.writerow({k: ("" if c.get(k) is None else c.get(k)) for k in CSV_FIELDS})
+    return buf.getvalue()
+
+
+def status_counts(claims: list[dict]) -> dict[str, int]:
+    return {s: sum(1 for c in claims if c["status"] == s) for s in STATUSES}
+
+
+def reproduces_markdown(chapter: str, claims: list[dict], profile: str, commit: str | None = None) -> str:
+    """The table opening a chapter: every claim with the paper's value, ours and the status."""
+    counts = status_counts(claims)
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    at = f" at commit `{commit[:10]}`" if commit else ""
+    out = [f"**What this chapter reproduces** (profile `{profile}`{at}; {summary or 'no claims'}; "
+           f"{{download}}`the recorded numbers as CSV <{csv_name(chapter)}>`; every claim of the book on the "
+           "{doc}`validation page <../book/validation>`)", "",
+           "```{list-table}", ":header-rows: 1", ":class: replib-reproduces", "",
+           "* - claim", "  - paper", "  - ours", "  - status"]
+    for c in claims:
+        out += [f"* - {_item(c.get('claim') or c['key'])}", f"  - {_item(_fmt(c.get('paper_value')))}",
+                f"  - {_item(_fmt(c.get('value')))}", f"  - {BADGE.get(c['status'], c['status'])}"]
+    out += ["```", ""]
+    return "\n".join(out)
+
+
+def add_reproduces_cell(nb, markdown: str) -> None:
+    """Insert ``markdown`` right after the chapter's title (the first ``# `` line of the first markdown cell)."""
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        title = next((j for j, line in enumerate(lines) if line.startswith("# ")), None)
+        if title is None:
+            break
+        head, rest = "\n".join(lines[: title + 1]), "\n".join(lines[title + 1:]).strip("\n")
+        cell.source = head
+        new = [nbformat.v4.new_markdown_cell(markdown)]
+        if rest:
+            new.append(nbformat.v4.new_markdown_cell(rest))
+        nb.cells[i + 1:i + 1] = new
+        return
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
+
+
+def target_name(chapter: str, key: str) -> str:
+    """The MyST target of the cell that recorded ``key`` (linked from the validation page)."""
+    return f"claim-{chapter}-{re.sub(r'[^A-Za-z0-9]+', '-', key).strip('-').lower()}"
+
+
+def claim_target(nb, chapter: str, keys: list[str]) -> dict[str, str]:
+    """Put a MyST target before the code cell that recorded each of ``keys`` (the last one recording it);
+    returns ``{key: target}`` for the keys found."""
+    where: dict[str, int] = {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            for mime, data in (out.get("data") or {}).items():
+                if mime.endswith(RECORD_MIME) and isinstance(data, dict) and data.get("name") in keys:
+                    where[data["name"]] = i
+    found = {}
+    for i in sorted(set(where.values()), reverse=True):
+        names = [k for k, j in where.items() if j == i]
+        targets = [target_name(chapter, k) for k in names]
+        nb.cells.insert(i, nbformat.v4.new_markdown_cell("\n".join(f"({t})=" for t in targets)))
+        found.update(zip(names, targets))
+    return found
+
+
+def strip_noise(nb) -> int:
+    """Remove stderr streams, and stdout streams that are progress bars or warnings, from every code
+    cell's outputs; returns how many outputs were removed."""
+    removed = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                text = out.get("text", "")
+                text = "".join(text) if isinstance(text, list) else text
+                if out.get("name") == "stderr" or NOISE.search(text):
+                    removed += 1
+                    continue
+            kept.append(out)
+        cell["outputs"] = kept
+    return removed
+
+
+def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None) -> str:
+    """Counts per chapter (paper) and status, for each profile's report, with links to the chapters."""
+    links = links or {}
+    if not reports:
+        return "```{note}\nNo runner report was found when this book was built.\n```\n"
+    out = []
+    for rep in reports:
+        claims = rep["claims"]
+        total = status_counts(claims)
+        commit = (rep.get("environment") or {}).get("git_commit")
+        out += [f"**How well it reproduces** (profile `{rep['profile']}`, run {str(rep.get('started', '?'))[:10]}"
+                + (f", commit `{commit[:10]}`" if commit else "") + "): "
+                + ", ".join(f"{n} {s}" for s, n in total.items() if n) + f" of {len(claims)} claims.", "",
+                "```{list-table}", ":header-rows: 1", ":class: replib-summary", "",
+                "* - chapter (paper)", *[f"  - {BADGE[s]}" for s in STATUSES]]
+        for ch in rep["chapters"]:
+            name = ch["chapter"]
+            title = ch.get("title") or name
+            label = f"{{doc}}`{_item(title)} <{links[name]}>`" if name in links else _item(title)
+            counts = status_counts([c for c in claims if c["chapter"] == name])
+            out += [f"* - {label}", *[f"  - {counts[s]}" for s in STATUSES]]
+        out += ["```", ""]
+    return "\n".join(out)

@@ -1,0 +1,87 @@
+"""Chapters are MyST Markdown notebooks (jupytext ``md:myst``): one text file per chapter, the only source.
+
+This module turns a chapter's source into the runnable ``.ipynb`` that papermill executes and Colab opens:
+the text is read with jupytext and the Colab bootstrap cell, which lives here and nowhere else, is
+inserted after the title (tagged ``remove-cell``, so the rendered book never shows it). It also prepares
+an executed notebook for the book: papermill's injected-parameters cell is removed from the page.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+import jupytext
+import nbformat
+
+from .project import chapter_source, repository
+
+BOOTSTRAP_TAG = "replib-bootstrap"
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def read_chapter(path: Path):
+    """The chapter's notebook (``nbformat`` node, no outputs) from its MyST Markdown source."""
+    nb = jupytext.read(str(path), fmt="md:myst")
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def colab_bootstrap(repo_url: str, ref: str) -> str:
+    """The Colab bootstrap cell: on Colab, fetch the book at ``ref`` and install ``replib``; elsewhere nothing.
+
+    Idempotent and retry-safe: a clone left by an earlier run is reused, ``ref`` is checked out every
+    time, and ``pip install`` runs until ``replib`` can be imported (an interrupted install is retried).
+    """
+    name = urlparse(repo_url).path.rstrip("/").split("/")[-1] or "book"
+    where = f"/content/{name}"
+    return f'''# Colab bootstrap (inserted by replib when this notebook was built; does nothing outside Colab):
+# fetch the book at the commit this notebook was built from and install replib, keeping Colab's torch.
+import importlib.util, os, subprocess, sys
+BOOK_REPO, BOOK_REF, BOOK_DIR = "{repo_url}", "{ref}", "{where}"
+if "google.colab" in sys.modules:
+    if not os.path.isdir(os.path.join(BOOK_DIR, ".git")):
+        subprocess.run(["git", "clone", "--filter=blob:none", BOOK_REPO, BOOK_DIR], check=True)
+    subprocess.run(["git", "-C", BOOK_DIR, "fetch", "-q", "origin", BOOK_REF], check=False)
+    subprocess.run(["git", "-C", BOOK_DIR, "checkout", "-q", BOOK_REF], check=True)
+    if importlib.util.find_spec("replib") is None:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", BOOK_DIR + "[colab]"], check=True)
+    sys.path.insert(0, BOOK_DIR)
+    os.chdir(os.path.join(BOOK_DIR, "notebooks"))'''
+
+
+def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
+    """The chapter as a runnable notebook: its source with the Colab bootstrap after the title.
+
+    Parameters
+    ----------
+    root : project root
+    chapter : chapter name (``notebooks/<chapter>.md``)
+    ref : git commit (or branch) the Colab bootstrap checks out; default: ``_config.yml``'s branch
+    """
+    repo = repository(root)
+    nb = read_chapter(chapter_source(root, chapter))
+    cell = nbformat.v4.new_code_cell(colab_bootstrap(repo["url"], ref or repo["branch"]))
+    cell.metadata["tags"] = ["remove-cell", BOOTSTRAP_TAG]
+    at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
+    nb.cells.insert(at, cell)
+    nbformat.validate(nb)
+    return nb
+
+
+def write_runnable(root: Path, chapter: str, dst: Path, ref: str | None = None) -> Path:
+    """Write :func:`runnable_notebook` to ``dst`` (``.ipynb``)."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(runnable_notebook(root, chapter, ref), str(dst))
+    return dst
+
+
+def for_the_page(nb):
+    """An executed notebook made ready for the book: papermill's injected-parameters cell is removed
+    from the page (tag ``remove-cell``); everything else is shown as executed."""
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+    return nb

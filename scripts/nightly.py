@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The nightly's publish logic, one step per subcommand, called by ``.github/workflows/nightly.yml``
+and by ``tests/test_nightly.py`` (which lays out the artifacts exactly as upload/download-artifact@v4 do).
+
+Steps, in the order the publish job runs them::
+
+    python scripts/nightly.py layout   ARTIFACTS RUNS            # artifacts/run-<profile>/… -> RUNS/<profile>/
+    python scripts/nightly.py drift    RUNS REPORTS [--date D] [--summary FILE]
+    python scripts/nightly.py profile  RUNS                      # which profile's notebooks the book shows
+    python scripts/nightly.py book     RUNS                      # the book, from that profile
+    python scripts/nightly.py reports  RUNS REPORTS HTML_DIR     # reports/, latest.json, validation.md
+    python scripts/nightly.py failures RUNS [-o FILE]            # failing claims as Markdown (the issue body)
+
+``layout`` and ``failures`` use only the standard library (the notify job runs them with the runner's
+``python3``, no install); ``drift`` and ``reports`` call ``python -m replib report …`` with the Python
+that runs this script.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+PROFILES = ("smoke", "offline", "paper")
+
+
+def find_report(artifact_dir: Path, profile: str) -> Path | None:
+    """The ``report.json`` of ``profile`` inside one downloaded artifact folder.
+
+    upload-artifact@v4 roots an artifact at the least common ancestor of its paths, so the report can be
+    at the artifact's top (``path: build/runs/smoke/``) or deeper (``runs/smoke/report.json`` when the
+    paths were ``build/runs/smoke/…`` and ``build/screenshots/``). Prefer a report in a folder named after
+    the profile, then the shallowest one.
+    """
+    found = sorted(artifact_dir.rglob("report.json"), key=lambda p: len(p.relative_to(artifact_dir).parts))
+    if not found:
+        return None
+    named = [p for p in found if p.parent.name == profile or p.parent == artifact_dir]
+    return (named or found)[0]
+
+
+def layout(artifacts: Path, runs: Path) -> dict[str, Path]:
+    """Copy each downloaded ``run-<profile>`` artifact's run folder to ``runs/<profile>``.
+
+    Returns ``{profile: report path}``; raises ``FileNotFoundError`` when no artifact holds a report.
+    """
+    artifacts, runs = Path(artifacts), Path(runs)
+    out = {}
+    for profile in PROFILES:
+        art = artifacts / f"run-{profile}"
+        if not art.is_dir():
+            continue
+        rep = find_report(art, profile)
+        if rep is None:
+            print(f"run-{profile}: artifact holds no report.json (the run failed before writing it)")
+            continue
+        dest = runs / profile
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(rep.parent, dest)
+        out[profile] = dest / "report.json"
+        print(f"run-{profile}: {rep.relative_to(artifacts)} -> {out[profile]}")
+    if not out:
+        listing = sorted(str(p.relative_to(artifacts)) for p in artifacts.rglob("*") if p.is_file())[:40]
+        raise FileNotFoundError(f"no report.json in any run-<profile> artifact under {artifacts}; found {listing}")
+    return out
+
+
+def run_reports(runs: Path) -> list[Path]:
+    runs = Path(runs)
+    return [runs / p / "report.json" for p in PROFILES if (runs / p / "report.json").exists()]
+
+
+def _replib(*args: str, stdout=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "replib", "report", *args], check=True, text=True,
+                          stdout=stdout if stdout is not None else subprocess.PIPE)
+
+
+def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None) -> list[Path]:
+    """Store each profile's report as ``<date>-<profile>.json`` in ``reports_dir`` and write the drift
+    against the latest earlier night as ``<date>-<profile>.drift.md`` / ``.drift.json``."""
+    reports_dir = Path(reports_dir)
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    lines = ["## Drift against the previous night", ""]
+    written = []
+    for rep in run_reports(runs):
+        profile = rep.parent.name
+        earlier = sorted(p for p in reports_dir.glob(f"*-{profile}.json")
+                         if not p.name.startswith(f"{date}-") and not p.name.endswith(".drift.json"))
+        stored = reports_dir / f"{date}-{profile}.json"
+        shutil.copy2(rep, stored)
+        written.append(stored)
+        if earlier:
+            prev = earlier[-1]
+            text = _replib("drift", str(prev), str(rep), "--json",
+                           str(reports_dir / f"{date}-{profile}.drift.json")).stdout
+            md = f"### {profile}: {prev.name} → {date}\n\n{text}\n"
+            (reports_dir / f"{date}-{profile}.drift.md").write_text(md)
+            written.append(reports_dir / f"{date}-{profile}.drift.md")
+            lines.append(md)
+        else:
+            lines.append(f"### {profile}: first night, nothing to compare\n")
+    if summary:
+        with open(summary, "a") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return written
+
+
+def book_profile(runs: Path) -> str:
+    """The book shows the paper run when it ran with no chapter failing, else the smoke run."""
+    paper = Path(runs) / "paper" / "report.json"
+    if paper.exists():
+        try:
+            if json.loads(paper.read_text())["summary"]["chapter_failures"] == 0:
+                return "paper"
+        except (ValueError, KeyError, TypeError):
+            pass
+    return "smoke"
+
+
+def publish_reports(runs: Path, reports_dir: Path, html: Path) -> Path:
+    """Copy the nights' reports into the built site, merge this night's into ``reports/latest.json`` and
+    write the dashboard of every profile that ran as ``reports/validation.md``."""
+    out = Path(html) / "reports"
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sorted(Path(reports_dir).glob("*")):
+        if f.is_file():
+            shutil.copy2(f, out / f.name)
+    reps = [str(p) for p in run_reports(runs)]
+    if not reps:
+        raise FileNotFoundError(f"no report.json under {runs}")
+    _replib("merge", *reps, "-o", str(out / "latest.json"))
+    _replib("dashboard", *reps, "-o", str(out / "validation.md"))
+    return out / "latest.json"
+
+
+def build_book(runs: Path) -> Path:
+    """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
+    the validation dashboard of every profile that ran; returns the HTML folder."""
+    from replib.tooling import book
+    profiles = [r.parent.name for r in run_reports(runs)]
+    profile = book_profile(runs)
+    html = book.build(profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles)
+    print("book built from", profile, "with the reports of", profiles, "->", html)
+    return html
+
+
+def failures_markdown(runs: Path, run_url: str | None = None) -> str:
+    """The failing claims and chapters of every report under ``runs``, as Markdown (empty when none)."""
+    lines = []
+    for rep_path in run_reports(runs):
+        rep = json.loads(rep_path.read_text())
+        profile = rep.get("profile", rep_path.parent.name)
+        commit = (rep.get("environment") or {}).get("git_commit") or "?"
+        bad_ch = [c for c in rep.get("chapters", []) if c.get("status") != "ok"]
+        bad = [c for c in rep.get("claims", []) if c.get("status") == "failed"]
+        if not bad_ch and not bad:
+            continue
+        lines += [f"### {profile} (commit {commit[:12]})", ""]
+        for c in bad_ch:
+            lines.append(f"- chapter `{c['chapter']}` {c['status']}: {str(c.get('error'))[:300]}")
+        if bad:
+            lines += ["", "| chapter | claim | value | paper | why |", "|---|---|---|---|---|"]
+            for c in bad:
+                cells = [c.get("chapter"), c.get("key"), c.get("value"), c.get("paper_value"), c.get("detail")]
+                lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ")[:200]
+                                               for x in cells) + " |")
+        lines.append("")
+    if not lines:
+        return ""
+    head = [f"The nightly of {datetime.now(timezone.utc):%Y-%m-%d} failed."]
+    if run_url:
+        head.append(f"Run: {run_url}")
+    return "\n".join(head + [""] + lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="scripts/nightly.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("layout")
+    p.add_argument("artifacts", type=Path)
+    p.add_argument("runs", type=Path)
+    p = sub.add_parser("drift")
+    p.add_argument("runs", type=Path)
+    p.add_argument("reports", type=Path)
+    p.add_argument("--date", default=datetime.now(timezone.utc).strftime("%Y-%m-%d"))
+    p.add_argument("--summary", type=Path, default=os.environ.get("GITHUB_STEP_SUMMARY") or None)
+    p = sub.add_parser("profile")
+    p.add_argument("runs", type=Path)
+    p = sub.add_parser("book")
+    p.add_argument("runs", type=Path)
+    p = sub.add_parser("reports")
+    p.add_argument("runs", type=Path)
+    p.add_argument("reports", type=Path)
+    p.add_argument("html", type=Path)
+    p = sub.add_parser("failures")
+    p.add_argument("runs", type=Path)
+    p.add_argument("-o", "--output", type=Path)
+    p.add_argument("--run-url")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "layout":
+            layout(a.artifacts, a.runs)
+        elif a.cmd == "drift":
+            drift(a.runs, a.reports, a.date, a.summary)
+        elif a.cmd == "profile":
+            print(book_profile(a.runs))
+        elif a.cmd == "book":
+            build_book(a.runs)
+        elif a.cmd == "reports":
+            print(publish_reports(a.runs, a.reports, a.html))
+        else:
+            md = failures_markdown(a.runs, a.run_url)
+            if a.output:
+                a.output.write_text(md)
+            else:
+                print(md)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
