@@ -10,6 +10,7 @@
   range, array shapes and sha256): a bad shard is recomputed with a :class:`ShardWarning` naming the file,
   never used and never fatal.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,14 +20,27 @@ import os
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 from tqdm.auto import tqdm
 
-__all__ = ["atomic_path", "atomic_write", "write_json_atomic", "hash_file", "sha256_file", "hash_inputs", "hash_array",
-           "cache_key", "cache_root", "CACHE_ENV", "run_sharded", "shard_cache_key", "ShardWarning"]
+__all__ = [
+    "atomic_path",
+    "atomic_write",
+    "write_json_atomic",
+    "hash_file",
+    "sha256_file",
+    "hash_inputs",
+    "hash_array",
+    "cache_key",
+    "cache_root",
+    "CACHE_ENV",
+    "run_sharded",
+    "shard_cache_key",
+    "ShardWarning",
+]
 
 _UMASK_LOCK = threading.Lock()
 
@@ -154,13 +168,21 @@ def shard_cache_key(info: dict, n_items: int, shard_size: int) -> str:
 
 
 def _array_digest(arrays: dict) -> dict:
-    return {k: {"dtype": np.asarray(v).dtype.str, "shape": list(np.shape(v)), "sha256": hash_array(v)}
-            for k, v in sorted(arrays.items())}
+    return {
+        k: {"dtype": np.asarray(v).dtype.str, "shape": list(np.shape(v)), "sha256": hash_array(v)}
+        for k, v in sorted(arrays.items())
+    }
 
 
 def _shard_meta(key: str, i: int, span: tuple, arrays: dict) -> dict:
-    return {"format": SHARD_FORMAT, "key": key, "index": i, "start": span[0], "stop": span[1],
-            "arrays": _array_digest(arrays)}
+    return {
+        "format": SHARD_FORMAT,
+        "key": key,
+        "index": i,
+        "start": span[0],
+        "stop": span[1],
+        "arrays": _array_digest(arrays),
+    }
 
 
 def _write_shard(path: Path, meta: dict, arrays: dict) -> None:
@@ -185,7 +207,7 @@ def _read_shard(path: Path, key: str, i: int, span: tuple) -> dict | None:
             problem = "does not match its recorded shapes and checksums"
         else:
             return arrays
-    except Exception as e:  # noqa: BLE001 (any unreadable cache file is recomputed, never fatal)
+    except Exception as e:
         problem = f"is unreadable ({type(e).__name__}: {e})"
     warnings.warn(f"cache shard {path} {problem}; recomputing it", ShardWarning, stacklevel=3)
     return None
@@ -201,16 +223,26 @@ def _open_folder(cache_dir, key: str, manifest: dict) -> Path:
         ok = False
     if not ok:
         if mpath.exists():
-            warnings.warn(f"cache manifest {mpath} does not describe this job; rewriting it", ShardWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"cache manifest {mpath} does not describe this job; rewriting it", ShardWarning, stacklevel=3
+            )
         write_json_atomic(mpath, manifest, indent=1)
     return folder
 
 
-def run_sharded(n_items: int, shard_size: int, compute: Callable[[int, int], dict], *, info: dict,
-                cache_dir=None, desc: str = "shards", progress: bool = True, unit: str = "item",
-                map_shards: Callable[[list], Iterable[dict]] | None = None,
-                on_shard_written: Callable[[int], None] | None = None) -> list[dict]:
+def run_sharded(
+    n_items: int,
+    shard_size: int,
+    compute: Callable[[int, int], dict],
+    *,
+    info: dict,
+    cache_dir=None,
+    desc: str = "shards",
+    progress: bool = True,
+    unit: str = "item",
+    map_shards: Callable[[list], Iterable[dict]] | None = None,
+    on_shard_written: Callable[[int], None] | None = None,
+) -> list[dict]:
     """Compute ``compute(start, stop) -> dict of arrays`` per shard, cached, verified and resumable.
 
     Shard ``i`` covers items ``[i*shard_size, min(n_items, (i+1)*shard_size))``. With ``cache_dir`` each
@@ -253,15 +285,30 @@ def run_sharded(n_items: int, shard_size: int, compute: Callable[[int, int], dic
     folder, key = None, None
     if cache_dir is not None:
         key = shard_cache_key(info, n_items, shard_size)
-        folder = _open_folder(cache_dir, key, {"key": key, "format": SHARD_FORMAT, "info": info,
-                                               "n_items": n_items, "shard_size": shard_size, "n_shards": n_shards})
+        folder = _open_folder(
+            cache_dir,
+            key,
+            {
+                "key": key,
+                "format": SHARD_FORMAT,
+                "info": info,
+                "n_items": n_items,
+                "shard_size": shard_size,
+                "n_shards": n_shards,
+            },
+        )
         for i in range(n_shards):
             out[i] = _read_shard(folder / f"shard-{i:05d}.npz", key, i, spans[i])
     todo = [i for i in range(n_shards) if out[i] is None]
-    bar = tqdm(total=n_items, initial=n_items - sum(spans[i][1] - spans[i][0] for i in todo), desc=desc,
-               unit=unit, disable=not progress, leave=False)
-    results = (map_shards([spans[i] for i in todo]) if map_shards is not None
-               else (compute(*spans[i]) for i in todo))
+    bar = tqdm(
+        total=n_items,
+        initial=n_items - sum(spans[i][1] - spans[i][0] for i in todo),
+        desc=desc,
+        unit=unit,
+        disable=not progress,
+        leave=False,
+    )
+    results = map_shards([spans[i] for i in todo]) if map_shards is not None else (compute(*spans[i]) for i in todo)
     for i, res in zip(todo, results):
         if folder is not None:
             _write_shard(folder / f"shard-{i:05d}.npz", _shard_meta(key, i, spans[i], res), res)

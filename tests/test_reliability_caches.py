@@ -4,6 +4,7 @@ Every shard cache of the project is :func:`replib._io.run_sharded` (embeddings, 
 pair engine), so the faults are injected there first and then through two of its users; the training
 checkpoints of the classifier chapter have their own tests at the end.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,17 @@ import warnings
 import numpy as np
 import pytest
 
-from replib._io import (ShardWarning, atomic_path, atomic_write, cache_key, hash_inputs, run_sharded,
-                        sha256_file, shard_cache_key, write_json_atomic)
+from replib._io import (
+    ShardWarning,
+    atomic_path,
+    atomic_write,
+    cache_key,
+    hash_inputs,
+    run_sharded,
+    sha256_file,
+    shard_cache_key,
+    write_json_atomic,
+)
 
 N, SIZE = 23, 5  # 5 shards: 4 of 5 items and one of 3
 
@@ -120,7 +130,7 @@ def test_no_single_flipped_byte_serves_wrong_data_or_crashes(tmp_path, fresh, ca
 def test_truncated_shard_is_recomputed(tmp_path, fresh, cached, keep):
     p = shard(cached, 3)
     data = p.read_bytes()
-    p.write_bytes(data[:keep if isinstance(keep, int) else int(len(data) * keep)])
+    p.write_bytes(data[: keep if isinstance(keep, int) else int(len(data) * keep)])
     rerun_expect(tmp_path, fresh, [3], bad_file=p)
 
 
@@ -247,8 +257,15 @@ def test_zero_items_and_bad_sizes():
 
 def test_parallel_map_gives_the_same_shards(tmp_path, fresh):
     job = Job()
-    out = run_sharded(N, SIZE, job, info={"job": "test"}, cache_dir=tmp_path, progress=False,
-                      map_shards=lambda spans: iter([job(a, b) for a, b in spans]))
+    out = run_sharded(
+        N,
+        SIZE,
+        job,
+        info={"job": "test"},
+        cache_dir=tmp_path,
+        progress=False,
+        map_shards=lambda spans: iter([job(a, b) for a, b in spans]),
+    )
     same(out, fresh)
     rerun_expect(tmp_path, fresh, [])
 
@@ -286,7 +303,7 @@ def test_hashes():
     assert hash_inputs(["ab", "c"]) != hash_inputs(["a", "bc"])  # boundaries count
     assert cache_key({"a": 1, "b": 2}) == cache_key({"b": 2, "a": 1})
     p = __file__
-    assert sha256_file(p) == hashlib.sha256(open(p, "rb").read()).hexdigest()  # noqa: SIM115
+    assert sha256_file(p) == hashlib.sha256(open(p, "rb").read()).hexdigest()
 
 
 # -------------------------------------------------------------------------------------- through users
@@ -320,8 +337,7 @@ def test_pair_engine_recomputes_a_corrupted_chunk(tmp_path):
     p.write_bytes(p.read_bytes()[:-7])
     done = []
     with pytest.warns(ShardWarning, match="shard-00002.npz"):
-        out = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=8, progress=False,
-                                     on_chunk=done.append)
+        out = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=8, progress=False, on_chunk=done.append)
     assert done == [2]
     assert out.equals(ref)
     # another chunk size is another job: no chunk of size 8 is read as a chunk of size 9

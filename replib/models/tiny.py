@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .._io import atomic_write
-from .loading import LoadedModel
 from ..provenance import note_model
+from .loading import LoadedModel
 from .registry import ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).

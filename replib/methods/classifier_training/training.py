@@ -5,15 +5,16 @@ defaults, full batch, 1000 updates (250 for GLUE); after the updates IsoScore on
 the silhouette of the classifier inputs against the labels are tracked. :func:`train_trajectory` is
 deterministic under a seed and resumable (an atomic checkpoint every ``checkpoint_every`` updates).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -115,7 +116,7 @@ class ClassifierSetup:
         h.update(json.dumps([self.name, self.bias, self.pair_features]).encode())
         return h.hexdigest()[:16]
 
-    def subset(self, n_items: int, seed: int = 0) -> "ClassifierSetup":
+    def subset(self, n_items: int, seed: int = 0) -> ClassifierSetup:
         """A random subset of items (stratification-free), keeping only the vectors they use."""
         if n_items >= self.n_items:
             return self
@@ -123,8 +124,15 @@ class ClassifierSetup:
         keep = np.sort(rng.choice(self.n_items, n_items, replace=False))
         idx = self.index[keep]
         units, inv = np.unique(idx.reshape(-1), return_inverse=True)
-        return ClassifierSetup(self.name, self.embeddings[units], inv.reshape(idx.shape), self.targets[keep],
-                               self.bias, self.pair_features, dict(self.info, subset=int(n_items), subset_seed=seed))
+        return ClassifierSetup(
+            self.name,
+            self.embeddings[units],
+            inv.reshape(idx.shape),
+            self.targets[keep],
+            self.bias,
+            self.pair_features,
+            dict(self.info, subset=int(n_items), subset_seed=seed),
+        )
 
 
 def count_parameters(setup: ClassifierSetup) -> int:
@@ -159,14 +167,23 @@ def config_for(profile: str, kind: str = "main") -> TrainConfig:
     if kind not in ("main", "glue"):
         raise ValueError(f"kind must be 'main' or 'glue'; got {kind!r}")
     if profile == "paper":
-        return (TrainConfig(1000, 1, (0, 1, 2, 3, 4), None) if kind == "main"
-                else TrainConfig(250, 1, (0, 1, 2, 3, 4), 10_000))
+        return (
+            TrainConfig(1000, 1, (0, 1, 2, 3, 4), None)
+            if kind == "main"
+            else TrainConfig(250, 1, (0, 1, 2, 3, 4), 10_000)
+        )
     if profile == "offline":
-        return (TrainConfig(1000, 25, (0, 1), None, other_seeds_eval_every=250) if kind == "main"
-                else TrainConfig(250, 10, (0,), 2_000))
+        return (
+            TrainConfig(1000, 25, (0, 1), None, other_seeds_eval_every=250)
+            if kind == "main"
+            else TrainConfig(250, 10, (0,), 2_000)
+        )
     if profile == "smoke":
-        return (TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20) if kind == "main"
-                else TrainConfig(40, 5, (0,), 200, checkpoint_every=10))
+        return (
+            TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20)
+            if kind == "main"
+            else TrainConfig(40, 5, (0,), 200, checkpoint_every=10)
+        )
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -201,9 +218,12 @@ def _load_checkpoint(path: Path, device) -> dict | None:
         if not isinstance(state, dict) or not {"meta", "step", "E", "clf", "opt", "rng", "rows"} <= set(state):
             raise ValueError("not a training checkpoint")
         return state
-    except Exception as e:  # noqa: BLE001 (an unreadable cache file is recomputed, never fatal)
-        warnings.warn(f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); training from update 0",
-                      ShardWarning, stacklevel=3)
+    except Exception as e:
+        warnings.warn(
+            f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); training from update 0",
+            ShardWarning,
+            stacklevel=3,
+        )
         return None
 
 
@@ -215,7 +235,11 @@ def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
     if metric_sample is not None and setup.n_items > metric_sample:
         pick = np.sort(rng.choice(setup.n_items, metric_sample, replace=False))
         units = np.unique(idx[pick].reshape(-1))
-        Xs, E_eval, cl_s = X_items[torch.from_numpy(pick).to(X_items.device)], E[torch.from_numpy(units).to(E.device)], cl[pick]
+        Xs, E_eval, cl_s = (
+            X_items[torch.from_numpy(pick).to(X_items.device)],
+            E[torch.from_numpy(units).to(E.device)],
+            cl[pick],
+        )
     else:
         Xs, E_eval, cl_s = X_items, E, cl
     with warnings.catch_warnings():
@@ -232,10 +256,20 @@ def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
     return dict(step=int(step), isoscore=float(iso), silhouette=float(sil), loss=float(loss), accuracy=float(acc))
 
 
-def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 1000, eval_every: int = 1,
-                     lr: float = 1e-3, metric_sample: int | None = None, checkpoint: str | os.PathLike | None = None,
-                     checkpoint_every: int = 50, device=None, progress: bool = True,
-                     on_update: Callable[[int], None] | None = None):
+def train_trajectory(
+    setup: ClassifierSetup,
+    *,
+    seed: int = 0,
+    n_updates: int = 1000,
+    eval_every: int = 1,
+    lr: float = 1e-3,
+    metric_sample: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 50,
+    device=None,
+    progress: bool = True,
+    on_update: Callable[[int], None] | None = None,
+):
     r"""Train embeddings + linear classifier full-batch and track IsoScore and silhouette :cite:`mickus2024isotropy`.
 
     The vectors ``E`` (initialised from ``setup.embeddings``) and ``nn.Linear(d_in, k, bias=setup.bias)``
@@ -278,11 +312,13 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         at the last step, of the final parameters).
     """
     import torch
+
     if n_updates < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("n_updates must be >= 0, eval_every and checkpoint_every >= 1")
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    meta = dict(setup=setup.fingerprint(), seed=int(seed), eval_every=int(eval_every), lr=float(lr),
-                metric_sample=metric_sample)
+    meta = dict(
+        setup=setup.fingerprint(), seed=int(seed), eval_every=int(eval_every), lr=float(lr), metric_sample=metric_sample
+    )
     torch.manual_seed(seed)
     E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
     clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
@@ -300,8 +336,9 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
     state = _load_checkpoint(ckpt, dev) if ckpt is not None and ckpt.exists() else None
     if state is not None:
         if state["meta"] != meta:
-            raise ValueError(f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); "
-                             "delete it or pass another path")
+            raise ValueError(
+                f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); delete it or pass another path"
+            )
         with torch.no_grad():
             E.copy_(state["E"])
         clf.load_state_dict(state["clf"])
@@ -316,8 +353,18 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
 
     def save(step):
         if ckpt is not None:
-            _save_checkpoint(dict(meta=meta, step=step, E=E.detach().cpu(), clf=clf.state_dict(),
-                                    opt=opt.state_dict(), rng=rng.bit_generator.state, rows=rows), ckpt)
+            _save_checkpoint(
+                dict(
+                    meta=meta,
+                    step=step,
+                    E=E.detach().cpu(),
+                    clf=clf.state_dict(),
+                    opt=opt.state_dict(),
+                    rng=rng.bit_generator.state,
+                    rows=rows,
+                ),
+                ckpt,
+            )
 
     def forward():
         X = _features(E, index, setup.pair_features)
@@ -351,18 +398,29 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
     return pd.DataFrame(rows)
 
 
-def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, device=None,
-              progress: bool = True):
+def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, device=None, progress: bool = True):
     """:func:`train_trajectory` for every seed of ``config`` (the first on the ``eval_every`` grid, the others
     on ``other_seeds_eval_every``), checkpointed under ``cache_dir``; one frame with a ``seed`` column."""
     frames = []
     for i, seed in enumerate(config.seeds):
         every = config.eval_every if i == 0 or not config.other_seeds_eval_every else config.other_seeds_eval_every
-        ck = (_cache_root(cache_dir) / "runs" /
-              f"{setup.name}-{setup.fingerprint()}-seed{seed}-e{every}-s{config.metric_sample}.pt")
-        t = train_trajectory(setup, seed=seed, n_updates=config.n_updates, eval_every=every, lr=config.lr,
-                             metric_sample=config.metric_sample, checkpoint=ck,
-                             checkpoint_every=config.checkpoint_every, device=device, progress=progress)
+        ck = (
+            _cache_root(cache_dir)
+            / "runs"
+            / f"{setup.name}-{setup.fingerprint()}-seed{seed}-e{every}-s{config.metric_sample}.pt"
+        )
+        t = train_trajectory(
+            setup,
+            seed=seed,
+            n_updates=config.n_updates,
+            eval_every=every,
+            lr=config.lr,
+            metric_sample=config.metric_sample,
+            checkpoint=ck,
+            checkpoint_every=config.checkpoint_every,
+            device=device,
+            progress=progress,
+        )
         frames.append(t.assign(seed=seed, setup=setup.name))
     return pd.concat(frames, ignore_index=True)
 
@@ -373,17 +431,24 @@ def summarize_runs(runs) -> dict:
     first = runs[runs.seed == runs.seed.iloc[0]]
     out = trajectory_correlations(first)
     a, b = first.iloc[0], first.iloc[-1]
-    out.update(isoscore_start=float(a.isoscore), isoscore_end=float(b.isoscore),
-               silhouette_start=float(a.silhouette), silhouette_end=float(b.silhouette),
-               silhouette_gain=float(b.silhouette - a.silhouette), isoscore_drop=float(a.isoscore - b.isoscore),
-               accuracy_end=float(b.accuracy), loss_end=float(b.loss))
+    out.update(
+        isoscore_start=float(a.isoscore),
+        isoscore_end=float(b.isoscore),
+        silhouette_start=float(a.silhouette),
+        silhouette_end=float(b.silhouette),
+        silhouette_gain=float(b.silhouette - a.silhouette),
+        isoscore_drop=float(a.isoscore - b.isoscore),
+        accuracy_end=float(b.accuracy),
+        loss_end=float(b.loss),
+    )
     common = runs.groupby("step").seed.nunique()
     steps = common[common == runs.seed.nunique()].index
     sub = runs[runs.step.isin(steps)]
     if runs.seed.nunique() > 1:
         sd = sub.groupby("step")[["isoscore", "silhouette"]].std()
-        out.update(seed_std_max=float(sd.max().max()), seed_std_mean=float(sd.mean().mean()),
-                   n_seeds=int(runs.seed.nunique()))
+        out.update(
+            seed_std_max=float(sd.max().max()), seed_std_mean=float(sd.mean().mean()), n_seeds=int(runs.seed.nunique())
+        )
     else:
         out.update(seed_std_max=float("nan"), seed_std_mean=float("nan"), n_seeds=1)
     return out
@@ -394,13 +459,14 @@ def trajectory_correlations(traj) -> dict:
     t = traj.dropna(subset=["isoscore", "silhouette"])
     if len(t) < 3:
         raise ValueError("need at least 3 evaluated steps for a correlation")
-    return dict(pearson=float(pearsonr(t.isoscore, t.silhouette)[0]),
-                spearman=float(spearmanr(t.isoscore, t.silhouette)[0]), n_points=int(len(t)))
+    return dict(
+        pearson=float(pearsonr(t.isoscore, t.silhouette)[0]),
+        spearman=float(spearmanr(t.isoscore, t.silhouette)[0]),
+        n_points=int(len(t)),
+    )
 
 
 def _cache_root(cache_dir=None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
     return cache_root("classifiers")
-
-

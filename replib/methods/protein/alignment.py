@@ -1,6 +1,7 @@
 """Pairwise global alignment of two proteins (PAM250, gap open 10 / extend 1) with parasail
 :cite:`daily2016parasail`, Biopython :cite:`cock2009biopython` as an independent cross-check, and the rescoring
 of a given alignment (to show co-optimal alignments)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -96,8 +97,7 @@ def alignment_stats_kernel(a: str, b: str, gap_open: int = 10, gap_extend: int =
     ``matches / length`` is not an identity. Kept to document the defect (the chapter measures it).
     """
     r = _parasail_nw("stats", a, b, gap_open, gap_extend, matrix)
-    return {"score": int(r.score), "matches": int(r.matches), "length": int(r.length),
-            "identity": r.matches / r.length}
+    return {"score": int(r.score), "matches": int(r.matches), "length": int(r.length), "identity": r.matches / r.length}
 
 
 def _biopython_aligner(gap_open: int, gap_extend: int, matrix: str):
@@ -114,8 +114,7 @@ def _biopython_aligner(gap_open: int, gap_extend: int, matrix: str):
     return al
 
 
-def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: int = 1,
-                              matrix: str = "pam250") -> dict:
+def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250") -> dict:
     """The same statistics as :func:`alignment_stats` with Biopython's ``PairwiseAligner`` :cite:`cock2009biopython`.
 
     An independent implementation used as a cross-check: the score must be identical; identity may
@@ -129,12 +128,17 @@ def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: in
     aln = al.align(a, b)[0]
     counts = aln.counts()
     length = int(aln.shape[1])
-    return {"score": int(round(aln.score)), "matches": int(counts.identities), "length": length,
-            "identity": counts.identities / length}
+    return {
+        "score": int(round(aln.score)),
+        "matches": int(counts.identities),
+        "length": length,
+        "identity": counts.identities / length,
+    }
 
 
-def aligned_strings(a: str, b: str, tool: str = "parasail", gap_open: int = 10, gap_extend: int = 1,
-                    matrix: str = "pam250") -> tuple[str, str]:
+def aligned_strings(
+    a: str, b: str, tool: str = "parasail", gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250"
+) -> tuple[str, str]:
     """The two gapped rows of one optimal global alignment (``tool`` = ``"parasail"`` traceback or ``"biopython"``)."""
     if tool == "parasail":
         tb = _parasail_nw("trace", a, b, gap_open, gap_extend, matrix).traceback
@@ -168,5 +172,3 @@ def rescore_alignment(top: str, bottom: str, gap_open: int = 10, gap_extend: int
             matches += x == y
             gap = None
     return {"score": int(round(score)), "matches": matches, "length": len(top), "identity": matches / len(top)}
-
-

@@ -1,11 +1,12 @@
 """Protein pairs: sampling, the resumable chunked pair engine that aligns them in parallel through joblib
 (:func:`alignment_pair_stats`), embedding distances of the same pairs and their correlation with the
 alignment measures :cite:`hakim2025protein`."""
+
 from __future__ import annotations
 
 import contextlib
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import joblib
 import numpy as np
@@ -15,6 +16,7 @@ from ..._io import hash_array, hash_inputs, run_sharded
 from ..._validation import check_array
 from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
+
 
 # ---------------------------------------------------------------------------------------------- pairs
 def all_pairs(n: int) -> np.ndarray:
@@ -57,10 +59,21 @@ def _align_chunk(seqs: dict, pairs: np.ndarray, gap_open: int, gap_extend: int, 
     return {"score": out[:, 0], "matches": out[:, 1], "length": out[:, 2]}
 
 
-def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size: int = 20000, n_jobs: int = 1,
-                         gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250",
-                         backend: str | None = None, progress: bool = True, seq_ids=None,
-                         on_chunk: Callable[[int], None] | None = None) -> pd.DataFrame:
+def alignment_pair_stats(
+    seqs: Sequence[str],
+    pairs,
+    *,
+    out_dir=None,
+    chunk_size: int = 20000,
+    n_jobs: int = 1,
+    gap_open: int = 10,
+    gap_extend: int = 1,
+    matrix: str = "pam250",
+    backend: str | None = None,
+    progress: bool = True,
+    seq_ids=None,
+    on_chunk: Callable[[int], None] | None = None,
+) -> pd.DataFrame:
     """Alignment score, matches, length and identity for many pairs: chunked, parallel, resumable.
 
     Pairs are cut into chunks of ``chunk_size``; chunks run in parallel through :mod:`joblib`
@@ -110,10 +123,15 @@ def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size
     used = np.unique(pairs) if len(pairs) else np.zeros(0, np.int64)
     ids = seq_ids if seq_ids is not None else [str(k) for k in range(len(seqs))]
     mapped = {int(k): map_residues_for_alignment(seqs[int(k)], seq_id=ids[int(k)]) for k in used}
-    params = {"gap_open": gap_open, "gap_extend": gap_extend, "matrix": matrix,
-              "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)"}
-    info = dict(params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used),
-                pairs=hash_array(pairs))
+    params = {
+        "gap_open": gap_open,
+        "gap_extend": gap_extend,
+        "matrix": matrix,
+        "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)",
+    }
+    info = dict(
+        params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used), pairs=hash_array(pairs)
+    )
 
     def chunk_args(a, b):  # only the sequences a chunk needs travel to its worker
         sub = pairs[a:b]
@@ -126,11 +144,22 @@ def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size
         return par(joblib.delayed(_align_chunk)(*chunk_args(a, b)) for a, b in spans)
 
     with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
-        chunks = run_sharded(len(pairs), chunk_size, lambda a, b: _align_chunk(*chunk_args(a, b)), info=info,
-                             cache_dir=out_dir, desc="align pairs", unit="pair", progress=progress,
-                             map_shards=map_chunks, on_shard_written=on_chunk)
-    cols = {k: np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64)
-            for k in ("score", "matches", "length")}
+        chunks = run_sharded(
+            len(pairs),
+            chunk_size,
+            lambda a, b: _align_chunk(*chunk_args(a, b)),
+            info=info,
+            cache_dir=out_dir,
+            desc="align pairs",
+            unit="pair",
+            progress=progress,
+            map_shards=map_chunks,
+            on_shard_written=on_chunk,
+        )
+    cols = {
+        k: np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64)
+        for k in ("score", "matches", "length")
+    }
     df = pd.DataFrame({"i": pairs[:, 0], "j": pairs[:, 1], **cols})
     df["identity"] = df["matches"] / df["length"]
     return df
@@ -161,15 +190,16 @@ def embedding_pair_stats(E, pairs, batch: int = 50_000) -> pd.DataFrame:
     cos = np.empty(len(pairs))
     d2 = np.empty(len(pairs))
     for s in range(0, len(pairs), batch):
-        i, j = pairs[s:s + batch, 0], pairs[s:s + batch, 1]
-        cos[s:s + batch] = np.einsum("ij,ij->i", U[i], U[j])
+        i, j = pairs[s : s + batch, 0], pairs[s : s + batch, 1]
+        cos[s : s + batch] = np.einsum("ij,ij->i", U[i], U[j])
         diff = E[i] - E[j]
-        d2[s:s + batch] = np.einsum("ij,ij->i", diff, diff)
+        d2[s : s + batch] = np.einsum("ij,ij->i", diff, diff)
     return pd.DataFrame({"cosine": cos, "sq_euclidean": d2})
 
 
-def pair_correlations(df: pd.DataFrame, columns=("cosine", "sq_euclidean", "score", "identity"),
-                      method: str = "pearson") -> pd.DataFrame:
+def pair_correlations(
+    df: pd.DataFrame, columns=("cosine", "sq_euclidean", "score", "identity"), method: str = "pearson"
+) -> pd.DataFrame:
     """Correlation matrix (Pearson or Spearman) of the pair measures, as in the paper's ProtBERT matrix."""
     if method not in ("pearson", "spearman"):
         raise ValueError("method must be 'pearson' or 'spearman'")
@@ -182,5 +212,3 @@ def pair_correlations(df: pd.DataFrame, columns=("cosine", "sq_euclidean", "scor
     if (sub.std() == 0).any():
         raise ValueError("a pair measure is constant: correlation undefined")
     return sub.corr(method=method)
-
-
