@@ -381,3 +381,32 @@ def test_checkpoint_is_never_unpickled(tmp_path):
         out = ct.train_trajectory(s, seed=0, n_updates=4, eval_every=2, checkpoint=ck, progress=False)
     assert not marker.exists()
     assert out.equals(ct.train_trajectory(s, seed=0, n_updates=4, eval_every=2, progress=False))
+
+
+def test_two_runs_on_one_cache_at_once(tmp_path, fresh):
+    import threading
+    import time
+
+    outs, errors = [], []
+
+    def slow(a, b):
+        time.sleep(0.01)
+        return Job()(a, b)
+
+    def go():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ShardWarning)  # neither sees the other's half-written file
+                outs.append(run(tmp_path, slow)[0])
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=go) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for out in outs:
+        same(out, fresh)
+    rerun_expect(tmp_path, fresh, [])
