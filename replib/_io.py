@@ -207,7 +207,7 @@ def _read_shard(path: Path, key: str, i: int, span: tuple) -> dict | None:
             problem = "does not match its recorded shapes and checksums"
         else:
             return arrays
-    except Exception as e:
+    except Exception as e:  # any unreadable cache file is recomputed, never fatal
         problem = f"is unreadable ({type(e).__name__}: {e})"
     warnings.warn(f"cache shard {path} {problem}; recomputing it", ShardWarning, stacklevel=3)
     return None

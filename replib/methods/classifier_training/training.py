@@ -218,7 +218,7 @@ def _load_checkpoint(path: Path, device) -> dict | None:
         if not isinstance(state, dict) or not {"meta", "step", "E", "clf", "opt", "rng", "rows"} <= set(state):
             raise ValueError("not a training checkpoint")
         return state
-    except Exception as e:
+    except Exception as e:  # an unreadable checkpoint is recomputed, never fatal
         warnings.warn(
             f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); training from update 0",
             ShardWarning,
