@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.stats import pearsonr, spearmanr
 from tqdm.auto import tqdm
 
-from ..._io import ShardWarning, atomic_path, cache_root
+from ..._io import ShardWarning, atomic_path, cache_key, cache_root
 from ..._validation import OrientationWarning, check_array
 from ...metrics.isoscore import isoscore
 from ...metrics.silhouette import silhouette_score
@@ -293,8 +293,8 @@ def train_trajectory(
         evaluation when the data are larger (the paper's GLUE protocol).
     checkpoint : path, optional
         File holding the state (parameters, Adam moments, RNG state, trajectory), written atomically
-        every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed and
-        hyper-parameters, training resumes from it (a finished run is returned as is; a run asked for more
+        every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed,
+        hyper-parameters and device type, training resumes from it (a finished run is returned as is; a run asked for more
         updates continues). The match does not cover the code: delete the checkpoints after changing
         the training loop. It is read with ``torch.load(weights_only=True)``; an unreadable checkpoint is
         reported (:class:`~replib._io.ShardWarning`) and training starts from update 0.
@@ -315,10 +315,8 @@ def train_trajectory(
 
     if n_updates < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("n_updates must be >= 0, eval_every and checkpoint_every >= 1")
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    meta = dict(
-        setup=setup.fingerprint(), seed=int(seed), eval_every=int(eval_every), lr=float(lr), metric_sample=metric_sample
-    )
+    dev = _device(device)
+    meta = _run_meta(setup, seed, eval_every, lr, metric_sample, dev)
     torch.manual_seed(seed)
     E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
     clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
@@ -398,17 +396,35 @@ def train_trajectory(
     return pd.DataFrame(rows)
 
 
+def _device(device):
+    import torch
+
+    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def _run_meta(setup: ClassifierSetup, seed: int, eval_every: int, lr: float, metric_sample, device) -> dict:
+    """Everything that shapes a trajectory: the set-up, seed, evaluation grid, learning rate, metric sample and
+    the device type (CPU and CUDA kernels differ in the last bits). A checkpoint is resumed only under the
+    same description."""
+    return dict(
+        setup=setup.fingerprint(),
+        seed=int(seed),
+        eval_every=int(eval_every),
+        lr=float(lr),
+        metric_sample=metric_sample,
+        device=_device(device).type,
+    )
+
+
 def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, device=None, progress: bool = True):
     """:func:`train_trajectory` for every seed of ``config`` (the first on the ``eval_every`` grid, the others
-    on ``other_seeds_eval_every``), checkpointed under ``cache_dir``; one frame with a ``seed`` column."""
+    on ``other_seeds_eval_every``), checkpointed under ``cache_dir/runs`` in a file named by a hash of everything
+    that shapes the trajectory (:func:`_run_meta`); one frame with a ``seed`` column."""
     frames = []
     for i, seed in enumerate(config.seeds):
         every = config.eval_every if i == 0 or not config.other_seeds_eval_every else config.other_seeds_eval_every
-        ck = (
-            _cache_root(cache_dir)
-            / "runs"
-            / f"{setup.name}-{setup.fingerprint()}-seed{seed}-e{every}-s{config.metric_sample}.pt"
-        )
+        meta = _run_meta(setup, seed, every, config.lr, config.metric_sample, device)
+        ck = _cache_root(cache_dir) / "runs" / f"{setup.name}-seed{seed}-{cache_key(meta)}.pt"
         t = train_trajectory(
             setup,
             seed=seed,
