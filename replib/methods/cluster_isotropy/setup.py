@@ -1,5 +1,6 @@
 """Set-up of the chapter: the methods and their hyperparameters, the profiles, and the data and models
 (STS pairs, token matrices, GLUE classification tasks) read through :mod:`replib.data`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,22 +62,71 @@ def config_for(profile: str) -> dict:
     """
     grid = tuple(range(5, 31, 5))
     if profile == "paper":
-        return dict(models=list(PAPER_HPARAMS), hparams=dict(PAPER_HPARAMS), tune=False, grid_k=grid, grid_pc=grid,
-                    tune_seeds=3, datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5,
-                    layer_sample=None, table1_ks=(1, 3, 6, 9, 20), deck_model="bert-base-uncased",
-                    clf_model="bert-base-uncased", clf_tasks=("RTE", "CoLA", "SST-2", "MRPC"),
-                    clf_sizes=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
+        return dict(
+            models=list(PAPER_HPARAMS),
+            hparams=dict(PAPER_HPARAMS),
+            tune=False,
+            grid_k=grid,
+            grid_pc=grid,
+            tune_seeds=3,
+            datasets=STS_DATASETS,
+            stsb_split="test",
+            max_pairs=None,
+            seeds=5,
+            layer_sample=None,
+            table1_ks=(1, 3, 6, 9, 20),
+            deck_model="bert-base-uncased",
+            clf_model="bert-base-uncased",
+            clf_tasks=("RTE", "CoLA", "SST-2", "MRPC"),
+            clf_sizes=None,
+            clf_epochs=10,
+            clf_lr=3e-5,
+            clf_max_length=64,
+        )
     if profile == "offline":
-        return dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=grid, grid_pc=grid, tune_seeds=3,
-                    datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
-                    table1_ks=(1, 3, 6, 9, 20), deck_model="all-MiniLM-L6-v2",
-                    clf_model="all-MiniLM-L6-v2", clf_tasks=("SST-2", "RTE", "MRPC", "CoLA"),
-                    clf_sizes=(800, 200, 400), clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
+        return dict(
+            models=["all-MiniLM-L6-v2"],
+            hparams={},
+            tune=True,
+            grid_k=grid,
+            grid_pc=grid,
+            tune_seeds=3,
+            datasets=STS_DATASETS,
+            stsb_split="test",
+            max_pairs=None,
+            seeds=5,
+            layer_sample=1000,
+            table1_ks=(1, 3, 6, 9, 20),
+            deck_model="all-MiniLM-L6-v2",
+            clf_model="all-MiniLM-L6-v2",
+            clf_tasks=("SST-2", "RTE", "MRPC", "CoLA"),
+            clf_sizes=(800, 200, 400),
+            clf_epochs=10,
+            clf_lr=3e-5,
+            clf_max_length=64,
+        )
     if profile == "smoke":
-        return dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=(2, 4, 6), grid_pc=(2, 4, 6),
-                    tune_seeds=1, datasets=("STS12", "STS-B"), stsb_split="test", max_pairs=150, seeds=2,
-                    layer_sample=150, table1_ks=(1, 3, 6), deck_model="tiny-bert", clf_model="tiny-bert",
-                    clf_tasks=("SST-2",), clf_sizes=(120, 40, 60), clf_epochs=3, clf_lr=1e-3, clf_max_length=16)
+        return dict(
+            models=["tiny-bert", "tiny-gpt2"],
+            hparams={},
+            tune=True,
+            grid_k=(2, 4, 6),
+            grid_pc=(2, 4, 6),
+            tune_seeds=1,
+            datasets=("STS12", "STS-B"),
+            stsb_split="test",
+            max_pairs=150,
+            seeds=2,
+            layer_sample=150,
+            table1_ks=(1, 3, 6),
+            deck_model="tiny-bert",
+            clf_model="tiny-bert",
+            clf_tasks=("SST-2",),
+            clf_sizes=(120, 40, 60),
+            clf_epochs=3,
+            clf_lr=1e-3,
+            clf_max_length=16,
+        )
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -125,7 +175,7 @@ def load_model_for(name: str, seed: int = 0):
     from ...models import load_model, tiny_model  # lazy: replib.models imports torch
 
     if name.startswith("tiny-"):
-        return tiny_model(name[len("tiny-"):], seed=seed)
+        return tiny_model(name[len("tiny-") :], seed=seed)
     return load_model(name)
 
 
@@ -154,8 +204,8 @@ def load_classification(task: str, sizes=None, seed: int = 0):
         perm = rng.permutation(len(tr))
         if n_tr + n_val > len(tr):
             raise ValueError(f"{task} train has {len(tr)} rows < {n_tr + n_val}")
-        tr_idx, val_idx = perm[:n_tr], perm[n_tr:n_tr + n_val]
-        ev_idx = rng.permutation(len(ev))[:min(n_ev, len(ev))]
+        tr_idx, val_idx = perm[:n_tr], perm[n_tr : n_tr + n_val]
+        ev_idx = rng.permutation(len(ev))[: min(n_ev, len(ev))]
     parts = [tr.iloc[tr_idx], tr.iloc[val_idx], ev.iloc[ev_idx]]
     df = pd.concat(parts, ignore_index=True)
     n1, n2 = len(tr_idx), len(tr_idx) + len(val_idx)
