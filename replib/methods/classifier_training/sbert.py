@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
+from ...provenance import note_model
 from .training import _cache_root
 
 
@@ -39,11 +40,24 @@ def _sbert_source(model_name: str) -> str:
 _SBERT_MODELS: dict = {}
 
 
+def _note(spec, kind: str, source: str, resolved, pinned: bool | None = None) -> None:
+    """Note in the run's model provenance where the SBERT vectors of ``spec`` came from."""
+    note_model(
+        spec.name,
+        kind=kind,
+        source=source,
+        hf_id=spec.hf_id,
+        revision=spec.revision,
+        resolved=resolved,
+        pinned=spec.pinned if pinned is None else pinned,
+    )
+
+
 def _sbert_model(model_name: str, device=None):
     """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
     from sentence_transformers import SentenceTransformer
 
-    from ...models import get_spec, note_model  # lazy: replib.models imports torch
+    from ...models import get_spec  # lazy: replib.models imports torch
 
     key = (model_name, str(device))
     if key not in _SBERT_MODELS:
@@ -51,30 +65,14 @@ def _sbert_model(model_name: str, device=None):
         src = _sbert_source(model_name)
         if Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
-            note_model(
-                spec.name,
-                kind="packaged",
-                source=src,
-                hf_id=spec.hf_id,
-                revision=spec.revision,
-                resolved=_sbert_weights_id(model_name).partition("@")[2],
-                pinned=True,
-            )
+            _note(spec, "packaged", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
         else:  # from the Hub at the registry's revision
             m = _SBERT_MODELS[key] = SentenceTransformer(src, device=device, revision=spec.revision)
             try:
                 served = m[0].auto_model.config._commit_hash
             except (AttributeError, IndexError, TypeError):
                 served = None
-            note_model(
-                spec.name,
-                kind="hub",
-                source=f"hf:{spec.hf_id}@{spec.revision}",
-                hf_id=spec.hf_id,
-                revision=spec.revision,
-                resolved=served,
-                pinned=spec.pinned,
-            )
+            _note(spec, "hub", f"hf:{spec.hf_id}@{spec.revision}", served)
     return _SBERT_MODELS[key]
 
 
@@ -99,7 +97,7 @@ def sbert_embeddings(
     """
     import torch
 
-    from ...models import get_spec, note_model  # lazy: replib.models imports torch
+    from ...models import get_spec  # lazy: replib.models imports torch
 
     texts = [str(t) for t in texts]
     if not texts:
@@ -137,15 +135,7 @@ def sbert_embeddings(
     )
     if not computed:  # the weights were not loaded: say where the vectors came from
         key = shard_cache_key(info, len(texts), shard_size)
-        note_model(
-            spec.name,
-            kind="cached",
-            source=f"embeddings cache {model_name}/{key} of {weights}",
-            hf_id=spec.hf_id,
-            revision=spec.revision,
-            resolved=weights.partition("@")[2] or None,
-            pinned=spec.pinned,
-        )
+        _note(spec, "cached", f"embeddings cache {model_name}/{key} of {weights}", weights.partition("@")[2] or None)
     return np.concatenate([s["vectors"] for s in shards])
 
 

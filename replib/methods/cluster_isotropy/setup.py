@@ -60,73 +60,26 @@ def config_for(profile: str) -> dict:
     ``offline``: all-MiniLM-L6-v2 on the mirrored data, hyperparameters chosen on STS-B dev from a
     grid in [5, 30]. ``smoke``: tiny random BERT/GPT-2 on a few hundred pairs.
     """
+    # fmt: off
     grid = tuple(range(5, 31, 5))
     if profile == "paper":
-        return dict(
-            models=list(PAPER_HPARAMS),
-            hparams=dict(PAPER_HPARAMS),
-            tune=False,
-            grid_k=grid,
-            grid_pc=grid,
-            tune_seeds=3,
-            datasets=STS_DATASETS,
-            stsb_split="test",
-            max_pairs=None,
-            seeds=5,
-            layer_sample=None,
-            table1_ks=(1, 3, 6, 9, 20),
-            deck_model="bert-base-uncased",
-            clf_model="bert-base-uncased",
-            clf_tasks=("RTE", "CoLA", "SST-2", "MRPC"),
-            clf_sizes=None,
-            clf_epochs=10,
-            clf_lr=3e-5,
-            clf_max_length=64,
-        )
+        return dict(models=list(PAPER_HPARAMS), hparams=dict(PAPER_HPARAMS), tune=False, grid_k=grid, grid_pc=grid,
+                    tune_seeds=3, datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5,
+                    layer_sample=None, table1_ks=(1, 3, 6, 9, 20), deck_model="bert-base-uncased",
+                    clf_model="bert-base-uncased", clf_tasks=("RTE", "CoLA", "SST-2", "MRPC"),
+                    clf_sizes=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
     if profile == "offline":
-        return dict(
-            models=["all-MiniLM-L6-v2"],
-            hparams={},
-            tune=True,
-            grid_k=grid,
-            grid_pc=grid,
-            tune_seeds=3,
-            datasets=STS_DATASETS,
-            stsb_split="test",
-            max_pairs=None,
-            seeds=5,
-            layer_sample=1000,
-            table1_ks=(1, 3, 6, 9, 20),
-            deck_model="all-MiniLM-L6-v2",
-            clf_model="all-MiniLM-L6-v2",
-            clf_tasks=("SST-2", "RTE", "MRPC", "CoLA"),
-            clf_sizes=(800, 200, 400),
-            clf_epochs=10,
-            clf_lr=3e-5,
-            clf_max_length=64,
-        )
+        return dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=grid, grid_pc=grid, tune_seeds=3,
+                    datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
+                    table1_ks=(1, 3, 6, 9, 20), deck_model="all-MiniLM-L6-v2",
+                    clf_model="all-MiniLM-L6-v2", clf_tasks=("SST-2", "RTE", "MRPC", "CoLA"),
+                    clf_sizes=(800, 200, 400), clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
     if profile == "smoke":
-        return dict(
-            models=["tiny-bert", "tiny-gpt2"],
-            hparams={},
-            tune=True,
-            grid_k=(2, 4, 6),
-            grid_pc=(2, 4, 6),
-            tune_seeds=1,
-            datasets=("STS12", "STS-B"),
-            stsb_split="test",
-            max_pairs=150,
-            seeds=2,
-            layer_sample=150,
-            table1_ks=(1, 3, 6),
-            deck_model="tiny-bert",
-            clf_model="tiny-bert",
-            clf_tasks=("SST-2",),
-            clf_sizes=(120, 40, 60),
-            clf_epochs=3,
-            clf_lr=1e-3,
-            clf_max_length=16,
-        )
+        return dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=(2, 4, 6), grid_pc=(2, 4, 6),
+                    tune_seeds=1, datasets=("STS12", "STS-B"), stsb_split="test", max_pairs=150, seeds=2,
+                    layer_sample=150, table1_ks=(1, 3, 6), deck_model="tiny-bert", clf_model="tiny-bert",
+                    clf_tasks=("SST-2",), clf_sizes=(120, 40, 60), clf_epochs=3, clf_lr=1e-3, clf_max_length=16)
+    # fmt: on
     raise ValueError(f"unknown profile {profile!r}")
 
 

@@ -20,47 +20,18 @@ def config_for(profile: str) -> dict:
     rows of the global table.
     """
     common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
+    # fmt: off
     cfgs = {
-        "smoke": dict(
-            subset="5k",
-            n_global=200,
-            n_pair_proteins=40,
-            n_biopython=100,
-            n_local=200,
-            max_length=128,
-            chunk_size=200,
-            n_jobs=2,
-            kmer_max=2,
-            tiny=True,
-            esm_models=["tiny-esm"],
-        ),
-        "offline": dict(
-            subset="20k",
-            n_global=1500,
-            n_pair_proteins=800,
-            n_biopython=300,
-            n_local=400,
-            max_length=256,
-            chunk_size=20000,
-            n_jobs=2,
-            kmer_max=2,
-            tiny=True,
-            esm_models=["tiny-esm"],
-        ),
-        "paper": dict(
-            subset="current",
-            n_global=None,
-            n_pair_proteins=3578,
-            n_biopython=2000,
-            n_local=5000,
-            max_length=1022,
-            chunk_size=50000,
-            n_jobs=-1,
-            kmer_max=2,
-            tiny=False,
-            esm_models=["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"],
-        ),
+        "smoke": dict(subset="5k", n_global=200, n_pair_proteins=40, n_biopython=100, n_local=200,
+                      max_length=128, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
+        "offline": dict(subset="20k", n_global=1500, n_pair_proteins=800, n_biopython=300, n_local=400,
+                        max_length=256, chunk_size=20000, n_jobs=2, kmer_max=2, tiny=True,
+                        esm_models=["tiny-esm"]),
+        "paper": dict(subset="current", n_global=None, n_pair_proteins=3578, n_biopython=2000, n_local=5000,
+                      max_length=1022, chunk_size=50000, n_jobs=-1, kmer_max=2, tiny=False,
+                      esm_models=["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"]),
     }
+    # fmt: on
     if profile not in cfgs:
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(cfgs)}")
     return {**common, **cfgs[profile]}
