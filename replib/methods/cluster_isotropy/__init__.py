@@ -34,7 +34,8 @@ from .setup import (DECK_VARIANTS, METHODS, PAPER_HPARAMS, STS_DATASETS, config_
 from .sts import (STSResult, cosine_rows, evaluate_sts, layer_isotropy, mean_pool, run_sts, sts_correlations,
                   token_pool, tune_hyperparameters, zero_mean_isotropy)
 from .transform import (CLUSTERERS, GMM_MAX_FIT_ROWS, ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning,
-                        all_but_the_top, cluster_bases, cluster_labels, remove_cluster_directions)
+                        all_but_the_top, cluster_bases, cluster_labels, remove_cluster_directions,
+                        transform_residuals)
 
 __all__ = [
     "ClusterIsotropy", "SmallClusterWarning", "EmptyClusterWarning", "all_but_the_top", "cluster_labels",
@@ -43,5 +44,5 @@ __all__ = [
     "STSResult", "evaluate_sts", "tune_hyperparameters", "pair_token_features", "MLPClassifier",
     "train_classifier", "classification_metric", "ClassificationResult", "compare_classification",
     "STS_DATASETS", "load_sts_pairs", "embed_pairs", "run_sts", "zero_mean_isotropy", "layer_isotropy",
-    "load_model_for", "load_classification", "CLUSTERERS", "GMM_MAX_FIT_ROWS",
+    "load_model_for", "load_classification", "CLUSTERERS", "GMM_MAX_FIT_ROWS", "transform_residuals",
 ]
