@@ -160,6 +160,8 @@ def _check_layers(layers, n_states: int):
 
 
 def _model_info(lm) -> dict:
+    if getattr(lm, "weights_sha256", None):  # local weights: keyed by content, not by folder or name
+        return {"weights_sha256": lm.weights_sha256, "recipe": lm.spec.recipe}
     return {"model": lm.name, "revision": lm.spec.revision, "recipe": lm.spec.recipe, "source": lm.source}
 
 

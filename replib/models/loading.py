@@ -31,6 +31,9 @@ class LoadedModel:
     device : str
     source : str
         Where the weights came from (a path, ``hf:<id>@<revision>``, or ``random:seed=<k>``).
+    weights_sha256 : str or None
+        sha256 of local weight files (packaged or a user's folder): the identity on-disk caches use, so a
+        copied folder reuses (and a changed file never reuses) cached embeddings.
     """
 
     name: str
@@ -39,6 +42,7 @@ class LoadedModel:
     spec: ModelSpec
     device: str = "cpu"
     source: str = ""
+    weights_sha256: str | None = None
 
     @property
     def recipe(self) -> str:
@@ -46,7 +50,10 @@ class LoadedModel:
 
     @property
     def cache_key(self) -> str:
-        """Identity of the weights for on-disk caches: name, revision and source."""
+        """Identity of the weights for on-disk caches: the weights' sha256 for local files, else name,
+        revision and source."""
+        if self.weights_sha256:
+            return f"sha256:{self.weights_sha256}"
         return f"{self.name}@{self.spec.revision}|{self.source}"
 
 
@@ -168,6 +175,10 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         else:
             src = spec.hf_id
         kw = {} if local else dict(_hf_kwargs(spec), cache_dir=cache_dir)
+        if not local:  # offline and not cached: fail now with what to do, not after the Hub client's retries
+            from .resolve import check_hub_available
+
+            kw["local_files_only"] = check_hub_available(spec.hf_id, spec.revision, cache_dir)
         if local and (Path(src) / "model.safetensors").exists():
             kw["use_safetensors"] = True
         if spec.family == "xlnet":
@@ -186,7 +197,12 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     if dtype is not None:
         model = model.to(dtype)
     model = model.to(device).eval()
-    return LoadedModel(spec.name, model, tok, spec, device, source)
+    sha = MINILM_SAFETENSORS_SHA256 if (spec.name == "all-MiniLM-L6-v2" and local_dir is None) else None
+    if local_dir is not None and spec.family != "proteinbert":
+        from .resolve import weights_sha256
+
+        sha = weights_sha256(local_dir)
+    return LoadedModel(spec.name, model, tok, spec, device, source, weights_sha256=sha)
 
 
 def load_glove() -> tuple[list[str], np.ndarray]:

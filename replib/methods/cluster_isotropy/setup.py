@@ -120,13 +120,12 @@ def embed_pairs(model, df, *, layer: int = -1, cache_dir=None, progress: bool = 
     return t1, t2
 
 
-def load_model_for(name: str, seed: int = 0):
-    """A registry model (``tiny-<family>`` names give the smoke profile's tiny random models)."""
-    from ...models import load_model, tiny_model  # lazy: replib.models imports torch
+def load_model_for(name, seed: int = 0):
+    """Any model spec :func:`replib.models.resolve_model` accepts: a registry key, ``tiny-<family>`` (the smoke
+    profile's tiny random models), a local folder or a Hugging Face id (``org/name@revision``)."""
+    from ...models import resolve_model  # lazy: replib.models imports torch
 
-    if name.startswith("tiny-"):
-        return tiny_model(name[len("tiny-"):], seed=seed)
-    return load_model(name)
+    return resolve_model(name, seed=seed)
 
 
 def load_classification(task: str, sizes=None, seed: int = 0):
