@@ -142,6 +142,57 @@ def model_slug(spec) -> str:
     return slug or "model"
 
 
+def select_models(models, default) -> list[str]:
+    """A chapter's models: its ``models`` parameter (one spec or a list of specs) or, when that is None or
+    empty, the profile's ``default`` list.
+
+    Raises
+    ------
+    ValueError
+        For a ``models`` value that is neither a string, a path nor a list of them.
+    """
+    if models is None or (isinstance(models, (list, tuple)) and not models):
+        return [str(m) for m in default]
+    if isinstance(models, (str, os.PathLike)):
+        return [str(models)]
+    if isinstance(models, (list, tuple)) and all(isinstance(m, (str, os.PathLike)) for m in models):
+        return [str(m) for m in models]
+    raise ValueError(f"models must be a model spec or a list of specs (registry key, folder, Hub id); got {models!r}")
+
+
+def model_n_layers(spec) -> int:
+    """Number of Transformer blocks of a model spec, read from its registry entry or config (no weights)."""
+    from .tiny import _TINY
+
+    src = describe_model(spec)
+    if src.kind == "tiny":
+        return 6 if src.name == "tiny-proteinbert" else int(_TINY["num_hidden_layers"])
+    if src.kind == "registry":
+        return get_spec(src.name).n_layers
+    if src.kind == "static":
+        raise ModelUnavailableError(f"{src.location} is a word-vector file: it has no layers")
+    from transformers import AutoConfig
+
+    if src.kind == "local":
+        config = AutoConfig.from_pretrained(src.transformer_dir)
+    else:
+        local_only = check_hub_available(src.location, src.revision)
+        config = AutoConfig.from_pretrained(src.location, revision=src.revision, local_files_only=local_only)
+    n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
+    if n is None:
+        raise ModelUnavailableError(f"{spec}: its config has no number of layers")
+    return int(n)
+
+
+def is_paper_model(spec, paper_models) -> bool:
+    """Whether ``spec`` names one of ``paper_models`` (registry keys; aliases and Hub ids match too)."""
+    try:
+        key = get_spec(str(spec)).name
+    except ValueError:
+        return False
+    return key in {get_spec(m).name for m in paper_models if not str(m).startswith("tiny-")}
+
+
 # ----------------------------------------------------------------------------------------- provenance
 def _sha256_file(path) -> str:
     h = hashlib.sha256()

@@ -25,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     def common(p):
         p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
         p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
+        p.add_argument("--model", action="append", metavar="NAME_OR_PATH",
+                       help="run the chapters on this model (registry key, folder, Hugging Face id[@revision]) instead "
+                            "of the profile's; repeatable; CHAPTER=NAME_OR_PATH for one chapter")
+        p.add_argument("--rehearsal", action="store_true",
+                       help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
+                            "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal")
 
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     common(p_run)
@@ -66,8 +72,17 @@ def main(argv: list[str] | None = None) -> int:
             print(write_runnable(root, chapter, args.output / f"{chapter}.ipynb", ref=ref))
         return 0
     if args.cmd in ("run", "check", "all"):
-        rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
-                         timeout_scale=getattr(args, "timeout_scale", 1.0), root=root)
+        if args.rehearsal and args.profile != "paper":
+            print("error: --rehearsal runs the paper profile: add --profile paper", file=sys.stderr)
+            return 2
+        try:
+            models = runner.parse_model_options(args.model, [c.chapter for c in runner.discover_chapters(root)])
+            rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
+                             timeout_scale=getattr(args, "timeout_scale", 1.0), root=root, models=models or None,
+                             rehearsal=args.rehearsal)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print(runner.format_table(rep))
         s = rep["summary"]
         failed = s["failed"] > 0 or s["chapter_failures"] > 0
