@@ -4,7 +4,7 @@ in ``transformers`` or ``sentence-transformers`` layout, or a GloVe / word2vec f
 :func:`resolve_model` turns any of these into a :class:`~replib.models.loading.LoadedModel` with provenance
 (the weights' sha256 for local files, the Hub commit otherwise) and an embedding *recipe* inferred from the
 config's architecture and the sentence-transformers pooling config (overridable with ``recipe=``).
-:func:`load_static_vectors` does the same for word-vector files. :func:`describe_model` only inspects
+:func:`replib.models.static.load_static_vectors` does the same for word-vector files. :func:`describe_model` only inspects
 (no weights loaded), :func:`model_slug` gives the short name used in record keys.
 
 Offline (``HF_HUB_OFFLINE=1``, or no route to the Hub), a Hub id that is not in the local cache fails at
@@ -20,8 +20,6 @@ import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-import numpy as np
 
 from ..provenance import note_model
 from .registry import MINILM_SAFETENSORS_SHA256, REGISTRY, ModelSpec, get_spec
@@ -114,7 +112,9 @@ def describe_model(spec, revision: str | None = None) -> ModelSource:
                                     "sentence-transformers model (modules.json)")
     if p.is_file():
         p = p.resolve()
-        return ModelSource("static", p.stem, str(p), None, _static_layout(p))
+        from .static import static_layout
+
+        return ModelSource("static", p.stem, str(p), None, static_layout(p))
     if s.startswith((".", "/", "~")) or s.endswith(STATIC_SUFFIXES) or s.count("/") > 1:
         raise ModelUnavailableError(f"no such file or folder: {s!r} (a Hugging Face id looks like 'org/name'; "
                                     f"registry keys: {sorted(REGISTRY)})")
@@ -441,80 +441,3 @@ def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir, local_only: bo
     note_model(src.name, kind="hub", source=source, hf_id=src.location, revision=src.revision, resolved=commit,
                pinned=len(src.revision) == 40)
     return LoadedModel(src.name, model, tok, spec, _default_device(device), source)
-
-
-# ----------------------------------------------------------------------------------------- static vectors
-def _static_layout(path: Path) -> str:
-    """``word2vec`` when the first line is a ``<n_words> <dim>`` header (or the file is binary), else ``glove``."""
-    opener = _open_text(path)
-    try:
-        with opener as f:
-            first = f.readline()
-    except UnicodeDecodeError:
-        return "word2vec-binary"
-    return "word2vec" if re.fullmatch(r"\s*\d+\s+\d+\s*", first) else "glove"
-
-
-def _open_text(path: Path):
-    import gzip
-
-    if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str], np.ndarray, str]:
-    """Words and vectors of a GloVe (``word v1 v2 ...``) or word2vec (text with a ``n d`` header, or binary)
-    file, with the file's sha256 noted as the model's provenance.
-
-    Parameters
-    ----------
-    path : path-like
-    max_words : int, optional
-        Keep the first ``max_words`` rows (files are in frequency order).
-
-    Returns
-    -------
-    words : list of str
-    vectors : ndarray (n_words, dim) float32
-    sha256 : str
-
-    Raises
-    ------
-    ModelUnavailableError
-        Missing file, or rows of unequal width.
-    """
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise ModelUnavailableError(f"no such word-vector file: {path}")
-    layout = _static_layout(p)
-    sha = _sha256_file(p)
-    words, rows = [], []
-    if layout == "word2vec-binary":
-        with open(p, "rb") as f:
-            n, d = map(int, f.readline().split())
-            n = min(n, max_words or n)
-            for _ in range(n):
-                w = bytearray()
-                while (c := f.read(1)) != b" ":
-                    if c != b"\n":
-                        w += c
-                words.append(w.decode("utf-8", errors="replace"))
-                rows.append(np.frombuffer(f.read(4 * d), dtype="<f4"))
-    else:
-        with _open_text(p) as f:
-            if layout == "word2vec":
-                f.readline()
-            for line in f:
-                parts = line.rstrip("\n").rstrip().split(" ")
-                if len(parts) < 2:
-                    continue
-                words.append(parts[0])
-                rows.append(np.asarray(parts[1:], dtype=np.float32))
-                if max_words and len(words) >= max_words:
-                    break
-    widths = {len(r) for r in rows}
-    if len(widths) != 1:
-        raise ModelUnavailableError(f"{p}: rows have different widths {sorted(widths)[:5]}")
-    note_model(p.stem, kind="file", source=str(p), revision=sha, resolved=f"sha256:{sha}", pinned=True)
-    return words, np.vstack(rows).astype(np.float32), sha
