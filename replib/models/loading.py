@@ -165,8 +165,6 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         note_model(spec.name, kind="local" if local_dir else "file", source=source, hf_id=spec.hf_id,
                    revision=spec.revision, resolved=resolved, pinned=sha256 is None or sha256 == spec.revision)
     else:
-        from transformers import AutoModel
-
         local = False
         if local_dir is not None:
             src, local = str(local_dir), True
@@ -179,6 +177,8 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
             from .resolve import check_hub_available
 
             kw["local_files_only"] = check_hub_available(spec.hf_id, spec.revision, cache_dir)
+        from transformers import AutoModel  # after the offline check: importing it takes seconds
+
         if local and (Path(src) / "model.safetensors").exists():
             kw["use_safetensors"] = True
         if spec.family == "xlnet":
