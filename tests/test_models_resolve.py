@@ -160,3 +160,27 @@ def test_classifier_setups_and_cluster_loader_take_a_folder(minilm_copy, tmp_pat
     assert not any(str(minilm_copy) in p.name for p in (tmp_path / "sbert").iterdir())
     assert load_model_for(str(minilm_copy)).weights_sha256 == MINILM_SAFETENSORS_SHA256
     assert load_model_for("tiny-bert").name == "tiny-bert"
+
+
+def test_select_models_and_chapter_configs(minilm_copy):
+    from replib.methods import cluster_isotropy as ci
+    from replib.methods import manifolds as mf
+    from replib.methods import protein as P
+    from replib.models import select_models
+    from replib.models.resolve import model_n_layers
+
+    assert select_models(None, ["a"]) == ["a"] and select_models([], ["a"]) == ["a"]
+    assert select_models("x", ["a"]) == ["x"] and select_models(["x", minilm_copy], []) == ["x", str(minilm_copy)]
+    with pytest.raises(ValueError, match="model spec"):
+        select_models(3, ["a"])
+    assert model_n_layers(str(minilm_copy)) == 6 and model_n_layers("gpt2") == 12 and model_n_layers("tiny-bert") == 2
+    cfg = mf.config_for("smoke", [str(minilm_copy), "gpt2"])
+    assert cfg["models"] == {"my_encoder": (str(minilm_copy), 6), "GPT2": ("gpt2", 12)}  # paper names stay bound
+    assert cfg["swiss_layers"]["my_encoder"] == [1, 3, 5] and cfg["swiss_layers"]["GPT2"] == [1, 6, 11]
+    assert mf.config_for("paper", ["gpt2"])["swiss_layers"]["GPT2"] == [2, 6]  # the paper's views kept
+    c = ci.config_for("paper", [str(minilm_copy), "bert-base-uncased"])
+    assert c["models"][0] == c["deck_model"] == c["clf_model"] == str(minilm_copy)
+    assert c["tune_models"] == [str(minilm_copy)]  # the paper's model keeps the paper's hyperparameters
+    assert ci.config_for("smoke")["tune_models"] == ["tiny-bert", "tiny-gpt2"]
+    assert P.protein_models("smoke", "/x/my-esm") == ["/x/my-esm"] and P.model_label("/x/my-esm") == "my_esm"
+    assert P.model_label("prot_bert") == "prot_bert"

@@ -184,15 +184,6 @@ def model_n_layers(spec) -> int:
     return int(n)
 
 
-def is_paper_model(spec, paper_models) -> bool:
-    """Whether ``spec`` names one of ``paper_models`` (registry keys; aliases and Hub ids match too)."""
-    try:
-        key = get_spec(str(spec)).name
-    except ValueError:
-        return False
-    return key in {get_spec(m).name for m in paper_models if not str(m).startswith("tiny-")}
-
-
 # ----------------------------------------------------------------------------------------- provenance
 def _sha256_file(path) -> str:
     h = hashlib.sha256()
