@@ -19,7 +19,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ._io import cache_root
+from ._io import atomic_write, cache_root
 
 VERSION = "3.2.2"
 TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{VERSION}.tgz"
@@ -71,9 +71,7 @@ def _extract(tgz: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(tgz) as tar:
         data = tar.extractfile(MEMBER).read()
-    tmp = target.with_suffix(".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)  # atomic: a half-written bundle is never taken for the real one
+    atomic_write(target, lambda fh: fh.write(data))  # a half-written bundle is never taken for the real one
 
 
 def copy_to(static_dir: Path, download: bool = True) -> Path:

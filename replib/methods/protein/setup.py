@@ -1,10 +1,12 @@
 """Set-up of the chapter: sizes per profile, the protein language models (or their tiny stand-ins) and the
 mean-pooled protein embeddings."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...embeddings import embed_proteins
+
 
 # ------------------------------------------------------------------------------------ configuration
 def config_for(profile: str) -> dict:
@@ -18,6 +20,7 @@ def config_for(profile: str) -> dict:
     rows of the global table.
     """
     common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
+    # fmt: off
     cfgs = {
         "smoke": dict(subset="5k", n_global=200, n_pair_proteins=40, n_biopython=100, n_local=200,
                       max_length=128, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
@@ -28,6 +31,7 @@ def config_for(profile: str) -> dict:
                       max_length=1022, chunk_size=50000, n_jobs=-1, kmer_max=2, tiny=False,
                       esm_models=["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"]),
     }
+    # fmt: on
     if profile not in cfgs:
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(cfgs)}")
     return {**common, **cfgs[profile]}
@@ -35,8 +39,13 @@ def config_for(profile: str) -> dict:
 
 # ------------------------------------------------------------------------------ language-model glue
 #: Paper models -> tiny same-architecture stand-ins (``tiny_model`` family, seed) for smoke/offline.
-_TINY_STANDINS = {"prot_bert": ("protbert", 0), "prot_bert_bfd": ("protbert", 1), "prot_xlnet": ("protxlnet", 0),
-                  "proteinbert": ("proteinbert", 0), "tiny-esm": ("esm", 0)}
+_TINY_STANDINS = {
+    "prot_bert": ("protbert", 0),
+    "prot_bert_bfd": ("protbert", 1),
+    "prot_xlnet": ("protxlnet", 0),
+    "proteinbert": ("proteinbert", 0),
+    "tiny-esm": ("esm", 0),
+}
 
 
 def protein_models(profile: str, models=None) -> list[str]:
@@ -79,14 +88,10 @@ def load_protein_model(name: str, profile: str, seed: int = 0):
     return load_model(name)
 
 
-def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None,
-                 progress: bool = True):
+def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None, progress: bool = True):
     """Mean-pooled protein embeddings through :func:`replib.embeddings.embed_proteins` (the model's recipe).
 
     Returns the :class:`~replib.embeddings.ProteinEmbeddings`; ``.pooled[layer]`` is (n, d) and for
     ProteinBERT ``.pooled["global"]`` is its 512-d global output.
     """
-    return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir,
-                          progress=progress)
-
-
+    return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
