@@ -49,7 +49,7 @@ from .pairs import (
     sample_proteins,
 )
 from .residues import ResidueIsotropy, accumulate_residues, residue_rows
-from .setup import config_for, embed_global, load_protein_model, protein_models
+from .setup import config_for, embed_global, load_protein_model, model_label, protein_models
 
 __all__ = [
     "AMINO_ACIDS",
@@ -77,6 +77,7 @@ __all__ = [
     "ResidueIsotropy",
     "residue_rows",
     "protein_models",
+    "model_label",
     "load_protein_model",
     "embed_global",
     "accumulate_residues",

@@ -48,21 +48,38 @@ _TINY_STANDINS = {
 }
 
 
-def protein_models(profile: str) -> list[str]:
-    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes)."""
+def protein_models(profile: str, models=None) -> list[str]:
+    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes), or ``models``
+    (a spec or list of specs, :func:`replib.models.resolve_model`) when given."""
     cfg = config_for(profile)
-    return ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+    default = ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+    if models is None:
+        return default
+    from ...models.resolve import select_models  # lazy: replib.models imports torch
+
+    return select_models(models, default)
+
+
+def model_label(name: str) -> str:
+    """Row label of a model: registry keys as they are, anything else (a folder, a Hub id) by its slug."""
+    from ...models import REGISTRY, model_slug  # lazy: replib.models imports torch
+
+    return name if name in REGISTRY or name in _TINY_STANDINS else model_slug(name)
 
 
 def load_protein_model(name: str, profile: str, seed: int = 0):
-    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``).
+    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``);
+    any other spec (a folder, a Hub id) through :func:`replib.models.resolve_model`, in every profile.
 
     Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
     """
     from ...models import load_model, tiny_model  # lazy: replib.models imports torch
 
-    cfg = config_for(profile)
+    from ...models import REGISTRY, resolve_model
 
+    cfg = config_for(profile)
+    if name not in REGISTRY and name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
+        return resolve_model(name, seed=seed)
     if cfg["tiny"]:
         family, s = _TINY_STANDINS.get(name, (None, 0))
         if family is None:
