@@ -154,3 +154,52 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
         with atomic_path(f) as tmp:
             df.to_csv(tmp, index=False)
     return layers, emb
+
+
+def frequency_projection(W, counts) -> pd.DataFrame:
+    """Per seen token id: log frequency, projection on the top principal direction (sign fixed so that it
+    correlates positively with log frequency) and row norm — the data of the frequency plot."""
+    W, counts = np.asarray(W, dtype=np.float64), np.asarray(counts)
+    seen = np.flatnonzero(counts >= 1)
+    E = W[seen] - W[seen].mean(axis=0)
+    proj = E @ np.linalg.svd(E, full_matrices=False)[2][0]
+    logf = np.log(counts[seen].astype(np.float64))
+    if spearmanr(logf, proj)[0] < 0:
+        proj = -proj
+    return pd.DataFrame({"token_id": seen, "log_freq": logf, "pc1": proj, "norm": np.linalg.norm(W[seen], axis=1)})
+
+
+def summarize_run(layers: pd.DataFrame, emb: pd.DataFrame) -> dict:
+    """The chapter's claimed quantities of one run, from :func:`measure_run`'s tables.
+
+    ``last`` is the last layer; ``final`` the last checkpoint. ``half_rise_step_frac``: the first
+    checkpoint step at which the last layer's average cosine has made half of its step-0→final change,
+    over the total number of steps ("how early does anisotropy appear"). ``depth_spearman_final``: Spearman
+    correlation of layer index (1..L, the embedding output excluded) with the average cosine at the final
+    checkpoint ("grows with depth").
+    """
+    last, first_step, final_step = layers.layer.max(), layers.step.min(), layers.step.max()
+    L = layers[layers.layer == last].set_index("step").sort_index()
+    c0, c1 = L.avg_cos.loc[first_step], L.avg_cos.loc[final_step]
+    half = c0 + 0.5 * (c1 - c0)
+    reached = L.index[(L.avg_cos - half) * np.sign(c1 - c0) >= 0]
+    fin = layers[(layers.step == final_step) & (layers.layer >= 1)]
+    e = emb.set_index("step").sort_index()
+    return {
+        "step0_avg_cos_last": float(c0), "final_avg_cos_last": float(c1),
+        "avg_cos_rises": bool(c1 > c0),
+        "step0_isoscore_last": float(L.isoscore.loc[first_step]), "final_isoscore_last": float(L.isoscore.loc[final_step]),
+        "isoscore_falls": bool(L.isoscore.loc[final_step] < L.isoscore.loc[first_step]),
+        "half_rise_step_frac": float(reached[0] / final_step) if len(reached) else float("nan"),
+        "depth_spearman_final": float(spearmanr(fin.layer, fin.avg_cos)[0]),
+        "rogue_share_final_last": float(L.rogue_share.loc[final_step]),
+        "rogue_share_step0_last": float(L.rogue_share.loc[first_step]),
+        "sintra_gt_sinter_final": bool(L.s_intra.loc[final_step] > L.s_inter.loc[final_step]),
+        "val_loss_step0": float(e.val_loss.loc[first_step]), "val_loss_final": float(e.val_loss.loc[final_step]),
+        "val_loss_drops": bool(e.val_loss.loc[final_step] < e.val_loss.loc[first_step]),
+        "val_ppl_final": float(e.val_ppl.loc[final_step]),
+        "freq_pc1_spearman_step0": float(e.freq_pc1_spearman.loc[first_step]),
+        "freq_pc1_spearman_final": float(e.freq_pc1_spearman.loc[final_step]),
+        "rare_gap_ratio": float(e.rare_frequent_gap.loc[final_step] / e.rare_frequent_gap.loc[first_step]),
+        "emb_isoscore_step0": float(e.emb_isoscore.loc[first_step]), "emb_isoscore_final": float(e.emb_isoscore.loc[final_step]),
+    }
