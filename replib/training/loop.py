@@ -185,16 +185,17 @@ def lr_at(step: int, cfg: dict) -> float:
     return cfg["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(t, 1.0))))
 
 
-def _to_torch(batch: dict):
+def _to_torch(batch: dict, device="cpu"):
     import torch
 
-    return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
+    return {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in batch.items()}
 
 
 def validation_loss(model, batches) -> float:
     """Token-weighted mean cross-entropy over the fixed validation batches (nats per predicted token)."""
     import torch
 
+    device = next(model.parameters()).device
     was = model.training
     model.eval()
     tot, n = 0.0, 0
@@ -202,7 +203,7 @@ def validation_loss(model, batches) -> float:
         for b in batches:
             lab = b["labels"]
             k = int((lab != -100).sum()) if model.config.model_type == "esm" else int(lab[:, 1:].size)
-            loss = model(**_to_torch(b)).loss
+            loss = model(**_to_torch(b, device)).loss
             tot += float(loss) * k
             n += k
     model.train(was)
@@ -220,7 +221,7 @@ def _save_weights(model, path: Path) -> None:
 def _load_weights(model, path: Path) -> None:
     from safetensors.torch import load_model
 
-    load_model(model, str(path), strict=True)
+    load_model(model, str(path), strict=True, device=str(next(model.parameters()).device))
 
 
 def _save_resume(folder: Path, model, opt, step: int) -> None:
@@ -233,7 +234,7 @@ def _save_resume(folder: Path, model, opt, step: int) -> None:
     sub.mkdir(parents=True)
     _save_weights(model, sub / "model.safetensors")
     sd = opt.state_dict()
-    tensors = {f"opt.{i}.{k}": v.detach().clone().contiguous() for i, st in sd["state"].items()
+    tensors = {f"opt.{i}.{k}": v.detach().cpu().clone().contiguous() for i, st in sd["state"].items()
                for k, v in st.items()}
     tensors["rng.torch"] = torch.get_rng_state()
     with atomic_path(sub / "optim.safetensors") as tmp:
@@ -267,7 +268,7 @@ def _load_resume(folder: Path, model, opt) -> int:
         if "betas" in g:
             g["betas"] = tuple(g["betas"])
     opt.load_state_dict({"state": state, "param_groups": groups})
-    torch.set_rng_state(tensors["rng.torch"])
+    torch.set_rng_state(tensors["rng.torch"].cpu())
     return int(info["step"])
 
 
@@ -293,7 +294,7 @@ def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
 
 # ------------------------------------------------------------------------------------------- training
 def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callable[[int], None] | None = None,
-             progress: bool = True) -> TrainRun:
+             progress: bool = True, device: str | None = None) -> TrainRun:
     """Train (or resume, or just return) one run.
 
     Parameters
@@ -310,6 +311,9 @@ def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callab
     callback : callable(step), optional
         Called after every update once its checkpoint/resume state is on disk; raising
         :class:`TrainingInterrupted` stops the run (a test's stand-in for a kill).
+    device : str, optional
+        Default: ``"cuda"`` when a GPU is visible (the paper profile), else ``"cpu"``. Bit-identical
+        resumption is guaranteed (and tested) on the CPU; on a GPU it holds up to cuBLAS determinism.
 
     Returns
     -------
@@ -325,7 +329,10 @@ def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callab
     run.dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": seed})
     data = prepare_data(task, cfg, seed, run.dir)
-    model = build_model(task, cfg, data["vocab_size"], seed)
+    from ..profiles import torch_device
+
+    device = device or torch_device()
+    model = build_model(task, cfg, data["vocab_size"], seed).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
     start = _load_resume(run.dir, model, opt)
     schedule = set(run.steps)
@@ -348,7 +355,7 @@ def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callab
         lr = lr_at(step, cfg)
         for g in opt.param_groups:
             g["lr"] = lr
-        loss = model(**_to_torch(data["make_batch"](step))).loss
+        loss = model(**_to_torch(data["make_batch"](step), device)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -361,7 +368,7 @@ def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callab
         if callback is not None:
             callback(step)
     extra = {"token_counts": data["counts"].tolist()} if "counts" in data else {}
-    _export_final(run, model, data["tokenizer"], extra)
+    _export_final(run, model.cpu(), data["tokenizer"], extra)
     return run
 
 

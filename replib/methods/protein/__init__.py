@@ -28,7 +28,8 @@ from .isotropy import (AMINO_ACIDS, HAKIM2025_CORRELATIONS, HAKIM2025_REPORTED, 
 from .pairs import (all_pairs, alignment_pair_stats, embedding_pair_stats, pair_correlations,
                     pair_count_for_proteins, proteins_for_pair_count, sample_proteins)
 from .residues import ResidueIsotropy, accumulate_residues, residue_rows
-from .setup import config_for, embed_global, load_protein_model, protein_models
+from .setup import (book_model_analysis, config_for, embed_global, load_book_model, load_protein_model,
+                    protein_models)
 
 __all__ = [
     "AMINO_ACIDS", "HAKIM2025_REPORTED", "HAKIM2025_CORRELATIONS", "config_for",
@@ -37,6 +38,6 @@ __all__ = [
     "alignment_stats_kernel", "aligned_strings", "rescore_alignment",
     "all_pairs", "sample_proteins", "pair_count_for_proteins", "proteins_for_pair_count",
     "alignment_pair_stats", "embedding_pair_stats", "pair_correlations", "composition_embeddings",
-    "ResidueIsotropy", "residue_rows", "protein_models", "load_protein_model", "embed_global", "accumulate_residues",
+    "ResidueIsotropy", "residue_rows", "protein_models", "load_protein_model", "load_book_model", "book_model_analysis", "embed_global", "accumulate_residues",
     "kmer_labels",
 ]
