@@ -264,6 +264,25 @@ def test_http_archive_without_any_checksum_is_refused(monkeypatch, tmp_path, ser
         fetch("stsb", "arch.txt")
 
 
+def test_archive_pinned_by_its_published_md5(monkeypatch, tmp_path, served):
+    import io
+    import zipfile
+
+    root, url = served
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("w/train.tokens", b"the train split\n")
+    (root / "w.zip").write_bytes(buf.getvalue())
+    good = hashlib.md5(buf.getvalue()).hexdigest()
+    _register(monkeypatch, "wgood.txt", None, archive=Archive(url + "/w.zip", "w/train.tokens", True, md5=good))
+    p = fetch("stsb", "wgood.txt")
+    assert p.read_bytes() == b"the train split\n" and good in p.with_name(p.name + ".sha256.json").read_text()
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache2"))
+    _register(monkeypatch, "wbad.txt", None, archive=Archive(url + "/w.zip", "w/train.tokens", True, md5="0" * 32))
+    with pytest.raises(DataNotFoundError, match="md5"):
+        fetch("stsb", "wbad.txt")
+
+
 def test_published_md5_pins_an_http_download(monkeypatch, tmp_path, served):
     root, url = served
     data = b"the pinned train file\n" * 100

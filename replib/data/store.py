@@ -470,9 +470,9 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
                                       "checksum (anyone on the path could change it)" % (url, entry.path))
         return download(url, dest, entry.sha256, size=entry.size, timeout=timeout, md5=entry.md5)
 
-    def _got(digest: str, source: str) -> Path:
+    def _got(digest: str, source: str, verified_md5: Optional[str] = None) -> Path:
         if entry.sha256 is None:
-            _record_observed(dest, digest, source, verified_md5=entry.md5)
+            _record_observed(dest, digest, source, verified_md5=verified_md5 or entry.md5)
         return dest
 
     if mirror is not None and not _is_url(str(mirror)):
@@ -530,7 +530,8 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
                 ChecksumError, InsecureSourceError) as exc:
             errors.append("%s [%s]: %s" % (a.url, a.member, exc))
         else:
-            return _got(digest, "%s [%s]" % (a.url, a.member))
+            return _got(digest, "%s [%s]" % (a.url, a.member),
+                        verified_md5=None if a.md5 is None else "%s (of the archive)" % a.md5)
 
     raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
 

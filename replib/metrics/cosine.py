@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, max_abs_scale
+from .._validation import check_array
 
 __all__ = ["avg_pairwise_cosine", "unit_rows"]
 
