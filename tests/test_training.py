@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from replib.metrics import avg_pairwise_cosine, cosine_contributions, rogue_dimensions
-from replib.training import (TrainingInterrupted, config_for, log_spaced_steps, mask_tokens, train_lm)
+from replib.training import TrainingInterrupted, config_for, log_spaced_steps, mask_tokens, train_lm
 from replib.training.data import ESM_RECIPE, STANDARD_IDS, protein_batch
 from replib.training.loop import lr_at
 

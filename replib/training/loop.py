@@ -22,16 +22,16 @@ import hashlib
 import json
 import math
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from .._io import atomic_path, cache_root, write_json_atomic
 from .config import log_spaced_steps
-from .data import (encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer)
+from .data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 
 TASKS = ("protein", "text")
 

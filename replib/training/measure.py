@@ -9,10 +9,16 @@ from scipy.stats import spearmanr
 from tqdm.auto import tqdm
 
 from .._io import atomic_path
-from ..metrics import (avg_pairwise_cosine, effective_dimensions, isoscore, isoscore_star, partition_isotropy,
-                       rogue_dimensions)
-from ..metrics.lid import lid_mle
 from ..methods.manifolds import s_inter, s_intra
+from ..metrics import (
+    avg_pairwise_cosine,
+    effective_dimensions,
+    isoscore,
+    isoscore_star,
+    partition_isotropy,
+    rogue_dimensions,
+)
+from ..metrics.lid import lid_mle
 from .data import protein_batch, text_batch
 from .loop import TrainRun, load_checkpoint_model, prepare_data
 
