@@ -305,7 +305,7 @@ def run_sharded(
         initial=n_items - sum(spans[i][1] - spans[i][0] for i in todo),
         desc=desc,
         unit=unit,
-        disable=not progress,
+        disable=progress_off(progress),
         leave=False,
     )
     results = map_shards([spans[i] for i in todo]) if map_shards is not None else (compute(*spans[i]) for i in todo)
@@ -318,3 +318,14 @@ def run_sharded(
         bar.update(spans[i][1] - spans[i][0])
     bar.close()
     return out
+
+PROGRESS_OFF_ENV = "TQDM_DISABLE"
+
+
+def progress_off(progress: bool = True) -> bool:
+    """tqdm's ``disable=``: true when ``progress`` is false or ``$TQDM_DISABLE`` is set.
+
+    An explicit ``disable=`` would override tqdm's own reading of ``TQDM_DISABLE``; the runner sets it so
+    that executed chapters (and the book built from them) carry no progress bars.
+    """
+    return not progress or os.environ.get(PROGRESS_OFF_ENV, "").strip().lower() not in ("", "0", "false")

@@ -43,7 +43,7 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
-from .._io import atomic_path, cache_root, hash_file, sha256_file, write_json_atomic
+from .._io import atomic_path, cache_root, hash_file, progress_off, sha256_file, write_json_atomic
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
@@ -221,7 +221,7 @@ def _progress(total: Optional[int], desc: str):
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=not show,
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show),
                 leave=False)
 
 

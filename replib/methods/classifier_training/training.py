@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.stats import pearsonr, spearmanr
 from tqdm.auto import tqdm
 
-from ..._io import ShardWarning, atomic_path, cache_key, cache_root
+from ..._io import ShardWarning, atomic_path, cache_key, cache_root, progress_off
 from ..._validation import OrientationWarning, check_array
 from ...metrics.isoscore import isoscore
 from ...metrics.silhouette import silhouette_score
@@ -375,7 +375,7 @@ def train_trajectory(
                 acc = (logits.argmax(1) == y).float().mean()
         return X, loss, acc
 
-    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=not progress)
+    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
     for step in range(start, n_updates + 1):
         X, loss, acc = forward()
         if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):

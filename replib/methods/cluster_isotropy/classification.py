@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ...metrics import partition_isotropy
 
 
@@ -34,7 +35,7 @@ def pair_token_features(
     if tok.pad_token is None:  # GPT-2 has no pad token: pad with EOS (rows are kept, masked in attention)
         tok.pad_token = tok.eos_token
     out = np.zeros((len(texts_a), max_length, model.spec.hidden_size), np.float32)
-    for s in tqdm(range(0, len(texts_a), batch_size), desc="features", disable=not progress):
+    for s in tqdm(range(0, len(texts_a), batch_size), desc="features", disable=progress_off(progress)):
         a = texts_a[s : s + batch_size]
         b = None if texts_b is None else texts_b[s : s + batch_size]
         enc = tok(a, b, truncation=True, max_length=max_length, padding="max_length", return_tensors="pt")

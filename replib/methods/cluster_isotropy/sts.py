@@ -12,6 +12,7 @@ import pandas as pd
 from scipy import stats
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ...embeddings import embed_sentences
 from ...metrics import partition_isotropy
 from .setup import make_transform
@@ -108,7 +109,7 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
     n = len(tokens1)
     rows = []
     todo = [(k, s) for k in ks for s in seeds]
-    for k, s in tqdm(todo, desc="grid", disable=not progress):
+    for k, s in tqdm(todo, desc="grid", disable=progress_off(progress)):
         labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
         means, bases, _ = cluster_bases(pool, labels, int(k))
         for p in pcs:

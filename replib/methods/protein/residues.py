@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ..._validation import check_array
 from ...embeddings import embed_proteins
 from ...metrics import CovarianceAccumulator
@@ -121,7 +122,7 @@ def accumulate_residues(
     """
     seqs = [s.upper() for s in seqs]
     acc = None
-    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=not progress, leave=False):
+    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=progress_off(progress), leave=False):
         part = seqs[s : s + chunk]
         out = embed_proteins(lm, part, layers=(layer,), max_length=max_length, return_residues=True, progress=False)
         key = "local" if lm.spec.recipe == "proteinbert" else layer

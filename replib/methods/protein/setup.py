@@ -95,3 +95,49 @@ def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, 
     ProteinBERT ``.pooled["global"]`` is its 512-d global output.
     """
     return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
+
+
+# ------------------------------------------------------------------------- this book's trained model
+def load_book_model(profile: str, seed: int = 0):
+    """This book's own ESM-2-style masked protein LM, trained from scratch on Swiss-Prot by
+    :func:`replib.training.trained_model` at ``profile``'s sizes (read from the training cache, or trained
+    now: the ``training_dynamics`` chapter and this chapter share the one artefact), loaded through
+    :func:`replib.models.load_trained` (sha256-verified). Not a model of the paper."""
+    from ...models import load_trained
+    from ...training import trained_model
+
+    run = trained_model("protein", profile, seed)
+    return load_trained(run.final_dir, name="book-esm-trained"), run
+
+
+def book_model_analysis(lm, seqs_global: Sequence[str], n_pair: int, pairs, aln, *, max_length: int,
+                        n_local: int, min_ratio: float, cache_dir=None, progress: bool = True) -> dict:
+    """The protein chapter's measurements for one model, as for the paper's models.
+
+    Global isotropy of the mean-pooled last layer (:func:`global_isotropy`) and per layer; per-residue
+    isotropy over the first ``n_local`` proteins (:func:`accumulate_residues`); the embedding-distance vs
+    alignment correlations (Pearson and Spearman) on the pairs of the first ``n_pair`` proteins.
+
+    Returns
+    -------
+    dict with ``global`` (dict), ``layer_isoscores`` (list), ``local`` (DataFrame),
+    ``local_mean_eff_dims`` (float), ``pair_table`` (DataFrame of pair measures), ``corr`` (DataFrame).
+    """
+    import pandas as pd
+
+    from .isotropy import HAKIM2025_CORRELATIONS, global_isotropy
+    from .pairs import embedding_pair_stats, pair_correlations
+    from .residues import accumulate_residues
+
+    layers = tuple(range(lm.spec.n_layers + 1))
+    emb = embed_global(lm, seqs_global, layers=layers, max_length=max_length, cache_dir=cache_dir,
+                       progress=progress)
+    E = emb.pooled[layers[-1]]
+    acc = accumulate_residues(lm, list(seqs_global[:n_local]), layer=-1, max_length=max_length,
+                              min_ratio=min_ratio, progress=progress)
+    df = pd.concat([embedding_pair_stats(E[:n_pair], pairs), aln[["score", "identity"]]], axis=1)
+    corr = pd.DataFrame([{"method": m, **{f"{a}–{b}": pair_correlations(df, method=m).loc[a, b]
+                                          for (a, b) in HAKIM2025_CORRELATIONS}} for m in ("pearson", "spearman")])
+    return {"global": global_isotropy(E), "layer_isoscores": [global_isotropy(emb.pooled[l])["isoscore"] for l in layers],
+            "local": acc.table(), "local_mean_eff_dims": acc.mean_effective_dimensions(), "pair_table": df,
+            "corr": corr}
