@@ -33,8 +33,9 @@ def test_models_reach_the_chapter_and_paper_values_are_not_compared(project):
     models = {"*": ["/some folder/my-model", "org/name@abc"]}
     rep = runner.run("smoke", chapters=["good"], out_dir=project / "out", root=project, progress=lambda *_: None,
                      models=models)
-    from replib.record import read_records
     import nbformat
+
+    from replib.record import read_records
 
     records = read_records(nbformat.read(str(project / "out" / "notebooks" / "good.ipynb"), as_version=4))
     assert records["models_seen"] == models["*"]  # a list, through papermill's YAML parameters
