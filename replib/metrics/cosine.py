@@ -5,7 +5,7 @@ import numpy as np
 
 from .._validation import check_array
 
-__all__ = ["avg_pairwise_cosine", "cosine_contributions", "unit_rows"]
+__all__ = ["avg_pairwise_cosine", "unit_rows"]
 
 
 def unit_rows(X: np.ndarray, *, name: str = "X") -> np.ndarray:
@@ -54,30 +54,3 @@ def avg_pairwise_cosine(X) -> float:
     n = U.shape[0]
     s = U.sum(axis=0)
     return float((s @ s - n) / (n * (n - 1.0)))
-
-
-def cosine_contributions(X) -> np.ndarray:
-    r"""Contribution of every dimension to the exact average pairwise cosine :func:`avg_pairwise_cosine`.
-
-    .. math::
-
-        c_k = \frac{\big(\sum_i \hat x_{ik}\big)^2 - \sum_i \hat x_{ik}^2}{N(N-1)},
-        \qquad \sum_k c_k = \overline{\cos}(X),
-
-    the per-dimension terms of :math:`\hat x_i \cdot \hat x_j` averaged over distinct pairs. A few dimensions
-    with large :math:`c_k` are the "rogue dimensions" that dominate cosine similarity (Timkey & van
-    Schijndel 2021, EMNLP, "All bark and no bite").
-
-    Parameters
-    ----------
-    X : array_like of shape (n_samples, n_features)
-
-    Returns
-    -------
-    ndarray of shape (n_features,), float64
-    """
-    X = check_array(X, min_samples=2, min_features=1, metric="cosine_contributions")
-    U = unit_rows(X)
-    n = U.shape[0]
-    s = U.sum(axis=0)
-    return (s * s - (U * U).sum(axis=0)) / (n * (n - 1.0))

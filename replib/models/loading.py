@@ -231,7 +231,7 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
     sums = json.loads(sums_path.read_text())
     if verify:
         for fname, want in sums.items():
-            got = _sha256(folder / fname)
+            got = sha256_file(folder / fname)
             if got != want:
                 raise ValueError(f"{folder / fname}: sha256 {got} != recorded {want}")
     sha = sums["model.safetensors"]

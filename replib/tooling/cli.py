@@ -46,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     p_nb = sub.add_parser("notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)")
     p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
     p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
+    p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (replib.tooling.bench)")
+    p_bench.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p_bench.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
+    p_bench.add_argument("--steps", nargs="*", help="isoscore cosine silhouette lid alignment embedding (default all)")
+    p_bench.add_argument("--json", type=Path, help="also write the rows as JSON here")
     p_rep = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
     rsub = p_rep.add_subparsers(dest="report_cmd", required=True)
     r_merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
@@ -76,6 +81,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cmd == "report":
         return _report(args)
+    if args.cmd == "bench":
+        from . import bench
+
+        rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps)
+        print(bench.markdown(rows))
+        if args.json:
+            write_json_atomic(args.json, bench.as_dicts(rows))
+        return 0 if all(r.equal for r in rows) else 1
     root = find_root(args.root)
     if args.cmd == "notebooks":
         ref = args.ref or git_commit(root)
