@@ -1,26 +1,84 @@
-"""Atomic file writes: a file either appears complete or not at all (no half-written results)."""
+"""Persistence: the one atomic writer, the one file hasher, the cache folder and the one sharded, resumable cache.
+
+* :func:`atomic_path` / :func:`atomic_write` / :func:`write_json_atomic`: a file either appears complete or
+  not at all (temporary file beside it, ``fsync``, ``os.replace``), with the mode an ordinary ``open`` would
+  give it (``0o666`` less the umask; ``mkstemp``'s ``0o600`` would hide a team cache from the group).
+* :func:`sha256_file`, :func:`hash_inputs`, :func:`hash_array`, :func:`cache_key`: hashes of files, of
+  sequences of strings, of arrays and of JSON-serialisable descriptions.
+* :func:`run_sharded`: compute a long job shard by shard, each shard stored atomically under a key that
+  covers every parameter that shapes the output, and verified when read back (its own key, index, item
+  range, array shapes and sha256): a bad shard is recomputed with a :class:`ShardWarning` naming the file,
+  never used and never fatal.
+"""
+
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Iterator
 
-__all__ = ["atomic_path", "write_json_atomic"]
+import numpy as np
+from tqdm.auto import tqdm
+
+__all__ = [
+    "atomic_path",
+    "atomic_write",
+    "write_json_atomic",
+    "hash_file",
+    "sha256_file",
+    "hash_inputs",
+    "hash_array",
+    "cache_key",
+    "cache_root",
+    "CACHE_ENV",
+    "run_sharded",
+    "shard_cache_key",
+    "ShardWarning",
+]
+
+_UMASK_LOCK = threading.Lock()
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the system allows (Linux ``/proc``)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+# ========================================================================================= atomic writes
 @contextlib.contextmanager
 def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
     """Yield a temporary path beside ``dest``; on success it replaces ``dest`` atomically (``os.replace``),
-    on any exception it is removed and ``dest`` is left untouched."""
+    on any exception it is removed and ``dest`` is left untouched.
+
+    The finished file is flushed to disk (``fsync``) before the rename and gets mode ``0o666 & ~umask``,
+    as a file created with ``open`` would.
+    """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=suffix)
     os.close(fd)
     try:
         yield Path(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -28,10 +86,57 @@ def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
         raise
 
 
-def write_json_atomic(path, obj) -> None:
-    """Write ``obj`` as indented JSON to ``path`` atomically."""
+def atomic_write(dest, write: Callable, *, mode: str = "wb") -> Path:
+    """Call ``write(file_object)`` on a temporary file and move it to ``dest`` atomically (:func:`atomic_path`)."""
+    with atomic_path(dest, suffix=".tmp") as tmp:
+        with open(tmp, mode) as fh:
+            write(fh)
+    return Path(dest)
+
+
+def write_json_atomic(path, obj, *, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, default=str))
+        tmp.write_text(json.dumps(obj, indent=indent, default=str))
+
+
+# ================================================================================================ hashes
+def hash_file(path, algorithm: str = "sha256", chunk: int = 1 << 20) -> str:
+    """Hex digest of a file under a :mod:`hashlib` algorithm (``"sha256"``, ``"md5"``, ...), read in blocks."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_file(path) -> str:
+    """Hex sha256 of a file."""
+    return hash_file(path, "sha256")
+
+
+def hash_inputs(items: Iterable) -> str:
+    """sha256 over a sequence of strings (length-prefixed, so boundaries count)."""
+    h = hashlib.sha256()
+    for s in items:
+        b = str(s).encode("utf-8")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def hash_array(a) -> str:
+    """sha256 over an array's dtype, shape and bytes (C order)."""
+    a = np.ascontiguousarray(a)
+    h = hashlib.sha256(f"{a.dtype.str}|{a.shape}|".encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def cache_key(info: dict) -> str:
+    """Stable short key (24 hex digits) of a JSON-serialisable description."""
+    blob = json.dumps(info, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:24]
 
 
 CACHE_ENV = "REPLIB_CACHE_DIR"
@@ -43,3 +148,184 @@ def cache_root(sub: str | None = None) -> Path:
     survive a disconnected runtime."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib").expanduser()
     return root / sub if sub else root
+
+
+# ========================================================================================== shard cache
+class ShardWarning(UserWarning):
+    """A cached file failed verification (unreadable, truncated, from another shard or job, altered) and is
+    recomputed."""
+
+
+#: Version of the shard layout; part of every key, so a layout change never reads old shards.
+SHARD_FORMAT = 2
+_META = "__shard__"
+
+
+def shard_cache_key(info: dict, n_items: int, shard_size: int) -> str:
+    """Key of a sharded job: ``info`` (everything that determines the output) plus the item count, the shard
+    size and the layout version."""
+    return cache_key({"info": info, "n_items": int(n_items), "shard_size": int(shard_size), "format": SHARD_FORMAT})
+
+
+def _array_digest(arrays: dict) -> dict:
+    return {
+        k: {"dtype": np.asarray(v).dtype.str, "shape": list(np.shape(v)), "sha256": hash_array(v)}
+        for k, v in sorted(arrays.items())
+    }
+
+
+def _shard_meta(key: str, i: int, span: tuple, arrays: dict) -> dict:
+    return {
+        "format": SHARD_FORMAT,
+        "key": key,
+        "index": i,
+        "start": span[0],
+        "stop": span[1],
+        "arrays": _array_digest(arrays),
+    }
+
+
+def _write_shard(path: Path, meta: dict, arrays: dict) -> None:
+    if _META in arrays:
+        raise ValueError(f"a shard array may not be called {_META!r}")
+    atomic_write(path, lambda fh: np.savez(fh, **{_META: np.array(json.dumps(meta))}, **arrays))
+
+
+def _read_shard(path: Path, key: str, i: int, span: tuple) -> dict | None:
+    """The arrays of a verified shard, or None (missing, or bad: then a :class:`ShardWarning` names the file)."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z[_META][()]))
+            arrays = {k: z[k] for k in z.files if k != _META}
+        want = {"format": SHARD_FORMAT, "key": key, "index": i, "start": span[0], "stop": span[1]}
+        got = {k: meta.get(k) for k in want}
+        if got != want:
+            problem = f"belongs elsewhere ({got} != {want})"
+        elif meta.get("arrays") != _array_digest(arrays):
+            problem = "does not match its recorded shapes and checksums"
+        else:
+            return arrays
+    except Exception as e:  # any unreadable cache file is recomputed, never fatal
+        problem = f"is unreadable ({type(e).__name__}: {e})"
+    warnings.warn(f"cache shard {path} {problem}; recomputing it", ShardWarning, stacklevel=3)
+    return None
+
+
+def _open_folder(cache_dir, key: str, manifest: dict) -> Path:
+    folder = Path(cache_dir) / key
+    folder.mkdir(parents=True, exist_ok=True)
+    mpath = folder / "manifest.json"
+    try:
+        ok = json.loads(mpath.read_text()) == json.loads(json.dumps(manifest, default=str))
+    except (OSError, ValueError):
+        ok = False
+    if not ok:
+        if mpath.exists():
+            warnings.warn(
+                f"cache manifest {mpath} does not describe this job; rewriting it", ShardWarning, stacklevel=3
+            )
+        write_json_atomic(mpath, manifest, indent=1)
+    return folder
+
+
+def run_sharded(
+    n_items: int,
+    shard_size: int,
+    compute: Callable[[int, int], dict],
+    *,
+    info: dict,
+    cache_dir=None,
+    desc: str = "shards",
+    progress: bool = True,
+    unit: str = "item",
+    map_shards: Callable[[list], Iterable[dict]] | None = None,
+    on_shard_written: Callable[[int], None] | None = None,
+) -> list[dict]:
+    """Compute ``compute(start, stop) -> dict of arrays`` per shard, cached, verified and resumable.
+
+    Shard ``i`` covers items ``[i*shard_size, min(n_items, (i+1)*shard_size))``. With ``cache_dir`` each
+    shard is written atomically to ``cache_dir/<key>/shard-<i>.npz`` together with its own record (key,
+    index, item range, each array's dtype, shape and sha256); the key (:func:`shard_cache_key`) covers
+    ``info``, ``n_items``, ``shard_size`` and the layout version, and ``manifest.json`` describes it. A rerun
+    reads the shards that verify, recomputes the missing and the bad ones (a :class:`ShardWarning` names
+    each bad file), and returns the same arrays.
+
+    Parameters
+    ----------
+    n_items : int
+    shard_size : int
+    compute : callable
+        ``compute(start, stop)`` returns a dict of numpy arrays for one shard.
+    info : dict
+        Everything else that determines the output (model identity, recipe, parameters, input hash).
+    cache_dir : path-like or None
+        No caching when None.
+    desc, progress, unit
+        ``tqdm.auto`` progress bar over items.
+    map_shards : callable, optional
+        ``map_shards([(start, stop), ...])`` yields the shards' dicts in that order (e.g. through
+        ``joblib.Parallel(return_as="generator")``); default: ``compute`` on each span in turn.
+    on_shard_written : callable, optional
+        Called with the shard index after a shard file is stored (tests simulate a kill with it).
+
+    Returns
+    -------
+    list of dict
+        One dict of arrays per shard, in order.
+    """
+    if shard_size < 1:
+        raise ValueError("shard_size must be >= 1")
+    if n_items < 0:
+        raise ValueError("n_items must be >= 0")
+    n_shards = -(-n_items // shard_size)
+    spans = [(i * shard_size, min(n_items, (i + 1) * shard_size)) for i in range(n_shards)]
+    out: list = [None] * n_shards
+    folder, key = None, None
+    if cache_dir is not None:
+        key = shard_cache_key(info, n_items, shard_size)
+        folder = _open_folder(
+            cache_dir,
+            key,
+            {
+                "key": key,
+                "format": SHARD_FORMAT,
+                "info": info,
+                "n_items": n_items,
+                "shard_size": shard_size,
+                "n_shards": n_shards,
+            },
+        )
+        for i in range(n_shards):
+            out[i] = _read_shard(folder / f"shard-{i:05d}.npz", key, i, spans[i])
+    todo = [i for i in range(n_shards) if out[i] is None]
+    bar = tqdm(
+        total=n_items,
+        initial=n_items - sum(spans[i][1] - spans[i][0] for i in todo),
+        desc=desc,
+        unit=unit,
+        disable=progress_off(progress),
+        leave=False,
+    )
+    results = map_shards([spans[i] for i in todo]) if map_shards is not None else (compute(*spans[i]) for i in todo)
+    for i, res in zip(todo, results):
+        if folder is not None:
+            _write_shard(folder / f"shard-{i:05d}.npz", _shard_meta(key, i, spans[i], res), res)
+            if on_shard_written is not None:
+                on_shard_written(i)
+        out[i] = res
+        bar.update(spans[i][1] - spans[i][0])
+    bar.close()
+    return out
+
+PROGRESS_OFF_ENV = "TQDM_DISABLE"
+
+
+def progress_off(progress: bool = True) -> bool:
+    """tqdm's ``disable=``: true when ``progress`` is false or ``$TQDM_DISABLE`` is set.
+
+    An explicit ``disable=`` would override tqdm's own reading of ``TQDM_DISABLE``; the runner sets it so
+    that executed chapters (and the book built from them) carry no progress bars.
+    """
+    return not progress or os.environ.get(PROGRESS_OFF_ENV, "").strip().lower() not in ("", "0", "false")

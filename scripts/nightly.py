@@ -8,6 +8,7 @@ Steps, in the order the publish job runs them::
     python scripts/nightly.py drift    RUNS REPORTS [--date D] [--summary FILE]
     python scripts/nightly.py profile  RUNS                      # which profile's notebooks the book shows
     python scripts/nightly.py book     RUNS                      # the book, from that profile
+    python scripts/nightly.py colab    RUNS DEST                 # runnable notebooks for tag colab-<commit>
     python scripts/nightly.py reports  RUNS REPORTS HTML_DIR     # reports/, latest.json, validation.md
     python scripts/nightly.py failures RUNS [-o FILE]            # failing claims as Markdown (the issue body)
 
@@ -139,13 +140,46 @@ def publish_reports(runs: Path, reports_dir: Path, html: Path) -> Path:
     return out / "latest.json"
 
 
+def colab_ref(runs: Path) -> str | None:
+    """The tag holding the runnable notebooks the published book's Colab buttons open: ``colab-<commit>``
+    (12 hex digits) of the run the book shows, or None when that run has no commit."""
+    rep = Path(runs) / book_profile(runs) / "report.json"
+    if not rep.exists():
+        return None
+    sha = (json.loads(rep.read_text()).get("environment") or {}).get("git_commit")
+    return f"colab-{sha[:12]}" if sha else None
+
+
+def colab_tree(runs: Path, dest: Path) -> str | None:
+    """Lay out the runnable notebooks of the run the book shows (``runs/<profile>/sources/*.ipynb``, each
+    with the Colab bootstrap pinned to that run's commit) as ``dest/notebooks/`` for the ``colab-<commit>``
+    tag; returns the tag (None when there is nothing to publish)."""
+    tag = colab_ref(runs)
+    sources = Path(runs) / book_profile(runs) / "sources"
+    nbs = sorted(sources.glob("*.ipynb"))
+    if tag is None or not nbs:
+        return None
+    dest = Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "notebooks").mkdir(parents=True)
+    for nb in nbs:
+        shutil.copy2(nb, dest / "notebooks" / nb.name)
+    (dest / "README.md").write_text(
+        f"Runnable notebooks of commit {tag[len('colab-'):]} for the book's Colab buttons, built by the nightly "
+        "from notebooks/<chapter>.md (the Colab bootstrap cell checks out that commit). Not a source: edit the "
+        ".md chapters on main.\n")
+    return tag
+
+
 def build_book(runs: Path) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
     the validation dashboard of every profile that ran; returns the HTML folder."""
     from replib.tooling import book
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)
-    html = book.build(profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles)
+    html = book.build(profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles,
+                      colab_ref=colab_ref(runs))
     print("book built from", profile, "with the reports of", profiles, "->", html)
     return html
 
@@ -194,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("runs", type=Path)
     p = sub.add_parser("book")
     p.add_argument("runs", type=Path)
+    p = sub.add_parser("colab")
+    p.add_argument("runs", type=Path)
+    p.add_argument("dest", type=Path)
     p = sub.add_parser("reports")
     p.add_argument("runs", type=Path)
     p.add_argument("reports", type=Path)
@@ -212,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
             print(book_profile(a.runs))
         elif a.cmd == "book":
             build_book(a.runs)
+        elif a.cmd == "colab":
+            print(colab_tree(a.runs, a.dest) or "")
         elif a.cmd == "reports":
             print(publish_reports(a.runs, a.reports, a.html))
         else:

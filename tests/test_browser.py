@@ -194,3 +194,55 @@ def test_plotly_figure_must_be_drawn(tmp_path, driver):
         problems = browser.check_page(driver, server, page, root=ROOT, settle=1.0)
     assert any("plotly figure #1 has no svg" in p for p in problems), problems
     assert any("404" in p for p in problems), problems
+
+
+# ------------------------------------------------------------------ formulas, noise, report tables (issue 17)
+@needs_browser
+def test_formulas_render_offline(broken, driver):
+    """Every page with math is typeset by the MathJax served with the book; without it, raw TeX is caught."""
+    html, check, _ = broken
+    pages_with_math = [p for p in browser.book_pages(ROOT) if 'class="math' in (html / p.html).read_text()]
+    assert pages_with_math, "no page of the book has a formula (the check below would test nothing)"
+    page = pages_with_math[0].html
+    assert not any("raw TeX" in p or "MathJax" in p for p in check(page, driver))
+    (html / "_static" / "mathjax" / "tex-svg-full.js").write_text("/* MathJax removed */\n")
+    problems = check(page, driver)
+    assert any("raw TeX" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_progress_bar_noise(broken, driver):
+    html, check, chapter = broken
+    _edit(html / chapter.html, r'(<div class="cell_output docutils container">)',
+          r'\1<div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre>'
+          r'embed: 100%|##########| 3/3 [00:01&lt;00:00, 2.10it/s]</pre></div></div>')
+    problems = check(chapter.html, driver)
+    assert any("progress-bar/warning noise" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_stderr_output(broken, driver):
+    html, check, chapter = broken
+    _edit(html / chapter.html, r'(<div class="cell_output docutils container">)',
+          r'\1<div class="output stderr highlight-myst-ansi notranslate"><div class="highlight"><pre>'
+          r'something on stderr</pre></div></div>')
+    problems = check(chapter.html, driver)
+    assert any("stderr output" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_wrong_reproduction_table(broken, driver):
+    html, check, chapter = broken
+    assert chapter.claim_badges, "the chapter pages expect the report's reproduction table"
+    _edit(html / chapter.html, r"(<table[^>]*replib-reproduces.*?<tbody>\s*)<tr.*?</tr>", r"\1")
+    problems = check(chapter.html, driver)
+    assert any("what this chapter reproduces" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_wrong_front_page_counts(broken, driver):
+    html, check, _ = broken
+    _edit(html / "book" / "intro.html", r"(<table[^>]*replib-summary.*?<tbody>.*?<td[^>]*>.*?</td>\s*<td[^>]*>)"
+          r"(?:<p>)?\d+", r"\g<1>987")
+    problems = check("book/intro.html", driver)
+    assert any("front page should count" in p for p in problems), problems

@@ -1,11 +1,13 @@
 """Mickus et al. 2024 chapter: the identities of Sec. 2, the exact torch silhouette, the training loop."""
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
 from sklearn.metrics import silhouette_score as sk_silhouette
 
+from replib._io import ShardWarning
 from replib.methods import classifier_training as ct
 from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
@@ -140,7 +142,7 @@ def test_training_is_deterministic_under_a_seed():
     assert list(a.step) == [0, 5, 10, 15, 20]
 
 
-def test_training_resumes_after_a_kill(tmp_path, monkeypatch):
+def test_training_resumes_after_a_kill(tmp_path):
     s = ct.synthetic_setup(120, 8, 2, seed=1)
     full = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, progress=False)
 
@@ -152,14 +154,16 @@ def test_training_resumes_after_a_kill(tmp_path, monkeypatch):
             raise Killed
 
     ck = tmp_path / "run.pt"
-    monkeypatch.setattr(ct.training, "_UPDATE_HOOK", kill)
     with pytest.raises(Killed):
         ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
-                            checkpoint_every=4, progress=False)
+                            checkpoint_every=4, progress=False, on_update=kill)
     assert ck.exists()
-    monkeypatch.setattr(ct.training, "_UPDATE_HOOK", None)
-    resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
-                                  checkpoint_every=4, progress=False)
+    done = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ShardWarning)  # the checkpoint is read, not discarded
+        resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
+                                      checkpoint_every=4, progress=False, on_update=done.append)
+    assert done == list(range(21, 31))  # resumed from the checkpoint at update 20
     assert resumed.equals(full)
     # a finished checkpoint is returned as is; a checkpoint of another run is refused
     assert ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
@@ -282,4 +286,4 @@ def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path
     assert kinds == ["packaged", "cached"] and provenance.USED_MODELS[1]["resolved"].startswith("sha256:")
     monkeypatch.setattr(ct.sbert, "_sbert_weights_id", lambda name: "sentence-transformers/all-MiniLM-L6-v2@" + "f" * 40)
     ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
-    assert len(list((tmp_path / "sbert").iterdir())) == 2  # other weights: a new cache folder, not the old shards
+    assert len(list((tmp_path / "sbert" / "all-MiniLM-L6-v2").iterdir())) == 2  # other weights: a new cache folder, not the old shards

@@ -116,6 +116,22 @@ def test_bootstrap_clones_and_installs_on_colab(tmp_path):
     assert out["chdirs"] == [f"/content/{name}/notebooks"] and out["path_added"] == [f"/content/{name}"]
 
 
+def test_bootstrap_recovers_from_an_interrupted_clone(tmp_path):
+    """A clone folder without .git (what an interrupted clone leaves) is removed and cloned again."""
+    name = urlparse(REPO_URL).path.rstrip("/").split("/")[-1]
+    base = tmp_path / "content"
+    partial = base / name
+    (partial / "replib").mkdir(parents=True)  # half a checkout, no .git
+    source = _first_code_cell(CHAPTERS[0]).replace('"/content/', f'"{base}/')
+    harness = tmp_path / "h"
+    harness.mkdir()
+    out = _run_bootstrap(harness, source, colab=True)
+    assert not partial.exists(), "the interrupted clone was not removed"
+    clone, fetch, checkout, *install = out["calls"]
+    assert clone[:2] == ["git", "clone"] and clone[-1] == str(partial)
+    assert checkout[-1] == REF
+
+
 def test_colab_extra_does_not_reinstall_torch():
     """pip install -e .[colab] must not pull torch/transformers beyond Colab's (loose floors only)."""
     pyproject = (ROOT / "pyproject.toml").read_text()

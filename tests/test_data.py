@@ -164,7 +164,7 @@ def test_mirror_verification_is_cached(mirror_env, tmp_path, monkeypatch):
     assert db.is_file() and str((MIRROR / "snli" / "s1.dev").resolve()) in db.read_text()
     store._verified_memory.clear()  # the on-disk record alone must avoid re-hashing
     calls = []
-    monkeypatch.setattr(store, "sha256_file", lambda p: calls.append(p))
+    monkeypatch.setattr(store, "hash_file", lambda p, algorithm="sha256": calls.append(p))
     t = time.perf_counter()
     for _ in range(50):
         fetch("snli", "s1.dev")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-import replib.embeddings.cache as cache_mod
+import replib.embeddings.extract as extract
 from replib.embeddings import (embed_proteins, embed_sentences, embed_token_stream, protein_text, residue_slice,
                                token_stream_ids)
 from replib.models import tiny_model
@@ -113,24 +113,27 @@ def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):
     lm = tiny["protbert"]
     seqs = [s * (k % 3 + 1) for k, s in enumerate(SEQS * 3)]  # 15 sequences -> 5 shards of 3
     ref = embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, progress=False)
+    real, calls = extract._hf_protein_shard, []
 
-    def die(i):
-        if i == 1:
-            raise KeyboardInterrupt("killed after 2 shards")
-    monkeypatch.setattr(cache_mod, "_SHARD_HOOK", die)
+    def shard(*args, die_at=None):
+        calls.append(len(calls))
+        if len(calls) == die_at:
+            raise KeyboardInterrupt("killed while computing the third shard")
+        return real(*args)
+    monkeypatch.setattr(extract, "_hf_protein_shard", lambda *a: shard(*a, die_at=3))
     with pytest.raises(KeyboardInterrupt):
         embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, cache_dir=tmp_path, progress=False)
     (key,) = [p for p in tmp_path.iterdir()]
     assert sorted(p.name for p in key.glob("shard-*.npz")) == ["shard-00000.npz", "shard-00001.npz"]
     assert not list(key.glob("*.tmp"))
-    calls = []
-    monkeypatch.setattr(cache_mod, "_SHARD_HOOK", calls.append)
+    calls.clear()
+    monkeypatch.setattr(extract, "_hf_protein_shard", lambda *a: shard(*a))
     out = embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, cache_dir=tmp_path, progress=False)
-    assert calls == [2, 3, 4]  # only the missing shards were computed
+    assert len(calls) == 3  # only the missing shards 2, 3, 4 were computed
     for l in (-1, 1):
         np.testing.assert_array_equal(out.pooled[l], ref.pooled[l])
     again = embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, cache_dir=tmp_path, progress=False)
-    assert calls == [2, 3, 4]
+    assert len(calls) == 3
     np.testing.assert_array_equal(again.pooled[-1], ref.pooled[-1])
 
 

@@ -101,6 +101,9 @@ def _runner_output(workspace: Path, profile: str, rep: dict):
     for ch in ("alpha", "beta"):
         (out / "notebooks" / f"{ch}.ipynb").write_text("{}")
         (out / "notebooks" / f"{ch}.log").write_text("log")
+    (out / "sources").mkdir()
+    for ch in ("alpha", "beta"):
+        (out / "sources" / f"{ch}.ipynb").write_text("{}")  # the runnable notebooks the runner built
     (out / "models").mkdir()
     (out / "models" / "alpha.jsonl").write_text("")
 
@@ -126,7 +129,7 @@ def test_workflow_uploads_and_calls_the_publish_script():
     uploads = _workflow_uploads()
     assert {"run-smoke", "run-paper"} <= set(uploads)
     text = WORKFLOW.read_text()
-    for step in ("layout", "drift", "book", "reports", "failures"):
+    for step in ("layout", "drift", "book", "colab", "reports", "failures"):
         assert f"scripts/nightly.py {step} " in text, step
     # every action pinned to a commit
     for line in text.splitlines():
@@ -166,6 +169,12 @@ def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_
 
     r = _nightly("profile", "build/runs", cwd=pub)
     assert r.stdout.strip() == "paper"  # the paper run completed (a failed claim is not a failed chapter)
+
+    # the Colab buttons of the published book open the runnable notebooks of the same commit (tag)
+    r = _nightly("colab", "build/runs", "colab-tree", cwd=pub)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "colab-0123456789ab"
+    assert sorted(p.name for p in (pub / "colab-tree" / "notebooks").iterdir()) == ["alpha.ipynb", "beta.ipynb"]
 
     html = pub / "build" / "book" / "_build" / "html"
     r = _nightly("reports", "build/runs", str(reports), str(html), cwd=pub)

@@ -7,8 +7,8 @@ import io
 
 import nbformat
 
-from replib import pages
 from replib.record import GLUE_PREFIX, RECORD_MIME
+from replib.tooling import pages
 
 
 def _claims():
@@ -74,7 +74,29 @@ def test_front_page_counts_per_chapter():
     md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"})
     assert "1 reproduced, 1 consistent, 1 failed of 3 claims" in md
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
-    rows = md.split("* - ")[2:]
+    rows = md.split("\n```")[1].split("* - ")[2:]
     cells = [[x.strip() for x in r.split("\n  - ")[1:]] for r in rows]
     assert cells[0][:5] == ["1", "1", "0", "0", "0"]  # alpha: reproduced, consistent, deviates, unverified, failed
     assert cells[1][:5] == ["0", "0", "0", "0", "1"]  # beta: one failed
+
+
+def test_progress_off_follows_tqdm_disable(monkeypatch):
+    """The runner sets TQDM_DISABLE; replib's bars pass disable= explicitly, so they must read it too."""
+    from tqdm.auto import tqdm
+
+    from replib._io import progress_off
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert progress_off(True) is False and progress_off(False) is True
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert progress_off(True) is True
+    assert tqdm(range(2), disable=progress_off(True)).disable
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert progress_off(True) is False
+
+
+def test_a_long_reproduction_table_is_folded():
+    many = [dict(_claims()[0], key=f"k{i}") for i in range(pages.SHORT_TABLE + 1)]
+    md = pages.reproduces_markdown("alpha", many, "smoke")
+    assert ":class: dropdown" in md and md.count("\n* - ") == 1 + len(many)
+    assert ":class: dropdown" not in pages.reproduces_markdown("alpha", many[:3], "smoke")

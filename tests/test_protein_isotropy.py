@@ -154,7 +154,7 @@ def test_pair_engine_matches_direct_calls_and_jobs():
         assert (r.score, r.matches, r.length) == (d["score"], d["matches"], d["length"])
 
 
-def test_pair_engine_resume_after_kill(tmp_path, monkeypatch):
+def test_pair_engine_resume_after_kill(tmp_path):
     seqs, pairs = _toy_job()
     fresh = P.alignment_pair_stats(seqs, pairs, chunk_size=10, progress=False)
 
@@ -165,20 +165,20 @@ def test_pair_engine_resume_after_kill(tmp_path, monkeypatch):
         if c == 3:
             raise Killed
 
-    monkeypatch.setattr(P.pairs, "_CHUNK_HOOK", kill_after)
     with pytest.raises(Killed):
-        P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
+        P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False, on_chunk=kill_after)
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    done = sorted(p.name for p in folder.glob("chunk-*.npz"))
-    assert done == [f"chunk-{c:06d}.npz" for c in range(4)]
-    (folder / ".chunk-000004.npz.xyz.tmp").write_bytes(b"partial")  # a write cut short
+    done = sorted(p.name for p in folder.glob("shard-*.npz"))
+    assert done == [f"shard-{c:05d}.npz" for c in range(4)]
+    (folder / ".shard-00004.npz.xyz.tmp").write_bytes(b"partial")  # a write cut short
     computed = []
-    monkeypatch.setattr(P.pairs, "_CHUNK_HOOK", computed.append)
-    resumed = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
+    resumed = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False,
+                                     on_chunk=computed.append)
     assert computed == list(range(4, -(-len(pairs) // 10)))  # finished chunks are not recomputed
     pd.testing.assert_frame_equal(fresh, resumed)
     computed.clear()
-    again = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False)
+    again = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False,
+                                   on_chunk=computed.append)
     assert computed == []
     pd.testing.assert_frame_equal(fresh, again)
 
@@ -197,11 +197,11 @@ def test_pair_engine_survives_sigkill(tmp_path, rng):
     out = tmp_path / "store"
     proc = subprocess.Popen([sys.executable, str(script), str(out), str(tmp_path / "a.csv")], env=env)
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(out.glob("*/chunk-*.npz"))) < 5:
+    while time.time() < deadline and len(list(out.glob("*/shard-*.npz"))) < 5:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    n_done = len(list(out.glob("*/chunk-*.npz")))
+    n_done = len(list(out.glob("*/shard-*.npz")))
     assert 0 < n_done < 59  # killed midway
     subprocess.run([sys.executable, str(script), str(out), str(tmp_path / "b.csv")], env=env, check=True)
     subprocess.run([sys.executable, str(script), str(tmp_path / "other"), str(tmp_path / "c.csv")], env=env,

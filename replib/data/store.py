@@ -17,8 +17,8 @@ Resolution order of :func:`fetch`:
 
 Downloads are written to a temporary file in the destination folder, verified,
 and only then moved into place with :func:`os.replace`; a truncated or corrupted
-download raises and leaves nothing that looks complete; it is then given the
-permissions of a newly created file (``0666 & ~umask``), not ``mkstemp``'s 0600.
+download raises and leaves nothing that looks complete (:func:`replib._io.atomic_path`, which also gives
+it the permissions of a newly created file, ``0666 & ~umask``, not ``mkstemp``'s 0600).
 Every network read has a timeout (``timeout``, default 60 s): a server that
 accepts the connection and never answers raises :class:`DownloadTimeoutError`.
 A file is downloaded over plain ``http`` only when a registered checksum (sha256,
@@ -35,7 +35,6 @@ import os
 import shutil
 import socket
 import tarfile
-import tempfile
 import threading
 import urllib.error
 import urllib.parse
@@ -44,7 +43,7 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
-from .._io import atomic_path, cache_root
+from .._io import atomic_path, cache_root, hash_file, progress_off, sha256_file, write_json_atomic
 from .registry import DataFile, get_file
 
 __all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
@@ -82,25 +81,6 @@ class InsecureSourceError(ValueError):
     """A plain-http source for a file that no registered checksum pins."""
 
 
-def _umask() -> int:
-    """The process umask, read without changing it where the OS allows (Linux ``/proc``)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    old = os.umask(0o022)  # pragma: no cover - non-Linux fallback
-    os.umask(old)
-    return old
-
-
-def _publish_mode(path: Union[str, os.PathLike]) -> None:
-    """Give a ``mkstemp`` file (mode 0600) the mode of a normally created file, ``0666 & ~umask``."""
-    os.chmod(path, 0o666 & ~_umask())
-
-
 def _force_verify() -> bool:
     return os.environ.get(VERIFY_ENV, "").strip().lower() in ("1", "true", "yes")
 
@@ -113,15 +93,6 @@ def cache_dir(path: Union[str, os.PathLike, None] = None) -> Path:
     if path is None:
         return cache_root("data")
     return Path(path).expanduser()
-
-
-def sha256_file(path: Union[str, os.PathLike]) -> str:
-    """Return the hex sha256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # ----------------------------------------------------------------- verification cache
@@ -144,11 +115,7 @@ def _store_verified(cache: Path, key: str, value: dict) -> None:
             cache.mkdir(parents=True, exist_ok=True)
             db = _load_verified(cache)
             db[key] = value
-            fd, tmp = tempfile.mkstemp(dir=cache, prefix=".verified.", suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(db, fh, indent=0, sort_keys=True)
-            _publish_mode(tmp)
-            os.replace(tmp, _verified_db(cache))
+            write_json_atomic(_verified_db(cache), dict(sorted(db.items())), indent=0)
         except OSError:
             pass
 
@@ -165,16 +132,6 @@ def _expected_checksum(path: Path, entry: DataFile) -> Optional[tuple]:
         return "sha256", json.loads(side.read_text())["sha256"], "recorded in %s" % side.name
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _hash_file(path: Path, algorithm: str) -> str:
-    if algorithm == "sha256":
-        return sha256_file(path)
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _stamp(st: os.stat_result, algorithm: str, digest: str) -> dict:
@@ -209,7 +166,7 @@ def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = Fa
     if entry.size is not None and st.st_size != entry.size:
         raise ChecksumError("%s has %d bytes, expected %d (registry %s); the copy is truncated or a different "
                             "version" % (path, st.st_size, entry.size, entry.path))
-    digest = _hash_file(path, algorithm)
+    digest = hash_file(path, algorithm)
     if digest != expected:
         with _verified_lock:
             _verified_memory.pop(key, None)
@@ -264,7 +221,7 @@ def _progress(total: Optional[int], desc: str):
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=not show,
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show),
                 leave=False)
 
 
@@ -333,7 +290,6 @@ def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = No
             if h5 is not None and h5.hexdigest() != md5:
                 raise ChecksumError("%s: md5 %s differs from the published %s; the download is corrupted or a "
                                     "different version (nothing was written to %s)" % (url, h5.hexdigest(), md5, dest))
-            _publish_mode(tmp)
     except (socket.timeout, TimeoutError) as exc:
         raise DownloadTimeoutError("%s: no data for %g s (the server accepted the connection but did not answer); "
                                    "nothing was written to %s" % (url, timeout, dest)) from exc
@@ -366,10 +322,9 @@ def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str
         if sha256 is not None and digest != sha256:
             raise ChecksumError("member %s of %s: sha256 %s differs from the registered %s"
                                 % (member, archive, digest, sha256))
-        if md5 is not None and _hash_file(tmp, "md5") != md5:
+        if md5 is not None and hash_file(tmp, "md5") != md5:
             raise ChecksumError("member %s of %s: md5 %s differs from the published %s"
-                                % (member, archive, _hash_file(tmp, "md5"), md5))
-        _publish_mode(tmp)
+                                % (member, archive, hash_file(tmp, "md5"), md5))
     return digest
 
 
@@ -385,7 +340,7 @@ def _record_observed(dest: Path, digest: str, source: str, verified_md5: Optiona
             "nothing (trust on first use over https)",
             "retrieved": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     side = dest.with_name(dest.name + ".sha256.json")
-    side.write_text(json.dumps(info, indent=1))
+    write_json_atomic(side, info, indent=1)
 
 
 def _missing_message(entry: DataFile, dataset: str, file: str, errors: list) -> str:
@@ -519,7 +474,7 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
                 raise InsecureSourceError("refusing a plain-http archive: neither it nor its member %s has a "
                                           "registered checksum" % a.member)
             if archive_path.is_file():
-                if a.md5 is not None and _hash_file(archive_path, "md5") != a.md5:
+                if a.md5 is not None and hash_file(archive_path, "md5") != a.md5:
                     raise ChecksumError("cached archive %s: md5 differs from the published %s; delete it"
                                         % (archive_path, a.md5))
             else:

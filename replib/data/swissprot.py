@@ -10,7 +10,6 @@ which needs ``dpkg-deb`` and ``blastdbcmd`` (Debian: ``apt-get install ncbi-blas
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import re
 import shutil
@@ -21,7 +20,8 @@ from typing import Iterable, Optional, Union
 
 import pandas as pd
 
-from .store import DataNotFoundError, cache_dir, fetch, sha256_file
+from .._io import atomic_path, sha256_file, write_json_atomic
+from .store import DataNotFoundError, cache_dir, fetch
 
 __all__ = ["load_swissprot", "validate_residues", "extract_swissprot_full", "make_subset", "POLICIES"]
 
@@ -169,7 +169,7 @@ def _record_release(path: Path) -> None:
         rel = fetch("swissprot", "reldate.txt").read_text()
     except Exception as exc:  # best effort: the release note is documentation
         rel = "unknown (%s)" % exc
-    side.write_text(json.dumps({"reldate": rel, "sha256": sha256_file(path)}, indent=1))
+    write_json_atomic(side, {"reldate": rel, "sha256": sha256_file(path)}, indent=1)
 
 
 # ---------------------------------------------------------------------- extraction
@@ -224,15 +224,8 @@ def extract_swissprot_full(deb: Union[str, os.PathLike, None] = None,
         raw = Path(tmp) / "raw.fasta"
         with open(raw, "wb") as fh:
             subprocess.run(["blastdbcmd", "-db", str(db), "-entry", "all", "-outfmt", "%f"], check=True, stdout=fh)
-        fd, part = tempfile.mkstemp(dir=out.parent, prefix="." + out.name + ".", suffix=".part")
-        try:
-            with os.fdopen(fd, "w") as dst, open(raw) as src:
-                _rewrite_fasta(src, dst)
-            os.replace(part, out)
-        except BaseException:
-            if os.path.exists(part):
-                os.unlink(part)
-            raise
+        with atomic_path(out) as part, open(part, "w") as dst, open(raw) as src:
+            _rewrite_fasta(src, dst)
     return out
 
 
@@ -279,7 +272,7 @@ def make_subset(full: Union[str, os.PathLike], n: int, out: Union[str, os.PathLi
         records.append((header, chunks))
     sample = random.Random(seed).sample(records, sample_size)[:n]
     out = Path(out)
-    with open(out, "w") as fh:
+    with atomic_path(out) as part, open(part, "w") as fh:
         for header, chunks in sample:
             fh.write(header)
             fh.writelines(chunks)

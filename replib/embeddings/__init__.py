@@ -1,8 +1,29 @@
 """Texts or sequences in, per-token and pooled vectors out; resumable on-disk cache."""
-from .cache import cache_key, hash_inputs, run_sharded
-from .extract import (ProteinEmbeddings, SentenceEmbeddings, TokenStream, embed_proteins, embed_sentences,
-                      embed_token_stream, protein_text, residue_slice, token_stream_ids)
 
-__all__ = ["cache_key", "hash_inputs", "run_sharded", "ProteinEmbeddings", "SentenceEmbeddings", "TokenStream",
-           "embed_proteins", "embed_sentences", "embed_token_stream", "protein_text", "residue_slice",
-           "token_stream_ids"]
+from .._io import cache_key, hash_inputs, run_sharded
+from .extract import (
+    ProteinEmbeddings,
+    SentenceEmbeddings,
+    TokenStream,
+    embed_proteins,
+    embed_sentences,
+    embed_token_stream,
+    protein_text,
+    residue_slice,
+    token_stream_ids,
+)
+
+__all__ = [
+    "cache_key",
+    "hash_inputs",
+    "run_sharded",
+    "ProteinEmbeddings",
+    "SentenceEmbeddings",
+    "TokenStream",
+    "embed_proteins",
+    "embed_sentences",
+    "embed_token_stream",
+    "protein_text",
+    "residue_slice",
+    "token_stream_ids",
+]

@@ -10,7 +10,7 @@ All of them encode each item alone (so the result never depends on the batch), t
 (sorted, padded by hand on the side the recipe needs, attention mask from the true lengths), run
 under ``torch.inference_mode`` and -- on CUDA only -- autocast (fp16/bf16), and return float32 numpy
 arrays (metrics downstream cast to float64). Work is cut into shards cached on disk when
-``cache_dir`` is given (see :mod:`replib.embeddings.cache`).
+``cache_dir`` is given (see :func:`replib._io.run_sharded`).
 
 Layer indices for proteins and sentences index ``hidden_states`` (``0`` = embedding output,
 ``-1`` = last block). For the token stream they follow Cai's code: layer ``0`` = the output of the
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cache import hash_inputs, run_sharded
+from .._io import hash_inputs, run_sharded
 
 PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
 TEXT_RECIPES = ("text", "sbert")
@@ -159,8 +159,15 @@ def _check_layers(layers, n_states: int):
     return layers
 
 
-def _model_info(lm) -> dict:
-    return {"model": lm.name, "revision": lm.spec.revision, "recipe": lm.spec.recipe, "source": lm.source}
+def _model_info(lm, amp: bool) -> dict:
+    """What of the model shapes its outputs (part of every cache key): identity and weights (the weights' sha256
+    for local files, not their folder or name), the device type and the precision (autocast runs on CUDA only)."""
+    device = str(getattr(lm, "device", "cpu")).split(":")[0]
+    if getattr(lm, "weights_sha256", None):
+        ident = {"weights_sha256": lm.weights_sha256, "recipe": lm.spec.recipe}
+    else:
+        ident = {"model": lm.name, "revision": lm.spec.revision, "recipe": lm.spec.recipe, "source": lm.source}
+    return {**ident, "device": device, "autocast": bool(amp) and device == "cuda"}
 
 
 # ----------------------------------------------------------------------------------------- proteins
@@ -251,8 +258,8 @@ def embed_proteins(model, seqs, layers=(-1,), pooling: str = "mean", max_length:
     keep = [i for i, s in enumerate(clean) if too_long == "truncate" or len(s) <= max_length]
     kept = [clean[i][:max_length] for i in keep]
     trunc = np.array([len(clean[i]) > max_length for i in keep], dtype=bool)
-    info = dict(_model_info(model), fn="embed_proteins", layers=list(layers) if recipe != "proteinbert" else
-                ["global", "local_mean"], max_length=max_length, too_long=too_long,
+    info = dict(_model_info(model, amp), fn="embed_proteins", layers=list(layers) if recipe != "proteinbert" else
+                ["global", "local_mean"], max_length=max_length, too_long=too_long, batch_tokens=batch_tokens,
                 return_residues=return_residues, inputs=hash_inputs(kept), n=len(kept))
 
     def compute(a, b):
@@ -385,8 +392,8 @@ def embed_sentences(model, texts, layer: int = -1, drop_special: bool = True, *,
     max_length = int(max_length or min(getattr(tok, "model_max_length", 512) or 512, 512))
     n_states = model.spec.n_layers + 1
     (layer,) = _check_layers(layer, n_states)
-    info = dict(_model_info(model), fn="embed_sentences", layer=layer, drop_special=drop_special,
-                max_length=max_length, inputs=hash_inputs(texts), n=len(texts))
+    info = dict(_model_info(model, amp), fn="embed_sentences", layer=layer, drop_special=drop_special,
+                max_length=max_length, batch_tokens=batch_tokens, inputs=hash_inputs(texts), n=len(texts))
 
     def compute(a, b):
         enc = [_special_span(tok, t, max_length) for t in texts[a:b]]
@@ -466,8 +473,9 @@ def embed_token_stream(model, lines, window: int = 512, layers=None, *, add_spec
         if not 0 <= l < n_layers:
             raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
     arr = np.asarray(ids[:n_win * window], np.int64).reshape(n_win, window)
-    info = dict(_model_info(model), fn="embed_token_stream", window=window, layers=list(layers),
-                add_special_tokens=add_special_tokens, inputs=hash_inputs(map(str, arr.ravel())), n=n_win)
+    info = dict(_model_info(model, amp), fn="embed_token_stream", window=window, layers=list(layers),
+                add_special_tokens=add_special_tokens, batch_windows=batch_windows,
+                inputs=hash_inputs(map(str, arr.ravel())), n=n_win)
 
     def compute(a, b):
         out = {l: [] for l in layers}

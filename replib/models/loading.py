@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._io import sha256_file
 from ..provenance import note_model
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
@@ -31,6 +32,9 @@ class LoadedModel:
     device : str
     source : str
         Where the weights came from (a path, ``hf:<id>@<revision>``, or ``random:seed=<k>``).
+    weights_sha256 : str or None
+        sha256 of local weight files (packaged or a user's folder): the identity on-disk caches use, so a
+        copied folder reuses (and a changed file never reuses) cached embeddings.
     """
 
     name: str
@@ -39,6 +43,7 @@ class LoadedModel:
     spec: ModelSpec
     device: str = "cpu"
     source: str = ""
+    weights_sha256: str | None = None
 
     @property
     def recipe(self) -> str:
@@ -46,7 +51,10 @@ class LoadedModel:
 
     @property
     def cache_key(self) -> str:
-        """Identity of the weights for on-disk caches: name, revision and source."""
+        """Identity of the weights for on-disk caches: the weights' sha256 for local files, else name,
+        revision and source."""
+        if self.weights_sha256:
+            return f"sha256:{self.weights_sha256}"
         return f"{self.name}@{self.spec.revision}|{self.source}"
 
 
@@ -56,12 +64,6 @@ def _default_device(device):
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _sha256(path) -> str:
-    from .proteinbert import sha256_file
-
-    return sha256_file(path)
 
 
 def minilm_dir(verify: bool = True) -> Path:
@@ -86,7 +88,7 @@ def minilm_dir(verify: bool = True) -> Path:
     if not f.exists():
         raise ValueError(f"packaged MiniLM has no {f}")
     if verify and str(f) not in _VERIFIED:
-        got = _sha256(f)
+        got = sha256_file(f)
         if got != MINILM_SAFETENSORS_SHA256:
             raise ValueError(f"{f}: sha256 {got} != expected {MINILM_SAFETENSORS_SHA256}")
         _VERIFIED.add(str(f))
@@ -158,8 +160,6 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         note_model(spec.name, kind="local" if local_dir else "file", source=source, hf_id=spec.hf_id,
                    revision=spec.revision, resolved=resolved, pinned=sha256 is None or sha256 == spec.revision)
     else:
-        from transformers import AutoModel
-
         local = False
         if local_dir is not None:
             src, local = str(local_dir), True
@@ -168,6 +168,12 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         else:
             src = spec.hf_id
         kw = {} if local else dict(_hf_kwargs(spec), cache_dir=cache_dir)
+        if not local:  # offline and not cached: fail now with what to do, not after the Hub client's retries
+            from .resolve import check_hub_available
+
+            kw["local_files_only"] = check_hub_available(spec.hf_id, spec.revision, cache_dir)
+        from transformers import AutoModel  # after the offline check: importing it takes seconds
+
         if local and (Path(src) / "model.safetensors").exists():
             kw["use_safetensors"] = True
         if spec.family == "xlnet":
@@ -186,7 +192,12 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     if dtype is not None:
         model = model.to(dtype)
     model = model.to(device).eval()
-    return LoadedModel(spec.name, model, tok, spec, device, source)
+    sha = MINILM_SAFETENSORS_SHA256 if (spec.name == "all-MiniLM-L6-v2" and local_dir is None) else None
+    if local_dir is not None and spec.family != "proteinbert":
+        from .resolve import weights_sha256
+
+        sha = weights_sha256(local_dir)
+    return LoadedModel(spec.name, model, tok, spec, device, source, weights_sha256=sha)
 
 
 def load_trained(folder, *, name: str | None = None, device=None, verify: bool = True) -> LoadedModel:
@@ -220,7 +231,7 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
     sums = json.loads(sums_path.read_text())
     if verify:
         for fname, want in sums.items():
-            got = _sha256(folder / fname)
+            got = sha256_file(folder / fname)
             if got != want:
                 raise ValueError(f"{folder / fname}: sha256 {got} != recorded {want}")
     sha = sums["model.safetensors"]

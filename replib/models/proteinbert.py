@@ -37,7 +37,7 @@ import torch
 
 from torch import nn
 
-from .._io import cache_root
+from .._io import cache_root, sha256_file
 import torch.nn.functional as F
 
 ALPHABET = "ACDEFGHIKLMNPQRSTUVWXY"
@@ -301,15 +301,6 @@ def ordered_parameter_names(model: ProteinBERT) -> list[str]:
             names.extend(f"block{i + 1}.{v}" for v in group)
     names += ["output_seq_kernel", "output_seq_bias", "output_annotations_kernel", "output_annotations_bias"]
     return names
-
-
-def sha256_file(path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class UntrustedWeightsError(ValueError):

@@ -12,8 +12,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from .loading import LoadedModel
+from .._io import atomic_write
 from ..provenance import note_model
+from .loading import LoadedModel
 from .registry import ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
@@ -36,6 +37,10 @@ def _root() -> Path:
     return _DIR
 
 
+def _write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda fh: fh.write(text), mode="w")
+
+
 def _seed(seed: int):
     import torch
 
@@ -47,10 +52,9 @@ def _protbert_tok():
     from transformers import BertTokenizer
 
     d = _root() / "protbert"
-    if not (d / "vocab.txt").exists():
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "vocab.txt").write_text("\n".join(PROTBERT_VOCAB) + "\n")
-        (d / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False}))
+    if not (d / "tokenizer_config.json").exists():  # written last
+        _write_text(d / "vocab.txt", "\n".join(PROTBERT_VOCAB) + "\n")
+        _write_text(d / "tokenizer_config.json", json.dumps({"do_lower_case": False}))
     return BertTokenizer.from_pretrained(str(d), do_lower_case=False)
 
 
@@ -64,13 +68,16 @@ def _xlnet_tok():
         d.mkdir(parents=True, exist_ok=True)
         rng = random.Random(0)
         aa = "LAGVESIKRDTPNQFYMHCW"
-        text = d / "residues.txt"
-        text.write_text("\n".join(" ".join(rng.choice(aa) for _ in range(rng.randint(5, 40)))
-                                  for _ in range(2000)) + "\n")
-        spm.SentencePieceTrainer.train(
-            input=str(text), model_prefix=str(d / "spiece"), vocab_size=27, model_type="word",
-            control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
-            unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, minloglevel=2)
+        with tempfile.TemporaryDirectory(dir=d) as work:  # trained aside, moved into place when complete
+            text = Path(work) / "residues.txt"
+            text.write_text("\n".join(" ".join(rng.choice(aa) for _ in range(rng.randint(5, 40)))
+                                      for _ in range(2000)) + "\n")
+            spm.SentencePieceTrainer.train(
+                input=str(text), model_prefix=str(Path(work) / "spiece"), vocab_size=27, model_type="word",
+                control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
+                unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, minloglevel=2)
+            model = (Path(work) / "spiece.model").read_bytes()
+        atomic_write(d / "spiece.model", lambda fh: fh.write(model))
     return XLNetTokenizer.from_pretrained(str(d), do_lower_case=False)
 
 
@@ -79,8 +86,7 @@ def _esm_tok():
 
     d = _root() / "esm"
     if not (d / "vocab.txt").exists():
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "vocab.txt").write_text("\n".join(ESM_VOCAB) + "\n")
+        _write_text(d / "vocab.txt", "\n".join(ESM_VOCAB) + "\n")
     return EsmTokenizer.from_pretrained(str(d))
 
 

@@ -15,22 +15,28 @@ import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
+from . import mathjax, pages
 from .notebooks import for_the_page
 from .project import chapter_source, find_root, toc_chapters
 from .report import dashboard_markdown
 
 VALIDATION_PAGE = "book/validation.md"
+FRONT_PAGE = "book/intro.md"
+#: the line of the front page replaced at staging by the counts per chapter (replib.tooling.pages)
+FRONT_PAGE_MARKER = "<!-- replib:summary -->"
 
 
-def validation_markdown(reports: list[dict], root: Path | None = None) -> str:
+def validation_markdown(reports: list[dict], root: Path | None = None,
+                        claim_links: dict[tuple[str, str], str] | None = None) -> str:
     """The validation dashboard page: a chapter x status matrix per profile, what is and is not
     reproduced, the environment, and every claim of every chapter (see
     :func:`replib.tooling.report.dashboard_markdown`)."""
     root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
-    return dashboard_markdown(reports, chapter_links=links)
+    return dashboard_markdown(reports, chapter_links=links, claim_links=claim_links)
 
 
 def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
@@ -44,8 +50,17 @@ def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
 
 
 def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = None,
-          report_profiles: list[str] | None = None, root: Path | None = None) -> Path:
-    """Copy the book tree into ``stage_dir`` with executed notebooks and the generated validation page."""
+          report_profiles: list[str] | None = None, root: Path | None = None,
+          colab_ref: str | None = None) -> Path:
+    """Copy the book tree into ``stage_dir`` with executed notebooks and the pages generated from the report.
+
+    Each chapter is the executed notebook with stderr and progress-bar/warning outputs removed, the "what
+    this chapter reproduces" table after its title, its numbers as ``<chapter>.numbers.csv`` and a target
+    before each cell that recorded a claim; the front page's ``<!-- replib:summary -->`` line becomes the
+    counts per chapter; MathJax is copied to ``_static`` (``mathjax_path``). ``colab_ref`` (a tag or branch
+    holding the runnable notebooks, e.g. ``colab-<commit>`` published by the nightly) replaces
+    ``repository.branch`` in the staged ``_config.yml``, so the Colab buttons open those notebooks.
+    """
     root = Path(root or find_root())
     runs_dir = Path(runs_dir or root / "build" / "runs")
     stage_dir = Path(stage_dir or root / "build" / "book")
@@ -55,15 +70,29 @@ def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = N
     for f in ("_config.yml", "_toc.yml"):
         shutil.copy2(root / f, stage_dir / f)
     shutil.copytree(root / "book", stage_dir / "book")
+    if colab_ref:
+        cfg = yaml.safe_load((root / "_config.yml").read_text())
+        cfg.setdefault("repository", {})["branch"] = colab_ref
+        (stage_dir / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     (stage_dir / "notebooks").mkdir()
     executed = runs_dir / profile / "notebooks"
+    own = load_reports([profile], runs_dir)
+    claims = own[0]["claims"] if own else []
+    commit = (own[0].get("environment") or {}).get("git_commit") if own else None
     missing = []
+    targets: dict[tuple[str, str], str] = {}
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
         if not ran.exists():
             missing.append(ran.name)
             continue
         nb = for_the_page(nbformat.read(str(ran), as_version=4))
+        pages.strip_noise(nb)
+        mine = [c for c in claims if c["chapter"] == chapter]
+        found = pages.claim_target(nb, chapter, [c["key"] for c in mine])
+        targets.update({(chapter, k): t for k, t in found.items()})
+        pages.add_reproduces_cell(nb, pages.reproduces_markdown(chapter, mine, profile, commit))
+        (stage_dir / "notebooks" / pages.csv_name(chapter)).write_text(pages.claims_csv(mine))
         nbformat.write(nb, str(stage_dir / "notebooks" / ran.name))
     if missing:
         raise FileNotFoundError(f"no executed notebook for {missing} in {executed}: run "
@@ -78,15 +107,20 @@ def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = N
         shutil.copy2(js, static / "plotly.min.js")
     except (ImportError, FileNotFoundError):
         (static / "plotly.min.js").write_text("/* plotly not installed at build time */\n")
+    mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
     reports = load_reports(report_profiles or [profile], runs_dir)
-    (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root))
+    (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root, claim_links=targets))
+    front = stage_dir / FRONT_PAGE
+    links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
+    front.write_text(front.read_text().replace(FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links)))
     return stage_dir
 
 
 def build(profile: str, strict: bool = True, stage_dir: Path | None = None, runs_dir: Path | None = None,
-          report_profiles: list[str] | None = None, root: Path | None = None) -> Path:
+          report_profiles: list[str] | None = None, root: Path | None = None,
+          colab_ref: str | None = None) -> Path:
     """Stage and build the HTML book; returns the folder holding ``index.html``."""
-    stage_dir = stage(profile, stage_dir, runs_dir, report_profiles, root)
+    stage_dir = stage(profile, stage_dir, runs_dir, report_profiles, root, colab_ref=colab_ref)
     exe = Path(sys.executable).parent / "jupyter-book"
     exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
     if not exe:

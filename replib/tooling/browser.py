@@ -36,7 +36,8 @@ from urllib.parse import urlparse
 import yaml
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
-from .notebooks import read_chapter
+from .notebooks import for_the_page, read_chapter
+from .pages import BADGE, NOISE, STATUSES, csv_name, status_counts
 from .project import chapter_source, find_root, toc_files
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -46,10 +47,8 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
 
 #: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
-EXTERNAL_ALLOWLIST = {
-    "https://cdn.jsdelivr.net/npm/mathjax@3/": (
-        "MathJax 3, loaded by Sphinx (sphinx.ext.mathjax) to typeset LaTeX on the published site; offline the "
-        "formulas stay as TeX source. Serving a local copy needs `mathjax_path` in _config.yml."),
+EXTERNAL_ALLOWLIST: dict[str, str] = {
+    # none: MathJax and plotly.js are served with the book (replib.tooling.mathjax, _static/plotly.min.js)
 }
 
 #: a code cell calling one of these is expected to show a figure
@@ -144,6 +143,8 @@ class Page:
     figure_cells: list[int] = field(default_factory=list)  # indexes among rendered code cells
     n_plotly: int = 0
     glue: list[tuple[str, str]] = field(default_factory=list)  # (key:spec, expected text) in prose order
+    claim_badges: list[str] | None = None  # the statuses of the chapter's claims, in order (from the report)
+    summary: dict[str, list[int]] | None = None  # front page: chapter title -> counts per status (report)
 
 
 
@@ -167,6 +168,8 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
     src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
+    if ran is not None:  # as staged for the page (papermill's injected cell removed)
+        ran = for_the_page(ran)
     glued = _glued_text_plain(ran) if ran is not None else {}
     for cell in src.cells:
         if cell.cell_type == "markdown":
@@ -192,8 +195,13 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
 
 
 def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> list[Page]:
-    """Every page of ``_toc.yml`` with the expectations of chapter pages."""
+    """Every page of ``_toc.yml`` with the expectations of chapter pages (and, when the run's
+    ``report.json`` is beside ``executed_dir``, of the reproduction tables and the front page's counts)."""
+    import json
+
     root = Path(root or find_root())
+    report_path = Path(executed_dir).parent / "report.json" if executed_dir else None
+    report = json.loads(report_path.read_text()) if report_path and report_path.exists() else None
     pages = []
     for f in toc_files(root / "_toc.yml"):
         m = re.fullmatch(r"notebooks/([A-Za-z0-9_\-]+)", f)
@@ -202,6 +210,16 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
             pages.append(chapter_expectations(m.group(1), chapter_source(root, m.group(1)), ex))
         else:
             pages.append(Page(source=f, html=f"{f}.html"))
+    if report is not None:
+        for page in pages:
+            if page.chapter:
+                page.claim_badges = [BADGE[c["status"]] for c in report["claims"] if c["chapter"] == page.chapter]
+            elif page.source == "book/intro":
+                page.summary = {
+                    ch.get("title") or ch["chapter"]: [status_counts([c for c in report["claims"]
+                                                                      if c["chapter"] == ch["chapter"]])[st]
+                                                       for st in STATUSES]
+                    for ch in report["chapters"]}
     return pages
 
 
@@ -242,8 +260,34 @@ return {
   images: Array.from(document.images).map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href')),
   sysmsg: document.querySelectorAll('.system-message, .problematic').length,
+  prose: (() => {  // the visible text outside code: where raw TeX would mean MathJax did not run
+    const main = document.querySelector('main') || document.body;
+    if (!main) return '';
+    const c = main.cloneNode(true);
+    c.querySelectorAll('pre, code, script, style, mjx-container, .cell_input, .highlight').forEach(e => e.remove());
+    return c.textContent;
+  })(),
+  math: document.querySelectorAll('.math').length,
+  mjx: document.querySelectorAll('mjx-container').length,
+  stderr: document.querySelectorAll('.output.stderr, .stderr').length,
+  outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => {  // also in folded cells
+    const c = o.cloneNode(true);
+    c.querySelectorAll('script, style').forEach(e => e.remove());
+    return c.textContent;
+  }),
+  tables: Object.fromEntries(['replib-reproduces', 'replib-summary'].map(k => [k,
+    Array.from(document.querySelectorAll('table.' + k + ' tbody tr')).map(
+      tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
 };
 """
+_JS_MATHJAX_DONE = r"""
+const done = arguments[arguments.length - 1];
+if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+  MathJax.startup.promise.then(() => done(true), () => done(false));
+} else { done(null); }
+"""
+#: TeX delimiters that MathJax replaces when it runs; left in the prose they mean formulas did not render
+RAW_TEX = re.compile(r"\\\(|\\\[|\$\$")
 
 
 def _allowed(url: str) -> str | None:
@@ -269,7 +313,7 @@ def _network_requests(driver) -> list[str]:
 
 def check_page(driver, server: BookServer, page: Page, *, root: Path | None = None,
                all_claim_keys: dict[str, list[str]] | None = None, screenshot_dir: Path | None = None,
-               settle: float = 0.5) -> list[str]:
+               settle: float = 0.5, config: Path | None = None) -> list[str]:
     """Load one page and return its problems (empty list: the page is fine)."""
     root = Path(root or find_root())
     problems: list[str] = []
@@ -283,6 +327,11 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
     while driver.execute_script("return document.readyState") != "complete" and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(settle)
+    try:  # let MathJax finish typesetting (it loads asynchronously)
+        driver.set_script_timeout(20)
+        driver.execute_async_script(_JS_MATHJAX_DONE)
+    except Exception:  # noqa: BLE001 - a page whose MathJax never finishes shows raw TeX, caught below
+        pass
     state = driver.execute_script(_JS_STATE)
     # console and network
     for e in driver.get_log("browser"):
@@ -308,6 +357,21 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
         problems.append(f"{where}: literal '{{glue' in the page (a glue role was not rendered)")
     if state["sysmsg"]:
         problems.append(f"{where}: {state['sysmsg']} docutils error/problematic node(s) on the page")
+    raw = RAW_TEX.findall(state["prose"])
+    if raw:
+        i = RAW_TEX.search(state["prose"]).start()
+        problems.append(f"{where}: {len(raw)} raw TeX delimiter(s) in the page text (formulas not rendered), "
+                        f"e.g. {state['prose'][max(0, i - 40):i + 60]!r}")
+    if state["math"] and not state["mjx"]:
+        problems.append(f"{where}: {state['math']} formula(s) on the page, none typeset by MathJax")
+    if state["stderr"]:
+        problems.append(f"{where}: {state['stderr']} stderr output(s) shown (warnings or progress bars)")
+    for j, text in enumerate(state["outputs"]):
+        m = NOISE.search(text)
+        if m:
+            problems.append(f"{where}: output #{j + 1} shows progress-bar/warning noise: {m.group(0)[:80]!r}")
+    if page.summary is not None:
+        problems += _check_summary(page, state)
     for img in state["images"]:
         if not img["ok"]:
             problems.append(f"{where}: image not loaded: {img['src']}")
@@ -315,7 +379,10 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
         if not drawn:
             problems.append(f"{where}: plotly figure #{i + 1} has no svg (not drawn)")
     if page.chapter:
-        problems += _check_chapter(page, state, root)
+        if config is None:  # the staged _config.yml (its branch may be the Colab ref), else the project's
+            staged = Path(server.root).parents[1] / "_config.yml" if len(Path(server.root).parents) > 1 else None
+            config = staged if staged and staged.exists() else None
+        problems += _check_chapter(page, state, root, config)
     if page.source == "book/validation":
         for chapter, keys in (all_claim_keys or claim_keys(root / "notebooks")).items():
             missing = [k for k in keys
@@ -328,7 +395,19 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
     return problems
 
 
-def _check_chapter(page: Page, state: dict, root: Path) -> list[str]:
+def _check_summary(page: Page, state: dict) -> list[str]:
+    """The front page's table: one row per chapter with the report's counts per status."""
+    rows = {r[0]: r[1:] for r in state["tables"]["replib-summary"] if r}
+    problems = []
+    for title, counts in page.summary.items():
+        got = rows.get(title)
+        if got != [str(n) for n in counts]:
+            problems.append(f"{page.html}: front page should count {dict(zip(STATUSES, counts))} for {title!r}; "
+                            f"page shows {got}")
+    return problems
+
+
+def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = None) -> list[str]:
     where, problems = page.html, []
     cells = state["cells"]
     for idx in page.figure_cells:
@@ -352,7 +431,19 @@ def _check_chapter(page: Page, state: dict, root: Path) -> list[str]:
     for role, text in page.glue:
         if text not in state["text"]:
             problems.append(f"{where}: glued value {text!r} ({role}) not in the page text")
-    want = colab_url(root / "_config.yml", page.chapter)
+    if page.claim_badges is not None:
+        rows = state["tables"]["replib-reproduces"]
+        got = [r[-1] if r else "" for r in rows]
+        if got != page.claim_badges:
+            first = next((i for i, (a, b) in enumerate(zip(got, page.claim_badges)) if a != b), None)
+            problems.append(f"{where}: the 'what this chapter reproduces' table should list "
+                            f"{len(page.claim_badges)} claims with the report's statuses; page shows {len(got)} rows"
+                            + (f", row {first + 1} {got[first]!r} instead of {page.claim_badges[first]!r}"
+                               if first is not None else ""))
+        if not any(h.endswith(csv_name(page.chapter)) for h in state["links"]):
+            problems.append(f"{where}: no link to the chapter's numbers as CSV ({csv_name(page.chapter)})")
+    staged = Path(config) if config else root / "_config.yml"
+    want = colab_url(staged, page.chapter)
     colab = [h for h in state["links"] if "colab.research.google.com" in h]
     if want not in colab:
         problems.append(f"{where}: Colab button should open {want}; page links: {colab or 'none'}")

@@ -30,16 +30,20 @@ def read_chapter(path: Path):
 def colab_bootstrap(repo_url: str, ref: str) -> str:
     """The Colab bootstrap cell: on Colab, fetch the book at ``ref`` and install ``replib``; elsewhere nothing.
 
-    Idempotent and retry-safe: a clone left by an earlier run is reused, ``ref`` is checked out every
-    time, and ``pip install`` runs until ``replib`` can be imported (an interrupted install is retried).
+    Idempotent and retry-safe: a clone left by an earlier run is reused (a folder an interrupted clone
+    left without ``.git`` is removed and cloned again), ``ref`` is checked out every time, and ``pip
+    install`` runs until ``replib`` can be imported (an interrupted install is retried: the book's folder
+    is put on ``sys.path`` only after the install succeeded, so ``find_spec`` cannot find it earlier).
     """
     name = urlparse(repo_url).path.rstrip("/").split("/")[-1] or "book"
     where = f"/content/{name}"
     return f'''# Colab bootstrap (inserted by replib when this notebook was built; does nothing outside Colab):
 # fetch the book at the commit this notebook was built from and install replib, keeping Colab's torch.
-import importlib.util, os, subprocess, sys
+import importlib.util, os, shutil, subprocess, sys
 BOOK_REPO, BOOK_REF, BOOK_DIR = "{repo_url}", "{ref}", "{where}"
 if "google.colab" in sys.modules:
+    if os.path.isdir(BOOK_DIR) and not os.path.isdir(os.path.join(BOOK_DIR, ".git")):
+        shutil.rmtree(BOOK_DIR)  # what an interrupted clone left
     if not os.path.isdir(os.path.join(BOOK_DIR, ".git")):
         subprocess.run(["git", "clone", "--filter=blob:none", BOOK_REPO, BOOK_DIR], check=True)
     subprocess.run(["git", "-C", BOOK_DIR, "fetch", "-q", "origin", BOOK_REF], check=False)

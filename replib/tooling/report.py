@@ -240,13 +240,16 @@ def environment_lines(rep: dict) -> list[str]:
     return lines
 
 
-def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None = None) -> str:
+def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None = None,
+                       claim_links: dict[tuple[str, str], str] | None = None) -> str:
     """The validation page: summary matrix (chapter × status per profile), then every claim of every chapter.
 
     Parameters
     ----------
     reports : runner reports (several profiles are shown side by side; same-profile reports are merged)
     chapter_links : chapter -> relative link to its page (chapters without one are shown unlinked)
+    claim_links : (chapter, key) -> MyST target placed before the cell that computed the claim's value
+        (:func:`replib.tooling.pages.claim_target`); each claim then links to that cell
     """
     links = chapter_links or {}
     out = ["# Validation report", "",
@@ -265,6 +268,18 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
         t = _cell(titles.get(ch, ch))
         return f"[{t}]({links[ch]})" if ch in links else t
 
+    # --- runs on substituted models (python -m replib run --model ... [--rehearsal])
+    for rep in reports:
+        override = rep.get("models_override")
+        if rep.get("rehearsal"):
+            out += ["```{warning}", f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
+                    "paper profile's code paths and data sizes ran with substituted models "
+                    f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
+                    "```", ""]
+        elif override:
+            out += ["```{note}", f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
+                    "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
+                    "model's short name.", "```", ""]
     # --- at a glance
     out += ["## At a glance", ""]
     for rep in reports:
@@ -354,7 +369,10 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
                 cells.append(f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br>"
                              f"<small>{_cell(c['check'])}</small>")
                 notes.append((f"`{p}`: " if len(present) > 1 else "") + _cell(_note(c)))
-            out.append(f"| `{key}`: {_cell(first['claim'])} | {_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
+            target = (claim_links or {}).get((ch, key))
+            where = f" · {{ref}}`computed here <{target}>`" if target else ""
+            out.append(f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
+                       f"{_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
                        + " | ".join(cells) + " | " + "<br>".join(notes) + " |")
         out.append("")
     return "\n".join(out)

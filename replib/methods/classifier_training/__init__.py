@@ -17,26 +17,78 @@ The package is split by concern and re-exports every public name here: :mod:`.al
 :mod:`.training` (the set-up type, the training loop and its summaries), :mod:`.sbert` (SBERT vectors and
 their cache) and :mod:`.setups` (the set-ups of the paper built from the project's data layer).
 """
+
 from __future__ import annotations
 
-from .algebra import (collapse_clusters, collapse_path, defect_from_cosine, isoscore_from_cosine, isotropy_defect,
-                      isotropy_objective, silhouette_objective, silhouette_objective_pairwise,
-                      variance_angle_cosine, variance_from_pairwise_differences, variance_vector)
+from .algebra import (
+    collapse_clusters,
+    collapse_path,
+    defect_from_cosine,
+    isoscore_from_cosine,
+    isotropy_defect,
+    isotropy_objective,
+    silhouette_objective,
+    silhouette_objective_pairwise,
+    variance_angle_cosine,
+    variance_from_pairwise_differences,
+    variance_vector,
+)
 from .sbert import sbert_embeddings
-from .setups import (GLUE_TASKS_PAPER, SNLI_LABELS, glue_setup, load_word2vec_bin, multilabel_setup, polarity_setup,
-                     snli_setup, supersense_setup, synthetic_setup, wordnet_pos_setup)
-from .training import (ClassifierSetup, TrainConfig, config_for, count_parameters, run_seeds, summarize_runs,
-                       train_trajectory, trajectory_correlations)
+from .setups import (
+    GLUE_TASKS_PAPER,
+    SNLI_LABELS,
+    glue_setup,
+    load_word2vec_bin,
+    multilabel_setup,
+    polarity_setup,
+    snli_setup,
+    supersense_setup,
+    synthetic_setup,
+    wordnet_pos_setup,
+)
+from .training import (
+    ClassifierSetup,
+    TrainConfig,
+    config_for,
+    count_parameters,
+    run_seeds,
+    summarize_runs,
+    train_trajectory,
+    trajectory_correlations,
+)
 
 __all__ = [
     # the argument
-    "variance_from_pairwise_differences", "variance_vector", "isotropy_defect", "variance_angle_cosine",
-    "defect_from_cosine", "isoscore_from_cosine", "silhouette_objective", "silhouette_objective_pairwise",
-    "isotropy_objective", "collapse_clusters", "collapse_path",
+    "variance_from_pairwise_differences",
+    "variance_vector",
+    "isotropy_defect",
+    "variance_angle_cosine",
+    "defect_from_cosine",
+    "isoscore_from_cosine",
+    "silhouette_objective",
+    "silhouette_objective_pairwise",
+    "isotropy_objective",
+    "collapse_clusters",
+    "collapse_path",
     # the experiment
-    "ClassifierSetup", "TrainConfig", "config_for", "train_trajectory", "trajectory_correlations",
-    "count_parameters", "run_seeds", "summarize_runs",
+    "ClassifierSetup",
+    "TrainConfig",
+    "config_for",
+    "train_trajectory",
+    "trajectory_correlations",
+    "count_parameters",
+    "run_seeds",
+    "summarize_runs",
     # setups
-    "polarity_setup", "snli_setup", "glue_setup", "synthetic_setup", "multilabel_setup",
-    "sbert_embeddings", "GLUE_TASKS_PAPER", "SNLI_LABELS", "supersense_setup", "wordnet_pos_setup", "load_word2vec_bin",
+    "polarity_setup",
+    "snli_setup",
+    "glue_setup",
+    "synthetic_setup",
+    "multilabel_setup",
+    "sbert_embeddings",
+    "GLUE_TASKS_PAPER",
+    "SNLI_LABELS",
+    "supersense_setup",
+    "wordnet_pos_setup",
+    "load_word2vec_bin",
 ]

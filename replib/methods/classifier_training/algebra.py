@@ -5,6 +5,7 @@ as a function of the angle between the variance vector and the all-ones vector, 
 signed sum of pairwise squared distances, and a "collapse the clusters" path along which silhouette rises
 while IsoScore falls.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,7 +40,7 @@ def variance_from_pairwise_differences(X, chunk_size: int = 1024) -> np.ndarray:
     n = X.shape[0]
     acc = np.zeros(X.shape[1])
     for a in range(0, n, chunk_size):
-        diff = X[a:a + chunk_size, None, :] - X[None, :, :]
+        diff = X[a : a + chunk_size, None, :] - X[None, :, :]
         acc += 0.5 * np.einsum("ijk,ijk->k", diff, diff)
     return acc / (n * n)
 
@@ -53,7 +54,7 @@ def variance_vector(X) -> np.ndarray:
     Xc = X - X.mean(0)
     s = np.linalg.svd(Xc, compute_uv=False)
     var = np.zeros(X.shape[1])
-    var[:len(s)] = s ** 2 / X.shape[0]
+    var[: len(s)] = s**2 / X.shape[0]
     return var
 
 
@@ -182,13 +183,18 @@ def collapse_clusters(X, labels, t: float) -> np.ndarray:
     return out
 
 
-def collapse_path(X, labels, ts, *, device=None) -> "pd.DataFrame":
+def collapse_path(X, labels, ts, *, device=None) -> pd.DataFrame:
     """IsoScore, silhouette and the two objectives along :func:`collapse_clusters` for each t in ``ts``."""
     rows = []
     for t in ts:
         Y = collapse_clusters(X, labels, t)
-        rows.append(dict(t=float(t), isoscore=isoscore(Y), silhouette=silhouette_score(Y, labels, device=device),
-                         silhouette_objective=silhouette_objective(Y, labels), isotropy_objective=isotropy_objective(Y)))
+        rows.append(
+            dict(
+                t=float(t),
+                isoscore=isoscore(Y),
+                silhouette=silhouette_score(Y, labels, device=device),
+                silhouette_objective=silhouette_objective(Y, labels),
+                isotropy_objective=isotropy_objective(Y),
+            )
+        )
     return pd.DataFrame(rows)
-
-

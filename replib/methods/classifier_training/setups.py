@@ -1,5 +1,6 @@
 """The set-ups of :cite:`mickus2024isotropy` built from the project's data layer: sentence polarity, SNLI and
 GLUE (SBERT vectors), WordNet supersenses and parts of speech (word vectors), and synthetic data."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,14 @@ def _unique(texts):
     return list(uniq), inv.reshape(-1)
 
 
-def polarity_setup(model_name: str = "all-MiniLM-L6-v2", *, n_items: int | None = None, seed: int = 0,
-                   cache_dir=None, progress: bool = True) -> ClassifierSetup:
+def polarity_setup(
+    model_name: str = "all-MiniLM-L6-v2",
+    *,
+    n_items: int | None = None,
+    seed: int = 0,
+    cache_dir=None,
+    progress: bool = True,
+) -> ClassifierSetup:
     """Setup (i): Pang & Lee sentence polarity :cite:`pang2005seeing`, one SBERT vector per sentence, binary
     cross-entropy over 2 logits, classifier without bias (the paper's 4,094,976 parameters =
     10,662·384 + 384·2)."""
@@ -26,16 +33,28 @@ def polarity_setup(model_name: str = "all-MiniLM-L6-v2", *, n_items: int | None 
         df = df.sample(n=n_items, random_state=seed).sort_index()
     texts, inv = _unique(df.text.tolist())
     E = sbert_embeddings(texts, model_name, cache_dir=cache_dir, progress=progress)
-    return ClassifierSetup("polarity", E, inv, df.label.to_numpy(), bias=False,
-                           info=dict(data="sentence_polarity nltk_utf8", model=model_name, n_items=len(df),
-                                     n_units=len(texts)))
+    return ClassifierSetup(
+        "polarity",
+        E,
+        inv,
+        df.label.to_numpy(),
+        bias=False,
+        info=dict(data="sentence_polarity nltk_utf8", model=model_name, n_items=len(df), n_units=len(texts)),
+    )
 
 
 SNLI_LABELS = ("entailment", "neutral", "contradiction")
 
 
-def snli_setup(model_name: str = "all-MiniLM-L6-v2", *, n_items: int | None = None, seed: int = 0,
-               pair_features: str = "concat", cache_dir=None, progress: bool = True) -> ClassifierSetup:
+def snli_setup(
+    model_name: str = "all-MiniLM-L6-v2",
+    *,
+    n_items: int | None = None,
+    seed: int = 0,
+    pair_features: str = "concat",
+    cache_dir=None,
+    progress: bool = True,
+) -> ClassifierSetup:
     """Setup (ii): SNLI 1.0 validation pairs :cite:`bowman2015snli`; premise and hypothesis are rows of one
     table of unique sentences (trained jointly), the classifier reads [u; v] (``pair_features="concat"``,
     a choice: the paper does not say), 3 classes with bias."""
@@ -49,17 +68,35 @@ def snli_setup(model_name: str = "all-MiniLM-L6-v2", *, n_items: int | None = No
     if y.isna().any():
         raise ValueError(f"unexpected SNLI labels {sorted(set(df.label) - set(SNLI_LABELS))}")
     E = sbert_embeddings(texts, model_name, cache_dir=cache_dir, progress=progress)
-    return ClassifierSetup("snli", E, index, y.to_numpy(), bias=True, pair_features=pair_features,
-                           info=dict(data="snli dev (SentEval)", model=model_name, n_items=n, n_units=len(texts)))
+    return ClassifierSetup(
+        "snli",
+        E,
+        index,
+        y.to_numpy(),
+        bias=True,
+        pair_features=pair_features,
+        info=dict(data="snli dev (SentEval)", model=model_name, n_items=n, n_units=len(texts)),
+    )
 
 
 #: GLUE classification tasks with a training set (App. A), Hugging Face ``nyu-mll/glue`` column names.
-GLUE_TASKS_PAPER = {"cola": ("sentence",), "mnli": ("premise", "hypothesis"), "mrpc": ("sentence1", "sentence2"),
-                    "qnli": ("question", "sentence"), "qqp": ("question1", "question2"),
-                    "rte": ("sentence1", "sentence2"), "sst2": ("sentence",), "wnli": ("sentence1", "sentence2")}
-_GLUE_OFFLINE = {"cola": ("CoLA", "train", ("sentence",)), "sst2": ("SST-2", "train", ("sentence",)),
-                 "rte": ("RTE", "train", ("sentence1", "sentence2")), "wnli": ("WNLI", "train", ("sentence1", "sentence2")),
-                 "mrpc": ("MRPC", "train", ("sentence1", "sentence2"))}
+GLUE_TASKS_PAPER = {
+    "cola": ("sentence",),
+    "mnli": ("premise", "hypothesis"),
+    "mrpc": ("sentence1", "sentence2"),
+    "qnli": ("question", "sentence"),
+    "qqp": ("question1", "question2"),
+    "rte": ("sentence1", "sentence2"),
+    "sst2": ("sentence",),
+    "wnli": ("sentence1", "sentence2"),
+}
+_GLUE_OFFLINE = {
+    "cola": ("CoLA", "train", ("sentence",)),
+    "sst2": ("SST-2", "train", ("sentence",)),
+    "rte": ("RTE", "train", ("sentence1", "sentence2")),
+    "wnli": ("WNLI", "train", ("sentence1", "sentence2")),
+    "mrpc": ("MRPC", "train", ("sentence1", "sentence2")),
+}
 
 
 def _glue_frame(task: str, source: str):
@@ -83,8 +120,16 @@ def _glue_frame(task: str, source: str):
     raise ValueError(f"source must be 'mirror' or 'hub'; got {source!r}")
 
 
-def glue_setup(task: str, model_name: str = "all-MiniLM-L6-v2", *, source: str = "mirror",
-               n_items: int | None = None, seed: int = 0, cache_dir=None, progress: bool = True) -> ClassifierSetup:
+def glue_setup(
+    task: str,
+    model_name: str = "all-MiniLM-L6-v2",
+    *,
+    source: str = "mirror",
+    n_items: int | None = None,
+    seed: int = 0,
+    cache_dir=None,
+    progress: bool = True,
+) -> ClassifierSetup:
     """App. A: a GLUE task's training set :cite:`wang2019glue`, SBERT output vectors of the unique sentences,
     pairs as [u; v], a classifier with bias (the App. A parameter counts include one)."""
     if task not in GLUE_TASKS_PAPER:
@@ -94,15 +139,21 @@ def glue_setup(task: str, model_name: str = "all-MiniLM-L6-v2", *, source: str =
         df = df.sample(n=n_items, random_state=seed).sort_index()
     n = len(df)
     texts, inv = _unique(sum((df[c].astype(str).tolist() for c in cols), []))
-    index = np.stack([inv[i * n:(i + 1) * n] for i in range(len(cols))], axis=1)
+    index = np.stack([inv[i * n : (i + 1) * n] for i in range(len(cols))], axis=1)
     E = sbert_embeddings(texts, model_name, cache_dir=cache_dir, progress=progress)
-    return ClassifierSetup(f"glue-{task}", E, index, df.label.to_numpy(), bias=True,
-                           info=dict(data=f"glue {task} train ({source})", model=model_name, n_items=n,
-                                     n_units=len(texts)))
+    return ClassifierSetup(
+        f"glue-{task}",
+        E,
+        index,
+        df.label.to_numpy(),
+        bias=True,
+        info=dict(data=f"glue {task} train ({source})", model=model_name, n_items=n, n_units=len(texts)),
+    )
 
 
-def synthetic_setup(n_items: int = 400, dim: int = 32, n_classes: int = 3, *, seed: int = 0,
-                    name: str = "synthetic") -> ClassifierSetup:
+def synthetic_setup(
+    n_items: int = 400, dim: int = 32, n_classes: int = 3, *, seed: int = 0, name: str = "synthetic"
+) -> ClassifierSetup:
     """Random unit vectors with random class labels (no structure at the start): for tests and smoke."""
     rng = np.random.default_rng(seed)
     E = rng.normal(size=(n_items, dim))
@@ -129,12 +180,12 @@ def multilabel_setup(vectors, label_sets, *, name: str, bias: bool = True, info=
     for i, s in enumerate(label_sets):
         for lab in s:
             Y[i, col[lab]] = 1
-    return ClassifierSetup(name, vectors, np.arange(len(label_sets)), Y, bias=bias,
-                           info=dict(info or {}, labels=vocab))
+    return ClassifierSetup(name, vectors, np.arange(len(label_sets)), Y, bias=bias, info=dict(info or {}, labels=vocab))
 
 
-def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_path=None,
-                     min_length: int = 3) -> ClassifierSetup:
+def supersense_setup(
+    n_words: int = 2275, *, vectors: str = "glove", word2vec_path=None, min_length: int = 3
+) -> ClassifierSetup:
     """Setup (iv) on real WordNet noun supersenses: one trainable vector per word, a multi-hot target over
     the 26 noun supersenses of the word's WordNet synsets (:func:`replib.data.load_wordnet_supersenses`).
 
@@ -171,15 +222,24 @@ def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_pa
 
     vocab, V, source = _word_vectors(vectors, word2vec_path)
     rows, words, labels = _first_labelled_words(
-        vocab, n_words, lambda t: _untag(t, only="NOUN"),
-        lambda w: set(nouns[w]) if w in nouns and mostly_noun(w) else None, min_length, "WordNet nouns")
-    return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"supersense-{vectors}",
-                            info=dict(vectors=source, labels_source="WordNet 3.0 noun lexicographer files",
-                                      n_words=n_words, words=words))
+        vocab,
+        n_words,
+        lambda t: _untag(t, only="NOUN"),
+        lambda w: set(nouns[w]) if w in nouns and mostly_noun(w) else None,
+        min_length,
+        "WordNet nouns",
+    )
+    return multilabel_setup(
+        np.asarray(V[rows], np.float32),
+        labels,
+        name=f"supersense-{vectors}",
+        info=dict(vectors=source, labels_source="WordNet 3.0 noun lexicographer files", n_words=n_words, words=words),
+    )
 
 
-def wordnet_pos_setup(n_words: int = 11462, *, vectors: str = "glove", word2vec_path=None,
-                      min_length: int = 3) -> ClassifierSetup:
+def wordnet_pos_setup(
+    n_words: int = 11462, *, vectors: str = "glove", word2vec_path=None, min_length: int = 3
+) -> ClassifierSetup:
     """A stand-in for setup (iii) (CoDWoE POS tagging): one trainable vector per word, a multi-hot target over
     the 4 WordNet parts of speech (noun, verb, adj, adv) the word has a synset in.
 
@@ -199,10 +259,14 @@ def wordnet_pos_setup(n_words: int = 11462, *, vectors: str = "glove", word2vec_
     by_pos = {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}
     vocab, V, source = _word_vectors(vectors, word2vec_path)
     rows, words, labels = _first_labelled_words(
-        vocab, n_words, _untag, lambda w: {p for p, d in by_pos.items() if w in d}, min_length, "WordNet words")
-    return multilabel_setup(np.asarray(V[rows], np.float32), labels, name=f"wordnet-pos-{vectors}",
-                            info=dict(vectors=source, labels_source="WordNet 3.0 parts of speech",
-                                      n_words=n_words, words=words))
+        vocab, n_words, _untag, lambda w: {p for p, d in by_pos.items() if w in d}, min_length, "WordNet words"
+    )
+    return multilabel_setup(
+        np.asarray(V[rows], np.float32),
+        labels,
+        name=f"wordnet-pos-{vectors}",
+        info=dict(vectors=source, labels_source="WordNet 3.0 parts of speech", n_words=n_words, words=words),
+    )
 
 
 def _untag(token: str, only: str | None = None) -> str:

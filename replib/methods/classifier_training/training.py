@@ -5,13 +5,14 @@ defaults, full batch, 1000 updates (250 for GLUE); after the updates IsoScore on
 the silhouette of the classifier inputs against the labels are tracked. :func:`train_trajectory` is
 deterministic under a seed and resumable (an atomic checkpoint every ``checkpoint_every`` updates).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pandas as pd
 from scipy.stats import pearsonr, spearmanr
 from tqdm.auto import tqdm
 
-from ..._io import cache_root
+from ..._io import ShardWarning, atomic_path, cache_key, cache_root, progress_off
 from ..._validation import OrientationWarning, check_array
 from ...metrics.isoscore import isoscore
 from ...metrics.silhouette import silhouette_score
@@ -115,7 +116,7 @@ class ClassifierSetup:
         h.update(json.dumps([self.name, self.bias, self.pair_features]).encode())
         return h.hexdigest()[:16]
 
-    def subset(self, n_items: int, seed: int = 0) -> "ClassifierSetup":
+    def subset(self, n_items: int, seed: int = 0) -> ClassifierSetup:
         """A random subset of items (stratification-free), keeping only the vectors they use."""
         if n_items >= self.n_items:
             return self
@@ -123,8 +124,15 @@ class ClassifierSetup:
         keep = np.sort(rng.choice(self.n_items, n_items, replace=False))
         idx = self.index[keep]
         units, inv = np.unique(idx.reshape(-1), return_inverse=True)
-        return ClassifierSetup(self.name, self.embeddings[units], inv.reshape(idx.shape), self.targets[keep],
-                               self.bias, self.pair_features, dict(self.info, subset=int(n_items), subset_seed=seed))
+        return ClassifierSetup(
+            self.name,
+            self.embeddings[units],
+            inv.reshape(idx.shape),
+            self.targets[keep],
+            self.bias,
+            self.pair_features,
+            dict(self.info, subset=int(n_items), subset_seed=seed),
+        )
 
 
 def count_parameters(setup: ClassifierSetup) -> int:
@@ -159,14 +167,23 @@ def config_for(profile: str, kind: str = "main") -> TrainConfig:
     if kind not in ("main", "glue"):
         raise ValueError(f"kind must be 'main' or 'glue'; got {kind!r}")
     if profile == "paper":
-        return (TrainConfig(1000, 1, (0, 1, 2, 3, 4), None) if kind == "main"
-                else TrainConfig(250, 1, (0, 1, 2, 3, 4), 10_000))
+        return (
+            TrainConfig(1000, 1, (0, 1, 2, 3, 4), None)
+            if kind == "main"
+            else TrainConfig(250, 1, (0, 1, 2, 3, 4), 10_000)
+        )
     if profile == "offline":
-        return (TrainConfig(1000, 25, (0, 1), None, other_seeds_eval_every=250) if kind == "main"
-                else TrainConfig(250, 10, (0,), 2_000))
+        return (
+            TrainConfig(1000, 25, (0, 1), None, other_seeds_eval_every=250)
+            if kind == "main"
+            else TrainConfig(250, 10, (0,), 2_000)
+        )
     if profile == "smoke":
-        return (TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20) if kind == "main"
-                else TrainConfig(40, 5, (0,), 200, checkpoint_every=10))
+        return (
+            TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20)
+            if kind == "main"
+            else TrainConfig(40, 5, (0,), 200, checkpoint_every=10)
+        )
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -181,19 +198,33 @@ def _features(E, index, pair_features: str):
     return torch.cat([u, v, (u - v).abs()], dim=1)
 
 
-def _atomic_torch_save(obj, path: Path) -> None:
+def _save_checkpoint(state: dict, path: Path) -> None:
+    """``torch.save`` through the atomic writer; the state holds only tensors, numbers, strings, lists and
+    dicts, so :func:`_load_checkpoint` can read it with ``weights_only=True``."""
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    os.close(fd)
+    with atomic_path(path, suffix=".tmp") as tmp:
+        torch.save(state, tmp)
+
+
+def _load_checkpoint(path: Path, device) -> dict | None:
+    """The state in ``path`` read with ``torch.load(weights_only=True)`` (nothing but tensors and plain
+    containers is unpickled), or None with a :class:`~replib._io.ShardWarning` when it cannot be read
+    (truncated, corrupted, or holding other objects): training then starts again from update 0."""
+    import torch
+
     try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+        state = torch.load(path, map_location=device, weights_only=True)
+        if not isinstance(state, dict) or not {"meta", "step", "E", "clf", "opt", "rng", "rows"} <= set(state):
+            raise ValueError("not a training checkpoint")
+        return state
+    except Exception as e:  # an unreadable checkpoint is recomputed, never fatal
+        warnings.warn(
+            f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); training from update 0",
+            ShardWarning,
+            stacklevel=3,
+        )
+        return None
 
 
 def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
@@ -204,7 +235,11 @@ def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
     if metric_sample is not None and setup.n_items > metric_sample:
         pick = np.sort(rng.choice(setup.n_items, metric_sample, replace=False))
         units = np.unique(idx[pick].reshape(-1))
-        Xs, E_eval, cl_s = X_items[torch.from_numpy(pick).to(X_items.device)], E[torch.from_numpy(units).to(E.device)], cl[pick]
+        Xs, E_eval, cl_s = (
+            X_items[torch.from_numpy(pick).to(X_items.device)],
+            E[torch.from_numpy(units).to(E.device)],
+            cl[pick],
+        )
     else:
         Xs, E_eval, cl_s = X_items, E, cl
     with warnings.catch_warnings():
@@ -218,16 +253,23 @@ def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
         # float32 distances on the centred cloud: agrees with float64 to ~1e-7 (tested), twice as fast
         Xc = Xs.detach() - Xs.detach().mean(0, keepdim=True)
         sil = silhouette_score(Xc, cl_s, device=device, dtype=torch.float32)
-    return dict(step=int(step), isoscore=iso, silhouette=sil, loss=float(loss), accuracy=float(acc))
+    return dict(step=int(step), isoscore=float(iso), silhouette=float(sil), loss=float(loss), accuracy=float(acc))
 
 
-#: Test hook: called as ``_UPDATE_HOOK(n_done)`` after every update (used to simulate a killed run).
-_UPDATE_HOOK = None
-
-
-def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 1000, eval_every: int = 1,
-                     lr: float = 1e-3, metric_sample: int | None = None, checkpoint: str | os.PathLike | None = None,
-                     checkpoint_every: int = 50, device=None, progress: bool = True):
+def train_trajectory(
+    setup: ClassifierSetup,
+    *,
+    seed: int = 0,
+    n_updates: int = 1000,
+    eval_every: int = 1,
+    lr: float = 1e-3,
+    metric_sample: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 50,
+    device=None,
+    progress: bool = True,
+    on_update: Callable[[int], None] | None = None,
+):
     r"""Train embeddings + linear classifier full-batch and track IsoScore and silhouette :cite:`mickus2024isotropy`.
 
     The vectors ``E`` (initialised from ``setup.embeddings``) and ``nn.Linear(d_in, k, bias=setup.bias)``
@@ -251,14 +293,17 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         evaluation when the data are larger (the paper's GLUE protocol).
     checkpoint : path, optional
         File holding the state (parameters, Adam moments, RNG state, trajectory), written atomically
-        every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed and
-        hyper-parameters, training resumes from it (a finished run is returned as is; a run asked for more
+        every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed,
+        hyper-parameters and device type, training resumes from it (a finished run is returned as is; a run asked for more
         updates continues). The match does not cover the code: delete the checkpoints after changing
-        the training loop.
+        the training loop. It is read with ``torch.load(weights_only=True)``; an unreadable checkpoint is
+        reported (:class:`~replib._io.ShardWarning`) and training starts from update 0.
     device : str, optional
         Where to train and compute silhouettes (default CUDA when available).
     progress : bool
         tqdm progress bar.
+    on_update : callable, optional
+        Called with the number of updates done after every update (tests simulate a kill with it).
 
     Returns
     -------
@@ -267,11 +312,11 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         at the last step, of the final parameters).
     """
     import torch
+
     if n_updates < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("n_updates must be >= 0, eval_every and checkpoint_every >= 1")
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    meta = dict(setup=setup.fingerprint(), seed=int(seed), eval_every=int(eval_every), lr=float(lr),
-                metric_sample=metric_sample)
+    dev = _device(device)
+    meta = _run_meta(setup, seed, eval_every, lr, metric_sample, dev)
     torch.manual_seed(seed)
     E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
     clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
@@ -286,11 +331,12 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         loss_fn = torch.nn.CrossEntropyLoss()
     rows, start = [], 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=dev, weights_only=False)
+    state = _load_checkpoint(ckpt, dev) if ckpt is not None and ckpt.exists() else None
+    if state is not None:
         if state["meta"] != meta:
-            raise ValueError(f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); "
-                             "delete it or pass another path")
+            raise ValueError(
+                f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); delete it or pass another path"
+            )
         with torch.no_grad():
             E.copy_(state["E"])
         clf.load_state_dict(state["clf"])
@@ -305,8 +351,18 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
 
     def save(step):
         if ckpt is not None:
-            _atomic_torch_save(dict(meta=meta, step=step, E=E.detach().cpu(), clf=clf.state_dict(),
-                                    opt=opt.state_dict(), rng=rng.bit_generator.state, rows=rows), ckpt)
+            _save_checkpoint(
+                dict(
+                    meta=meta,
+                    step=step,
+                    E=E.detach().cpu(),
+                    clf=clf.state_dict(),
+                    opt=opt.state_dict(),
+                    rng=rng.bit_generator.state,
+                    rows=rows,
+                ),
+                ckpt,
+            )
 
     def forward():
         X = _features(E, index, setup.pair_features)
@@ -319,7 +375,7 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
                 acc = (logits.argmax(1) == y).float().mean()
         return X, loss, acc
 
-    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=not progress)
+    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
     for step in range(start, n_updates + 1):
         X, loss, acc = forward()
         if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
@@ -331,8 +387,8 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
         loss.backward()
         opt.step()
         bar.update(1)
-        if _UPDATE_HOOK is not None:
-            _UPDATE_HOOK(step + 1)
+        if on_update is not None:
+            on_update(step + 1)
         if (step + 1) % checkpoint_every == 0:
             save(step + 1)
     bar.close()
@@ -340,18 +396,47 @@ def train_trajectory(setup: ClassifierSetup, *, seed: int = 0, n_updates: int = 
     return pd.DataFrame(rows)
 
 
-def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, device=None,
-              progress: bool = True):
+def _device(device):
+    import torch
+
+    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def _run_meta(setup: ClassifierSetup, seed: int, eval_every: int, lr: float, metric_sample, device) -> dict:
+    """Everything that shapes a trajectory: the set-up, seed, evaluation grid, learning rate, metric sample and
+    the device type (CPU and CUDA kernels differ in the last bits). A checkpoint is resumed only under the
+    same description."""
+    return dict(
+        setup=setup.fingerprint(),
+        seed=int(seed),
+        eval_every=int(eval_every),
+        lr=float(lr),
+        metric_sample=metric_sample,
+        device=_device(device).type,
+    )
+
+
+def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, device=None, progress: bool = True):
     """:func:`train_trajectory` for every seed of ``config`` (the first on the ``eval_every`` grid, the others
-    on ``other_seeds_eval_every``), checkpointed under ``cache_dir``; one frame with a ``seed`` column."""
+    on ``other_seeds_eval_every``), checkpointed under ``cache_dir/runs`` in a file named by a hash of everything
+    that shapes the trajectory (:func:`_run_meta`); one frame with a ``seed`` column."""
     frames = []
     for i, seed in enumerate(config.seeds):
         every = config.eval_every if i == 0 or not config.other_seeds_eval_every else config.other_seeds_eval_every
-        ck = (_cache_root(cache_dir) / "runs" /
-              f"{setup.name}-{setup.fingerprint()}-seed{seed}-e{every}-s{config.metric_sample}.pt")
-        t = train_trajectory(setup, seed=seed, n_updates=config.n_updates, eval_every=every, lr=config.lr,
-                             metric_sample=config.metric_sample, checkpoint=ck,
-                             checkpoint_every=config.checkpoint_every, device=device, progress=progress)
+        meta = _run_meta(setup, seed, every, config.lr, config.metric_sample, device)
+        ck = _cache_root(cache_dir) / "runs" / f"{setup.name}-seed{seed}-{cache_key(meta)}.pt"
+        t = train_trajectory(
+            setup,
+            seed=seed,
+            n_updates=config.n_updates,
+            eval_every=every,
+            lr=config.lr,
+            metric_sample=config.metric_sample,
+            checkpoint=ck,
+            checkpoint_every=config.checkpoint_every,
+            device=device,
+            progress=progress,
+        )
         frames.append(t.assign(seed=seed, setup=setup.name))
     return pd.concat(frames, ignore_index=True)
 
@@ -362,17 +447,24 @@ def summarize_runs(runs) -> dict:
     first = runs[runs.seed == runs.seed.iloc[0]]
     out = trajectory_correlations(first)
     a, b = first.iloc[0], first.iloc[-1]
-    out.update(isoscore_start=float(a.isoscore), isoscore_end=float(b.isoscore),
-               silhouette_start=float(a.silhouette), silhouette_end=float(b.silhouette),
-               silhouette_gain=float(b.silhouette - a.silhouette), isoscore_drop=float(a.isoscore - b.isoscore),
-               accuracy_end=float(b.accuracy), loss_end=float(b.loss))
+    out.update(
+        isoscore_start=float(a.isoscore),
+        isoscore_end=float(b.isoscore),
+        silhouette_start=float(a.silhouette),
+        silhouette_end=float(b.silhouette),
+        silhouette_gain=float(b.silhouette - a.silhouette),
+        isoscore_drop=float(a.isoscore - b.isoscore),
+        accuracy_end=float(b.accuracy),
+        loss_end=float(b.loss),
+    )
     common = runs.groupby("step").seed.nunique()
     steps = common[common == runs.seed.nunique()].index
     sub = runs[runs.step.isin(steps)]
     if runs.seed.nunique() > 1:
         sd = sub.groupby("step")[["isoscore", "silhouette"]].std()
-        out.update(seed_std_max=float(sd.max().max()), seed_std_mean=float(sd.mean().mean()),
-                   n_seeds=int(runs.seed.nunique()))
+        out.update(
+            seed_std_max=float(sd.max().max()), seed_std_mean=float(sd.mean().mean()), n_seeds=int(runs.seed.nunique())
+        )
     else:
         out.update(seed_std_max=float("nan"), seed_std_mean=float("nan"), n_seeds=1)
     return out
@@ -383,13 +475,14 @@ def trajectory_correlations(traj) -> dict:
     t = traj.dropna(subset=["isoscore", "silhouette"])
     if len(t) < 3:
         raise ValueError("need at least 3 evaluated steps for a correlation")
-    return dict(pearson=float(pearsonr(t.isoscore, t.silhouette)[0]),
-                spearman=float(spearmanr(t.isoscore, t.silhouette)[0]), n_points=int(len(t)))
+    return dict(
+        pearson=float(pearsonr(t.isoscore, t.silhouette)[0]),
+        spearman=float(spearmanr(t.isoscore, t.silhouette)[0]),
+        n_points=int(len(t)),
+    )
 
 
 def _cache_root(cache_dir=None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
     return cache_root("classifiers")
-
-

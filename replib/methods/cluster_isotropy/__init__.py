@@ -25,23 +25,89 @@ The package is split by concern, and re-exports every public name here:
 
 See the chapter ``notebooks/cluster_isotropy``.
 """
+
 from __future__ import annotations
 
-from .classification import (ClassificationResult, MLPClassifier, classification_metric, compare_classification,
-                             pair_token_features, train_classifier)
-from .setup import (DECK_VARIANTS, METHODS, PAPER_HPARAMS, STS_DATASETS, config_for, embed_pairs,
-                    load_classification, load_model_for, load_sts_pairs, make_transform)
-from .sts import (STSResult, cosine_rows, evaluate_sts, layer_isotropy, mean_pool, run_sts, sts_correlations,
-                  token_pool, tune_hyperparameters, zero_mean_isotropy)
-from .transform import (CLUSTERERS, GMM_MAX_FIT_ROWS, ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning,
-                        all_but_the_top, cluster_bases, cluster_labels, remove_cluster_directions)
+from .classification import (
+    ClassificationResult,
+    MLPClassifier,
+    classification_metric,
+    compare_classification,
+    pair_token_features,
+    train_classifier,
+)
+from .setup import (
+    DECK_VARIANTS,
+    METHODS,
+    PAPER_HPARAMS,
+    STS_DATASETS,
+    config_for,
+    embed_pairs,
+    load_classification,
+    load_model_for,
+    load_sts_pairs,
+    make_transform,
+)
+from .sts import (
+    STSResult,
+    cosine_rows,
+    evaluate_sts,
+    layer_isotropy,
+    mean_pool,
+    run_sts,
+    sts_correlations,
+    token_pool,
+    tune_hyperparameters,
+    zero_mean_isotropy,
+)
+from .transform import (
+    CLUSTERERS,
+    GMM_MAX_FIT_ROWS,
+    ClusterIsotropy,
+    EmptyClusterWarning,
+    SmallClusterWarning,
+    all_but_the_top,
+    cluster_bases,
+    cluster_labels,
+    remove_cluster_directions,
+    transform_residuals,
+)
 
 __all__ = [
-    "ClusterIsotropy", "SmallClusterWarning", "EmptyClusterWarning", "all_but_the_top", "cluster_labels",
-    "cluster_bases", "remove_cluster_directions", "make_transform", "METHODS", "DECK_VARIANTS",
-    "PAPER_HPARAMS", "config_for", "token_pool", "mean_pool", "cosine_rows", "sts_correlations",
-    "STSResult", "evaluate_sts", "tune_hyperparameters", "pair_token_features", "MLPClassifier",
-    "train_classifier", "classification_metric", "ClassificationResult", "compare_classification",
-    "STS_DATASETS", "load_sts_pairs", "embed_pairs", "run_sts", "zero_mean_isotropy", "layer_isotropy",
-    "load_model_for", "load_classification", "CLUSTERERS", "GMM_MAX_FIT_ROWS",
+    "ClusterIsotropy",
+    "SmallClusterWarning",
+    "EmptyClusterWarning",
+    "all_but_the_top",
+    "cluster_labels",
+    "cluster_bases",
+    "remove_cluster_directions",
+    "make_transform",
+    "METHODS",
+    "DECK_VARIANTS",
+    "PAPER_HPARAMS",
+    "config_for",
+    "token_pool",
+    "mean_pool",
+    "cosine_rows",
+    "sts_correlations",
+    "STSResult",
+    "evaluate_sts",
+    "tune_hyperparameters",
+    "pair_token_features",
+    "MLPClassifier",
+    "train_classifier",
+    "classification_metric",
+    "ClassificationResult",
+    "compare_classification",
+    "STS_DATASETS",
+    "load_sts_pairs",
+    "embed_pairs",
+    "run_sts",
+    "zero_mean_isotropy",
+    "layer_isotropy",
+    "load_model_for",
+    "load_classification",
+    "CLUSTERERS",
+    "GMM_MAX_FIT_ROWS",
+    "transform_residuals",
 ]

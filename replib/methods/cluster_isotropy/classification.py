@@ -1,5 +1,6 @@
 """Evaluation on classification (Table 3 of :cite:`rajaee2021cluster`): flattened last-layer token matrix,
 the authors' MLP, a fresh classifier for every condition."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,11 +9,14 @@ import numpy as np
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ...metrics import partition_isotropy
 
+
 # ----------------------------------------------------------------------------------------- classification
-def pair_token_features(model, texts_a, texts_b=None, *, max_length: int = 64, batch_size: int = 32,
-                        progress: bool = True):
+def pair_token_features(
+    model, texts_a, texts_b=None, *, max_length: int = 64, batch_size: int = 32, progress: bool = True
+):
     """Last-layer token matrices padded to ``max_length``, as the authors' classification notebook.
 
     Each example (a sentence or a sentence pair) is tokenised with special tokens, truncated and padded to
@@ -24,20 +28,21 @@ def pair_token_features(model, texts_a, texts_b=None, *, max_length: int = 64, b
     ndarray (n_examples, max_length, d) float32
     """
     import torch
+
     tok = model.tokenizer
     texts_a = [str(t) for t in texts_a]
     texts_b = None if texts_b is None else [str(t) for t in texts_b]
     if tok.pad_token is None:  # GPT-2 has no pad token: pad with EOS (rows are kept, masked in attention)
         tok.pad_token = tok.eos_token
     out = np.zeros((len(texts_a), max_length, model.spec.hidden_size), np.float32)
-    for s in tqdm(range(0, len(texts_a), batch_size), desc="features", disable=not progress):
-        a = texts_a[s:s + batch_size]
-        b = None if texts_b is None else texts_b[s:s + batch_size]
+    for s in tqdm(range(0, len(texts_a), batch_size), desc="features", disable=progress_off(progress)):
+        a = texts_a[s : s + batch_size]
+        b = None if texts_b is None else texts_b[s : s + batch_size]
         enc = tok(a, b, truncation=True, max_length=max_length, padding="max_length", return_tensors="pt")
         enc = {k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
         with torch.inference_mode():
             h = model.model(**enc).last_hidden_state
-        out[s:s + len(a)] = h.float().cpu().numpy()
+        out[s : s + len(a)] = h.float().cpu().numpy()
     return out
 
 
@@ -48,8 +53,7 @@ class MLPClassifier:
         import torch
 
         g = torch.Generator().manual_seed(seed)
-        self.net = torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.ReLU(),
-                                       torch.nn.Linear(hidden, 1))
+        self.net = torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
         with torch.no_grad():  # seeded init independent of the global torch RNG
             for p in self.net.parameters():
                 bound = 1.0 / np.sqrt(p.shape[-1] if p.ndim > 1 else n_features)
@@ -72,8 +76,19 @@ def classification_metric(task: str, y_true, y_pred) -> float:
     return 100.0 * accuracy_score(y_true, y_pred)
 
 
-def train_classifier(clf: MLPClassifier, Xtr, ytr, Xval, yval, *, task: str, epochs: int = 10, lr: float = 3e-5,
-                     batch_size: int = 32, seed: int = 0):
+def train_classifier(
+    clf: MLPClassifier,
+    Xtr,
+    ytr,
+    Xval,
+    yval,
+    *,
+    task: str,
+    epochs: int = 10,
+    lr: float = 3e-5,
+    batch_size: int = 32,
+    seed: int = 0,
+):
     """Adam + BCE for ``epochs``; keeps the weights of the epoch with the best validation metric.
 
     Returns the list of validation metrics per epoch; ``clf`` holds the best weights afterwards.
@@ -90,7 +105,7 @@ def train_classifier(clf: MLPClassifier, Xtr, ytr, Xval, yval, *, task: str, epo
         clf.net.train()
         perm = torch.randperm(len(X), generator=torch_g)
         for s in range(0, len(X), batch_size):
-            idx = perm[s:s + batch_size]
+            idx = perm[s : s + batch_size]
             opt.zero_grad()
             loss_fn(clf.net(X[idx]).squeeze(1), y[idx]).backward()
             opt.step()
@@ -113,8 +128,20 @@ class ClassificationResult:
     isotropy_log10: dict
 
 
-def compare_classification(feats, labels, splits, task: str, transforms: dict, *, epochs=10, lr=3e-5,
-                           batch_size=32, seed=0, isotropy=True, reuse_classifier=False) -> ClassificationResult:
+def compare_classification(
+    feats,
+    labels,
+    splits,
+    task: str,
+    transforms: dict,
+    *,
+    epochs=10,
+    lr=3e-5,
+    batch_size=32,
+    seed=0,
+    isotropy=True,
+    reuse_classifier=False,
+) -> ClassificationResult:
     """Train one classifier per condition on (optionally post-processed) flattened token features.
 
     Parameters
@@ -143,10 +170,18 @@ def compare_classification(feats, labels, splits, task: str, transforms: dict, *
         if clf is None or not reuse_classifier:
             clf = MLPClassifier(L * d, seed=seed)
         inits.append(clf.state())
-        histories[name] = train_classifier(clf, X[splits["train"]], labels[splits["train"]], X[splits["val"]],
-                                           labels[splits["val"]], task=task, epochs=epochs, lr=lr,
-                                           batch_size=batch_size, seed=seed)
+        histories[name] = train_classifier(
+            clf,
+            X[splits["train"]],
+            labels[splits["train"]],
+            X[splits["val"]],
+            labels[splits["val"]],
+            task=task,
+            epochs=epochs,
+            lr=lr,
+            batch_size=batch_size,
+            seed=seed,
+        )
         metrics[name] = classification_metric(task, labels[splits["eval"]], clf.predict(X[splits["eval"]]))
     fresh = all(all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a) for a, b in zip(inits, inits[1:]))
     return ClassificationResult(metrics, histories, bool(fresh), iso)
-

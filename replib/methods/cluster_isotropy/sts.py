@@ -1,6 +1,7 @@
 """Evaluation on STS (App. B.1 of :cite:`rajaee2021cluster`): token pool per data set, mean of processed token
 vectors, cosine, Spearman x 100; the hyperparameter grid on STS-B dev; isotropy of zero-mean clusters and
 across layers."""
+
 from __future__ import annotations
 
 import warnings
@@ -11,11 +12,19 @@ import pandas as pd
 from scipy import stats
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ...embeddings import embed_sentences
 from ...metrics import partition_isotropy
 from .setup import make_transform
-from .transform import ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning, cluster_bases, cluster_labels, \
-    remove_cluster_directions
+from .transform import (
+    ClusterIsotropy,
+    EmptyClusterWarning,
+    SmallClusterWarning,
+    cluster_bases,
+    cluster_labels,
+    remove_cluster_directions,
+)
+
 
 # ----------------------------------------------------------------------------------------- STS
 def token_pool(token_blocks):
@@ -100,7 +109,7 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
     n = len(tokens1)
     rows = []
     todo = [(k, s) for k in ks for s in seeds]
-    for k, s in tqdm(todo, desc="grid", disable=not progress):
+    for k, s in tqdm(todo, desc="grid", disable=progress_off(progress)):
         labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
         means, bases, _ = cluster_bases(pool, labels, int(k))
         for p in pcs:
@@ -108,8 +117,9 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
                 continue
             out, _ = remove_cluster_directions(pool, labels, means, bases, int(p))
             m = mean_pool(out, lengths)
-            rows.append({"n_clusters": int(k), "n_pc": int(p), "seed": s,
-                         "spearman": sts_correlations(m[:n], m[n:], gold)[0]})
+            rows.append(
+                {"n_clusters": int(k), "n_pc": int(p), "seed": s, "spearman": sts_correlations(m[:n], m[n:], gold)[0]}
+            )
     return pd.DataFrame(rows)
 
 
@@ -123,14 +133,23 @@ def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: 
     for m in methods:
         tr0 = make_transform(m, **hparams)
         deterministic = tr0 is None or tr0.n_clusters == 1
-        for s in ([None] if deterministic else list(seeds)):
+        for s in [None] if deterministic else list(seeds):
             tr = None if tr0 is None else make_transform(m, **hparams, random_state=s)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SmallClusterWarning)
                 warnings.simplefilter("ignore", EmptyClusterWarning)
                 r = evaluate_sts(tokens1, tokens2, gold, tr)
-            rows.append({"method": m, "seed": s, "spearman": r.spearman, "pearson": r.pearson, "iw": r.isotropy,
-                         "iw_log10": r.isotropy_log10, "n_tokens": r.n_tokens})
+            rows.append(
+                {
+                    "method": m,
+                    "seed": s,
+                    "spearman": r.spearman,
+                    "pearson": r.pearson,
+                    "iw": r.isotropy,
+                    "iw_log10": r.isotropy_log10,
+                    "n_tokens": r.n_tokens,
+                }
+            )
     return rows
 
 
@@ -141,7 +160,7 @@ def zero_mean_isotropy(pool, ks, seeds):
     """
     rows = [{"k": 0, "seed": None, "iw_log10": partition_isotropy(pool).log10}]
     for k in ks:
-        for s in ([None] if k == 1 else seeds):
+        for s in [None] if k == 1 else seeds:
             out = ClusterIsotropy(k, 0, random_state=s).fit_transform(pool)
             rows.append({"k": int(k), "seed": s, "iw_log10": partition_isotropy(out).log10})
     return rows
@@ -154,5 +173,3 @@ def layer_isotropy(model, texts, *, cache_dir=None, progress: bool = True):
         emb = embed_sentences(model, texts, layer=layer, drop_special=True, cache_dir=cache_dir, progress=progress)
         out.append(partition_isotropy(np.concatenate(emb.tokens)).log10)
     return out
-
-

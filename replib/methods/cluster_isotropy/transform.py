@@ -6,6 +6,7 @@ r"""The transform: cluster-based isotropy enhancement :cite:`rajaee2021cluster` 
     x' = (x - \mu_c) - \sum_{j=1}^{m_c} \big((x - \mu_c)^\top u_{c,j}\big)\, u_{c,j},
     \qquad m_c = \min(n_{pc},\; n_c - 1).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -75,8 +76,14 @@ def cluster_labels(X, n_clusters: int, *, clusterer: str = "scipy", random_state
     fit_rows = X
     if n > GMM_MAX_FIT_ROWS:  # EM on every token is slow on CPU: fit on a seeded sample, assign all rows
         fit_rows = X[np.random.default_rng(seed).choice(n, GMM_MAX_FIT_ROWS, replace=False)]
-    gm = GaussianMixture(n_components=n_clusters, covariance_type="diag", random_state=seed, reg_covar=1e-4,
-                         init_params="k-means++", max_iter=100).fit(fit_rows)
+    gm = GaussianMixture(
+        n_components=n_clusters,
+        covariance_type="diag",
+        random_state=seed,
+        reg_covar=1e-4,
+        init_params="k-means++",
+        max_iter=100,
+    ).fit(fit_rows)
     return gm.predict(X).astype(np.int64), gm
 
 
@@ -186,8 +193,9 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         were removed (with a :class:`SmallClusterWarning`).
     """
 
-    def __init__(self, n_clusters: int = 27, n_pc: int = 12, *, clusterer: str = "scipy", n_iter: int = 10,
-                 random_state=None):
+    def __init__(
+        self, n_clusters: int = 27, n_pc: int = 12, *, clusterer: str = "scipy", n_iter: int = 10, random_state=None
+    ):
         self.n_clusters = n_clusters
         self.n_pc = n_pc
         self.clusterer = clusterer
@@ -200,8 +208,10 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         if int(self.n_pc) != self.n_pc or self.n_pc < 0:
             raise ValueError(f"n_pc must be a non-negative integer; got {self.n_pc!r}")
         if self.n_pc >= X.shape[1]:
-            raise ValueError(f"n_pc={self.n_pc} must be smaller than n_features={X.shape[1]} "
-                             "(removing every direction leaves zero vectors)")
+            raise ValueError(
+                f"n_pc={self.n_pc} must be smaller than n_features={X.shape[1]} "
+                "(removing every direction leaves zero vectors)"
+            )
         if self.n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={X.shape[0]}")
 
@@ -214,8 +224,9 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         X = check_array(X, name="X", min_samples=2, min_features=2)
         self._check_params(X)
         k = int(self.n_clusters)
-        labels, model = cluster_labels(X, k, clusterer=self.clusterer, random_state=self.random_state,
-                                       n_iter=self.n_iter)
+        labels, model = cluster_labels(
+            X, k, clusterer=self.clusterer, random_state=self.random_state, n_iter=self.n_iter
+        )
         means, bases, counts = cluster_bases(X, labels, k, directions=self.n_pc > 0)
         self.labels_ = labels
         self.means_ = means
@@ -226,15 +237,23 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         self.empty_clusters_ = np.flatnonzero(counts == 0)
         self.small_clusters_ = np.flatnonzero((counts > 0) & (counts <= self.n_pc))
         self.n_removed_ = np.array([0 if b is None else min(int(self.n_pc), b.shape[1]) for b in bases])
-        self.components_ = [np.zeros((0, X.shape[1])) if b is None else b[:, :m].T.copy()
-                            for b, m in zip(bases, self.n_removed_)]
+        self.components_ = [
+            np.zeros((0, X.shape[1])) if b is None else b[:, :m].T.copy() for b, m in zip(bases, self.n_removed_)
+        ]
         if self.empty_clusters_.size:
-            warnings.warn(f"{self.empty_clusters_.size} of {k} clusters are empty and were dropped "
-                          f"(clusters {self.empty_clusters_.tolist()})", EmptyClusterWarning, stacklevel=3)
+            warnings.warn(
+                f"{self.empty_clusters_.size} of {k} clusters are empty and were dropped "
+                f"(clusters {self.empty_clusters_.tolist()})",
+                EmptyClusterWarning,
+                stacklevel=3,
+            )
         if self.small_clusters_.size:
-            warnings.warn(f"{self.small_clusters_.size} cluster(s) have <= n_pc={self.n_pc} members; removed "
-                          f"members - 1 directions from them (see small_clusters_, n_removed_)",
-                          SmallClusterWarning, stacklevel=3)
+            warnings.warn(
+                f"{self.small_clusters_.size} cluster(s) have <= n_pc={self.n_pc} members; removed "
+                f"members - 1 directions from them (see small_clusters_, n_removed_)",
+                SmallClusterWarning,
+                stacklevel=3,
+            )
         return X
 
     def fit_transform(self, X, y=None):
@@ -265,6 +284,44 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         return out
 
 
+def transform_residuals(transformer: ClusterIsotropy, out):
+    r"""The two identities the transform must satisfy on its own training rows, as residuals.
+
+    .. math::
+
+        r_\mu = \max_c \max_j \Big|\frac{1}{n_c}\sum_{i \in c} x'_{ij}\Big|, \qquad
+        r_\perp = \max_c \max_{i \in c,\, k \le m_c} |x_i'^\top u_{c,k}|,
+
+    over the non-empty clusters :math:`c` :cite:`rajaee2021cluster`. A cluster with one member has no
+    removed direction (:math:`m_c = 0`) and contributes 0 to :math:`r_\perp`; so does ``n_pc=0``.
+
+    Parameters
+    ----------
+    transformer : ClusterIsotropy
+        Fitted (``fit_transform`` was called).
+    out : ndarray of shape (n_samples, n_features)
+        ``transformer.fit_transform(X)``, rows in the order of ``transformer.labels_``.
+
+    Returns
+    -------
+    cluster_mean_max, orthogonality_max : float
+        Absolute (divide by a data scale to make them relative).
+    """
+    if not hasattr(transformer, "labels_"):
+        raise ValueError("transformer is not fitted; call fit_transform first")
+    out = check_array(out, name="out", min_samples=1, min_features=2)
+    if out.shape[0] != transformer.labels_.shape[0]:
+        raise ValueError(f"out has {out.shape[0]} rows; the transformer was fitted on {transformer.labels_.shape[0]}")
+    mean_max, orth_max = 0.0, 0.0
+    for c in np.flatnonzero(transformer.n_members_):
+        rows = out[transformer.labels_ == c]
+        mean_max = max(mean_max, float(np.abs(rows.mean(axis=0)).max()))
+        V = transformer.components_[c]
+        if V.shape[0]:  # a single-member cluster (or n_pc=0) removes no direction: nothing to be orthogonal to
+            orth_max = max(orth_max, float(np.abs(rows @ V.T).max()))
+    return mean_max, orth_max
+
+
 def all_but_the_top(X, n_pc: int):
     r"""Global post-processing of Mu & Viswanath :cite:`mu2018allbutthetop`: remove the mean and the top
     ``n_pc`` principal directions, :math:`x' = \tilde x - \sum_{j \le D} (u_j^\top \tilde x) u_j`,
@@ -273,5 +330,3 @@ def all_but_the_top(X, n_pc: int):
     Same code as :class:`ClusterIsotropy` with one cluster.
     """
     return ClusterIsotropy(n_clusters=1, n_pc=n_pc).fit_transform(X)
-
-

@@ -18,26 +18,78 @@ pair measures), :mod:`.composition` (baselines) and :mod:`.setup` (profiles, mod
 
 All arrays of points are ``(n_samples, n_features)``; metrics are computed in float64.
 """
+
 from __future__ import annotations
 
-from .alignment import (aligned_strings, alignment_stats, alignment_stats_biopython, alignment_stats_kernel,
-                        map_residues_for_alignment, rescore_alignment)
+from .alignment import (
+    aligned_strings,
+    alignment_stats,
+    alignment_stats_biopython,
+    alignment_stats_kernel,
+    map_residues_for_alignment,
+    rescore_alignment,
+)
 from .composition import composition_embeddings, kmer_labels
-from .isotropy import (AMINO_ACIDS, HAKIM2025_CORRELATIONS, HAKIM2025_REPORTED, effective_dimensions_from_isoscore,
-                       global_isotropy, round_effective_dimensions, rounding_rule_matches)
-from .pairs import (all_pairs, alignment_pair_stats, embedding_pair_stats, pair_correlations,
-                    pair_count_for_proteins, proteins_for_pair_count, sample_proteins)
+from .isotropy import (
+    AMINO_ACIDS,
+    HAKIM2025_CORRELATIONS,
+    HAKIM2025_REPORTED,
+    effective_dimensions_from_isoscore,
+    global_isotropy,
+    round_effective_dimensions,
+    rounding_rule_matches,
+)
+from .pairs import (
+    alignment_pair_stats,
+    all_pairs,
+    embedding_pair_stats,
+    pair_correlations,
+    pair_count_for_proteins,
+    proteins_for_pair_count,
+    sample_proteins,
+)
 from .residues import ResidueIsotropy, accumulate_residues, residue_rows
-from .setup import (book_model_analysis, config_for, embed_global, load_book_model, load_protein_model,
-                    protein_models)
+from .setup import (
+    book_model_analysis,
+    config_for,
+    embed_global,
+    load_book_model,
+    load_protein_model,
+    model_label,
+    protein_models,
+)
 
 __all__ = [
-    "AMINO_ACIDS", "HAKIM2025_REPORTED", "HAKIM2025_CORRELATIONS", "config_for",
-    "effective_dimensions_from_isoscore", "round_effective_dimensions", "rounding_rule_matches",
-    "global_isotropy", "map_residues_for_alignment", "alignment_stats", "alignment_stats_biopython",
-    "alignment_stats_kernel", "aligned_strings", "rescore_alignment",
-    "all_pairs", "sample_proteins", "pair_count_for_proteins", "proteins_for_pair_count",
-    "alignment_pair_stats", "embedding_pair_stats", "pair_correlations", "composition_embeddings",
-    "ResidueIsotropy", "residue_rows", "protein_models", "load_protein_model", "load_book_model", "book_model_analysis", "embed_global", "accumulate_residues",
+    "AMINO_ACIDS",
+    "HAKIM2025_REPORTED",
+    "HAKIM2025_CORRELATIONS",
+    "config_for",
+    "effective_dimensions_from_isoscore",
+    "round_effective_dimensions",
+    "rounding_rule_matches",
+    "global_isotropy",
+    "map_residues_for_alignment",
+    "alignment_stats",
+    "alignment_stats_biopython",
+    "alignment_stats_kernel",
+    "aligned_strings",
+    "rescore_alignment",
+    "all_pairs",
+    "sample_proteins",
+    "pair_count_for_proteins",
+    "proteins_for_pair_count",
+    "alignment_pair_stats",
+    "embedding_pair_stats",
+    "pair_correlations",
+    "composition_embeddings",
+    "ResidueIsotropy",
+    "residue_rows",
+    "protein_models",
+    "model_label",
+    "load_protein_model",
+    "load_book_model",
+    "book_model_analysis",
+    "embed_global",
+    "accumulate_residues",
     "kmer_labels",
 ]

@@ -1,6 +1,7 @@
 """Pairwise global alignment of two proteins (PAM250, gap open 10 / extend 1) with parasail
 :cite:`daily2016parasail`, Biopython :cite:`cock2009biopython` as an independent cross-check, and the rescoring
 of a given alignment (to show co-optimal alignments)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +38,18 @@ def _parasail_matrix(matrix: str):
     return getattr(parasail, matrix)
 
 
+def _parasail_nw(kind: str, a: str, b: str, gap_open: int, gap_extend: int, matrix: str):
+    """parasail's striped global alignment ``nw_<kind>_striped`` (``kind`` = ``"trace"`` or ``"stats"``): the
+    16-bit kernel, and the 32-bit one when the 16-bit scores saturate."""
+    import parasail
+
+    m = _parasail_matrix(matrix)
+    r = getattr(parasail, f"nw_{kind}_striped_16")(a, b, gap_open, gap_extend, m)
+    if r.saturated:
+        r = getattr(parasail, f"nw_{kind}_striped_32")(a, b, gap_open, gap_extend, m)
+    return r
+
+
 def alignment_stats(a: str, b: str, gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250") -> dict:
     r"""Global (Needleman–Wunsch) alignment score, matches, length and identity with parasail.
 
@@ -67,14 +80,9 @@ def alignment_stats(a: str, b: str, gap_open: int = 10, gap_extend: int = 1, mat
     -------
     dict with ``score``, ``matches``, ``length``, ``identity``.
     """
-    import parasail
-
     if not a or not b:
         raise ValueError("cannot align an empty sequence")
-    m = _parasail_matrix(matrix)
-    r = parasail.nw_trace_striped_16(a, b, gap_open, gap_extend, m)
-    if r.saturated:
-        r = parasail.nw_trace_striped_32(a, b, gap_open, gap_extend, m)
+    r = _parasail_nw("trace", a, b, gap_open, gap_extend, matrix)
     tb = r.traceback
     q = np.frombuffer(tb.query.encode("ascii"), dtype=np.uint8)
     t = np.frombuffer(tb.ref.encode("ascii"), dtype=np.uint8)
@@ -88,14 +96,8 @@ def alignment_stats_kernel(a: str, b: str, gap_open: int = 10, gap_extend: int =
     Its score is the optimal score; its ``length`` can be shorter than the longer sequence, so
     ``matches / length`` is not an identity. Kept to document the defect (the chapter measures it).
     """
-    import parasail
-
-    m = _parasail_matrix(matrix)
-    r = parasail.nw_stats_striped_16(a, b, gap_open, gap_extend, m)
-    if r.saturated:
-        r = parasail.nw_stats_striped_32(a, b, gap_open, gap_extend, m)
-    return {"score": int(r.score), "matches": int(r.matches), "length": int(r.length),
-            "identity": r.matches / r.length}
+    r = _parasail_nw("stats", a, b, gap_open, gap_extend, matrix)
+    return {"score": int(r.score), "matches": int(r.matches), "length": int(r.length), "identity": r.matches / r.length}
 
 
 def _biopython_aligner(gap_open: int, gap_extend: int, matrix: str):
@@ -112,8 +114,7 @@ def _biopython_aligner(gap_open: int, gap_extend: int, matrix: str):
     return al
 
 
-def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: int = 1,
-                              matrix: str = "pam250") -> dict:
+def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250") -> dict:
     """The same statistics as :func:`alignment_stats` with Biopython's ``PairwiseAligner`` :cite:`cock2009biopython`.
 
     An independent implementation used as a cross-check: the score must be identical; identity may
@@ -127,20 +128,20 @@ def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: in
     aln = al.align(a, b)[0]
     counts = aln.counts()
     length = int(aln.shape[1])
-    return {"score": int(round(aln.score)), "matches": int(counts.identities), "length": length,
-            "identity": counts.identities / length}
+    return {
+        "score": int(round(aln.score)),
+        "matches": int(counts.identities),
+        "length": length,
+        "identity": counts.identities / length,
+    }
 
 
-def aligned_strings(a: str, b: str, tool: str = "parasail", gap_open: int = 10, gap_extend: int = 1,
-                    matrix: str = "pam250") -> tuple[str, str]:
+def aligned_strings(
+    a: str, b: str, tool: str = "parasail", gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250"
+) -> tuple[str, str]:
     """The two gapped rows of one optimal global alignment (``tool`` = ``"parasail"`` traceback or ``"biopython"``)."""
     if tool == "parasail":
-        import parasail
-
-        r = parasail.nw_trace_striped_16(a, b, gap_open, gap_extend, _parasail_matrix(matrix))
-        if r.saturated:
-            r = parasail.nw_trace_striped_32(a, b, gap_open, gap_extend, _parasail_matrix(matrix))
-        tb = r.traceback
+        tb = _parasail_nw("trace", a, b, gap_open, gap_extend, matrix).traceback
         return tb.query, tb.ref
     if tool == "biopython":
         aln = _biopython_aligner(gap_open, gap_extend, matrix).align(a, b)[0]
@@ -171,5 +172,3 @@ def rescore_alignment(top: str, bottom: str, gap_open: int = 10, gap_extend: int
             matches += x == y
             gap = None
     return {"score": int(round(score)), "matches": matches, "length": len(top), "identity": matches / len(top)}
-
-

@@ -1,12 +1,14 @@
 """Composition baselines that no paper gives: amino-acid and k-mer composition vectors."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import product
-from typing import Iterable
 
 import numpy as np
 
 from .isotropy import AMINO_ACIDS
+
 
 # ----------------------------------------------------------------------------------------- composition
 def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMINO_ACIDS) -> np.ndarray:
@@ -42,7 +44,7 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
     for idx, ch in enumerate(alphabet):
         lut[ord(ch)] = idx
     seqs = list(seqs)
-    out = np.zeros((len(seqs), a ** k))
+    out = np.zeros((len(seqs), a**k))
     for r, s in enumerate(seqs):
         if not isinstance(s, str):
             raise ValueError(f"sequence {r} is not a string")
@@ -54,12 +56,10 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
         if not ok.any():
             raise ValueError(f"sequence {r} has no {k}-mer over the alphabet {alphabet}")
         code = (win[ok] * (a ** np.arange(k - 1, -1, -1))).sum(axis=1)
-        out[r] = np.bincount(code, minlength=a ** k) / ok.sum()
+        out[r] = np.bincount(code, minlength=a**k) / ok.sum()
     return out
 
 
 def kmer_labels(k: int, alphabet: str = AMINO_ACIDS) -> list[str]:
     """Column names of :func:`composition_embeddings` (``"A"``…, ``"AA"``, ``"AC"``…)."""
     return ["".join(p) for p in product(alphabet, repeat=k)]
-
-

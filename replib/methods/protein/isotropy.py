@@ -1,5 +1,6 @@
 r"""Global isotropy of a table of protein embeddings :cite:`hakim2025protein`: the paper's reported numbers,
 effective dimensions :math:`k = \iota (n - 1) + 1` and their rounding, IsoScore and average pairwise cosine."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,12 @@ HAKIM2025_REPORTED = {
 
 #: Reported Pearson correlations for ProtBERT (seed 000 [S]; upper triangle only).
 HAKIM2025_CORRELATIONS = {
-    ("cosine", "sq_euclidean"): 0.791, ("cosine", "score"): 0.014, ("cosine", "identity"): -0.011,
-    ("sq_euclidean", "score"): -0.103, ("sq_euclidean", "identity"): -0.146, ("score", "identity"): 0.847,
+    ("cosine", "sq_euclidean"): 0.791,
+    ("cosine", "score"): 0.014,
+    ("cosine", "identity"): -0.011,
+    ("sq_euclidean", "score"): -0.103,
+    ("sq_euclidean", "identity"): -0.146,
+    ("score", "identity"): 0.847,
 }
 
 
@@ -100,8 +105,12 @@ def global_isotropy(E) -> dict:
     E = check_array(E, name="E", min_samples=2, min_features=2, warn_fewer_samples=True)
     iota = isoscore(E)
     k = effective_dimensions_from_isoscore(iota, E.shape[1])
-    return {"n_samples": E.shape[0], "n_features": E.shape[1], "isoscore": iota, "eff_dims": k,
-            "eff_dims_ceil": round_effective_dimensions(k, "ceil"),
-            "eff_dims_round": round_effective_dimensions(k, "round"), "avg_cosine": avg_pairwise_cosine(E)}
-
-
+    return {
+        "n_samples": E.shape[0],
+        "n_features": E.shape[1],
+        "isoscore": iota,
+        "eff_dims": k,
+        "eff_dims_ceil": round_effective_dimensions(k, "ceil"),
+        "eff_dims_round": round_effective_dimensions(k, "round"),
+        "avg_cosine": avg_pairwise_cosine(E),
+    }

@@ -1,25 +1,22 @@
 """Protein pairs: sampling, the resumable chunked pair engine that aligns them in parallel through joblib
 (:func:`alignment_pair_stats`), embedding distances of the same pairs and their correlation with the
 alignment measures :cite:`hakim2025protein`."""
+
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import math
-import os
-import tempfile
-from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import joblib
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from ..._io import hash_array, hash_inputs, run_sharded
 from ..._validation import check_array
 from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
+
 
 # ---------------------------------------------------------------------------------------------- pairs
 def all_pairs(n: int) -> np.ndarray:
@@ -54,29 +51,6 @@ def sample_proteins(n_total: int, n: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_total, size=n, replace=False))
 
 
-def _hash_job(seqs: Sequence[str], pairs: np.ndarray, params: dict) -> str:
-    h = hashlib.sha256()
-    for s in seqs:
-        b = s.encode()
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    h.update(np.ascontiguousarray(pairs, dtype=np.int64).tobytes())
-    h.update(json.dumps(params, sort_keys=True).encode())
-    return h.hexdigest()[:24]
-
-
-def _atomic_savez(path: Path, **arrays) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _align_chunk(seqs: dict, pairs: np.ndarray, gap_open: int, gap_extend: int, matrix: str) -> dict:
     out = np.zeros((len(pairs), 3), dtype=np.int64)
     for r, (i, j) in enumerate(pairs):
@@ -85,21 +59,30 @@ def _align_chunk(seqs: dict, pairs: np.ndarray, gap_open: int, gap_extend: int, 
     return {"score": out[:, 0], "matches": out[:, 1], "length": out[:, 2]}
 
 
-#: Test hook: called as ``_CHUNK_HOOK(chunk_index)`` after a chunk file is written (simulates a kill).
-_CHUNK_HOOK: Callable[[int], None] | None = None
-
-
-def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size: int = 20000, n_jobs: int = 1,
-                         gap_open: int = 10, gap_extend: int = 1, matrix: str = "pam250",
-                         backend: str | None = None, progress: bool = True, seq_ids=None) -> pd.DataFrame:
+def alignment_pair_stats(
+    seqs: Sequence[str],
+    pairs,
+    *,
+    out_dir=None,
+    chunk_size: int = 20000,
+    n_jobs: int = 1,
+    gap_open: int = 10,
+    gap_extend: int = 1,
+    matrix: str = "pam250",
+    backend: str | None = None,
+    progress: bool = True,
+    seq_ids=None,
+    on_chunk: Callable[[int], None] | None = None,
+) -> pd.DataFrame:
     """Alignment score, matches, length and identity for many pairs: chunked, parallel, resumable.
 
     Pairs are cut into chunks of ``chunk_size``; chunks run in parallel through :mod:`joblib`
-    (``n_jobs`` processes, the ``loky`` backend by default). With ``out_dir`` each finished chunk is
-    written atomically (temporary file + ``os.replace``) to ``out_dir/<job key>/chunk-<c>.npz``; a
-    rerun of the same job (same sequences, pairs and parameters → same key) loads finished chunks,
-    computes only the missing ones and returns identical results. Killing the process loses at most
-    the chunks in flight.
+    (``n_jobs`` processes, the ``loky`` backend by default). With ``out_dir`` the chunks are shards of
+    :func:`replib._io.run_sharded`: each finished chunk is written atomically to
+    ``out_dir/<job key>/shard-<c>.npz`` with its own checksum; a rerun of the same job (same sequences,
+    pairs, chunk size and parameters → same key) loads the finished chunks that verify, computes the
+    missing and bad ones and returns identical results. Killing the process loses at most the chunks in
+    flight.
 
     More than one machine: joblib dispatches to a Dask or Ray cluster unchanged, e.g.
     ``from dask.distributed import Client; client = Client("scheduler:8786")`` and then
@@ -121,6 +104,8 @@ def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size
         Passed to :func:`alignment_stats`.
     seq_ids : sequence of str, optional
         Names for error messages.
+    on_chunk : callable, optional
+        Called with the chunk index after a chunk is stored in ``out_dir`` (tests simulate a kill with it).
 
     Returns
     -------
@@ -138,60 +123,46 @@ def alignment_pair_stats(seqs: Sequence[str], pairs, *, out_dir=None, chunk_size
     used = np.unique(pairs) if len(pairs) else np.zeros(0, np.int64)
     ids = seq_ids if seq_ids is not None else [str(k) for k in range(len(seqs))]
     mapped = {int(k): map_residues_for_alignment(seqs[int(k)], seq_id=ids[int(k)]) for k in used}
-    params = {"gap_open": gap_open, "gap_extend": gap_extend, "matrix": matrix, "chunk_size": chunk_size,
-              "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)"}
-    n_chunks = -(-len(pairs) // chunk_size)
-    folder = None
-    if out_dir is not None:
-        key = _hash_job([mapped[int(k)] for k in used], pairs, params)
-        folder = Path(out_dir) / key
-        folder.mkdir(parents=True, exist_ok=True)
-        manifest = folder / "manifest.json"
-        if not manifest.exists():
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".manifest.", suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"key": key, "n_pairs": int(len(pairs)), "n_chunks": n_chunks, **params}, fh, indent=1)
-            os.replace(tmp, manifest)
+    params = {
+        "gap_open": gap_open,
+        "gap_extend": gap_extend,
+        "matrix": matrix,
+        "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)",
+    }
+    info = dict(
+        params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used), pairs=hash_array(pairs)
+    )
 
-    def chunk_path(c):
-        return folder / f"chunk-{c:06d}.npz" if folder is not None else None
+    def chunk_args(a, b):  # only the sequences a chunk needs travel to its worker
+        sub = pairs[a:b]
+        return {int(k): mapped[int(k)] for k in np.unique(sub)}, sub, gap_open, gap_extend, matrix
 
-    results: dict[int, dict] = {}
-    todo = []
-    for c in range(n_chunks):
-        p = chunk_path(c)
-        if p is not None and p.exists():
-            with np.load(p) as z:
-                results[c] = {k: z[k] for k in z.files}
-        else:
-            todo.append(c)
+    def map_chunks(spans):
+        if not spans:
+            return iter(())
+        par = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
+        return par(joblib.delayed(_align_chunk)(*chunk_args(a, b)) for a, b in spans)
 
-    def job(c):
-        sub = pairs[c * chunk_size:(c + 1) * chunk_size]
-        need = {int(k): mapped[int(k)] for k in np.unique(sub)}
-        return joblib.delayed(_align_chunk)(need, sub, gap_open, gap_extend, matrix)
-
-    bar = tqdm(total=len(pairs), desc="align pairs", unit="pair", disable=not progress, leave=False,
-               initial=sum(len(r["score"]) for r in results.values()))
-    if todo:
-        ctx = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()
-        with ctx:
-            par = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
-            for c, res in zip(todo, par(job(c) for c in todo)):
-                p = chunk_path(c)
-                if p is not None:
-                    _atomic_savez(p, **res)
-                    if _CHUNK_HOOK is not None:
-                        _CHUNK_HOOK(c)
-                results[c] = res
-                bar.update(len(res["score"]))
-    bar.close()
-    cols = {k: np.concatenate([results[c][k] for c in range(n_chunks)]) if n_chunks else np.zeros(0, np.int64)
-            for k in ("score", "matches", "length")}
+    with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
+        chunks = run_sharded(
+            len(pairs),
+            chunk_size,
+            lambda a, b: _align_chunk(*chunk_args(a, b)),
+            info=info,
+            cache_dir=out_dir,
+            desc="align pairs",
+            unit="pair",
+            progress=progress,
+            map_shards=map_chunks,
+            on_shard_written=on_chunk,
+        )
+    cols = {
+        k: np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64)
+        for k in ("score", "matches", "length")
+    }
     df = pd.DataFrame({"i": pairs[:, 0], "j": pairs[:, 1], **cols})
     df["identity"] = df["matches"] / df["length"]
     return df
-
 
 
 def embedding_pair_stats(E, pairs, batch: int = 50_000) -> pd.DataFrame:
@@ -219,15 +190,16 @@ def embedding_pair_stats(E, pairs, batch: int = 50_000) -> pd.DataFrame:
     cos = np.empty(len(pairs))
     d2 = np.empty(len(pairs))
     for s in range(0, len(pairs), batch):
-        i, j = pairs[s:s + batch, 0], pairs[s:s + batch, 1]
-        cos[s:s + batch] = np.einsum("ij,ij->i", U[i], U[j])
+        i, j = pairs[s : s + batch, 0], pairs[s : s + batch, 1]
+        cos[s : s + batch] = np.einsum("ij,ij->i", U[i], U[j])
         diff = E[i] - E[j]
-        d2[s:s + batch] = np.einsum("ij,ij->i", diff, diff)
+        d2[s : s + batch] = np.einsum("ij,ij->i", diff, diff)
     return pd.DataFrame({"cosine": cos, "sq_euclidean": d2})
 
 
-def pair_correlations(df: pd.DataFrame, columns=("cosine", "sq_euclidean", "score", "identity"),
-                      method: str = "pearson") -> pd.DataFrame:
+def pair_correlations(
+    df: pd.DataFrame, columns=("cosine", "sq_euclidean", "score", "identity"), method: str = "pearson"
+) -> pd.DataFrame:
     """Correlation matrix (Pearson or Spearman) of the pair measures, as in the paper's ProtBERT matrix."""
     if method not in ("pearson", "spearman"):
         raise ValueError("method must be 'pearson' or 'spearman'")
@@ -240,5 +212,3 @@ def pair_correlations(df: pd.DataFrame, columns=("cosine", "sq_euclidean", "scor
     if (sub.std() == 0).any():
         raise ValueError("a pair measure is constant: correlation undefined")
     return sub.corr(method=method)
-
-

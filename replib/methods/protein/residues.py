@@ -1,18 +1,21 @@
 """Per-residue ("local") isotropy per amino acid :cite:`hakim2025protein` from streaming covariances, without
 holding any per-residue matrix in memory (:class:`ResidueIsotropy`)."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ..._validation import check_array
 from ...embeddings import embed_proteins
 from ...metrics import CovarianceAccumulator
 from .isotropy import AMINO_ACIDS, effective_dimensions_from_isoscore, round_effective_dimensions
+
 
 # ------------------------------------------------------------------------------------ per-residue (local)
 @dataclass
@@ -35,7 +38,7 @@ class ResidueIsotropy:
     min_ratio: float = 5.0
     acc: dict = field(default_factory=dict)
 
-    def update(self, seq: str, R) -> "ResidueIsotropy":
+    def update(self, seq: str, R) -> ResidueIsotropy:
         """Add the residue rows ``R`` (len(seq), n_features) of one protein, grouped by letter."""
         R = check_array(R, name="R", min_samples=1, min_features=1)
         if R.shape[1] != self.n_features:
@@ -48,7 +51,7 @@ class ResidueIsotropy:
             self.acc.setdefault(ch, CovarianceAccumulator(self.n_features)).update(R[letters == code])
         return self
 
-    def merge(self, other: "ResidueIsotropy") -> "ResidueIsotropy":
+    def merge(self, other: ResidueIsotropy) -> ResidueIsotropy:
         for ch, a in other.acc.items():
             self.acc.setdefault(ch, CovarianceAccumulator(self.n_features)).merge(a)
         return self
@@ -59,8 +62,14 @@ class ResidueIsotropy:
         for ch in letters:
             a = self.acc.get(ch)
             m = 0 if a is None else a.count
-            row = {"residue": ch, "count": m, "isoscore": np.nan, "eff_dims": np.nan, "eff_dims_ceil": np.nan,
-                   "enough": m >= self.min_ratio * self.n_features}
+            row = {
+                "residue": ch,
+                "count": m,
+                "isoscore": np.nan,
+                "eff_dims": np.nan,
+                "eff_dims_ceil": np.nan,
+                "enough": m >= self.min_ratio * self.n_features,
+            }
             if m >= 2:
                 try:
                     iota = a.isoscore()
@@ -90,14 +99,21 @@ def residue_rows(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> d
     groups: dict = {}
     for r, idx in enumerate(out.index):
         R = np.asarray(out.residues[key][r], dtype=np.float64)
-        letters = np.array(list(seqs[int(idx)][:R.shape[0]]))
+        letters = np.array(list(seqs[int(idx)][: R.shape[0]]))
         for ch in np.unique(letters):
             groups.setdefault(str(ch), []).append(R[letters == ch])
     return {ch: np.vstack(v) for ch, v in groups.items()}
 
 
-def accumulate_residues(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022, chunk: int = 64,
-                        min_ratio: float = 5.0, progress: bool = True) -> ResidueIsotropy:
+def accumulate_residues(
+    lm,
+    seqs: Sequence[str],
+    layer=-1,
+    max_length: int = 1022,
+    chunk: int = 64,
+    min_ratio: float = 5.0,
+    progress: bool = True,
+) -> ResidueIsotropy:
     """Per-amino-acid streaming covariances of one layer's per-residue embeddings.
 
     Sequences are embedded ``chunk`` at a time (``return_residues=True``) and each chunk's residue
@@ -106,17 +122,16 @@ def accumulate_residues(lm, seqs: Sequence[str], layer=-1, max_length: int = 102
     """
     seqs = [s.upper() for s in seqs]
     acc = None
-    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=not progress, leave=False):
-        part = seqs[s:s + chunk]
-        out = embed_proteins(lm, part, layers=(layer,), max_length=max_length, return_residues=True,
-                             progress=False)
+    for s in tqdm(range(0, len(seqs), chunk), desc=f"residues {lm.name}", disable=progress_off(progress), leave=False):
+        part = seqs[s : s + chunk]
+        out = embed_proteins(lm, part, layers=(layer,), max_length=max_length, return_residues=True, progress=False)
         key = "local" if lm.spec.recipe == "proteinbert" else layer
         mats = out.residues[key]
         if acc is None:
             acc = ResidueIsotropy(mats[0].shape[1], min_ratio)
         for r, idx in enumerate(out.index):
             R = mats[r]
-            acc.update(part[int(idx)][:R.shape[0]], R)
+            acc.update(part[int(idx)][: R.shape[0]], R)
     if acc is None:
         raise ValueError("no sequences to embed")
     return acc

@@ -1,10 +1,12 @@
 """Set-up of the chapter: sizes per profile, the protein language models (or their tiny stand-ins) and the
 mean-pooled protein embeddings."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...embeddings import embed_proteins
+
 
 # ------------------------------------------------------------------------------------ configuration
 def config_for(profile: str) -> dict:
@@ -18,6 +20,7 @@ def config_for(profile: str) -> dict:
     rows of the global table.
     """
     common = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, seed=0)
+    # fmt: off
     cfgs = {
         "smoke": dict(subset="5k", n_global=200, n_pair_proteins=40, n_biopython=100, n_local=200,
                       max_length=128, chunk_size=200, n_jobs=2, kmer_max=2, tiny=True, esm_models=["tiny-esm"]),
@@ -28,6 +31,7 @@ def config_for(profile: str) -> dict:
                       max_length=1022, chunk_size=50000, n_jobs=-1, kmer_max=2, tiny=False,
                       esm_models=["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"]),
     }
+    # fmt: on
     if profile not in cfgs:
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(cfgs)}")
     return {**common, **cfgs[profile]}
@@ -35,25 +39,47 @@ def config_for(profile: str) -> dict:
 
 # ------------------------------------------------------------------------------ language-model glue
 #: Paper models -> tiny same-architecture stand-ins (``tiny_model`` family, seed) for smoke/offline.
-_TINY_STANDINS = {"prot_bert": ("protbert", 0), "prot_bert_bfd": ("protbert", 1), "prot_xlnet": ("protxlnet", 0),
-                  "proteinbert": ("proteinbert", 0), "tiny-esm": ("esm", 0)}
+_TINY_STANDINS = {
+    "prot_bert": ("protbert", 0),
+    "prot_bert_bfd": ("protbert", 1),
+    "prot_xlnet": ("protxlnet", 0),
+    "proteinbert": ("proteinbert", 0),
+    "tiny-esm": ("esm", 0),
+}
 
 
-def protein_models(profile: str) -> list[str]:
-    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes)."""
+def protein_models(profile: str, models=None) -> list[str]:
+    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes), or ``models``
+    (a spec or list of specs, :func:`replib.models.resolve_model`) when given."""
     cfg = config_for(profile)
-    return ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+    default = ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+    if models is None:
+        return default
+    from ...models.resolve import select_models  # lazy: replib.models imports torch
+
+    return select_models(models, default)
+
+
+def model_label(name: str) -> str:
+    """Row label of a model: registry keys as they are, anything else (a folder, a Hub id) by its slug."""
+    from ...models import REGISTRY, model_slug  # lazy: replib.models imports torch
+
+    return name if name in REGISTRY or name in _TINY_STANDINS else model_slug(name)
 
 
 def load_protein_model(name: str, profile: str, seed: int = 0):
-    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``).
+    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``);
+    any other spec (a folder, a Hub id) through :func:`replib.models.resolve_model`, in every profile.
 
     Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
     """
     from ...models import load_model, tiny_model  # lazy: replib.models imports torch
 
-    cfg = config_for(profile)
+    from ...models import REGISTRY, resolve_model
 
+    cfg = config_for(profile)
+    if name not in REGISTRY and name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
+        return resolve_model(name, seed=seed)
     if cfg["tiny"]:
         family, s = _TINY_STANDINS.get(name, (None, 0))
         if family is None:
@@ -62,17 +88,13 @@ def load_protein_model(name: str, profile: str, seed: int = 0):
     return load_model(name)
 
 
-def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None,
-                 progress: bool = True):
+def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None, progress: bool = True):
     """Mean-pooled protein embeddings through :func:`replib.embeddings.embed_proteins` (the model's recipe).
 
     Returns the :class:`~replib.embeddings.ProteinEmbeddings`; ``.pooled[layer]`` is (n, d) and for
     ProteinBERT ``.pooled["global"]`` is its 512-d global output.
     """
-    return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir,
-                          progress=progress)
-
-
+    return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
 
 
 # ------------------------------------------------------------------------- this book's trained model

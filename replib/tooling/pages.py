@@ -16,7 +16,7 @@ import re
 
 import nbformat
 
-from .record import RECORD_MIME
+from ..record import RECORD_MIME
 
 STATUSES = ("reproduced", "consistent", "deviates", "unverified", "failed")
 BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
@@ -24,6 +24,8 @@ BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviat
 #: a line of executed output that is noise, not science: progress bars and warnings
 NOISE = re.compile(r"\d+%\|.*\||\d+it/s\]|it/s\]|s/it\]|TqdmWarning|IProgress not found|"
                    r"^\S*Warning: |warnings\.warn\(", re.M)
+#: more claims than this: the chapter's table is folded (a dropdown) under its one-line summary
+SHORT_TABLE = 12
 CSV_FIELDS = ("chapter", "key", "claim", "profile", "value", "paper_value", "source", "check", "status", "detail")
 
 
@@ -69,13 +71,18 @@ def reproduces_markdown(chapter: str, claims: list[dict], profile: str, commit: 
     at = f" at commit `{commit[:10]}`" if commit else ""
     out = [f"**What this chapter reproduces** (profile `{profile}`{at}; {summary or 'no claims'}; "
            f"{{download}}`the recorded numbers as CSV <{csv_name(chapter)}>`; every claim of the book on the "
-           "{doc}`validation page <../book/validation>`)", "",
-           "```{list-table}", ":header-rows: 1", ":class: replib-reproduces", "",
-           "* - claim", "  - paper", "  - ours", "  - status"]
+           "{doc}`validation page <../book/validation>`)", ""]
+    table = ["```{list-table}", ":header-rows: 1", ":class: replib-reproduces", "",
+             "* - claim", "  - paper", "  - ours", "  - status"]
     for c in claims:
-        out += [f"* - {_item(c.get('claim') or c['key'])}", f"  - {_item(_fmt(c.get('paper_value')))}",
-                f"  - {_item(_fmt(c.get('value')))}", f"  - {BADGE.get(c['status'], c['status'])}"]
-    out += ["```", ""]
+        table += [f"* - {_item(c.get('claim') or c['key'])}", f"  - {_item(_fmt(c.get('paper_value')))}",
+                  f"  - {_item(_fmt(c.get('value')))}", f"  - {BADGE.get(c['status'], c['status'])}"]
+    table.append("```")
+    if len(claims) > SHORT_TABLE:  # a long list stays folded: the chapter opens with its science
+        out += [f"````{{admonition}} The {len(claims)} claims: paper, ours, status", ":class: dropdown",
+                *table, "````", ""]
+    else:
+        out += [*table, ""]
     return "\n".join(out)
 
 
@@ -157,7 +164,7 @@ def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None
                 + (f", commit `{commit[:10]}`" if commit else "") + "): "
                 + ", ".join(f"{n} {s}" for s, n in total.items() if n) + f" of {len(claims)} claims.", "",
                 "```{list-table}", ":header-rows: 1", ":class: replib-summary", "",
-                "* - chapter (paper)", *[f"  - {BADGE[s]}" for s in STATUSES]]
+                "* - chapter (paper)", *[f"  - {s}" for s in STATUSES]]
         for ch in rep["chapters"]:
             name = ch["chapter"]
             title = ch.get("title") or name

@@ -7,7 +7,7 @@ extension is fetched later. The package tarball is downloaded once from the npm 
 against :data:`SHA256`, and the file kept in the cache (``$REPLIB_CACHE_DIR/static/``);
 ``scripts/setup.sh`` does this at install time, so later builds need no network.
 
-Command line: ``python -m replib.mathjax`` fetches it (no-op when cached) and prints its path.
+Command line: ``python -m replib.tooling.mathjax`` fetches it (no-op when cached) and prints its path.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ._io import cache_root
+from .._io import atomic_write, cache_root
 
 VERSION = "3.2.2"
 TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{VERSION}.tgz"
@@ -51,8 +51,8 @@ def fetch(download: bool = True) -> Path:
         if not tgz:
             if not download:
                 raise FileNotFoundError(f"MathJax {VERSION} is not in {target.parent}: run "
-                                        "`python -m replib.mathjax` (scripts/setup.sh does) with internet")
-            from .data.store import download as _download
+                                        "`python -m replib.tooling.mathjax` (scripts/setup.sh does) with internet")
+            from ..data.store import download as _download
 
             tgz = Path(tmp) / "mathjax.tgz"
             try:
@@ -71,9 +71,7 @@ def _extract(tgz: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(tgz) as tar:
         data = tar.extractfile(MEMBER).read()
-    tmp = target.with_suffix(".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)  # atomic: a half-written bundle is never taken for the real one
+    atomic_write(target, lambda fh: fh.write(data))  # a half-written bundle is never taken for the real one
 
 
 def copy_to(static_dir: Path, download: bool = True) -> Path:
