@@ -81,7 +81,7 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
     dev = _resolve_device(device)
     dtype = dtype or torch.float64
     if torch.device(dev).type == "cpu":  # numpy's BLAS: faster than torch's CPU matmul here, same algebra
-        return _distance_sums_numpy(Xt.cpu().numpy(), codes, k, chunk_size,
+        return _distance_sums_numpy(Xt.cpu().to(torch.float64).numpy(), codes, k, chunk_size,
                                     np.float32 if dtype == torch.float32 else np.float64), codes
     Xt = Xt.to(device=dev, dtype=dtype)
     scale = float(Xt.abs().max()) if Xt.numel() else 0.0  # distances of X/scale, times scale: no overflow
