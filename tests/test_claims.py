@@ -89,7 +89,7 @@ OK = BASE % "{tolerance: {abs: 0.1}}"
     (OK.replace('source: "Table 1, p. 3"', 'table: 1'), "source"),
     (OK + OK.split("claims:\n")[1], "duplicate key"),
     (OK.replace("      paper: {unverified: \"needs a GPU\"}\n", ""), "no check for profile"),
-    (BASE % "{guess: {abs: 1}}", "unknown check kind"),
+    (BASE % "{guess: {abs: 1}}", "unknown"),
     (BASE % "{unverified: ''}", "reason"),
     (BASE % "{property: {op: approx, value: 1}}", "op must be"),
     (BASE % "{property: {op: lt}}", "exactly one of value/key"),
@@ -147,3 +147,62 @@ def test_expected_failure_needs_reason_and_a_real_check(tmp_path):
         _claims(tmp_path, '{property: {op: gt, value: 3}, expected_failure: ""}')
     with pytest.raises(ClaimsFileError, match="unverified"):
         _claims(tmp_path, '{unverified: "x", expected_failure: "y"}')
+
+
+# ------------------------------------------------------------------ the checker fails closed (issue 16)
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "0.5", [1.0], {"a": 1}, True])
+@pytest.mark.parametrize("check", ["{property: {op: ne, value: 0}}", "{property: {op: gt, value: 0}}",
+                                   "{property: {op: lt, value: 1e9}}", "{property: {op: between, value: [-1e9, 1e9]}}",
+                                   "{property: {op: close, value: 0.5, abs: 1e9}}"])
+def test_non_numbers_never_pass_a_numeric_property(tmp_path, check, value):
+    ch = _claims(tmp_path, check)
+    r = evaluate_claim(ch.claims[0], "smoke", {"k": value})
+    assert r.status == "failed", (check, value, r.detail)
+
+
+@pytest.mark.parametrize("other", [float("nan"), float("inf"), float("-inf"), None, "1"])
+def test_a_non_finite_comparison_key_fails(tmp_path, other):
+    ch = _claims(tmp_path, "{property: {op: lt, key: other}}")
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 0.5, "other": other}).status == "failed"
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 0.5, "other": 1.0}).status == "consistent"
+
+
+def test_numbers_in_any_yaml_spelling(tmp_path):
+    """PyYAML reads 1e-6 (no dot) as a string: the loader turns numeric strings into numbers."""
+    ch = _claims(tmp_path, "{property: {op: lt, value: 1e-6}}")
+    assert ch.claims[0].checks["smoke"]["property"]["value"] == 1e-6
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 1e-9}).status == "consistent"
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 1e-3}).status == "failed"
+    ch = _claims(tmp_path, "{tolerance: {abs: 1e-2}}")
+    assert ch.claims[0].checks["smoke"]["tolerance"]["abs"] == 0.01
+
+
+@pytest.mark.parametrize("body,match", [
+    (BASE % "{property: {op: lt, value: tiny}}", "expected a number"),
+    (BASE % "{tolerance: {abs: .nan}}", "finite"),
+    (BASE % "{tolerance: {abs: -1}}", ">= 0"),
+    (BASE % "{property: {op: gt, value: 0, value: 1}}", "duplicate key"),
+    (BASE.replace("    claim: c\n", "    claim: c\n    claim: d\n") % "{tolerance: {abs: 1}}", "duplicate key"),
+    (BASE.replace("    claim: c\n", "    claim: c\n    colour: red\n") % "{tolerance: {abs: 1}}", "unknown field"),
+    (BASE.replace("title: X\n", "title: X\nextra: 1\n") % "{tolerance: {abs: 1}}", "unknown field"),
+    ("chapter: x\ntitle: X\nclaims: [a, b]\n", "a claim is a mapping"),
+    (BASE % "{property: {op: lt, value: 1, within: 2}}", "unknown field"),
+])
+def test_malformed_claims_files_are_refused(tmp_path, body, match):
+    with pytest.raises(ClaimsFileError, match=match):
+        load_claims(_write(tmp_path, body))
+
+
+def test_sanity_checks_are_never_reproductions(tmp_path):
+    ch = _claims(tmp_path, "{tolerance: {abs: 0.1}}", "")
+    ch.claims[0].sanity = True
+    r = evaluate_claim(ch.claims[0], "smoke", {"k": 2.0})
+    assert r.status == "sanity"
+    assert evaluate_claim(ch.claims[0], "smoke", {"k": 3.0}).status == "failed"
+
+
+def test_a_stand_in_is_at_best_consistent(tmp_path):
+    body = BASE.replace("    claim: c\n", "    claim: c\n    stand_in: GloVe-50d instead of the paper's word2vec\n")
+    ch = load_claims(_write(tmp_path, body % "{tolerance: {abs: 0.1}}"))
+    r = evaluate_claim(ch.claims[0], "smoke", {"k": 2.0})
+    assert r.status == "consistent" and "stand-in" in r.detail

@@ -76,8 +76,9 @@ def test_front_page_counts_per_chapter():
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
     rows = md.split("\n```")[1].split("* - ")[2:]
     cells = [[x.strip() for x in r.split("\n  - ")[1:]] for r in rows]
-    assert cells[0][:5] == ["1", "1", "0", "0", "0"]  # alpha: reproduced, consistent, deviates, unverified, failed
-    assert cells[1][:5] == ["0", "0", "0", "0", "1"]  # beta: one failed
+    # reproduced, consistent, sanity, deviates, inconclusive, failed, unverified
+    assert cells[0][:7] == ["1", "1", "0", "0", "0", "0", "0"]  # alpha
+    assert cells[1][:7] == ["0", "0", "0", "0", "0", "1", "0"]  # beta: one failed
 
 
 def test_progress_off_follows_tqdm_disable(monkeypatch):

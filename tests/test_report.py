@@ -47,7 +47,7 @@ def _report(profile="smoke", started="2026-01-01T00:00:00+00:00", chapters=None,
 def test_summarize_counts():
     s = report.summarize(_report())
     assert (s["reproduced"], s["consistent"], s["deviates"], s["unverified"], s["failed"]) == (1, 1, 1, 1, 1)
-    assert s["passed"] == 3 and s["skipped"] == 1
+    assert s["sanity"] == 0 and s["inconclusive"] == 0 and "passed" not in s
 
 
 def test_merge_latest_chapter_wins_and_profiles_stay_apart():
@@ -108,7 +108,8 @@ def test_dashboard_lists_everything():
     assert "Table 1 [P]" in md
     # the matrix row of beta in smoke: 0 reproduced, 0 consistent, 1 deviates, 1 unverified, 1 failed
     row = next(line for line in md.splitlines() if line.startswith("| beta |") and "`smoke`" in line)
-    assert row.split("|")[4:9] == [" · ", " · ", " 1 ", " 1 ", " 1 "], row
+    # reproduced, consistent, sanity, deviates, inconclusive, failed, unverified
+    assert row.split("|")[4:11] == [" · ", " · ", " · ", " 1 ", " · ", " 1 ", " 1 "], row
 
 
 def test_dashboard_shows_a_chapter_that_did_not_run():

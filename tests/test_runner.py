@@ -59,11 +59,12 @@ def test_report_file_summary_and_closing_line(smoke_report):
     on_disk = json.loads((tmp / "out" / "report.json").read_text())
     assert on_disk["summary"] == report["summary"]
     # good: 2 pass; wrong: its flag passes, its answer fails; broken and slow: 2 fail each
-    assert report["summary"]["passed"] == 3
+    assert report["summary"]["reproduced"] == 1 and report["summary"]["consistent"] == 2
     assert report["summary"]["failed"] == 5
     assert report["summary"]["chapter_failures"] == 2
     last = runner.format_table(report).splitlines()[-1]
-    assert last == "3 passed, 5 failed, 0 skipped"
+    assert last == ("1 reproduced, 2 consistent, 0 sanity, 0 deviates, 0 inconclusive, 0 unverified; 5 failing")
+    assert "passed" not in last  # a deviation is never called a pass: every status is counted on its own
     assert "torch" in report["environment"]["packages"]
 
 
@@ -71,7 +72,7 @@ def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
     _, tmp = smoke_report
     rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True,
                      chapters=["good", "wrong"], progress=lambda *_: None)
-    assert rep["summary"]["passed"] == 3 and rep["summary"]["failed"] == 1
+    assert rep["summary"]["reproduced"] + rep["summary"]["consistent"] == 3 and rep["summary"]["failed"] == 1
     ran = {c["chapter"]: c["seconds"] for c in smoke_report[0]["chapters"]}
     kept = {c["chapter"]: c["seconds"] for c in rep["chapters"]}
     assert kept == {k: ran[k] for k in ("good", "wrong")} and all(v > 0 for v in kept.values())

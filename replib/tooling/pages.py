@@ -17,10 +17,9 @@ import re
 import nbformat
 
 from ..record import RECORD_MIME
+from .claims import STATUS_BADGE, STATUSES
 
-STATUSES = ("reproduced", "consistent", "deviates", "unverified", "failed")
-BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
-         "failed": "❌ failed", "unverified": "⏸ unverified"}
+BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
 NOISE = re.compile(r"\d+%\|.*\||\d+it/s\]|it/s\]|s/it\]|TqdmWarning|IProgress not found|"
                    r"^\S*Warning: |warnings\.warn\(", re.M)

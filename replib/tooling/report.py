@@ -21,11 +21,10 @@ from typing import Any, Iterable
 
 from ..profiles import PROFILES
 from ..provenance import revision_label
-from .claims import PASSING
+from .claims import STATUS_BADGE, STATUSES, closing_line
+from .claims import summarize as _summarize
 
-STATUS_ORDER = ("reproduced", "consistent", "deviates", "unverified", "failed")
-STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "deviates": "⚠️ deviates",
-                "failed": "❌ failed", "unverified": "⏸ unverified"}
+STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
 
 
@@ -50,11 +49,7 @@ def load(path) -> list[dict]:
 
 def summarize(report: dict) -> dict:
     """The runner's summary counts, recomputed from the claims and chapters of ``report``."""
-    counts = {s: sum(1 for c in report["claims"] if c["status"] == s) for s in STATUS_ORDER}
-    bad = [c["chapter"] for c in report["chapters"] if c.get("status") != "ok"]
-    silent = sum(1 for ch in bad if not any(c["chapter"] == ch and c["status"] == "failed" for c in report["claims"]))
-    return {**counts, "passed": sum(counts[s] for s in PASSING), "failed": counts["failed"] + silent,
-            "skipped": counts["unverified"], "chapter_failures": len(bad)}
+    return _summarize(report["claims"], report["chapters"])
 
 
 def merge(reports: Iterable[dict]) -> list[dict]:
@@ -283,10 +278,9 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
     # --- at a glance
     out += ["## At a glance", ""]
     for rep in reports:
-        s = rep.get("summary") or summarize(rep)
-        out.append(f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}): "
-                   f"**{s['passed']} passed, {s['failed']} failed, {s['skipped']} unverified** of {len(rep['claims'])} claims "
-                   f"({s['reproduced']} reproduced, {s['consistent']} consistent, {s['deviates']} deviates)"
+        s = summarize(rep)  # recomputed: older reports lack the newer statuses
+        out.append(f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}), "
+                   f"{len(rep['claims'])} claims: **{closing_line(s)}**"
                    + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else ""))
     out.append("")
     multi = len(reports) > 1  # the profile column only when several profiles are shown

@@ -20,7 +20,7 @@ import nbformat
 from .._io import write_json_atomic
 from ..provenance import MODELS_LOG_ENV, read_models_log
 from ..record import read_records
-from .claims import PASSING, ChapterClaims, check_chapter, load_claims
+from .claims import ChapterClaims, check_chapter, closing_line, load_claims, summarize
 from .notebooks import write_runnable
 from .project import CHAPTER_SUFFIX, find_root, git_commit, toc_chapters
 
@@ -237,22 +237,16 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
             entry["models_override"] = chosen
         report["chapters"].append(entry)
         report["claims"].extend(results)
-    counts = {s: sum(1 for c in report["claims"] if c["status"] == s)
-              for s in ("reproduced", "consistent", "deviates", "failed", "unverified")}
-    bad_chapters = [c["chapter"] for c in report["chapters"] if c["status"] != "ok"]
-    chapter_failures = len(bad_chapters)
     # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
-    silent = sum(1 for ch in bad_chapters
-                 if not any(c["chapter"] == ch and c["status"] == "failed" for c in report["claims"]))
-    report["summary"] = {**counts, "passed": sum(counts[s] for s in PASSING), "failed": counts["failed"] + silent,
-                         "skipped": counts["unverified"], "chapter_failures": chapter_failures}
+    report["summary"] = summarize(report["claims"], report["chapters"])
     report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_json_atomic(out_dir / "report.json", report)
     return report
 
 
 def format_table(report: dict) -> str:
-    """A plain-text table of every claim, then the closing line ``N passed, N failed``."""
+    """A plain-text table of every claim, then the closing line with every status counted separately
+    (:func:`~replib.tooling.claims.closing_line`)."""
     rows = [("chapter", "key", "status", "value", "paper", "check")]
     for c in report["claims"]:
         v = c["value"]
@@ -269,6 +263,5 @@ def format_table(report: dict) -> str:
         for c in report["claims"]:
             if c["chapter"] == ch["chapter"] and c["status"] == "failed":
                 lines.append(f"  FAILED {c['key']}: {c['detail']}")
-    s = report["summary"]
-    lines.append(f"{s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped")
+    lines.append(closing_line(report["summary"]))
     return "\n".join(lines)
