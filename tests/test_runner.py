@@ -111,3 +111,60 @@ def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
     rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True,
                      chapters=["good"], progress=lambda *_: None)
     assert rep["chapters"][0]["models"] == models["good"]
+
+
+# ------------------------------------------------------------------ reliability of the runner (issue 16)
+def test_check_refuses_a_notebook_that_raised_after_recording(smoke_report):
+    """`broken` records its keys, then raises: a re-check must not call it ok."""
+    _, tmp = smoke_report
+    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["broken"],
+                     progress=lambda *_: None)
+    (ch,) = rep["chapters"]
+    assert ch["status"] == "error" and "science broke" in ch["error"]
+    assert all(c["status"] == "failed" for c in rep["claims"])
+    code = subprocess.run([sys.executable, "-m", "replib", "--root", str(tmp), "check", "--profile", "smoke",
+                           "--chapters", "broken"], capture_output=True, text=True)
+    assert code.returncode == 1, code.stdout + code.stderr
+
+
+def test_a_partial_run_merges_into_the_report(smoke_report):
+    report, tmp = smoke_report
+    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["good"],
+                     progress=lambda *_: None)
+    assert [c["chapter"] for c in rep["chapters"]] == ["good"]           # what this run did
+    on_disk = json.loads((tmp / "out" / "report.json").read_text())
+    assert {c["chapter"] for c in on_disk["chapters"]} == {"good", "broken", "slow", "wrong"}
+    assert len(on_disk["claims"]) == len(report["claims"])
+    assert on_disk["summary"]["failed"] == report["summary"]["failed"]
+
+
+def test_chapters_option_needs_names(tmp_path):
+    with pytest.raises(ValueError, match="at least one chapter"):
+        runner.discover_chapters(FIXTURES, only=[])
+
+
+def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    nb = project / "notebooks"
+    shutil.copy(nb / "good.md", nb / "bad.md")
+    (nb / "bad.claims.yml").write_text((nb / "good.claims.yml").read_text().replace("chapter: good", "chapter: bad")
+                                       .replace("abs: 0.01", "abs: 1e-2, abs: 2"))   # a duplicate key
+    rep = runner.run("smoke", out_dir=tmp_path / "out", root=project, chapters=["good", "bad"],
+                     progress=lambda *_: None)
+    status = {c["chapter"]: c for c in rep["chapters"]}
+    assert status["good"]["status"] == "ok" and status["bad"]["status"] == "error"
+    assert "duplicate key" in status["bad"]["error"]
+    assert rep["summary"]["failed"] >= 1
+
+
+def test_two_runners_cannot_write_one_folder(tmp_path):
+    out = tmp_path / "out"
+    with runner.run_lock(out):
+        with pytest.raises(runner.RunLockedError, match="another runner"):
+            with runner.run_lock(out):
+                pass
+    assert not (out / ".lock").exists()
+    (out / ".lock").write_text("999999999")   # left by a runner that no longer exists: taken over
+    with runner.run_lock(out):
+        assert (out / ".lock").read_text() == str(__import__("os").getpid())

@@ -100,6 +100,7 @@ class ChapterClaims:
     path: Path
     claims: list[Claim]
     timeout: dict = field(default_factory=dict)
+    error: str | None = None   # the loader's error when the claims file is malformed (the chapter fails alone)
 
     def timeout_for(self, profile: str, default: int = 1800) -> int:
         return int(self.timeout.get(profile, default))

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
                              timeout_scale=getattr(args, "timeout_scale", 1.0), root=root, models=models or None,
                              rehearsal=args.rehearsal)
-        except ValueError as exc:
+        except (ValueError, FileNotFoundError, runner.RunLockedError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         print(runner.format_table(rep))

@@ -12,6 +12,7 @@ import platform
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import nbformat
 from .._io import write_json_atomic
 from ..provenance import MODELS_LOG_ENV, read_models_log
 from ..record import read_records
-from .claims import ChapterClaims, check_chapter, closing_line, load_claims, summarize
+from .claims import ChapterClaims, ClaimsFileError, check_chapter, closing_line, load_claims, summarize
 from .notebooks import write_runnable
 from .project import CHAPTER_SUFFIX, find_root, git_commit, toc_chapters
 
@@ -30,20 +31,76 @@ def discover_chapters(root: Path | None = None, only: list[str] | None = None) -
     ``_toc.yml`` order."""
     root = Path(root or find_root())
     notebooks_dir = root / "notebooks"
-    found = {}
+    paths = {}
     for claims_path in sorted(notebooks_dir.glob("*.claims.yml")):
         name = claims_path.name[: -len(".claims.yml")]
         if not (notebooks_dir / f"{name}{CHAPTER_SUFFIX}").exists():
             raise FileNotFoundError(f"{claims_path} has no chapter {name}{CHAPTER_SUFFIX} beside it")
-        found[name] = load_claims(claims_path)
+        paths[name] = claims_path
     order = toc_chapters(root)
-    names = sorted(found, key=lambda n: (order.index(n) if n in order else len(order), n))
-    if only:
-        unknown = set(only) - set(found)
+    names = sorted(paths, key=lambda n: (order.index(n) if n in order else len(order), n))
+    if only is not None:
+        if not only:
+            raise ValueError("--chapters needs at least one chapter name")
+        unknown = set(only) - set(paths)
         if unknown:
             raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {names}")
         names = [n for n in names if n in only]
-    return [found[n] for n in names]
+    out = []
+    for n in names:  # a malformed claims file fails its own chapter only
+        try:
+            out.append(load_claims(paths[n]))
+        except ClaimsFileError as exc:
+            out.append(ChapterClaims(chapter=n, title=n, path=paths[n], claims=[], error=f"claims file: {exc}"))
+    return out
+
+
+class RunLockedError(RuntimeError):
+    """Another runner is writing into the same output folder."""
+
+
+@contextmanager
+def run_lock(out_dir: Path):
+    """One runner at a time per output folder: ``out_dir/.lock`` holds the owner's pid; a lock left by a
+    process that no longer exists is taken over. The report, the executed notebooks and the logs of two
+    concurrent runs can therefore never interleave."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lock = out_dir / ".lock"
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+                os.kill(pid, 0)
+            except (ValueError, ProcessLookupError, FileNotFoundError):
+                lock.unlink(missing_ok=True)   # stale: its runner is gone
+                continue
+            except PermissionError:
+                pass
+            raise RunLockedError(f"another runner (pid {pid}) is writing into {out_dir}; wait for it or use "
+                                 "another output folder") from None
+    else:  # pragma: no cover - a third runner won the race
+        raise RunLockedError(f"another runner took {out_dir} at the same moment")
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def execution_failure(nb) -> str | None:
+    """Why an executed notebook did not complete (papermill's exception flag or an error output), or None."""
+    pm = (nb.metadata.get("papermill") or {})
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if out.get("output_type") == "error":
+                return f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:500]
+    if pm.get("exception"):
+        return "papermill recorded an exception"
+    return None
 
 
 
@@ -162,6 +219,81 @@ def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool
     return out
 
 
+def _merge_previous(report: dict, path: Path) -> None:
+    """Keep the chapters (and their claims) of an earlier report of the same profile that this run did not
+    touch; each chapter entry says which run it came from (``run_started``)."""
+    if not path.exists():
+        return
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if old.get("profile") != report["profile"] or bool(old.get("rehearsal")) != bool(report.get("rehearsal")):
+        return
+    ran = {c["chapter"] for c in report["chapters"]}
+    kept = [c for c in old.get("chapters", []) if c["chapter"] not in ran]
+    for c in kept:
+        c.setdefault("run_started", old.get("started"))
+    report["chapters"] = kept + report["chapters"]
+    report["claims"] = [c for c in old.get("claims", []) if c["chapter"] not in ran] + report["claims"]
+    report["merged_from"] = [old.get("started"), report["started"]]
+
+
+def _run_chapters(report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress):
+    """Execute (or, ``check_only``, re-check) each chapter and append its entry and claim results."""
+    nb_out = out_dir / "notebooks"
+    previous = {}  # check-only keeps the run times of the run that executed the notebooks
+    if check_only and (out_dir / "report.json").exists():
+        try:
+            old = json.loads((out_dir / "report.json").read_text())
+            previous = {c["chapter"]: c.get("seconds", 0.0) for c in old.get("chapters", [])}
+        except (ValueError, KeyError, TypeError):
+            previous = {}
+    for ch in found:
+        src = out_dir / "sources" / f"{ch.chapter}.ipynb"   # the runnable notebook built from the .md
+        dst = nb_out / f"{ch.chapter}.ipynb"
+        models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
+        if ch.error:  # a malformed claims file: this chapter fails, the others run
+            progress(f"[{ch.chapter}] not run: {ch.error}")
+            report["chapters"].append({"chapter": ch.chapter, "title": ch.title, "status": "error",
+                                       "error": ch.error, "seconds": 0.0, "notebook": None, "models": []})
+            continue
+        if check_only:
+            status, error, seconds = (("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists()
+                                      else ("error", "not executed", 0.0))
+        else:
+            limit = int(ch.timeout_for(profile) * timeout_scale)
+            progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
+            write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
+            chosen = _models_for(models, ch.chapter)
+            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log,
+                                                      root=root, cwd=root / "notebooks",
+                                                      extra_parameters={"models": chosen} if chosen else None)
+            progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
+        records = {}
+        if dst.exists():
+            try:
+                executed = nbformat.read(str(dst), as_version=4)
+                records = read_records(executed)
+                failure = execution_failure(executed)
+                if failure and status == "ok":  # e.g. check-only of a notebook that raised after recording
+                    status, error = "error", f"the executed notebook did not complete: {failure}"
+            except Exception as exc:  # noqa: BLE001 - a corrupt output notebook is a chapter failure
+                status, error = "error", f"cannot read executed notebook: {exc}"
+        results = [r.to_dict() for r in check_chapter(ch, profile, records,
+                                                      notebook_error=error if status != "ok" else None)]
+        chosen = _models_for(models, ch.chapter)
+        if chosen:
+            results = bind_to_paper_models(results, chosen, rehearsal)
+        entry = {"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
+                 "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
+                 "models": read_models_log(models_log)}
+        if chosen:
+            entry["models_override"] = chosen
+        report["chapters"].append(entry)
+        report["claims"].extend(results)
+
+
 def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Path | None = None,
         timeout_scale: float = 1.0, check_only: bool = False, progress=print,
         root: Path | None = None, models: dict | None = None, rehearsal: bool = False) -> dict:
@@ -185,7 +317,6 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
         raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
     root = Path(root or find_root())
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
-    nb_out = out_dir / "notebooks"
     started = datetime.now(timezone.utc)
     report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
               "environment": environment_info(root), "chapters": [], "claims": []}
@@ -194,54 +325,20 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     if rehearsal:
         report["rehearsal"] = True
     found = discover_chapters(root, only=chapters)
-    previous = {}  # check-only keeps the run times of the run that executed the notebooks
-    if check_only and (out_dir / "report.json").exists():
-        try:
-            old = json.loads((out_dir / "report.json").read_text())
-            previous = {c["chapter"]: c.get("seconds", 0.0) for c in old.get("chapters", [])}
-        except (ValueError, KeyError, TypeError):
-            previous = {}
     if not found:
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
-    for ch in found:
-        src = out_dir / "sources" / f"{ch.chapter}.ipynb"   # the runnable notebook built from the .md
-        dst = nb_out / f"{ch.chapter}.ipynb"
-        models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
-        if check_only:
-            status, error, seconds = (("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists()
-                                      else ("error", "not executed", 0.0))
-        else:
-            limit = int(ch.timeout_for(profile) * timeout_scale)
-            progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
-            write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
-            chosen = _models_for(models, ch.chapter)
-            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log,
-                                                      root=root, cwd=root / "notebooks",
-                                                      extra_parameters={"models": chosen} if chosen else None)
-            progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
-        records = {}
-        if dst.exists():
-            try:
-                records = read_records(nbformat.read(str(dst), as_version=4))
-            except Exception as exc:  # noqa: BLE001 - a corrupt output notebook is a chapter failure
-                status, error = "error", f"cannot read executed notebook: {exc}"
-        results = [r.to_dict() for r in check_chapter(ch, profile, records,
-                                                      notebook_error=error if status != "ok" else None)]
-        chosen = _models_for(models, ch.chapter)
-        if chosen:
-            results = bind_to_paper_models(results, chosen, rehearsal)
-        entry = {"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
-                 "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
-                 "models": read_models_log(models_log)}
-        if chosen:
-            entry["models_override"] = chosen
-        report["chapters"].append(entry)
-        report["claims"].extend(results)
-    # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
-    report["summary"] = summarize(report["claims"], report["chapters"])
-    report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_json_atomic(out_dir / "report.json", report)
-    return report
+    with run_lock(out_dir):
+        _run_chapters(report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress)
+        # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
+        report["summary"] = summarize(report["claims"], report["chapters"])
+        report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        on_disk = report
+        if chapters is not None:  # a partial run merges into the report of the others, never replaces it
+            on_disk = json.loads(json.dumps(report))
+            _merge_previous(on_disk, out_dir / "report.json")
+            on_disk["summary"] = summarize(on_disk["claims"], on_disk["chapters"])
+        write_json_atomic(out_dir / "report.json", on_disk)
+    return report  # this run's chapters (the file on disk also keeps the chapters of earlier runs)
 
 
 def format_table(report: dict) -> str:
