@@ -1,0 +1,137 @@
+"""Integrity rules for claims: checks that could not tell right from wrong, or that contradict each other.
+
+The rules (enforced by ``tests/test_claims_integrity.py`` over every claims file, and on every runner
+report by :func:`report_problems`):
+
+1. **No two checks of one computed value with disjoint acceptance.** Two claims of a chapter whose values
+   are the same computation (the same expression passed to ``record`` in the chapter, or, in a report,
+   the same recorded number) must have acceptance intervals that meet in every profile; otherwise at
+   least one of them must fail whatever the code computes.
+2. **I(W) in its natural scale.** I(W) spans hundreds of orders of magnitude: a tolerance on an I(W)
+   value is a ``log10`` tolerance, never ``abs``/``rel``.
+3. **A tolerance that cannot fail is no check.** An ``abs`` tolerance at least as wide as the distance
+   from the paper's value to a bound of the quantity's range (0 for a quantity that is never negative)
+   accepts a value of zero; for such quantities use ``log10`` or ``rel``.
+4. **Sanity checks and stand-ins are labelled**: the checker never gives them *reproduced* (see
+   :func:`replib.tooling.claims.evaluate_claim`); here a sanity claim must not carry a tolerance around
+   a paper's number in any profile, since it would read as a reproduction.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from pathlib import Path
+
+from .claims import ChapterClaims, Claim, _split_check
+
+INF = math.inf
+#: keys whose values are I(W) (Mu & Viswanath's partition isotropy), compared in log10
+IW_KEY = re.compile(r"^(iw_|table1_|layer_)|(^|_)iw(_|$)")
+
+
+def acceptance(claim: Claim, profile: str) -> tuple[float, float] | None:
+    """The interval of values the claim accepts in ``profile`` (None: not an interval on its own value)."""
+    kind, spec, expected = _split_check(claim.checks[profile])
+    if expected is not None or kind == "unverified":
+        return None
+    if kind == "tolerance":
+        ref = float(claim.paper_value)
+        lo, hi = -INF, INF
+        if "abs" in spec:
+            lo, hi = max(lo, ref - spec["abs"]), min(hi, ref + spec["abs"])
+        if "rel" in spec:
+            lo, hi = max(lo, ref - spec["rel"] * abs(ref)), min(hi, ref + spec["rel"] * abs(ref))
+        if "log10" in spec and ref > 0:
+            lo, hi = max(lo, ref / 10 ** spec["log10"]), min(hi, ref * 10 ** spec["log10"])
+        return lo, hi
+    op = spec["op"]
+    if "key" in spec or op in ("true", "false"):
+        return None
+    v = spec.get("value")
+    return {"lt": (-INF, v), "le": (-INF, v), "gt": (v, INF), "ge": (v, INF), "eq": (v, v),
+            "ne": None, "between": tuple(v) if isinstance(v, list) else None,
+            "close": (v - spec.get("abs", 0), v + spec.get("abs", 0)) if v is not None else None}.get(op)
+
+
+def _meet(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return max(a[0], b[0]) <= min(a[1], b[1])
+
+
+def same_value_groups(chapter_source: str) -> list[list[str]]:
+    """Keys that a chapter records from the same expression (``record("a", E)`` and ``record("b", E)``)."""
+    by_expr: dict[str, list[str]] = {}
+    try:
+        tree = ast.parse(chapter_source)
+    except SyntaxError:
+        return []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "record" and len(node.args) >= 2
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            by_expr.setdefault(ast.dump(node.args[1]), []).append(node.args[0].value)
+    return [keys for keys in by_expr.values() if len(set(keys)) > 1]
+
+
+def claims_problems(claims: ChapterClaims, code: str = "") -> list[str]:
+    """Every integrity problem of one chapter's claims (``code``: the chapter's code cells, for rule 1)."""
+    out: list[str] = []
+    where = claims.path.name
+    by_key = {c.key: c for c in claims.claims}
+    for group in same_value_groups(code):
+        claimed = [by_key[k] for k in group if k in by_key]
+        for i, a in enumerate(claimed):
+            for b in claimed[i + 1:]:
+                for profile in a.checks:
+                    ia, ib = acceptance(a, profile), acceptance(b, profile)
+                    if ia is not None and ib is not None and not _meet(ia, ib):
+                        out.append(f"{where}: {a.key!r} and {b.key!r} check the same value with disjoint "
+                                   f"acceptance in {profile} ({ia} vs {ib})")
+    for c in claims.claims:
+        for profile, check in c.checks.items():
+            kind, spec, _ = _split_check(check)
+            if kind != "tolerance":
+                continue
+            if c.sanity:
+                out.append(f"{where}: sanity claim {c.key!r} has a tolerance around a paper value in {profile}: "
+                           "a check that holds by construction must not read as a reproduction")
+            if IW_KEY.search(c.key) and ("abs" in spec or "rel" in spec) and "log10" not in spec:
+                out.append(f"{where}: {c.key!r} is an I(W) value: compare it in log10, not {sorted(spec)} ({profile})")
+            ref = c.paper_value
+            if (IW_KEY.search(c.key) or "isoscore" in c.key) and "abs" in spec and ref is not None \
+                    and spec["abs"] >= abs(float(ref)):
+                out.append(f"{where}: {c.key!r}: abs tolerance {spec['abs']} around {ref} accepts 0 ({profile})")
+    return out
+
+
+def report_problems(report: dict, claims_by_chapter: dict[str, ChapterClaims]) -> list[str]:
+    """Rule 1 on a runner report: claims of one chapter that recorded the identical number (the same
+    computation) must not have disjoint acceptance in the report's profile."""
+    out = []
+    profile = report["profile"]
+    by_value: dict[tuple, list[str]] = {}
+    for c in report["claims"]:
+        v = c.get("value")
+        if isinstance(v, float) and math.isfinite(v) and v not in (0.0, 1.0):
+            by_value.setdefault((c["chapter"], v), []).append(c["key"])
+    for (chapter, _), keys in by_value.items():
+        ch = claims_by_chapter.get(chapter)
+        if ch is None or len(keys) < 2:
+            continue
+        claims = {c.key: c for c in ch.claims}
+        for i, a in enumerate(keys):
+            for b in keys[i + 1:]:
+                if a in claims and b in claims and profile in claims[a].checks:
+                    ia, ib = acceptance(claims[a], profile), acceptance(claims[b], profile)
+                    if ia is not None and ib is not None and not _meet(ia, ib):
+                        out.append(f"{chapter}: {a!r} and {b!r} recorded the same value with disjoint acceptance "
+                                   f"in {profile}")
+    return out
+
+
+def chapter_code(path: Path) -> str:
+    """The code cells of a chapter source (MyST Markdown notebook), joined."""
+    from .notebooks import read_chapter
+
+    nb = read_chapter(path)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code" and not c.source.lstrip().startswith("%"))
