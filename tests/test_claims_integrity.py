@@ -81,3 +81,33 @@ def test_the_smoke_report_keeps_the_rules(smoke_book):
     report = json.loads(smoke_book.report.read_text())
     claims = {load_claims(p).chapter: load_claims(p) for p in CLAIMS}
     assert report_problems(report, claims) == []
+
+
+SCHEMA = ROOT / "replib" / "tooling" / "claims.schema.json"
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.name.split(".")[0])
+def test_claims_files_follow_the_json_schema(path):
+    jsonschema = pytest.importorskip("jsonschema")
+    import yaml
+
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+
+
+def test_the_schema_refuses_what_the_loader_refuses():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text())
+    good = {"chapter": "x", "title": "X", "claims": [{"key": "k", "claim": "c", "paper": {"value": 1, "source": "T1"},
+                                                      "checks": {p: {"property": {"op": "lt", "value": "1e-6"}}
+                                                                 for p in ("smoke", "offline", "paper")}}]}
+    jsonschema.validate(good, schema)
+    for bad in ({**good, "extra": 1},
+                {**good, "claims": [{**good["claims"][0], "colour": "red"}]},
+                {**good, "claims": [{**good["claims"][0], "checks": {"smoke": {"guess": {}}}}]},
+                {**good, "claims": ["a", "b"]},
+                {**good, "claims": [{**good["claims"][0], "checks": {
+                    p: {"property": {"op": "lt", "value": "tiny"}} for p in ("smoke", "offline", "paper")}}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
