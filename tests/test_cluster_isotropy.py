@@ -255,3 +255,26 @@ def test_config_profiles():
     assert paper["hparams"]["gpt2"] == {"n_clusters": 10, "n_pc": 30, "global_pc": 30}
     assert paper["hparams"]["roberta-base"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 25}
     assert min(config_for("offline")["grid_k"]) == 5 and max(config_for("offline")["grid_pc"]) == 30
+
+
+def test_single_member_cluster_residuals_do_not_crash():
+    """A far outlier forms a cluster of one (k-means++ seeds it): it has no removed direction, and the
+    chapter's transform checks (issue 14: ``zero-size array to reduction operation maximum``) must still run."""
+    X = _blobs(n=300, d=10, k=2, seed=5)
+    X = np.vstack([X, np.full((1, X.shape[1]), 1e4)])
+    t = ClusterIsotropy(3, 4, clusterer="sklearn", random_state=0)
+    with pytest.warns(SmallClusterWarning):
+        out = t.fit_transform(X)
+    single = np.flatnonzero(t.n_members_ == 1)
+    assert single.size == 1 and t.components_[single[0]].shape == (0, X.shape[1])
+    with pytest.raises(ValueError, match="zero-size"):  # the chapter's former expression
+        max(np.abs(out[t.labels_ == c] @ t.components_[c].T).max() for c in np.flatnonzero(t.n_members_))
+    mean_max, orth_max = ci.transform_residuals(t, out)
+    assert mean_max < 1e-9 and orth_max < 1e-9
+    # the identities are really checked: corrupting the output along a removed direction is caught
+    big = int(np.argmax(t.n_members_))
+    bad = out.copy()
+    bad[t.labels_ == big] += 0.5 * t.components_[big][0]
+    assert ci.transform_residuals(t, bad)[1] > 0.1
+    with pytest.raises(ValueError, match="rows"):
+        ci.transform_residuals(t, out[:-1])

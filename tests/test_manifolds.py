@@ -224,11 +224,22 @@ def test_lid_query_subsample_and_errors(manifold5):
     assert np.allclose(sub.pointwise, full.pointwise[sub.query_index], atol=1e-12)
     assert np.array_equal(sub.query_index, lid_mle(manifold5, k=20, n_queries=200, seed=3).query_index)
     for bad in [dict(metric="manhattan"), dict(variant="x"), dict(k=1), dict(duplicates="jitter"),
-                dict(backend="faiss")]:
+                dict(backend="annoy")]:
         with pytest.raises(ValueError):
             lid_mle(manifold5, **bad)
     with pytest.raises(ValueError):
         lid_mle(manifold5[:10], k=20)
+
+
+@pytest.mark.parametrize("variant,metric", [("cai", "euclidean"), ("levina_bickel", "euclidean"), ("cai", "cosine")])
+def test_lid_backends_agree(manifold5, variant, metric):
+    """FAISS (float32 candidates, float64 distances) gives scikit-learn's exact float64 result."""
+    pytest.importorskip("faiss")
+    X = np.vstack([manifold5, manifold5[:7]])  # with exact duplicates
+    ref = lid_mle(X, k=20, variant=variant, metric=metric, backend="sklearn")
+    got = lid_mle(X, k=20, variant=variant, metric=metric, backend="faiss")
+    np.testing.assert_allclose(got.pointwise, ref.pointwise, rtol=1e-9, atol=1e-9)
+    assert got.n_zero_distance == ref.n_zero_distance
 
 
 # --------------------------------------------------------------------------------------- token kinds

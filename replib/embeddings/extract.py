@@ -160,11 +160,14 @@ def _check_layers(layers, n_states: int):
 
 
 def _model_info(lm, amp: bool) -> dict:
-    """What of the model shapes its outputs (part of every cache key): identity and weights, the device type
-    and the precision (autocast runs on CUDA only)."""
+    """What of the model shapes its outputs (part of every cache key): identity and weights (the weights' sha256
+    for local files, not their folder or name), the device type and the precision (autocast runs on CUDA only)."""
     device = str(getattr(lm, "device", "cpu")).split(":")[0]
-    return {"model": lm.name, "revision": lm.spec.revision, "recipe": lm.spec.recipe, "source": lm.source,
-            "device": device, "autocast": bool(amp) and device == "cuda"}
+    if getattr(lm, "weights_sha256", None):
+        ident = {"weights_sha256": lm.weights_sha256, "recipe": lm.spec.recipe}
+    else:
+        ident = {"model": lm.name, "revision": lm.spec.revision, "recipe": lm.spec.recipe, "source": lm.source}
+    return {**ident, "device": device, "autocast": bool(amp) and device == "cuda"}
 
 
 # ----------------------------------------------------------------------------------------- proteins

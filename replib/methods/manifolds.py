@@ -45,13 +45,37 @@ PAPER_LID_TABLE3 = {"BERT": 5.6, "D-BERT": 7.3, "GPT": 6.8, "GPT2": 7.0, "ELMo":
                     "GloVe": 18.0, "GloVe-2M": 26.1, "GNEWS": 21.1}
 
 
-def config_for(profile: str) -> dict:
+def config_for(profile: str, models=None) -> dict:
     """Sizes for one profile (the notebook and the tests read the same dict).
 
     ``smoke``: two tiny random models (BERT and GPT-2 architectures) on the first lines of PTB test;
     ``offline``: all-MiniLM-L6-v2 on PTB test and the first part of WikiText-2 test, GloVe-50d;
     ``paper``: BERT, DistilBERT, GPT, GPT-2 on the PTB and WikiText-2 *train* splits (Cai et al.).
+
+    ``models`` (a spec or list of specs, :func:`replib.models.resolve_model`) replaces the profile's
+    models. The paper's models keep their display names (``BERT``...: their Table 3 values stay bound to
+    them); any other model is shown under :func:`replib.models.model_slug`, with its first, middle and last
+    layers as Swiss-roll views.
     """
+    cfg = _profile_config(profile)
+    if models is None:
+        return cfg
+    from ..models.resolve import model_n_layers, model_slug, select_models
+
+    known = {spec: (display, n) for display, (spec, n) in
+             {**PAPER_MODELS, "MiniLM": ("all-MiniLM-L6-v2", 6), "tiny-BERT": ("tiny-bert", 2),
+              "tiny-GPT2": ("tiny-gpt2", 2)}.items()}
+    chosen, swiss = {}, dict(cfg["swiss_layers"])
+    for spec in select_models(models, []):
+        display, n = known.get(spec, (model_slug(spec), None))
+        n = n or model_n_layers(spec)
+        chosen[display] = (spec, n)
+        swiss.setdefault(display, sorted({min(1, n - 1), n // 2, n - 1}))
+    cfg.update(models=chosen, swiss_layers=swiss)
+    return cfg
+
+
+def _profile_config(profile: str) -> dict:
     base = dict(window=512, ks=tuple(range(2, 16)), threshold=0.1, max_per_type=1000, lid_k=100,
                 sil_sample=20_000, n_init=10, kmeans_fit=None, lid_queries=None, glove_queries=None,
                 pca_points=20_000, swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
@@ -414,13 +438,11 @@ class _Stream:
 
 
 def load_stream_model(name: str, seed: int = 0):
-    """A model for :func:`embed_corpus`: ``tiny-bert``/``tiny-gpt2`` (random, smoke) or a registry name
-    (:func:`replib.models.load_model`: pinned revisions, packaged MiniLM offline)."""
-    from ..models import load_model, tiny_model
+    """A model for :func:`embed_corpus`: any spec :func:`replib.models.resolve_model` accepts
+    (``tiny-bert``/``tiny-gpt2`` random smoke models, a registry key, a local folder, a Hub id)."""
+    from ..models import resolve_model
 
-    if name.startswith("tiny-"):
-        return tiny_model(name[len("tiny-"):], seed=seed)
-    return load_model(name)
+    return resolve_model(name, seed=seed)
 
 
 def embed_corpus(model, lines, window: int = 512, layers=None, cache_dir=None, progress: bool = True) -> _Stream:

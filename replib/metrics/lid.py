@@ -114,6 +114,27 @@ def _cuda_available() -> bool:
         return False
 
 
+def _faiss_available() -> bool:
+    try:
+        import faiss  # noqa: F401
+
+        return True
+    except ImportError:
+        return False
+
+
+def _refine(index: np.ndarray, queries: np.ndarray, cand: np.ndarray, n_neighbors: int,
+            block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Exact float64 distances to float32-selected candidates, re-sorted; the ``n_neighbors`` nearest."""
+    dist = np.empty(cand.shape)
+    for s in range(0, len(queries), block):
+        diff = index[cand[s:s + block]]
+        diff -= queries[s:s + block, None, :]
+        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    order = np.argsort(dist, axis=1, kind="stable")[:, :n_neighbors]
+    return np.take_along_axis(dist, order, 1), np.take_along_axis(cand, order, 1)
+
+
 def _knn_torch(index: np.ndarray, queries: np.ndarray, n_neighbors: int, device: str | None,
                block: int = 1024, margin: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """Exact brute-force neighbours with torch (GPU when there is one), for paper-scale indexes.
@@ -133,12 +154,29 @@ def _knn_torch(index: np.ndarray, queries: np.ndarray, n_neighbors: int, device:
         Q = torch.as_tensor(queries[s:s + block], dtype=torch.float32, device=device)
         d2 = (Q * Q).sum(1, keepdim=True) - 2.0 * (Q @ I.T) + n2
         cand[s:s + block] = torch.topk(d2, m, dim=1, largest=False).indices.cpu().numpy()
-    dist = np.empty(cand.shape)
-    for s in range(0, len(queries), block):
-        diff = queries[s:s + block, None, :] - index[cand[s:s + block]]
-        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-    order = np.argsort(dist, axis=1, kind="stable")[:, :n_neighbors]
-    return np.take_along_axis(dist, order, 1), np.take_along_axis(cand, order, 1)
+    return _refine(index, queries, cand, n_neighbors, block)
+
+
+def _knn_faiss(index: np.ndarray, queries: np.ndarray, n_neighbors: int, margin: int = 16,
+               n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact neighbours with a FAISS flat (brute-force) L2 index, the search engine of Cai et al.'s code.
+
+    Candidates from FAISS' float32 search (``n_neighbors + margin``; on a GPU index when FAISS has one),
+    distances recomputed in float64 and re-sorted (:func:`_refine`): the same distances as a float64
+    search, the order differing at most among near-ties beyond the margin.
+    """
+    import faiss
+
+    m = min(len(index), n_neighbors + margin)
+    if n_jobs is not None and n_jobs > 0:
+        faiss.omp_set_num_threads(int(n_jobs))
+    xb = np.ascontiguousarray(index, dtype=np.float32)
+    flat = faiss.IndexFlatL2(xb.shape[1])
+    if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:  # pragma: no cover - GPU only
+        flat = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, flat)
+    flat.add(xb)
+    _, cand = flat.search(np.ascontiguousarray(queries, dtype=np.float32), m)
+    return _refine(index, queries, cand.astype(np.int64), n_neighbors)
 
 
 def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray, k: int,
@@ -150,9 +188,13 @@ def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray
     position), so an exact duplicate of the query stays in the neighbour list as a zero distance;
     ``copy_of[j]`` (first copy of index row j) makes the distance between exact copies exactly 0.
     """
-    if backend == "torch" or (backend == "auto" and _cuda_available()
-                              and len(index) * len(queries) > 10**9):
+    if backend == "auto":
+        backend = ("torch" if _cuda_available() and len(index) * len(queries) > 10**9
+                   else "faiss" if _faiss_available() else "sklearn")
+    if backend == "torch":
         dist, idx = _knn_torch(index, queries, k + 1, device)
+    elif backend == "faiss":
+        dist, idx = _knn_faiss(index, queries, k + 1, n_jobs=n_jobs)
     else:
         from sklearn.neighbors import NearestNeighbors
 
@@ -195,10 +237,11 @@ def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_
         indexing and querying. Either way the count is reported in ``n_duplicates``.
     n_jobs : int, optional
         Passed to scikit-learn's neighbour search.
-    backend : {"auto", "sklearn", "torch"}
-        Exact brute-force search by scikit-learn, or by torch (float32 candidate selection, float64
-        distances; on the GPU when there is one). ``"auto"``: torch on CUDA for large searches
-        (n_index · n_queries > 1e9), else scikit-learn.
+    backend : {"auto", "sklearn", "faiss", "torch"}
+        Exact brute-force search by scikit-learn, by a FAISS flat index, or by torch (FAISS and torch:
+        float32 candidate selection, float64 distances; on the GPU when there is one). ``"auto"``: torch
+        on CUDA for large searches (n_index · n_queries > 1e9), else FAISS when installed, else
+        scikit-learn. All return the same distances to float round-off.
     device : str, optional
         Torch device for ``backend="torch"``.
 
@@ -243,8 +286,10 @@ def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_
         if n_queries < 1:
             raise ValueError(f"n_queries must be >= 1; got {n_queries}")
         q = np.sort(np.random.default_rng(seed).choice(n_index, size=int(n_queries), replace=False))
-    if backend not in ("auto", "sklearn", "torch"):
-        raise ValueError(f"backend must be 'auto', 'sklearn' or 'torch'; got {backend!r}")
+    if backend not in ("auto", "sklearn", "torch", "faiss"):
+        raise ValueError(f"backend must be 'auto', 'sklearn', 'torch' or 'faiss'; got {backend!r}")
+    if backend == "faiss" and not _faiss_available():
+        raise ImportError("backend='faiss' needs the faiss package: pip install faiss-cpu (or faiss-gpu)")
     R = _knn_distances(P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of,
                        backend, device)  # plain Euclidean (chord for cosine), ascending
     n_zero = int((R[:, 0] <= 0).sum())

@@ -32,6 +32,9 @@ class LoadedModel:
     device : str
     source : str
         Where the weights came from (a path, ``hf:<id>@<revision>``, or ``random:seed=<k>``).
+    weights_sha256 : str or None
+        sha256 of local weight files (packaged or a user's folder): the identity on-disk caches use, so a
+        copied folder reuses (and a changed file never reuses) cached embeddings.
     """
 
     name: str
@@ -40,6 +43,7 @@ class LoadedModel:
     spec: ModelSpec
     device: str = "cpu"
     source: str = ""
+    weights_sha256: str | None = None
 
     @property
     def recipe(self) -> str:
@@ -47,7 +51,10 @@ class LoadedModel:
 
     @property
     def cache_key(self) -> str:
-        """Identity of the weights for on-disk caches: name, revision and source."""
+        """Identity of the weights for on-disk caches: the weights' sha256 for local files, else name,
+        revision and source."""
+        if self.weights_sha256:
+            return f"sha256:{self.weights_sha256}"
         return f"{self.name}@{self.spec.revision}|{self.source}"
 
 
@@ -153,8 +160,6 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         note_model(spec.name, kind="local" if local_dir else "file", source=source, hf_id=spec.hf_id,
                    revision=spec.revision, resolved=resolved, pinned=sha256 is None or sha256 == spec.revision)
     else:
-        from transformers import AutoModel
-
         local = False
         if local_dir is not None:
             src, local = str(local_dir), True
@@ -163,6 +168,12 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         else:
             src = spec.hf_id
         kw = {} if local else dict(_hf_kwargs(spec), cache_dir=cache_dir)
+        if not local:  # offline and not cached: fail now with what to do, not after the Hub client's retries
+            from .resolve import check_hub_available
+
+            kw["local_files_only"] = check_hub_available(spec.hf_id, spec.revision, cache_dir)
+        from transformers import AutoModel  # after the offline check: importing it takes seconds
+
         if local and (Path(src) / "model.safetensors").exists():
             kw["use_safetensors"] = True
         if spec.family == "xlnet":
@@ -181,7 +192,61 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     if dtype is not None:
         model = model.to(dtype)
     model = model.to(device).eval()
-    return LoadedModel(spec.name, model, tok, spec, device, source)
+    sha = MINILM_SAFETENSORS_SHA256 if (spec.name == "all-MiniLM-L6-v2" and local_dir is None) else None
+    if local_dir is not None and spec.family != "proteinbert":
+        from .resolve import weights_sha256
+
+        sha = weights_sha256(local_dir)
+    return LoadedModel(spec.name, model, tok, spec, device, source, weights_sha256=sha)
+
+
+def load_trained(folder, *, name: str | None = None, device=None, verify: bool = True) -> LoadedModel:
+    """Load a model trained by :mod:`replib.training` from its Hugging Face folder (registry-free).
+
+    Parameters
+    ----------
+    folder : path-like
+        A ``final/`` folder: ``model.safetensors``, ``config.json``, tokenizer files and ``sha256.json``.
+    name : str, optional
+        Name in reports (default ``trained-<model_type>-<first 12 hex of the weights' sha256>``).
+    device : str, optional
+    verify : bool
+        Check every file listed in ``sha256.json`` before loading.
+
+    Returns
+    -------
+    LoadedModel
+        The base model (``EsmModel``/``GPT2Model``; the LM head is dropped), recipe ``esm`` for ESM and
+        ``text`` otherwise; ``spec.revision`` is ``sha256:<weights>``. Calls :func:`note_model`
+        (kind ``local``, ``resolved`` = the weights' sha256).
+    """
+    import json
+
+    from transformers import AutoModel, AutoTokenizer, EsmTokenizer
+
+    folder = Path(folder)
+    sums_path = folder / "sha256.json"
+    if not (folder / "model.safetensors").exists() or not sums_path.exists():
+        raise ValueError(f"{folder}: not a trained-model folder (needs model.safetensors and sha256.json)")
+    sums = json.loads(sums_path.read_text())
+    if verify:
+        for fname, want in sums.items():
+            got = sha256_file(folder / fname)
+            if got != want:
+                raise ValueError(f"{folder / fname}: sha256 {got} != recorded {want}")
+    sha = sums["model.safetensors"]
+    model = AutoModel.from_pretrained(str(folder), use_safetensors=True)
+    mtype = model.config.model_type
+    tok = EsmTokenizer.from_pretrained(str(folder)) if mtype == "esm" else AutoTokenizer.from_pretrained(str(folder))
+    name = name or f"trained-{mtype}-{sha[:12]}"
+    n_layers = getattr(model.config, "num_hidden_layers", None) or model.config.n_layer
+    hidden = getattr(model.config, "hidden_size", None) or model.config.n_embd
+    spec = ModelSpec(name, f"local:{folder}", f"sha256:{sha}", "esm" if mtype == "esm" else mtype, hidden, n_layers,
+                     "esm" if mtype == "esm" else "text", "trained in this book (data licences apply)",
+                     pinned=True, safetensors=True, notes="trained from scratch by replib.training")
+    note_model(name, kind="local", source=str(folder), resolved=f"sha256:{sha}", pinned=True)
+    device = _default_device(device)
+    return LoadedModel(name, model.to(device).eval(), tok, spec, device, f"file:{folder}")
 
 
 def load_glove() -> tuple[list[str], np.ndarray]:

@@ -1,4 +1,4 @@
-"""Command line: ``python -m replib run|check|book|all|notebooks|report``.
+"""Command line: ``python -m replib run|check|book|all|notebooks|report|card``.
 
 Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above
 the working directory, or ``$REPLIB_BOOK_ROOT``)."""
@@ -25,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     def common(p):
         p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
         p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
+        p.add_argument("--model", action="append", metavar="NAME_OR_PATH",
+                       help="run the chapters on this model (registry key, folder, Hugging Face id[@revision]) instead "
+                            "of the profile's; repeatable; CHAPTER=NAME_OR_PATH for one chapter")
+        p.add_argument("--rehearsal", action="store_true",
+                       help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
+                            "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal")
 
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     common(p_run)
@@ -40,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     p_nb = sub.add_parser("notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)")
     p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
     p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
+    p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (replib.tooling.bench)")
+    p_bench.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p_bench.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
+    p_bench.add_argument("--steps", nargs="*", help="isoscore cosine silhouette lid alignment embedding (default all)")
+    p_bench.add_argument("--json", type=Path, help="also write the rows as JSON here")
     p_rep = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
     rsub = p_rep.add_subparsers(dest="report_cmd", required=True)
     r_merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
@@ -55,10 +66,29 @@ def main(argv: list[str] | None = None) -> int:
     r_dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
     r_dash.add_argument("reports", nargs="+")
     r_dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
+    p_card = sub.add_parser("card", help="isotropy card of any model: per-layer metrics, JSON + HTML (replib.card)")
+    p_card.add_argument("model", help="registry key, folder path, or Hugging Face id[@revision]")
+    p_card.add_argument("--data", type=Path, help="text file, one line per row (protein models: one sequence per "
+                                                  "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k")
+    p_card.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
+    p_card.add_argument("--max-rows", type=int, default=5000, help="rows per layer kept for the metrics")
+    p_card.add_argument("--n-lines", type=int, default=400, help="WikiText-2 lines (text models)")
+    p_card.add_argument("--n-proteins", type=int, default=100, help="Swiss-Prot sequences (protein models)")
+    p_card.add_argument("--device", help="torch device (default: cuda when available)")
     args = ap.parse_args(argv)
+    if args.cmd == "card":
+        return _card(args)
 
     if args.cmd == "report":
         return _report(args)
+    if args.cmd == "bench":
+        from . import bench
+
+        rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps)
+        print(bench.markdown(rows))
+        if args.json:
+            write_json_atomic(args.json, bench.as_dicts(rows))
+        return 0 if all(r.equal for r in rows) else 1
     root = find_root(args.root)
     if args.cmd == "notebooks":
         ref = args.ref or git_commit(root)
@@ -66,8 +96,17 @@ def main(argv: list[str] | None = None) -> int:
             print(write_runnable(root, chapter, args.output / f"{chapter}.ipynb", ref=ref))
         return 0
     if args.cmd in ("run", "check", "all"):
-        rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
-                         timeout_scale=getattr(args, "timeout_scale", 1.0), root=root)
+        if args.rehearsal and args.profile != "paper":
+            print("error: --rehearsal runs the paper profile: add --profile paper", file=sys.stderr)
+            return 2
+        try:
+            models = runner.parse_model_options(args.model, [c.chapter for c in runner.discover_chapters(root)])
+            rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
+                             timeout_scale=getattr(args, "timeout_scale", 1.0), root=root, models=models or None,
+                             rehearsal=args.rehearsal)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print(runner.format_table(rep))
         s = rep["summary"]
         failed = s["failed"] > 0 or s["chapter_failures"] > 0
@@ -79,6 +118,40 @@ def main(argv: list[str] | None = None) -> int:
     html = book.build(args.profile, strict=not getattr(args, "no_strict", False), root=root)
     print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0
+
+
+def _read_rows(path: Path) -> list[str]:
+    """Lines of a text file; FASTA records (``>`` headers) are joined into one sequence each."""
+    lines = path.read_text().splitlines()
+    if not any(ln.startswith(">") for ln in lines):
+        return [ln for ln in lines if ln.strip()]
+    seqs, cur = [], []
+    for ln in lines:
+        if ln.startswith(">"):
+            if cur:
+                seqs.append("".join(cur))
+            cur = []
+        elif ln.strip():
+            cur.append(ln.strip())
+    if cur:
+        seqs.append("".join(cur))
+    return seqs
+
+
+def _card(args) -> int:
+    from ..card import CardConfig, compute_card
+    from ..models import ModelUnavailableError, model_slug
+
+    cfg = CardConfig(max_rows=args.max_rows, n_lines=args.n_lines, n_proteins=args.n_proteins)
+    out = args.output or Path("build") / "cards" / model_slug(args.model)
+    try:
+        data = _read_rows(args.data) if args.data else None
+        card = compute_card(args.model, out, data=data, cfg=cfg, device=args.device)
+    except (ModelUnavailableError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"card of {card['model']['name']}: {len(card['layers'])} layers -> {out / 'card.json'}, {out / 'card.html'}")
+    return 0
 
 
 def _report(args) -> int:

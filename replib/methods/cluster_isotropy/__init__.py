@@ -70,6 +70,7 @@ from .transform import (
     cluster_bases,
     cluster_labels,
     remove_cluster_directions,
+    transform_residuals,
 )
 
 __all__ = [
@@ -108,4 +109,5 @@ __all__ = [
     "load_classification",
     "CLUSTERERS",
     "GMM_MAX_FIT_ROWS",
+    "transform_residuals",
 ]

@@ -53,13 +53,34 @@ def make_transform(method: str, *, n_clusters: int, n_pc: int, global_pc: int, r
 STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
 
 
-def config_for(profile: str) -> dict:
+def config_for(profile: str, models=None) -> dict:
     """Sizes and settings of the chapter per profile (read by the notebook and the tests).
 
     ``paper``: GPT-2, BERT-base, RoBERTa-base with the paper's hyperparameters, all data, 5 seeds.
     ``offline``: all-MiniLM-L6-v2 on the mirrored data, hyperparameters chosen on STS-B dev from a
     grid in [5, 30]. ``smoke``: tiny random BERT/GPT-2 on a few hundred pairs.
+
+    ``models`` (a spec or list of specs, see :func:`replib.models.resolve_model`) replaces the profile's
+    models, and the first of them also runs the deck ablations and the classification protocol; a model
+    without the paper's hyperparameters gets them chosen on STS-B dev (``tune_models``).
     """
+    cfg = _profile_config(profile)
+    cfg["tune_models"] = list(cfg["models"]) if cfg["tune"] else []
+    if models is None:
+        return cfg
+    from ...models.resolve import select_models
+
+    chosen = select_models(models, cfg["models"])
+    cfg.update(
+        models=chosen,
+        deck_model=chosen[0],
+        clf_model=chosen[0],
+        tune_models=[m for m in chosen if cfg["tune"] or m not in cfg["hparams"]],
+    )
+    return cfg
+
+
+def _profile_config(profile: str) -> dict:
     # fmt: off
     grid = tuple(range(5, 31, 5))
     if profile == "paper":
@@ -123,13 +144,12 @@ def embed_pairs(model, df, *, layer: int = -1, cache_dir=None, progress: bool = 
     return t1, t2
 
 
-def load_model_for(name: str, seed: int = 0):
-    """A registry model (``tiny-<family>`` names give the smoke profile's tiny random models)."""
-    from ...models import load_model, tiny_model  # lazy: replib.models imports torch
+def load_model_for(name, seed: int = 0):
+    """Any model spec :func:`replib.models.resolve_model` accepts: a registry key, ``tiny-<family>`` (the smoke
+    profile's tiny random models), a local folder or a Hugging Face id (``org/name@revision``)."""
+    from ...models import resolve_model  # lazy: replib.models imports torch
 
-    if name.startswith("tiny-"):
-        return tiny_model(name[len("tiny-") :], seed=seed)
-    return load_model(name)
+    return resolve_model(name, seed=seed)
 
 
 def load_classification(task: str, sizes=None, seed: int = 0):

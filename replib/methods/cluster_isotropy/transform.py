@@ -284,6 +284,44 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         return out
 
 
+def transform_residuals(transformer: ClusterIsotropy, out):
+    r"""The two identities the transform must satisfy on its own training rows, as residuals.
+
+    .. math::
+
+        r_\mu = \max_c \max_j \Big|\frac{1}{n_c}\sum_{i \in c} x'_{ij}\Big|, \qquad
+        r_\perp = \max_c \max_{i \in c,\, k \le m_c} |x_i'^\top u_{c,k}|,
+
+    over the non-empty clusters :math:`c` :cite:`rajaee2021cluster`. A cluster with one member has no
+    removed direction (:math:`m_c = 0`) and contributes 0 to :math:`r_\perp`; so does ``n_pc=0``.
+
+    Parameters
+    ----------
+    transformer : ClusterIsotropy
+        Fitted (``fit_transform`` was called).
+    out : ndarray of shape (n_samples, n_features)
+        ``transformer.fit_transform(X)``, rows in the order of ``transformer.labels_``.
+
+    Returns
+    -------
+    cluster_mean_max, orthogonality_max : float
+        Absolute (divide by a data scale to make them relative).
+    """
+    if not hasattr(transformer, "labels_"):
+        raise ValueError("transformer is not fitted; call fit_transform first")
+    out = check_array(out, name="out", min_samples=1, min_features=2)
+    if out.shape[0] != transformer.labels_.shape[0]:
+        raise ValueError(f"out has {out.shape[0]} rows; the transformer was fitted on {transformer.labels_.shape[0]}")
+    mean_max, orth_max = 0.0, 0.0
+    for c in np.flatnonzero(transformer.n_members_):
+        rows = out[transformer.labels_ == c]
+        mean_max = max(mean_max, float(np.abs(rows.mean(axis=0)).max()))
+        V = transformer.components_[c]
+        if V.shape[0]:  # a single-member cluster (or n_pc=0) removes no direction: nothing to be orthogonal to
+            orth_max = max(orth_max, float(np.abs(rows @ V.T).max()))
+    return mean_max, orth_max
+
+
 def all_but_the_top(X, n_pc: int):
     r"""Global post-processing of Mu & Viswanath :cite:`mu2018allbutthetop`: remove the mean and the top
     ``n_pc`` principal directions, :math:`x' = \tilde x - \sum_{j \le D} (u_j^\top \tilde x) u_j`,

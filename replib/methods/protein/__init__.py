@@ -49,7 +49,15 @@ from .pairs import (
     sample_proteins,
 )
 from .residues import ResidueIsotropy, accumulate_residues, residue_rows
-from .setup import config_for, embed_global, load_protein_model, protein_models
+from .setup import (
+    book_model_analysis,
+    config_for,
+    embed_global,
+    load_book_model,
+    load_protein_model,
+    model_label,
+    protein_models,
+)
 
 __all__ = [
     "AMINO_ACIDS",
@@ -77,7 +85,10 @@ __all__ = [
     "ResidueIsotropy",
     "residue_rows",
     "protein_models",
+    "model_label",
     "load_protein_model",
+    "load_book_model",
+    "book_model_analysis",
     "embed_global",
     "accumulate_residues",
     "kmer_labels",

@@ -48,21 +48,38 @@ _TINY_STANDINS = {
 }
 
 
-def protein_models(profile: str) -> list[str]:
-    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes)."""
+def protein_models(profile: str, models=None) -> list[str]:
+    """The global-table models of a profile (paper: the four of Hakim et al. and ESM-2 sizes), or ``models``
+    (a spec or list of specs, :func:`replib.models.resolve_model`) when given."""
     cfg = config_for(profile)
-    return ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+    default = ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"] + list(cfg["esm_models"])
+    if models is None:
+        return default
+    from ...models.resolve import select_models  # lazy: replib.models imports torch
+
+    return select_models(models, default)
+
+
+def model_label(name: str) -> str:
+    """Row label of a model: registry keys as they are, anything else (a folder, a Hub id) by its slug."""
+    from ...models import REGISTRY, model_slug  # lazy: replib.models imports torch
+
+    return name if name in REGISTRY or name in _TINY_STANDINS else model_slug(name)
 
 
 def load_protein_model(name: str, profile: str, seed: int = 0):
-    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``).
+    """Load a registry model (``paper``) or its tiny random same-architecture stand-in (``smoke``/``offline``);
+    any other spec (a folder, a Hub id) through :func:`replib.models.resolve_model`, in every profile.
 
     Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
     """
     from ...models import load_model, tiny_model  # lazy: replib.models imports torch
 
-    cfg = config_for(profile)
+    from ...models import REGISTRY, resolve_model
 
+    cfg = config_for(profile)
+    if name not in REGISTRY and name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
+        return resolve_model(name, seed=seed)
     if cfg["tiny"]:
         family, s = _TINY_STANDINS.get(name, (None, 0))
         if family is None:
@@ -78,3 +95,49 @@ def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, 
     ProteinBERT ``.pooled["global"]`` is its 512-d global output.
     """
     return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
+
+
+# ------------------------------------------------------------------------- this book's trained model
+def load_book_model(profile: str, seed: int = 0):
+    """This book's own ESM-2-style masked protein LM, trained from scratch on Swiss-Prot by
+    :func:`replib.training.trained_model` at ``profile``'s sizes (read from the training cache, or trained
+    now: the ``training_dynamics`` chapter and this chapter share the one artefact), loaded through
+    :func:`replib.models.load_trained` (sha256-verified). Not a model of the paper."""
+    from ...models import load_trained
+    from ...training import trained_model
+
+    run = trained_model("protein", profile, seed)
+    return load_trained(run.final_dir, name="book-esm-trained"), run
+
+
+def book_model_analysis(lm, seqs_global: Sequence[str], n_pair: int, pairs, aln, *, max_length: int,
+                        n_local: int, min_ratio: float, cache_dir=None, progress: bool = True) -> dict:
+    """The protein chapter's measurements for one model, as for the paper's models.
+
+    Global isotropy of the mean-pooled last layer (:func:`global_isotropy`) and per layer; per-residue
+    isotropy over the first ``n_local`` proteins (:func:`accumulate_residues`); the embedding-distance vs
+    alignment correlations (Pearson and Spearman) on the pairs of the first ``n_pair`` proteins.
+
+    Returns
+    -------
+    dict with ``global`` (dict), ``layer_isoscores`` (list), ``local`` (DataFrame),
+    ``local_mean_eff_dims`` (float), ``pair_table`` (DataFrame of pair measures), ``corr`` (DataFrame).
+    """
+    import pandas as pd
+
+    from .isotropy import HAKIM2025_CORRELATIONS, global_isotropy
+    from .pairs import embedding_pair_stats, pair_correlations
+    from .residues import accumulate_residues
+
+    layers = tuple(range(lm.spec.n_layers + 1))
+    emb = embed_global(lm, seqs_global, layers=layers, max_length=max_length, cache_dir=cache_dir,
+                       progress=progress)
+    E = emb.pooled[layers[-1]]
+    acc = accumulate_residues(lm, list(seqs_global[:n_local]), layer=-1, max_length=max_length,
+                              min_ratio=min_ratio, progress=progress)
+    df = pd.concat([embedding_pair_stats(E[:n_pair], pairs), aln[["score", "identity"]]], axis=1)
+    corr = pd.DataFrame([{"method": m, **{f"{a}–{b}": pair_correlations(df, method=m).loc[a, b]
+                                          for (a, b) in HAKIM2025_CORRELATIONS}} for m in ("pearson", "spearman")])
+    return {"global": global_isotropy(E), "layer_isoscores": [global_isotropy(emb.pooled[l])["isoscore"] for l in layers],
+            "local": acc.table(), "local_mean_eff_dims": acc.mean_effective_dimensions(), "pair_table": df,
+            "corr": corr}

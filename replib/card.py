@@ -1,0 +1,309 @@
+"""The isotropy card of any model: per-layer geometry on a standard sample, beside the papers' values.
+
+``python -m replib card MODEL [--data ...]`` loads ``MODEL`` with :func:`replib.models.resolve_model` (a
+registry key, a folder, a Hugging Face id), embeds a standard sample (WikiText-2 test lines as a token
+stream, as the IsoScore and manifolds chapters; Swiss-Prot sequences, residue by residue, for protein
+models), and computes for every layer, with the library's own metrics:
+
+* IsoScore :cite:`rudman2022isoscore` and IsoScore* :cite:`rudman2024stable` (a subsample of as many
+  rows as dimensions, shrunk towards the full sample's covariance with weight ``zeta``);
+* effective dimensions ι(n−1)+1 and the exact average cosine over all pairs;
+* I(W) :cite:`mu2018allbutthetop` in log10 (:func:`replib.metrics.partition_isotropy`);
+* LID, maximum likelihood (Levina–Bickel) and Cai et al.'s variant :cite:`cai2021isotropy`, cosine
+  distance (:func:`replib.metrics.lid.lid_mle`);
+* inter- and intra-type cosine S_inter / S_intra :cite:`cai2021isotropy` (types = token strings, or amino
+  acids);
+* rogue dimensions: the dimensions with the largest share of the average cosine
+  (:func:`replib.metrics.cosine_contributions`).
+
+Each layer's row is written to ``card.json`` (atomically) as soon as it is computed: a killed run resumes
+at the next layer; embeddings go through the resumable shard cache. ``card.html`` shows the rows as
+plotly figures beside the values the papers report for their models (read from the chapters' claims
+files and :data:`replib.methods.manifolds.PAPER_LID_TABLE3`).
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._io import cache_root, write_json_atomic
+from .methods import manifolds as mf
+from .metrics import avg_pairwise_cosine, cosine_contributions, effective_dimensions, isoscore, partition_isotropy
+from .metrics.isoscore import isoscore_star
+from .metrics.lid import lid_mle
+
+CARD_VERSION = 1
+PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
+
+
+@dataclass(frozen=True)
+class CardConfig:
+    """Sample sizes of a card (all seeded).
+
+    Attributes
+    ----------
+    n_lines : int
+        WikiText-2 test lines (text models).
+    window : int
+        Token-stream window (text models).
+    n_proteins : int
+        Swiss-Prot 5k sequences (protein models), truncated to ``max_length`` residues.
+    max_rows : int
+        Rows per layer kept for the metrics (a seeded subsample of the tokens / residues).
+    lid_k, lid_queries : int
+        Neighbours and query points of the LID estimates.
+    zeta : float
+        IsoScore* shrinkage weight towards the full sample's covariance.
+    n_rogue : int
+        Rogue dimensions listed per layer.
+    """
+
+    n_lines: int = 400
+    window: int = 256
+    n_proteins: int = 100
+    max_length: int = 510
+    max_rows: int = 5000
+    lid_k: int = 100
+    lid_queries: int = 1000
+    zeta: float = 0.5
+    n_rogue: int = 3
+    seed: int = 0
+
+
+# ----------------------------------------------------------------------------------------- samples
+def text_sample(n_lines: int) -> list[str]:
+    """The first ``n_lines`` non-empty lines of WikiText-2 test (:func:`replib.data.load_lm_corpus`)."""
+    from .data import load_lm_corpus
+
+    return [ln for ln in load_lm_corpus("wikitext2", "test") if ln.strip()][:n_lines]
+
+
+def protein_sample(n: int) -> list[str]:
+    """The first ``n`` sequences of the Swiss-Prot 5k subset (:func:`replib.data.load_swissprot`)."""
+    from .data import load_swissprot
+
+    df = load_swissprot("5k")
+    return df["sequence"].astype(str).tolist()[:n]
+
+
+def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool = True):
+    """Per-layer row matrices and row types of a model on the card's sample.
+
+    Returns
+    -------
+    layers : dict code layer -> ndarray (n_rows, d) float32
+        Code layer ``l`` = ``hidden_states[l + 1]`` (output of block ``l + 1``).
+    types : ndarray of str (n_rows,)
+        Token strings (text) or amino acids (protein).
+    sample : dict
+        What was embedded (data set, sizes).
+    """
+    from .embeddings import embed_proteins, embed_token_stream
+
+    if lm.spec.recipe in PROTEIN_RECIPES:
+        if lm.spec.recipe == "proteinbert":
+            raise ValueError("ProteinBERT has no per-layer residue stream in replib; its card is not supported")
+        seqs = list(data) if data is not None else protein_sample(cfg.n_proteins)
+        idx = tuple(range(1, lm.spec.n_layers + 1))
+        emb = embed_proteins(lm, seqs, layers=idx, max_length=cfg.max_length, return_residues=True,
+                             cache_dir=cache_dir, progress=progress)
+        layers = {i - 1: np.concatenate(emb.residues[i]) for i in idx}
+        types = np.array([a for k, L in zip(emb.index, emb.lengths) for a in seqs[k].upper()[:L]])
+        sample = {"data": "Swiss-Prot 5k" if data is None else "user sequences", "n_sequences": len(emb.index)}
+    else:
+        lines = list(data) if data is not None else text_sample(cfg.n_lines)
+        ts = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir, progress=progress)
+        layers, types = ts.layers, np.asarray(ts.tokens)
+        sample = {"data": "WikiText-2 test" if data is None else "user lines", "n_lines": len(lines),
+                  "window": cfg.window}
+    n = len(types)
+    keep = np.sort(np.random.default_rng(cfg.seed).choice(n, cfg.max_rows, replace=False)) if n > cfg.max_rows \
+        else np.arange(n)
+    sample.update(n_rows_total=int(n), n_rows=int(len(keep)))
+    return {k: np.asarray(v)[keep] for k, v in layers.items()}, types[keep], sample
+
+
+# ----------------------------------------------------------------------------------------- metrics
+def layer_card(X, types, cfg: CardConfig) -> dict:
+    """Every card metric of one layer's rows ``X`` (n_rows, d) with their types.
+
+    Returns
+    -------
+    dict
+        isoscore, isoscore_star, effective_dims, avg_cosine, iw_log10, lid_mle, lid_cai, s_inter, s_intra,
+        rogue_dims (indices), rogue_share (their share of the average cosine), n_rows, n_features.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    rng = np.random.default_rng(cfg.seed)
+    C0 = np.cov(X, rowvar=False, ddof=1)
+    small = X[rng.choice(n, min(n, d), replace=False)]
+    k = min(cfg.lid_k, n - 2)
+    q = min(cfg.lid_queries, n)
+    lb = lid_mle(X, k, "cosine", "levina_bickel", n_queries=q, seed=cfg.seed)
+    cai = lid_mle(X, k, "cosine", "cai", n_queries=q, seed=cfg.seed)
+    contrib = cosine_contributions(X)
+    total = float(contrib.sum())
+    rogue = np.argsort(-contrib)[:cfg.n_rogue]
+    types = np.asarray(types)
+    return {"n_rows": int(n), "n_features": int(d), "isoscore": isoscore(X),
+            "isoscore_star": isoscore_star(small, C0, cfg.zeta), "effective_dims": effective_dimensions(X),
+            "avg_cosine": avg_pairwise_cosine(X), "iw_log10": float(partition_isotropy(X).log10),
+            "lid_mle": float(lb.mean), "lid_cai": float(cai.mean), "lid_k": int(k),
+            "s_inter": float(mf.s_inter(X, types, cfg.seed)), "s_intra": float(mf.s_intra(X, types, 1000, cfg.seed)),
+            "rogue_dims": [int(i) for i in rogue],
+            "rogue_share": float(contrib[rogue].sum() / total) if total != 0 else float("nan")}
+
+
+# ----------------------------------------------------------------------------------------- paper values
+def paper_values(root: Path | None = None) -> list[dict]:
+    """The papers' reported per-model values the card is placed beside.
+
+    IsoScore per layer (Rudman et al. 2022, the ``paper_<model>_layer<l>`` claims of the IsoScore chapter),
+    log10 I(W) of the STS-B token pools (Rajaee & Pilehvar 2021, ``iw_<model>_baseline_stsb``), the protein
+    models' IsoScore and effective dimensions (Hakim et al. 2025), and Cai et al.'s Table 3 cosine LID
+    (:data:`replib.methods.manifolds.PAPER_LID_TABLE3`). Claims files that cannot be read are skipped.
+
+    Returns
+    -------
+    list of dict with keys model, metric, layer (None = last layer / mean over layers), value, source
+    """
+    from .tooling.claims import load_claims
+
+    out = [{"model": m, "metric": "lid_cai", "layer": None, "value": v,
+            "source": "Cai et al. 2021, Table 3 (mean over layers, cosine)"} for m, v in mf.PAPER_LID_TABLE3.items()]
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
+    patterns = [(r"paper_(\w+?)_layer(\d+)$", "isoscore", "isoscore.claims.yml"),
+                (r"iw_(\w+?)_baseline_stsb$", "iw_log10", "cluster_isotropy.claims.yml"),
+                (r"(prot_bert|prot_bert_bfd|prot_xlnet|proteinbert)_(isoscore|eff_dims|avg_cosine)$", None,
+                 "protein_isotropy.claims.yml")]
+    for pat, metric, fname in patterns:
+        path = root / "notebooks" / fname
+        try:
+            claims = load_claims(path).claims
+        except Exception:  # a missing or restructured claims file: no reference values from it
+            continue
+        for c in claims:
+            m = re.match(pat, c.key)
+            if m is None or not isinstance(c.paper_value, (int, float)):
+                continue
+            if metric == "isoscore":
+                row = {"model": m.group(1), "metric": "isoscore", "layer": int(m.group(2)), "value": c.paper_value}
+            elif metric == "iw_log10":
+                if c.paper_value <= 0:
+                    continue
+                row = {"model": m.group(1), "metric": "iw_log10", "layer": None,
+                       "value": float(np.log10(c.paper_value))}
+            else:
+                stat = {"eff_dims": "effective_dims"}.get(m.group(2), m.group(2))
+                row = {"model": m.group(1), "metric": stat, "layer": None, "value": c.paper_value}
+            out.append(dict(row, source=c.source))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- the card
+def compute_card(model, out_dir, *, data=None, cfg: CardConfig | None = None, cache_dir=None, device=None,
+                 progress: bool = True, revision: str | None = None) -> dict:
+    """Compute (or resume) the isotropy card of ``model`` and write ``card.json`` and ``card.html``.
+
+    Parameters
+    ----------
+    model : str, path-like or LoadedModel
+        Anything :func:`replib.models.resolve_model` accepts.
+    out_dir : path-like
+    data : sequence of str, optional
+        Text lines (text models) or amino-acid sequences (protein models) instead of the standard sample.
+    cfg : CardConfig
+    cache_dir : path-like, optional
+        Embedding shard cache (default ``$REPLIB_CACHE_DIR/embeddings``).
+    device : str, optional
+        Default: CUDA when available.
+
+    Returns
+    -------
+    dict
+        The card (also in ``out_dir/card.json``).
+    """
+    from tqdm.auto import tqdm
+
+    from .models import resolve_model
+
+    cfg = cfg or CardConfig()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lm = resolve_model(model, revision=revision, device=device, seed=cfg.seed)
+    identity = {"name": lm.name, "source": lm.source, "recipe": lm.spec.recipe, "revision": lm.spec.revision,
+                "weights_sha256": lm.weights_sha256, "n_layers": lm.spec.n_layers, "hidden_size": lm.spec.hidden_size}
+    data_hash = None if data is None else hashlib.sha256("\n".join(map(str, data)).encode()).hexdigest()
+    settings = dict(asdict(cfg), data_sha256=data_hash)
+    path = out_dir / "card.json"
+    card = None
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("model") == identity and old.get("settings") == settings and old.get("version") == CARD_VERSION:
+            card = old  # resume: the finished layers are kept
+    if card is None:
+        card = {"version": CARD_VERSION, "model": identity, "settings": settings, "layers": {}}
+    layers, types, sample = model_layers(lm, cfg, data, cache_dir or cache_root("embeddings"), progress)
+    card["sample"] = sample
+    for layer in tqdm(sorted(layers), desc=f"card {lm.name}", disable=not progress):
+        if str(layer) in card["layers"]:
+            continue
+        card["layers"][str(layer)] = layer_card(layers[layer], types, cfg)
+        write_json_atomic(path, card)
+    card["paper_values"] = paper_values()
+    write_json_atomic(path, card)
+    (out_dir / "card.html").write_text(card_html(card))
+    return card
+
+
+METRIC_LABELS = {"isoscore": "IsoScore", "isoscore_star": "IsoScore*", "effective_dims": "effective dimensions",
+                 "avg_cosine": "average cosine (exact)", "iw_log10": "log10 I(W)", "lid_mle": "LID (MLE, cosine)",
+                 "lid_cai": "LID (Cai et al., cosine)", "s_inter": "S_inter (inter-type cosine)",
+                 "s_intra": "S_intra (intra-type cosine)", "rogue_share": "share of avg cosine in rogue dims"}
+
+
+def card_html(card: dict) -> str:
+    """A self-contained HTML page: the model's provenance, one plotly figure per metric (the model's layers,
+    the papers' values as labelled markers), and the table of every layer."""
+    import pandas as pd
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    rows = pd.DataFrame([dict(layer=int(k), **v) for k, v in card["layers"].items()]).sort_values("layer")
+    metrics = list(METRIC_LABELS)
+    fig = make_subplots(rows=(len(metrics) + 1) // 2, cols=2, subplot_titles=[METRIC_LABELS[m] for m in metrics],
+                        vertical_spacing=0.06)
+    paper = pd.DataFrame(card.get("paper_values") or [], columns=["model", "metric", "layer", "value", "source"])
+    for i, m in enumerate(metrics):
+        r, c = i // 2 + 1, i % 2 + 1
+        fig.add_trace(go.Scatter(x=rows["layer"], y=rows[m], mode="lines+markers", name=card["model"]["name"],
+                                 showlegend=i == 0, line={"color": "black"}), row=r, col=c)
+        for p in paper[paper.metric == m].itertuples():
+            x = rows["layer"].max() if p.layer is None or pd.isna(p.layer) else p.layer
+            fig.add_trace(go.Scatter(x=[x], y=[p.value], mode="markers+text", text=[p.model], textposition="top center",
+                                     marker={"symbol": "diamond", "size": 9}, name=f"{p.model} (paper)",
+                                     hovertext=p.source, showlegend=False), row=r, col=c)
+    fig.update_layout(height=320 * ((len(metrics) + 1) // 2), width=1100,
+                      title=f"Isotropy card: {card['model']['name']} (papers' models as diamonds)")
+    ident = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+                    for k, v in {**card["model"], **card.get("sample", {})}.items())
+    table = rows.drop(columns=["rogue_dims"]).to_html(index=False, float_format=lambda v: f"{v:.4g}")
+    rogue = "".join(f"<li>layer {r.layer}: dims {r.rogue_dims} carry {r.rogue_share:.1%} of the average cosine</li>"
+                    for r in rows.itertuples())
+    notes = ("Diamonds are values the papers report for <em>their</em> models (hover for the source); a paper value "
+             "without a layer is drawn at the last layer (I(W), protein statistics) or is a mean over layers (LID, "
+             "Table 3). Samples differ from the papers' (see the sample above): the comparison places the model, "
+             "it does not reproduce anything.")
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Isotropy card</title>"
+            "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>"
+            f"<h1>Isotropy card: {html.escape(card['model']['name'])}</h1><table>{ident}</table><p>{notes}</p>"
+            + fig.to_html(full_html=False, include_plotlyjs=True)
+            + f"<h2>Rogue dimensions</h2><ul>{rogue}</ul><h2>Every layer</h2>{table}</body></html>")

@@ -1,0 +1,198 @@
+"""``python -m replib bench``: each hot step of the book timed against its reference tool, in one run.
+
+Per step: replib's time, the reference's time on the same data, their ratio (reference ÷ replib: above 1
+means replib is faster) and the largest difference of the results. Speed is measured here, never asserted
+in tests; the tests assert only that the results agree (:func:`run` with ``quick=True`` is tested).
+
+Each timing is the best of ``repeat`` runs (the machine may be shared). Steps whose reference tool is not
+installed are reported as skipped.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass
+class BenchRow:
+    step: str
+    size: str
+    replib_s: float
+    reference: str
+    reference_s: float
+    ratio: float
+    max_abs_diff: float
+    tolerance: float
+
+    @property
+    def equal(self) -> bool:
+        return bool(self.max_abs_diff <= self.tolerance)
+
+
+def _best(fn: Callable, repeat: int):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def _row(step, size, ours, ref_name, theirs, diff, tol, repeat) -> BenchRow:
+    t_ours, a = _best(ours, repeat)
+    t_ref, b = _best(theirs, repeat)
+    return BenchRow(step, size, t_ours, ref_name, t_ref, t_ref / t_ours if t_ours > 0 else float("inf"),
+                    float(diff(a, b)), tol)
+
+
+def _maxdiff(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
+
+
+def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
+    from IsoScore import IsoScore as pkg
+
+    from ..metrics import isoscore
+
+    X = (rng.normal(size=(n, d)) * np.linspace(0.1, 3, d)).astype(np.float32)
+    return _row("IsoScore", f"{n}×{d} float32", lambda: isoscore(X), "IsoScore 2.0.1",
+                lambda: float(pkg.IsoScore(X)), _maxdiff, 1e-5, repeat)
+
+
+def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    from ..metrics import avg_pairwise_cosine
+
+    X = rng.normal(size=(n, d)) + 0.5
+
+    def reference():
+        S = cosine_similarity(X)
+        return (S.sum() - np.trace(S)) / (n * (n - 1))
+
+    return _row("average cosine (exact)", f"{n}×{d}", lambda: avg_pairwise_cosine(X), "scikit-learn cosine_similarity",
+                reference, _maxdiff, 1e-9, repeat)
+
+
+def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+    from sklearn.metrics import silhouette_score as sk_silhouette
+
+    from ..metrics.silhouette import silhouette_score
+
+    labels = rng.integers(0, k, size=n)
+    X = rng.normal(size=(n, d)) + labels[:, None] * 0.05
+    return _row("silhouette", f"{n}×{d}, {k} labels", lambda: silhouette_score(X, labels), "scikit-learn",
+                lambda: sk_silhouette(X, labels), _maxdiff, 1e-6, repeat)
+
+
+def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+    import skdim
+
+    from ..metrics.lid import lid_mle
+
+    X = rng.normal(size=(n, 8)) @ rng.normal(size=(8, d)) + 0.01 * rng.normal(size=(n, d))
+    return _row("LID (Levina–Bickel MLE)", f"{n}×{d}, k={k}",
+                lambda: lid_mle(X, k=k, variant="levina_bickel").pointwise, "scikit-dimension MLE",
+                lambda: skdim.id.MLE().fit_transform_pw(X, n_neighbors=k, n_jobs=1), _maxdiff, 1e-4, repeat)
+
+
+def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
+    from ..methods import protein as P
+
+    aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    seqs = ["".join(rng.choice(aa, size=int(rng.integers(80, 300)))) for _ in range(2 * n_pairs)]
+    pairs = list(zip(seqs[::2], seqs[1::2]))
+
+    def ours():
+        return [[r["score"], r["identity"]] for r in (P.alignment_stats(a, b) for a, b in pairs)]
+
+    def theirs():
+        return [[r["score"], r["identity"]] for r in (P.alignment_stats_biopython(a, b) for a, b in pairs)]
+
+    def diff(a, b):  # scores must be identical; identity may differ between co-optimal alignments
+        a, b = np.asarray(a), np.asarray(b)
+        return float(np.abs(a[:, 0] - b[:, 0]).max())
+
+    return _row("global alignment (PAM250 10/1)", f"{n_pairs} pairs", ours, "Biopython PairwiseAligner",
+                theirs, diff, 0.0, repeat)
+
+
+def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
+    from sentence_transformers import SentenceTransformer
+
+    from ..embeddings import embed_sentences
+    from ..models import load_model, minilm_dir
+
+    lm = load_model("all-MiniLM-L6-v2")
+    st = SentenceTransformer(str(minilm_dir()), device="cpu")
+    words = "the a man woman plays guitar runs fast slowly dog cat on beach park under bright sky".split()
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(words, int(rng.integers(5, 40)))) for _ in range(n_texts)]
+
+    def ours():
+        return embed_sentences(lm, texts, drop_special=False, progress=False).means  # ST pools over every token
+
+    def theirs():
+        return st.encode(texts, batch_size=64, normalize_embeddings=False, show_progress_bar=False)
+
+    def diff(a, b):
+        a = np.asarray(a, dtype=float)
+        b = np.asarray(b, dtype=float)
+        a /= np.linalg.norm(a, axis=1, keepdims=True)
+        b /= np.linalg.norm(b, axis=1, keepdims=True)
+        return float(np.abs(a - b).max())
+
+    return _row("sentence embedding (MiniLM mean pool)", f"{n_texts} texts", ours, "sentence-transformers encode",
+                theirs, diff, 1e-4, repeat)
+
+
+def run(quick: bool = False, repeat: int = 3, seed: int = 0, steps: list[str] | None = None, progress=print) -> list[BenchRow]:
+    """Run the benchmark; ``quick`` uses small sizes (seconds), else the sizes of the issue tracker's table."""
+    rng = np.random.default_rng(seed)
+    if quick:
+        plan = {"isoscore": (bench_isoscore, (2000, 128)), "cosine": (bench_cosine, (800, 64)),
+                "silhouette": (bench_silhouette, (600, 32, 5)), "lid": (bench_lid, (800, 32, 10)),
+                "alignment": (bench_alignment, (10,)), "embedding": (bench_embedding, (32,))}
+    else:
+        plan = {"isoscore": (bench_isoscore, (20000, 768)), "cosine": (bench_cosine, (6000, 384)),
+                "silhouette": (bench_silhouette, (6000, 384, 10)), "lid": (bench_lid, (6000, 384, 20)),
+                "alignment": (bench_alignment, (150,)), "embedding": (bench_embedding, (2000,))}
+    rows = []
+    for name, (fn, args) in plan.items():
+        if steps and name not in steps:
+            continue
+        try:
+            if name == "embedding":
+                row = fn(*args, repeat)
+            else:
+                row = fn(*args, rng, repeat)
+        except ImportError as exc:  # a reference tool or packaged model missing: say so, do not fail
+            progress(f"{name}: skipped ({exc})")
+            continue
+        rows.append(row)
+        progress(f"{row.step}: replib {row.replib_s:.3f} s, {row.reference} {row.reference_s:.3f} s, "
+                 f"ratio {row.ratio:.2f}, max |diff| {row.max_abs_diff:.2g}")
+    return rows
+
+
+def markdown(rows: list[BenchRow]) -> str:
+    """The benchmark table (Markdown) with the machine it ran on."""
+    import os
+
+    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
+             f"Python {platform.python_version()}.", "",
+             "| step | size | replib (s) | reference | reference (s) | ratio | max abs diff | equal |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.step} | {r.size} | {r.replib_s:.3f} | {r.reference} | {r.reference_s:.3f} | "
+                     f"{r.ratio:.2f} | {r.max_abs_diff:.2g} | {'yes' if r.equal else 'NO'} |")
+    return "\n".join(lines)
+
+
+def as_dicts(rows: list[BenchRow]) -> list[dict]:
+    return [{**asdict(r), "equal": r.equal} for r in rows]

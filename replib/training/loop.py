@@ -1,0 +1,396 @@
+"""The resumable training loop.
+
+Layout of a run folder (``$REPLIB_CACHE_DIR/training/<task>-<config hash>-s<seed>/``)::
+
+    run.json                  the task, configuration and seed (written first)
+    tokenizer/                the tokenizer (ESM-2 vocabulary, or the BPE trained on the training text)
+    ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...
+    log.jsonl                 one JSON line per checkpoint: step, lr, train loss, validation loss/perplexity
+    resume.json + resume-<step>/       the latest resumable state: model.safetensors, optim.safetensors
+                              (AdamW moments and the torch RNG state as plain tensors), state.json
+    final/                    Hugging Face layout: model.safetensors, config.json, tokenizer files,
+                              sha256.json (sha256 of every file), training.json
+
+Every file is written atomically (:mod:`replib._io`); nothing is ever unpickled. Batches are a pure
+function of ``(seed, step)`` and the learning rate a pure function of ``step``, so the resumable state is
+the weights, the optimizer moments and the torch RNG; a run killed at any point and restarted finishes
+with bit-identical weights (tested in ``tests/test_training.py``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .._io import atomic_path, cache_root, write_json_atomic
+from .config import log_spaced_steps
+from .data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
+
+TASKS = ("protein", "text")
+
+
+class TrainingInterrupted(RuntimeError):
+    """Raised by a callback to stop training (used to test kill-and-resume)."""
+
+
+@dataclass
+class TrainRun:
+    """A finished or partial training run on disk."""
+
+    task: str
+    cfg: dict
+    seed: int
+    dir: Path
+
+    @property
+    def steps(self) -> list[int]:
+        return log_spaced_steps(self.cfg["steps"])
+
+    @property
+    def final_dir(self) -> Path:
+        return self.dir / "final"
+
+    def checkpoint(self, step: int) -> Path:
+        return self.dir / "ckpt" / f"step_{step:06d}.safetensors"
+
+    def log(self) -> list[dict]:
+        """Checkpoint log rows, one per step (a row re-written after a resume replaces the earlier one)."""
+        path = self.dir / "log.jsonl"
+        rows = {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    rows[r["step"]] = r
+        return [rows[k] for k in sorted(rows)]
+
+    def sha256(self) -> dict:
+        return json.loads((self.final_dir / "sha256.json").read_text())
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}; got {task!r}")
+
+
+def run_dir(task: str, cfg: dict, seed: int = 0, root=None) -> Path:
+    """The run folder: ``<root or cache>/training/<task>-<sha256(config)[:12]>-s<seed>``."""
+    _check_task(task)
+    key = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:12]
+    base = Path(root) if root is not None else cache_root("training")
+    return base / f"{task}-{key}-s{seed}"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------------- model & data
+def build_model(task: str, cfg: dict, vocab_size: int, seed: int):
+    """A freshly initialised ``EsmForMaskedLM`` (ESM-2 settings: rotary positions, token dropout,
+    pre-LN) or ``GPT2LMHeadModel``, seeded by ``torch.manual_seed(seed)``; dropout is 0."""
+    import torch
+    import transformers as tr
+
+    torch.manual_seed(seed)
+    if task == "protein":
+        from ..models.tiny import ESM_VOCAB
+
+        conf = tr.EsmConfig(vocab_size=len(ESM_VOCAB), pad_token_id=1, mask_token_id=ESM_VOCAB.index("<mask>"),
+                            hidden_size=cfg["hidden"], num_hidden_layers=cfg["layers"],
+                            num_attention_heads=cfg["heads"], intermediate_size=cfg["ffn"],
+                            max_position_embeddings=cfg["seq_len"] + 2, position_embedding_type="rotary",
+                            token_dropout=True, emb_layer_norm_before=False, hidden_dropout_prob=0.0,
+                            attention_probs_dropout_prob=0.0)
+        return tr.EsmForMaskedLM(conf)
+    conf = tr.GPT2Config(vocab_size=vocab_size, n_embd=cfg["hidden"], n_layer=cfg["layers"], n_head=cfg["heads"],
+                         n_inner=cfg["ffn"], n_positions=cfg["seq_len"], resid_pdrop=0.0, embd_pdrop=0.0,
+                         attn_pdrop=0.0, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    return tr.GPT2LMHeadModel(conf)
+
+
+def _esm_tokenizer(out_dir: Path):
+    from transformers import EsmTokenizer
+
+    from ..models.tiny import ESM_VOCAB
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    vocab = out_dir / "vocab.txt"
+    if not vocab.exists():
+        with atomic_path(vocab) as tmp:
+            tmp.write_text("\n".join(ESM_VOCAB) + "\n")
+    return EsmTokenizer.from_pretrained(str(out_dir))
+
+
+def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
+    """Tokenizer, training source and fixed validation batches of a run.
+
+    ``protein``: Swiss-Prot (``cfg["subset"]``) through :func:`replib.data.load_swissprot`, split by
+    :func:`protein_split` (``n_val`` held-out sequences). ``text``: the ``train_split`` of the corpus
+    through :func:`replib.data.loaders.load_lm_corpus`, a BPE trained on it, validation windows from
+    ``eval_split``. The frequency of every token id in the training stream is returned as ``counts``.
+    """
+    if task == "protein":
+        from ..data import load_swissprot
+
+        seqs = load_swissprot(cfg["subset"])["sequence"].tolist()
+        train, val = protein_split(seqs, cfg["n_val"], seed)
+        tok = _esm_tokenizer(folder / "tokenizer")
+        val_batches = [protein_batch(val, 0, seed, 0, cfg["seq_len"], stream=1,
+                                     indices=range(i, min(i + cfg["batch"], len(val))))
+                       for i in range(0, len(val), cfg["batch"])]
+        for b in val_batches:  # the validation set is the held-out sequences with a fixed masking
+            b.pop("clean_ids")
+        return {"tokenizer": tok, "train": train, "val_batches": val_batches, "val_seqs": val,
+                "vocab_size": len(tok), "make_batch": lambda step: _strip(protein_batch(
+                    train, step, seed, cfg["batch"], cfg["seq_len"]))}
+    from ..data.loaders import load_lm_corpus
+
+    text = text_split(load_lm_corpus(cfg["corpus"], cfg["train_split"]))
+    tok = train_bpe_tokenizer(text, cfg["vocab"], folder / "tokenizer")
+    stream = encode_text(tok, text)
+    eval_stream = encode_text(tok, text_split(load_lm_corpus(cfg["corpus"], cfg["eval_split"])))
+    n_win = min(cfg["n_val"], len(eval_stream) // cfg["seq_len"])
+    starts = np.arange(n_win) * cfg["seq_len"]
+    val_batches = [text_batch(eval_stream, 0, seed, 0, cfg["seq_len"], starts=starts[i:i + cfg["batch"]])
+                   for i in range(0, n_win, cfg["batch"])]
+    return {"tokenizer": tok, "train": stream, "eval_stream": eval_stream, "val_batches": val_batches,
+            "vocab_size": len(tok), "counts": np.bincount(stream, minlength=len(tok)),
+            "make_batch": lambda step: text_batch(stream, step, seed, cfg["batch"], cfg["seq_len"])}
+
+
+def _strip(b: dict) -> dict:
+    b = dict(b)
+    b.pop("clean_ids", None)
+    return b
+
+
+def lr_at(step: int, cfg: dict) -> float:
+    """Linear warm-up over ``warmup`` updates, then cosine decay to 10 % at ``steps``."""
+    warm = max(int(cfg["warmup"]), 1)
+    if step <= warm:
+        return cfg["lr"] * step / warm
+    t = (step - warm) / max(cfg["steps"] - warm, 1)
+    return cfg["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(t, 1.0))))
+
+
+def _to_torch(batch: dict, device="cpu"):
+    import torch
+
+    return {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in batch.items()}
+
+
+def validation_loss(model, batches) -> float:
+    """Token-weighted mean cross-entropy over the fixed validation batches (nats per predicted token)."""
+    import torch
+
+    device = next(model.parameters()).device
+    was = model.training
+    model.eval()
+    tot, n = 0.0, 0
+    with torch.no_grad():
+        for b in batches:
+            lab = b["labels"]
+            k = int((lab != -100).sum()) if model.config.model_type == "esm" else int(lab[:, 1:].size)
+            loss = model(**_to_torch(b, device)).loss
+            tot += float(loss) * k
+            n += k
+    model.train(was)
+    return tot / max(n, 1)
+
+
+# ------------------------------------------------------------------------------------- state on disk
+def _save_weights(model, path: Path) -> None:
+    from safetensors.torch import save_model
+
+    with atomic_path(path) as tmp:
+        save_model(model, str(tmp))
+
+
+def _load_weights(model, path: Path) -> None:
+    from safetensors.torch import load_model
+
+    load_model(model, str(path), strict=True, device=str(next(model.parameters()).device))
+
+
+def _save_resume(folder: Path, model, opt, step: int) -> None:
+    import torch
+    from safetensors.torch import save_file
+
+    sub = folder / f"resume-{step:06d}"
+    if sub.exists():
+        shutil.rmtree(sub)
+    sub.mkdir(parents=True)
+    _save_weights(model, sub / "model.safetensors")
+    sd = opt.state_dict()
+    tensors = {f"opt.{i}.{k}": v.detach().cpu().clone().contiguous() for i, st in sd["state"].items()
+               for k, v in st.items()}
+    tensors["rng.torch"] = torch.get_rng_state()
+    with atomic_path(sub / "optim.safetensors") as tmp:
+        save_file(tensors, str(tmp))
+    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in sd["param_groups"]]
+    write_json_atomic(sub / "state.json", {"step": step, "param_groups": groups})
+    write_json_atomic(folder / "resume.json", {"step": step, "folder": sub.name})
+    for old in folder.glob("resume-*"):
+        if old.name != sub.name:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _load_resume(folder: Path, model, opt) -> int:
+    import torch
+    from safetensors.torch import load_file
+
+    ptr = folder / "resume.json"
+    if not ptr.exists():
+        return -1
+    info = json.loads(ptr.read_text())
+    sub = folder / info["folder"]
+    _load_weights(model, sub / "model.safetensors")
+    tensors = load_file(str(sub / "optim.safetensors"))
+    state: dict = {}
+    for key, v in tensors.items():
+        if key.startswith("opt."):
+            _, i, k = key.split(".", 2)
+            state.setdefault(int(i), {})[k] = v
+    groups = json.loads((sub / "state.json").read_text())["param_groups"]
+    for g in groups:
+        if "betas" in g:
+            g["betas"] = tuple(g["betas"])
+    opt.load_state_dict({"state": state, "param_groups": groups})
+    torch.set_rng_state(tensors["rng.torch"].cpu())
+    return int(info["step"])
+
+
+def _append_log(folder: Path, row: dict) -> None:
+    with open(folder / "log.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, sort_keys=True) + "\n")
+
+
+def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
+    part = run.dir / "final.part"
+    if part.exists():
+        shutil.rmtree(part)
+    model.save_pretrained(str(part), safe_serialization=True)
+    tok.save_pretrained(str(part))
+    write_json_atomic(part / "training.json", {"task": run.task, "seed": run.seed, "config": run.cfg,
+                                               "log": run.log(), **extra})
+    sums = {p.name: _sha256(p) for p in sorted(part.iterdir()) if p.is_file()}
+    write_json_atomic(part / "sha256.json", sums)
+    if run.final_dir.exists():
+        shutil.rmtree(run.final_dir)
+    part.replace(run.final_dir)
+
+
+# ------------------------------------------------------------------------------------------- training
+def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callable[[int], None] | None = None,
+             progress: bool = True, device: str | None = None) -> TrainRun:
+    """Train (or resume, or just return) one run.
+
+    Parameters
+    ----------
+    task : {"protein", "text"}
+        ``protein``: ``EsmForMaskedLM`` on Swiss-Prot with the ESM masking recipe; ``text``:
+        ``GPT2LMHeadModel`` on WikiText-2/PTB with a BPE trained on the training text.
+    cfg : dict
+        ``config_for(profile)[task]``.
+    seed : int
+        Seeds the initialisation, the batches and the masking.
+    root : path-like, optional
+        Parent folder of the run folders (default ``$REPLIB_CACHE_DIR/training``).
+    callback : callable(step), optional
+        Called after every update once its checkpoint/resume state is on disk; raising
+        :class:`TrainingInterrupted` stops the run (a test's stand-in for a kill).
+    device : str, optional
+        Default: ``"cuda"`` when a GPU is visible (the paper profile), else ``"cpu"``. Bit-identical
+        resumption is guaranteed (and tested) on the CPU; on a GPU it holds up to cuBLAS determinism.
+
+    Returns
+    -------
+    TrainRun
+        With ``final/`` complete. A run whose ``final/`` exists is returned without training.
+    """
+    _check_task(task)
+    import torch
+
+    run = TrainRun(task, dict(cfg), int(seed), run_dir(task, cfg, seed, root))
+    if (run.final_dir / "sha256.json").exists():
+        return run
+    run.dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": seed})
+    data = prepare_data(task, cfg, seed, run.dir)
+    from ..profiles import torch_device
+
+    device = device or torch_device()
+    model = build_model(task, cfg, data["vocab_size"], seed).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
+    start = _load_resume(run.dir, model, opt)
+    schedule = set(run.steps)
+    model.train()
+
+    def checkpoint(step, train_loss):
+        _save_weights(model, run.checkpoint(step))
+        vl = validation_loss(model, data["val_batches"])
+        _append_log(run.dir, {"step": step, "lr": lr_at(step, cfg), "train_loss": train_loss, "val_loss": vl,
+                              "val_ppl": math.exp(vl)})
+
+    if start < 0:
+        checkpoint(0, None)
+        _save_resume(run.dir, model, opt, 0)
+        start = 0
+    total = cfg["steps"]
+    bar = tqdm(range(start + 1, total + 1), initial=start, total=total, desc=f"train {task}",
+               disable=not progress)
+    for step in bar:
+        lr = lr_at(step, cfg)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        loss = model(**_to_torch(data["make_batch"](step), device)).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step in schedule:
+            checkpoint(step, float(loss.detach()))
+        if step in schedule or step % cfg["save_every"] == 0 or step == total:
+            _save_resume(run.dir, model, opt, step)
+        bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
+        if callback is not None:
+            callback(step)
+    extra = {"token_counts": data["counts"].tolist()} if "counts" in data else {}
+    _export_final(run, model.cpu(), data["tokenizer"], extra)
+    return run
+
+
+def trained_model(task: str, profile: str, seed: int = 0, *, root=None, progress: bool = True) -> TrainRun:
+    """The run of ``task`` at ``profile``'s sizes: read from the cache, or trained (resumed) now.
+
+    The training chapter and the protein chapter both call this, so they share one artefact.
+    """
+    from .config import config_for
+
+    return train_lm(task, config_for(profile)[task], seed, root=root, progress=progress)
+
+
+def load_checkpoint_model(run: TrainRun, step: int):
+    """The full model (with its LM head) at a checkpoint step, in eval mode."""
+    path = run.checkpoint(step)
+    if not path.exists():
+        raise FileNotFoundError(f"{run.dir.name}: no checkpoint at step {step} ({path})")
+    vocab = json.loads((run.final_dir / "config.json").read_text())["vocab_size"] if run.final_dir.exists() \
+        else None
+    if vocab is None:
+        raise FileNotFoundError(f"{run.dir.name}: run is not finished (no final/)")
+    model = build_model(run.task, run.cfg, vocab, run.seed)
+    _load_weights(model, path)
+    return model.eval()

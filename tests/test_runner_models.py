@@ -1,0 +1,68 @@
+"""``python -m replib run --model``: model specs reach every chapter's ``models`` parameter, and claims bound
+to the paper's models are not reported as reproduced on another model (issue 14)."""
+import shutil
+from pathlib import Path
+
+import pytest
+
+from replib.tooling import runner
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runner"
+
+
+def test_parse_model_options():
+    chapters = ["good", "wrong"]
+    got = runner.parse_model_options(["/models/a", "good=org/b@main", "x=y", "good=/c"], chapters)
+    assert got == {"*": ["/models/a", "x=y"], "good": ["org/b@main", "/c"]}
+    assert runner.parse_model_options(None, chapters) == {}
+    with pytest.raises(ValueError, match="empty"):
+        runner.parse_model_options(["good="], chapters)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("runner-models") / "project"
+    shutil.copytree(FIXTURES, tmp)
+    nb = tmp / "notebooks" / "good.md"
+    text = nb.read_text().replace("profile = None\n", "profile = None\nmodels = None\n", 1)
+    nb.write_text(text + '\n```{code-cell}\nrecord("models_seen", models)\n```\n')
+    return tmp
+
+
+def test_models_reach_the_chapter_and_paper_values_are_not_compared(project):
+    models = {"*": ["/some folder/my-model", "org/name@abc"]}
+    rep = runner.run("smoke", chapters=["good"], out_dir=project / "out", root=project, progress=lambda *_: None,
+                     models=models)
+    import nbformat
+
+    from replib.record import read_records
+
+    records = read_records(nbformat.read(str(project / "out" / "notebooks" / "good.ipynb"), as_version=4))
+    assert records["models_seen"] == models["*"]  # a list, through papermill's YAML parameters
+    claims = {c["key"]: c for c in rep["claims"]}
+    assert claims["answer"]["status"] == "unverified" and "bound to the paper's models" in claims["answer"]["detail"]
+    assert claims["flag"]["status"] == "consistent"  # a property claim still applies to any model
+    assert rep["models_override"] == models and rep["chapters"][0]["models_override"] == models["*"]
+    assert "rehearsal" not in rep
+
+
+def test_rehearsal_is_labelled_and_needs_models(project):
+    with pytest.raises(ValueError, match="--model"):
+        runner.run("paper", chapters=["good"], root=project, progress=lambda *_: None, rehearsal=True)
+    rep = runner.run("smoke", chapters=["good"], root=project, progress=lambda *_: None,
+                     models={"good": ["tiny-bert"]}, rehearsal=True)
+    assert rep["rehearsal"] is True and all(c.get("rehearsal") for c in rep["claims"])
+    assert (project / "build" / "runs" / "rehearsal" / "report.json").exists()
+    assert "rehearsal" in {c["key"]: c for c in rep["claims"]}["answer"]["detail"]
+
+
+def test_dashboard_labels_substituted_runs(project):
+    from replib.tooling.report import dashboard_markdown
+
+    rep = runner.run("smoke", chapters=["good"], root=project, progress=lambda *_: None,
+                     models={"*": ["tiny-bert"]}, rehearsal=True)
+    md = dashboard_markdown([rep])
+    assert "Paper-scale rehearsal, not a reproduction" in md and "tiny-bert" in md
+    rep = runner.run("smoke", chapters=["good"], out_dir=project / "o2", root=project, progress=lambda *_: None,
+                     models={"*": ["tiny-bert"]})
+    assert "ran on the reader's models" in dashboard_markdown([rep])

@@ -1,0 +1,143 @@
+"""Training from scratch (replib.training) and rogue dimensions (replib.metrics.rogue)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from replib.metrics import avg_pairwise_cosine, cosine_contributions, rogue_dimensions
+from replib.training import TrainingInterrupted, config_for, log_spaced_steps, mask_tokens, train_lm
+from replib.training.data import ESM_RECIPE, STANDARD_IDS, protein_batch
+from replib.training.loop import lr_at
+
+_MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+needs_mirror = pytest.mark.skipif(not _MIRROR.is_dir(), reason="offline data mirror not found (REPLIB_DATA_MIRROR)")
+
+
+# ------------------------------------------------------------------------------------------ rogue dims
+def test_cosine_contributions_sum_to_average_cosine(rng):
+    X = rng.normal(size=(50, 7)) + rng.normal(size=7)
+    assert np.isclose(cosine_contributions(X).sum(), avg_pairwise_cosine(X), atol=1e-12)
+
+
+def test_cosine_contributions_match_brute_force(rng):
+    X = rng.normal(size=(30, 5)) + 0.5
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    i, j = np.triu_indices(len(U), 1)
+    brute = (U[i] * U[j]).mean(axis=0)
+    assert np.allclose(cosine_contributions(X), brute, atol=1e-13)
+
+
+def test_rogue_dimension_found_and_dominates(rng):
+    X = rng.normal(size=(400, 20))
+    X[:, 13] += 8.0  # one dimension with a large common offset: all rows point the same way along it
+    r = rogue_dimensions(X, k=1)
+    assert r.dims[0] == 13 and r.share > 0.95
+    iso = rogue_dimensions(rng.normal(size=(400, 20)), k=3)
+    assert abs(iso.avg_cosine) < 0.01  # isotropic Gaussian: no dominant dimension, cosine near 0
+
+
+def test_rogue_dimensions_invariant_to_permutation_and_scale(rng):
+    X = rng.normal(size=(100, 10)) + rng.normal(size=10)
+    perm = rng.permutation(10)
+    a, b = rogue_dimensions(X, 3), rogue_dimensions(3.7 * X[:, perm], 3)
+    assert np.array_equal(perm[b.dims], a.dims) and np.isclose(a.share, b.share)
+
+
+def test_rogue_dimensions_rejects_bad_k(rng):
+    with pytest.raises(ValueError):
+        rogue_dimensions(rng.normal(size=(10, 4)), k=5)
+
+
+# ------------------------------------------------------------------------------------------ schedule/data
+def test_log_spaced_steps():
+    assert log_spaced_steps(16) == [0, 1, 2, 4, 8, 16]
+    assert log_spaced_steps(100) == [0, 1, 2, 4, 8, 16, 32, 64, 100]
+    assert log_spaced_steps(0) == [0]
+    with pytest.raises(ValueError):
+        log_spaced_steps(-1)
+
+
+def test_lr_warmup_and_decay():
+    cfg = {"lr": 1.0, "warmup": 10, "steps": 100}
+    assert lr_at(0, cfg) == 0 and lr_at(10, cfg) == 1.0 and np.isclose(lr_at(100, cfg), 0.1)
+
+
+def test_mask_tokens_esm_recipe_proportions(rng):
+    ids = rng.choice(STANDARD_IDS, size=(400, 500))
+    maskable = np.ones_like(ids, dtype=bool)
+    maskable[:, :2] = False
+    inputs, labels = mask_tokens(ids, maskable, rng)
+    sel = labels != -100
+    assert not sel[:, :2].any()
+    assert abs(sel[:, 2:].mean() - ESM_RECIPE["mask_prob"]) < 0.005
+    assert np.array_equal(labels[sel], ids[sel])
+    assert np.array_equal(inputs[~sel], ids[~sel])
+    masked = (inputs == 32)[sel].mean()
+    unchanged = (inputs == ids)[sel].mean()  # the 10 % kept plus random draws that hit the same residue
+    assert abs(masked - 0.8) < 0.01
+    assert abs(unchanged - (0.1 + 0.1 / 20)) < 0.01
+
+
+def test_protein_batch_is_a_function_of_seed_and_step():
+    seqs = ["ACDEFGHIKLMNPQRSTVWY" * 3, "MKV", "LLLLAAAAGG" * 5]
+    a, b = protein_batch(seqs, 5, 0, 4, 16), protein_batch(seqs, 5, 0, 4, 16)
+    c = protein_batch(seqs, 6, 0, 4, 16)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not all(np.array_equal(a[k], c[k]) for k in a)
+    assert (a["clean_ids"][:, 0] == 0).all()  # <cls>
+
+
+# ------------------------------------------------------------------------------------------ resume
+def _tiny(task):
+    cfg = config_for("smoke")[task]
+    cfg.update(steps=6, n_val=8, save_every=100, vocab=300, seq_len=16, batch=4)
+    return cfg
+
+
+def _weights(folder):
+    from safetensors.numpy import load_file
+
+    return load_file(str(folder / "model.safetensors"))
+
+
+@needs_mirror
+@pytest.mark.parametrize("task", ["protein", "text"])
+def test_kill_and_resume_gives_bit_identical_weights(task, tmp_path):
+    cfg = _tiny(task)
+    full = train_lm(task, cfg, 3, root=tmp_path / "a", progress=False)
+
+    def kill(step):
+        if step == 5:  # resumable state was last saved at checkpoint step 4: step 5 is redone
+            raise TrainingInterrupted(step)
+
+    with pytest.raises(TrainingInterrupted):
+        train_lm(task, cfg, 3, root=tmp_path / "b", callback=kill, progress=False)
+    assert not (tmp_path / "b").joinpath(full.dir.name, "final").exists()
+    resumed = train_lm(task, cfg, 3, root=tmp_path / "b", progress=False)
+    wa, wb = _weights(full.final_dir), _weights(resumed.final_dir)
+    assert wa.keys() == wb.keys()
+    assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+    assert [r["step"] for r in resumed.log()] == log_spaced_steps(6)
+    assert [r["val_loss"] for r in resumed.log()] == [r["val_loss"] for r in full.log()]
+    # a different seed gives different weights (the comparison can fail)
+    other = train_lm(task, cfg, 4, root=tmp_path / "a", progress=False)
+    assert not all(np.array_equal(wa[k], _weights(other.final_dir)[k]) for k in wa)
+
+
+@needs_mirror
+def test_final_folder_loads_through_model_layer(tmp_path):
+    from replib.models import USED_MODELS, load_trained
+
+    run = train_lm("protein", _tiny("protein"), 0, root=tmp_path, progress=False)
+    sums = json.loads((run.final_dir / "sha256.json").read_text())
+    assert {"model.safetensors", "config.json", "vocab.txt"} <= set(sums)
+    lm = load_trained(run.final_dir)
+    assert lm.spec.recipe == "esm" and lm.spec.revision == "sha256:" + sums["model.safetensors"]
+    assert any(e["resolved"] == lm.spec.revision for e in USED_MODELS)
+    (run.final_dir / "model.safetensors").write_bytes(b"corrupt")
+    with pytest.raises(ValueError, match="sha256"):
+        load_trained(run.final_dir)
