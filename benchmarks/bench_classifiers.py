@@ -7,6 +7,7 @@ chunked torch version (float64 and float32), and their differences, on random cl
 of the paper's setups (polarity 10,662 x 384, k = 2; SNLI pairs 9,842 x 768, k = 3; supersenses 2,275 x 300,
 k = 50).
 """
+
 import argparse
 import time
 
@@ -39,11 +40,14 @@ def main():
     for name, (n, d, k) in SHAPES.items():
         y = rng.integers(0, k, n)
         X = (rng.normal(size=(k, d))[y] * 0.3 + rng.normal(size=(n, d)) / np.sqrt(d)).astype(np.float32)
-        ref, t_sk = (np.nan, np.nan) if args.skip_sklearn else _time(lambda: sk_silhouette(X, y), 1)
-        s64, t64 = _time(lambda: silhouette_score(X, y, device=args.device, chunk_size=args.chunk_size))
+        ref, t_sk = (np.nan, np.nan) if args.skip_sklearn else _time(lambda X=X, y=y: sk_silhouette(X, y), 1)
+        s64, t64 = _time(lambda X=X, y=y: silhouette_score(X, y, device=args.device, chunk_size=args.chunk_size))
         Xc = torch.from_numpy(X - X.mean(0))
-        s32, t32 = _time(lambda: silhouette_score(Xc, y, device=args.device, chunk_size=args.chunk_size,
-                                                  dtype=torch.float32))
+        s32, t32 = _time(
+            lambda Xc=Xc, y=y: silhouette_score(
+                Xc, y, device=args.device, chunk_size=args.chunk_size, dtype=torch.float32
+            )
+        )
         print(f"{name:12s} {t_sk:10.2f} {t64:10.2f} {t32:10.2f} {abs(s64 - ref):9.1e} {abs(s32 - ref):9.1e}")
 
 

@@ -4,6 +4,7 @@ Run: ``PYTHONPATH=. python benchmarks/bench_cluster_isotropy.py [n_tokens] [d] [
 STS-B dev pool size of BERT, 36,000 x 768, k=27, n_pc=12, on synthetic anisotropic data). Both paths use the
 same cluster labels and give the same output (checked).
 """
+
 import sys
 import time
 
@@ -21,7 +22,7 @@ def naive(X, labels, k, n_pc):
         if idx.size == 0:
             continue
         Z = X[idx] - X[idx].mean(0)
-        comps = PCA().fit(Z).components_[:min(n_pc, idx.size - 1)]
+        comps = PCA().fit(Z).components_[: min(n_pc, idx.size - 1)]
         for r, i in enumerate(idx):
             x = Z[r].copy()
             for u in comps:
@@ -40,8 +41,10 @@ def main(n=36_000, d=768, k=27, n_pc=12):
     t0 = time.perf_counter()
     Z = naive(X, t.labels_, k, n_pc)
     slow = time.perf_counter() - t0
-    print(f"{n} x {d}, k={k}, n_pc={n_pc}: replib {fast:.2f} s (incl. k-means), per-row loop {slow:.2f} s "
-          f"(labels given); max |diff| {np.abs(Y - Z).max():.2e}")
+    print(
+        f"{n} x {d}, k={k}, n_pc={n_pc}: replib {fast:.2f} s (incl. k-means), per-row loop {slow:.2f} s "
+        f"(labels given); max |diff| {np.abs(Y - Z).max():.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 Run: ``REPLIB_DATA_MIRROR=/path/to/shared/data PYTHONPATH=. python benchmarks/bench_embeddings.py [n_sentences]`` (STS-B test sentences if the
 mirror is present, else synthetic text). Both paths return the same mean vectors (checked).
 """
+
 import sys
 import time
 

@@ -4,6 +4,7 @@ Run: ``REPLIB_DATA_MIRROR=/path/to/shared/data PYTHONPATH=. python benchmarks/be
 Real Swiss-Prot sequences when the mirror is present, else random sequences of length 300-400.
 Prints pairs/s and checks that the engine equals the direct calls; timings on a shared machine vary.
 """
+
 import os
 import sys
 import tempfile
@@ -38,7 +39,9 @@ def main(n=120):
     r_par, a = rate(P.alignment_stats, few, seqs)
     r_bio, b = rate(P.alignment_stats_biopython, few, seqs)
     assert all(x["score"] == y["score"] for x, y in zip(a, b))
-    print(f"single core: parasail nw_trace_striped_16 + traceback counts {r_par:,.0f} pairs/s; Biopython align+counts {r_bio:,.0f} pairs/s")
+    print(
+        f"single core: parasail nw_trace_striped_16 + traceback counts {r_par:,.0f} pairs/s; Biopython align+counts {r_bio:,.0f} pairs/s"
+    )
     for n_jobs in (1, 2):
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
@@ -48,8 +51,10 @@ def main(n=120):
             again = P.alignment_pair_stats(seqs, pairs, out_dir=tmp, chunk_size=2000, n_jobs=n_jobs, progress=False)
             dt_resume = time.perf_counter() - t
         assert df.equals(again)
-        print(f"engine n_jobs={n_jobs}: {len(pairs):,} pairs in {dt:.1f} s ({len(pairs) / dt:,.0f} pairs/s); "
-              f"rerun from the chunk store {dt_resume:.2f} s; cores: {os.cpu_count()}")
+        print(
+            f"engine n_jobs={n_jobs}: {len(pairs):,} pairs in {dt:.1f} s ({len(pairs) / dt:,.0f} pairs/s); "
+            f"rerun from the chunk store {dt_resume:.2f} s; cores: {os.cpu_count()}"
+        )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Run: ``PYTHONPATH=. python benchmarks/bench_resolve_offline.py`` -- with ``HF_HU
 is made; ``tests/test_models_resolve.py`` asserts that) and without it (the Hub is probed once, under a second).
 Also times resolving the packaged MiniLM from a plain folder (sha256 of the weights included).
 """
+
 import os
 import shutil
 import tempfile
@@ -35,8 +36,10 @@ def main():
     shutil.copytree(minilm_dir(), folder)
     t0 = time.perf_counter()
     lm = resolve_model(folder, device="cpu")
-    print(f"{folder}: resolved in {time.perf_counter() - t0:.2f} s (recipe {lm.spec.recipe}, "
-          f"sha256 {lm.weights_sha256[:12]}...)")
+    print(
+        f"{folder}: resolved in {time.perf_counter() - t0:.2f} s (recipe {lm.spec.recipe}, "
+        f"sha256 {lm.weights_sha256[:12]}...)"
+    )
 
 
 if __name__ == "__main__":

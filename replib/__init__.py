@@ -4,16 +4,30 @@ Small plain functions named after the quantity they compute (``isoscore(X)``,
 ``avg_pairwise_cosine(X)``), inputs ``(n_samples, n_features)`` checked once at
 the edge, float64 inside.
 """
+
 import warnings
 
 # tqdm.auto in a Jupyter kernel without ipywidgets (the headless runner) warns "IProgress not found" when
 # first imported and falls back to the text bar: a fact about the kernel, not about the science.
 warnings.filterwarnings("ignore", message="IProgress not found")
 
-from .metrics import (CovarianceAccumulator, avg_pairwise_cosine, effective_dimensions, isoscore,  # noqa: E402, I001
-                      isoscore_star, partition_isotropy)
+from .metrics import (  # noqa: E402 - after the warning filter
+    CovarianceAccumulator,
+    avg_pairwise_cosine,
+    effective_dimensions,
+    isoscore,
+    isoscore_star,
+    partition_isotropy,
+)
 from .record import record  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["record", "isoscore", "effective_dimensions", "isoscore_star", "avg_pairwise_cosine",
-           "partition_isotropy", "CovarianceAccumulator"]
+__all__ = [
+    "record",
+    "isoscore",
+    "effective_dimensions",
+    "isoscore_star",
+    "avg_pairwise_cosine",
+    "partition_isotropy",
+    "CovarianceAccumulator",
+]

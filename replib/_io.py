@@ -319,6 +319,7 @@ def run_sharded(
     bar.close()
     return out
 
+
 PROGRESS_OFF_ENV = "TQDM_DISABLE"
 
 

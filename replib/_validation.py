@@ -14,6 +14,7 @@ What it accepts and refuses (the same everywhere):
 - ``n_samples < n_features`` warns (:class:`OrientationWarning`) where the metric estimates a covariance or a
   spectrum (a transposed input looks like this, and such estimates are deflated).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -46,8 +47,16 @@ def _to_numpy(X, who: str):
     return X
 
 
-def check_array(X, *, name: str = "X", min_samples: int = 2, min_features: int = 1,
-                dtype=np.float64, warn_fewer_samples: bool = False, metric: str | None = None) -> np.ndarray:
+def check_array(
+    X,
+    *,
+    name: str = "X",
+    min_samples: int = 2,
+    min_features: int = 1,
+    dtype=np.float64,
+    warn_fewer_samples: bool = False,
+    metric: str | None = None,
+) -> np.ndarray:
     """Validate a point cloud of shape ``(n_samples, n_features)`` and return it as a float64 numpy array.
 
     Parameters
@@ -81,7 +90,8 @@ def check_array(X, *, name: str = "X", min_samples: int = 2, min_features: int =
         if mask.any():
             raise ValueError(
                 f"{who} is a masked array with {int(mask.sum())} masked entries; metrics do not honour masks. "
-                f"Drop the masked rows first: {name}[~np.ma.getmaskarray({name}).any(axis=1)]")
+                f"Drop the masked rows first: {name}[~np.ma.getmaskarray({name}).any(axis=1)]"
+            )
         X = np.ma.getdata(X)
     if np.iscomplexobj(X):
         raise ValueError(f"{who} is complex; the metrics need real numbers (pass .real or np.abs explicitly)")
@@ -106,7 +116,9 @@ def check_array(X, *, name: str = "X", min_samples: int = 2, min_features: int =
             f"{who} has fewer samples ({n}) than features ({d}). Rows must be samples: if {name} is "
             f"transposed, pass {name}.T. Otherwise the estimate is deflated (IsoScore of isotropic data "
             f"is about m/(n+m) = {n / (n + d):.3f} here).",
-            OrientationWarning, stacklevel=3)
+            OrientationWarning,
+            stacklevel=3,
+        )
     return X
 
 

@@ -21,6 +21,7 @@ at the next layer; embeddings go through the resumable shard cache. ``card.html`
 plotly figures beside the values the papers report for their models (read from the chapters' claims
 files and :data:`replib.methods.manifolds.PAPER_LID_TABLE3`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -111,8 +112,15 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
             raise ValueError("ProteinBERT has no per-layer residue stream in replib; its card is not supported")
         seqs = list(data) if data is not None else protein_sample(cfg.n_proteins)
         idx = tuple(range(1, lm.spec.n_layers + 1))
-        emb = embed_proteins(lm, seqs, layers=idx, max_length=cfg.max_length, return_residues=True,
-                             cache_dir=cache_dir, progress=progress)
+        emb = embed_proteins(
+            lm,
+            seqs,
+            layers=idx,
+            max_length=cfg.max_length,
+            return_residues=True,
+            cache_dir=cache_dir,
+            progress=progress,
+        )
         layers = {i - 1: np.concatenate(emb.residues[i]) for i in idx}
         types = np.array([a for k, L in zip(emb.index, emb.lengths) for a in seqs[k].upper()[:L]])
         sample = {"data": "Swiss-Prot 5k" if data is None else "user sequences", "n_sequences": len(emb.index)}
@@ -120,11 +128,17 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
         lines = list(data) if data is not None else text_sample(cfg.n_lines)
         ts = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir, progress=progress)
         layers, types = ts.layers, np.asarray(ts.tokens)
-        sample = {"data": "WikiText-2 test" if data is None else "user lines", "n_lines": len(lines),
-                  "window": cfg.window}
+        sample = {
+            "data": "WikiText-2 test" if data is None else "user lines",
+            "n_lines": len(lines),
+            "window": cfg.window,
+        }
     n = len(types)
-    keep = np.sort(np.random.default_rng(cfg.seed).choice(n, cfg.max_rows, replace=False)) if n > cfg.max_rows \
+    keep = (
+        np.sort(np.random.default_rng(cfg.seed).choice(n, cfg.max_rows, replace=False))
+        if n > cfg.max_rows
         else np.arange(n)
+    )
     sample.update(n_rows_total=int(n), n_rows=int(len(keep)))
     return {k: np.asarray(v)[keep] for k, v in layers.items()}, types[keep], sample
 
@@ -150,15 +164,24 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
     cai = lid_mle(X, k, "cosine", "cai", n_queries=q, seed=cfg.seed)
     contrib = cosine_contributions(X)
     total = float(contrib.sum())
-    rogue = np.argsort(-contrib)[:cfg.n_rogue]
+    rogue = np.argsort(-contrib)[: cfg.n_rogue]
     types = np.asarray(types)
-    return {"n_rows": int(n), "n_features": int(d), "isoscore": isoscore(X),
-            "isoscore_star": isoscore_star(small, C0, cfg.zeta), "effective_dims": effective_dimensions(X),
-            "avg_cosine": avg_pairwise_cosine(X), "iw_log10": float(partition_isotropy(X).log10),
-            "lid_mle": float(lb.mean), "lid_cai": float(cai.mean), "lid_k": int(k),
-            "s_inter": float(mf.s_inter(X, types, cfg.seed)), "s_intra": float(mf.s_intra(X, types, 1000, cfg.seed)),
-            "rogue_dims": [int(i) for i in rogue],
-            "rogue_share": float(contrib[rogue].sum() / total) if total != 0 else float("nan")}
+    return {
+        "n_rows": int(n),
+        "n_features": int(d),
+        "isoscore": isoscore(X),
+        "isoscore_star": isoscore_star(small, C0, cfg.zeta),
+        "effective_dims": effective_dimensions(X),
+        "avg_cosine": avg_pairwise_cosine(X),
+        "iw_log10": float(partition_isotropy(X).log10),
+        "lid_mle": float(lb.mean),
+        "lid_cai": float(cai.mean),
+        "lid_k": int(k),
+        "s_inter": float(mf.s_inter(X, types, cfg.seed)),
+        "s_intra": float(mf.s_intra(X, types, 1000, cfg.seed)),
+        "rogue_dims": [int(i) for i in rogue],
+        "rogue_share": float(contrib[rogue].sum() / total) if total != 0 else float("nan"),
+    }
 
 
 # ----------------------------------------------------------------------------------------- paper values
@@ -176,13 +199,26 @@ def paper_values(root: Path | None = None) -> list[dict]:
     """
     from .tooling.claims import load_claims
 
-    out = [{"model": m, "metric": "lid_cai", "layer": None, "value": v,
-            "source": "Cai et al. 2021, Table 3 (mean over layers, cosine)"} for m, v in mf.PAPER_LID_TABLE3.items()]
+    out = [
+        {
+            "model": m,
+            "metric": "lid_cai",
+            "layer": None,
+            "value": v,
+            "source": "Cai et al. 2021, Table 3 (mean over layers, cosine)",
+        }
+        for m, v in mf.PAPER_LID_TABLE3.items()
+    ]
     root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
-    patterns = [(r"paper_(\w+?)_layer(\d+)$", "isoscore", "isoscore.claims.yml"),
-                (r"iw_(\w+?)_baseline_stsb$", "iw_log10", "cluster_isotropy.claims.yml"),
-                (r"(prot_bert|prot_bert_bfd|prot_xlnet|proteinbert)_(isoscore|eff_dims|avg_cosine)$", None,
-                 "protein_isotropy.claims.yml")]
+    patterns = [
+        (r"paper_(\w+?)_layer(\d+)$", "isoscore", "isoscore.claims.yml"),
+        (r"iw_(\w+?)_baseline_stsb$", "iw_log10", "cluster_isotropy.claims.yml"),
+        (
+            r"(prot_bert|prot_bert_bfd|prot_xlnet|proteinbert)_(isoscore|eff_dims|avg_cosine)$",
+            None,
+            "protein_isotropy.claims.yml",
+        ),
+    ]
     for pat, metric, fname in patterns:
         path = root / "notebooks" / fname
         try:
@@ -198,8 +234,12 @@ def paper_values(root: Path | None = None) -> list[dict]:
             elif metric == "iw_log10":
                 if c.paper_value <= 0:
                     continue
-                row = {"model": m.group(1), "metric": "iw_log10", "layer": None,
-                       "value": float(np.log10(c.paper_value))}
+                row = {
+                    "model": m.group(1),
+                    "metric": "iw_log10",
+                    "layer": None,
+                    "value": float(np.log10(c.paper_value)),
+                }
             else:
                 stat = {"eff_dims": "effective_dims"}.get(m.group(2), m.group(2))
                 row = {"model": m.group(1), "metric": stat, "layer": None, "value": c.paper_value}
@@ -208,8 +248,17 @@ def paper_values(root: Path | None = None) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------------------- the card
-def compute_card(model, out_dir, *, data=None, cfg: CardConfig | None = None, cache_dir=None, device=None,
-                 progress: bool = True, revision: str | None = None) -> dict:
+def compute_card(
+    model,
+    out_dir,
+    *,
+    data=None,
+    cfg: CardConfig | None = None,
+    cache_dir=None,
+    device=None,
+    progress: bool = True,
+    revision: str | None = None,
+) -> dict:
     """Compute (or resume) the isotropy card of ``model`` and write ``card.json`` and ``card.html``.
 
     Parameters
@@ -238,8 +287,15 @@ def compute_card(model, out_dir, *, data=None, cfg: CardConfig | None = None, ca
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     lm = resolve_model(model, revision=revision, device=device, seed=cfg.seed)
-    identity = {"name": lm.name, "source": lm.source, "recipe": lm.spec.recipe, "revision": lm.spec.revision,
-                "weights_sha256": lm.weights_sha256, "n_layers": lm.spec.n_layers, "hidden_size": lm.spec.hidden_size}
+    identity = {
+        "name": lm.name,
+        "source": lm.source,
+        "recipe": lm.spec.recipe,
+        "revision": lm.spec.revision,
+        "weights_sha256": lm.weights_sha256,
+        "n_layers": lm.spec.n_layers,
+        "hidden_size": lm.spec.hidden_size,
+    }
     data_hash = None if data is None else hashlib.sha256("\n".join(map(str, data)).encode()).hexdigest()
     settings = dict(asdict(cfg), data_sha256=data_hash)
     path = out_dir / "card.json"
@@ -263,10 +319,18 @@ def compute_card(model, out_dir, *, data=None, cfg: CardConfig | None = None, ca
     return card
 
 
-METRIC_LABELS = {"isoscore": "IsoScore", "isoscore_star": "IsoScore*", "effective_dims": "effective dimensions",
-                 "avg_cosine": "average cosine (exact)", "iw_log10": "log10 I(W)", "lid_mle": "LID (MLE, cosine)",
-                 "lid_cai": "LID (Cai et al., cosine)", "s_inter": "S_inter (inter-type cosine)",
-                 "s_intra": "S_intra (intra-type cosine)", "rogue_share": "share of avg cosine in rogue dims"}
+METRIC_LABELS = {
+    "isoscore": "IsoScore",
+    "isoscore_star": "IsoScore*",
+    "effective_dims": "effective dimensions",
+    "avg_cosine": "average cosine (exact)",
+    "iw_log10": "log10 I(W)",
+    "lid_mle": "LID (MLE, cosine)",
+    "lid_cai": "LID (Cai et al., cosine)",
+    "s_inter": "S_inter (inter-type cosine)",
+    "s_intra": "S_intra (intra-type cosine)",
+    "rogue_share": "share of avg cosine in rogue dims",
+}
 
 
 def card_html(card: dict) -> str:
@@ -278,32 +342,66 @@ def card_html(card: dict) -> str:
 
     rows = pd.DataFrame([dict(layer=int(k), **v) for k, v in card["layers"].items()]).sort_values("layer")
     metrics = list(METRIC_LABELS)
-    fig = make_subplots(rows=(len(metrics) + 1) // 2, cols=2, subplot_titles=[METRIC_LABELS[m] for m in metrics],
-                        vertical_spacing=0.06)
+    fig = make_subplots(
+        rows=(len(metrics) + 1) // 2, cols=2, subplot_titles=[METRIC_LABELS[m] for m in metrics], vertical_spacing=0.06
+    )
     paper = pd.DataFrame(card.get("paper_values") or [], columns=["model", "metric", "layer", "value", "source"])
     for i, m in enumerate(metrics):
         r, c = i // 2 + 1, i % 2 + 1
-        fig.add_trace(go.Scatter(x=rows["layer"], y=rows[m], mode="lines+markers", name=card["model"]["name"],
-                                 showlegend=i == 0, line={"color": "black"}), row=r, col=c)
+        fig.add_trace(
+            go.Scatter(
+                x=rows["layer"],
+                y=rows[m],
+                mode="lines+markers",
+                name=card["model"]["name"],
+                showlegend=i == 0,
+                line={"color": "black"},
+            ),
+            row=r,
+            col=c,
+        )
         for p in paper[paper.metric == m].itertuples():
             x = rows["layer"].max() if p.layer is None or pd.isna(p.layer) else p.layer
-            fig.add_trace(go.Scatter(x=[x], y=[p.value], mode="markers+text", text=[p.model], textposition="top center",
-                                     marker={"symbol": "diamond", "size": 9}, name=f"{p.model} (paper)",
-                                     hovertext=p.source, showlegend=False), row=r, col=c)
-    fig.update_layout(height=320 * ((len(metrics) + 1) // 2), width=1100,
-                      title=f"Isotropy card: {card['model']['name']} (papers' models as diamonds)")
-    ident = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                    for k, v in {**card["model"], **card.get("sample", {})}.items())
+            fig.add_trace(
+                go.Scatter(
+                    x=[x],
+                    y=[p.value],
+                    mode="markers+text",
+                    text=[p.model],
+                    textposition="top center",
+                    marker={"symbol": "diamond", "size": 9},
+                    name=f"{p.model} (paper)",
+                    hovertext=p.source,
+                    showlegend=False,
+                ),
+                row=r,
+                col=c,
+            )
+    fig.update_layout(
+        height=320 * ((len(metrics) + 1) // 2),
+        width=1100,
+        title=f"Isotropy card: {card['model']['name']} (papers' models as diamonds)",
+    )
+    ident = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in {**card["model"], **card.get("sample", {})}.items()
+    )
     table = rows.drop(columns=["rogue_dims"]).to_html(index=False, float_format=lambda v: f"{v:.4g}")
-    rogue = "".join(f"<li>layer {r.layer}: dims {r.rogue_dims} carry {r.rogue_share:.1%} of the average cosine</li>"
-                    for r in rows.itertuples())
-    notes = ("Diamonds are values the papers report for <em>their</em> models (hover for the source); a paper value "
-             "without a layer is drawn at the last layer (I(W), protein statistics) or is a mean over layers (LID, "
-             "Table 3). Samples differ from the papers' (see the sample above): the comparison places the model, "
-             "it does not reproduce anything.")
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Isotropy card</title>"
-            "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "
-            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>"
-            f"<h1>Isotropy card: {html.escape(card['model']['name'])}</h1><table>{ident}</table><p>{notes}</p>"
-            + fig.to_html(full_html=False, include_plotlyjs=True)
-            + f"<h2>Rogue dimensions</h2><ul>{rogue}</ul><h2>Every layer</h2>{table}</body></html>")
+    rogue = "".join(
+        f"<li>layer {r.layer}: dims {r.rogue_dims} carry {r.rogue_share:.1%} of the average cosine</li>"
+        for r in rows.itertuples()
+    )
+    notes = (
+        "Diamonds are values the papers report for <em>their</em> models (hover for the source); a paper value "
+        "without a layer is drawn at the last layer (I(W), protein statistics) or is a mean over layers (LID, "
+        "Table 3). Samples differ from the papers' (see the sample above): the comparison places the model, "
+        "it does not reproduce anything."
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Isotropy card</title>"
+        "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>"
+        f"<h1>Isotropy card: {html.escape(card['model']['name'])}</h1><table>{ident}</table><p>{notes}</p>"
+        + fig.to_html(full_html=False, include_plotlyjs=True)
+        + f"<h2>Rogue dimensions</h2><ul>{rogue}</ul><h2>Every layer</h2>{table}</body></html>"
+    )

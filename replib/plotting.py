@@ -1,6 +1,6 @@
 """Plot helpers shared by the chapters (seaborn for static figures, plotly for interactive 3-D)."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 #: the one seaborn context/style/palette of the book's figures
 CONTEXT, STYLE, PALETTE = "notebook", "whitegrid", "colorblind"
@@ -31,6 +31,8 @@ def show_plotly(fig, height: int | None = None):
     if height:
         fig.update_layout(height=height)
     html = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
-    loader = ("<script>if (typeof Plotly === 'undefined') {var s=document.createElement('script');"
-              "s.src='https://cdn.plot.ly/plotly-2.35.2.min.js';document.head.appendChild(s);}</script>")
+    loader = (
+        "<script>if (typeof Plotly === 'undefined') {var s=document.createElement('script');"
+        "s.src='https://cdn.plot.ly/plotly-2.35.2.min.js';document.head.appendChild(s);}</script>"
+    )
     display(HTML(loader + html))

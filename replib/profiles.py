@@ -1,5 +1,6 @@
 """Profiles: ``smoke`` (CI, minutes, CPU), ``offline`` (packaged real models and mirrored data, CPU,
 the default) and ``paper`` (paper scale, GPU, internet, real pretrained weights)."""
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,10 @@ def resolve_profile(profile: str | None) -> str:
     if profile is None:
         profile = os.environ.get("REPLIB_PROFILE") or ("paper" if on_colab() else DEFAULT_PROFILE)
         if profile == "paper" and torch_device() == "cpu":
-            warnings.warn("profile 'paper' without a GPU: expect hours. On Colab: Runtime > Change runtime type > GPU.",
-                          stacklevel=2)
+            warnings.warn(
+                "profile 'paper' without a GPU: expect hours. On Colab: Runtime > Change runtime type > GPU.",
+                stacklevel=2,
+            )
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
     return profile

@@ -8,6 +8,7 @@ environment variable ``REPLIB_MODELS_LOG`` names a file, appended to it as one J
 sets it for every chapter it executes and puts the entries into its report, so the validation page can
 say which weights produced each number.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,16 @@ USED_MODELS: list[dict] = []
 _KEYS = ("name", "kind", "hf_id", "revision", "resolved", "pinned", "source")
 
 
-def note_model(name: str, *, kind: str, source: str, hf_id: str | None = None, revision: str | None = None,
-               resolved: str | None = None, pinned: bool | None = None) -> dict:
+def note_model(
+    name: str,
+    *,
+    kind: str,
+    source: str,
+    hf_id: str | None = None,
+    revision: str | None = None,
+    resolved: str | None = None,
+    pinned: bool | None = None,
+) -> dict:
     """Record that a model was loaded.
 
     Parameters
@@ -54,12 +63,21 @@ def note_model(name: str, *, kind: str, source: str, hf_id: str | None = None, r
         When a Hub model is loaded at an unpinned revision: the entry then records the commit the Hub
         served, which is the revision to pin in :mod:`replib.models.registry`.
     """
-    entry = {"name": name, "kind": kind, "hf_id": hf_id, "revision": revision, "resolved": resolved,
-             "pinned": pinned, "source": source}
+    entry = {
+        "name": name,
+        "kind": kind,
+        "hf_id": hf_id,
+        "revision": revision,
+        "resolved": resolved,
+        "pinned": pinned,
+        "source": source,
+    }
     if kind == "hub" and pinned is False:
-        warnings.warn(f"{name}: registry revision {revision!r} is not pinned; the Hub served commit "
-                      f"{resolved or 'unknown'} (recorded in the report; pin it in replib/models/registry.py)",
-                      stacklevel=3)
+        warnings.warn(
+            f"{name}: registry revision {revision!r} is not pinned; the Hub served commit "
+            f"{resolved or 'unknown'} (recorded in the report; pin it in replib/models/registry.py)",
+            stacklevel=3,
+        )
     if entry not in USED_MODELS:
         USED_MODELS.append(entry)
     log = os.environ.get(MODELS_LOG_ENV)

@@ -5,6 +5,7 @@ The output is a ``display_data`` in the format of MyST-NB's ``glue`` (metadata `
 itself stays hidden; the claim checker reads it back with plain ``nbformat`` from the
 ``application/vnd.replib.record+json`` entry. No dependency on scrapbook or myst-nb.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,8 +75,11 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
     if get_ipython() is None:
         return plain
     prefix = "" if display else GLUE_PREFIX
-    ipy_display({prefix + "text/plain": text, prefix + RECORD_MIME: payload}, raw=True,
-                metadata={"scrapbook": {"name": name, "mime_prefix": prefix}})
+    ipy_display(
+        {prefix + "text/plain": text, prefix + RECORD_MIME: payload},
+        raw=True,
+        metadata={"scrapbook": {"name": name, "mime_prefix": prefix}},
+    )
     return plain
 
 

@@ -1,11 +1,19 @@
 """Synthetic point clouds with known geometry, for the IsoScore property tests (Rudman et al. 2022)."""
+
 from __future__ import annotations
 
 import numpy as np
 from scipy.stats import special_ortho_group
 
-__all__ = ["rotation_2d", "rotated_gaussian_2d", "pca_orient", "even_k_of_n", "skewered_meatball",
-           "isotropic_gaussian", "random_rotation"]
+__all__ = [
+    "rotation_2d",
+    "rotated_gaussian_2d",
+    "pca_orient",
+    "even_k_of_n",
+    "skewered_meatball",
+    "isotropic_gaussian",
+    "random_rotation",
+]
 
 
 def rotation_2d(degrees: float) -> np.ndarray:
@@ -13,8 +21,9 @@ def rotation_2d(degrees: float) -> np.ndarray:
     return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
 
 
-def rotated_gaussian_2d(degrees: float, cov=((1.0, 0.8), (0.8, 1.0)), n: int = 10_000, seed: int = 0,
-                        mean=(0.0, 0.0)) -> np.ndarray:
+def rotated_gaussian_2d(
+    degrees: float, cov=((1.0, 0.8), (0.8, 1.0)), n: int = 10_000, seed: int = 0, mean=(0.0, 0.0)
+) -> np.ndarray:
     """n points of N(mean, cov), then rotated about the origin by ``degrees``: shape (n, 2)."""
     rng = np.random.default_rng(seed)
     X = rng.multivariate_normal(np.asarray(mean, float), np.asarray(cov, float), size=n)
@@ -51,8 +60,9 @@ def isotropic_gaussian(m: int, n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=(m, n))
 
 
-def skewered_meatball(fraction_on_skewer: float, n_points: int = 4000, dim: int = 3, length: float = 10.0,
-                      seed: int = 0) -> np.ndarray:
+def skewered_meatball(
+    fraction_on_skewer: float, n_points: int = 4000, dim: int = 3, length: float = 10.0, seed: int = 0
+) -> np.ndarray:
     """A 'skewered meatball': an isotropic Gaussian ball with a share of its points moved onto a line.
 
     ``fraction_on_skewer`` of the ``n_points`` lie uniformly on the segment [-length, length]·e_1, the

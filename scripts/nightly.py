@@ -16,6 +16,7 @@ Steps, in the order the publish job runs them::
 ``python3``, no install); ``drift`` and ``reports`` call ``python -m replib report …`` with the Python
 that runs this script.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,8 +79,12 @@ def run_reports(runs: Path) -> list[Path]:
 
 
 def _replib(*args: str, stdout=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "replib", "report", *args], check=True, text=True,
-                          stdout=stdout if stdout is not None else subprocess.PIPE)
+    return subprocess.run(
+        [sys.executable, "-m", "replib", "report", *args],
+        check=True,
+        text=True,
+        stdout=stdout if stdout is not None else subprocess.PIPE,
+    )
 
 
 def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None) -> list[Path]:
@@ -91,15 +96,19 @@ def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None)
     written = []
     for rep in run_reports(runs):
         profile = rep.parent.name
-        earlier = sorted(p for p in reports_dir.glob(f"*-{profile}.json")
-                         if not p.name.startswith(f"{date}-") and not p.name.endswith(".drift.json"))
+        earlier = sorted(
+            p
+            for p in reports_dir.glob(f"*-{profile}.json")
+            if not p.name.startswith(f"{date}-") and not p.name.endswith(".drift.json")
+        )
         stored = reports_dir / f"{date}-{profile}.json"
         shutil.copy2(rep, stored)
         written.append(stored)
         if earlier:
             prev = earlier[-1]
-            text = _replib("drift", str(prev), str(rep), "--json",
-                           str(reports_dir / f"{date}-{profile}.drift.json")).stdout
+            text = _replib(
+                "drift", str(prev), str(rep), "--json", str(reports_dir / f"{date}-{profile}.drift.json")
+            ).stdout
             md = f"### {profile}: {prev.name} → {date}\n\n{text}\n"
             (reports_dir / f"{date}-{profile}.drift.md").write_text(md)
             written.append(reports_dir / f"{date}-{profile}.drift.md")
@@ -166,9 +175,10 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
     for nb in nbs:
         shutil.copy2(nb, dest / "notebooks" / nb.name)
     (dest / "README.md").write_text(
-        f"Runnable notebooks of commit {tag[len('colab-'):]} for the book's Colab buttons, built by the nightly "
+        f"Runnable notebooks of commit {tag[len('colab-') :]} for the book's Colab buttons, built by the nightly "
         "from notebooks/<chapter>.md (the Colab bootstrap cell checks out that commit). Not a source: edit the "
-        ".md chapters on main.\n")
+        ".md chapters on main.\n"
+    )
     return tag
 
 
@@ -176,10 +186,12 @@ def build_book(runs: Path) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
     the validation dashboard of every profile that ran; returns the HTML folder."""
     from replib.tooling import book
+
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)
-    html = book.build(profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles,
-                      colab_ref=colab_ref(runs))
+    html = book.build(
+        profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles, colab_ref=colab_ref(runs)
+    )
     print("book built from", profile, "with the reports of", profiles, "->", html)
     return html
 
@@ -202,8 +214,9 @@ def failures_markdown(runs: Path, run_url: str | None = None) -> str:
             lines += ["", "| chapter | claim | value | paper | why |", "|---|---|---|---|---|"]
             for c in bad:
                 cells = [c.get("chapter"), c.get("key"), c.get("value"), c.get("paper_value"), c.get("detail")]
-                lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ")[:200]
-                                               for x in cells) + " |")
+                lines.append(
+                    "| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ")[:200] for x in cells) + " |"
+                )
         lines.append("")
     if not lines:
         return ""

@@ -9,6 +9,7 @@ Set ``REPLIB_REBUILD_BOOK=1`` to force the rebuild, ``REPLIB_SKIP_SMOKE=1`` to s
 ``rng``: a fresh ``numpy.random.Generator`` per test, seeded from the test's name, so a test's random data
 do not depend on which other tests ran before it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,17 +27,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class BuiltBook:
-    html: Path        # folder holding index.html
-    executed: Path    # executed notebooks of the smoke run
-    report: Path      # the runner's report.json
-    rebuilt: bool     # True when this session built it
+    html: Path  # folder holding index.html
+    executed: Path  # executed notebooks of the smoke run
+    report: Path  # the runner's report.json
+    rebuilt: bool  # True when this session built it
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return subprocess.run([sys.executable, "-m", "replib", "--root", str(ROOT), *cmd], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "replib", "--root", str(ROOT), *cmd], cwd=ROOT, env=env, capture_output=True, text=True
+    )
 
 
 def content_key(paths) -> str:
@@ -49,8 +51,12 @@ def content_key(paths) -> str:
 
 def input_keys() -> tuple[str, str]:
     """(key of the smoke run's inputs, key of the book's inputs)."""
-    run_inputs = [*(ROOT / "notebooks").glob("*.md"), *(ROOT / "notebooks").glob("*.claims.yml"),
-                  *(ROOT / "replib").rglob("*.py"), *(ROOT / "data").rglob("*.csv")]
+    run_inputs = [
+        *(ROOT / "notebooks").glob("*.md"),
+        *(ROOT / "notebooks").glob("*.claims.yml"),
+        *(ROOT / "replib").rglob("*.py"),
+        *(ROOT / "data").rglob("*.csv"),
+    ]
     book_inputs = [*run_inputs, *(ROOT / "book").rglob("*"), ROOT / "_toc.yml", ROOT / "_config.yml"]
     return content_key(run_inputs), content_key(book_inputs)
 

@@ -1,5 +1,6 @@
 """The benchmark command compares like with like: every step's result equals its reference tool's within
 the stated tolerance (speed itself is reported by `python -m replib bench`, never asserted here)."""
+
 import pytest
 
 from replib.tooling import bench

@@ -6,6 +6,7 @@ must list every claim. The same checker must *fail* on copies of the built HTML 
 purpose (a figure removed, a console error injected, a glued number replaced, ...).
 Install the browser with ``apt-get install -y chromium chromium-driver`` (Debian; .ci/run does it).
 """
+
 from __future__ import annotations
 
 import os
@@ -48,8 +49,11 @@ def test_toc_pages_cover_every_chapter():
 
 def test_colab_url_from_config():
     url = browser.colab_url(ROOT / "_config.yml", "isoscore")
-    assert re.fullmatch(r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w./-]+/"
-                        r"notebooks/isoscore\.ipynb", url), url
+    assert re.fullmatch(
+        r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w./-]+/"
+        r"notebooks/isoscore\.ipynb",
+        url,
+    ), url
 
 
 @needs_browser
@@ -123,8 +127,11 @@ def test_detects_console_error(broken, driver):
 @needs_browser
 def test_detects_uncaught_exception_and_missing_asset(broken, driver):
     html, check, _ = broken
-    _edit(html / "book" / "running.html", r"</body>",
-          '<script>undefined_function_xyz()</script><script src="../_static/not-there.js"></script></body>')
+    _edit(
+        html / "book" / "running.html",
+        r"</body>",
+        '<script>undefined_function_xyz()</script><script src="../_static/not-there.js"></script></body>',
+    )
     problems = check("book/running.html", driver)
     assert any("undefined_function_xyz" in p for p in problems), problems
     assert any("404" in p and "not-there.js" in p for p in problems), problems
@@ -157,7 +164,9 @@ def test_detects_unrendered_glue_role(broken, driver):
 @needs_browser
 def test_detects_wrong_colab_link(broken, driver):
     html, check, chapter = broken
-    _edit(html / chapter.html, r"(colab\.research\.google\.com/github/[^\"]*?/blob/)[^/]+/", r"\1wrong-branch/", count=0)
+    _edit(
+        html / chapter.html, r"(colab\.research\.google\.com/github/[^\"]*?/blob/)[^/]+/", r"\1wrong-branch/", count=0
+    )
     problems = check(chapter.html, driver)
     assert any("Colab button" in p for p in problems), problems
 
@@ -183,8 +192,10 @@ def test_plotly_figure_must_be_drawn(tmp_path, driver):
     static = tmp_path / "_static"
     static.mkdir()
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", static / "plotly.min.js")
-    page_html = ('<html><head><script src="_static/plotly.min.js"></script></head><body>'
-                 f'<div class="cell"><div class="cell_output">{body}</div></div></body></html>')
+    page_html = (
+        '<html><head><script src="_static/plotly.min.js"></script></head><body>'
+        f'<div class="cell"><div class="cell_output">{body}</div></div></body></html>'
+    )
     (tmp_path / "plot.html").write_text(page_html)
     page = browser.Page(source="plot", html="plot.html")
     with browser.BookServer(tmp_path) as server:
@@ -213,9 +224,12 @@ def test_formulas_render_offline(broken, driver):
 @needs_browser
 def test_detects_progress_bar_noise(broken, driver):
     html, check, chapter = broken
-    _edit(html / chapter.html, r'(<div class="cell_output docutils container">)',
-          r'\1<div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre>'
-          r'embed: 100%|##########| 3/3 [00:01&lt;00:00, 2.10it/s]</pre></div></div>')
+    _edit(
+        html / chapter.html,
+        r'(<div class="cell_output docutils container">)',
+        r'\1<div class="output stream highlight-myst-ansi notranslate"><div class="highlight"><pre>'
+        r"embed: 100%|##########| 3/3 [00:01&lt;00:00, 2.10it/s]</pre></div></div>",
+    )
     problems = check(chapter.html, driver)
     assert any("progress-bar/warning noise" in p for p in problems), problems
 
@@ -223,9 +237,12 @@ def test_detects_progress_bar_noise(broken, driver):
 @needs_browser
 def test_detects_stderr_output(broken, driver):
     html, check, chapter = broken
-    _edit(html / chapter.html, r'(<div class="cell_output docutils container">)',
-          r'\1<div class="output stderr highlight-myst-ansi notranslate"><div class="highlight"><pre>'
-          r'something on stderr</pre></div></div>')
+    _edit(
+        html / chapter.html,
+        r'(<div class="cell_output docutils container">)',
+        r'\1<div class="output stderr highlight-myst-ansi notranslate"><div class="highlight"><pre>'
+        r"something on stderr</pre></div></div>",
+    )
     problems = check(chapter.html, driver)
     assert any("stderr output" in p for p in problems), problems
 
@@ -242,7 +259,11 @@ def test_detects_wrong_reproduction_table(broken, driver):
 @needs_browser
 def test_detects_wrong_front_page_counts(broken, driver):
     html, check, _ = broken
-    _edit(html / "book" / "intro.html", r"(<table[^>]*replib-summary.*?<tbody>.*?<td[^>]*>.*?</td>\s*<td[^>]*>)"
-          r"(?:<p>)?\d+", r"\g<1>987")
+    _edit(
+        html / "book" / "intro.html",
+        r"(<table[^>]*replib-summary.*?<tbody>.*?<td[^>]*>.*?</td>\s*<td[^>]*>)"
+        r"(?:<p>)?\d+",
+        r"\g<1>987",
+    )
     problems = check("book/intro.html", driver)
     assert any("front page should count" in p for p in problems), problems

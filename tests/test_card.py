@@ -1,5 +1,6 @@
 """The isotropy card (issue 14): its numbers are the chapters' functions on the same model and data; it
 resumes at the next unfinished layer; a folder copy of the packaged MiniLM gets the registry key's card."""
+
 import json
 import shutil
 
@@ -25,8 +26,7 @@ def test_cosine_contributions_sum_to_the_average_cosine(rng):
 
 
 def test_card_equals_the_chapters_functions(tmp_path):
-    card = compute_card("tiny-bert", tmp_path / "card", data=LINES, cfg=CFG, cache_dir=tmp_path / "emb",
-                        progress=False)
+    card = compute_card("tiny-bert", tmp_path / "card", data=LINES, cfg=CFG, cache_dir=tmp_path / "emb", progress=False)
     lm = tiny_model("bert", seed=0)
     ts = embed_token_stream(lm, LINES, window=CFG.window, progress=False)
     table = layer_isotropy(ts.layers, model="tiny-bert").set_index("layer")  # the IsoScore chapter's table
@@ -52,7 +52,7 @@ def test_card_resumes_at_the_next_layer(tmp_path):
     compute_card("tiny-bert", out, data=LINES, cfg=CFG, progress=False)
     card = json.loads((out / "card.json").read_text())
     card["layers"]["0"]["isoscore"] = -1.0  # a finished layer is not recomputed ...
-    del card["layers"]["1"]                 # ... an unfinished one is
+    del card["layers"]["1"]  # ... an unfinished one is
     (out / "card.json").write_text(json.dumps(card))
     again = compute_card("tiny-bert", out, data=LINES, cfg=CFG, progress=False)
     assert again["layers"]["0"]["isoscore"] == -1.0 and again["layers"]["1"]["isoscore"] > 0

@@ -1,12 +1,13 @@
 """Claims files: schema validation and the checker's verdicts."""
+
 import textwrap
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from replib.tooling.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
 from replib.record import GLUE_PREFIX, RECORD_MIME, _plain, read_records, record
+from replib.tooling.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
 
 
 def _write(tmp_path, body):
@@ -33,25 +34,28 @@ def _claims(tmp_path, smoke_check, extra=""):
     return load_claims(_write(tmp_path, BASE % smoke_check + extra))
 
 
-@pytest.mark.parametrize("check,value,status", [
-    ("{tolerance: {abs: 0.1}}", 2.05, "reproduced"),
-    ("{tolerance: {abs: 0.1}}", 2.2, "failed"),
-    ("{tolerance: {rel: 0.1}}", 2.15, "reproduced"),
-    ("{tolerance: {rel: 0.01}}", 2.15, "failed"),
-    ("{tolerance: {log10: 1}}", 15.0, "reproduced"),
-    ("{tolerance: {log10: 1}}", 25.0, "failed"),
-    ("{tolerance: {log10: 1}}", -2.0, "failed"),
-    ("{property: {op: lt, value: 3}}", 2.9, "consistent"),
-    ("{property: {op: lt, value: 3}}", 3.0, "failed"),
-    ("{property: {op: between, value: [1, 2]}}", 1.5, "consistent"),
-    ("{property: {op: between, value: [1, 2]}}", 2.5, "failed"),
-    ("{property: {op: 'true'}}", True, "consistent"),
-    ("{property: {op: 'true'}}", 1, "failed"),
-    ("{property: {op: 'false'}}", False, "consistent"),
-    ("{property: {op: gt, value: 0}}", float("nan"), "failed"),
-    ("{tolerance: {abs: 1}}", float("inf"), "failed"),
-    ("{tolerance: {abs: 1}}", "2.0", "failed"),
-])
+@pytest.mark.parametrize(
+    "check,value,status",
+    [
+        ("{tolerance: {abs: 0.1}}", 2.05, "reproduced"),
+        ("{tolerance: {abs: 0.1}}", 2.2, "failed"),
+        ("{tolerance: {rel: 0.1}}", 2.15, "reproduced"),
+        ("{tolerance: {rel: 0.01}}", 2.15, "failed"),
+        ("{tolerance: {log10: 1}}", 15.0, "reproduced"),
+        ("{tolerance: {log10: 1}}", 25.0, "failed"),
+        ("{tolerance: {log10: 1}}", -2.0, "failed"),
+        ("{property: {op: lt, value: 3}}", 2.9, "consistent"),
+        ("{property: {op: lt, value: 3}}", 3.0, "failed"),
+        ("{property: {op: between, value: [1, 2]}}", 1.5, "consistent"),
+        ("{property: {op: between, value: [1, 2]}}", 2.5, "failed"),
+        ("{property: {op: 'true'}}", True, "consistent"),
+        ("{property: {op: 'true'}}", 1, "failed"),
+        ("{property: {op: 'false'}}", False, "consistent"),
+        ("{property: {op: gt, value: 0}}", float("nan"), "failed"),
+        ("{tolerance: {abs: 1}}", float("inf"), "failed"),
+        ("{tolerance: {abs: 1}}", "2.0", "failed"),
+    ],
+)
 def test_verdicts(tmp_path, check, value, status):
     ch = _claims(tmp_path, check)
     assert evaluate_claim(ch.claims[0], "smoke", {"k": value}).status == status
@@ -74,8 +78,14 @@ def test_missing_key_error_unverified_and_deviation(tmp_path):
     r = evaluate_claim(ch.claims[0], "smoke", {"k": 2.0}, notebook_error="timeout")
     assert r.status == "failed" and "did not complete" in r.detail
     assert evaluate_claim(ch.claims[0], "paper", {}).status == "unverified"
-    ch = load_claims(_write(tmp_path, (BASE % "{property: {op: gt, value: 1}}").replace(
-        "    checks:", "    deviation: the sign differs\n    checks:")))
+    ch = load_claims(
+        _write(
+            tmp_path,
+            (BASE % "{property: {op: gt, value: 1}}").replace(
+                "    checks:", "    deviation: the sign differs\n    checks:"
+            ),
+        )
+    )
     assert evaluate_claim(ch.claims[0], "smoke", {"k": 2.0}).status == "deviates"
     assert evaluate_claim(ch.claims[0], "smoke", {"k": 0.0}).status == "failed"
     with pytest.raises(ValueError, match="unknown profile"):
@@ -85,18 +95,21 @@ def test_missing_key_error_unverified_and_deviation(tmp_path):
 OK = BASE % "{tolerance: {abs: 0.1}}"
 
 
-@pytest.mark.parametrize("body,match", [
-    (OK.replace('source: "Table 1, p. 3"', 'table: 1'), "source"),
-    (OK + OK.split("claims:\n")[1], "duplicate key"),
-    (OK.replace("      paper: {unverified: \"needs a GPU\"}\n", ""), "no check for profile"),
-    (BASE % "{guess: {abs: 1}}", "unknown"),
-    (BASE % "{unverified: ''}", "reason"),
-    (BASE % "{property: {op: approx, value: 1}}", "op must be"),
-    (BASE % "{property: {op: lt}}", "exactly one of value/key"),
-    (BASE % "{property: {op: between, value: 1}}", "between needs"),
-    (BASE.replace("value: 2.0", "value: null") % "{tolerance: {abs: 1}}", "numeric paper value"),
-    ("claims: [\n  - {key: a", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        (OK.replace('source: "Table 1, p. 3"', "table: 1"), "source"),
+        (OK + OK.split("claims:\n")[1], "duplicate key"),
+        (OK.replace('      paper: {unverified: "needs a GPU"}\n', ""), "no check for profile"),
+        (BASE % "{guess: {abs: 1}}", "unknown"),
+        (BASE % "{unverified: ''}", "reason"),
+        (BASE % "{property: {op: approx, value: 1}}", "op must be"),
+        (BASE % "{property: {op: lt}}", "exactly one of value/key"),
+        (BASE % "{property: {op: between, value: 1}}", "between needs"),
+        (BASE.replace("value: 2.0", "value: null") % "{tolerance: {abs: 1}}", "numeric paper value"),
+        ("claims: [\n  - {key: a", "not valid YAML"),
+    ],
+)
 def test_schema_errors(tmp_path, body, match):
     with pytest.raises(ClaimsFileError, match=match):
         load_claims(_write(tmp_path, body))
@@ -116,24 +129,31 @@ def test_record_plain_values():
 def test_read_records_reads_glue_outputs():
     nb = new_notebook()
     cell = new_code_cell("record('a', 1.5)")
-    cell.outputs = [new_output("display_data", data={GLUE_PREFIX + "text/plain": "1.5",
-                                                     GLUE_PREFIX + RECORD_MIME: {"name": "a", "value": 1.5}},
-                               metadata={"scrapbook": {"name": "a", "mime_prefix": GLUE_PREFIX}}),
-                    new_output("stream", text="noise")]
+    cell.outputs = [
+        new_output(
+            "display_data",
+            data={GLUE_PREFIX + "text/plain": "1.5", GLUE_PREFIX + RECORD_MIME: {"name": "a", "value": 1.5}},
+            metadata={"scrapbook": {"name": "a", "mime_prefix": GLUE_PREFIX}},
+        ),
+        new_output("stream", text="noise"),
+    ]
     nb.cells = [cell]
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # through JSON, as on disk
     assert read_records(nb) == {"a": 1.5}
 
 
-@pytest.mark.parametrize("check,records,status", [
-    # the paper's claim does not hold in this profile, as documented: deviates, with the reason
-    ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
-    ('{tolerance: {abs: 0.1}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
-    # strict: when it holds after all, the file is out of date -> failed
-    ('{property: {op: gt, value: 1}, expected_failure: "model differs"}', {"k": 2.5}, "failed"),
-    # a missing number is never excused
-    ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {}, "failed"),
-])
+@pytest.mark.parametrize(
+    "check,records,status",
+    [
+        # the paper's claim does not hold in this profile, as documented: deviates, with the reason
+        ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
+        ('{tolerance: {abs: 0.1}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
+        # strict: when it holds after all, the file is out of date -> failed
+        ('{property: {op: gt, value: 1}, expected_failure: "model differs"}', {"k": 2.5}, "failed"),
+        # a missing number is never excused
+        ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {}, "failed"),
+    ],
+)
 def test_expected_failure_is_strict(tmp_path, check, records, status):
     c = _claims(tmp_path, check).claims[0]
     r = evaluate_claim(c, "smoke", records)
@@ -151,9 +171,16 @@ def test_expected_failure_needs_reason_and_a_real_check(tmp_path):
 
 # ------------------------------------------------------------------ the checker fails closed (issue 16)
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "0.5", [1.0], {"a": 1}, True])
-@pytest.mark.parametrize("check", ["{property: {op: ne, value: 0}}", "{property: {op: gt, value: 0}}",
-                                   "{property: {op: lt, value: 1e9}}", "{property: {op: between, value: [-1e9, 1e9]}}",
-                                   "{property: {op: close, value: 0.5, abs: 1e9}}"])
+@pytest.mark.parametrize(
+    "check",
+    [
+        "{property: {op: ne, value: 0}}",
+        "{property: {op: gt, value: 0}}",
+        "{property: {op: lt, value: 1e9}}",
+        "{property: {op: between, value: [-1e9, 1e9]}}",
+        "{property: {op: close, value: 0.5, abs: 1e9}}",
+    ],
+)
 def test_non_numbers_never_pass_a_numeric_property(tmp_path, check, value):
     ch = _claims(tmp_path, check)
     r = evaluate_claim(ch.claims[0], "smoke", {"k": value})
@@ -177,17 +204,20 @@ def test_numbers_in_any_yaml_spelling(tmp_path):
     assert ch.claims[0].checks["smoke"]["tolerance"]["abs"] == 0.01
 
 
-@pytest.mark.parametrize("body,match", [
-    (BASE % "{property: {op: lt, value: tiny}}", "expected a number"),
-    (BASE % "{tolerance: {abs: .nan}}", "finite"),
-    (BASE % "{tolerance: {abs: -1}}", ">= 0"),
-    (BASE % "{property: {op: gt, value: 0, value: 1}}", "duplicate key"),
-    (BASE.replace("    claim: c\n", "    claim: c\n    claim: d\n") % "{tolerance: {abs: 1}}", "duplicate key"),
-    (BASE.replace("    claim: c\n", "    claim: c\n    colour: red\n") % "{tolerance: {abs: 1}}", "unknown field"),
-    (BASE.replace("title: X\n", "title: X\nextra: 1\n") % "{tolerance: {abs: 1}}", "unknown field"),
-    ("chapter: x\ntitle: X\nclaims: [a, b]\n", "a claim is a mapping"),
-    (BASE % "{property: {op: lt, value: 1, within: 2}}", "unknown field"),
-])
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        (BASE % "{property: {op: lt, value: tiny}}", "expected a number"),
+        (BASE % "{tolerance: {abs: .nan}}", "finite"),
+        (BASE % "{tolerance: {abs: -1}}", ">= 0"),
+        (BASE % "{property: {op: gt, value: 0, value: 1}}", "duplicate key"),
+        (BASE.replace("    claim: c\n", "    claim: c\n    claim: d\n") % "{tolerance: {abs: 1}}", "duplicate key"),
+        (BASE.replace("    claim: c\n", "    claim: c\n    colour: red\n") % "{tolerance: {abs: 1}}", "unknown field"),
+        (BASE.replace("title: X\n", "title: X\nextra: 1\n") % "{tolerance: {abs: 1}}", "unknown field"),
+        ("chapter: x\ntitle: X\nclaims: [a, b]\n", "a claim is a mapping"),
+        (BASE % "{property: {op: lt, value: 1, within: 2}}", "unknown field"),
+    ],
+)
 def test_malformed_claims_files_are_refused(tmp_path, body, match):
     with pytest.raises(ClaimsFileError, match=match):
         load_claims(_write(tmp_path, body))

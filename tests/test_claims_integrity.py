@@ -1,5 +1,6 @@
 """Integrity rules over every claims file (replib.tooling.integrity): no check that cannot tell right from
 wrong, no two checks of one value that contradict each other, sanity checks never read as reproductions."""
+
 import json
 import textwrap
 from pathlib import Path
@@ -43,31 +44,39 @@ def test_two_disjoint_checks_of_one_value_are_caught(tmp_path):
     code = "v = compute()\nrecord('a', v)\nrecord('b', v)\n"
     problems = claims_problems(ch, code)
     assert len(problems) == 1 and "disjoint" in problems[0] and "'a'" in problems[0]
-    assert claims_problems(ch, "record('a', f())\nrecord('b', g())\n") == []   # different computations
-    report = {"profile": "paper", "claims": [{"chapter": "x", "key": "a", "value": 50.5},
-                                             {"chapter": "x", "key": "b", "value": 50.5}]}
+    assert claims_problems(ch, "record('a', f())\nrecord('b', g())\n") == []  # different computations
+    report = {
+        "profile": "paper",
+        "claims": [{"chapter": "x", "key": "a", "value": 50.5}, {"chapter": "x", "key": "b", "value": 50.5}],
+    }
     assert len(report_problems(report, {"x": ch})) == 1
 
 
 def test_a_sanity_check_counted_as_a_reproduction_is_caught(tmp_path):
-    ch = _write(tmp_path, """
+    ch = _write(
+        tmp_path,
+        """
     - key: n_labels
       claim: 26 labels
       sanity: true
       paper: {value: 26, source: "Table 1"}
       checks: {smoke: {tolerance: {abs: 0}}, offline: {tolerance: {abs: 0}}, paper: {tolerance: {abs: 0}}}
-    """)
+    """,
+    )
     assert any("sanity claim" in p for p in claims_problems(ch))
-    assert evaluate_claim(ch.claims[0], "smoke", {"n_labels": 26}).status == "sanity"   # and never "reproduced"
+    assert evaluate_claim(ch.claims[0], "smoke", {"n_labels": 26}).status == "sanity"  # and never "reproduced"
 
 
 def test_iw_compared_in_log10_and_no_tolerance_that_accepts_zero(tmp_path):
-    ch = _write(tmp_path, """
+    ch = _write(
+        tmp_path,
+        """
     - key: iw_bert_global_stsb
       claim: I(W) 0.05
       paper: {value: 0.05, source: "Table 2"}
       checks: {smoke: {unverified: "x"}, offline: {unverified: "x"}, paper: {tolerance: {abs: 0.15}}}
-    """)
+    """,
+    )
     problems = claims_problems(ch)
     assert any("log10" in p for p in problems) and any("accepts 0" in p for p in problems)
 
@@ -99,15 +108,33 @@ def test_claims_files_follow_the_json_schema(path):
 def test_the_schema_refuses_what_the_loader_refuses():
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(SCHEMA.read_text())
-    good = {"chapter": "x", "title": "X", "claims": [{"key": "k", "claim": "c", "paper": {"value": 1, "source": "T1"},
-                                                      "checks": {p: {"property": {"op": "lt", "value": "1e-6"}}
-                                                                 for p in ("smoke", "offline", "paper")}}]}
+    good = {
+        "chapter": "x",
+        "title": "X",
+        "claims": [
+            {
+                "key": "k",
+                "claim": "c",
+                "paper": {"value": 1, "source": "T1"},
+                "checks": {p: {"property": {"op": "lt", "value": "1e-6"}} for p in ("smoke", "offline", "paper")},
+            }
+        ],
+    }
     jsonschema.validate(good, schema)
-    for bad in ({**good, "extra": 1},
-                {**good, "claims": [{**good["claims"][0], "colour": "red"}]},
-                {**good, "claims": [{**good["claims"][0], "checks": {"smoke": {"guess": {}}}}]},
-                {**good, "claims": ["a", "b"]},
-                {**good, "claims": [{**good["claims"][0], "checks": {
-                    p: {"property": {"op": "lt", "value": "tiny"}} for p in ("smoke", "offline", "paper")}}]}):
+    for bad in (
+        {**good, "extra": 1},
+        {**good, "claims": [{**good["claims"][0], "colour": "red"}]},
+        {**good, "claims": [{**good["claims"][0], "checks": {"smoke": {"guess": {}}}}]},
+        {**good, "claims": ["a", "b"]},
+        {
+            **good,
+            "claims": [
+                {
+                    **good["claims"][0],
+                    "checks": {p: {"property": {"op": "lt", "value": "tiny"}} for p in ("smoke", "offline", "paper")},
+                }
+            ],
+        },
+    ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)

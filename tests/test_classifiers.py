@@ -1,4 +1,5 @@
 """Mickus et al. 2024 chapter: the identities of Sec. 2, the exact torch silhouette, the training loop."""
+
 import math
 import warnings
 
@@ -101,14 +102,14 @@ def test_defect_squared_affine_in_cos_not_cos2():
     c = np.array([ct.variance_angle_cosine(s) for s in sig])
     d2 = np.array([ct.isotropy_defect(s) for s in sig]) ** 2
     res_cos = np.linalg.lstsq(np.c_[c, np.ones_like(c)], d2, rcond=None)[1]
-    res_cos2 = np.linalg.lstsq(np.c_[c ** 2, np.ones_like(c)], d2, rcond=None)[1]
+    res_cos2 = np.linalg.lstsq(np.c_[c**2, np.ones_like(c)], d2, rcond=None)[1]
     assert res_cos[0] < 1e-20 and res_cos2[0] > 1e-6
 
 
 def test_silhouette_and_isotropy_objectives():
     X, y = _blobs(80, 5, 3, seed=5)
     assert math.isclose(ct.silhouette_objective(X, y), ct.silhouette_objective_pairwise(X, y), rel_tol=1e-10)
-    assert math.isclose(ct.isotropy_objective(X), 2 * 80 ** 2 * X.var(0).sum(), rel_tol=1e-12)
+    assert math.isclose(ct.isotropy_objective(X), 2 * 80**2 * X.var(0).sum(), rel_tol=1e-12)
     # collapsing the clusters by t changes O_S by (t² - 1) Σ_a 2(N - 2 n_a) SSW_a: Eq. (1) counts a cluster's
     # spread in its N - n_a cross pairs too, so O_S *falls* on collapse unless a cluster holds over half the points
     t, n = 0.3, len(y)
@@ -155,19 +156,38 @@ def test_training_resumes_after_a_kill(tmp_path):
 
     ck = tmp_path / "run.pt"
     with pytest.raises(Killed):
-        ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
-                            checkpoint_every=4, progress=False, on_update=kill)
+        ct.train_trajectory(
+            s,
+            seed=0,
+            n_updates=30,
+            eval_every=3,
+            metric_sample=80,
+            checkpoint=ck,
+            checkpoint_every=4,
+            progress=False,
+            on_update=kill,
+        )
     assert ck.exists()
     done = []
     with warnings.catch_warnings():
         warnings.simplefilter("error", ShardWarning)  # the checkpoint is read, not discarded
-        resumed = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
-                                      checkpoint_every=4, progress=False, on_update=done.append)
+        resumed = ct.train_trajectory(
+            s,
+            seed=0,
+            n_updates=30,
+            eval_every=3,
+            metric_sample=80,
+            checkpoint=ck,
+            checkpoint_every=4,
+            progress=False,
+            on_update=done.append,
+        )
     assert done == list(range(21, 31))  # resumed from the checkpoint at update 20
     assert resumed.equals(full)
     # a finished checkpoint is returned as is; a checkpoint of another run is refused
-    assert ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck,
-                               progress=False).equals(full)
+    assert ct.train_trajectory(
+        s, seed=0, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck, progress=False
+    ).equals(full)
     with pytest.raises(ValueError, match="another run"):
         ct.train_trajectory(s, seed=1, n_updates=30, eval_every=3, metric_sample=80, checkpoint=ck, progress=False)
 
@@ -186,14 +206,16 @@ def test_training_raises_silhouette_and_lowers_isoscore_multilabel():
 
 def test_pairs_and_parameter_counts():
     # polarity: 10,662 sentences, 384-d, 2 outputs, no bias -> the paper's 4,094,976 (Table 1)
-    s = ct.ClassifierSetup("p", np.ones((10_662, 2)) * [[1, 0]] + np.eye(10_662, 2), np.arange(10_662),
-                           np.arange(10_662) % 2, bias=False)
+    s = ct.ClassifierSetup(
+        "p", np.ones((10_662, 2)) * [[1, 0]] + np.eye(10_662, 2), np.arange(10_662), np.arange(10_662) % 2, bias=False
+    )
     assert ct.count_parameters(s) == 10_662 * 2 + 2 * 2
     pol = dict(U=10_662, d=384)
     assert pol["U"] * pol["d"] + pol["d"] * 2 == 4_094_976
     rng = np.random.default_rng(0)
-    pairs = ct.ClassifierSetup("pairs", rng.normal(size=(30, 4)), rng.integers(0, 30, size=(50, 2)),
-                               rng.integers(0, 3, 50), bias=True)
+    pairs = ct.ClassifierSetup(
+        "pairs", rng.normal(size=(30, 4)), rng.integers(0, 30, size=(50, 2)), rng.integers(0, 3, 50), bias=True
+    )
     assert pairs.d_in == 8 and ct.count_parameters(pairs) == 30 * 4 + 8 * 3 + 3
     t = ct.train_trajectory(pairs, seed=0, n_updates=5, eval_every=5, progress=False)
     assert len(t) == 2
@@ -269,7 +291,9 @@ def test_wordnet_pos_setup_labels_are_the_parts_of_speech_wordnet_lists():
     words = s.info["words"]
     by_pos = {p: load_wordnet_supersenses(p) for p in s.info["labels"]}
     for i in (0, 123, 499):
-        assert {p for j, p in enumerate(s.info["labels"]) if s.targets[i, j]} == {p for p in by_pos if words[i] in by_pos[p]}
+        assert {p for j, p in enumerate(s.info["labels"]) if s.targets[i, j]} == {
+            p for p in by_pos if words[i] in by_pos[p]
+        }
     assert len(set(words)) == 500 and all(w.isalpha() and w.islower() and len(w) >= 3 for w in words)
 
 
@@ -284,6 +308,10 @@ def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path
     np.testing.assert_array_equal(first, again)
     kinds = [e["kind"] for e in provenance.USED_MODELS]
     assert kinds == ["packaged", "cached"] and provenance.USED_MODELS[1]["resolved"].startswith("sha256:")
-    monkeypatch.setattr(ct.sbert, "_sbert_weights_id", lambda name: "sentence-transformers/all-MiniLM-L6-v2@" + "f" * 40)
+    monkeypatch.setattr(
+        ct.sbert, "_sbert_weights_id", lambda name: "sentence-transformers/all-MiniLM-L6-v2@" + "f" * 40
+    )
     ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
-    assert len(list((tmp_path / "sbert" / "all-MiniLM-L6-v2").iterdir())) == 2  # other weights: a new cache folder, not the old shards
+    assert (
+        len(list((tmp_path / "sbert" / "all-MiniLM-L6-v2").iterdir())) == 2
+    )  # other weights: a new cache folder, not the old shards

@@ -1,4 +1,5 @@
 """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021): transform identities, edge cases, STS protocol."""
+
 import warnings
 
 import numpy as np
@@ -6,10 +7,21 @@ import pytest
 from scipy import stats
 
 import replib.methods.cluster_isotropy as ci
-from replib.methods.cluster_isotropy import (ClusterIsotropy, EmptyClusterWarning, SmallClusterWarning,
-                                             all_but_the_top, cluster_bases, compare_classification,
-                                             config_for, evaluate_sts, make_transform, mean_pool,
-                                             remove_cluster_directions, token_pool, tune_hyperparameters)
+from replib.methods.cluster_isotropy import (
+    ClusterIsotropy,
+    EmptyClusterWarning,
+    SmallClusterWarning,
+    all_but_the_top,
+    cluster_bases,
+    compare_classification,
+    config_for,
+    evaluate_sts,
+    make_transform,
+    mean_pool,
+    remove_cluster_directions,
+    token_pool,
+    tune_hyperparameters,
+)
 
 
 def _blobs(n=600, d=20, k=4, seed=0):
@@ -40,10 +52,11 @@ def test_clusters_are_zero_mean_and_directions_removed(clusterer):
         assert np.abs(members.mean(0)).max() < 1e-10
         V = t.components_[c]
         assert V.shape == (3, X.shape[1])
-        np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-10)        # orthonormal
-        assert np.abs(members @ V.T).max() < 1e-9                           # output orthogonal to them
+        np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-10)  # orthonormal
+        assert np.abs(members @ V.T).max() < 1e-9  # output orthogonal to them
         # the removed directions are the cluster's top principal axes (compare with sklearn PCA)
         from sklearn.decomposition import PCA
+
         P = PCA(n_components=3).fit(X[t.labels_ == c]).components_
         np.testing.assert_allclose(np.abs(P @ V.T), np.eye(3), atol=1e-6)
 
@@ -56,7 +69,7 @@ def test_variance_left_is_the_tail_of_each_cluster():
         Z = X[t.labels_ == c] - X[t.labels_ == c].mean(0)
         ev = np.sort(np.linalg.eigvalsh(Z.T @ Z))[::-1]
         W = Y[t.labels_ == c]
-        np.testing.assert_allclose((W ** 2).sum(), ev[5:].sum(), rtol=1e-9)
+        np.testing.assert_allclose((W**2).sum(), ev[5:].sum(), rtol=1e-9)
 
 
 def test_global_equals_numpy_all_but_the_top_and_one_cluster():
@@ -82,7 +95,7 @@ def test_small_cluster_removes_members_minus_one(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 10))
     labels = np.zeros(100, dtype=np.int64)
-    labels[:3] = 1                                     # a 3-member cluster; n_pc = 5
+    labels[:3] = 1  # a 3-member cluster; n_pc = 5
     monkeypatch.setattr(ci.transform, "cluster_labels", lambda X, k, **kw: (labels, None))
     t = ClusterIsotropy(2, 5)
     with pytest.warns(SmallClusterWarning):
@@ -95,7 +108,7 @@ def test_small_cluster_removes_members_minus_one(monkeypatch):
 def test_empty_cluster_is_dropped(monkeypatch):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 8))
-    labels = np.repeat([0, 2], 30)                     # cluster 1 is empty
+    labels = np.repeat([0, 2], 30)  # cluster 1 is empty
     monkeypatch.setattr(ci.transform, "cluster_labels", lambda X, k, **kw: (labels, None))
     t = ClusterIsotropy(3, 2)
     with pytest.warns(EmptyClusterWarning):
@@ -108,7 +121,7 @@ def test_empty_cluster_is_dropped(monkeypatch):
 
 def test_helpers_handle_empty_and_singleton_clusters():
     X = np.arange(20.0).reshape(5, 4) ** 1.5
-    labels = np.array([0, 0, 0, 2, 0])                 # cluster 1 empty, cluster 2 a singleton
+    labels = np.array([0, 0, 0, 2, 0])  # cluster 1 empty, cluster 2 a singleton
     means, bases, counts = cluster_bases(X, labels, 3)
     assert counts.tolist() == [4, 0, 1] and bases[1] is None and bases[2].shape == (4, 0)
     out, n_removed = remove_cluster_directions(X, labels, means, bases, 2)
@@ -176,7 +189,8 @@ def test_mean_pool_and_token_pool():
 def test_evaluate_sts_baseline_by_hand():
     t1, t2, gold = _toy_sts()
     r = evaluate_sts(t1, t2, gold)
-    a = np.stack([b.mean(0) for b in t1]); b = np.stack([x.mean(0) for x in t2])
+    a = np.stack([b.mean(0) for b in t1])
+    b = np.stack([x.mean(0) for x in t2])
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     assert r.spearman == pytest.approx(100 * stats.spearmanr(cos, gold)[0])
     assert r.pearson == pytest.approx(100 * stats.pearsonr(cos, gold)[0])
@@ -190,9 +204,11 @@ def test_evaluate_sts_fits_the_transform_on_the_pool_of_both_sides():
     n1 = sum(map(len, t1))
     A, B, off = [], [], 0
     for blk in t1:
-        A.append(pool[off:off + len(blk)].mean(0)); off += len(blk)
+        A.append(pool[off : off + len(blk)].mean(0))
+        off += len(blk)
     for blk in t2:
-        B.append(pool[off:off + len(blk)].mean(0)); off += len(blk)
+        B.append(pool[off : off + len(blk)].mean(0))
+        off += len(blk)
     A, B = np.array(A), np.array(B)
     cos = (A * B).sum(1) / np.linalg.norm(A, axis=1) / np.linalg.norm(B, axis=1)
     assert off == len(pool) and n1 < off
@@ -210,7 +226,8 @@ def test_toy_sts_where_a_common_direction_hides_the_signal():
         other = rng.normal(size=d - 1)
         mix = gold[i] / 5
         v2 = mix * base[i] + (1 - mix) * other
-        big = np.zeros(d); big[0] = 50.0
+        big = np.zeros(d)
+        big[0] = 50.0
         t1.append(np.vstack([np.r_[0.0, base[i]] + big + rng.normal(size=d) * [100, *[0.01] * (d - 1)]] * 2))
         t2.append(np.vstack([np.r_[0.0, v2] + big + rng.normal(size=d) * [100, *[0.01] * (d - 1)]] * 2))
     raw = evaluate_sts(t1, t2, gold)
@@ -237,12 +254,12 @@ def test_fresh_classifier_per_condition():
     tr = {"baseline": None, "global": ClusterIsotropy(1, 1)}
     fresh = compare_classification(feats, labels, splits, "SST-2", tr, epochs=3, lr=1e-2, isotropy=False)
     assert fresh.fresh_init
-    reused = compare_classification(feats, labels, splits, "SST-2", tr, epochs=3, lr=1e-2, isotropy=False,
-                                    reuse_classifier=True)
+    reused = compare_classification(
+        feats, labels, splits, "SST-2", tr, epochs=3, lr=1e-2, isotropy=False, reuse_classifier=True
+    )
     assert not reused.fresh_init
     assert fresh.metrics["baseline"] == reused.metrics["baseline"]
-    cola = compare_classification(feats, labels, splits, "CoLA", {"baseline": None}, epochs=2, lr=1e-2,
-                                  isotropy=False)
+    cola = compare_classification(feats, labels, splits, "CoLA", {"baseline": None}, epochs=2, lr=1e-2, isotropy=False)
     assert -100 <= cola.metrics["baseline"] <= 100
 
 

@@ -1,5 +1,6 @@
 """Colab: every chapter starts with the same bootstrap cell, pointing at the repository and branch of
 _config.yml; off Colab the cell does nothing; on Colab it clones and installs; the profile is `paper`."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import warnings
 from pathlib import Path
 from urllib.parse import urlparse
 
-import nbformat
 import pytest
 import yaml
 
@@ -88,8 +88,14 @@ def _run_bootstrap(tmp_path, source: str, colab: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "FAKE_COLAB"}
     if colab:
         env["FAKE_COLAB"] = "1"
-    p = subprocess.run([sys.executable, str(tmp_path / "harness.py"), str(tmp_path / "cell.py")], cwd=work, env=env,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, str(tmp_path / "harness.py"), str(tmp_path / "cell.py")],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert not list(work.iterdir()), "the bootstrap created files"
     return json.loads(p.stdout.strip().splitlines()[-1])

@@ -4,6 +4,7 @@ The loader tests read the real offline mirror: ``$REPLIB_DATA_MIRROR`` or, if
 unset, ``<repo>/../shared/data``; they are skipped with a reason when neither exists.
 Download tests run against an ``http.server`` on 127.0.0.1 serving a temporary folder.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,9 +17,22 @@ from pathlib import Path
 
 import pytest
 
-from replib.data import (DATASETS, ChecksumError, DataNotFoundError, IncompleteDownloadError, fetch, load_glue,
-                         load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb, load_swissprot,
-                         validate_residues)
+from replib.data import (
+    DATASETS,
+    ChecksumError,
+    DataNotFoundError,
+    IncompleteDownloadError,
+    fetch,
+    load_glue,
+    load_lm_corpus,
+    load_polarity,
+    load_sick,
+    load_snli,
+    load_sts,
+    load_stsb,
+    load_swissprot,
+    validate_residues,
+)
 from replib.data.registry import DataFile
 
 _DEFAULT_MIRROR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -26,7 +40,8 @@ MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or _DEFAULT_MIRROR)
 needs_mirror = pytest.mark.skipif(
     not MIRROR.is_dir(),
     reason="offline data mirror not found: set REPLIB_DATA_MIRROR to a folder laid out like shared/data "
-           "(looked at %s)" % MIRROR)
+    "(looked at %s)" % MIRROR,
+)
 
 
 @pytest.fixture
@@ -38,8 +53,18 @@ def mirror_env(monkeypatch, tmp_path):
 
 # ------------------------------------------------------------------------ registry
 def test_registry_entries_are_complete():
-    assert {"stsb", "sts12-16", "sick", "sentence_polarity", "snli", "glue", "senteval_transfer", "ptb",
-            "wikitext2", "swissprot"} <= set(DATASETS)
+    assert {
+        "stsb",
+        "sts12-16",
+        "sick",
+        "sentence_polarity",
+        "snli",
+        "glue",
+        "senteval_transfer",
+        "ptb",
+        "wikitext2",
+        "swissprot",
+    } <= set(DATASETS)
     for ds in DATASETS.values():
         assert ds.licence and ds.description and ds.parser.startswith("load_")
         for rel, f in ds.files.items():
@@ -107,18 +132,34 @@ def test_sick_polarity_snli(mirror_env):
 
 
 @needs_mirror
-@pytest.mark.parametrize("task,split,n", [("SST-2", "train", 67349), ("SST-2", "dev", 872), ("CoLA", "train", 8551),
-                                          ("CoLA", "dev", 516), ("RTE", "train", 1244), ("WNLI", "dev", 70),
-                                          ("MRPC", "train", 4076), ("MRPC", "test", 1725),
-                                          ("SST-2-alps", "test", 872)])
+@pytest.mark.parametrize(
+    "task,split,n",
+    [
+        ("SST-2", "train", 67349),
+        ("SST-2", "dev", 872),
+        ("CoLA", "train", 8551),
+        ("CoLA", "dev", 516),
+        ("RTE", "train", 1244),
+        ("WNLI", "dev", 70),
+        ("MRPC", "train", 4076),
+        ("MRPC", "test", 1725),
+        ("SST-2-alps", "test", 872),
+    ],
+)
 def test_glue_counts(mirror_env, task, split, n):
     assert len(load_glue(task, split)) == n
 
 
 @needs_mirror
-@pytest.mark.parametrize("name,split,lines,tokens", [("ptb", "test", 3761, 82430), ("ptb", "valid", 3370, 73760),
-                                                     ("wikitext2", "test", 4358, 245569),
-                                                     ("wikitext2", "valid", 3760, 217646)])
+@pytest.mark.parametrize(
+    "name,split,lines,tokens",
+    [
+        ("ptb", "test", 3761, 82430),
+        ("ptb", "valid", 3370, 73760),
+        ("wikitext2", "test", 4358, 245569),
+        ("wikitext2", "valid", 3760, 217646),
+    ],
+)
 def test_lm_corpus_token_counts(mirror_env, name, split, lines, tokens):
     text = load_lm_corpus(name, split)
     assert len(text) == lines
@@ -143,8 +184,9 @@ def test_swissprot_5k(mirror_env):
     for acc, seq in zip(df.accession, df.sequence):
         validate_residues(seq, seq_id=acc)
     # Biopython agreement: same record count as header lines
-    n_headers = sum(1 for line in open(MIRROR / "swissprot" / "swissprot_2014_01_goBP_random5k.fasta")
-                    if line.startswith(">"))
+    n_headers = sum(
+        1 for line in open(MIRROR / "swissprot" / "swissprot_2014_01_goBP_random5k.fasta") if line.startswith(">")
+    )
     assert n_headers == len(df)
 
 
@@ -240,8 +282,7 @@ def _listing(folder: Path):
 
 def _fake_entry(monkeypatch, data: bytes) -> DataFile:
     """Register a small synthetic file (so the download tests need no real data)."""
-    entry = DataFile("stsb/tiny.txt", hashlib.sha256(data).hexdigest(), len(data), data.count(b"\n"),
-                     canonical="test")
+    entry = DataFile("stsb/tiny.txt", hashlib.sha256(data).hexdigest(), len(data), data.count(b"\n"), canonical="test")
     monkeypatch.setitem(DATASETS["stsb"].files, "tiny.txt", entry)
     return entry
 
@@ -317,8 +358,13 @@ def test_archive_member_extraction(monkeypatch, tmp_path, http_mirror):
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("pkg/member.txt", data)
     (root / "pkg.zip").write_bytes(buf.getvalue())
-    good = DataFile("stsb/member.txt", hashlib.sha256(data).hexdigest(), len(data), 2,
-                    archive=Archive(url + "/pkg.zip", "pkg/member.txt", True))
+    good = DataFile(
+        "stsb/member.txt",
+        hashlib.sha256(data).hexdigest(),
+        len(data),
+        2,
+        archive=Archive(url + "/pkg.zip", "pkg/member.txt", True),
+    )
     bad = DataFile("stsb/bad.txt", "0" * 64, len(data), 2, archive=Archive(url + "/pkg.zip", "pkg/member.txt", True))
     monkeypatch.setitem(DATASETS["stsb"].files, "member.txt", good)
     monkeypatch.setitem(DATASETS["stsb"].files, "bad.txt", bad)
@@ -340,8 +386,9 @@ def test_residue_policies():
     assert validate_residues(seq, "align") == "MKCZKBXA"
 
 
-@pytest.mark.parametrize("seq,letters,positions", [("MKvLA", "'v'", "3"), ("MK*A-", "'*', '-'", "3, 5"),
-                                                   ("ACDJ", "'J'", "4")])
+@pytest.mark.parametrize(
+    "seq,letters,positions", [("MKvLA", "'v'", "3"), ("MK*A-", "'*', '-'", "3, 5"), ("ACDJ", "'J'", "4")]
+)
 def test_residue_errors_name_id_letters_positions(seq, letters, positions):
     with pytest.raises(ValueError) as exc:
         validate_residues(seq, "prottrans_bert", seq_id="P12345")
@@ -380,7 +427,9 @@ def test_deb_reader_extracts_a_member_and_rejects_what_is_not_there(tmp_path):
         info.size = len(payload)
         tar.addfile(info, io.BytesIO(payload))
     deb = tmp_path / "x.deb"
-    deb.write_bytes(_ar({"debian-binary": b"2.0\n", "control.tar.xz": b"x", "data.tar.xz": lzma.compress(buf.getvalue())}))
+    deb.write_bytes(
+        _ar({"debian-binary": b"2.0\n", "control.tar.xz": b"x", "data.tar.xz": lzma.compress(buf.getvalue())})
+    )
     assert deb_file(deb, "usr/share/wordnet/data.noun") == payload
     assert deb_file(deb, "./usr/share/wordnet/data.noun") == payload
     with pytest.raises(KeyError, match="no usr/share/wordnet/index.noun"):
@@ -415,4 +464,5 @@ def test_wordnet_tag_counts_say_which_words_are_mostly_nouns(wordnet):
     assert tags["have"]["verb"] > tags["have"].get("noun", 0)  # "the haves" is a noun, rarely
     with pytest.raises(ValueError, match="pos must be one of"):
         from replib.data import load_wordnet_supersenses
+
         load_wordnet_supersenses("preposition")

@@ -1,13 +1,18 @@
 """Embedding recipes on tiny models, resumable cache, and real MiniLM checks."""
-import csv
 
 import numpy as np
 import pytest
 import torch
 
 import replib.embeddings.extract as extract
-from replib.embeddings import (embed_proteins, embed_sentences, embed_token_stream, protein_text, residue_slice,
-                               token_stream_ids)
+from replib.embeddings import (
+    embed_proteins,
+    embed_sentences,
+    embed_token_stream,
+    protein_text,
+    residue_slice,
+    token_stream_ids,
+)
 from replib.models import tiny_model
 
 SEQS = ["MKTAYIAKQRQISFVKSHFSRQ", "MKX", "ACDEFGHIKLMNPQRSTVWYUZOB", "GGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG", "W"]
@@ -32,8 +37,9 @@ def test_protein_text_recipes():
     assert residue_slice("protxlnet", 5, 8) == slice(3, 6)
 
 
-@pytest.mark.parametrize("family,strip", [("protbert", slice(1, -1)), ("esm", slice(1, -1)),
-                                          ("protxlnet", slice(0, -2))])
+@pytest.mark.parametrize(
+    "family,strip", [("protbert", slice(1, -1)), ("esm", slice(1, -1)), ("protxlnet", slice(0, -2))]
+)
 def test_protein_pooling_equals_single_sequence_reference(tiny, family, strip):
     lm = tiny[family]
     r = embed_proteins(lm, SEQS, return_residues=True, batch_tokens=4096, progress=False)
@@ -70,10 +76,11 @@ def test_proteinbert_recipe(tiny):
     r = embed_proteins(lm, SEQS, return_residues=True, progress=False)
     assert r.pooled["global"].shape == (5, 512) and r.pooled["local_mean"].shape == (5, 128)
     from replib.models.proteinbert import tokenize
+
     with torch.inference_mode():
         out = lm.model(torch.from_numpy(tokenize([SEQS[0]], 64)))
     np.testing.assert_allclose(r.pooled["global"][0], out["global"][0].numpy(), atol=1e-5)
-    np.testing.assert_allclose(r.residues["local"][0], out["local"][0, 1:len(SEQS[0]) + 1].numpy(), atol=1e-5)
+    np.testing.assert_allclose(r.residues["local"][0], out["local"][0, 1 : len(SEQS[0]) + 1].numpy(), atol=1e-5)
 
 
 @pytest.mark.parametrize("family,n_special", [("bert", 2), ("gpt2", 0)])
@@ -120,6 +127,7 @@ def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):
         if len(calls) == die_at:
             raise KeyboardInterrupt("killed while computing the third shard")
         return real(*args)
+
     monkeypatch.setattr(extract, "_hf_protein_shard", lambda *a: shard(*a, die_at=3))
     with pytest.raises(KeyboardInterrupt):
         embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, cache_dir=tmp_path, progress=False)
@@ -143,12 +151,14 @@ def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def minilm():
     from replib.models import load_model
+
     return load_model("all-MiniLM-L6-v2", device="cpu")
 
 
 def test_sbert_mean_pooling_matches_sentence_transformers(minilm):
     st = pytest.importorskip("sentence_transformers")
     from replib.models import minilm_dir
+
     texts = ["A man is playing a guitar.", "Isotropy of contextual embedding spaces.", "ok"]
     ours = embed_sentences(minilm, texts, drop_special=False, progress=False).means.astype(np.float64)
     ref = st.SentenceTransformer(str(minilm_dir()), device="cpu").encode(texts, normalize_embeddings=False)
@@ -159,6 +169,7 @@ def test_sbert_mean_pooling_matches_sentence_transformers(minilm):
 
 def _read_stsb_test():
     from replib.data import load_stsb  # through the data layer and its mirror
+
     df = load_stsb("test")
     return list(df["sentence1"]), list(df["sentence2"]), np.asarray(df["score"], float)
 
@@ -166,10 +177,11 @@ def _read_stsb_test():
 @pytest.mark.slow
 def test_minilm_stsb_spearman(minilm):
     from scipy.stats import spearmanr
+
     s1, s2, gold = _read_stsb_test()
     assert len(gold) == 1379
     e = embed_sentences(minilm, s1 + s2, drop_special=False, progress=False).means.astype(np.float64)
-    a, b = e[:len(s1)], e[len(s1):]
+    a, b = e[: len(s1)], e[len(s1) :]
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     rho = spearmanr(cos, gold).statistic
     print(f"MiniLM STS-B test Spearman = {rho:.4f}")

@@ -4,6 +4,7 @@ mismatches, unreachable and hanging servers, plain-http sources without a checks
 Every test builds its own synthetic files (a registry entry is monkeypatched in), so none needs the mirror.
 A "hanging" server is a loopback socket that accepts connections and never sends a byte.
 """
+
 from __future__ import annotations
 
 import functools

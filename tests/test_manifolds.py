@@ -1,5 +1,6 @@
 """Cai et al. 2021 chapter: S_inter/S_intra against brute force, LID variants against each other and
 scikit-dimension, duplicates, cluster choice (seed determinism, 0.1 threshold), token kinds."""
+
 import numpy as np
 import pytest
 
@@ -178,12 +179,12 @@ def test_cai_variant_is_exact_multiple_of_levina_bickel(manifold5, metric):
 def test_cai_formula_against_faiss_style_brute_force(manifold5):
     X = manifold5[:400]
     D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)  # squared L2, as FAISS IndexFlatL2
-    D = np.sort(D2, axis=1)[:, 1:21]                      # drop self, 20 neighbours
+    D = np.sort(D2, axis=1)[:, 1:21]  # drop self, 20 neighbours
     ref = -1.0 / np.mean(np.log(D / D[:, -1:]), axis=1)
     ours = lid_mle(X, k=20, variant="cai")
     assert np.max(np.abs(ours.pointwise - ref)) < 1e-9
     U = X / np.linalg.norm(X, axis=1, keepdims=True)
-    Dc = np.sort(1.0 - U @ U.T, axis=1)[:, 1:21]          # 1 - cos, as IndexFlatIP on unit vectors
+    Dc = np.sort(1.0 - U @ U.T, axis=1)[:, 1:21]  # 1 - cos, as IndexFlatIP on unit vectors
     Dc = np.where(Dc <= 0, 1e-8, Dc)
     refc = -1.0 / np.mean(np.log(Dc / Dc[:, -1:]), axis=1)
     assert np.max(np.abs(lid_mle(X, k=20, metric="cosine", variant="cai").pointwise - refc)) < 1e-6
@@ -223,8 +224,13 @@ def test_lid_query_subsample_and_errors(manifold5):
     assert len(sub.pointwise) == 200
     assert np.allclose(sub.pointwise, full.pointwise[sub.query_index], atol=1e-12)
     assert np.array_equal(sub.query_index, lid_mle(manifold5, k=20, n_queries=200, seed=3).query_index)
-    for bad in [dict(metric="manhattan"), dict(variant="x"), dict(k=1), dict(duplicates="jitter"),
-                dict(backend="annoy")]:
+    for bad in [
+        dict(metric="manhattan"),
+        dict(variant="x"),
+        dict(k=1),
+        dict(duplicates="jitter"),
+        dict(backend="annoy"),
+    ]:
         with pytest.raises(ValueError):
             lid_mle(manifold5, **bad)
     with pytest.raises(ValueError):
@@ -243,10 +249,24 @@ def test_lid_backends_agree(manifold5, variant, metric):
 
 
 # --------------------------------------------------------------------------------------- token kinds
-@pytest.mark.parametrize("tok,kind", [("[CLS]", "special"), ("<unk>", "special"), ("<|endoftext|>", "special"),
-                                      (",", "punctuation"), ("Ġ.", "punctuation"), ("@-@", "punctuation"),
-                                      ("1990", "number"), ("Ġ1,000", "number"), ("3.5", "number"),
-                                      ("the", "word"), ("##ing", "word"), ("Ġthe", "word"), ("the</w>", "word")])
+@pytest.mark.parametrize(
+    "tok,kind",
+    [
+        ("[CLS]", "special"),
+        ("<unk>", "special"),
+        ("<|endoftext|>", "special"),
+        (",", "punctuation"),
+        ("Ġ.", "punctuation"),
+        ("@-@", "punctuation"),
+        ("1990", "number"),
+        ("Ġ1,000", "number"),
+        ("3.5", "number"),
+        ("the", "word"),
+        ("##ing", "word"),
+        ("Ġthe", "word"),
+        ("the</w>", "word"),
+    ],
+)
 def test_token_kind(tok, kind):
     assert mf.token_kind(tok) == kind
 

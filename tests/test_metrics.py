@@ -1,4 +1,5 @@
 """Metric core: agreement with the IsoScore package, invariances, exact identities and clear errors."""
+
 import warnings
 
 import numpy as np
@@ -6,20 +7,30 @@ import pytest
 from sklearn.metrics.pairwise import cosine_similarity
 
 from replib._validation import OrientationWarning
-from replib.metrics import (CovarianceAccumulator, avg_pairwise_cosine, effective_dimensions, isoscore,
-                            isoscore_from_covariance, isoscore_star, participation_ratio, partition_isotropy)
+from replib.metrics import (
+    CovarianceAccumulator,
+    avg_pairwise_cosine,
+    effective_dimensions,
+    isoscore,
+    isoscore_from_covariance,
+    isoscore_star,
+    participation_ratio,
+    partition_isotropy,
+)
 from replib.synthetic import even_k_of_n, random_rotation
 
 IsoScorePkg = pytest.importorskip("IsoScore.IsoScore", reason="IsoScore 2.0.1 package (test oracle) not installed")
 
-def _clouds(rng=np.random.default_rng(1234)) -> dict:
+
+def _clouds() -> dict:
     """Fixed test clouds (their own seed: the same whatever tests run)."""
+    rng = np.random.default_rng(1234)
     return {
-    "scaled": rng.normal(size=(3000, 100)) * np.linspace(0.1, 3, 100),
-    "iso": rng.normal(size=(2000, 50)),
-    "lowrank_offset": rng.normal(size=(1500, 4)) @ rng.normal(size=(4, 40)) + 25.0,
-    "heavy": rng.standard_t(3, size=(4000, 16)),
-    "fewer_samples": rng.normal(size=(60, 200)) * np.linspace(0.5, 2, 200),
+        "scaled": rng.normal(size=(3000, 100)) * np.linspace(0.1, 3, 100),
+        "iso": rng.normal(size=(2000, 50)),
+        "lowrank_offset": rng.normal(size=(1500, 4)) @ rng.normal(size=(4, 40)) + 25.0,
+        "heavy": rng.standard_t(3, size=(4000, 16)),
+        "fewer_samples": rng.normal(size=(60, 200)) * np.linspace(0.5, 2, 200),
     }
 
 
@@ -66,7 +77,7 @@ def test_effective_dimensions_is_participation_ratio():
     assert effective_dimensions(X) == pytest.approx(isoscore(X) * (n - 1) + 1, rel=1e-12)
     assert effective_dimensions(X) == pytest.approx(participation_ratio(X), rel=1e-15)
     ev = np.linalg.eigvalsh(np.cov(X, rowvar=False))
-    assert effective_dimensions(X) == pytest.approx(ev.sum() ** 2 / (ev ** 2).sum(), rel=1e-9)
+    assert effective_dimensions(X) == pytest.approx(ev.sum() ** 2 / (ev**2).sum(), rel=1e-9)
 
 
 def test_isoscore_invariances(rng):
@@ -101,16 +112,19 @@ def test_fewer_samples_deflates_towards_m_over_n_plus_m(rng):
             assert isoscore(X) == pytest.approx(m / (n + m), abs=0.03)
 
 
-@pytest.mark.parametrize("bad,match", [
-    (np.array([[1.0, np.nan], [2.0, 3.0], [1.0, 1.0]]), "NaN or infinite"),
-    (np.array([[1.0, np.inf], [2.0, 3.0], [1.0, 1.0]]), "NaN or infinite"),
-    (np.ones((1, 5)), "at least 2 samples"),
-    (np.ones((5, 1)), "at least 2 features"),
-    (np.ones((5, 3)), "zero total variance"),
-    (np.ones(5), "2-D"),
-    (np.ones((2, 3, 4)), "2-D"),
-    ([["a", "b"], ["c", "d"]], "numeric"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (np.array([[1.0, np.nan], [2.0, 3.0], [1.0, 1.0]]), "NaN or infinite"),
+        (np.array([[1.0, np.inf], [2.0, 3.0], [1.0, 1.0]]), "NaN or infinite"),
+        (np.ones((1, 5)), "at least 2 samples"),
+        (np.ones((5, 1)), "at least 2 features"),
+        (np.ones((5, 3)), "zero total variance"),
+        (np.ones(5), "2-D"),
+        (np.ones((2, 3, 4)), "2-D"),
+        ([["a", "b"], ["c", "d"]], "numeric"),
+    ],
+)
 def test_clear_errors(bad, match):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrientationWarning)

@@ -5,6 +5,7 @@ mixing matrix's conditioning, the scale and the shift), so every example is a va
 small readable one. ``max_examples`` is kept modest and ``deadline=None``: these are correctness checks,
 never timings.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -15,9 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replib._validation import OrientationWarning, check_array
-from replib.metrics import (CovarianceAccumulator, avg_pairwise_cosine, covariance_eigenvalues,
-                            effective_dimensions, isoscore, isoscore_from_covariance, participation_ratio,
-                            partition_isotropy)
+from replib.metrics import (
+    CovarianceAccumulator,
+    avg_pairwise_cosine,
+    covariance_eigenvalues,
+    effective_dimensions,
+    isoscore,
+    isoscore_from_covariance,
+    participation_ratio,
+    partition_isotropy,
+)
 from replib.metrics.lid import lid_mle
 from replib.metrics.silhouette import silhouette_score
 from replib.synthetic import even_k_of_n, random_rotation
@@ -54,7 +62,7 @@ def test_isoscore_rotation_invariance(X, seed):
 @FAST
 @given(clouds(), st.floats(-150, 150))
 def test_isoscore_and_effective_dims_scale_invariance_over_300_orders(X, log10c):
-    c = 10.0 ** log10c
+    c = 10.0**log10c
     assert isoscore(X * c) == pytest.approx(isoscore(X), abs=1e-12)
     assert effective_dimensions(X * c) == pytest.approx(effective_dimensions(X), rel=1e-12)
 
@@ -88,14 +96,14 @@ def test_isoscore_even_k_of_n_is_exact(n, data):
 @given(clouds(), st.floats(-300, 300))
 def test_isoscore_from_covariance_scale_invariance(X, log10c):
     C = np.cov(X, rowvar=False)
-    assert isoscore_from_covariance(C * 10.0 ** log10c) == pytest.approx(isoscore(X), abs=1e-9)
+    assert isoscore_from_covariance(C * 10.0**log10c) == pytest.approx(isoscore(X), abs=1e-9)
 
 
 @FAST
 @given(clouds(), st.floats(-150, 150), st.integers(0, 10_000))
 def test_cosine_scale_invariance_per_row_and_global(X, log10c, seed):
     base = avg_pairwise_cosine(X)
-    assert avg_pairwise_cosine(X * 10.0 ** log10c) == pytest.approx(base, abs=1e-12)
+    assert avg_pairwise_cosine(X * 10.0**log10c) == pytest.approx(base, abs=1e-12)
     rowscale = 10.0 ** np.random.default_rng(seed).uniform(-100, 100, size=(len(X), 1))
     assert avg_pairwise_cosine(X * rowscale) == pytest.approx(base, abs=1e-12)
 
@@ -119,7 +127,7 @@ def test_silhouette_scale_invariance(X, k, log10c, seed):
     labels = np.arange(len(X)) % k
     np.random.default_rng(seed).shuffle(labels)
     base = silhouette_score(X, labels, device="cpu")
-    assert silhouette_score(X * 10.0 ** log10c, labels, device="cpu") == pytest.approx(base, abs=1e-9)
+    assert silhouette_score(X * 10.0**log10c, labels, device="cpu") == pytest.approx(base, abs=1e-9)
     assert -1.0 <= base <= 1.0
 
 
@@ -146,7 +154,7 @@ def test_streaming_covariance_matches_batch(X, parts):
 # ---------------------------------------------------------------------- scale regression (issue 16)
 def test_isoscore_at_1e78_and_cosine_at_1e155_equal_the_unscaled_values():
     X = np.random.default_rng(0).normal(size=(400, 12)) @ np.diag(np.linspace(0.2, 3, 12)) + 1.5
-    assert isoscore(X * 1e78) == pytest.approx(isoscore(X), abs=1e-12)          # was NaN
+    assert isoscore(X * 1e78) == pytest.approx(isoscore(X), abs=1e-12)  # was NaN
     assert avg_pairwise_cosine(X * 1e155) == pytest.approx(avg_pairwise_cosine(X), abs=1e-12)  # was wrong
     assert avg_pairwise_cosine(X * 1e-170) == pytest.approx(avg_pairwise_cosine(X), abs=1e-12)  # underflow
 
@@ -167,13 +175,17 @@ METRICS = {
     "lid_mle": lambda X: lid_mle(X, k=3),
     "CovarianceAccumulator": lambda X: CovarianceAccumulator().update(X),
 }
-COVARIANCE_BASED = ["isoscore", "effective_dimensions", "participation_ratio", "covariance_eigenvalues",
-                    "partition_isotropy"]
+COVARIANCE_BASED = [
+    "isoscore",
+    "effective_dimensions",
+    "participation_ratio",
+    "covariance_eigenvalues",
+    "partition_isotropy",
+]
 
 
 @FAST
-@given(clouds(min_n=8), st.sampled_from(sorted(METRICS)), st.sampled_from([np.nan, np.inf, -np.inf]),
-       st.data())
+@given(clouds(min_n=8), st.sampled_from(sorted(METRICS)), st.sampled_from([np.nan, np.inf, -np.inf]), st.data())
 def test_nonfinite_values_are_refused_naming_the_metric(X, name, bad, data):
     i = data.draw(st.integers(0, X.shape[0] - 1))
     j = data.draw(st.integers(0, X.shape[1] - 1))
@@ -225,8 +237,10 @@ def test_orientation_warning_exactly_where_a_covariance_is_estimated(name):
     assert warned == (name in COVARIANCE_BASED)
 
 
-@pytest.mark.parametrize("name,n", [("isoscore", 1), ("avg_pairwise_cosine", 1), ("lid_mle", 3),
-                                    ("silhouette", 1), ("partition_isotropy", 1)])
+@pytest.mark.parametrize(
+    "name,n",
+    [("isoscore", 1), ("avg_pairwise_cosine", 1), ("lid_mle", 3), ("silhouette", 1), ("partition_isotropy", 1)],
+)
 def test_too_few_samples(name, n):
     with pytest.raises(ValueError, match="at least"):
         METRICS[name](np.random.default_rng(4).normal(size=(n, 3)))

@@ -1,24 +1,48 @@
 """Registry, packaged offline models, tiny models."""
+
 import re
 
 import numpy as np
 import pytest
 import torch
 
-from replib.models import (ESM_VOCAB, PROTBERT_VOCAB, REGISTRY, get_spec, load_glove, load_model, minilm_dir,
-                           tiny_model)
+from replib.models import ESM_VOCAB, PROTBERT_VOCAB, REGISTRY, get_spec, load_glove, load_model, minilm_dir, tiny_model
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
 def test_registry_entries_complete_and_honestly_pinned():
-    need = {"prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert", "esm2_t6_8M", "esm2_t12_35M",
-            "esm2_t30_150M", "esm2_t33_650M", "bert-base-uncased", "distilbert-base-uncased", "openai-gpt",
-            "gpt2", "roberta-base", "all-MiniLM-L6-v2", "all-mpnet-base-v2", "all-distilroberta-v1"}
+    need = {
+        "prot_bert",
+        "prot_bert_bfd",
+        "prot_xlnet",
+        "proteinbert",
+        "esm2_t6_8M",
+        "esm2_t12_35M",
+        "esm2_t30_150M",
+        "esm2_t33_650M",
+        "bert-base-uncased",
+        "distilbert-base-uncased",
+        "openai-gpt",
+        "gpt2",
+        "roberta-base",
+        "all-MiniLM-L6-v2",
+        "all-mpnet-base-v2",
+        "all-distilroberta-v1",
+    }
     assert need <= set(REGISTRY)
     for s in REGISTRY.values():
-        assert s.family in {"bert", "xlnet", "gpt2", "openai-gpt", "roberta", "distilbert", "esm", "sbert",
-                            "proteinbert"}
+        assert s.family in {
+            "bert",
+            "xlnet",
+            "gpt2",
+            "openai-gpt",
+            "roberta",
+            "distilbert",
+            "esm",
+            "sbert",
+            "proteinbert",
+        }
         assert s.hidden_size > 0 and s.n_layers > 0 and s.licence
         if s.pinned:
             assert HEX40.match(s.revision) or (s.family == "proteinbert" and len(s.revision) == 64)
@@ -49,7 +73,7 @@ def test_tiny_protbert_uses_real_vocab_case_sensitive():
     m = tiny_model("protbert")
     assert m.tokenizer.convert_tokens_to_ids(PROTBERT_VOCAB) == list(range(30))
     assert m.tokenizer.tokenize("A E T C Z A O") == list("AETCZAO")
-    assert m.tokenizer.tokenize("AETC") == ["[UNK]"]          # no spaces: one unknown word
+    assert m.tokenizer.tokenize("AETC") == ["[UNK]"]  # no spaces: one unknown word
     assert m.tokenizer.tokenize("a e") == ["[UNK]", "[UNK]"]  # do_lower_case=False
 
 

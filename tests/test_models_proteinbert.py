@@ -1,12 +1,12 @@
 """ProteinBERT PyTorch port vs the reference Keras model (TF 2.21 / Keras 3.15, random seeded weights)."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from replib.models.proteinbert import (N_WEIGHTS, ProteinBERT, ordered_parameter_names, random_weights,
-                                       tokenize)
+from replib.models.proteinbert import N_WEIGHTS, ProteinBERT, ordered_parameter_names, random_weights, tokenize
 
 FIXTURE = Path(__file__).parent / "fixtures" / "proteinbert_keras_random.npz"
 
@@ -26,8 +26,11 @@ def port_out(keras_ref):
     np.testing.assert_allclose([x.astype(np.float64).sum() for x in w], keras_ref["weight_sums"], rtol=0, atol=0)
     m.load_keras_weights(w).eval()
     with torch.inference_mode():
-        return m(torch.from_numpy(keras_ref["input_ids"]).long(), torch.from_numpy(keras_ref["annotations"]),
-                 return_hidden=True)
+        return m(
+            torch.from_numpy(keras_ref["input_ids"]).long(),
+            torch.from_numpy(keras_ref["annotations"]),
+            return_hidden=True,
+        )
 
 
 def test_parameter_count_and_order():
@@ -43,11 +46,21 @@ def test_keras_variable_names_match_order(keras_ref):
     # Keras 3 paths, e.g. 'narrow-conv-block1/kernel': our order maps onto the same layers
     keras_names = [str(n) for n in keras_ref["weight_names"]]
     ours = ordered_parameter_names(ProteinBERT())
-    pairs = {"global_to_seq": "global-to-seq-dense", "narrow_conv": "narrow-conv", "wide_conv": "wide-conv",
-             "seq_norm1": "seq-merge1-norm", "seq_dense": "seq-dense", "seq_norm2": "seq-merge2-norm",
-             "global_dense1": "global-dense1", "Wq": "global-attention", "Wk": "global-attention",
-             "Wv": "global-attention", "global_norm1": "global-merge1-norm", "global_dense2": "global-dense2",
-             "global_norm2": "global-merge2-norm"}
+    pairs = {
+        "global_to_seq": "global-to-seq-dense",
+        "narrow_conv": "narrow-conv",
+        "wide_conv": "wide-conv",
+        "seq_norm1": "seq-merge1-norm",
+        "seq_dense": "seq-dense",
+        "seq_norm2": "seq-merge2-norm",
+        "global_dense1": "global-dense1",
+        "Wq": "global-attention",
+        "Wk": "global-attention",
+        "Wv": "global-attention",
+        "global_norm1": "global-merge1-norm",
+        "global_dense2": "global-dense2",
+        "global_norm2": "global-merge2-norm",
+    }
     for o, k in zip(ours, keras_names):
         if o.startswith("block"):
             blk, var = o.split(".")
@@ -57,17 +70,20 @@ def test_keras_variable_names_match_order(keras_ref):
 
 @pytest.mark.parametrize("block", range(1, 7))
 def test_port_matches_keras_every_block(keras_ref, port_out, block):
-    np.testing.assert_allclose(port_out["local_hidden"][block].numpy(),
-                               keras_ref[f"seq-merge2-norm-block{block}"], atol=3e-5, rtol=0)
-    np.testing.assert_allclose(port_out["global_hidden"][block].numpy(),
-                               keras_ref[f"global-merge2-norm-block{block}"], atol=3e-5, rtol=0)
+    np.testing.assert_allclose(
+        port_out["local_hidden"][block].numpy(), keras_ref[f"seq-merge2-norm-block{block}"], atol=3e-5, rtol=0
+    )
+    np.testing.assert_allclose(
+        port_out["global_hidden"][block].numpy(), keras_ref[f"global-merge2-norm-block{block}"], atol=3e-5, rtol=0
+    )
 
 
 def test_port_matches_keras_heads(keras_ref, port_out):
     assert port_out["global"].shape == (3, 512) and port_out["local"].shape == (3, 32, 128)
     np.testing.assert_allclose(port_out["output_seq"].numpy(), keras_ref["output-seq"], atol=1e-5, rtol=0)
-    np.testing.assert_allclose(port_out["output_annotations"].numpy(), keras_ref["output-annotations"],
-                               atol=1e-5, rtol=0)
+    np.testing.assert_allclose(
+        port_out["output_annotations"].numpy(), keras_ref["output-annotations"], atol=1e-5, rtol=0
+    )
 
 
 def test_wrong_weight_order_is_caught_by_shapes_or_values(keras_ref, port_out):

@@ -1,5 +1,6 @@
 """Any model, any chapter (issue 14): the resolver turns registry keys, folders, Hub ids and word-vector files
 into loaded models with provenance and recipe; offline it fails before any network call."""
+
 import json
 import shutil
 import socket

@@ -6,6 +6,7 @@ upload-artifact@v4 (src/shared/search.ts): a single directory path roots the art
 single file at its folder; several paths at their least common ancestor. download-artifact@v4 with a
 ``pattern`` and no ``merge-multiple`` unpacks each artifact into ``<path>/<artifact name>/``.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,24 +75,62 @@ def _workflow_uploads() -> dict[str, list[str]]:
 
 # ------------------------------------------------------------------ a fake night
 def _claim(chapter, key, status, value, paper=None, profile="smoke"):
-    return {"chapter": chapter, "key": key, "claim": f"claim {key}", "profile": profile, "paper_value": paper,
-            "source": "Paper, Table 1", "value": value, "check": "lt 1", "status": status,
-            "detail": f"detail of {key}", "deviation": None}
+    return {
+        "chapter": chapter,
+        "key": key,
+        "claim": f"claim {key}",
+        "profile": profile,
+        "paper_value": paper,
+        "source": "Paper, Table 1",
+        "value": value,
+        "check": "lt 1",
+        "status": status,
+        "detail": f"detail of {key}",
+        "deviation": None,
+    }
 
 
 def _report(profile, value, status="reproduced", started="2026-01-02T02:17:00+00:00"):
-    claims = [_claim("alpha", "a_iso", status, value, paper=0.216, profile=profile),
-              _claim("beta", "b_prop", "consistent", 0.5, profile=profile)]
-    counts = {s: sum(c["status"] == s for c in claims)
-              for s in ("reproduced", "consistent", "deviates", "failed", "unverified")}
-    return {"profile": profile, "started": started, "finished": started,
-            "environment": {"git_commit": "0123456789abcdef0123456789abcdef01234567", "device": "cpu",
-                            "python": "3.11", "platform": "Linux", "packages": {}},
-            "chapters": [{"chapter": c, "title": c.title(), "status": "ok", "error": None, "seconds": 1.0,
-                          "notebook": f"notebooks/{c}.ipynb", "models": []} for c in ("alpha", "beta")],
-            "claims": claims,
-            "summary": {**counts, "passed": counts["reproduced"] + counts["consistent"] + counts["deviates"],
-                        "failed": counts["failed"], "skipped": counts["unverified"], "chapter_failures": 0}}
+    claims = [
+        _claim("alpha", "a_iso", status, value, paper=0.216, profile=profile),
+        _claim("beta", "b_prop", "consistent", 0.5, profile=profile),
+    ]
+    counts = {
+        s: sum(c["status"] == s for c in claims)
+        for s in ("reproduced", "consistent", "deviates", "failed", "unverified")
+    }
+    return {
+        "profile": profile,
+        "started": started,
+        "finished": started,
+        "environment": {
+            "git_commit": "0123456789abcdef0123456789abcdef01234567",
+            "device": "cpu",
+            "python": "3.11",
+            "platform": "Linux",
+            "packages": {},
+        },
+        "chapters": [
+            {
+                "chapter": c,
+                "title": c.title(),
+                "status": "ok",
+                "error": None,
+                "seconds": 1.0,
+                "notebook": f"notebooks/{c}.ipynb",
+                "models": [],
+            }
+            for c in ("alpha", "beta")
+        ],
+        "claims": claims,
+        "summary": {
+            **counts,
+            "passed": counts["reproduced"] + counts["consistent"] + counts["deviates"],
+            "failed": counts["failed"],
+            "skipped": counts["unverified"],
+            "chapter_failures": 0,
+        },
+    }
 
 
 def _runner_output(workspace: Path, profile: str, rep: dict):
@@ -156,12 +195,15 @@ def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_
     # an earlier night on the reports branch: drift is computed against it
     reports = pub / "reports-branch" / "reports"
     reports.mkdir(parents=True)
-    (reports / "2026-01-01-smoke.json").write_text(json.dumps(_report("smoke", 0.3, started="2026-01-01T02:17:00+00:00")))
+    (reports / "2026-01-01-smoke.json").write_text(
+        json.dumps(_report("smoke", 0.3, started="2026-01-01T02:17:00+00:00"))
+    )
     summary = pub / "summary.md"
     r = _nightly("drift", "build/runs", str(reports), "--date", "2026-01-02", "--summary", str(summary), cwd=pub)
     assert r.returncode == 0, r.stderr
     assert {"2026-01-02-smoke.json", "2026-01-02-paper.json", "2026-01-02-smoke.drift.md"} <= {
-        f.name for f in reports.iterdir()}
+        f.name for f in reports.iterdir()
+    }
     drift_rows = json.loads((reports / "2026-01-02-smoke.drift.json").read_text())
     assert [(d["key"], d["change"]) for d in drift_rows] == [("a_iso", "value")]
     s = summary.read_text()
@@ -194,8 +236,12 @@ def test_layout_of_a_multi_path_upload_rooted_at_the_common_ancestor(night, tmp_
     """The old smoke upload (report, notebooks and screenshots in one artifact) unpacks as
     ``run-smoke/runs/smoke/report.json``; the layout step still finds it."""
     ws, artifacts = night
-    names = upload_download(ws, "run-smoke", ["build/runs/smoke/report.json", "build/runs/smoke/notebooks/",
-                                              "build/screenshots/"], artifacts)
+    names = upload_download(
+        ws,
+        "run-smoke",
+        ["build/runs/smoke/report.json", "build/runs/smoke/notebooks/", "build/screenshots/"],
+        artifacts,
+    )
     assert "runs/smoke/report.json" in names and "screenshots/index.png" in names
     r = _nightly("layout", str(artifacts), str(tmp_path / "runs"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -219,8 +265,13 @@ def test_a_good_night_has_no_failure_body(tmp_path):
 def _repo(tmp_path) -> tuple[Path, str]:
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True, env=env)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()

@@ -1,5 +1,6 @@
 """Chapter hygiene: one MyST Markdown source per chapter, one parameters cell, boilerplate hidden on the
 page, claims that the chapter records."""
+
 import re
 from pathlib import Path
 
@@ -32,7 +33,8 @@ def test_source_is_a_myst_notebook_that_round_trips(path):
     nb = jupytext.reads(text, fmt="md:myst")
     nbformat.validate(nb)
     assert jupytext.writes(nb, fmt="md:myst").strip() == text.strip(), (
-        f"{path.name} is not in jupytext's md:myst form: run `jupytext --to md:myst {path.name}` (pre-commit does)")
+        f"{path.name} is not in jupytext's md:myst form: run `jupytext --to md:myst {path.name}` (pre-commit does)"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -74,8 +76,9 @@ def test_claims_file_loads_and_every_key_is_recorded(path):
     for c in claims.claims:
         if all("unverified" in chk for chk in c.checks.values()):
             continue
-        assert c.key in literal or any(c.key.startswith(p) for p in prefixes if p), \
+        assert c.key in literal or any(c.key.startswith(p) for p in prefixes if p), (
             f"{path.name}: claim key {c.key!r} is never passed to record()"
+        )
 
 
 def test_every_chapter_is_in_the_toc():

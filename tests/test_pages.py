@@ -1,5 +1,6 @@
 """What staging adds to the pages from the report: chapter tables, CSV, front-page counts, claim targets,
 noise removal (replib.pages)."""
+
 from __future__ import annotations
 
 import csv
@@ -12,27 +13,67 @@ from replib.tooling import pages
 
 
 def _claims():
-    return [{"chapter": "alpha", "key": "a_iso", "claim": "IsoScore of $x$ is 0.216", "profile": "smoke",
-             "paper_value": 0.216, "source": "P, Table 1", "value": 0.2204, "check": "abs 0.01",
-             "status": "reproduced", "detail": "d"},
-            {"chapter": "alpha", "key": "a.prop", "claim": "a property, with | pipe", "profile": "smoke",
-             "paper_value": None, "source": "P", "value": True, "check": "true", "status": "consistent",
-             "detail": "d"},
-            {"chapter": "beta", "key": "b_fail", "claim": "b", "profile": "smoke", "paper_value": 2.0,
-             "source": "P", "value": None, "check": "abs 1", "status": "failed", "detail": "not recorded"}]
+    return [
+        {
+            "chapter": "alpha",
+            "key": "a_iso",
+            "claim": "IsoScore of $x$ is 0.216",
+            "profile": "smoke",
+            "paper_value": 0.216,
+            "source": "P, Table 1",
+            "value": 0.2204,
+            "check": "abs 0.01",
+            "status": "reproduced",
+            "detail": "d",
+        },
+        {
+            "chapter": "alpha",
+            "key": "a.prop",
+            "claim": "a property, with | pipe",
+            "profile": "smoke",
+            "paper_value": None,
+            "source": "P",
+            "value": True,
+            "check": "true",
+            "status": "consistent",
+            "detail": "d",
+        },
+        {
+            "chapter": "beta",
+            "key": "b_fail",
+            "claim": "b",
+            "profile": "smoke",
+            "paper_value": 2.0,
+            "source": "P",
+            "value": None,
+            "check": "abs 1",
+            "status": "failed",
+            "detail": "not recorded",
+        },
+    ]
 
 
 def _nb():
-    rec = nbformat.v4.new_output("display_data", data={GLUE_PREFIX + "text/plain": "0.2204",
-                                                       GLUE_PREFIX + RECORD_MIME: {"name": "a_iso", "value": 0.2204}})
-    return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# Alpha (A 2020)\n\nIntro text."),
-        nbformat.v4.new_code_cell("x = 1", outputs=[
-            nbformat.v4.new_output("stream", name="stderr", text="TqdmWarning: IProgress not found\n"),
-            nbformat.v4.new_output("stream", name="stdout", text="embed: 100%|██████| 3/3 [00:01<00:00, 2.1it/s]\n"),
-            nbformat.v4.new_output("stream", name="stdout", text="n = 3\n")]),
-        nbformat.v4.new_code_cell("record('a_iso', iso)", outputs=[rec]),
-    ])
+    rec = nbformat.v4.new_output(
+        "display_data",
+        data={GLUE_PREFIX + "text/plain": "0.2204", GLUE_PREFIX + RECORD_MIME: {"name": "a_iso", "value": 0.2204}},
+    )
+    return nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Alpha (A 2020)\n\nIntro text."),
+            nbformat.v4.new_code_cell(
+                "x = 1",
+                outputs=[
+                    nbformat.v4.new_output("stream", name="stderr", text="TqdmWarning: IProgress not found\n"),
+                    nbformat.v4.new_output(
+                        "stream", name="stdout", text="embed: 100%|██████| 3/3 [00:01<00:00, 2.1it/s]\n"
+                    ),
+                    nbformat.v4.new_output("stream", name="stdout", text="n = 3\n"),
+                ],
+            ),
+            nbformat.v4.new_code_cell("record('a_iso', iso)", outputs=[rec]),
+        ]
+    )
 
 
 def test_csv_round_trips_every_claim():
@@ -68,9 +109,13 @@ def test_strip_noise_keeps_science():
 
 
 def test_front_page_counts_per_chapter():
-    rep = {"profile": "smoke", "started": "2026-01-02T00:00:00", "environment": {"git_commit": "f" * 40},
-           "chapters": [{"chapter": "alpha", "title": "Alpha (A 2020)"}, {"chapter": "beta", "title": "Beta"}],
-           "claims": _claims()}
+    rep = {
+        "profile": "smoke",
+        "started": "2026-01-02T00:00:00",
+        "environment": {"git_commit": "f" * 40},
+        "chapters": [{"chapter": "alpha", "title": "Alpha (A 2020)"}, {"chapter": "beta", "title": "Beta"}],
+        "claims": _claims(),
+    }
     md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"})
     assert "1 reproduced, 1 consistent, 1 failed of 3 claims" in md
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md

@@ -1,5 +1,6 @@
 """The alignment pair engine on a dask.distributed LocalCluster: the same results as the serial run, and
 resumable (a rerun reads the finished chunks back). This is the route to a real cluster (issue 18)."""
+
 import numpy as np
 import pytest
 
@@ -17,15 +18,26 @@ def _job(rng, n=16):
 def test_dask_backend_gives_the_serial_results_and_resumes(tmp_path, rng):
     seqs, pairs = _job(rng)
     serial = P.alignment_pair_stats(seqs, pairs, chunk_size=17, progress=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
         done = []
-        first = P.alignment_pair_stats(seqs, pairs, chunk_size=17, n_jobs=2, backend="dask", progress=False,
-                                       out_dir=tmp_path, on_chunk=done.append)
-        assert len(done) == -(-len(pairs) // 17)                       # every chunk computed on the cluster
+        first = P.alignment_pair_stats(
+            seqs, pairs, chunk_size=17, n_jobs=2, backend="dask", progress=False, out_dir=tmp_path, on_chunk=done.append
+        )
+        assert len(done) == -(-len(pairs) // 17)  # every chunk computed on the cluster
         again = []
-        second = P.alignment_pair_stats(seqs, pairs, chunk_size=17, n_jobs=2, backend="dask", progress=False,
-                                        out_dir=tmp_path, on_chunk=again.append)
-    assert again == []                                                 # all chunks read back, none recomputed
+        second = P.alignment_pair_stats(
+            seqs,
+            pairs,
+            chunk_size=17,
+            n_jobs=2,
+            backend="dask",
+            progress=False,
+            out_dir=tmp_path,
+            on_chunk=again.append,
+        )
+    assert again == []  # all chunks read back, none recomputed
     for df in (first, second):
         assert df.equals(serial)

@@ -1,5 +1,6 @@
 """Protein isotropy chapter (Hakim et al. 2025): alignment vs Biopython, residue mapping, resumable
 pair engine, streaming per-residue IsoScore, composition embeddings, effective-dimension rounding."""
+
 import os
 import signal
 import subprocess
@@ -15,8 +16,8 @@ from scipy.spatial.distance import sqeuclidean
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics.pairwise import cosine_similarity
 
-from replib.metrics import CovarianceAccumulator, effective_dimensions, isoscore
 from replib.methods import protein as P
+from replib.metrics import CovarianceAccumulator, effective_dimensions, isoscore
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or ROOT.parent / "shared" / "data")
@@ -31,7 +32,7 @@ def related(seq, rng, p=0.2):
     """A mutated copy with substitutions and one deletion (homologue-like)."""
     s = [c if rng.random() > p else rng.choice(list(AA)) for c in seq]
     k = int(rng.integers(0, len(s) - 5))
-    return "".join(s[:k] + s[k + 3:])
+    return "".join(s[:k] + s[k + 3 :])
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,8 @@ def test_both_tools_return_optimal_alignments_by_rescoring(rng):
             assert top.replace("-", "") == a and bottom.replace("-", "") == b
             assert P.rescore_alignment(top, bottom)["score"] == best
         assert P.rescore_alignment(*P.aligned_strings(a, b, "biopython"))["identity"] == pytest.approx(
-            P.alignment_stats_biopython(a, b)["identity"])
+            P.alignment_stats_biopython(a, b)["identity"]
+        )
     with pytest.raises(ValueError):
         P.rescore_alignment("A-", "-")
 
@@ -172,13 +174,15 @@ def test_pair_engine_resume_after_kill(tmp_path):
     assert done == [f"shard-{c:05d}.npz" for c in range(4)]
     (folder / ".shard-00004.npz.xyz.tmp").write_bytes(b"partial")  # a write cut short
     computed = []
-    resumed = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False,
-                                     on_chunk=computed.append)
+    resumed = P.alignment_pair_stats(
+        seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False, on_chunk=computed.append
+    )
     assert computed == list(range(4, -(-len(pairs) // 10)))  # finished chunks are not recomputed
     pd.testing.assert_frame_equal(fresh, resumed)
     computed.clear()
-    again = P.alignment_pair_stats(seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False,
-                                   on_chunk=computed.append)
+    again = P.alignment_pair_stats(
+        seqs, pairs, out_dir=tmp_path, chunk_size=10, progress=False, on_chunk=computed.append
+    )
     assert computed == []
     pd.testing.assert_frame_equal(fresh, again)
 
@@ -192,7 +196,8 @@ def test_pair_engine_survives_sigkill(tmp_path, rng):
         "rng = np.random.default_rng(0)\n"
         "seqs = [''.join(rng.choice(list(P.AMINO_ACIDS), size=400)) for _ in range(60)]\n"
         "df = P.alignment_pair_stats(seqs, P.all_pairs(60), out_dir=sys.argv[1], chunk_size=30, progress=False)\n"
-        "df.to_csv(sys.argv[2])\n")
+        "df.to_csv(sys.argv[2])\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = tmp_path / "store"
     proc = subprocess.Popen([sys.executable, str(script), str(out), str(tmp_path / "a.csv")], env=env)
@@ -204,8 +209,7 @@ def test_pair_engine_survives_sigkill(tmp_path, rng):
     n_done = len(list(out.glob("*/shard-*.npz")))
     assert 0 < n_done < 59  # killed midway
     subprocess.run([sys.executable, str(script), str(out), str(tmp_path / "b.csv")], env=env, check=True)
-    subprocess.run([sys.executable, str(script), str(tmp_path / "other"), str(tmp_path / "c.csv")], env=env,
-                   check=True)
+    subprocess.run([sys.executable, str(script), str(tmp_path / "other"), str(tmp_path / "c.csv")], env=env, check=True)
     assert (tmp_path / "b.csv").read_text() == (tmp_path / "c.csv").read_text()
 
 
@@ -304,7 +308,7 @@ def test_composition_vs_counter(real_seqs):
         np.testing.assert_allclose(E.sum(1), 1.0)
         labels = P.kmer_labels(k)
         for r, s in enumerate(seqs[:10]):
-            c = Counter(s[i:i + k] for i in range(len(s) - k + 1) if all(ch in AA for ch in s[i:i + k]))
+            c = Counter(s[i : i + k] for i in range(len(s) - k + 1) if all(ch in AA for ch in s[i : i + k]))
             tot = sum(c.values())
             ref = np.array([c.get(w, 0) / tot for w in labels])
             np.testing.assert_allclose(E[r], ref, atol=1e-15)

@@ -1,4 +1,5 @@
 """Model provenance: every loader notes the weights it served; the runner's log round-trips."""
+
 import json
 
 import pytest
@@ -10,10 +11,12 @@ from replib.provenance import MODELS_LOG_ENV, note_model, read_models_log, revis
 def test_note_model_appends_json_lines_and_reads_back_deduplicated(tmp_path, monkeypatch):
     log = tmp_path / "sub" / "models.jsonl"
     monkeypatch.setenv(MODELS_LOG_ENV, str(log))
-    a = note_model("gpt2", kind="hub", source="hf:gpt2@abc", hf_id="gpt2", revision="a" * 40,
-                   resolved="a" * 40, pinned=True)
-    note_model("gpt2", kind="hub", source="hf:gpt2@abc", hf_id="gpt2", revision="a" * 40,
-               resolved="a" * 40, pinned=True)
+    a = note_model(
+        "gpt2", kind="hub", source="hf:gpt2@abc", hf_id="gpt2", revision="a" * 40, resolved="a" * 40, pinned=True
+    )
+    note_model(
+        "gpt2", kind="hub", source="hf:gpt2@abc", hf_id="gpt2", revision="a" * 40, resolved="a" * 40, pinned=True
+    )
     note_model("tiny-gpt2", kind="random", source="random:seed=3")
     with open(log, "a") as fh:
         fh.write('{"name": "cut-off')  # a kernel killed mid-write leaves a partial line
@@ -27,8 +30,15 @@ def test_note_model_appends_json_lines_and_reads_back_deduplicated(tmp_path, mon
 def test_unpinned_hub_model_warns_with_the_served_commit(monkeypatch):
     monkeypatch.delenv(MODELS_LOG_ENV, raising=False)
     with pytest.warns(UserWarning, match="not pinned.*served commit " + "b" * 40):
-        note_model("openai-gpt", kind="hub", source="hf:openai-gpt@main", hf_id="openai-gpt", revision="main",
-                   resolved="b" * 40, pinned=False)
+        note_model(
+            "openai-gpt",
+            kind="hub",
+            source="hf:openai-gpt@main",
+            hf_id="openai-gpt",
+            revision="main",
+            resolved="b" * 40,
+            pinned=False,
+        )
 
 
 def test_loaders_note_what_they_served(monkeypatch):

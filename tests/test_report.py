@@ -1,4 +1,5 @@
 """Runner reports: merge, drift between nights, the validation dashboard and the `report` command."""
+
 from __future__ import annotations
 
 import copy
@@ -18,28 +19,74 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _claim(chapter, key, status, value, paper=None, detail="d", deviation=None, profile="smoke"):
-    return {"chapter": chapter, "key": key, "claim": f"claim {key}", "profile": profile, "paper_value": paper,
-            "source": f"Paper, Table 1 [P] ({key})", "value": value, "check": "lt 1", "status": status,
-            "detail": detail, "deviation": deviation}
+    return {
+        "chapter": chapter,
+        "key": key,
+        "claim": f"claim {key}",
+        "profile": profile,
+        "paper_value": paper,
+        "source": f"Paper, Table 1 [P] ({key})",
+        "value": value,
+        "check": "lt 1",
+        "status": status,
+        "detail": detail,
+        "deviation": deviation,
+    }
 
 
 def _report(profile="smoke", started="2026-01-01T00:00:00+00:00", chapters=None, claims=None, device="cpu"):
-    chapters = chapters or [{"chapter": "alpha", "title": "Alpha (A 2020)", "status": "ok", "error": None,
-                             "seconds": 1.0, "notebook": "notebooks/alpha.ipynb"},
-                            {"chapter": "beta", "title": "Beta (B 2021)", "status": "ok", "error": None,
-                             "seconds": 2.0, "notebook": "notebooks/beta.ipynb"}]
-    claims = claims if claims is not None else [
-        _claim("alpha", "a_repro", "reproduced", 0.216, paper=0.216, profile=profile),
-        _claim("alpha", "a_prop", "consistent", 0.5, profile=profile),
-        _claim("beta", "b_dev", "deviates", 3.0, paper=2.0, deviation="we use all pairs", profile=profile),
-        _claim("beta", "b_unv", "unverified", None, paper=0.9, detail="needs pretrained BERT weights and a GPU",
-               profile=profile),
-        _claim("beta", "b_fail", "failed", None, detail="value not recorded", profile=profile),
+    chapters = chapters or [
+        {
+            "chapter": "alpha",
+            "title": "Alpha (A 2020)",
+            "status": "ok",
+            "error": None,
+            "seconds": 1.0,
+            "notebook": "notebooks/alpha.ipynb",
+        },
+        {
+            "chapter": "beta",
+            "title": "Beta (B 2021)",
+            "status": "ok",
+            "error": None,
+            "seconds": 2.0,
+            "notebook": "notebooks/beta.ipynb",
+        },
     ]
-    rep = {"profile": profile, "started": started, "finished": started, "chapters": chapters, "claims": claims,
-           "environment": {"python": "3.11", "platform": "Linux", "device": device, "git_commit": "abcdef123456",
-                           "packages": {"numpy": "2.0", "torch": "2.13"},
-                           "models": {"bert-base-uncased": "86b5e0934494bd15c9632b12f734a8a67f723594"}}}
+    claims = (
+        claims
+        if claims is not None
+        else [
+            _claim("alpha", "a_repro", "reproduced", 0.216, paper=0.216, profile=profile),
+            _claim("alpha", "a_prop", "consistent", 0.5, profile=profile),
+            _claim("beta", "b_dev", "deviates", 3.0, paper=2.0, deviation="we use all pairs", profile=profile),
+            _claim(
+                "beta",
+                "b_unv",
+                "unverified",
+                None,
+                paper=0.9,
+                detail="needs pretrained BERT weights and a GPU",
+                profile=profile,
+            ),
+            _claim("beta", "b_fail", "failed", None, detail="value not recorded", profile=profile),
+        ]
+    )
+    rep = {
+        "profile": profile,
+        "started": started,
+        "finished": started,
+        "chapters": chapters,
+        "claims": claims,
+        "environment": {
+            "python": "3.11",
+            "platform": "Linux",
+            "device": device,
+            "git_commit": "abcdef123456",
+            "packages": {"numpy": "2.0", "torch": "2.13"},
+            "models": {"bert-base-uncased": "86b5e0934494bd15c9632b12f734a8a67f723594"},
+        },
+    }
     rep["summary"] = report.summarize(rep)
     return rep
 
@@ -52,10 +99,11 @@ def test_summarize_counts():
 
 def test_merge_latest_chapter_wins_and_profiles_stay_apart():
     old = _report(started="2026-01-01T00:00:00+00:00")
-    new = _report(started="2026-01-02T00:00:00+00:00",
-                  chapters=[{"chapter": "beta", "title": "Beta", "status": "ok", "error": None, "seconds": 3.0,
-                             "notebook": "x"}],
-                  claims=[_claim("beta", "b_fail", "consistent", 0.1)])
+    new = _report(
+        started="2026-01-02T00:00:00+00:00",
+        chapters=[{"chapter": "beta", "title": "Beta", "status": "ok", "error": None, "seconds": 3.0, "notebook": "x"}],
+        claims=[_claim("beta", "b_fail", "consistent", 0.1)],
+    )
     paper = _report(profile="paper", device="NVIDIA A100")
     merged = report.merge([new, paper, old])
     assert [m["profile"] for m in merged] == ["smoke", "paper"]
@@ -77,11 +125,11 @@ def test_drift_reports_status_and_value_changes_only():
     new = copy.deepcopy(old)
     for c in new["claims"]:
         if c["key"] == "a_prop":
-            c["value"] = 0.55                            # value drift 10 %
+            c["value"] = 0.55  # value drift 10 %
         if c["key"] == "b_fail":
             c["status"], c["value"] = "consistent", 1.0  # fixed
         if c["key"] == "a_repro":
-            c["value"] = 0.216 * (1 + 1e-12)             # below rtol: not drift
+            c["value"] = 0.216 * (1 + 1e-12)  # below rtol: not drift
     new["claims"].append(_claim("alpha", "a_new", "consistent", 1.0))
     rows = {r["key"]: r for r in report.drift([old], [new])}
     assert set(rows) == {"a_prop", "b_fail", "a_new"}
@@ -100,7 +148,11 @@ def test_dashboard_lists_everything():
     md = report.dashboard_markdown([smoke, paper], chapter_links={"alpha": "../notebooks/alpha.ipynb"})
     for key in ("a_repro", "a_prop", "b_dev", "b_unv", "b_fail"):
         assert f"`{key}`" in md
-    assert "## At a glance" in md and "| chapter | profile | run | reproduced" in md and "[alpha](../notebooks/alpha.ipynb)" in md
+    assert (
+        "## At a glance" in md
+        and "| chapter | profile | run | reproduced" in md
+        and "[alpha](../notebooks/alpha.ipynb)" in md
+    )
     assert "[Alpha (A 2020)](../notebooks/alpha.ipynb)" in md and "Beta (B 2021)" in md
     assert "Profile `smoke`" in md and "Profile `paper`" in md
     assert "needs pretrained BERT weights and a GPU" in md and "we use all pairs" in md
@@ -131,8 +183,9 @@ def test_validation_markdown_from_the_runner_report(smoke_book):
 
 def _cli(*args):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "replib", "report", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "replib", "report", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
 
 
 def test_cli_merge_drift_dashboard(tmp_path):
@@ -169,7 +222,10 @@ def test_nightly_workflow():
     jobs = wf["jobs"]
     assert set(jobs) == {"smoke", "paper", "publish", "notify"}
     # any GPU runner (a hosted larger runner's name or a self-hosted label), not only self-hosted ones
-    assert jobs["paper"]["if"] == "vars.GPU_RUNNER_LABEL != ''" and jobs["paper"]["runs-on"] == "${{ vars.GPU_RUNNER_LABEL }}"
+    assert (
+        jobs["paper"]["if"] == "vars.GPU_RUNNER_LABEL != ''"
+        and jobs["paper"]["runs-on"] == "${{ vars.GPU_RUNNER_LABEL }}"
+    )
     assert set(jobs["publish"]["needs"]) == {"smoke", "paper"} and "always()" in jobs["publish"]["if"]
     assert "github.ref == 'refs/heads/main'" in jobs["publish"]["if"]  # a branch never deploys
     assert "${{ github.ref }}" in wf["concurrency"]["group"]

@@ -4,6 +4,7 @@ The closed forms below are derived by hand, independently of the implementation:
 expected F(c) = Σ_i exp(cᵀx_i) is N exp(cᵀΣc/2), and the variance of N(0, [[1,.8],[.8,1]]) along a direction
 at angle α from its principal axis is 1.8 cos²α + 0.2 sin²α.
 """
+
 import numpy as np
 import pytest
 from sklearn.decomposition import PCA
@@ -21,9 +22,9 @@ def _var(alpha_deg):
 
 def test_expectation_has_the_closed_form_of_rows_off_the_axes():
     # 0° and the PCA frame: the rows are the eigenvectors (variances 1.8 and 0.2)
-    on_axes = np.exp((_var(90) - _var(0)) / 2)           # exp(-0.8) = 0.4493
+    on_axes = np.exp((_var(90) - _var(0)) / 2)  # exp(-0.8) = 0.4493
     # 120° and 240°: the rows lie 30° and 60° off the principal axis
-    off_axes = np.exp((_var(60) - _var(30)) / 2)         # exp(-0.4) = 0.6703
+    off_axes = np.exp((_var(60) - _var(30)) / 2)  # exp(-0.4) = 0.6703
     for deg, want in ((0, on_axes), (120, off_axes), (240, off_axes)):
         R = rotation_2d(deg)
         assert rudman_partition_score_gaussian(R @ COV @ R.T) == pytest.approx(want, abs=1e-12)

@@ -1,4 +1,5 @@
 """The runner: papermill execution, isolation of failing/timed-out chapters, and the claim check."""
+
 import json
 import shutil
 import subprocess
@@ -70,8 +71,9 @@ def test_report_file_summary_and_closing_line(smoke_report):
 
 def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
     _, tmp = smoke_report
-    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True,
-                     chapters=["good", "wrong"], progress=lambda *_: None)
+    rep = runner.run(
+        "smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["good", "wrong"], progress=lambda *_: None
+    )
     assert rep["summary"]["reproduced"] + rep["summary"]["consistent"] == 3 and rep["summary"]["failed"] == 1
     ran = {c["chapter"]: c["seconds"] for c in smoke_report[0]["chapters"]}
     kept = {c["chapter"]: c["seconds"] for c in rep["chapters"]}
@@ -91,8 +93,11 @@ def test_cli_exit_code_on_failure(tmp_path):
     # the CLI's run command exits non-zero when a claim fails (repository chapters are not touched)
     project = tmp_path / "project"
     shutil.copytree(FIXTURES, project)
-    code = subprocess.run([sys.executable, "-m", "replib", "--root", str(project), "run", "--profile", "smoke",
-                           "--chapters", "wrong"], capture_output=True, text=True)
+    code = subprocess.run(
+        [sys.executable, "-m", "replib", "--root", str(project), "run", "--profile", "smoke", "--chapters", "wrong"],
+        capture_output=True,
+        text=True,
+    )
     assert code.returncode == 1, code.stdout + code.stderr
     assert (project / "build" / "runs" / "smoke" / "report.json").exists()
 
@@ -108,8 +113,9 @@ def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
     assert [m["chapters"] for m in models_used(report)] == [["good"]]
     assert any("`tiny-bert` random @ `random:seed=0`" in line for line in environment_lines(report))
     # check-only reads the same log back: the weights stay attached to the executed notebook
-    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True,
-                     chapters=["good"], progress=lambda *_: None)
+    rep = runner.run(
+        "smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["good"], progress=lambda *_: None
+    )
     assert rep["chapters"][0]["models"] == models["good"]
 
 
@@ -117,21 +123,26 @@ def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
 def test_check_refuses_a_notebook_that_raised_after_recording(smoke_report):
     """`broken` records its keys, then raises: a re-check must not call it ok."""
     _, tmp = smoke_report
-    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["broken"],
-                     progress=lambda *_: None)
+    rep = runner.run(
+        "smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["broken"], progress=lambda *_: None
+    )
     (ch,) = rep["chapters"]
     assert ch["status"] == "error" and "science broke" in ch["error"]
     assert all(c["status"] == "failed" for c in rep["claims"])
-    code = subprocess.run([sys.executable, "-m", "replib", "--root", str(tmp), "check", "--profile", "smoke",
-                           "--chapters", "broken"], capture_output=True, text=True)
+    code = subprocess.run(
+        [sys.executable, "-m", "replib", "--root", str(tmp), "check", "--profile", "smoke", "--chapters", "broken"],
+        capture_output=True,
+        text=True,
+    )
     assert code.returncode == 1, code.stdout + code.stderr
 
 
 def test_a_partial_run_merges_into_the_report(smoke_report):
     report, tmp = smoke_report
-    rep = runner.run("smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["good"],
-                     progress=lambda *_: None)
-    assert [c["chapter"] for c in rep["chapters"]] == ["good"]           # what this run did
+    rep = runner.run(
+        "smoke", out_dir=tmp / "out", root=tmp, check_only=True, chapters=["good"], progress=lambda *_: None
+    )
+    assert [c["chapter"] for c in rep["chapters"]] == ["good"]  # what this run did
     on_disk = json.loads((tmp / "out" / "report.json").read_text())
     assert {c["chapter"] for c in on_disk["chapters"]} == {"good", "broken", "slow", "wrong"}
     assert len(on_disk["claims"]) == len(report["claims"])
@@ -148,10 +159,15 @@ def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
     shutil.copytree(FIXTURES, project)
     nb = project / "notebooks"
     shutil.copy(nb / "good.md", nb / "bad.md")
-    (nb / "bad.claims.yml").write_text((nb / "good.claims.yml").read_text().replace("chapter: good", "chapter: bad")
-                                       .replace("abs: 0.01", "abs: 1e-2, abs: 2"))   # a duplicate key
-    rep = runner.run("smoke", out_dir=tmp_path / "out", root=project, chapters=["good", "bad"],
-                     progress=lambda *_: None)
+    (nb / "bad.claims.yml").write_text(
+        (nb / "good.claims.yml")
+        .read_text()
+        .replace("chapter: good", "chapter: bad")
+        .replace("abs: 0.01", "abs: 1e-2, abs: 2")
+    )  # a duplicate key
+    rep = runner.run(
+        "smoke", out_dir=tmp_path / "out", root=project, chapters=["good", "bad"], progress=lambda *_: None
+    )
     status = {c["chapter"]: c for c in rep["chapters"]}
     assert status["good"]["status"] == "ok" and status["bad"]["status"] == "error"
     assert "duplicate key" in status["bad"]["error"]
@@ -165,6 +181,6 @@ def test_two_runners_cannot_write_one_folder(tmp_path):
             with runner.run_lock(out):
                 pass
     assert not (out / ".lock").exists()
-    (out / ".lock").write_text("999999999")   # left by a runner that no longer exists: taken over
+    (out / ".lock").write_text("999999999")  # left by a runner that no longer exists: taken over
     with runner.run_lock(out):
         assert (out / ".lock").read_text() == str(__import__("os").getpid())

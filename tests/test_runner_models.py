@@ -1,5 +1,6 @@
 """``python -m replib run --model``: model specs reach every chapter's ``models`` parameter, and claims bound
 to the paper's models are not reported as reproduced on another model (issue 14)."""
+
 import shutil
 from pathlib import Path
 
@@ -31,8 +32,9 @@ def project(tmp_path_factory):
 
 def test_models_reach_the_chapter_and_paper_values_are_not_compared(project):
     models = {"*": ["/some folder/my-model", "org/name@abc"]}
-    rep = runner.run("smoke", chapters=["good"], out_dir=project / "out", root=project, progress=lambda *_: None,
-                     models=models)
+    rep = runner.run(
+        "smoke", chapters=["good"], out_dir=project / "out", root=project, progress=lambda *_: None, models=models
+    )
     import nbformat
 
     from replib.record import read_records
@@ -49,8 +51,14 @@ def test_models_reach_the_chapter_and_paper_values_are_not_compared(project):
 def test_rehearsal_is_labelled_and_needs_models(project):
     with pytest.raises(ValueError, match="--model"):
         runner.run("paper", chapters=["good"], root=project, progress=lambda *_: None, rehearsal=True)
-    rep = runner.run("smoke", chapters=["good"], root=project, progress=lambda *_: None,
-                     models={"good": ["tiny-bert"]}, rehearsal=True)
+    rep = runner.run(
+        "smoke",
+        chapters=["good"],
+        root=project,
+        progress=lambda *_: None,
+        models={"good": ["tiny-bert"]},
+        rehearsal=True,
+    )
     assert rep["rehearsal"] is True and all(c.get("rehearsal") for c in rep["claims"])
     assert (project / "build" / "runs" / "rehearsal" / "report.json").exists()
     assert "rehearsal" in {c["key"]: c for c in rep["claims"]}["answer"]["detail"]
@@ -59,10 +67,17 @@ def test_rehearsal_is_labelled_and_needs_models(project):
 def test_dashboard_labels_substituted_runs(project):
     from replib.tooling.report import dashboard_markdown
 
-    rep = runner.run("smoke", chapters=["good"], root=project, progress=lambda *_: None,
-                     models={"*": ["tiny-bert"]}, rehearsal=True)
+    rep = runner.run(
+        "smoke", chapters=["good"], root=project, progress=lambda *_: None, models={"*": ["tiny-bert"]}, rehearsal=True
+    )
     md = dashboard_markdown([rep])
     assert "Paper-scale rehearsal, not a reproduction" in md and "tiny-bert" in md
-    rep = runner.run("smoke", chapters=["good"], out_dir=project / "o2", root=project, progress=lambda *_: None,
-                     models={"*": ["tiny-bert"]})
+    rep = runner.run(
+        "smoke",
+        chapters=["good"],
+        out_dir=project / "o2",
+        root=project,
+        progress=lambda *_: None,
+        models={"*": ["tiny-bert"]},
+    )
     assert "ran on the reader's models" in dashboard_markdown([rep])

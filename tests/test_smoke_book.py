@@ -1,6 +1,7 @@
 """The README's test command includes the smoke run of every chapter, the claim check and the strict
 book build (through the session fixture ``smoke_book`` of conftest.py, shared with the browser test):
 a broken formula or a missing number fails here, and so fails CI."""
+
 import json
 from pathlib import Path
 
@@ -12,8 +13,11 @@ from replib.tooling.claims import load_claims
 def test_smoke_run_all_claims_pass(smoke_book):
     report = json.loads(smoke_book.report.read_text())
     assert report["profile"] == "smoke"
-    bad = [f"{c['chapter']}:{c['key']} {c['status']} ({c.get('detail')})" for c in report["claims"]
-           if c["status"] == "failed"]
+    bad = [
+        f"{c['chapter']}:{c['key']} {c['status']} ({c.get('detail')})"
+        for c in report["claims"]
+        if c["status"] == "failed"
+    ]
     assert report["summary"]["chapter_failures"] == 0, report["chapters"]
     assert not bad, "\n".join(bad)
     assert report["summary"]["failed"] == 0
@@ -23,8 +27,12 @@ def test_every_toc_chapter_ran_and_was_checked(smoke_book):
     report = json.loads(smoke_book.report.read_text())
     root = Path(__file__).resolve().parents[1]
     toc = yaml.safe_load((root / "_toc.yml").read_text())
-    chapters = [c["file"].split("/")[-1] for part in toc["parts"] for c in part["chapters"]
-                if c["file"].startswith("notebooks/")]
+    chapters = [
+        c["file"].split("/")[-1]
+        for part in toc["parts"]
+        for c in part["chapters"]
+        if c["file"].startswith("notebooks/")
+    ]
     checked = {c["chapter"] for c in report["claims"]}
     assert set(chapters) <= checked, set(chapters) - checked
     for ch in chapters:

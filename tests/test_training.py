@@ -1,4 +1,5 @@
 """Training from scratch (replib.training) and rogue dimensions (replib.metrics.rogue)."""
+
 from __future__ import annotations
 
 import json

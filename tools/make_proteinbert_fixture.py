@@ -12,11 +12,12 @@ per-array sums to prove the two sides generated identical arrays. Stored: inputs
 annotations), the final local/global outputs, every block's ``seq-merge2-norm`` /
 ``global-merge2-norm`` output and the two heads, at ``SEQ_LEN`` = 32.
 """
+
 import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-import numpy as np  # noqa: E402
+import numpy as np
 
 SEED = 1234
 SEQ_LEN = 32
@@ -40,8 +41,8 @@ def weights_from_seed(shapes, is_gamma, seed=SEED):
 
 def main(out_path):
     import tensorflow as tf
-    from tensorflow import keras
     from proteinbert.conv_and_global_attention_model import create_model
+    from tensorflow import keras
 
     tf.random.set_seed(0)
     model = create_model(SEQ_LEN, VOCAB, N_ANNOTATIONS)
@@ -58,7 +59,7 @@ def main(out_path):
     ids = np.full((3, SEQ_LEN), pad, dtype=np.int32)
     for i, n in enumerate([30, 17, 5]):
         ids[i, 0] = start
-        ids[i, 1:n + 1] = rng.integers(0, 23, size=n)
+        ids[i, 1 : n + 1] = rng.integers(0, 23, size=n)
         ids[i, n + 1] = end
     ann = np.zeros((3, N_ANNOTATIONS), dtype=np.float32)
     ann[1, rng.choice(N_ANNOTATIONS, 40, replace=False)] = 1.0  # one row with annotations on
@@ -69,17 +70,25 @@ def main(out_path):
     outs = [model.get_layer(n).output for n in layer_names] + list(model.outputs)
     probe = keras.models.Model(inputs=model.inputs, outputs=outs)
     res = probe.predict([ids, ann], verbose=0)
-    data = {"seed": np.int64(SEED), "seq_len": np.int64(SEQ_LEN), "input_ids": ids, "annotations": ann,
-            "weight_sums": np.array([w.astype(np.float64).sum() for w in weights]),
-            "weight_names": np.array(names), "tf_version": np.array(tf.__version__),
-            "keras_version": np.array(keras.__version__)}
-    for n, r in zip(layer_names, res[:len(layer_names)]):
+    data = {
+        "seed": np.int64(SEED),
+        "seq_len": np.int64(SEQ_LEN),
+        "input_ids": ids,
+        "annotations": ann,
+        "weight_sums": np.array([w.astype(np.float64).sum() for w in weights]),
+        "weight_names": np.array(names),
+        "tf_version": np.array(tf.__version__),
+        "keras_version": np.array(keras.__version__),
+    }
+    for n, r in zip(layer_names, res[: len(layer_names)]):
         data[n] = r.astype(np.float32)
     data["output-seq"] = res[-2].astype(np.float32)
     data["output-annotations"] = res[-1].astype(np.float32)
     np.savez_compressed(out_path, **data)
-    print(f"wrote {out_path}: {len(weights)} weight arrays, {sum(w.size for w in weights)} params, "
-          f"TF {tf.__version__}, Keras {keras.__version__}")
+    print(
+        f"wrote {out_path}: {len(weights)} weight arrays, {sum(w.size for w in weights)} params, "
+        f"TF {tf.__version__}, Keras {keras.__version__}"
+    )
 
 
 if __name__ == "__main__":

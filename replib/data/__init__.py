@@ -4,12 +4,30 @@ Set ``REPLIB_DATA_MIRROR`` to a folder (or an ``http://`` base URL) laid out lik
 offline mirror to read data without network access; downloads are cached in
 ``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).  See ``data/README.md``.
 """
+
 from .loaders import load_glue, load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb
 from .registry import DATASETS, get_file
 from .store import ChecksumError, DataNotFoundError, IncompleteDownloadError, cache_dir, fetch
 from .swissprot import load_swissprot, validate_residues
 from .wordnet import load_wordnet_supersenses, load_wordnet_tag_counts
 
-__all__ = ["fetch", "load_stsb", "load_sts", "load_sick", "load_polarity", "load_snli", "load_glue",
-           "load_lm_corpus", "load_swissprot", "validate_residues", "load_wordnet_supersenses", "load_wordnet_tag_counts", "DATASETS", "get_file", "cache_dir",
-           "ChecksumError", "DataNotFoundError", "IncompleteDownloadError"]
+__all__ = [
+    "fetch",
+    "load_stsb",
+    "load_sts",
+    "load_sick",
+    "load_polarity",
+    "load_snli",
+    "load_glue",
+    "load_lm_corpus",
+    "load_swissprot",
+    "validate_residues",
+    "load_wordnet_supersenses",
+    "load_wordnet_tag_counts",
+    "DATASETS",
+    "get_file",
+    "cache_dir",
+    "ChecksumError",
+    "DataNotFoundError",
+    "IncompleteDownloadError",
+]

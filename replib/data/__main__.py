@@ -1,4 +1,5 @@
 """``python -m replib.data verify [--dataset NAME ...]`` and ``python -m replib.data extract-swissprot``."""
+
 import sys
 
 

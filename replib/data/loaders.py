@@ -7,20 +7,29 @@ are split on ``'\\n'`` only (not :meth:`str.splitlines`, which also breaks on
 fields are stripped of surrounding whitespace.  Every loader checks its field
 counts and raises :class:`ValueError` with the file and line number otherwise.
 """
+
 from __future__ import annotations
 
-from typing import List, Sequence, Union
+from collections.abc import Sequence
 
 import pandas as pd
 
 from .registry import _STS_SUBSETS
 from .store import fetch
 
-__all__ = ["load_stsb", "load_sts", "load_sick", "load_polarity", "load_snli", "load_glue", "load_lm_corpus",
-           "read_lines"]
+__all__ = [
+    "load_stsb",
+    "load_sts",
+    "load_sick",
+    "load_polarity",
+    "load_snli",
+    "load_glue",
+    "load_lm_corpus",
+    "read_lines",
+]
 
 
-def read_lines(path, encoding: str = "utf-8") -> List[str]:
+def read_lines(path, encoding: str = "utf-8") -> list[str]:
     """Read a text file as a list of lines, split on ``'\\n'`` only, without line ends.
 
     A final newline does not create an empty last line; a trailing ``'\\r'`` is
@@ -36,11 +45,13 @@ def read_lines(path, encoding: str = "utf-8") -> List[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def _fields(line: str, n: int, path, lineno: int, at_least: bool = False) -> List[str]:
+def _fields(line: str, n: int, path, lineno: int, at_least: bool = False) -> list[str]:
     parts = line.split("\t")
     if len(parts) < n or (len(parts) != n and not at_least):
-        raise ValueError("%s line %d: expected %s%d tab-separated fields, got %d: %r"
-                         % (path, lineno, "at least " if at_least else "", n, len(parts), line[:200]))
+        raise ValueError(
+            "%s line %d: expected %s%d tab-separated fields, got %d: %r"
+            % (path, lineno, "at least " if at_least else "", n, len(parts), line[:200])
+        )
     return parts
 
 
@@ -79,7 +90,7 @@ def load_stsb(split: str = "test", variant: str = "original") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["genre", "file", "year", "id", "score", "sentence1", "sentence2"])
 
 
-def _sts_year(year: Union[int, str]) -> str:
+def _sts_year(year: int | str) -> str:
     s = str(year).upper().replace("STS", "")
     if s.isdigit():
         y = int(s) % 100
@@ -89,7 +100,7 @@ def _sts_year(year: Union[int, str]) -> str:
     raise ValueError("STS year must be one of 2012..2016 (or 12..16, 'STS12'..'STS16'), got %r" % (year,))
 
 
-def load_sts(year: Union[int, str]) -> pd.DataFrame:
+def load_sts(year: int | str) -> pd.DataFrame:
     """Load the SemEval STS test set of one year (STS12..STS16), SentEval layout.
 
     Only pairs with a gold score are kept (STS15/16 gold files have empty lines
@@ -196,9 +207,13 @@ def load_snli(split: str = "dev") -> pd.DataFrame:
     cols = [read_lines(fetch("snli", "%s.%s" % (prefix, split))) for prefix in ("s1", "s2", "labels")]
     if not len(cols[0]) == len(cols[1]) == len(cols[2]):
         raise ValueError("SNLI %s: s1/s2/labels have %d/%d/%d lines" % (split, *map(len, cols)))
-    return pd.DataFrame({"premise": [s.strip() for s in cols[0]],
-                         "hypothesis": [s.strip() for s in cols[1]],
-                         "label": [s.strip() for s in cols[2]]})
+    return pd.DataFrame(
+        {
+            "premise": [s.strip() for s in cols[0]],
+            "hypothesis": [s.strip() for s in cols[1]],
+            "label": [s.strip() for s in cols[2]],
+        }
+    )
 
 
 def _sentence_label(path, header: bool) -> pd.DataFrame:
@@ -270,8 +285,10 @@ def load_glue(task: str, split: str) -> pd.DataFrame:
         (RTE: label string, WNLI: int); ``label, id1, id2, sentence1, sentence2`` (MRPC).
     """
     if task not in GLUE_TASKS:
-        raise ValueError("GLUE task must be one of %s, got %r (MNLI, QNLI, QQP are not available offline; "
-                         "STS-B: use load_stsb)" % (", ".join(GLUE_TASKS), task))
+        raise ValueError(
+            "GLUE task must be one of %s, got %r (MNLI, QNLI, QQP are not available offline; "
+            "STS-B: use load_stsb)" % (", ".join(GLUE_TASKS), task)
+        )
     _check_split(split, tuple(GLUE_TASKS[task]), "GLUE " + task)
     path = fetch(*GLUE_TASKS[task][split])
     if task == "SST-2":
@@ -285,11 +302,13 @@ def load_glue(task: str, split: str) -> pd.DataFrame:
     return _pair_tsv(path, label_int=(task == "WNLI"))
 
 
-_LM = {"ptb": {s: "mikolov/ptb.%s.txt" % s for s in ("train", "valid", "test")},
-       "wikitext2": {s: "%s.txt" % s for s in ("train", "valid", "test")}}
+_LM = {
+    "ptb": {s: "mikolov/ptb.%s.txt" % s for s in ("train", "valid", "test")},
+    "wikitext2": {s: "%s.txt" % s for s in ("train", "valid", "test")},
+}
 
 
-def load_lm_corpus(name: str, split: str) -> List[str]:
+def load_lm_corpus(name: str, split: str) -> list[str]:
     """Load a language-modelling corpus as its list of raw lines (no line ends).
 
     Parameters

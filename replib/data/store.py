@@ -26,6 +26,7 @@ or a published md5) pins its bytes; a file without any checksum is fetched over
 ``https`` only, its observed sha256 recorded next to it and verified on later use.
 Set ``REPLIB_DATA_OFFLINE=1`` to forbid network access (mirror and cache only).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,13 +42,22 @@ import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
-from typing import Optional, Union
 
 from .._io import atomic_path, cache_root, hash_file, progress_off, sha256_file, write_json_atomic
 from .registry import DataFile, get_file
 
-__all__ = ["fetch", "cache_dir", "DataNotFoundError", "ChecksumError", "IncompleteDownloadError",
-           "DownloadTimeoutError", "InsecureSourceError", "sha256_file", "verify_all", "download"]
+__all__ = [
+    "fetch",
+    "cache_dir",
+    "DataNotFoundError",
+    "ChecksumError",
+    "IncompleteDownloadError",
+    "DownloadTimeoutError",
+    "InsecureSourceError",
+    "sha256_file",
+    "verify_all",
+    "download",
+]
 
 MIRROR_ENV = "REPLIB_DATA_MIRROR"
 OFFLINE_ENV = "REPLIB_DATA_OFFLINE"
@@ -85,7 +95,7 @@ def _force_verify() -> bool:
     return os.environ.get(VERIFY_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def cache_dir(path: Union[str, os.PathLike, None] = None) -> Path:
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
     """Return the download cache folder.
 
     ``path`` if given, else ``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).
@@ -120,7 +130,7 @@ def _store_verified(cache: Path, key: str, value: dict) -> None:
             pass
 
 
-def _expected_checksum(path: Path, entry: DataFile) -> Optional[tuple]:
+def _expected_checksum(path: Path, entry: DataFile) -> tuple | None:
     """``(algorithm, hex digest, origin)`` the file must have: the registry's sha256, else its published md5,
     else the sha256 recorded next to a downloaded file (``<file>.sha256.json``); None if nothing is known."""
     if entry.sha256 is not None:
@@ -137,8 +147,15 @@ def _expected_checksum(path: Path, entry: DataFile) -> Optional[tuple]:
 def _stamp(st: os.stat_result, algorithm: str, digest: str) -> dict:
     """What must be unchanged for a past verification to count: ctime changes on every write and on every
     ``touch``/``utime`` (restoring the mtime sets the ctime to now), and the inode changes on replacement."""
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "ino": st.st_ino,
-            "dev": st.st_dev, "algorithm": algorithm, "digest": digest}
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "ino": st.st_ino,
+        "dev": st.st_dev,
+        "algorithm": algorithm,
+        "digest": digest,
+    }
 
 
 def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = False) -> None:
@@ -164,19 +181,22 @@ def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = Fa
             _verified_memory[key] = stamp
             return
     if entry.size is not None and st.st_size != entry.size:
-        raise ChecksumError("%s has %d bytes, expected %d (registry %s); the copy is truncated or a different "
-                            "version" % (path, st.st_size, entry.size, entry.path))
+        raise ChecksumError(
+            "%s has %d bytes, expected %d (registry %s); the copy is truncated or a different "
+            "version" % (path, st.st_size, entry.size, entry.path)
+        )
     digest = hash_file(path, algorithm)
     if digest != expected:
         with _verified_lock:
             _verified_memory.pop(key, None)
-        raise ChecksumError("%s: %s %s differs from the %s %s (%s); the copy is corrupted or a "
-                            "different version" % (path, algorithm, digest, origin, expected, entry.path))
+        raise ChecksumError(
+            "%s: %s %s differs from the %s %s (%s); the copy is corrupted or a "
+            "different version" % (path, algorithm, digest, origin, expected, entry.path)
+        )
     _store_verified(cache, key, stamp)
 
 
-def verify_all(mirror: Union[str, os.PathLike, None] = None, cache: Union[str, os.PathLike, None] = None,
-               datasets=None) -> list:
+def verify_all(mirror: str | os.PathLike | None = None, cache: str | os.PathLike | None = None, datasets=None) -> list:
     """Re-hash every registered file present in the mirror folder and the cache.
 
     Returns
@@ -215,18 +235,26 @@ def _is_url(s: str) -> bool:
     return urllib.parse.urlsplit(s).scheme in ("http", "https")
 
 
-def _progress(total: Optional[int], desc: str):
+def _progress(total: int | None, desc: str):
     show = total is None or total >= _PROGRESS_MIN_BYTES
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show),
-                leave=False)
+    return tqdm(
+        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show), leave=False
+    )
 
 
-def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = None, *,
-             size: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT, md5: Optional[str] = None) -> str:
+def download(
+    url: str,
+    dest: str | os.PathLike,
+    sha256: str | None = None,
+    *,
+    size: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    md5: str | None = None,
+) -> str:
     """Download ``url`` atomically to ``dest`` and return the observed sha256.
 
     The bytes go to a temporary file in ``dest``'s folder; the file is moved into
@@ -285,24 +313,30 @@ def download(url: str, dest: Union[str, os.PathLike], sha256: Optional[str] = No
                 raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
             digest = h.hexdigest()
             if sha256 is not None and digest != sha256:
-                raise ChecksumError("%s: sha256 %s differs from the registered %s; the download is corrupted or a "
-                                    "different version (nothing was written to %s)" % (url, digest, sha256, dest))
+                raise ChecksumError(
+                    "%s: sha256 %s differs from the registered %s; the download is corrupted or a "
+                    "different version (nothing was written to %s)" % (url, digest, sha256, dest)
+                )
             if h5 is not None and h5.hexdigest() != md5:
-                raise ChecksumError("%s: md5 %s differs from the published %s; the download is corrupted or a "
-                                    "different version (nothing was written to %s)" % (url, h5.hexdigest(), md5, dest))
-    except (socket.timeout, TimeoutError) as exc:
-        raise DownloadTimeoutError("%s: no data for %g s (the server accepted the connection but did not answer); "
-                                   "nothing was written to %s" % (url, timeout, dest)) from exc
+                raise ChecksumError(
+                    "%s: md5 %s differs from the published %s; the download is corrupted or a "
+                    "different version (nothing was written to %s)" % (url, h5.hexdigest(), md5, dest)
+                )
+    except TimeoutError as exc:
+        raise DownloadTimeoutError(
+            "%s: no data for %g s (the server accepted the connection but did not answer); "
+            "nothing was written to %s" % (url, timeout, dest)
+        ) from exc
     except urllib.error.URLError as exc:
         if isinstance(getattr(exc, "reason", None), (socket.timeout, TimeoutError)):
-            raise DownloadTimeoutError("%s: no answer within %g s; nothing was written to %s"
-                                       % (url, timeout, dest)) from exc
+            raise DownloadTimeoutError(
+                "%s: no answer within %g s; nothing was written to %s" % (url, timeout, dest)
+            ) from exc
         raise
     return digest
 
 
-def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str],
-                    md5: Optional[str] = None) -> str:
+def _extract_member(archive: Path, member: str, dest: Path, sha256: str | None, md5: str | None = None) -> str:
     """Extract one member of a zip or tar archive atomically to ``dest``; return its sha256."""
     want = member[2:] if member.startswith("./") else member
     with atomic_path(dest) as tmp:
@@ -320,39 +354,50 @@ def _extract_member(archive: Path, member: str, dest: Path, sha256: Optional[str
                     shutil.copyfileobj(src, out, _CHUNK)
         digest = sha256_file(tmp)
         if sha256 is not None and digest != sha256:
-            raise ChecksumError("member %s of %s: sha256 %s differs from the registered %s"
-                                % (member, archive, digest, sha256))
+            raise ChecksumError(
+                "member %s of %s: sha256 %s differs from the registered %s" % (member, archive, digest, sha256)
+            )
         if md5 is not None and hash_file(tmp, "md5") != md5:
-            raise ChecksumError("member %s of %s: md5 %s differs from the published %s"
-                                % (member, archive, hash_file(tmp, "md5"), md5))
+            raise ChecksumError(
+                "member %s of %s: md5 %s differs from the published %s" % (member, archive, hash_file(tmp, "md5"), md5)
+            )
     return digest
 
 
-def _record_observed(dest: Path, digest: str, source: str, verified_md5: Optional[str] = None) -> None:
+def _record_observed(dest: Path, digest: str, source: str, verified_md5: str | None = None) -> None:
     """Write ``<file>.sha256.json`` next to a file that has no registered sha256 (later uses verify against it).
 
     ``verified_md5`` names the published md5 the bytes were checked against; without one the record is
     trust-on-first-use (https only, see :func:`fetch`)."""
     import datetime
 
-    info = {"sha256": digest, "source": source, "size": dest.stat().st_size,
-            "verified_against": ("published md5 %s" % verified_md5) if verified_md5 else
-            "nothing (trust on first use over https)",
-            "retrieved": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    info = {
+        "sha256": digest,
+        "source": source,
+        "size": dest.stat().st_size,
+        "verified_against": ("published md5 %s" % verified_md5)
+        if verified_md5
+        else "nothing (trust on first use over https)",
+        "retrieved": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
     side = dest.with_name(dest.name + ".sha256.json")
     write_json_atomic(side, info, indent=1)
 
 
 def _missing_message(entry: DataFile, dataset: str, file: str, errors: list) -> str:
-    lines = ["cannot find data file %s/%s (mirror path %s)." % (dataset, file, entry.path),
-             "Set %s to a folder (or an http:// base URL) laid out like the offline mirror, e.g. "
-             "%s=/path/to/shared/data, so that <mirror>/%s exists." % (MIRROR_ENV, MIRROR_ENV, entry.path)]
+    lines = [
+        "cannot find data file %s/%s (mirror path %s)." % (dataset, file, entry.path),
+        "Set %s to a folder (or an http:// base URL) laid out like the offline mirror, e.g. "
+        "%s=/path/to/shared/data, so that <mirror>/%s exists." % (MIRROR_ENV, MIRROR_ENV, entry.path),
+    ]
     if entry.urls:
         lines.append("Direct source(s): " + ", ".join(entry.urls))
     if entry.archive is not None:
         a = entry.archive
-        lines.append("Canonical source: %s (member %s%s)" % (
-            a.url, a.member, "" if a.identical else "; the registered file is derived from it: " + a.note))
+        lines.append(
+            "Canonical source: %s (member %s%s)"
+            % (a.url, a.member, "" if a.identical else "; the registered file is derived from it: " + a.note)
+        )
     if entry.canonical:
         lines.append("Canonical source: " + entry.canonical)
     if entry.note:
@@ -366,9 +411,16 @@ def _offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = None,
-          cache: Union[str, os.PathLike, None] = None, timeout: float = DEFAULT_TIMEOUT,
-          download_ok: Optional[bool] = None, verify: Optional[bool] = None) -> Path:
+def fetch(
+    dataset: str,
+    file: str,
+    *,
+    mirror: str | os.PathLike | None = None,
+    cache: str | os.PathLike | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    download_ok: bool | None = None,
+    verify: bool | None = None,
+) -> Path:
     """Return a local path to a registered data file, verified by its checksum.
 
     Parameters
@@ -421,11 +473,13 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
     def _get(url: str) -> str:
         """Download one source; plain http only for bytes a checksum pins."""
         if not pinned and urllib.parse.urlsplit(url).scheme != "https":
-            raise InsecureSourceError("%s: refusing a plain-http download of %s, which has no registered "
-                                      "checksum (anyone on the path could change it)" % (url, entry.path))
+            raise InsecureSourceError(
+                "%s: refusing a plain-http download of %s, which has no registered "
+                "checksum (anyone on the path could change it)" % (url, entry.path)
+            )
         return download(url, dest, entry.sha256, size=entry.size, timeout=timeout, md5=entry.md5)
 
-    def _got(digest: str, source: str, verified_md5: Optional[str] = None) -> Path:
+    def _got(digest: str, source: str, verified_md5: str | None = None) -> Path:
         if entry.sha256 is None:
             _record_observed(dest, digest, source, verified_md5=verified_md5 or entry.md5)
         return dest
@@ -471,22 +525,34 @@ def fetch(dataset: str, file: str, *, mirror: Union[str, os.PathLike, None] = No
         archive_path = cache / "_archives" / Path(urllib.parse.urlsplit(a.url).path).name
         try:
             if not (pinned or a.md5 is not None or urllib.parse.urlsplit(a.url).scheme == "https"):
-                raise InsecureSourceError("refusing a plain-http archive: neither it nor its member %s has a "
-                                          "registered checksum" % a.member)
+                raise InsecureSourceError(
+                    "refusing a plain-http archive: neither it nor its member %s has a registered checksum" % a.member
+                )
             if archive_path.is_file():
                 if a.md5 is not None and hash_file(archive_path, "md5") != a.md5:
-                    raise ChecksumError("cached archive %s: md5 differs from the published %s; delete it"
-                                        % (archive_path, a.md5))
+                    raise ChecksumError(
+                        "cached archive %s: md5 differs from the published %s; delete it" % (archive_path, a.md5)
+                    )
             else:
                 adigest = download(a.url, archive_path, None, timeout=timeout, md5=a.md5)
                 _record_observed(archive_path, adigest, a.url, verified_md5=a.md5)
             digest = _extract_member(archive_path, a.member, dest, entry.sha256, entry.md5)
-        except (urllib.error.URLError, OSError, KeyError, zipfile.BadZipFile, tarfile.TarError,
-                ChecksumError, InsecureSourceError) as exc:
+        except (
+            urllib.error.URLError,
+            OSError,
+            KeyError,
+            zipfile.BadZipFile,
+            tarfile.TarError,
+            ChecksumError,
+            InsecureSourceError,
+        ) as exc:
             errors.append("%s [%s]: %s" % (a.url, a.member, exc))
         else:
-            return _got(digest, "%s [%s]" % (a.url, a.member),
-                        verified_md5=None if a.md5 is None else "%s (of the archive)" % a.md5)
+            return _got(
+                digest,
+                "%s [%s]" % (a.url, a.member),
+                verified_md5=None if a.md5 is None else "%s (of the archive)" % a.md5,
+            )
 
     raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
 
@@ -498,9 +564,11 @@ def verify_main(argv=None) -> int:
     """
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m replib.data verify",
-                                 description="Re-hash every registered data file found in the mirror "
-                                             "($%s) and the cache, ignoring remembered verifications." % MIRROR_ENV)
+    ap = argparse.ArgumentParser(
+        prog="python -m replib.data verify",
+        description="Re-hash every registered data file found in the mirror "
+        "($%s) and the cache, ignoring remembered verifications." % MIRROR_ENV,
+    )
     ap.add_argument("--dataset", action="append", help="only this data set (repeatable)")
     ap.add_argument("--mirror", help="mirror folder (default $%s)" % MIRROR_ENV)
     ap.add_argument("--cache", help="cache folder (default $REPLIB_CACHE_DIR/data)")

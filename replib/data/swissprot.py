@@ -7,6 +7,7 @@ regenerated with :func:`extract_swissprot_full` (or
 ``python -m replib.data extract-swissprot --deb metastudent-data_2.0.1-8_all.deb``),
 which needs ``dpkg-deb`` and ``blastdbcmd`` (Debian: ``apt-get install ncbi-blast+``).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -15,8 +16,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional, Union
 
 import pandas as pd
 
@@ -25,8 +26,12 @@ from .store import DataNotFoundError, cache_dir, fetch
 
 __all__ = ["load_swissprot", "validate_residues", "extract_swissprot_full", "make_subset", "POLICIES"]
 
-_SUBSETS = {"5k": "swissprot_2014_01_goBP_random5k.fasta", "20k": "swissprot_2014_01_goBP_random20k.fasta",
-            "full": "swissprot_2014_01_goBP_full.fasta", "current": "uniprot_sprot.fasta.gz"}
+_SUBSETS = {
+    "5k": "swissprot_2014_01_goBP_random5k.fasta",
+    "20k": "swissprot_2014_01_goBP_random20k.fasta",
+    "full": "swissprot_2014_01_goBP_full.fasta",
+    "current": "uniprot_sprot.fasta.gz",
+}
 _GO = re.compile(r"GO:\d{7}")
 SUBSET_SEED = 20240101
 BPO_DB = "usr/share/metastudent-data/dataset_201401/BPO/goasp.fasta"
@@ -49,7 +54,7 @@ POLICIES = {
 }
 
 
-def validate_residues(seq: str, policy: Optional[str] = None, seq_id: Optional[str] = None) -> str:
+def validate_residues(seq: str, policy: str | None = None, seq_id: str | None = None) -> str:
     """Check a protein sequence and map rare residues per model policy.
 
     The sequence must be upper case over the 20 standard amino acids plus X, U,
@@ -93,9 +98,10 @@ def validate_residues(seq: str, policy: Optional[str] = None, seq_id: Optional[s
         pos = [p for p, _ in bad]
         shown = ", ".join(map(str, pos[:20])) + (" ..." if len(pos) > 20 else "")
         hint = " (lower case is not accepted: upper-case it deliberately)" if any(c.islower() for c in letters) else ""
-        raise ValueError("sequence %s: invalid residue(s) %s at position(s) %s (1-based, %d in all)%s; allowed: "
-                         "ACDEFGHIKLMNPQRSTVWY, X, U, Z, O, B"
-                         % (name, ", ".join(map(repr, letters)), shown, len(pos), hint))
+        raise ValueError(
+            "sequence %s: invalid residue(s) %s at position(s) %s (1-based, %d in all)%s; allowed: "
+            "ACDEFGHIKLMNPQRSTVWY, X, U, Z, O, B" % (name, ", ".join(map(repr, letters)), shown, len(pos), hint)
+        )
     if policy is None:
         return seq
     if policy == "prottrans_bert":
@@ -117,8 +123,7 @@ def _parse_fasta(handle, go: bool) -> pd.DataFrame:
         acc.append(parts[1] if len(parts) > 1 and parts[0] in ("sp", "tr") else parts[0])
         seqs.append(str(rec.seq))
         gos.append(sorted(set(_GO.findall(rec.description))) if go else [])
-    return pd.DataFrame({"accession": acc, "sequence": seqs, "go_bp": gos,
-                         "length": [len(s) for s in seqs]})
+    return pd.DataFrame({"accession": acc, "sequence": seqs, "go_bp": gos, "length": [len(s) for s in seqs]})
 
 
 def load_swissprot(subset: str = "5k") -> pd.DataFrame:
@@ -149,7 +154,8 @@ def load_swissprot(subset: str = "5k") -> pd.DataFrame:
             raise DataNotFoundError(
                 "%s\nThe full set is generated locally: apt-get install ncbi-blast+; then "
                 "python -m replib.data extract-swissprot (downloads the metastudent-data .deb, 225 MB, "
-                "verified by sha256) writes it into the cache." % exc) from None
+                "verified by sha256) writes it into the cache." % exc
+            ) from None
     else:
         path = fetch("swissprot", _SUBSETS[subset])
     if subset == "current":
@@ -178,18 +184,17 @@ def _defline_to_header(defline: str) -> str:
     first = defline[1:].split()[0] if defline[1:].split() else ""
     for prefix in ("lcl|", "sp|", "gnl|BL_ORD_ID|"):
         if first.startswith(prefix):
-            first = first[len(prefix):]
+            first = first[len(prefix) :]
     acc = first.strip("|").split("|")[0]
     return ">sp|%s| GO_BP=%s" % (acc, ",".join(_GO.findall(defline)))
 
 
 def _wrap(seq: str, width: int = 60) -> Iterable[str]:
     for i in range(0, len(seq), width):
-        yield seq[i:i + width]
+        yield seq[i : i + width]
 
 
-def extract_swissprot_full(deb: Union[str, os.PathLike, None] = None,
-                           out: Union[str, os.PathLike, None] = None) -> Path:
+def extract_swissprot_full(deb: str | os.PathLike | None = None, out: str | os.PathLike | None = None) -> Path:
     """Extract the 486,000 Swiss-Prot (2014-01) BPO sequences from ``metastudent-data``.
 
     Runs ``dpkg-deb -x`` on the package and ``blastdbcmd -db .../BPO/goasp.fasta
@@ -213,8 +218,10 @@ def extract_swissprot_full(deb: Union[str, os.PathLike, None] = None,
     """
     for tool in ("dpkg-deb", "blastdbcmd"):
         if shutil.which(tool) is None:
-            raise RuntimeError("%s not found: install it (Debian/Ubuntu: apt-get install %s)"
-                               % (tool, "ncbi-blast+" if tool == "blastdbcmd" else "dpkg"))
+            raise RuntimeError(
+                "%s not found: install it (Debian/Ubuntu: apt-get install %s)"
+                % (tool, "ncbi-blast+" if tool == "blastdbcmd" else "dpkg")
+            )
     deb = Path(deb) if deb is not None else fetch("swissprot", "metastudent-data_2.0.1-8_all.deb")
     out = Path(out) if out is not None else cache_dir() / "swissprot" / _SUBSETS["full"]
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -248,8 +255,9 @@ def _rewrite_fasta(src, dst) -> None:
     flush()
 
 
-def make_subset(full: Union[str, os.PathLike], n: int, out: Union[str, os.PathLike], seed: int = SUBSET_SEED,
-                sample_size: int = 20000) -> Path:
+def make_subset(
+    full: str | os.PathLike, n: int, out: str | os.PathLike, seed: int = SUBSET_SEED, sample_size: int = 20000
+) -> Path:
     """Write a random subset of a FASTA file the way the mirror's subsets were drawn.
 
     ``random.Random(seed).sample(records, sample_size)`` and the first ``n`` of

@@ -6,6 +6,7 @@ Tikhonov et al. 2023). The database files come from Debian's ``wordnet-base`` 1:
 WordNet 3.0 files, unchanged), fetched through the data layer (mirror, cache, then deb.debian.org;
 sha256-verified) and read straight out of the ``.deb`` in Python: no ``apt``, no ``nltk`` download.
 """
+
 from __future__ import annotations
 
 import io
@@ -14,7 +15,6 @@ import re
 import tarfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, FrozenSet, Union
 
 from .store import fetch
 
@@ -23,17 +23,17 @@ _POS_FILES = {"noun": "data.noun", "verb": "data.verb", "adj": "data.adj", "adv"
 _INDEX_FILES = {"noun": "index.noun", "verb": "index.verb", "adj": "index.adj", "adv": "index.adv"}
 
 
-def _ar_members(data: bytes) -> Dict[str, bytes]:
+def _ar_members(data: bytes) -> dict[str, bytes]:
     """Members of a Unix ``ar`` archive (the container format of a ``.deb``)."""
     if not data.startswith(b"!<arch>\n"):
         raise ValueError("not a .deb/ar archive (bad magic)")
     out, pos = {}, 8
     while pos + 60 <= len(data):
-        header = data[pos:pos + 60]
+        header = data[pos : pos + 60]
         name = header[:16].decode("ascii").strip().rstrip("/")
         size = int(header[48:58].decode("ascii").strip())
         pos += 60
-        out[name] = data[pos:pos + size]
+        out[name] = data[pos : pos + size]
         pos += size + (size % 2)  # members are 2-byte aligned
     return out
 
@@ -50,7 +50,7 @@ def _data_tar(deb: str, size: int, mtime_ns: int) -> tuple:
     return members[name], "r:*"
 
 
-def deb_file(deb: Union[str, Path], member: str) -> bytes:
+def deb_file(deb: str | Path, member: str) -> bytes:
     """The bytes of one file (e.g. ``./usr/share/wordnet/data.noun``) inside a ``.deb`` package.
 
     The data archive is decompressed once and kept (keyed by path, size and mtime), so reading several files
@@ -74,7 +74,7 @@ def deb_file(deb: Union[str, Path], member: str) -> bytes:
         return f.read()
 
 
-def _lexnames(deb) -> Dict[int, str]:
+def _lexnames(deb) -> dict[int, str]:
     """File number -> lexicographer file name, parsed from the package's own ``lexnames(5WN)`` page."""
     import gzip
 
@@ -86,10 +86,10 @@ def _lexnames(deb) -> Dict[int, str]:
 
 
 @lru_cache(maxsize=8)
-def _supersenses(deb: str, pos: str) -> Dict[str, FrozenSet[str]]:
+def _supersenses(deb: str, pos: str) -> dict[str, frozenset[str]]:
     names = _lexnames(deb)
     text = deb_file(deb, f"usr/share/wordnet/{_POS_FILES[pos]}").decode("utf-8")
-    out: Dict[str, set] = {}
+    out: dict[str, set] = {}
     for line in text.splitlines():
         if not line or line.startswith("  "):  # the licence header lines start with two spaces
             continue
@@ -104,7 +104,7 @@ def _supersenses(deb: str, pos: str) -> Dict[str, FrozenSet[str]]:
     return {w: frozenset(s) for w, s in out.items()}
 
 
-def load_wordnet_supersenses(pos: str = "noun") -> Dict[str, FrozenSet[str]]:
+def load_wordnet_supersenses(pos: str = "noun") -> dict[str, frozenset[str]]:
     """Every WordNet 3.0 lemma of one part of speech with the set of its supersenses.
 
     Parameters
@@ -130,8 +130,8 @@ def load_wordnet_supersenses(pos: str = "noun") -> Dict[str, FrozenSet[str]]:
 
 
 @lru_cache(maxsize=2)
-def _tag_counts(deb: str) -> Dict[str, Dict[str, int]]:
-    out: Dict[str, Dict[str, int]] = {}
+def _tag_counts(deb: str) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
     for pos, fname in _INDEX_FILES.items():
         for line in deb_file(deb, f"usr/share/wordnet/{fname}").decode("utf-8").splitlines():
             if not line or line.startswith("  "):
@@ -143,7 +143,7 @@ def _tag_counts(deb: str) -> Dict[str, Dict[str, int]]:
     return out
 
 
-def load_wordnet_tag_counts() -> Dict[str, Dict[str, int]]:
+def load_wordnet_tag_counts() -> dict[str, dict[str, int]]:
     """For every WordNet 3.0 lemma, the number of its senses per part of speech that are tagged in the
     semantic concordance (``tagsense_cnt`` of the ``index.*`` files, see ``wndb(5WN)``).
 

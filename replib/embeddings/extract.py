@@ -16,6 +16,7 @@ Layer indices for proteins and sentences index ``hidden_states`` (``0`` = embedd
 ``-1`` = last block). For the token stream they follow Cai's code: layer ``0`` = the output of the
 first block (``hidden_states[1:]``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -131,11 +132,11 @@ def _pad(seqs, pad_id: int, left: bool):
     mask = torch.zeros((len(seqs), P), dtype=torch.long)
     for r, s in enumerate(seqs):
         if left:
-            ids[r, P - len(s):] = torch.as_tensor(s)
-            mask[r, P - len(s):] = 1
+            ids[r, P - len(s) :] = torch.as_tensor(s)
+            mask[r, P - len(s) :] = 1
         else:
-            ids[r, :len(s)] = torch.as_tensor(s)
-            mask[r, :len(s)] = 1
+            ids[r, : len(s)] = torch.as_tensor(s)
+            mask[r, : len(s)] = 1
     return ids, mask
 
 
@@ -145,8 +146,11 @@ def _hidden_states(lm, ids, mask, amp: bool):
 
     dev = lm.device
     with torch.inference_mode(), _autocast(dev, amp):
-        kw = {"input_ids": ids.to(dev), "attention_mask": None if mask is None else mask.to(dev),
-              "output_hidden_states": True}
+        kw = {
+            "input_ids": ids.to(dev),
+            "attention_mask": None if mask is None else mask.to(dev),
+            "output_hidden_states": True,
+        }
         out = lm.model(**kw)
     return [h.float().cpu() for h in out.hidden_states]
 
@@ -204,10 +208,21 @@ def _encode_protein(lm, seq: str) -> list:
     return list(lm.tokenizer(protein_text(seq, lm.spec.recipe), add_special_tokens=True)["input_ids"])
 
 
-def embed_proteins(model, seqs, layers=(-1,), pooling: str = "mean", max_length: int = 1022,
-                   batch_tokens: int = 16384, cache_dir=None, *, too_long: str = "truncate",
-                   return_residues: bool = False, shard_size: int = 256, amp: bool = True,
-                   progress: bool = True) -> ProteinEmbeddings:
+def embed_proteins(
+    model,
+    seqs,
+    layers=(-1,),
+    pooling: str = "mean",
+    max_length: int = 1022,
+    batch_tokens: int = 16384,
+    cache_dir=None,
+    *,
+    too_long: str = "truncate",
+    return_residues: bool = False,
+    shard_size: int = 256,
+    amp: bool = True,
+    progress: bool = True,
+) -> ProteinEmbeddings:
     """Per-residue and mean-pooled protein embeddings with the model's own recipe.
 
     Parameters
@@ -258,17 +273,26 @@ def embed_proteins(model, seqs, layers=(-1,), pooling: str = "mean", max_length:
     keep = [i for i, s in enumerate(clean) if too_long == "truncate" or len(s) <= max_length]
     kept = [clean[i][:max_length] for i in keep]
     trunc = np.array([len(clean[i]) > max_length for i in keep], dtype=bool)
-    info = dict(_model_info(model, amp), fn="embed_proteins", layers=list(layers) if recipe != "proteinbert" else
-                ["global", "local_mean"], max_length=max_length, too_long=too_long, batch_tokens=batch_tokens,
-                return_residues=return_residues, inputs=hash_inputs(kept), n=len(kept))
+    info = dict(
+        _model_info(model, amp),
+        fn="embed_proteins",
+        layers=list(layers) if recipe != "proteinbert" else ["global", "local_mean"],
+        max_length=max_length,
+        too_long=too_long,
+        batch_tokens=batch_tokens,
+        return_residues=return_residues,
+        inputs=hash_inputs(kept),
+        n=len(kept),
+    )
 
     def compute(a, b):
         if recipe == "proteinbert":
             return _proteinbert_shard(model, kept[a:b], batch_tokens, return_residues)
         return _hf_protein_shard(model, kept[a:b], layers, batch_tokens, return_residues, amp)
 
-    shards = run_sharded(len(kept), shard_size, compute, info=info, cache_dir=cache_dir,
-                         desc=f"embed {model.name}", progress=progress)
+    shards = run_sharded(
+        len(kept), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
+    )
     return _assemble_proteins(shards, keep, trunc, return_residues)
 
 
@@ -321,7 +345,7 @@ def _proteinbert_shard(lm, seqs, batch_tokens, return_residues):
             out = lm.model(ids.to(lm.device))
         for r, i in enumerate(batch):
             g[i] = out["global"][r].float().cpu().numpy()
-            x = out["local"][r, 1:lengths[i] + 1].float().cpu().numpy()  # drop <START>, <END>, pads
+            x = out["local"][r, 1 : lengths[i] + 1].float().cpu().numpy()  # drop <START>, <END>, pads
             loc[i] = x.astype(np.float64).mean(0)
             rows[i] = x
     res = {"pooled_global": g, "pooled_local_mean": loc, "lengths": lengths}
@@ -332,8 +356,8 @@ def _proteinbert_shard(lm, seqs, batch_tokens, return_residues):
 
 def _assemble_proteins(shards, keep, trunc, return_residues):
     lengths = np.concatenate([s["lengths"] for s in shards]) if shards else np.zeros(0, np.int64)
-    keys = [k[len("pooled_"):] for k in (shards[0] if shards else {}) if k.startswith("pooled_")]
-    conv = lambda k: int(k) if k.lstrip("-").isdigit() else k  # noqa: E731
+    keys = [k[len("pooled_") :] for k in (shards[0] if shards else {}) if k.startswith("pooled_")]
+    conv = lambda k: int(k) if k.lstrip("-").isdigit() else k
     pooled = {conv(k): np.concatenate([s[f"pooled_{k}"] for s in shards]) for k in keys}
     residues = None
     if return_residues and shards:
@@ -341,7 +365,7 @@ def _assemble_proteins(shards, keep, trunc, return_residues):
         offs = np.concatenate([[0], np.cumsum(lengths)])
         for k in [k[4:] for k in shards[0] if k.startswith("res_")]:
             flat = np.concatenate([s[f"res_{k}"] for s in shards])
-            residues[conv(k)] = [flat[offs[i]:offs[i + 1]] for i in range(len(lengths))]
+            residues[conv(k)] = [flat[offs[i] : offs[i + 1]] for i in range(len(lengths))]
     return ProteinEmbeddings(pooled, lengths, np.asarray(keep, np.int64), trunc, residues)
 
 
@@ -357,14 +381,24 @@ def _special_span(tok, text: str, max_length: int):
     n_sp = tok.num_special_tokens_to_add(pair=False)
     m = len(full) - n_sp
     for p in range(n_sp + 1):
-        if full[p:p + m] == bare[:m]:
+        if full[p : p + m] == bare[:m]:
             return full, slice(p, p + m)
     raise ValueError(f"could not locate the special tokens of {text!r}")
 
 
-def embed_sentences(model, texts, layer: int = -1, drop_special: bool = True, *, max_length: int | None = None,
-                    batch_tokens: int = 8192, cache_dir=None, shard_size: int = 2048, amp: bool = True,
-                    progress: bool = True) -> SentenceEmbeddings:
+def embed_sentences(
+    model,
+    texts,
+    layer: int = -1,
+    drop_special: bool = True,
+    *,
+    max_length: int | None = None,
+    batch_tokens: int = 8192,
+    cache_dir=None,
+    shard_size: int = 2048,
+    amp: bool = True,
+    progress: bool = True,
+) -> SentenceEmbeddings:
     """Token matrices and mean-pooled vectors, each sentence encoded alone (Rajaee & Pilehvar; SBERT).
 
     Parameters
@@ -392,8 +426,16 @@ def embed_sentences(model, texts, layer: int = -1, drop_special: bool = True, *,
     max_length = int(max_length or min(getattr(tok, "model_max_length", 512) or 512, 512))
     n_states = model.spec.n_layers + 1
     (layer,) = _check_layers(layer, n_states)
-    info = dict(_model_info(model, amp), fn="embed_sentences", layer=layer, drop_special=drop_special,
-                max_length=max_length, batch_tokens=batch_tokens, inputs=hash_inputs(texts), n=len(texts))
+    info = dict(
+        _model_info(model, amp),
+        fn="embed_sentences",
+        layer=layer,
+        drop_special=drop_special,
+        max_length=max_length,
+        batch_tokens=batch_tokens,
+        inputs=hash_inputs(texts),
+        n=len(texts),
+    )
 
     def compute(a, b):
         enc = [_special_span(tok, t, max_length) for t in texts[a:b]]
@@ -409,18 +451,26 @@ def embed_sentences(model, texts, layer: int = -1, drop_special: bool = True, *,
                 means[i] = x.astype(np.float64).mean(0) if len(x) else np.nan
         ids_out = [np.asarray(e[0][(e[1] if drop_special else slice(None))], np.int64) for e in enc]
         lens = np.array([len(x) for x in rows], np.int64)
-        return {"tokens": np.concatenate(rows).astype(np.float32) if rows else np.zeros((0, model.spec.hidden_size), np.float32),
-                "means": means, "lengths": lens,
-                "ids": np.concatenate(ids_out) if ids_out else np.zeros(0, np.int64)}
+        return {
+            "tokens": np.concatenate(rows).astype(np.float32)
+            if rows
+            else np.zeros((0, model.spec.hidden_size), np.float32),
+            "means": means,
+            "lengths": lens,
+            "ids": np.concatenate(ids_out) if ids_out else np.zeros(0, np.int64),
+        }
 
-    shards = run_sharded(len(texts), shard_size, compute, info=info, cache_dir=cache_dir,
-                         desc=f"embed {model.name}", progress=progress)
+    shards = run_sharded(
+        len(texts), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
+    )
     tokens, ids = [], []
     for s in shards:
         offs = np.concatenate([[0], np.cumsum(s["lengths"])])
-        tokens += [s["tokens"][offs[i]:offs[i + 1]] for i in range(len(s["lengths"]))]
-        ids += [s["ids"][offs[i]:offs[i + 1]] for i in range(len(s["lengths"]))]
-    means = np.concatenate([s["means"] for s in shards]) if shards else np.zeros((0, model.spec.hidden_size), np.float32)
+        tokens += [s["tokens"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
+        ids += [s["ids"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
+    means = (
+        np.concatenate([s["means"] for s in shards]) if shards else np.zeros((0, model.spec.hidden_size), np.float32)
+    )
     return SentenceEmbeddings(tokens, means, ids)
 
 
@@ -437,9 +487,19 @@ def token_stream_ids(tokenizer, lines, add_special_tokens: bool = True) -> list:
     return ids
 
 
-def embed_token_stream(model, lines, window: int = 512, layers=None, *, add_special_tokens: bool = True,
-                       batch_windows: int = 4, cache_dir=None, shard_size: int = 16, amp: bool = True,
-                       progress: bool = True) -> TokenStream:
+def embed_token_stream(
+    model,
+    lines,
+    window: int = 512,
+    layers=None,
+    *,
+    add_special_tokens: bool = True,
+    batch_windows: int = 4,
+    cache_dir=None,
+    shard_size: int = 16,
+    amp: bool = True,
+    progress: bool = True,
+) -> TokenStream:
     """Cai et al.'s per-token embeddings: consecutive non-overlapping windows, no attention mask.
 
     Parameters
@@ -472,23 +532,36 @@ def embed_token_stream(model, lines, window: int = 512, layers=None, *, add_spec
     for l in layers:
         if not 0 <= l < n_layers:
             raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
-    arr = np.asarray(ids[:n_win * window], np.int64).reshape(n_win, window)
-    info = dict(_model_info(model, amp), fn="embed_token_stream", window=window, layers=list(layers),
-                add_special_tokens=add_special_tokens, batch_windows=batch_windows,
-                inputs=hash_inputs(map(str, arr.ravel())), n=n_win)
+    arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
+    info = dict(
+        _model_info(model, amp),
+        fn="embed_token_stream",
+        window=window,
+        layers=list(layers),
+        add_special_tokens=add_special_tokens,
+        batch_windows=batch_windows,
+        inputs=hash_inputs(map(str, arr.ravel())),
+        n=n_win,
+    )
 
     def compute(a, b):
         out = {l: [] for l in layers}
         for s in range(a, b, batch_windows):
-            x = torch.from_numpy(arr[s:min(b, s + batch_windows)])
+            x = torch.from_numpy(arr[s : min(b, s + batch_windows)])
             hs = _hidden_states(model, x, None, amp)
             for l in layers:
                 out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).numpy())
         return {f"layer_{l}": np.concatenate(v).astype(np.float32) for l, v in out.items()}
 
-    shards = run_sharded(n_win, shard_size, compute, info=info, cache_dir=cache_dir,
-                         desc=f"stream {model.name}", progress=progress)
+    shards = run_sharded(
+        n_win, shard_size, compute, info=info, cache_dir=cache_dir, desc=f"stream {model.name}", progress=progress
+    )
     mats = {l: np.concatenate([s[f"layer_{l}"] for s in shards]) for l in layers}
     flat = arr.ravel()
-    return TokenStream(mats, flat, tok.convert_ids_to_tokens(flat.tolist()),
-                       np.repeat(np.arange(n_win), window), np.tile(np.arange(window), n_win))
+    return TokenStream(
+        mats,
+        flat,
+        tok.convert_ids_to_tokens(flat.tolist()),
+        np.repeat(np.arange(n_win), window),
+        np.tile(np.arange(window), n_win),
+    )

@@ -1,4 +1,5 @@
 """Isotropy of every layer of a model: one table row per layer."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,7 +33,15 @@ def layer_isotropy(layers: dict, model: str = "") -> pd.DataFrame:
     rows = []
     for layer in sorted(layers):
         X = np.asarray(layers[layer])
-        rows.append({"model": model, "layer": int(layer), "n_tokens": X.shape[0], "n_features": X.shape[1],
-                     "isoscore": isoscore(X), "effective_dims": effective_dimensions(X),
-                     "avg_cosine": avg_pairwise_cosine(X)})
+        rows.append(
+            {
+                "model": model,
+                "layer": int(layer),
+                "n_tokens": X.shape[0],
+                "n_features": X.shape[1],
+                "isoscore": isoscore(X),
+                "effective_dims": effective_dimensions(X),
+                "avg_cosine": avg_pairwise_cosine(X),
+            }
+        )
     return pd.DataFrame(rows)

@@ -17,14 +17,12 @@ The quantities of :cite:`cai2021isotropy`, computed on arrays of token vectors a
 Every cosine average is exact over all pairs in O(N·d) (:func:`replib.metrics.avg_pairwise_cosine`'s
 identity); no N×N matrix is formed. Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
 """
+
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -32,17 +30,43 @@ from .._validation import OrientationWarning, check_array
 from ..metrics.cosine import avg_pairwise_cosine, unit_rows
 
 __all__ = [
-    "config_for", "PAPER_MODELS", "PAPER_LID_TABLE3", "type_codes", "type_frequencies", "s_inter", "s_intra",
-    "ClusterChoice", "choose_clusters", "cluster_centered_isotropy", "token_kind", "token_kinds", "TOKEN_KINDS",
-    "pca_view", "load_stream_model", "embed_corpus", "static_glove",
+    "config_for",
+    "PAPER_MODELS",
+    "PAPER_LID_TABLE3",
+    "type_codes",
+    "type_frequencies",
+    "s_inter",
+    "s_intra",
+    "ClusterChoice",
+    "choose_clusters",
+    "cluster_centered_isotropy",
+    "token_kind",
+    "token_kinds",
+    "TOKEN_KINDS",
+    "pca_view",
+    "load_stream_model",
+    "embed_corpus",
+    "static_glove",
 ]
 
 #: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
-PAPER_MODELS = {"BERT": ("bert-base-uncased", 12), "D-BERT": ("distilbert-base-uncased", 6),
-                "GPT": ("openai-gpt", 12), "GPT2": ("gpt2", 12)}
+PAPER_MODELS = {
+    "BERT": ("bert-base-uncased", 12),
+    "D-BERT": ("distilbert-base-uncased", 6),
+    "GPT": ("openai-gpt", 12),
+    "GPT2": ("gpt2", 12),
+}
 #: Table 3 of Cai et al. 2021, average LID with cosine distance [S: authors' slides, seed 002].
-PAPER_LID_TABLE3 = {"BERT": 5.6, "D-BERT": 7.3, "GPT": 6.8, "GPT2": 7.0, "ELMo": 9.1,
-                    "GloVe": 18.0, "GloVe-2M": 26.1, "GNEWS": 21.1}
+PAPER_LID_TABLE3 = {
+    "BERT": 5.6,
+    "D-BERT": 7.3,
+    "GPT": 6.8,
+    "GPT2": 7.0,
+    "ELMo": 9.1,
+    "GloVe": 18.0,
+    "GloVe-2M": 26.1,
+    "GNEWS": 21.1,
+}
 
 
 def config_for(profile: str, models=None) -> dict:
@@ -62,9 +86,15 @@ def config_for(profile: str, models=None) -> dict:
         return cfg
     from ..models.resolve import model_n_layers, model_slug, select_models
 
-    known = {spec: (display, n) for display, (spec, n) in
-             {**PAPER_MODELS, "MiniLM": ("all-MiniLM-L6-v2", 6), "tiny-BERT": ("tiny-bert", 2),
-              "tiny-GPT2": ("tiny-gpt2", 2)}.items()}
+    known = {
+        spec: (display, n)
+        for display, (spec, n) in {
+            **PAPER_MODELS,
+            "MiniLM": ("all-MiniLM-L6-v2", 6),
+            "tiny-BERT": ("tiny-bert", 2),
+            "tiny-GPT2": ("tiny-gpt2", 2),
+        }.items()
+    }
     chosen, swiss = {}, dict(cfg["swiss_layers"])
     for spec in select_models(models, []):
         display, n = known.get(spec, (model_slug(spec), None))
@@ -76,26 +106,67 @@ def config_for(profile: str, models=None) -> dict:
 
 
 def _profile_config(profile: str) -> dict:
-    base = dict(window=512, ks=tuple(range(2, 16)), threshold=0.1, max_per_type=1000, lid_k=100,
-                sil_sample=20_000, n_init=10, kmeans_fit=None, lid_queries=None, glove_queries=None,
-                pca_points=20_000, swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
-                glove_max_words=None, layers_per_pass=None, lid_check_points=3000, threads=1)
+    base = dict(
+        window=512,
+        ks=tuple(range(2, 16)),
+        threshold=0.1,
+        max_per_type=1000,
+        lid_k=100,
+        sil_sample=20_000,
+        n_init=10,
+        kmeans_fit=None,
+        lid_queries=None,
+        glove_queries=None,
+        pca_points=20_000,
+        swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
+        glove_max_words=None,
+        layers_per_pass=None,
+        lid_check_points=3000,
+        threads=1,
+    )
     if profile == "smoke":
-        return dict(base, models={"tiny-BERT": ("tiny-bert", 2), "tiny-GPT2": ("tiny-gpt2", 2)},
-                    corpora={"ptb": ("ptb", "test", 250)}, window=128, ks=tuple(range(2, 6)),
-                    sil_sample=1500, n_init=2, kmeans_fit=3000, lid_k=20, lid_queries=400,
-                    glove_queries=400, glove_max_words=50_000, pca_points=2000, lid_check_points=1000,
-                    swiss_layers={"tiny-GPT2": [1], "tiny-BERT": [1]})
+        return dict(
+            base,
+            models={"tiny-BERT": ("tiny-bert", 2), "tiny-GPT2": ("tiny-gpt2", 2)},
+            corpora={"ptb": ("ptb", "test", 250)},
+            window=128,
+            ks=tuple(range(2, 6)),
+            sil_sample=1500,
+            n_init=2,
+            kmeans_fit=3000,
+            lid_k=20,
+            lid_queries=400,
+            glove_queries=400,
+            glove_max_words=50_000,
+            pca_points=2000,
+            lid_check_points=1000,
+            swiss_layers={"tiny-GPT2": [1], "tiny-BERT": [1]},
+        )
     if profile == "offline":
-        return dict(base, models={"MiniLM": ("all-MiniLM-L6-v2", 6)},
-                    corpora={"ptb": ("ptb", "test", None), "wikitext2": ("wikitext2", "test", 1400)},
-                    sil_sample=3000, n_init=1, kmeans_fit=5000, lid_queries=1000, glove_queries=2000,
-                    pca_points=8000, swiss_layers={"MiniLM": [1, 2, 5]})
+        return dict(
+            base,
+            models={"MiniLM": ("all-MiniLM-L6-v2", 6)},
+            corpora={"ptb": ("ptb", "test", None), "wikitext2": ("wikitext2", "test", 1400)},
+            sil_sample=3000,
+            n_init=1,
+            kmeans_fit=5000,
+            lid_queries=1000,
+            glove_queries=2000,
+            pca_points=8000,
+            swiss_layers={"MiniLM": [1, 2, 5]},
+        )
     if profile == "paper":
-        return dict(base, models=dict(PAPER_MODELS),
-                    corpora={"ptb": ("ptb", "train", None), "wikitext2": ("wikitext2", "train", None)},
-                    kmeans_fit=200_000, lid_queries=50_000, glove_queries=50_000, layers_per_pass=2,
-                    lid_check_points=5000, threads=None)
+        return dict(
+            base,
+            models=dict(PAPER_MODELS),
+            corpora={"ptb": ("ptb", "train", None), "wikitext2": ("wikitext2", "train", None)},
+            kmeans_fit=200_000,
+            lid_queries=50_000,
+            glove_queries=50_000,
+            layers_per_pass=2,
+            lid_check_points=5000,
+            threads=None,
+        )
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -147,7 +218,7 @@ def s_inter(X, types, seed: int = 0, *, center: bool = False) -> float:
     if center:
         X = X - X.mean(axis=0)
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(codes))               # a random instance per type: first in a random order
+    order = rng.permutation(len(codes))  # a random instance per type: first in a random order
     _, first = np.unique(codes[order], return_index=True)
     pick = order[first]
     if len(pick) < 2:
@@ -164,7 +235,7 @@ def _per_type_cosines(U: np.ndarray, codes: np.ndarray, max_per_type: int, rng) 
     rows = order[srt]
     starts = np.flatnonzero(np.r_[True, c_sorted[1:] != c_sorted[:-1]])
     rank = np.arange(len(c_sorted)) - np.repeat(starts, np.diff(np.r_[starts, len(c_sorted)]))
-    keep = rank < max_per_type                         # the first max_per_type of a random order
+    keep = rank < max_per_type  # the first max_per_type of a random order
     rows, c_sorted = rows[keep], c_sorted[keep]
     starts = np.flatnonzero(np.r_[True, c_sorted[1:] != c_sorted[:-1]])
     n = np.diff(np.r_[starts, len(c_sorted)]).astype(np.float64)
@@ -231,8 +302,16 @@ class ClusterChoice:
     centers: np.ndarray = field(repr=False, default=None)
 
 
-def choose_clusters(X, ks=range(2, 16), threshold: float = 0.1, *, sil_sample: int | None = 20_000,
-                    n_init: int = 10, n_fit: int | None = None, seed: int = 0) -> ClusterChoice:
+def choose_clusters(
+    X,
+    ks=range(2, 16),
+    threshold: float = 0.1,
+    *,
+    sil_sample: int | None = 20_000,
+    n_init: int = 10,
+    n_fit: int | None = None,
+    seed: int = 0,
+) -> ClusterChoice:
     r"""K-means with k chosen by the silhouette score, as in Cai et al. :cite:`cai2021isotropy`.
 
     For each k in ``ks``: scikit-learn ``KMeans(k, n_init, random_state=seed)``
@@ -338,9 +417,17 @@ def cluster_centered_isotropy(X, types, labels, max_per_type: int = 1000, seed: 
         m = labels == c
         Xc = X[m] - X[m].mean(axis=0)
         n = int(m.sum())
-        rec = {"cluster": int(c), "n": n, "n_types": int(len(np.unique(codes[m]))), "s_inter": np.nan,
-               "s_intra": np.nan, "isoscore": np.nan, "deflated": n < d, "isotropic_reference": n / (n + d),
-               "partition_isotropy": np.nan}
+        rec = {
+            "cluster": int(c),
+            "n": n,
+            "n_types": int(len(np.unique(codes[m]))),
+            "s_inter": np.nan,
+            "s_intra": np.nan,
+            "isoscore": np.nan,
+            "deflated": n < d,
+            "isotropic_reference": n / (n + d),
+            "partition_isotropy": np.nan,
+        }
         if n >= 2:
             nz = np.linalg.norm(Xc, axis=1) > 0
             if nz.sum() >= 2:
@@ -360,10 +447,16 @@ def cluster_centered_isotropy(X, types, labels, max_per_type: int = 1000, seed: 
         v = v[np.isfinite(v)]
         return float(v.mean()) if v.size else float("nan")
 
-    return {"per_cluster": rows, "k": len(rows), "s_inter": _mean("s_inter"), "s_intra": _mean("s_intra"),
-            "isoscore_mean": _mean("isoscore", lambda r: not r["deflated"]), "isoscore_mean_all": _mean("isoscore"),
-            "partition_isotropy_mean": _mean("partition_isotropy"),
-            "n_deflated": int(sum(r["deflated"] for r in rows))}
+    return {
+        "per_cluster": rows,
+        "k": len(rows),
+        "s_inter": _mean("s_inter"),
+        "s_intra": _mean("s_intra"),
+        "isoscore_mean": _mean("isoscore", lambda r: not r["deflated"]),
+        "isoscore_mean_all": _mean("isoscore"),
+        "partition_isotropy_mean": _mean("partition_isotropy"),
+        "n_deflated": int(sum(r["deflated"] for r in rows)),
+    }
 
 
 # ---------------------------------------------------------------------------------------- token kinds
@@ -425,8 +518,12 @@ def pca_view(X, n_components: int = 3, n_points: int | None = None, seed: int = 
     idx = np.arange(len(X))
     if n_points is not None and n_points < len(X):
         idx = np.sort(np.random.default_rng(seed).choice(len(X), n_points, replace=False))
-    return {"coords": pca.transform(X[idx]), "index": idx, "explained": pca.explained_variance_ratio_,
-            "explained_total": float(pca.explained_variance_ratio_.sum())}
+    return {
+        "coords": pca.transform(X[idx]),
+        "index": idx,
+        "explained": pca.explained_variance_ratio_,
+        "explained_total": float(pca.explained_variance_ratio_.sum()),
+    }
 
 
 # ------------------------------------------------------------------------------ models and embeddings
@@ -456,8 +553,7 @@ def embed_corpus(model, lines, window: int = 512, layers=None, cache_dir=None, p
     """
     from ..embeddings import embed_token_stream
 
-    ts = embed_token_stream(model, list(lines), window=window, layers=layers, cache_dir=cache_dir,
-                            progress=progress)
+    ts = embed_token_stream(model, list(lines), window=window, layers=layers, cache_dir=cache_dir, progress=progress)
     return _Stream(ts.layers, list(ts.tokens), np.asarray(ts.token_ids))
 
 
@@ -514,13 +610,27 @@ def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrientationWarning)
         row["isoscore"] = isoscore(X)
-    choice = choose_clusters(X, cfg["ks"], cfg["threshold"], sil_sample=cfg["sil_sample"], n_init=cfg["n_init"],
-                             n_fit=cfg["kmeans_fit"], seed=seed)
+    choice = choose_clusters(
+        X,
+        cfg["ks"],
+        cfg["threshold"],
+        sil_sample=cfg["sil_sample"],
+        n_init=cfg["n_init"],
+        n_fit=cfg["kmeans_fit"],
+        seed=seed,
+    )
     cc = cluster_centered_isotropy(X, tokens, choice.labels, cfg["max_per_type"], seed)
-    row.update(k=choice.k, best_k=choice.best_k, best_silhouette=choice.best_silhouette,
-               s_inter_cluster=cc["s_inter"], s_intra_cluster=cc["s_intra"],
-               isoscore_cluster=cc["isoscore_mean"], isoscore_cluster_all=cc["isoscore_mean_all"],
-               partition_cluster=cc["partition_isotropy_mean"], n_deflated=cc["n_deflated"])
+    row.update(
+        k=choice.k,
+        best_k=choice.best_k,
+        best_silhouette=choice.best_silhouette,
+        s_inter_cluster=cc["s_inter"],
+        s_intra_cluster=cc["s_intra"],
+        isoscore_cluster=cc["isoscore_mean"],
+        isoscore_cluster_all=cc["isoscore_mean_all"],
+        partition_cluster=cc["partition_isotropy_mean"],
+        n_deflated=cc["n_deflated"],
+    )
     for metric in lid_metrics:
         r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
         row[f"lid_{metric}"] = r.mean

@@ -1,15 +1,32 @@
 """Isotropy metrics. Inputs are point clouds of shape ``(n_samples, n_features)``."""
+
 from .cosine import avg_pairwise_cosine
-from .isoscore import (covariance_eigenvalues, effective_dimensions, isoscore, isoscore_from_covariance,
-                       isoscore_star, participation_ratio)
-from .partition import (PartitionIsotropy, partition_isotropy, rudman_partition_score,
-                        rudman_partition_score_gaussian)
+from .isoscore import (
+    covariance_eigenvalues,
+    effective_dimensions,
+    isoscore,
+    isoscore_from_covariance,
+    isoscore_star,
+    participation_ratio,
+)
+from .partition import PartitionIsotropy, partition_isotropy, rudman_partition_score, rudman_partition_score_gaussian
 from .rogue import RogueDimensions, cosine_contributions, rogue_dimensions
 from .streaming import CovarianceAccumulator
 
 __all__ = [
-    "isoscore", "effective_dimensions", "isoscore_star", "isoscore_from_covariance", "participation_ratio",
-    "covariance_eigenvalues", "avg_pairwise_cosine", "partition_isotropy", "PartitionIsotropy",
-    "rudman_partition_score", "rudman_partition_score_gaussian",
-    "CovarianceAccumulator", "cosine_contributions", "rogue_dimensions", "RogueDimensions",
+    "isoscore",
+    "effective_dimensions",
+    "isoscore_star",
+    "isoscore_from_covariance",
+    "participation_ratio",
+    "covariance_eigenvalues",
+    "avg_pairwise_cosine",
+    "partition_isotropy",
+    "PartitionIsotropy",
+    "rudman_partition_score",
+    "rudman_partition_score_gaussian",
+    "CovarianceAccumulator",
+    "cosine_contributions",
+    "rogue_dimensions",
+    "RogueDimensions",
 ]

@@ -1,4 +1,5 @@
 """Average pairwise cosine similarity, exact over all pairs in O(N·d)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ ratio of the covariance:
 
 because ‖σ̂‖² = n implies n − δ²(n − √n) = σ̂·1 = √n Σσ/‖σ‖. No eigendecomposition is needed.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -18,8 +19,12 @@ import numpy as np
 from .._validation import OrientationWarning, check_array, max_abs_scale
 
 __all__ = [
-    "isoscore", "effective_dimensions", "isoscore_star", "isoscore_from_covariance",
-    "participation_ratio", "covariance_eigenvalues",
+    "isoscore",
+    "effective_dimensions",
+    "isoscore_star",
+    "isoscore_from_covariance",
+    "participation_ratio",
+    "covariance_eigenvalues",
 ]
 
 

@@ -25,6 +25,7 @@ Two variants share one neighbour search:
 For ``metric="cosine"`` the neighbours are those of the unit-normalised rows; the Levina–Bickel
 variant then uses the chord distance :math:`\\lVert\\hat x - \\hat y\\rVert = \\sqrt{2(1-\\cos)}`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -123,20 +124,22 @@ def _faiss_available() -> bool:
         return False
 
 
-def _refine(index: np.ndarray, queries: np.ndarray, cand: np.ndarray, n_neighbors: int,
-            block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def _refine(
+    index: np.ndarray, queries: np.ndarray, cand: np.ndarray, n_neighbors: int, block: int = 256
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact float64 distances to float32-selected candidates, re-sorted; the ``n_neighbors`` nearest."""
     dist = np.empty(cand.shape)
     for s in range(0, len(queries), block):
-        diff = index[cand[s:s + block]]
-        diff -= queries[s:s + block, None, :]
-        dist[s:s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        diff = index[cand[s : s + block]]
+        diff -= queries[s : s + block, None, :]
+        dist[s : s + block] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
     order = np.argsort(dist, axis=1, kind="stable")[:, :n_neighbors]
     return np.take_along_axis(dist, order, 1), np.take_along_axis(cand, order, 1)
 
 
-def _knn_torch(index: np.ndarray, queries: np.ndarray, n_neighbors: int, device: str | None,
-               block: int = 1024, margin: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def _knn_torch(
+    index: np.ndarray, queries: np.ndarray, n_neighbors: int, device: str | None, block: int = 1024, margin: int = 16
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact brute-force neighbours with torch (GPU when there is one), for paper-scale indexes.
 
     Candidates are selected in float32 (``n_neighbors + margin`` per query, like FAISS' flat index),
@@ -151,14 +154,15 @@ def _knn_torch(index: np.ndarray, queries: np.ndarray, n_neighbors: int, device:
     n2 = (I * I).sum(1)
     cand = np.empty((len(queries), m), dtype=np.int64)
     for s in range(0, len(queries), block):
-        Q = torch.as_tensor(queries[s:s + block], dtype=torch.float32, device=device)
+        Q = torch.as_tensor(queries[s : s + block], dtype=torch.float32, device=device)
         d2 = (Q * Q).sum(1, keepdim=True) - 2.0 * (Q @ I.T) + n2
-        cand[s:s + block] = torch.topk(d2, m, dim=1, largest=False).indices.cpu().numpy()
+        cand[s : s + block] = torch.topk(d2, m, dim=1, largest=False).indices.cpu().numpy()
     return _refine(index, queries, cand, n_neighbors, block)
 
 
-def _knn_faiss(index: np.ndarray, queries: np.ndarray, n_neighbors: int, margin: int = 16,
-               n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _knn_faiss(
+    index: np.ndarray, queries: np.ndarray, n_neighbors: int, margin: int = 16, n_jobs: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact neighbours with a FAISS flat (brute-force) L2 index, the search engine of Cai et al.'s code.
 
     Candidates from FAISS' float32 search (``n_neighbors + margin``; on a GPU index when FAISS has one),
@@ -179,9 +183,16 @@ def _knn_faiss(index: np.ndarray, queries: np.ndarray, n_neighbors: int, margin:
     return _refine(index, queries, cand.astype(np.int64), n_neighbors)
 
 
-def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray, k: int,
-                   n_jobs: int | None, copy_of: np.ndarray | None = None, backend: str = "sklearn",
-                   device: str | None = None) -> np.ndarray:
+def _knn_distances(
+    index: np.ndarray,
+    queries: np.ndarray,
+    self_rows: np.ndarray,
+    k: int,
+    n_jobs: int | None,
+    copy_of: np.ndarray | None = None,
+    backend: str = "sklearn",
+    device: str | None = None,
+) -> np.ndarray:
     """Euclidean distances from each query to its k nearest rows of ``index``, the query itself excluded.
 
     ``self_rows[i]`` is the row of ``index`` that *is* query i; it is removed by identity (not by
@@ -189,8 +200,13 @@ def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray
     ``copy_of[j]`` (first copy of index row j) makes the distance between exact copies exactly 0.
     """
     if backend == "auto":
-        backend = ("torch" if _cuda_available() and len(index) * len(queries) > 10**9
-                   else "faiss" if _faiss_available() else "sklearn")
+        backend = (
+            "torch"
+            if _cuda_available() and len(index) * len(queries) > 10**9
+            else "faiss"
+            if _faiss_available()
+            else "sklearn"
+        )
     if backend == "torch":
         dist, idx = _knn_torch(index, queries, k + 1, device)
     elif backend == "faiss":
@@ -201,18 +217,28 @@ def _knn_distances(index: np.ndarray, queries: np.ndarray, self_rows: np.ndarray
         nn = NearestNeighbors(n_neighbors=k + 1, algorithm="brute", metric="euclidean", n_jobs=n_jobs).fit(index)
         dist, idx = nn.kneighbors(queries, n_neighbors=k + 1)
     mask = idx != np.asarray(self_rows)[:, None]
-    no_self = mask.all(axis=1)           # self beyond the k+1 found (more than k exact copies): drop the last
+    no_self = mask.all(axis=1)  # self beyond the k+1 found (more than k exact copies): drop the last
     mask[no_self, -1] = False
     dist, idx = dist[mask].reshape(len(queries), k), idx[mask].reshape(len(queries), k)
-    if copy_of is not None:              # exact duplicates: distance exactly 0 (the dot-product expansion
-        same = copy_of[idx] == copy_of[np.asarray(self_rows)][:, None]   # leaves ~1e-8 round-off)
+    if copy_of is not None:  # exact duplicates: distance exactly 0 (the dot-product expansion
+        same = copy_of[idx] == copy_of[np.asarray(self_rows)][:, None]  # leaves ~1e-8 round-off)
         dist = np.sort(np.where(same, 0.0, dist), axis=1)
     return dist
 
 
-def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_queries: int | None = None,
-            seed: int = 0, *, duplicates: str = "keep", n_jobs: int | None = None, backend: str = "auto",
-            device: str | None = None) -> LIDResult:
+def lid_mle(
+    X,
+    k: int = 100,
+    metric: str = "euclidean",
+    variant: str = "cai",
+    n_queries: int | None = None,
+    seed: int = 0,
+    *,
+    duplicates: str = "keep",
+    n_jobs: int | None = None,
+    backend: str = "auto",
+    device: str | None = None,
+) -> LIDResult:
     r"""Pointwise maximum-likelihood local intrinsic dimension on k nearest neighbours.
 
     Parameters
@@ -290,30 +316,40 @@ def lid_mle(X, k: int = 100, metric: str = "euclidean", variant: str = "cai", n_
         raise ValueError(f"backend must be 'auto', 'sklearn', 'torch' or 'faiss'; got {backend!r}")
     if backend == "faiss" and not _faiss_available():
         raise ImportError("backend='faiss' needs the faiss package: pip install faiss-cpu (or faiss-gpu)")
-    R = _knn_distances(P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of,
-                       backend, device)  # plain Euclidean (chord for cosine), ascending
+    R = _knn_distances(
+        P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of, backend, device
+    )  # plain Euclidean (chord for cosine), ascending
     n_zero = int((R[:, 0] <= 0).sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         if variant == "levina_bickel":
-            logs = np.log(R[:, -1:] / R[:, :-1])               # log(R_k / R_j), j < k
+            logs = np.log(R[:, -1:] / R[:, :-1])  # log(R_k / R_j), j < k
             lid = (k - 1) / logs.sum(axis=1)
-            lid[R[:, 0] <= 0] = 0.0                            # a zero distance: log ratio inf -> 0
-            lid[~(R[:, -1] > 0)] = np.nan                      # all k neighbours at distance 0
+            lid[R[:, 0] <= 0] = 0.0  # a zero distance: log ratio inf -> 0
+            lid[~(R[:, -1] > 0)] = np.nan  # all k neighbours at distance 0
         else:
-            D = R ** 2 if metric == "euclidean" else 0.5 * R ** 2   # FAISS: squared L2, or 1 - cos
+            D = R**2 if metric == "euclidean" else 0.5 * R**2  # FAISS: squared L2, or 1 - cos
             D = np.where(D <= 0, CAI_ZERO_CLAMP, D)
             rk = D[:, -1:]
             lid = -1.0 / np.mean(np.log(D / rk), axis=1)
     n_nonfinite = int((~np.isfinite(lid)).sum())
     if variant == "cai":
-        lid = np.where(np.isinf(lid), float(dim), lid)       # authors: inf -> ambient dimension
+        lid = np.where(np.isinf(lid), float(dim), lid)  # authors: inf -> ambient dimension
     finite = lid[np.isfinite(lid)]
     pos = finite[finite > 0]
     return LIDResult(
-        pointwise=lid, query_index=row_of[q], mean=float(finite.mean()) if finite.size else float("nan"),
+        pointwise=lid,
+        query_index=row_of[q],
+        mean=float(finite.mean()) if finite.size else float("nan"),
         median=float(np.median(finite)) if finite.size else float("nan"),
         std=float(finite.std()) if finite.size else float("nan"),
         harmonic_mean=float(len(pos) / np.sum(1.0 / pos)) if pos.size else float("nan"),
-        k=k, metric=metric, variant=variant, n_points=int(n_points), n_index=int(n_index),
-        n_duplicates=n_dup, n_zero_distance=n_zero, n_nonfinite=n_nonfinite,
-        info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)})
+        k=k,
+        metric=metric,
+        variant=variant,
+        n_points=int(n_points),
+        n_index=int(n_index),
+        n_duplicates=n_dup,
+        n_zero_distance=n_zero,
+        n_nonfinite=n_nonfinite,
+        info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)},
+    )

@@ -1,4 +1,5 @@
 """Partition-function isotropy I(W) of Mu & Viswanath (2018), as used by Rajaee & Pilehvar (2021)."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -42,8 +43,7 @@ def partition_isotropy(W, *, sign: str = "eigh") -> PartitionIsotropy:
     PartitionIsotropy
         ``value`` (may underflow to 0.0 for extreme anisotropy; ``log10`` stays exact).
     """
-    W = check_array(W, name="W", min_samples=2, min_features=2, warn_fewer_samples=True,
-                    metric="partition_isotropy")
+    W = check_array(W, name="W", min_samples=2, min_features=2, warn_fewer_samples=True, metric="partition_isotropy")
     if sign not in ("eigh", "both"):
         raise ValueError(f"sign must be 'eigh' or 'both'; got {sign!r}")
     Ws, _ = max_abs_scale(W)  # same eigenvectors; WᵀW stays inside float64 for any finite W
@@ -136,5 +136,5 @@ def rudman_partition_score_gaussian(cov, *, product: str = "dot") -> float:
     if product == "dot":
         logF = np.einsum("ij,jk,ik->i", rows, S, rows) / 2.0
     else:
-        logF = logsumexp(rows ** 2 * np.diag(S)[None, :] / 2.0, axis=1)
+        logF = logsumexp(rows**2 * np.diag(S)[None, :] / 2.0, axis=1)
     return float(np.exp(logF.min() - logF.max()))

@@ -1,4 +1,5 @@
 """Rogue dimensions: the few coordinates that dominate cosine similarity (Timkey & van Schijndel 2021)."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -35,15 +36,15 @@ def cosine_contributions(X) -> np.ndarray:
     X = check_array(X, min_samples=2, min_features=1, metric="cosine_contributions")
     U = unit_rows(X)
     n = U.shape[0]
-    return (U.sum(axis=0) ** 2 - (U ** 2).sum(axis=0)) / (n * (n - 1.0))
+    return (U.sum(axis=0) ** 2 - (U**2).sum(axis=0)) / (n * (n - 1.0))
 
 
 class RogueDimensions(NamedTuple):
     """Result of :func:`rogue_dimensions`."""
 
-    dims: np.ndarray          # indices of the top-k dimensions by contribution, largest first
+    dims: np.ndarray  # indices of the top-k dimensions by contribution, largest first
     contributions: np.ndarray  # their CC_i
-    share: float              # sum of their CC_i over the average cosine (sum of all CC_i)
+    share: float  # sum of their CC_i over the average cosine (sum of all CC_i)
     avg_cosine: float
 
 

@@ -5,6 +5,7 @@ mean Euclidean distance to every cluster. That is an all-pairs computation, O(NÂ
 matrix is never held here: rows are processed in chunks of ``chunk_size``, and each chunk's distances are
 reduced at once to per-cluster sums by a product with the one-hot label matrix (``D_chunk @ Y``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,8 +66,9 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
     if isinstance(X, torch.Tensor):  # stays on its device; same rules as check_array
         if X.ndim != 2:
-            raise ValueError(f"silhouette: X must be 2-D with shape (n_samples, n_features); got shape "
-                             f"{tuple(X.shape)}")
+            raise ValueError(
+                f"silhouette: X must be 2-D with shape (n_samples, n_features); got shape {tuple(X.shape)}"
+            )
         if X.is_complex():
             raise ValueError(f"silhouette: X is a complex tensor ({X.dtype}); real numbers are needed")
         if X.shape[0] < 2:
@@ -81,8 +83,13 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
     dev = _resolve_device(device)
     dtype = dtype or torch.float64
     if torch.device(dev).type == "cpu":  # numpy's BLAS: faster than torch's CPU matmul here, same algebra
-        return _distance_sums_numpy(Xt.cpu().to(torch.float64).numpy(), codes, k, chunk_size,
-                                    np.float32 if dtype == torch.float32 else np.float64), codes
+        return _distance_sums_numpy(
+            Xt.cpu().to(torch.float64).numpy(),
+            codes,
+            k,
+            chunk_size,
+            np.float32 if dtype == torch.float32 else np.float64,
+        ), codes
     Xt = Xt.to(device=dev, dtype=dtype)
     scale = float(Xt.abs().max()) if Xt.numel() else 0.0  # distances of X/scale, times scale: no overflow
     if scale > 0:

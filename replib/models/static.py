@@ -1,4 +1,5 @@
 """Word-vector files (GloVe text, word2vec text or binary) as a model: words, vectors and the file's sha256."""
+
 from __future__ import annotations
 
 import re

@@ -3,6 +3,7 @@ paper models, built from configs (no download), deterministic under a seed.
 
 Tokenizer files are written once per process to a temporary folder (or ``$REPLIB_CACHE_DIR/tiny`` when that variable is set).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,11 +19,74 @@ from .loading import LoadedModel
 from .registry import ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
-PROTBERT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "L", "A", "G", "V", "E", "S", "I", "K",
-                  "R", "D", "T", "P", "N", "Q", "F", "Y", "M", "H", "C", "W", "X", "U", "B", "Z", "O"]
+PROTBERT_VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "L",
+    "A",
+    "G",
+    "V",
+    "E",
+    "S",
+    "I",
+    "K",
+    "R",
+    "D",
+    "T",
+    "P",
+    "N",
+    "Q",
+    "F",
+    "Y",
+    "M",
+    "H",
+    "C",
+    "W",
+    "X",
+    "U",
+    "B",
+    "Z",
+    "O",
+]
 #: ESM-2 vocabulary (33 tokens), as in ``facebook/esm2_*/vocab.txt``.
-ESM_VOCAB = ["<cls>", "<pad>", "<eos>", "<unk>", "L", "A", "G", "V", "S", "E", "R", "T", "I", "D", "P", "K",
-             "Q", "N", "F", "Y", "M", "H", "W", "C", "X", "B", "U", "Z", "O", ".", "-", "<null_1>", "<mask>"]
+ESM_VOCAB = [
+    "<cls>",
+    "<pad>",
+    "<eos>",
+    "<unk>",
+    "L",
+    "A",
+    "G",
+    "V",
+    "S",
+    "E",
+    "R",
+    "T",
+    "I",
+    "D",
+    "P",
+    "K",
+    "Q",
+    "N",
+    "F",
+    "Y",
+    "M",
+    "H",
+    "W",
+    "C",
+    "X",
+    "B",
+    "U",
+    "Z",
+    "O",
+    ".",
+    "-",
+    "<null_1>",
+    "<mask>",
+]
 FAMILIES = ("protbert", "protxlnet", "esm", "bert", "gpt2", "proteinbert")
 _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 _DIR: Path | None = None
@@ -70,12 +134,21 @@ def _xlnet_tok():
         aa = "LAGVESIKRDTPNQFYMHCW"
         with tempfile.TemporaryDirectory(dir=d) as work:  # trained aside, moved into place when complete
             text = Path(work) / "residues.txt"
-            text.write_text("\n".join(" ".join(rng.choice(aa) for _ in range(rng.randint(5, 40)))
-                                      for _ in range(2000)) + "\n")
+            text.write_text(
+                "\n".join(" ".join(rng.choice(aa) for _ in range(rng.randint(5, 40))) for _ in range(2000)) + "\n"
+            )
             spm.SentencePieceTrainer.train(
-                input=str(text), model_prefix=str(Path(work) / "spiece"), vocab_size=27, model_type="word",
+                input=str(text),
+                model_prefix=str(Path(work) / "spiece"),
+                vocab_size=27,
+                model_type="word",
                 control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
-                unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, minloglevel=2)
+                unk_id=0,
+                bos_id=-1,
+                eos_id=-1,
+                pad_id=-1,
+                minloglevel=2,
+            )
             model = (Path(work) / "spiece.model").read_bytes()
         atomic_write(d / "spiece.model", lambda fh: fh.write(model))
     return XLNetTokenizer.from_pretrained(str(d), do_lower_case=False)
@@ -107,9 +180,13 @@ def _gpt2_tok():
     d = _root() / "gpt2"
     if not (d / "vocab.json").exists():
         d.mkdir(parents=True, exist_ok=True)
-        corpus = ["The quick brown fox jumps over the lazy dog.", "A man is playing a guitar.",
-                  "Isotropy of embedding spaces is measured with IsoScore.", "Hello world, hello tokens!",
-                  "Protein sequences and sentences are embedded the same way."] * 20
+        corpus = [
+            "The quick brown fox jumps over the lazy dog.",
+            "A man is playing a guitar.",
+            "Isotropy of embedding spaces is measured with IsoScore.",
+            "Hello world, hello tokens!",
+            "Protein sequences and sentences are embedded the same way.",
+        ] * 20
         bpe = ByteLevelBPETokenizer()
         bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"])
         bpe.save_model(str(d))
@@ -117,8 +194,19 @@ def _gpt2_tok():
 
 
 def _spec(family: str, arch: str, hidden: int, layers: int, recipe: str) -> ModelSpec:
-    return ModelSpec(f"tiny-{family}", f"local:tiny-{family}", "random", arch, hidden, layers, recipe,
-                     "n/a (random weights)", pinned=False, safetensors=False, notes="tiny random model")
+    return ModelSpec(
+        f"tiny-{family}",
+        f"local:tiny-{family}",
+        "random",
+        arch,
+        hidden,
+        layers,
+        recipe,
+        "n/a (random weights)",
+        pinned=False,
+        safetensors=False,
+        notes="tiny random model",
+    )
 
 
 def tiny_model(family: str, seed: int = 0) -> LoadedModel:
@@ -156,9 +244,16 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
         model, spec = tr.XLNetModel(cfg), _spec(family, "xlnet", H, L, "protxlnet")
     elif family == "esm":
         tok = _esm_tok()
-        cfg = tr.EsmConfig(vocab_size=len(ESM_VOCAB), pad_token_id=1, mask_token_id=32,
-                           max_position_embeddings=1026, position_embedding_type="rotary",
-                           token_dropout=True, emb_layer_norm_before=False, **_TINY)
+        cfg = tr.EsmConfig(
+            vocab_size=len(ESM_VOCAB),
+            pad_token_id=1,
+            mask_token_id=32,
+            max_position_embeddings=1026,
+            position_embedding_type="rotary",
+            token_dropout=True,
+            emb_layer_norm_before=False,
+            **_TINY,
+        )
         model, spec = tr.EsmModel(cfg, add_pooling_layer=False), _spec(family, "esm", H, L, "esm")
     elif family == "bert":
         tok = _bert_tok()
@@ -167,8 +262,9 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
     elif family == "gpt2":
         tok = _gpt2_tok()
         eos = tok.convert_tokens_to_ids("<|endoftext|>")
-        cfg = tr.GPT2Config(vocab_size=len(tok), n_embd=H, n_layer=L, n_head=2, n_positions=1024,
-                            bos_token_id=eos, eos_token_id=eos)
+        cfg = tr.GPT2Config(
+            vocab_size=len(tok), n_embd=H, n_layer=L, n_head=2, n_positions=1024, bos_token_id=eos, eos_token_id=eos
+        )
         model, spec = tr.GPT2Model(cfg), _spec(family, "gpt2", H, L, "text")
     else:
         from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
@@ -176,7 +272,6 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
         model = ProteinBERT()
         model.load_keras_weights(random_weights(model, seed))
         tok = ProteinBertTokenizer(64)
-        spec = replace(_spec(family, "proteinbert", 512, 6, "proteinbert"),
-                       extra={"local_dim": 128, "seq_len": 64})
+        spec = replace(_spec(family, "proteinbert", 512, 6, "proteinbert"), extra={"local_dim": 128, "seq_len": 64})
     note_model(f"tiny-{family}", kind="random", source=f"random:seed={seed}")
     return LoadedModel(f"tiny-{family}", model.eval(), tok, spec, "cpu", f"random:seed={seed}")

@@ -46,8 +46,9 @@ def _best(fn: Callable, repeat: int):
 def _row(step, size, ours, ref_name, theirs, diff, tol, repeat) -> BenchRow:
     t_ours, a = _best(ours, repeat)
     t_ref, b = _best(theirs, repeat)
-    return BenchRow(step, size, t_ours, ref_name, t_ref, t_ref / t_ours if t_ours > 0 else float("inf"),
-                    float(diff(a, b)), tol)
+    return BenchRow(
+        step, size, t_ours, ref_name, t_ref, t_ref / t_ours if t_ours > 0 else float("inf"), float(diff(a, b)), tol
+    )
 
 
 def _maxdiff(a, b) -> float:
@@ -60,8 +61,16 @@ def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
     from ..metrics import isoscore
 
     X = (rng.normal(size=(n, d)) * np.linspace(0.1, 3, d)).astype(np.float32)
-    return _row("IsoScore", f"{n}×{d} float32", lambda: isoscore(X), "IsoScore 2.0.1",
-                lambda: float(pkg.IsoScore(X)), _maxdiff, 1e-5, repeat)
+    return _row(
+        "IsoScore",
+        f"{n}×{d} float32",
+        lambda: isoscore(X),
+        "IsoScore 2.0.1",
+        lambda: float(pkg.IsoScore(X)),
+        _maxdiff,
+        1e-5,
+        repeat,
+    )
 
 
 def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
@@ -75,8 +84,16 @@ def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
         S = cosine_similarity(X)
         return (S.sum() - np.trace(S)) / (n * (n - 1))
 
-    return _row("average cosine (exact)", f"{n}×{d}", lambda: avg_pairwise_cosine(X), "scikit-learn cosine_similarity",
-                reference, _maxdiff, 1e-9, repeat)
+    return _row(
+        "average cosine (exact)",
+        f"{n}×{d}",
+        lambda: avg_pairwise_cosine(X),
+        "scikit-learn cosine_similarity",
+        reference,
+        _maxdiff,
+        1e-9,
+        repeat,
+    )
 
 
 def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
@@ -86,8 +103,16 @@ def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 
     labels = rng.integers(0, k, size=n)
     X = rng.normal(size=(n, d)) + labels[:, None] * 0.05
-    return _row("silhouette", f"{n}×{d}, {k} labels", lambda: silhouette_score(X, labels), "scikit-learn",
-                lambda: sk_silhouette(X, labels), _maxdiff, 1e-6, repeat)
+    return _row(
+        "silhouette",
+        f"{n}×{d}, {k} labels",
+        lambda: silhouette_score(X, labels),
+        "scikit-learn",
+        lambda: sk_silhouette(X, labels),
+        _maxdiff,
+        1e-6,
+        repeat,
+    )
 
 
 def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
@@ -96,9 +121,16 @@ def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     from ..metrics.lid import lid_mle
 
     X = rng.normal(size=(n, 8)) @ rng.normal(size=(8, d)) + 0.01 * rng.normal(size=(n, d))
-    return _row("LID (Levina–Bickel MLE)", f"{n}×{d}, k={k}",
-                lambda: lid_mle(X, k=k, variant="levina_bickel").pointwise, "scikit-dimension MLE",
-                lambda: skdim.id.MLE().fit_transform_pw(X, n_neighbors=k, n_jobs=1), _maxdiff, 1e-4, repeat)
+    return _row(
+        "LID (Levina–Bickel MLE)",
+        f"{n}×{d}, k={k}",
+        lambda: lid_mle(X, k=k, variant="levina_bickel").pointwise,
+        "scikit-dimension MLE",
+        lambda: skdim.id.MLE().fit_transform_pw(X, n_neighbors=k, n_jobs=1),
+        _maxdiff,
+        1e-4,
+        repeat,
+    )
 
 
 def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
@@ -118,8 +150,16 @@ def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
         a, b = np.asarray(a), np.asarray(b)
         return float(np.abs(a[:, 0] - b[:, 0]).max())
 
-    return _row("global alignment (PAM250 10/1)", f"{n_pairs} pairs", ours, "Biopython PairwiseAligner",
-                theirs, diff, 0.0, repeat)
+    return _row(
+        "global alignment (PAM250 10/1)",
+        f"{n_pairs} pairs",
+        ours,
+        "Biopython PairwiseAligner",
+        theirs,
+        diff,
+        0.0,
+        repeat,
+    )
 
 
 def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
@@ -147,21 +187,41 @@ def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
         b /= np.linalg.norm(b, axis=1, keepdims=True)
         return float(np.abs(a - b).max())
 
-    return _row("sentence embedding (MiniLM mean pool)", f"{n_texts} texts", ours, "sentence-transformers encode",
-                theirs, diff, 1e-4, repeat)
+    return _row(
+        "sentence embedding (MiniLM mean pool)",
+        f"{n_texts} texts",
+        ours,
+        "sentence-transformers encode",
+        theirs,
+        diff,
+        1e-4,
+        repeat,
+    )
 
 
-def run(quick: bool = False, repeat: int = 3, seed: int = 0, steps: list[str] | None = None, progress=print) -> list[BenchRow]:
+def run(
+    quick: bool = False, repeat: int = 3, seed: int = 0, steps: list[str] | None = None, progress=print
+) -> list[BenchRow]:
     """Run the benchmark; ``quick`` uses small sizes (seconds), else the sizes of the issue tracker's table."""
     rng = np.random.default_rng(seed)
     if quick:
-        plan = {"isoscore": (bench_isoscore, (2000, 128)), "cosine": (bench_cosine, (800, 64)),
-                "silhouette": (bench_silhouette, (600, 32, 5)), "lid": (bench_lid, (800, 32, 10)),
-                "alignment": (bench_alignment, (10,)), "embedding": (bench_embedding, (32,))}
+        plan = {
+            "isoscore": (bench_isoscore, (2000, 128)),
+            "cosine": (bench_cosine, (800, 64)),
+            "silhouette": (bench_silhouette, (600, 32, 5)),
+            "lid": (bench_lid, (800, 32, 10)),
+            "alignment": (bench_alignment, (10,)),
+            "embedding": (bench_embedding, (32,)),
+        }
     else:
-        plan = {"isoscore": (bench_isoscore, (20000, 768)), "cosine": (bench_cosine, (6000, 384)),
-                "silhouette": (bench_silhouette, (6000, 384, 10)), "lid": (bench_lid, (6000, 384, 20)),
-                "alignment": (bench_alignment, (150,)), "embedding": (bench_embedding, (2000,))}
+        plan = {
+            "isoscore": (bench_isoscore, (20000, 768)),
+            "cosine": (bench_cosine, (6000, 384)),
+            "silhouette": (bench_silhouette, (6000, 384, 10)),
+            "lid": (bench_lid, (6000, 384, 20)),
+            "alignment": (bench_alignment, (150,)),
+            "embedding": (bench_embedding, (2000,)),
+        }
     rows = []
     for name, (fn, args) in plan.items():
         if steps and name not in steps:
@@ -175,8 +235,10 @@ def run(quick: bool = False, repeat: int = 3, seed: int = 0, steps: list[str] | 
             progress(f"{name}: skipped ({exc})")
             continue
         rows.append(row)
-        progress(f"{row.step}: replib {row.replib_s:.3f} s, {row.reference} {row.reference_s:.3f} s, "
-                 f"ratio {row.ratio:.2f}, max |diff| {row.max_abs_diff:.2g}")
+        progress(
+            f"{row.step}: replib {row.replib_s:.3f} s, {row.reference} {row.reference_s:.3f} s, "
+            f"ratio {row.ratio:.2f}, max |diff| {row.max_abs_diff:.2g}"
+        )
     return rows
 
 
@@ -184,13 +246,18 @@ def markdown(rows: list[BenchRow]) -> str:
     """The benchmark table (Markdown) with the machine it ran on."""
     import os
 
-    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
-             f"Python {platform.python_version()}.", "",
-             "| step | size | replib (s) | reference | reference (s) | ratio | max abs diff | equal |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
+        f"Python {platform.python_version()}.",
+        "",
+        "| step | size | replib (s) | reference | reference (s) | ratio | max abs diff | equal |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r.step} | {r.size} | {r.replib_s:.3f} | {r.reference} | {r.reference_s:.3f} | "
-                     f"{r.ratio:.2f} | {r.max_abs_diff:.2g} | {'yes' if r.equal else 'NO'} |")
+        lines.append(
+            f"| {r.step} | {r.size} | {r.replib_s:.3f} | {r.reference} | {r.reference_s:.3f} | "
+            f"{r.ratio:.2f} | {r.max_abs_diff:.2g} | {'yes' if r.equal else 'NO'} |"
+        )
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ checked (``notebooks/<chapter>.ipynb``, papermill's injected cell removed from t
 validation page is generated from the runner's report, so the rendered book shows exactly the numbers
 the checker validated.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ FRONT_PAGE = "book/intro.md"
 FRONT_PAGE_MARKER = "<!-- replib:summary -->"
 
 
-def validation_markdown(reports: list[dict], root: Path | None = None,
-                        claim_links: dict[tuple[str, str], str] | None = None) -> str:
+def validation_markdown(
+    reports: list[dict], root: Path | None = None, claim_links: dict[tuple[str, str], str] | None = None
+) -> str:
     """The validation dashboard page: a chapter x status matrix per profile, what is and is not
     reproduced, the environment, and every claim of every chapter (see
     :func:`replib.tooling.report.dashboard_markdown`)."""
@@ -49,9 +51,14 @@ def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
     return reps
 
 
-def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = None,
-          report_profiles: list[str] | None = None, root: Path | None = None,
-          colab_ref: str | None = None) -> Path:
+def stage(
+    profile: str,
+    stage_dir: Path | None = None,
+    runs_dir: Path | None = None,
+    report_profiles: list[str] | None = None,
+    root: Path | None = None,
+    colab_ref: str | None = None,
+) -> Path:
     """Copy the book tree into ``stage_dir`` with executed notebooks and the pages generated from the report.
 
     Each chapter is the executed notebook with stderr and progress-bar/warning outputs removed, the "what
@@ -95,8 +102,9 @@ def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = N
         (stage_dir / "notebooks" / pages.csv_name(chapter)).write_text(pages.claims_csv(mine))
         nbformat.write(nb, str(stage_dir / "notebooks" / ran.name))
     if missing:
-        raise FileNotFoundError(f"no executed notebook for {missing} in {executed}: run "
-                                f"`python -m replib run --profile {profile}` first")
+        raise FileNotFoundError(
+            f"no executed notebook for {missing} in {executed}: run `python -m replib run --profile {profile}` first"
+        )
     # plotly.js served locally (the book must render without internet)
     static = stage_dir / "book" / "_static"
     static.mkdir(exist_ok=True)
@@ -116,9 +124,15 @@ def stage(profile: str, stage_dir: Path | None = None, runs_dir: Path | None = N
     return stage_dir
 
 
-def build(profile: str, strict: bool = True, stage_dir: Path | None = None, runs_dir: Path | None = None,
-          report_profiles: list[str] | None = None, root: Path | None = None,
-          colab_ref: str | None = None) -> Path:
+def build(
+    profile: str,
+    strict: bool = True,
+    stage_dir: Path | None = None,
+    runs_dir: Path | None = None,
+    report_profiles: list[str] | None = None,
+    root: Path | None = None,
+    colab_ref: str | None = None,
+) -> Path:
     """Stage and build the HTML book; returns the folder holding ``index.html``."""
     stage_dir = stage(profile, stage_dir, runs_dir, report_profiles, root, colab_ref=colab_ref)
     exe = Path(sys.executable).parent / "jupyter-book"

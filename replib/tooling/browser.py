@@ -18,9 +18,9 @@ is loaded in Debian's ``chromium``. A page passes when
 ``check_book`` returns a list of problems (empty: the book is fine) so that tests can assert both that
 the real book passes and that a broken copy fails. A screenshot of each page is saved.
 """
+
 from __future__ import annotations
 
-import ast
 import functools
 import http.server
 import re
@@ -40,11 +40,21 @@ from .notebooks import for_the_page, read_chapter
 from .pages import BADGE, NOISE, STATUSES, csv_name, status_counts
 from .project import chapter_source, find_root, toc_files
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                  "--disable-dev-shm-usage", "--disable-extensions", "--window-size=1280,2000",
-                  # no DNS for anything but loopback: an external URL can never be fetched by the test
-                  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+    "--disable-extensions",
+    "--window-size=1280,2000",
+    # no DNS for anything but loopback: an external URL can never be fetched by the test
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+)
 
 #: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
 EXTERNAL_ALLOWLIST: dict[str, str] = {
@@ -60,17 +70,20 @@ GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 
 def chromium_paths() -> tuple[str | None, str | None]:
     """(chromium, chromedriver) executables, or None where missing."""
-    return (shutil.which("chromium") or shutil.which("chromium-browser"),
-            shutil.which("chromedriver") or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists()
-                                             else None))
+    return (
+        shutil.which("chromium") or shutil.which("chromium-browser"),
+        shutil.which("chromedriver") or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None),
+    )
 
 
 def unavailable_reason() -> str | None:
     """Why the browser check cannot run here, or None when it can."""
     browser, driver = chromium_paths()
     if not browser or not driver:
-        return ("Chromium is not installed; install it with "
-                "`apt-get install -y chromium chromium-driver` (Debian; .ci/run does this)")
+        return (
+            "Chromium is not installed; install it with "
+            "`apt-get install -y chromium chromium-driver` (Debian; .ci/run does this)"
+        )
     try:
         import selenium  # noqa: F401
     except ImportError:
@@ -137,16 +150,14 @@ def make_driver(user_data_dir: Path | None = None):
 # ---------------------------------------------------------------- what the book should contain
 @dataclass
 class Page:
-    source: str                 # toc entry, e.g. "book/intro" or "notebooks/isoscore"
-    html: str                   # path relative to the html root
+    source: str  # toc entry, e.g. "book/intro" or "notebooks/isoscore"
+    html: str  # path relative to the html root
     chapter: str | None = None  # chapter name for notebooks/<chapter>
     figure_cells: list[int] = field(default_factory=list)  # indexes among rendered code cells
     n_plotly: int = 0
     glue: list[tuple[str, str]] = field(default_factory=list)  # (key:spec, expected text) in prose order
     claim_badges: list[str] | None = None  # the statuses of the chapter's claims, in order (from the report)
     summary: dict[str, list[int]] | None = None  # front page: chapter title -> counts per status (report)
-
-
 
 
 def _glued_text_plain(nb) -> dict[str, str]:
@@ -216,10 +227,12 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
                 page.claim_badges = [BADGE[c["status"]] for c in report["claims"] if c["chapter"] == page.chapter]
             elif page.source == "book/intro":
                 page.summary = {
-                    ch.get("title") or ch["chapter"]: [status_counts([c for c in report["claims"]
-                                                                      if c["chapter"] == ch["chapter"]])[st]
-                                                       for st in STATUSES]
-                    for ch in report["chapters"]}
+                    ch.get("title") or ch["chapter"]: [
+                        status_counts([c for c in report["claims"] if c["chapter"] == ch["chapter"]])[st]
+                        for st in STATUSES
+                    ]
+                    for ch in report["chapters"]
+                }
     return pages
 
 
@@ -311,9 +324,17 @@ def _network_requests(driver) -> list[str]:
     return urls
 
 
-def check_page(driver, server: BookServer, page: Page, *, root: Path | None = None,
-               all_claim_keys: dict[str, list[str]] | None = None, screenshot_dir: Path | None = None,
-               settle: float = 0.5, config: Path | None = None) -> list[str]:
+def check_page(
+    driver,
+    server: BookServer,
+    page: Page,
+    *,
+    root: Path | None = None,
+    all_claim_keys: dict[str, list[str]] | None = None,
+    screenshot_dir: Path | None = None,
+    settle: float = 0.5,
+    config: Path | None = None,
+) -> list[str]:
     """Load one page and return its problems (empty list: the page is fine)."""
     root = Path(root or find_root())
     problems: list[str] = []
@@ -330,7 +351,7 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
     try:  # let MathJax finish typesetting (it loads asynchronously)
         driver.set_script_timeout(20)
         driver.execute_async_script(_JS_MATHJAX_DONE)
-    except Exception:  # noqa: BLE001 - a page whose MathJax never finishes shows raw TeX, caught below
+    except Exception:
         pass
     state = driver.execute_script(_JS_STATE)
     # console and network
@@ -360,8 +381,10 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
     raw = RAW_TEX.findall(state["prose"])
     if raw:
         i = RAW_TEX.search(state["prose"]).start()
-        problems.append(f"{where}: {len(raw)} raw TeX delimiter(s) in the page text (formulas not rendered), "
-                        f"e.g. {state['prose'][max(0, i - 40):i + 60]!r}")
+        problems.append(
+            f"{where}: {len(raw)} raw TeX delimiter(s) in the page text (formulas not rendered), "
+            f"e.g. {state['prose'][max(0, i - 40) : i + 60]!r}"
+        )
     if state["math"] and not state["mjx"]:
         problems.append(f"{where}: {state['math']} formula(s) on the page, none typeset by MathJax")
     if state["stderr"]:
@@ -385,8 +408,7 @@ def check_page(driver, server: BookServer, page: Page, *, root: Path | None = No
         problems += _check_chapter(page, state, root, config)
     if page.source == "book/validation":
         for chapter, keys in (all_claim_keys or claim_keys(root / "notebooks")).items():
-            missing = [k for k in keys
-                       if not re.search(r"(?<![\w.-])" + re.escape(k) + r"(?![\w.-])", state["text"])]
+            missing = [k for k in keys if not re.search(r"(?<![\w.-])" + re.escape(k) + r"(?![\w.-])", state["text"])]
             if missing:
                 problems.append(f"{where}: claims of {chapter} not listed: {missing}")
     if screenshot_dir is not None:
@@ -402,8 +424,9 @@ def _check_summary(page: Page, state: dict) -> list[str]:
     for title, counts in page.summary.items():
         got = rows.get(title)
         if got != [str(n) for n in counts]:
-            problems.append(f"{page.html}: front page should count {dict(zip(STATUSES, counts))} for {title!r}; "
-                            f"page shows {got}")
+            problems.append(
+                f"{page.html}: front page should count {dict(zip(STATUSES, counts))} for {title!r}; page shows {got}"
+            )
     return problems
 
 
@@ -418,8 +441,9 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
         if not (any(i["ok"] for i in c["imgs"]) or any(c["plots"])):
             problems.append(f"{where}: code cell #{idx + 1} calls a plotting API but shows no figure")
     if len(state["plotly"]) < page.n_plotly:
-        problems.append(f"{where}: {page.n_plotly} plotly figure(s) in the executed notebook, "
-                        f"{len(state['plotly'])} on the page")
+        problems.append(
+            f"{where}: {page.n_plotly} plotly figure(s) in the executed notebook, {len(state['plotly'])} on the page"
+        )
     expected = [text for _, text in page.glue]
     if state["pasted"] != expected:
         for j, (role, text) in enumerate(page.glue):
@@ -436,10 +460,15 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
         got = [r[-1] if r else "" for r in rows]
         if got != page.claim_badges:
             first = next((i for i, (a, b) in enumerate(zip(got, page.claim_badges)) if a != b), None)
-            problems.append(f"{where}: the 'what this chapter reproduces' table should list "
-                            f"{len(page.claim_badges)} claims with the report's statuses; page shows {len(got)} rows"
-                            + (f", row {first + 1} {got[first]!r} instead of {page.claim_badges[first]!r}"
-                               if first is not None else ""))
+            problems.append(
+                f"{where}: the 'what this chapter reproduces' table should list "
+                f"{len(page.claim_badges)} claims with the report's statuses; page shows {len(got)} rows"
+                + (
+                    f", row {first + 1} {got[first]!r} instead of {page.claim_badges[first]!r}"
+                    if first is not None
+                    else ""
+                )
+            )
         if not any(h.endswith(csv_name(page.chapter)) for h in state["links"]):
             problems.append(f"{where}: no link to the chapter's numbers as CSV ({csv_name(page.chapter)})")
     staged = Path(config) if config else root / "_config.yml"
@@ -450,8 +479,15 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
     return problems
 
 
-def check_book(html_dir: Path, *, root: Path | None = None, executed_dir: Path | None = None,
-               pages: list[Page] | None = None, screenshot_dir: Path | None = None, driver=None) -> list[str]:
+def check_book(
+    html_dir: Path,
+    *,
+    root: Path | None = None,
+    executed_dir: Path | None = None,
+    pages: list[Page] | None = None,
+    screenshot_dir: Path | None = None,
+    driver=None,
+) -> list[str]:
     """Serve ``html_dir``, load every page of ``_toc.yml`` (or ``pages``) and return all problems."""
     root = Path(root or find_root())
     pages = pages if pages is not None else book_pages(root, executed_dir)
@@ -462,8 +498,9 @@ def check_book(html_dir: Path, *, root: Path | None = None, executed_dir: Path |
     try:
         with BookServer(html_dir) as server:
             for page in pages:
-                problems += check_page(driver, server, page, root=root, all_claim_keys=keys,
-                                       screenshot_dir=screenshot_dir)
+                problems += check_page(
+                    driver, server, page, root=root, all_claim_keys=keys, screenshot_dir=screenshot_dir
+                )
     finally:
         if own:
             driver.quit()

@@ -4,6 +4,7 @@ A claims file (``notebooks/<chapter>.claims.yml``) lists, per claim, the paper's
 source, and per profile one check: a ``tolerance`` around the paper's value, a ``property`` that
 would fail if the science broke, or ``unverified`` with the reason. See CONTRIBUTING.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,11 +15,18 @@ from typing import Any
 import yaml
 
 from ..profiles import PROFILES
+
 #: every status, in the order reports show them
 STATUSES = ("reproduced", "consistent", "sanity", "deviates", "inconclusive", "failed", "unverified")
-STATUS_BADGE = {"reproduced": "✅ reproduced", "consistent": "✅ consistent", "sanity": "🔧 sanity",
-                "deviates": "⚠️ deviates", "inconclusive": "❔ inconclusive", "failed": "❌ failed",
-                "unverified": "⏸ unverified"}
+STATUS_BADGE = {
+    "reproduced": "✅ reproduced",
+    "consistent": "✅ consistent",
+    "sanity": "🔧 sanity",
+    "deviates": "⚠️ deviates",
+    "inconclusive": "❔ inconclusive",
+    "failed": "❌ failed",
+    "unverified": "⏸ unverified",
+}
 #: statuses that do not fail a run (a deviation is a documented failure of the paper's claim, not a pass:
 #: it is counted and shown apart)
 PASSING = {"reproduced", "consistent", "deviates", "sanity"}
@@ -29,8 +37,12 @@ CHECK_KINDS = {"tolerance", "property", "unverified"}
 TOLERANCE_FIELDS = {"abs", "rel", "log10"}
 PROPERTY_FIELDS = {"op", "value", "key", "abs"}
 _OPS = {
-    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
 }
 
 
@@ -89,8 +101,8 @@ class Claim:
     source: str
     checks: dict
     deviation: str | None = None
-    sanity: bool = False            # holds by construction (a count fixed by the data, an invariance): never a reproduction
-    stand_in: str | None = None     # the paper's value met by a stand-in experiment: at best consistent, never reproduced
+    sanity: bool = False  # holds by construction (a count fixed by the data, an invariance): never a reproduction
+    stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
 
 
 @dataclass
@@ -100,7 +112,7 @@ class ChapterClaims:
     path: Path
     claims: list[Claim]
     timeout: dict = field(default_factory=dict)
-    error: str | None = None   # the loader's error when the claims file is malformed (the chapter fails alone)
+    error: str | None = None  # the loader's error when the claims file is malformed (the chapter fails alone)
 
     def timeout_for(self, profile: str, default: int = 1800) -> int:
         return int(self.timeout.get(profile, default))
@@ -184,7 +196,7 @@ def load_claims(path) -> ChapterClaims:
     """Read and validate a claims file."""
     path = Path(path)
     try:
-        doc = yaml.load(path.read_text(), Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = yaml.load(path.read_text(), Loader=_StrictLoader)
     except ClaimsFileError as exc:
         raise ClaimsFileError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -240,11 +252,20 @@ def load_claims(path) -> ChapterClaims:
             _validate_check(f"{where} [{prof}]", chk)
             if "tolerance" in chk and not isinstance(paper.get("value"), (int, float)):
                 raise ClaimsFileError(f"{where} [{prof}]: a tolerance check needs a numeric paper value")
-        claims.append(Claim(chapter=chapter, key=c["key"], claim=c["claim"], paper_value=paper.get("value"),
-                            source=paper["source"], checks=checks, deviation=c.get("deviation"),
-                            sanity=bool(c.get("sanity", False)), stand_in=c.get("stand_in")))
-    return ChapterClaims(chapter=chapter, title=doc.get("title", chapter), path=path, claims=claims,
-                         timeout=timeout)
+        claims.append(
+            Claim(
+                chapter=chapter,
+                key=c["key"],
+                claim=c["claim"],
+                paper_value=paper.get("value"),
+                source=paper["source"],
+                checks=checks,
+                deviation=c.get("deviation"),
+                sanity=bool(c.get("sanity", False)),
+                stand_in=c.get("stand_in"),
+            )
+        )
+    return ChapterClaims(chapter=chapter, title=doc.get("title", chapter), path=path, claims=claims, timeout=timeout)
 
 
 def _is_number(v: Any) -> bool:
@@ -266,8 +287,9 @@ def _describe(check: dict) -> str:
     return f"{spec['op']} {rhs}{extra}" if spec["op"] not in ("true", "false") else f"is {spec['op']}"
 
 
-def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
-                   notebook_error: str | None = None) -> ClaimResult:
+def evaluate_claim(
+    claim: Claim, profile: str, records: dict[str, Any], notebook_error: str | None = None
+) -> ClaimResult:
     """Check one claim in one profile against the recorded values of its executed notebook."""
     check = claim.checks[profile]
     kind, spec, expected = _split_check(check)
@@ -278,21 +300,33 @@ def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
         if expected is not None:  # strict expected failure: the check itself still runs
             if status == "failed" and detail.startswith(_CHECK_FAILED):
                 status, deviation = "deviates", expected
-                detail = "does not hold here, as documented: " + detail[len(_CHECK_FAILED):]
+                detail = "does not hold here, as documented: " + detail[len(_CHECK_FAILED) :]
             elif status in PASSING:
                 status = "failed"
-                detail = (f"expected to fail in this profile ({expected}) but holds now ({detail}): "
-                          "update the claims file and the chapter's deviations")
+                detail = (
+                    f"expected to fail in this profile ({expected}) but holds now ({detail}): "
+                    "update the claims file and the chapter's deviations"
+                )
         if claim.sanity and status in ("reproduced", "consistent"):
-            status = "sanity"     # holds by construction: shown apart, never counted as a reproduction
+            status = "sanity"  # holds by construction: shown apart, never counted as a reproduction
         elif claim.stand_in and status == "reproduced":
             status = "consistent"  # a stand-in experiment agreeing with the paper's number is not a reproduction
             detail += f" (stand-in: {claim.stand_in})"
-        return ClaimResult(chapter=claim.chapter, key=claim.key, claim=claim.claim, profile=profile,
-                           paper_value=claim.paper_value, source=claim.source, value=value,
-                           check=_describe(check) + (" (expected to fail)" if expected else ""),
-                           status=status, detail=detail, deviation=deviation, sanity=claim.sanity,
-                           stand_in=claim.stand_in)
+        return ClaimResult(
+            chapter=claim.chapter,
+            key=claim.key,
+            claim=claim.claim,
+            profile=profile,
+            paper_value=claim.paper_value,
+            source=claim.source,
+            value=value,
+            check=_describe(check) + (" (expected to fail)" if expected else ""),
+            status=status,
+            detail=detail,
+            deviation=deviation,
+            sanity=claim.sanity,
+            stand_in=claim.stand_in,
+        )
 
     if kind == "unverified":
         return result("unverified", spec)
@@ -337,8 +371,13 @@ def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
             ok = lo <= value <= hi
         else:
             if not _is_finite_number(rhs):
-                return result("failed", _CHECK_FAILED + f"comparison value {rhs!r}"
-                              + (f" (key {spec['key']!r})" if "key" in spec else "") + " is not a finite number")
+                return result(
+                    "failed",
+                    _CHECK_FAILED
+                    + f"comparison value {rhs!r}"
+                    + (f" (key {spec['key']!r})" if "key" in spec else "")
+                    + " is not a finite number",
+                )
             ok = abs(value - rhs) <= spec["abs"] if op == "close" else bool(_OPS[op](value, rhs))
         detail = f"{value!r} {op} {rhs!r}" + (f" (±{spec['abs']})" if op == "close" else "")
     if not ok:
@@ -346,8 +385,9 @@ def evaluate_claim(claim: Claim, profile: str, records: dict[str, Any],
     return result("deviates" if claim.deviation else "consistent", detail)
 
 
-def check_chapter(claims: ChapterClaims, profile: str, records: dict[str, Any],
-                  notebook_error: str | None = None) -> list[ClaimResult]:
+def check_chapter(
+    claims: ChapterClaims, profile: str, records: dict[str, Any], notebook_error: str | None = None
+) -> list[ClaimResult]:
     """Evaluate every claim of a chapter."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
@@ -360,11 +400,11 @@ def summarize(claims: list[dict], chapters: list[dict]) -> dict:
     counts = {st: sum(1 for c in claims if c["status"] == st) for st in STATUSES}
     bad = [c["chapter"] for c in chapters if c.get("status") != "ok"]
     silent = sum(1 for ch in bad if not any(c["chapter"] == ch and c["status"] == "failed" for c in claims))
-    return {**counts, "failed": counts["failed"] + counts["inconclusive"] + silent,
-            "chapter_failures": len(bad)}
+    return {**counts, "failed": counts["failed"] + counts["inconclusive"] + silent, "chapter_failures": len(bad)}
 
 
 def closing_line(summary: dict) -> str:
     """The runner's last line: every status separately (a deviation is never called a pass)."""
-    return ", ".join(f"{summary.get(st, 0)} {st}" for st in STATUSES if st != "failed") + \
-        f"; {summary['failed']} failing"
+    return (
+        ", ".join(f"{summary.get(st, 0)} {st}" for st in STATUSES if st != "failed") + f"; {summary['failed']} failing"
+    )

@@ -2,6 +2,7 @@
 
 Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above
 the working directory, or ``$REPLIB_BOOK_ROOT``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,12 +26,19 @@ def main(argv: list[str] | None = None) -> int:
     def common(p):
         p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
         p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
-        p.add_argument("--model", action="append", metavar="NAME_OR_PATH",
-                       help="run the chapters on this model (registry key, folder, Hugging Face id[@revision]) instead "
-                            "of the profile's; repeatable; CHAPTER=NAME_OR_PATH for one chapter")
-        p.add_argument("--rehearsal", action="store_true",
-                       help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
-                            "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal")
+        p.add_argument(
+            "--model",
+            action="append",
+            metavar="NAME_OR_PATH",
+            help="run the chapters on this model (registry key, folder, Hugging Face id[@revision]) instead "
+            "of the profile's; repeatable; CHAPTER=NAME_OR_PATH for one chapter",
+        )
+        p.add_argument(
+            "--rehearsal",
+            action="store_true",
+            help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
+            "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal",
+        )
 
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     common(p_run)
@@ -43,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     p_all = sub.add_parser("all", help="run + check + book: the main job")
     common(p_all)
     p_all.add_argument("--timeout-scale", type=float, default=1.0)
-    p_nb = sub.add_parser("notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)")
+    p_nb = sub.add_parser(
+        "notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)"
+    )
     p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
     p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
     p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (replib.tooling.bench)")
@@ -61,15 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     r_drift.add_argument("new")
     r_drift.add_argument("--rtol", type=float, default=1e-9, help="relative change below which values are equal")
     r_drift.add_argument("--json", help="also write the drift rows as JSON here")
-    r_drift.add_argument("--fail-on-status-change", action="store_true",
-                         help="exit 1 when a claim changed status (or appeared/disappeared)")
+    r_drift.add_argument(
+        "--fail-on-status-change",
+        action="store_true",
+        help="exit 1 when a claim changed status (or appeared/disappeared)",
+    )
     r_dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
     r_dash.add_argument("reports", nargs="+")
     r_dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
     p_card = sub.add_parser("card", help="isotropy card of any model: per-layer metrics, JSON + HTML (replib.card)")
     p_card.add_argument("model", help="registry key, folder path, or Hugging Face id[@revision]")
-    p_card.add_argument("--data", type=Path, help="text file, one line per row (protein models: one sequence per "
-                                                  "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k")
+    p_card.add_argument(
+        "--data",
+        type=Path,
+        help="text file, one line per row (protein models: one sequence per "
+        "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
+    )
     p_card.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
     p_card.add_argument("--max-rows", type=int, default=5000, help="rows per layer kept for the metrics")
     p_card.add_argument("--n-lines", type=int, default=400, help="WikiText-2 lines (text models)")
@@ -101,9 +118,15 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         try:
             models = runner.parse_model_options(args.model, [c.chapter for c in runner.discover_chapters(root)])
-            rep = runner.run(profile=args.profile, chapters=args.chapters, check_only=args.cmd == "check",
-                             timeout_scale=getattr(args, "timeout_scale", 1.0), root=root, models=models or None,
-                             rehearsal=args.rehearsal)
+            rep = runner.run(
+                profile=args.profile,
+                chapters=args.chapters,
+                check_only=args.cmd == "check",
+                timeout_scale=getattr(args, "timeout_scale", 1.0),
+                root=root,
+                models=models or None,
+                rehearsal=args.rehearsal,
+            )
         except (ValueError, FileNotFoundError, runner.RunLockedError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

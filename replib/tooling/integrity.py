@@ -50,9 +50,16 @@ def acceptance(claim: Claim, profile: str) -> tuple[float, float] | None:
     if "key" in spec or op in ("true", "false"):
         return None
     v = spec.get("value")
-    return {"lt": (-INF, v), "le": (-INF, v), "gt": (v, INF), "ge": (v, INF), "eq": (v, v),
-            "ne": None, "between": tuple(v) if isinstance(v, list) else None,
-            "close": (v - spec.get("abs", 0), v + spec.get("abs", 0)) if v is not None else None}.get(op)
+    return {
+        "lt": (-INF, v),
+        "le": (-INF, v),
+        "gt": (v, INF),
+        "ge": (v, INF),
+        "eq": (v, v),
+        "ne": None,
+        "between": tuple(v) if isinstance(v, list) else None,
+        "close": (v - spec.get("abs", 0), v + spec.get("abs", 0)) if v is not None else None,
+    }.get(op)
 
 
 def _meet(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -67,8 +74,13 @@ def same_value_groups(chapter_source: str) -> list[list[str]]:
     except SyntaxError:
         return []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "record" and len(node.args) >= 2
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) == "record"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             by_expr.setdefault(ast.dump(node.args[1]), []).append(node.args[0].value)
     return [keys for keys in by_expr.values() if len(set(keys)) > 1]
 
@@ -81,25 +93,33 @@ def claims_problems(claims: ChapterClaims, code: str = "") -> list[str]:
     for group in same_value_groups(code):
         claimed = [by_key[k] for k in group if k in by_key]
         for i, a in enumerate(claimed):
-            for b in claimed[i + 1:]:
+            for b in claimed[i + 1 :]:
                 for profile in a.checks:
                     ia, ib = acceptance(a, profile), acceptance(b, profile)
                     if ia is not None and ib is not None and not _meet(ia, ib):
-                        out.append(f"{where}: {a.key!r} and {b.key!r} check the same value with disjoint "
-                                   f"acceptance in {profile} ({ia} vs {ib})")
+                        out.append(
+                            f"{where}: {a.key!r} and {b.key!r} check the same value with disjoint "
+                            f"acceptance in {profile} ({ia} vs {ib})"
+                        )
     for c in claims.claims:
         for profile, check in c.checks.items():
             kind, spec, _ = _split_check(check)
             if kind != "tolerance":
                 continue
             if c.sanity:
-                out.append(f"{where}: sanity claim {c.key!r} has a tolerance around a paper value in {profile}: "
-                           "a check that holds by construction must not read as a reproduction")
+                out.append(
+                    f"{where}: sanity claim {c.key!r} has a tolerance around a paper value in {profile}: "
+                    "a check that holds by construction must not read as a reproduction"
+                )
             if IW_KEY.search(c.key) and ("abs" in spec or "rel" in spec) and "log10" not in spec:
                 out.append(f"{where}: {c.key!r} is an I(W) value: compare it in log10, not {sorted(spec)} ({profile})")
             ref = c.paper_value
-            if (IW_KEY.search(c.key) or "isoscore" in c.key) and "abs" in spec and ref is not None \
-                    and spec["abs"] >= abs(float(ref)):
+            if (
+                (IW_KEY.search(c.key) or "isoscore" in c.key)
+                and "abs" in spec
+                and ref is not None
+                and spec["abs"] >= abs(float(ref))
+            ):
                 out.append(f"{where}: {c.key!r}: abs tolerance {spec['abs']} around {ref} accepts 0 ({profile})")
     return out
 
@@ -120,12 +140,13 @@ def report_problems(report: dict, claims_by_chapter: dict[str, ChapterClaims]) -
             continue
         claims = {c.key: c for c in ch.claims}
         for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
+            for b in keys[i + 1 :]:
                 if a in claims and b in claims and profile in claims[a].checks:
                     ia, ib = acceptance(claims[a], profile), acceptance(claims[b], profile)
                     if ia is not None and ib is not None and not _meet(ia, ib):
-                        out.append(f"{chapter}: {a!r} and {b!r} recorded the same value with disjoint acceptance "
-                                   f"in {profile}")
+                        out.append(
+                            f"{chapter}: {a!r} and {b!r} recorded the same value with disjoint acceptance in {profile}"
+                        )
     return out
 
 

@@ -9,6 +9,7 @@ against :data:`SHA256`, and the file kept in the cache (``$REPLIB_CACHE_DIR/stat
 
 Command line: ``python -m replib.tooling.mathjax`` fetches it (no-op when cached) and prints its path.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,16 +51,20 @@ def fetch(download: bool = True) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         if not tgz:
             if not download:
-                raise FileNotFoundError(f"MathJax {VERSION} is not in {target.parent}: run "
-                                        "`python -m replib.tooling.mathjax` (scripts/setup.sh does) with internet")
+                raise FileNotFoundError(
+                    f"MathJax {VERSION} is not in {target.parent}: run "
+                    "`python -m replib.tooling.mathjax` (scripts/setup.sh does) with internet"
+                )
             from ..data.store import download as _download
 
             tgz = Path(tmp) / "mathjax.tgz"
             try:
                 _download(TARBALL_URL, tgz, sha256=SHA256)
-            except Exception as exc:  # noqa: BLE001 - reported with what to do
-                raise FileNotFoundError(f"cannot download MathJax {VERSION} from {TARBALL_URL}: {exc}; "
-                                        f"set {TARBALL_ENV} to a local copy of the tarball") from exc
+            except Exception as exc:
+                raise FileNotFoundError(
+                    f"cannot download MathJax {VERSION} from {TARBALL_URL}: {exc}; "
+                    f"set {TARBALL_ENV} to a local copy of the tarball"
+                ) from exc
         _extract(Path(tgz), target)
     return target
 

@@ -5,6 +5,7 @@ the text is read with jupytext and the Colab bootstrap cell, which lives here an
 inserted after the title (tagged ``remove-cell``, so the rendered book never shows it). It also prepares
 an executed notebook for the book: papermill's injected-parameters cell is removed from the page.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -8,6 +8,7 @@
   validation page can link each claim to the cell that computed it;
 - :func:`strip_noise`: removes stderr streams and progress-bar/warning text from executed outputs.
 """
+
 from __future__ import annotations
 
 import csv
@@ -21,8 +22,11 @@ from .claims import STATUS_BADGE, STATUSES
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
-NOISE = re.compile(r"\d+%\|.*\||\d+it/s\]|it/s\]|s/it\]|TqdmWarning|IProgress not found|"
-                   r"^\S*Warning: |warnings\.warn\(", re.M)
+NOISE = re.compile(
+    r"\d+%\|.*\||\d+it/s\]|it/s\]|s/it\]|TqdmWarning|IProgress not found|"
+    r"^\S*Warning: |warnings\.warn\(",
+    re.M,
+)
 #: more claims than this: the chapter's table is folded (a dropdown) under its one-line summary
 SHORT_TABLE = 12
 CSV_FIELDS = ("chapter", "key", "claim", "profile", "value", "paper_value", "source", "check", "status", "detail")
@@ -68,18 +72,38 @@ def reproduces_markdown(chapter: str, claims: list[dict], profile: str, commit: 
     counts = status_counts(claims)
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     at = f" at commit `{commit[:10]}`" if commit else ""
-    out = [f"**What this chapter reproduces** (profile `{profile}`{at}; {summary or 'no claims'}; "
-           f"{{download}}`the recorded numbers as CSV <{csv_name(chapter)}>`; every claim of the book on the "
-           "{doc}`validation page <../book/validation>`)", ""]
-    table = ["```{list-table}", ":header-rows: 1", ":class: replib-reproduces", "",
-             "* - claim", "  - paper", "  - ours", "  - status"]
+    out = [
+        f"**What this chapter reproduces** (profile `{profile}`{at}; {summary or 'no claims'}; "
+        f"{{download}}`the recorded numbers as CSV <{csv_name(chapter)}>`; every claim of the book on the "
+        "{doc}`validation page <../book/validation>`)",
+        "",
+    ]
+    table = [
+        "```{list-table}",
+        ":header-rows: 1",
+        ":class: replib-reproduces",
+        "",
+        "* - claim",
+        "  - paper",
+        "  - ours",
+        "  - status",
+    ]
     for c in claims:
-        table += [f"* - {_item(c.get('claim') or c['key'])}", f"  - {_item(_fmt(c.get('paper_value')))}",
-                  f"  - {_item(_fmt(c.get('value')))}", f"  - {BADGE.get(c['status'], c['status'])}"]
+        table += [
+            f"* - {_item(c.get('claim') or c['key'])}",
+            f"  - {_item(_fmt(c.get('paper_value')))}",
+            f"  - {_item(_fmt(c.get('value')))}",
+            f"  - {BADGE.get(c['status'], c['status'])}",
+        ]
     table.append("```")
     if len(claims) > SHORT_TABLE:  # a long list stays folded: the chapter opens with its science
-        out += [f"````{{admonition}} The {len(claims)} claims: paper, ours, status", ":class: dropdown",
-                *table, "````", ""]
+        out += [
+            f"````{{admonition}} The {len(claims)} claims: paper, ours, status",
+            ":class: dropdown",
+            *table,
+            "````",
+            "",
+        ]
     else:
         out += [*table, ""]
     return "\n".join(out)
@@ -94,12 +118,12 @@ def add_reproduces_cell(nb, markdown: str) -> None:
         title = next((j for j, line in enumerate(lines) if line.startswith("# ")), None)
         if title is None:
             break
-        head, rest = "\n".join(lines[: title + 1]), "\n".join(lines[title + 1:]).strip("\n")
+        head, rest = "\n".join(lines[: title + 1]), "\n".join(lines[title + 1 :]).strip("\n")
         cell.source = head
         new = [nbformat.v4.new_markdown_cell(markdown)]
         if rest:
             new.append(nbformat.v4.new_markdown_cell(rest))
-        nb.cells[i + 1:i + 1] = new
+        nb.cells[i + 1 : i + 1] = new
         return
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
 
@@ -159,11 +183,20 @@ def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None
         claims = rep["claims"]
         total = status_counts(claims)
         commit = (rep.get("environment") or {}).get("git_commit")
-        out += [f"**How well it reproduces** (profile `{rep['profile']}`, run {str(rep.get('started', '?'))[:10]}"
-                + (f", commit `{commit[:10]}`" if commit else "") + "): "
-                + ", ".join(f"{n} {s}" for s, n in total.items() if n) + f" of {len(claims)} claims.", "",
-                "```{list-table}", ":header-rows: 1", ":class: replib-summary", "",
-                "* - chapter (paper)", *[f"  - {s}" for s in STATUSES]]
+        out += [
+            f"**How well it reproduces** (profile `{rep['profile']}`, run {str(rep.get('started', '?'))[:10]}"
+            + (f", commit `{commit[:10]}`" if commit else "")
+            + "): "
+            + ", ".join(f"{n} {s}" for s, n in total.items() if n)
+            + f" of {len(claims)} claims.",
+            "",
+            "```{list-table}",
+            ":header-rows: 1",
+            ":class: replib-summary",
+            "",
+            "* - chapter (paper)",
+            *[f"  - {s}" for s in STATUSES],
+        ]
         for ch in rep["chapters"]:
             name = ch["chapter"]
             title = ch.get("title") or name

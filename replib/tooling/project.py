@@ -4,6 +4,7 @@ A *project root* holds ``_toc.yml``, ``_config.yml``, ``notebooks/`` (one MyST M
 ``<chapter>.md`` and one ``<chapter>.claims.yml`` per chapter) and ``book/``. The tooling takes the root
 as an argument; :func:`find_root` finds it for the command line.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,7 @@ from pathlib import Path
 import yaml
 
 ROOT_ENV = "REPLIB_BOOK_ROOT"
-CHAPTER_SUFFIX = ".md"          # a chapter's one source: a MyST Markdown notebook (jupytext md:myst)
+CHAPTER_SUFFIX = ".md"  # a chapter's one source: a MyST Markdown notebook (jupytext md:myst)
 CLAIMS_SUFFIX = ".claims.yml"
 
 
@@ -33,8 +34,10 @@ def find_root(start: Path | str | None = None) -> Path:
     for p in (start, *start.parents):
         if is_root(p):
             return p
-    raise FileNotFoundError(f"no book project (a folder with _toc.yml and notebooks/) at or above {start}; "
-                            f"run from the repository or set {ROOT_ENV}")
+    raise FileNotFoundError(
+        f"no book project (a folder with _toc.yml and notebooks/) at or above {start}; "
+        f"run from the repository or set {ROOT_ENV}"
+    )
 
 
 def toc_files(toc_path: Path) -> list[str]:
@@ -88,8 +91,13 @@ def git_commit(root: Path) -> str | None:
     import subprocess
 
     try:
-        proc = subprocess.run(["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],
-                              cwd=root, capture_output=True, text=True, timeout=10)
+        proc = subprocess.run(
+            ["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         sha = proc.stdout.strip()
         if proc.returncode == 0 and len(sha) == 40:
             return sha

@@ -12,12 +12,14 @@ Command line (``python -m replib report ...``):
 - ``drift OLD.json NEW.json``: the claims whose status or value changed, with the relative change;
 - ``dashboard REPORT.json ... -o validation.md``: the validation page as Markdown.
 """
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..profiles import PROFILES
 from ..provenance import revision_label
@@ -71,10 +73,22 @@ def merge(reports: Iterable[dict]) -> list[dict]:
         for rep in reps:
             for ch in rep["chapters"]:
                 chapters[ch["chapter"]] = (ch, rep)
-        merged = {"profile": profile, "started": reps[0].get("started"), "finished": reps[-1].get("finished"),
-                  "environment": reps[-1].get("environment", {}), "chapters": [], "claims": [],
-                  "merged_from": [{"started": r.get("started"), "finished": r.get("finished"),
-                                   "git_commit": r.get("environment", {}).get("git_commit")} for r in reps]}
+        merged = {
+            "profile": profile,
+            "started": reps[0].get("started"),
+            "finished": reps[-1].get("finished"),
+            "environment": reps[-1].get("environment", {}),
+            "chapters": [],
+            "claims": [],
+            "merged_from": [
+                {
+                    "started": r.get("started"),
+                    "finished": r.get("finished"),
+                    "git_commit": r.get("environment", {}).get("git_commit"),
+                }
+                for r in reps
+            ],
+        }
         for name, (ch, rep) in chapters.items():
             merged["chapters"].append({**ch, "started": rep.get("started")})
             merged["claims"].extend(c for c in rep["claims"] if c["chapter"] == name)
@@ -109,6 +123,7 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
     Values are equal when both are numbers within ``rtol`` (relative) or when they compare equal
     otherwise. Claims present on one side only are reported as ``added`` / ``removed``.
     """
+
     def index(reps):
         return {(r["profile"], c["chapter"], c["key"]): c for r in merge(reps) for c in r["claims"]}
 
@@ -131,8 +146,19 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
             change = "value"
         else:
             continue
-        rows.append({"profile": k[0], "chapter": k[1], "key": k[2], "change": change, "old_status": sa,
-                     "new_status": sb, "old_value": va, "new_value": vb, "relative_change": rel})
+        rows.append(
+            {
+                "profile": k[0],
+                "chapter": k[1],
+                "key": k[2],
+                "change": change,
+                "old_status": sa,
+                "new_status": sb,
+                "old_value": va,
+                "new_value": vb,
+                "relative_change": rel,
+            }
+        )
     return rows
 
 
@@ -167,8 +193,10 @@ def format_drift(rows: list[dict]) -> str:
     out = ["| profile | chapter | claim | change | status | value | relative change |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         status = r["old_status"] if r["old_status"] == r["new_status"] else f"{r['old_status']} → {r['new_status']}"
-        out.append(f"| {r['profile']} | {r['chapter']} | `{r['key']}` | {r['change']} | {status} "
-                   f"| {_fmt(r['old_value'])} → {_fmt(r['new_value'])} | {_rel(r['relative_change'])} |")
+        out.append(
+            f"| {r['profile']} | {r['chapter']} | `{r['key']}` | {r['change']} | {status} "
+            f"| {_fmt(r['old_value'])} → {_fmt(r['new_value'])} | {_rel(r['relative_change'])} |"
+        )
     n_status = sum(1 for r in rows if r["change"] in ("status", "added", "removed"))
     out.append("")
     out.append(f"{len(rows)} claim(s) changed, {n_status} of them in status.")
@@ -176,10 +204,12 @@ def format_drift(rows: list[dict]) -> str:
 
 
 # ------------------------------------------------------------------ the dashboard
-LEGEND = ("**reproduced**: the paper's value within the stated tolerance; **consistent**: a property that "
-          "would fail if the science broke holds; **deviates**: the property holds but the value differs from "
-          "the paper for the stated reason; **unverified**: needs pretrained weights, a GPU or data that the "
-          "profile does not have; **failed**: a check failed, a value is missing or the chapter did not run.")
+LEGEND = (
+    "**reproduced**: the paper's value within the stated tolerance; **consistent**: a property that "
+    "would fail if the science broke holds; **deviates**: the property holds but the value differs from "
+    "the paper for the stated reason; **unverified**: needs pretrained weights, a GPU or data that the "
+    "profile does not have; **failed**: a check failed, a value is missing or the chapter did not run."
+)
 
 
 def _chapter_titles(reports: list[dict]) -> dict[str, str]:
@@ -215,19 +245,28 @@ def models_used(rep: dict) -> list[dict]:
 
 def environment_lines(rep: dict) -> list[str]:
     env = rep.get("environment", {}) or {}
-    lines = [f"- Python {env.get('python', '?')} on `{env.get('platform', '?')}`, device `{env.get('device', '?')}`, "
-             f"commit `{(env.get('git_commit') or '?')[:10]}`"]
+    lines = [
+        f"- Python {env.get('python', '?')} on `{env.get('platform', '?')}`, device `{env.get('device', '?')}`, "
+        f"commit `{(env.get('git_commit') or '?')[:10]}`"
+    ]
     pk = env.get("packages", {}) or {}
     if pk:
-        lines.append("- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(pk.items(), key=lambda kv: kv[0].lower())))
+        lines.append(
+            "- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(pk.items(), key=lambda kv: kv[0].lower()))
+        )
     used = models_used(rep)
     if used:
-        lines.append("- model weights (what was served; `sha256:` a verified file, a 40-hex id the Hub commit): "
-                     + "; ".join(f"`{m['name']}` {m['kind']} @ `{revision_label(m)[:19]}` ({', '.join(m['chapters'])})"
-                                 for m in used))
+        lines.append(
+            "- model weights (what was served; `sha256:` a verified file, a 40-hex id the Hub commit): "
+            + "; ".join(
+                f"`{m['name']}` {m['kind']} @ `{revision_label(m)[:19]}` ({', '.join(m['chapters'])})" for m in used
+            )
+        )
     models = None if used else (env.get("models") or rep.get("models"))  # older reports
     if isinstance(models, dict) and models:
-        lines.append("- models (pinned revisions): " + ", ".join(f"`{k}` @ `{str(v)[:12]}`" for k, v in sorted(models.items())))
+        lines.append(
+            "- models (pinned revisions): " + ", ".join(f"`{k}` @ `{str(v)[:12]}`" for k, v in sorted(models.items()))
+        )
     elif isinstance(models, list) and models:
         lines.append("- models: " + ", ".join(f"`{m}`" for m in models))
     if rep.get("merged_from"):
@@ -235,8 +274,11 @@ def environment_lines(rep: dict) -> list[str]:
     return lines
 
 
-def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None = None,
-                       claim_links: dict[tuple[str, str], str] | None = None) -> str:
+def dashboard_markdown(
+    reports: list[dict],
+    chapter_links: dict[str, str] | None = None,
+    claim_links: dict[tuple[str, str], str] | None = None,
+) -> str:
     """The validation page: summary matrix (chapter × status per profile), then every claim of every chapter.
 
     Parameters
@@ -247,12 +289,21 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
         (:func:`replib.tooling.pages.claim_target`); each claim then links to that cell
     """
     links = chapter_links or {}
-    out = ["# Validation report", "",
-           "Every claim of every chapter, as checked by the headless runner (`python -m replib run`), "
-           "generated from the runner's JSON report when this book was built. " + LEGEND, ""]
+    out = [
+        "# Validation report",
+        "",
+        "Every claim of every chapter, as checked by the headless runner (`python -m replib run`), "
+        "generated from the runner's JSON report when this book was built. " + LEGEND,
+        "",
+    ]
     if not reports:
-        out += ["```{note}", "No runner report was found when this book was built. Run "
-                "`python -m replib run --profile smoke` (or `offline`) first.", "```", ""]
+        out += [
+            "```{note}",
+            "No runner report was found when this book was built. Run "
+            "`python -m replib run --profile smoke` (or `offline`) first.",
+            "```",
+            "",
+        ]
         return "\n".join(out)
     reports = merge(reports)
     titles = _chapter_titles(reports)
@@ -267,25 +318,38 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
     for rep in reports:
         override = rep.get("models_override")
         if rep.get("rehearsal"):
-            out += ["```{warning}", f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
-                    "paper profile's code paths and data sizes ran with substituted models "
-                    f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
-                    "```", ""]
+            out += [
+                "```{warning}",
+                f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
+                "paper profile's code paths and data sizes ran with substituted models "
+                f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
+                "```",
+                "",
+            ]
         elif override:
-            out += ["```{note}", f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
-                    "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
-                    "model's short name.", "```", ""]
+            out += [
+                "```{note}",
+                f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
+                "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
+                "model's short name.",
+                "```",
+                "",
+            ]
     # --- at a glance
     out += ["## At a glance", ""]
     for rep in reports:
         s = summarize(rep)  # recomputed: older reports lack the newer statuses
-        out.append(f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}), "
-                   f"{len(rep['claims'])} claims: **{closing_line(s)}**"
-                   + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else ""))
+        out.append(
+            f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}), "
+            f"{len(rep['claims'])} claims: **{closing_line(s)}**"
+            + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else "")
+        )
     out.append("")
     multi = len(reports) > 1  # the profile column only when several profiles are shown
-    out += ["| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
-            "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER)]
+    out += [
+        "| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
+        "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER),
+    ]
     for ch in chapters:
         short = f"[{ch}]({links[ch]})" if ch in links else ch
         for rep in reports:
@@ -295,8 +359,13 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
             claims = [c for c in rep["claims"] if c["chapter"] == ch]
             counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
             state = f"{run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
-            out.append(f"| {short} | " + (f"`{rep['profile']}` | " if multi else "") + f"{state} | "
-                       + " | ".join(str(n) if n else "·" for n in counts) + " |")
+            out.append(
+                f"| {short} | "
+                + (f"`{rep['profile']}` | " if multi else "")
+                + f"{state} | "
+                + " | ".join(str(n) if n else "·" for n in counts)
+                + " |"
+            )
     out.append("")
     # --- what is and is not reproduced
     reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]
@@ -307,17 +376,23 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
         out.append("")
         by_ch = {}
         for p, c in reproduced:
-            by_ch.setdefault((c["chapter"], p), []).append(f"`{c['key']}` {_fmt(c['value'])} vs {_fmt(c['paper_value'])}")
+            by_ch.setdefault((c["chapter"], p), []).append(
+                f"`{c['key']}` {_fmt(c['value'])} vs {_fmt(c['paper_value'])}"
+            )
         for (ch, p), items in by_ch.items():
             out.append(f"- {_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
     else:
-        out.append("No paper value was reproduced within tolerance in these runs (the properties checked are listed below).")
+        out.append(
+            "No paper value was reproduced within tolerance in these runs (the properties checked are listed below)."
+        )
     out.append("")
     if not_repro:
         out.append("Deviating or failing:")
         out.append("")
         for p, c in not_repro:
-            out.append(f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}")
+            out.append(
+                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}"
+            )
         out.append("")
     unver = {}
     for r in reports:
@@ -347,10 +422,17 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
         for rep in reports:
             run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
             if run and run.get("status") != "ok":
-                out += ["```{warning}", f"Profile `{rep['profile']}`: the chapter did not complete "
-                        f"({run.get('status')}): {_cell(run.get('error') or '')[:600]}", "```", ""]
-        out += ["| claim | paper (source) | " + " | ".join(f"Profile `{p}`" for p in present) + " | notes |",
-                "|---|---|" + "---|" * len(present) + "---|"]
+                out += [
+                    "```{warning}",
+                    f"Profile `{rep['profile']}`: the chapter did not complete "
+                    f"({run.get('status')}): {_cell(run.get('error') or '')[:600]}",
+                    "```",
+                    "",
+                ]
+        out += [
+            "| claim | paper (source) | " + " | ".join(f"Profile `{p}`" for p in present) + " | notes |",
+            "|---|---|" + "---|" * len(present) + "---|",
+        ]
         for key, per in rows.items():
             first = next(iter(per.values()))
             cells = []
@@ -360,13 +442,20 @@ def dashboard_markdown(reports: list[dict], chapter_links: dict[str, str] | None
                 if c is None:
                     cells.append("—")
                     continue
-                cells.append(f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br>"
-                             f"<small>{_cell(c['check'])}</small>")
+                cells.append(
+                    f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br>"
+                    f"<small>{_cell(c['check'])}</small>"
+                )
                 notes.append((f"`{p}`: " if len(present) > 1 else "") + _cell(_note(c)))
             target = (claim_links or {}).get((ch, key))
             where = f" · {{ref}}`computed here <{target}>`" if target else ""
-            out.append(f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
-                       f"{_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
-                       + " | ".join(cells) + " | " + "<br>".join(notes) + " |")
+            out.append(
+                f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
+                f"{_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
+                + " | ".join(cells)
+                + " | "
+                + "<br>".join(notes)
+                + " |"
+            )
         out.append("")
     return "\n".join(out)

@@ -4,6 +4,7 @@ Each notebook runs in its own ``papermill`` subprocess with the profile injected
 a per-cell and a per-notebook wall-clock limit; a failing or timed-out chapter does not stop the
 others. Claims are checked from the executed notebooks; the report is written as JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,12 +76,13 @@ def run_lock(out_dir: Path):
                 pid = int(lock.read_text().strip() or 0)
                 os.kill(pid, 0)
             except (ValueError, ProcessLookupError, FileNotFoundError):
-                lock.unlink(missing_ok=True)   # stale: its runner is gone
+                lock.unlink(missing_ok=True)  # stale: its runner is gone
                 continue
             except PermissionError:
                 pass
-            raise RunLockedError(f"another runner (pid {pid}) is writing into {out_dir}; wait for it or use "
-                                 "another output folder") from None
+            raise RunLockedError(
+                f"another runner (pid {pid}) is writing into {out_dir}; wait for it or use another output folder"
+            ) from None
     else:  # pragma: no cover - a third runner won the race
         raise RunLockedError(f"another runner took {out_dir} at the same moment")
     try:
@@ -93,7 +95,7 @@ def run_lock(out_dir: Path):
 
 def execution_failure(nb) -> str | None:
     """Why an executed notebook did not complete (papermill's exception flag or an error output), or None."""
-    pm = (nb.metadata.get("papermill") or {})
+    pm = nb.metadata.get("papermill") or {}
     for cell in nb.cells:
         for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
             if out.get("output_type") == "error":
@@ -103,14 +105,26 @@ def execution_failure(nb) -> str | None:
     return None
 
 
-
 def environment_info(root: Path | None = None) -> dict:
     """Package versions, device and git commit for the report."""
     info = {"python": platform.python_version(), "platform": platform.platform(), "packages": {}}
     from importlib import metadata
 
-    for pkg in ("numpy", "scipy", "scikit-learn", "torch", "transformers", "pandas", "papermill",
-                "jupyter-book", "IsoScore", "biopython", "parasail", "scikit-dimension", "sentence-transformers"):
+    for pkg in (
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "torch",
+        "transformers",
+        "pandas",
+        "papermill",
+        "jupyter-book",
+        "IsoScore",
+        "biopython",
+        "parasail",
+        "scikit-dimension",
+        "sentence-transformers",
+    ):
         try:
             info["packages"][pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
@@ -119,17 +133,24 @@ def environment_info(root: Path | None = None) -> dict:
         import torch
 
         info["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
-    except Exception:  # noqa: BLE001 - the report must still be written
+    except Exception:
         info["device"] = "cpu"
     info["git_commit"] = git_commit(root) if root is not None else None
     return info
 
 
-
-def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_timeout: int | None = None,
-                     extra_parameters: dict | None = None, log=None,
-                     models_log: Path | None = None, root: Path | None = None,
-                     cwd: Path | None = None) -> tuple[str, str | None, float]:
+def execute_notebook(
+    src: Path,
+    dst: Path,
+    profile: str,
+    timeout: int,
+    cell_timeout: int | None = None,
+    extra_parameters: dict | None = None,
+    log=None,
+    models_log: Path | None = None,
+    root: Path | None = None,
+    cwd: Path | None = None,
+) -> tuple[str, str | None, float]:
     """Run one notebook (``.ipynb``) with papermill in a subprocess, with ``root`` on ``PYTHONPATH`` and
     ``cwd`` (default: the notebook's folder) as working directory.
 
@@ -141,9 +162,21 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     dst.parent.mkdir(parents=True, exist_ok=True)
     params = {"profile": profile, **(extra_parameters or {})}
     cwd = Path(cwd or src.parent)
-    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd),
-           "--kernel", "python3", "--log-output", "--no-progress-bar",
-           "--execution-timeout", str(cell_timeout or timeout)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "papermill",
+        str(src),
+        str(dst),
+        "--cwd",
+        str(cwd),
+        "--kernel",
+        "python3",
+        "--log-output",
+        "--no-progress-bar",
+        "--execution-timeout",
+        str(cell_timeout or timeout),
+    ]
     for k, v in params.items():
         if isinstance(v, (list, tuple, dict)):  # papermill -p passes strings; YAML (JSON) keeps the list
             cmd += ["-y", json.dumps({k: list(v) if isinstance(v, tuple) else v})]
@@ -166,8 +199,7 @@ def execute_notebook(src: Path, dst: Path, profile: str, timeout: int, cell_time
     log_path = dst.with_suffix(".log")
     with open(log_path, "w") as logf:
         try:
-            proc = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, timeout=timeout,
-                                  cwd=str(cwd))
+            proc = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, timeout=timeout, cwd=str(cwd))
         except subprocess.TimeoutExpired:
             return "timeout", f"exceeded the chapter limit of {timeout} s (log: {log_path})", time.monotonic() - t0
     seconds = time.monotonic() - t0
@@ -206,8 +238,10 @@ def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool
     for r in results:
         r = dict(r)
         if r["check"].startswith("tolerance") and r["status"] != "unverified":
-            r["detail"] = (f"{what} on {', '.join(models)}: value bound to the paper's models, not compared "
-                           f"(would be: {r['status']}: {r['detail']})")
+            r["detail"] = (
+                f"{what} on {', '.join(models)}: value bound to the paper's models, not compared "
+                f"(would be: {r['status']}: {r['detail']})"
+            )
             r["status"] = "unverified"
         elif r["status"] == "failed" and r["detail"].startswith("value not recorded"):
             r["detail"] = f"{what} on {', '.join(models)}: {r['detail']} (a key of a model that did not run)"
@@ -250,25 +284,42 @@ def _run_chapters(report, found, profile, out_dir, root, check_only, timeout_sca
         except (ValueError, KeyError, TypeError):
             previous = {}
     for ch in found:
-        src = out_dir / "sources" / f"{ch.chapter}.ipynb"   # the runnable notebook built from the .md
+        src = out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
         dst = nb_out / f"{ch.chapter}.ipynb"
         models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
         if ch.error:  # a malformed claims file: this chapter fails, the others run
             progress(f"[{ch.chapter}] not run: {ch.error}")
-            report["chapters"].append({"chapter": ch.chapter, "title": ch.title, "status": "error",
-                                       "error": ch.error, "seconds": 0.0, "notebook": None, "models": []})
+            report["chapters"].append(
+                {
+                    "chapter": ch.chapter,
+                    "title": ch.title,
+                    "status": "error",
+                    "error": ch.error,
+                    "seconds": 0.0,
+                    "notebook": None,
+                    "models": [],
+                }
+            )
             continue
         if check_only:
-            status, error, seconds = (("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists()
-                                      else ("error", "not executed", 0.0))
+            status, error, seconds = (
+                ("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists() else ("error", "not executed", 0.0)
+            )
         else:
             limit = int(ch.timeout_for(profile) * timeout_scale)
             progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
             write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
             chosen = _models_for(models, ch.chapter)
-            status, error, seconds = execute_notebook(src, dst, profile, timeout=limit, models_log=models_log,
-                                                      root=root, cwd=root / "notebooks",
-                                                      extra_parameters={"models": chosen} if chosen else None)
+            status, error, seconds = execute_notebook(
+                src,
+                dst,
+                profile,
+                timeout=limit,
+                models_log=models_log,
+                root=root,
+                cwd=root / "notebooks",
+                extra_parameters={"models": chosen} if chosen else None,
+            )
             progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
         records = {}
         if dst.exists():
@@ -278,25 +329,40 @@ def _run_chapters(report, found, profile, out_dir, root, check_only, timeout_sca
                 failure = execution_failure(executed)
                 if failure and status == "ok":  # e.g. check-only of a notebook that raised after recording
                     status, error = "error", f"the executed notebook did not complete: {failure}"
-            except Exception as exc:  # noqa: BLE001 - a corrupt output notebook is a chapter failure
+            except Exception as exc:
                 status, error = "error", f"cannot read executed notebook: {exc}"
-        results = [r.to_dict() for r in check_chapter(ch, profile, records,
-                                                      notebook_error=error if status != "ok" else None)]
+        results = [
+            r.to_dict() for r in check_chapter(ch, profile, records, notebook_error=error if status != "ok" else None)
+        ]
         chosen = _models_for(models, ch.chapter)
         if chosen:
             results = bind_to_paper_models(results, chosen, rehearsal)
-        entry = {"chapter": ch.chapter, "title": ch.title, "status": status, "error": error,
-                 "seconds": round(seconds, 1), "notebook": str(dst.relative_to(out_dir)),
-                 "models": read_models_log(models_log)}
+        entry = {
+            "chapter": ch.chapter,
+            "title": ch.title,
+            "status": status,
+            "error": error,
+            "seconds": round(seconds, 1),
+            "notebook": str(dst.relative_to(out_dir)),
+            "models": read_models_log(models_log),
+        }
         if chosen:
             entry["models_override"] = chosen
         report["chapters"].append(entry)
         report["claims"].extend(results)
 
 
-def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Path | None = None,
-        timeout_scale: float = 1.0, check_only: bool = False, progress=print,
-        root: Path | None = None, models: dict | None = None, rehearsal: bool = False) -> dict:
+def run(
+    profile: str = "offline",
+    chapters: list[str] | None = None,
+    out_dir: Path | None = None,
+    timeout_scale: float = 1.0,
+    check_only: bool = False,
+    progress=print,
+    root: Path | None = None,
+    models: dict | None = None,
+    rehearsal: bool = False,
+) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
     Parameters
@@ -318,8 +384,13 @@ def run(profile: str = "offline", chapters: list[str] | None = None, out_dir: Pa
     root = Path(root or find_root())
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
     started = datetime.now(timezone.utc)
-    report = {"profile": profile, "started": started.isoformat(timespec="seconds"),
-              "environment": environment_info(root), "chapters": [], "claims": []}
+    report = {
+        "profile": profile,
+        "started": started.isoformat(timespec="seconds"),
+        "environment": environment_info(root),
+        "chapters": [],
+        "claims": [],
+    }
     if models:
         report["models_override"] = models
     if rehearsal:

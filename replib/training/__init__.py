@@ -8,21 +8,41 @@
   state as plain tensors/JSON, final weights in Hugging Face layout with their sha256);
 - :mod:`.measure`: isotropy of every checkpoint and layer.
 """
+
 from .config import config_for, log_spaced_steps
 from .data import ESM_RECIPE, mask_tokens, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 from .loop import TrainingInterrupted, TrainRun, load_checkpoint_model, run_dir, train_lm, trained_model
 from .measure import (
-                   embedding_frequency_stats,
-                   eval_inputs,
-                   frequency_projection,
-                   hidden_states,
-                   measure_layer,
-                   measure_run,
-                   summarize_run,
+    embedding_frequency_stats,
+    eval_inputs,
+    frequency_projection,
+    hidden_states,
+    measure_layer,
+    measure_run,
+    summarize_run,
 )
 
-__all__ = ["config_for", "log_spaced_steps", "ESM_RECIPE", "mask_tokens", "protein_batch", "protein_split",
-           "text_batch", "text_split", "train_bpe_tokenizer", "TrainingInterrupted", "TrainRun",
-           "load_checkpoint_model", "run_dir", "train_lm", "trained_model", "embedding_frequency_stats",
-           "eval_inputs", "frequency_projection", "hidden_states", "measure_layer", "measure_run",
-           "summarize_run"]
+__all__ = [
+    "config_for",
+    "log_spaced_steps",
+    "ESM_RECIPE",
+    "mask_tokens",
+    "protein_batch",
+    "protein_split",
+    "text_batch",
+    "text_split",
+    "train_bpe_tokenizer",
+    "TrainingInterrupted",
+    "TrainRun",
+    "load_checkpoint_model",
+    "run_dir",
+    "train_lm",
+    "trained_model",
+    "embedding_frequency_stats",
+    "eval_inputs",
+    "frequency_projection",
+    "hidden_states",
+    "measure_layer",
+    "measure_run",
+    "summarize_run",
+]

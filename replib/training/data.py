@@ -4,6 +4,7 @@ Every batch is a pure function of ``(seed, step)`` (``numpy.random.default_rng([
 resumed at step ``k`` draws exactly the batches an uninterrupted run would have drawn, without saving a
 data-order state.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -68,8 +69,7 @@ def mask_tokens(ids: np.ndarray, maskable: np.ndarray, rng: np.random.Generator,
     return inputs, labels
 
 
-def protein_batch(seqs, step: int, seed: int, batch: int, seq_len: int, *, stream: int = 0,
-                  indices=None) -> dict:
+def protein_batch(seqs, step: int, seed: int, batch: int, seq_len: int, *, stream: int = 0, indices=None) -> dict:
     """One masked-LM batch: ``batch`` sequences (drawn with replacement, or ``indices``), a random crop of
     ``seq_len - 2`` residues each, ``<cls> … <eos>`` and right padding, then :func:`mask_tokens`.
 
@@ -82,8 +82,8 @@ def protein_batch(seqs, step: int, seed: int, batch: int, seq_len: int, *, strea
     for r, i in enumerate(idx):
         tok = encode_protein(seqs[i])
         start = int(rng.integers(0, len(tok) - L + 1)) if len(tok) > L else 0
-        tok = tok[start:start + L]
-        ids[r, 0], ids[r, 1:len(tok) + 1], ids[r, len(tok) + 1] = _ESM_ID["<cls>"], tok, _ESM_ID["<eos>"]
+        tok = tok[start : start + L]
+        ids[r, 0], ids[r, 1 : len(tok) + 1], ids[r, len(tok) + 1] = _ESM_ID["<cls>"], tok, _ESM_ID["<eos>"]
     attn = (ids != _ESM_ID["<pad>"]).astype(np.int64)
     maskable = attn.astype(bool) & (ids != _ESM_ID["<cls>"]) & (ids != _ESM_ID["<eos>"])
     inputs, labels = mask_tokens(ids, maskable, rng)
@@ -109,9 +109,10 @@ def train_bpe_tokenizer(text: str, vocab_size: int, out_dir) -> object:
     if not (out_dir / "vocab.json").exists() or not (out_dir / "merges.txt").exists():
         out_dir.mkdir(parents=True, exist_ok=True)
         bpe = ByteLevelBPETokenizer()
-        chunks = (text[i:i + 100_000] for i in range(0, len(text), 100_000))
-        bpe.train_from_iterator(chunks, vocab_size=vocab_size, min_frequency=2,
-                                special_tokens=["<|endoftext|>"], show_progress=False)
+        chunks = (text[i : i + 100_000] for i in range(0, len(text), 100_000))
+        bpe.train_from_iterator(
+            chunks, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>"], show_progress=False
+        )
         with atomic_path(out_dir / "merges.txt") as tmp_m, atomic_path(out_dir / "vocab.json") as tmp_v:
             tmp_m.parent.joinpath(".bpe").mkdir(exist_ok=True)
             bpe.save_model(str(tmp_m.parent / ".bpe"))
@@ -126,18 +127,19 @@ def encode_text(tok, text: str) -> np.ndarray:
     """Token ids of a whole text as one stream (lines joined by newlines)."""
     ids = []
     for i in range(0, len(text), 200_000):  # chunked: the fast tokenizer is linear, this bounds memory
-        piece = text[i:i + 200_000]
+        piece = text[i : i + 200_000]
         ids.extend(tok(piece, add_special_tokens=False)["input_ids"])
     return np.asarray(ids, dtype=np.int64)
 
 
-def text_batch(stream: np.ndarray, step: int, seed: int, batch: int, seq_len: int, *, stream_id: int = 0,
-               starts=None) -> dict:
+def text_batch(
+    stream: np.ndarray, step: int, seed: int, batch: int, seq_len: int, *, stream_id: int = 0, starts=None
+) -> dict:
     """``batch`` windows of ``seq_len`` tokens at random offsets (or ``starts``) of the token stream;
     labels are the inputs (the model shifts them)."""
     if len(stream) <= seq_len:
         raise ValueError(f"token stream of {len(stream)} tokens is shorter than seq_len={seq_len}")
     if starts is None:
         starts = _rng(seed, step, stream_id).integers(0, len(stream) - seq_len, size=batch)
-    ids = np.stack([stream[s:s + seq_len] for s in starts])
+    ids = np.stack([stream[s : s + seq_len] for s in starts])
     return {"input_ids": ids, "attention_mask": np.ones_like(ids), "labels": ids.copy()}

@@ -16,6 +16,7 @@ function of ``(seed, step)`` and the learning rate a pure function of ``step``, 
 the weights, the optimizer moments and the torch RNG; a run killed at any point and restarted finishes
 with bit-identical weights (tested in ``tests/test_training.py``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -107,16 +108,36 @@ def build_model(task: str, cfg: dict, vocab_size: int, seed: int):
     if task == "protein":
         from ..models.tiny import ESM_VOCAB
 
-        conf = tr.EsmConfig(vocab_size=len(ESM_VOCAB), pad_token_id=1, mask_token_id=ESM_VOCAB.index("<mask>"),
-                            hidden_size=cfg["hidden"], num_hidden_layers=cfg["layers"],
-                            num_attention_heads=cfg["heads"], intermediate_size=cfg["ffn"],
-                            max_position_embeddings=cfg["seq_len"] + 2, position_embedding_type="rotary",
-                            token_dropout=True, emb_layer_norm_before=False, hidden_dropout_prob=0.0,
-                            attention_probs_dropout_prob=0.0)
+        conf = tr.EsmConfig(
+            vocab_size=len(ESM_VOCAB),
+            pad_token_id=1,
+            mask_token_id=ESM_VOCAB.index("<mask>"),
+            hidden_size=cfg["hidden"],
+            num_hidden_layers=cfg["layers"],
+            num_attention_heads=cfg["heads"],
+            intermediate_size=cfg["ffn"],
+            max_position_embeddings=cfg["seq_len"] + 2,
+            position_embedding_type="rotary",
+            token_dropout=True,
+            emb_layer_norm_before=False,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
         return tr.EsmForMaskedLM(conf)
-    conf = tr.GPT2Config(vocab_size=vocab_size, n_embd=cfg["hidden"], n_layer=cfg["layers"], n_head=cfg["heads"],
-                         n_inner=cfg["ffn"], n_positions=cfg["seq_len"], resid_pdrop=0.0, embd_pdrop=0.0,
-                         attn_pdrop=0.0, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    conf = tr.GPT2Config(
+        vocab_size=vocab_size,
+        n_embd=cfg["hidden"],
+        n_layer=cfg["layers"],
+        n_head=cfg["heads"],
+        n_inner=cfg["ffn"],
+        n_positions=cfg["seq_len"],
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
     return tr.GPT2LMHeadModel(conf)
 
 
@@ -147,14 +168,20 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
         seqs = load_swissprot(cfg["subset"])["sequence"].tolist()
         train, val = protein_split(seqs, cfg["n_val"], seed)
         tok = _esm_tokenizer(folder / "tokenizer")
-        val_batches = [protein_batch(val, 0, seed, 0, cfg["seq_len"], stream=1,
-                                     indices=range(i, min(i + cfg["batch"], len(val))))
-                       for i in range(0, len(val), cfg["batch"])]
+        val_batches = [
+            protein_batch(val, 0, seed, 0, cfg["seq_len"], stream=1, indices=range(i, min(i + cfg["batch"], len(val))))
+            for i in range(0, len(val), cfg["batch"])
+        ]
         for b in val_batches:  # the validation set is the held-out sequences with a fixed masking
             b.pop("clean_ids")
-        return {"tokenizer": tok, "train": train, "val_batches": val_batches, "val_seqs": val,
-                "vocab_size": len(tok), "make_batch": lambda step: _strip(protein_batch(
-                    train, step, seed, cfg["batch"], cfg["seq_len"]))}
+        return {
+            "tokenizer": tok,
+            "train": train,
+            "val_batches": val_batches,
+            "val_seqs": val,
+            "vocab_size": len(tok),
+            "make_batch": lambda step: _strip(protein_batch(train, step, seed, cfg["batch"], cfg["seq_len"])),
+        }
     from ..data.loaders import load_lm_corpus
 
     text = text_split(load_lm_corpus(cfg["corpus"], cfg["train_split"]))
@@ -163,11 +190,19 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
     eval_stream = encode_text(tok, text_split(load_lm_corpus(cfg["corpus"], cfg["eval_split"])))
     n_win = min(cfg["n_val"], len(eval_stream) // cfg["seq_len"])
     starts = np.arange(n_win) * cfg["seq_len"]
-    val_batches = [text_batch(eval_stream, 0, seed, 0, cfg["seq_len"], starts=starts[i:i + cfg["batch"]])
-                   for i in range(0, n_win, cfg["batch"])]
-    return {"tokenizer": tok, "train": stream, "eval_stream": eval_stream, "val_batches": val_batches,
-            "vocab_size": len(tok), "counts": np.bincount(stream, minlength=len(tok)),
-            "make_batch": lambda step: text_batch(stream, step, seed, cfg["batch"], cfg["seq_len"])}
+    val_batches = [
+        text_batch(eval_stream, 0, seed, 0, cfg["seq_len"], starts=starts[i : i + cfg["batch"]])
+        for i in range(0, n_win, cfg["batch"])
+    ]
+    return {
+        "tokenizer": tok,
+        "train": stream,
+        "eval_stream": eval_stream,
+        "val_batches": val_batches,
+        "vocab_size": len(tok),
+        "counts": np.bincount(stream, minlength=len(tok)),
+        "make_batch": lambda step: text_batch(stream, step, seed, cfg["batch"], cfg["seq_len"]),
+    }
 
 
 def _strip(b: dict) -> dict:
@@ -234,8 +269,9 @@ def _save_resume(folder: Path, model, opt, step: int) -> None:
     sub.mkdir(parents=True)
     _save_weights(model, sub / "model.safetensors")
     sd = opt.state_dict()
-    tensors = {f"opt.{i}.{k}": v.detach().cpu().clone().contiguous() for i, st in sd["state"].items()
-               for k, v in st.items()}
+    tensors = {
+        f"opt.{i}.{k}": v.detach().cpu().clone().contiguous() for i, st in sd["state"].items() for k, v in st.items()
+    }
     tensors["rng.torch"] = torch.get_rng_state()
     with atomic_path(sub / "optim.safetensors") as tmp:
         save_file(tensors, str(tmp))
@@ -283,8 +319,9 @@ def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
         shutil.rmtree(part)
     model.save_pretrained(str(part), safe_serialization=True)
     tok.save_pretrained(str(part))
-    write_json_atomic(part / "training.json", {"task": run.task, "seed": run.seed, "config": run.cfg,
-                                               "log": run.log(), **extra})
+    write_json_atomic(
+        part / "training.json", {"task": run.task, "seed": run.seed, "config": run.cfg, "log": run.log(), **extra}
+    )
     sums = {p.name: _sha256(p) for p in sorted(part.iterdir()) if p.is_file()}
     write_json_atomic(part / "sha256.json", sums)
     if run.final_dir.exists():
@@ -293,8 +330,16 @@ def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------------- training
-def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callable[[int], None] | None = None,
-             progress: bool = True, device: str | None = None) -> TrainRun:
+def train_lm(
+    task: str,
+    cfg: dict,
+    seed: int = 0,
+    *,
+    root=None,
+    callback: Callable[[int], None] | None = None,
+    progress: bool = True,
+    device: str | None = None,
+) -> TrainRun:
     """Train (or resume, or just return) one run.
 
     Parameters
@@ -341,16 +386,17 @@ def train_lm(task: str, cfg: dict, seed: int = 0, *, root=None, callback: Callab
     def checkpoint(step, train_loss):
         _save_weights(model, run.checkpoint(step))
         vl = validation_loss(model, data["val_batches"])
-        _append_log(run.dir, {"step": step, "lr": lr_at(step, cfg), "train_loss": train_loss, "val_loss": vl,
-                              "val_ppl": math.exp(vl)})
+        _append_log(
+            run.dir,
+            {"step": step, "lr": lr_at(step, cfg), "train_loss": train_loss, "val_loss": vl, "val_ppl": math.exp(vl)},
+        )
 
     if start < 0:
         checkpoint(0, None)
         _save_resume(run.dir, model, opt, 0)
         start = 0
     total = cfg["steps"]
-    bar = tqdm(range(start + 1, total + 1), initial=start, total=total, desc=f"train {task}",
-               disable=not progress)
+    bar = tqdm(range(start + 1, total + 1), initial=start, total=total, desc=f"train {task}", disable=not progress)
     for step in bar:
         lr = lr_at(step, cfg)
         for g in opt.param_groups:
@@ -387,8 +433,7 @@ def load_checkpoint_model(run: TrainRun, step: int):
     path = run.checkpoint(step)
     if not path.exists():
         raise FileNotFoundError(f"{run.dir.name}: no checkpoint at step {step} ({path})")
-    vocab = json.loads((run.final_dir / "config.json").read_text())["vocab_size"] if run.final_dir.exists() \
-        else None
+    vocab = json.loads((run.final_dir / "config.json").read_text())["vocab_size"] if run.final_dir.exists() else None
     if vocab is None:
         raise FileNotFoundError(f"{run.dir.name}: run is not finished (no final/)")
     model = build_model(run.task, run.cfg, vocab, run.seed)

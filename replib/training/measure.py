@@ -1,4 +1,5 @@
 """Isotropy of every checkpoint and layer of a training run, and of its input embedding matrix."""
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,11 @@ def hidden_states(model, inputs: dict) -> list[np.ndarray]:
     import torch
 
     with torch.no_grad():
-        out = model(input_ids=torch.from_numpy(inputs["input_ids"]),
-                    attention_mask=torch.from_numpy(inputs["attention_mask"]), output_hidden_states=True)
+        out = model(
+            input_ids=torch.from_numpy(inputs["input_ids"]),
+            attention_mask=torch.from_numpy(inputs["attention_mask"]),
+            output_hidden_states=True,
+        )
     pos = torch.from_numpy(inputs["positions"])
     return [h[pos].double().numpy() for h in out.hidden_states]
 
@@ -79,14 +83,21 @@ def measure_layer(X, types, mcfg: dict, seed: int = 0) -> dict:
     rogue = rogue_dimensions(X, k=mcfg["n_rogue"])
     top1 = rogue_dimensions(X, k=1)
     k = min(mcfg["lid_k"], len(X) - 2)
-    return {"isoscore": isoscore(X), "isoscore_star": isoscore_star(sub, np.cov(X, rowvar=False),
-                                                                    ISOSCORE_STAR["zeta"]),
-            "eff_dims": effective_dimensions(X), "eff_dims_frac": effective_dimensions(X) / X.shape[1],
-            "avg_cos": avg_pairwise_cosine(X), "log10_IW": partition_isotropy(X).log10,
-            "lid": lid_mle(X, k=k, metric="euclidean", seed=seed).mean,
-            "s_inter": s_inter(X, types, seed=seed), "s_intra": s_intra(X, types, mcfg["max_per_type"], seed=seed),
-            "rogue_share": rogue.share, "rogue_top1_share": top1.share, "rogue_top_dim": int(top1.dims[0]),
-            "norm_mean": float(np.linalg.norm(X, axis=1).mean())}
+    return {
+        "isoscore": isoscore(X),
+        "isoscore_star": isoscore_star(sub, np.cov(X, rowvar=False), ISOSCORE_STAR["zeta"]),
+        "eff_dims": effective_dimensions(X),
+        "eff_dims_frac": effective_dimensions(X) / X.shape[1],
+        "avg_cos": avg_pairwise_cosine(X),
+        "log10_IW": partition_isotropy(X).log10,
+        "lid": lid_mle(X, k=k, metric="euclidean", seed=seed).mean,
+        "s_inter": s_inter(X, types, seed=seed),
+        "s_intra": s_intra(X, types, mcfg["max_per_type"], seed=seed),
+        "rogue_share": rogue.share,
+        "rogue_top1_share": top1.share,
+        "rogue_top_dim": int(top1.dims[0]),
+        "norm_mean": float(np.linalg.norm(X, axis=1).mean()),
+    }
 
 
 def embedding_frequency_stats(W, counts, min_count: int = 1) -> dict:
@@ -110,11 +121,15 @@ def embedding_frequency_stats(W, counts, min_count: int = 1) -> dict:
     proj = C @ vt[0]
     rare = logf <= np.median(logf)
     gap = np.linalg.norm(E[rare].mean(axis=0) - E[~rare].mean(axis=0)) / np.linalg.norm(E, axis=1).mean()
-    return {"emb_isoscore": isoscore(E), "emb_avg_cos": avg_pairwise_cosine(E),
-            "emb_log10_IW": partition_isotropy(E).log10,
-            "freq_pc1_spearman": float(abs(spearmanr(logf, proj)[0])),
-            "freq_norm_spearman": float(spearmanr(logf, np.linalg.norm(E, axis=1))[0]),
-            "rare_frequent_gap": float(gap), "n_tokens_seen": int(len(seen))}
+    return {
+        "emb_isoscore": isoscore(E),
+        "emb_avg_cos": avg_pairwise_cosine(E),
+        "emb_log10_IW": partition_isotropy(E).log10,
+        "freq_pc1_spearman": float(abs(spearmanr(logf, proj)[0])),
+        "freq_norm_spearman": float(spearmanr(logf, np.linalg.norm(E, axis=1))[0]),
+        "rare_frequent_gap": float(gap),
+        "n_tokens_seen": int(len(seen)),
+    }
 
 
 def _counts(run: TrainRun, data: dict) -> np.ndarray:
@@ -153,8 +168,14 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
         for layer, X in enumerate(hidden_states(model, inputs)):
             rows.append({"step": step, "layer": layer, **measure_layer(X, types, mcfg, seed=run.seed)})
         W = model.get_input_embeddings().weight.detach().double().numpy()
-        erows.append({"step": step, "val_loss": log[step]["val_loss"], "val_ppl": log[step]["val_ppl"],
-                      **embedding_frequency_stats(W, counts)})
+        erows.append(
+            {
+                "step": step,
+                "val_loss": log[step]["val_loss"],
+                "val_ppl": log[step]["val_ppl"],
+                **embedding_frequency_stats(W, counts),
+            }
+        )
     layers, emb = pd.DataFrame(rows), pd.DataFrame(erows)
     for df, f in ((layers, f_layers), (emb, f_emb)):
         with atomic_path(f) as tmp:
@@ -192,20 +213,24 @@ def summarize_run(layers: pd.DataFrame, emb: pd.DataFrame) -> dict:
     fin = layers[(layers.step == final_step) & (layers.layer >= 1)]
     e = emb.set_index("step").sort_index()
     return {
-        "step0_avg_cos_last": float(c0), "final_avg_cos_last": float(c1),
+        "step0_avg_cos_last": float(c0),
+        "final_avg_cos_last": float(c1),
         "avg_cos_rises": bool(c1 > c0),
-        "step0_isoscore_last": float(L.isoscore.loc[first_step]), "final_isoscore_last": float(L.isoscore.loc[final_step]),
+        "step0_isoscore_last": float(L.isoscore.loc[first_step]),
+        "final_isoscore_last": float(L.isoscore.loc[final_step]),
         "isoscore_falls": bool(L.isoscore.loc[final_step] < L.isoscore.loc[first_step]),
         "half_rise_step_frac": float(reached[0] / final_step) if len(reached) else float("nan"),
         "depth_spearman_final": float(spearmanr(fin.layer, fin.avg_cos)[0]),
         "rogue_share_final_last": float(L.rogue_share.loc[final_step]),
         "rogue_share_step0_last": float(L.rogue_share.loc[first_step]),
         "sintra_gt_sinter_final": bool(L.s_intra.loc[final_step] > L.s_inter.loc[final_step]),
-        "val_loss_step0": float(e.val_loss.loc[first_step]), "val_loss_final": float(e.val_loss.loc[final_step]),
+        "val_loss_step0": float(e.val_loss.loc[first_step]),
+        "val_loss_final": float(e.val_loss.loc[final_step]),
         "val_loss_drops": bool(e.val_loss.loc[final_step] < e.val_loss.loc[first_step]),
         "val_ppl_final": float(e.val_ppl.loc[final_step]),
         "freq_pc1_spearman_step0": float(e.freq_pc1_spearman.loc[first_step]),
         "freq_pc1_spearman_final": float(e.freq_pc1_spearman.loc[final_step]),
         "rare_gap_ratio": float(e.rare_frequent_gap.loc[final_step] / e.rare_frequent_gap.loc[first_step]),
-        "emb_isoscore_step0": float(e.emb_isoscore.loc[first_step]), "emb_isoscore_final": float(e.emb_isoscore.loc[final_step]),
+        "emb_isoscore_step0": float(e.emb_isoscore.loc[first_step]),
+        "emb_isoscore_final": float(e.emb_isoscore.loc[final_step]),
     }

@@ -15,7 +15,6 @@ from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ...provenance import note_model
 from .training import _cache_root
 
-
 _HUB = {
     "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
     "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",

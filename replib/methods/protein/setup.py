@@ -73,9 +73,7 @@ def load_protein_model(name: str, profile: str, seed: int = 0):
 
     Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
     """
-    from ...models import load_model, tiny_model  # lazy: replib.models imports torch
-
-    from ...models import REGISTRY, resolve_model
+    from ...models import REGISTRY, load_model, resolve_model, tiny_model  # lazy: replib.models imports torch
 
     cfg = config_for(profile)
     if name not in REGISTRY and name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
@@ -110,8 +108,19 @@ def load_book_model(profile: str, seed: int = 0):
     return load_trained(run.final_dir, name="book-esm-trained"), run
 
 
-def book_model_analysis(lm, seqs_global: Sequence[str], n_pair: int, pairs, aln, *, max_length: int,
-                        n_local: int, min_ratio: float, cache_dir=None, progress: bool = True) -> dict:
+def book_model_analysis(
+    lm,
+    seqs_global: Sequence[str],
+    n_pair: int,
+    pairs,
+    aln,
+    *,
+    max_length: int,
+    n_local: int,
+    min_ratio: float,
+    cache_dir=None,
+    progress: bool = True,
+) -> dict:
     """The protein chapter's measurements for one model, as for the paper's models.
 
     Global isotropy of the mean-pooled last layer (:func:`global_isotropy`) and per layer; per-residue
@@ -130,14 +139,26 @@ def book_model_analysis(lm, seqs_global: Sequence[str], n_pair: int, pairs, aln,
     from .residues import accumulate_residues
 
     layers = tuple(range(lm.spec.n_layers + 1))
-    emb = embed_global(lm, seqs_global, layers=layers, max_length=max_length, cache_dir=cache_dir,
-                       progress=progress)
+    emb = embed_global(lm, seqs_global, layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
     E = emb.pooled[layers[-1]]
-    acc = accumulate_residues(lm, list(seqs_global[:n_local]), layer=-1, max_length=max_length,
-                              min_ratio=min_ratio, progress=progress)
+    acc = accumulate_residues(
+        lm, list(seqs_global[:n_local]), layer=-1, max_length=max_length, min_ratio=min_ratio, progress=progress
+    )
     df = pd.concat([embedding_pair_stats(E[:n_pair], pairs), aln[["score", "identity"]]], axis=1)
-    corr = pd.DataFrame([{"method": m, **{f"{a}–{b}": pair_correlations(df, method=m).loc[a, b]
-                                          for (a, b) in HAKIM2025_CORRELATIONS}} for m in ("pearson", "spearman")])
-    return {"global": global_isotropy(E), "layer_isoscores": [global_isotropy(emb.pooled[l])["isoscore"] for l in layers],
-            "local": acc.table(), "local_mean_eff_dims": acc.mean_effective_dimensions(), "pair_table": df,
-            "corr": corr}
+    corr = pd.DataFrame(
+        [
+            {
+                "method": m,
+                **{f"{a}–{b}": pair_correlations(df, method=m).loc[a, b] for (a, b) in HAKIM2025_CORRELATIONS},
+            }
+            for m in ("pearson", "spearman")
+        ]
+    )
+    return {
+        "global": global_isotropy(E),
+        "layer_isoscores": [global_isotropy(emb.pooled[l])["isoscore"] for l in layers],
+        "local": acc.table(),
+        "local_mean_eff_dims": acc.mean_effective_dimensions(),
+        "pair_table": df,
+        "corr": corr,
+    }
