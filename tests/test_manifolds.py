@@ -59,7 +59,7 @@ def test_s_intra_caps_instances_per_type(typed_cloud):
     X, types = typed_cloud
     codes, _ = mf.type_codes(types)
     U = X / np.linalg.norm(X, axis=1, keepdims=True)
-    cos, tcodes = mf._per_type_cosines(U, codes, 7, np.random.default_rng(0))
+    cos, tcodes = mf.cosine._per_type_cosines(U, codes, 7, np.random.default_rng(0))
     big = np.bincount(codes).argmax()
     assert np.bincount(codes)[big] > 7
     # the capped type's value is the brute-force mean of *some* 7 of its instances: check the bound

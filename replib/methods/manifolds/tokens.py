@@ -1,0 +1,75 @@
+"""Token kinds and the 3-D PCA view of the Swiss-roll figures."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..._validation import check_array
+
+# ---------------------------------------------------------------------------------------- token kinds
+TOKEN_KINDS = ("special", "punctuation", "number", "word")
+_SPECIAL = re.compile(r"^(\[[A-Z]+\]|<\|?[a-z_]+\|?>|<unk>|<eos>|<pad>)$")
+_NUMBER = re.compile(r"^[+-]?(\d+([.,:/]\d+)*|\d*[.,]\d+)(st|nd|rd|th|s)?$")
+
+
+def token_kind(token: str) -> str:
+    """Kind of one token string: ``special``, ``punctuation``, ``number`` or ``word``.
+
+    Sub-word markers are removed first: WordPiece ``##``, GPT-2's leading ``Ġ`` (space) and ``Ċ``
+    (newline), GPT's trailing ``</w>``. ``special``: ``[CLS]``-style and ``<...>`` tokens (PTB's
+    ``<unk>``); ``punctuation``: no letter or digit; ``number``: digits with separators (``1,000``,
+    ``3.5``, ``1990s``); ``word``: everything else (any letter).
+    """
+    t = str(token)
+    if _SPECIAL.match(t):
+        return "special"
+    if t.startswith("##"):
+        t = t[2:]
+    if t.endswith("</w>"):
+        t = t[:-4]
+    t = t.lstrip("ĠĊ▁")
+    if not t:
+        return "punctuation"  # a bare space/newline marker
+    if _NUMBER.match(t) or t.isdigit():
+        return "number"
+    if not any(ch.isalnum() for ch in t):
+        return "punctuation"
+    if any(ch.isalpha() for ch in t):
+        return "word"
+    return "number"
+
+
+def token_kinds(tokens) -> np.ndarray:
+    """:func:`token_kind` of every token (cached per distinct string)."""
+    tokens = list(tokens)
+    cache = {t: token_kind(t) for t in set(tokens)}
+    return np.array([cache[t] for t in tokens], dtype=object)
+
+
+# ------------------------------------------------------------------------------------------------ PCA
+def pca_view(X, n_components: int = 3, n_points: int | None = None, seed: int = 0) -> dict:
+    """Project onto the first principal components, as in the authors' ``--draw 2d/3d``.
+
+    PCA is fitted on all rows (scikit-learn, float64); ``n_points`` rows are drawn (seeded) to plot.
+
+    Returns
+    -------
+    dict
+        ``coords`` (n_points, n_components), ``index`` (rows of X), ``explained`` (ratio per component),
+        ``explained_total``.
+    """
+    from sklearn.decomposition import PCA
+
+    X = check_array(X, min_samples=max(2, n_components))
+    pca = PCA(n_components=n_components, random_state=seed).fit(X)
+    idx = np.arange(len(X))
+    if n_points is not None and n_points < len(X):
+        idx = np.sort(np.random.default_rng(seed).choice(len(X), n_points, replace=False))
+    return {
+        "coords": pca.transform(X[idx]),
+        "index": idx,
+        "explained": pca.explained_variance_ratio_,
+        "explained_total": float(pca.explained_variance_ratio_.sum()),
+    }
