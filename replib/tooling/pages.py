@@ -32,7 +32,8 @@ SHORT_TABLE = 12
 CSV_FIELDS = ("chapter", "key", "claim", "profile", "value", "paper_value", "source", "check", "status", "detail")
 
 
-def _fmt(v) -> str:
+def format_value(v) -> str:
+    """A recorded value as the book shows it: 4 significant digits, lists cut after 6 items, — for None."""
     if v is None:
         return "—"
     if isinstance(v, bool):
@@ -40,8 +41,11 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
+        return "[" + ", ".join(format_value(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
     return str(v)
+
+
+_fmt = format_value
 
 
 def _item(text) -> str:

@@ -25,6 +25,7 @@ from ..profiles import PROFILES
 from ..provenance import revision_label
 from .claims import STATUS_BADGE, STATUSES, closing_line
 from .claims import summarize as _summarize
+from .pages import format_value
 
 STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
@@ -163,15 +164,8 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
 
 
 def _fmt(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
-    return _cell(v)
+    """A value for a Markdown table cell (:func:`replib.tooling.pages.format_value`, pipes escaped)."""
+    return _cell(format_value(v))
 
 
 def _cell(text) -> str:
