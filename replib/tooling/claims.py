@@ -31,7 +31,7 @@ STATUS_BADGE = {
 #: it is counted and shown apart)
 PASSING = {"reproduced", "consistent", "deviates", "sanity"}
 TOP_FIELDS = {"chapter", "title", "timeout", "claims"}
-CLAIM_FIELDS = {"key", "claim", "paper", "checks", "deviation", "sanity", "stand_in"}
+CLAIM_FIELDS = {"key", "claim", "paper", "checks", "deviation", "sanity", "stand_in", "seeds"}
 PAPER_FIELDS = {"value", "source"}
 CHECK_KINDS = {"tolerance", "property", "unverified"}
 TOLERANCE_FIELDS = {"abs", "rel", "log10"}
@@ -103,6 +103,7 @@ class Claim:
     deviation: str | None = None
     sanity: bool = False  # holds by construction (a count fixed by the data, an invariance): never a reproduction
     stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
+    seeds: str = "all"  # how a run over several seeds is combined (replib.tooling.seeds): all, worst or mean
 
 
 @dataclass
@@ -252,6 +253,12 @@ def load_claims(path) -> ChapterClaims:
             _validate_check(f"{where} [{prof}]", chk)
             if "tolerance" in chk and not isinstance(paper.get("value"), (int, float)):
                 raise ClaimsFileError(f"{where} [{prof}]: a tolerance check needs a numeric paper value")
+        rule = c.get("seeds", "all")
+        from .seeds import rule_problem  # seeds imports this module
+
+        problem = rule_problem(c["key"], rule, checks)
+        if problem:
+            raise ClaimsFileError(f"{where}: {problem}")
         claims.append(
             Claim(
                 chapter=chapter,
@@ -263,6 +270,7 @@ def load_claims(path) -> ChapterClaims:
                 deviation=c.get("deviation"),
                 sanity=bool(c.get("sanity", False)),
                 stand_in=c.get("stand_in"),
+                seeds=rule,
             )
         )
     return ChapterClaims(chapter=chapter, title=doc.get("title", chapter), path=path, claims=claims, timeout=timeout)

@@ -39,6 +39,15 @@ def main(argv: list[str] | None = None) -> int:
             help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
             "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal",
         )
+        p.add_argument(
+            "--seeds",
+            "--seed",
+            nargs="+",
+            type=int,
+            metavar="SEED",
+            help="run each chapter once per seed (its seed parameter); a claim whose verdict differs between "
+            "seeds is inconclusive (see the claims' seeds rule); default: the chapter's own seed, one run",
+        )
 
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     common(p_run)
@@ -126,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 root=root,
                 models=models or None,
                 rehearsal=args.rehearsal,
+                seeds=args.seeds,
             )
         except (ValueError, FileNotFoundError, runner.RunLockedError) as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -22,9 +22,10 @@ import nbformat
 from .._io import write_json_atomic
 from ..provenance import MODELS_LOG_ENV, read_models_log
 from ..record import read_records
-from .claims import ChapterClaims, ClaimsFileError, check_chapter, closing_line, load_claims, summarize
+from .claims import ChapterClaims, ClaimsFileError, closing_line, load_claims, summarize
 from .notebooks import write_runnable
 from .project import CHAPTER_SUFFIX, find_root, git_commit, toc_chapters
+from .seeds import check_chapter_seeds
 
 
 def discover_chapters(root: Path | None = None, only: list[str] | None = None) -> list[ChapterClaims]:
@@ -273,20 +274,78 @@ def _merge_previous(report: dict, path: Path) -> None:
     report["merged_from"] = [old.get("started"), report["started"]]
 
 
-def _run_chapters(report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress):
-    """Execute (or, ``check_only``, re-check) each chapter and append its entry and claim results."""
-    nb_out = out_dir / "notebooks"
-    previous = {}  # check-only keeps the run times of the run that executed the notebooks
-    if check_only and (out_dir / "report.json").exists():
-        try:
-            old = json.loads((out_dir / "report.json").read_text())
-            previous = {c["chapter"]: c.get("seconds", 0.0) for c in old.get("chapters", [])}
-        except (ValueError, KeyError, TypeError):
-            previous = {}
-    for ch in found:
+def notebook_name(chapter: str, seed: int | None, first: bool) -> str:
+    """The executed notebook of one chapter and seed: ``<chapter>.ipynb`` for the first (or only) seed, the one
+    the book shows; ``<chapter>.seed-<n>.ipynb`` for the others."""
+    return f"{chapter}.ipynb" if first or seed is None else f"{chapter}.seed-{seed}.ipynb"
+
+
+def _previous_report(out_dir: Path) -> dict:
+    try:
+        return json.loads((out_dir / "report.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _execute_seed(ch, seed, first, profile, out_dir, root, check_only, timeout_scale, chosen, previous, progress, ref):
+    """Execute (or, ``check_only``, find) one chapter for one seed: ``(status, error, seconds, records, dst)``."""
+    dst = out_dir / "notebooks" / notebook_name(ch.chapter, seed, first)
+    tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
+    if check_only:
+        status, error, seconds = (
+            ("ok", None, float(previous.get((ch.chapter, seed)) or 0.0))
+            if dst.exists()
+            else ("error", "not executed", 0.0)
+        )
+    else:
+        limit = int(ch.timeout_for(profile) * timeout_scale)
+        progress(f"[{tag}] running profile={profile} (limit {limit} s) ...")
         src = out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
-        dst = nb_out / f"{ch.chapter}.ipynb"
-        models_log = out_dir / "models" / f"{ch.chapter}.jsonl"
+        write_runnable(root, ch.chapter, src, ref=ref)
+        params = {}
+        if chosen:
+            params["models"] = chosen
+        if seed is not None:
+            params["seed"] = seed
+        status, error, seconds = execute_notebook(
+            src,
+            dst,
+            profile,
+            timeout=limit,
+            models_log=out_dir / "models" / f"{ch.chapter}.jsonl",
+            root=root,
+            cwd=root / "notebooks",
+            extra_parameters=params or None,
+        )
+        progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
+    records = {}
+    if dst.exists():
+        try:
+            executed = nbformat.read(str(dst), as_version=4)
+            records = read_records(executed)
+            failure = execution_failure(executed)
+            if failure and status == "ok":  # e.g. check-only of a notebook that raised after recording
+                status, error = "error", f"the executed notebook did not complete: {failure}"
+        except Exception as exc:
+            status, error = "error", f"cannot read executed notebook: {exc}"
+    return status, error, seconds, records, dst
+
+
+def _run_chapters(
+    report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress, seeds=None
+):
+    """Execute (or, ``check_only``, re-check) each chapter, for each seed, and append its entry and claim
+    results (combined over the seeds by :func:`~replib.tooling.seeds.check_chapter_seeds`)."""
+    previous = {}  # check-only keeps the run times of the run that executed the notebooks
+    if check_only:
+        for c in _previous_report(out_dir).get("chapters", []):
+            per = c.get("seeds") or {}
+            for s, info in per.items():
+                previous[(c["chapter"], int(s))] = info.get("seconds", 0.0)
+            previous[(c["chapter"], None)] = c.get("seconds", 0.0)
+    run_seeds = list(seeds) if seeds else [None]
+    ref = report["environment"].get("git_commit")
+    for ch in found:
         if ch.error:  # a malformed claims file: this chapter fails, the others run
             progress(f"[{ch.chapter}] not run: {ch.error}")
             report["chapters"].append(
@@ -301,51 +360,37 @@ def _run_chapters(report, found, profile, out_dir, root, check_only, timeout_sca
                 }
             )
             continue
-        if check_only:
-            status, error, seconds = (
-                ("ok", None, float(previous.get(ch.chapter) or 0.0)) if dst.exists() else ("error", "not executed", 0.0)
-            )
-        else:
-            limit = int(ch.timeout_for(profile) * timeout_scale)
-            progress(f"[{ch.chapter}] running profile={profile} (limit {limit} s) ...")
-            write_runnable(root, ch.chapter, src, ref=report["environment"].get("git_commit"))
-            chosen = _models_for(models, ch.chapter)
-            status, error, seconds = execute_notebook(
-                src,
-                dst,
-                profile,
-                timeout=limit,
-                models_log=models_log,
-                root=root,
-                cwd=root / "notebooks",
-                extra_parameters={"models": chosen} if chosen else None,
-            )
-            progress(f"[{ch.chapter}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
-        records = {}
-        if dst.exists():
-            try:
-                executed = nbformat.read(str(dst), as_version=4)
-                records = read_records(executed)
-                failure = execution_failure(executed)
-                if failure and status == "ok":  # e.g. check-only of a notebook that raised after recording
-                    status, error = "error", f"the executed notebook did not complete: {failure}"
-            except Exception as exc:
-                status, error = "error", f"cannot read executed notebook: {exc}"
-        results = [
-            r.to_dict() for r in check_chapter(ch, profile, records, notebook_error=error if status != "ok" else None)
-        ]
         chosen = _models_for(models, ch.chapter)
+        per_seed, records_by_seed, errors_by_seed = {}, {}, {}
+        for i, seed in enumerate(run_seeds):
+            status, error, seconds, records, dst = _execute_seed(
+                ch, seed, i == 0, profile, out_dir, root, check_only, timeout_scale, chosen, previous, progress, ref
+            )
+            per_seed[seed] = {
+                "status": status,
+                "error": error,
+                "seconds": round(seconds, 1),
+                "notebook": str(dst.relative_to(out_dir)),
+            }
+            records_by_seed[seed] = records
+            errors_by_seed[seed] = error if status != "ok" else None
+        results = check_chapter_seeds(ch, profile, records_by_seed, errors_by_seed)
         if chosen:
             results = bind_to_paper_models(results, chosen, rehearsal)
+        bad = [s for s in run_seeds if per_seed[s]["status"] != "ok"]
+        first = per_seed[run_seeds[0]]
+        worst = per_seed[bad[0]] if bad else first
         entry = {
             "chapter": ch.chapter,
             "title": ch.title,
-            "status": status,
-            "error": error,
-            "seconds": round(seconds, 1),
-            "notebook": str(dst.relative_to(out_dir)),
-            "models": read_models_log(models_log),
+            "status": worst["status"],
+            "error": (f"seed {bad[0]}: " if bad and bad[0] is not None else "") + worst["error"] if bad else None,
+            "seconds": round(sum(p["seconds"] for p in per_seed.values()), 1),
+            "notebook": first["notebook"],
+            "models": read_models_log(out_dir / "models" / f"{ch.chapter}.jsonl"),
         }
+        if seeds:
+            entry["seeds"] = {str(s): per_seed[s] for s in run_seeds}
         if chosen:
             entry["models_override"] = chosen
         report["chapters"].append(entry)
@@ -362,6 +407,7 @@ def run(
     root: Path | None = None,
     models: dict | None = None,
     rehearsal: bool = False,
+    seeds: list[int] | None = None,
 ) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
@@ -378,11 +424,21 @@ def run(
         (:func:`bind_to_paper_models`)
     rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs
         ``models``): the report says so, and it goes to ``build/runs/rehearsal``
+    seeds : run each chapter once per seed (its ``seed`` parameter) and combine each claim's verdicts over
+        them (:mod:`replib.tooling.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
+        one run with the chapter's own seed. ``check_only`` without seeds re-checks the seeds of the report
+        already in ``out_dir``.
     """
     if rehearsal and not models:
         raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
+    if seeds is not None:
+        seeds = [int(s) for s in seeds]
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise ValueError(f"--seeds needs distinct seeds, got {seeds}")
     root = Path(root or find_root())
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
+    if check_only and seeds is None:
+        seeds = _previous_report(out_dir).get("seeds")
     started = datetime.now(timezone.utc)
     report = {
         "profile": profile,
@@ -395,11 +451,15 @@ def run(
         report["models_override"] = models
     if rehearsal:
         report["rehearsal"] = True
+    if seeds:
+        report["seeds"] = seeds
     found = discover_chapters(root, only=chapters)
     if not found:
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
     with run_lock(out_dir):
-        _run_chapters(report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress)
+        _run_chapters(
+            report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress, seeds
+        )
         # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
         report["summary"] = summarize(report["claims"], report["chapters"])
         report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
