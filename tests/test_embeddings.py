@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-import replib.embeddings.extract as extract
+import replib.embeddings.proteins as proteins
 from replib.embeddings import (
     embed_proteins,
     embed_sentences,
@@ -120,7 +120,7 @@ def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):
     lm = tiny["protbert"]
     seqs = [s * (k % 3 + 1) for k, s in enumerate(SEQS * 3)]  # 15 sequences -> 5 shards of 3
     ref = embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, progress=False)
-    real, calls = extract._hf_protein_shard, []
+    real, calls = proteins._hf_protein_shard, []
 
     def shard(*args, die_at=None):
         calls.append(len(calls))
@@ -128,14 +128,14 @@ def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):
             raise KeyboardInterrupt("killed while computing the third shard")
         return real(*args)
 
-    monkeypatch.setattr(extract, "_hf_protein_shard", lambda *a: shard(*a, die_at=3))
+    monkeypatch.setattr(proteins, "_hf_protein_shard", lambda *a: shard(*a, die_at=3))
     with pytest.raises(KeyboardInterrupt):
         embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, cache_dir=tmp_path, progress=False)
     (key,) = [p for p in tmp_path.iterdir()]
     assert sorted(p.name for p in key.glob("shard-*.npz")) == ["shard-00000.npz", "shard-00001.npz"]
     assert not list(key.glob("*.tmp"))
     calls.clear()
-    monkeypatch.setattr(extract, "_hf_protein_shard", lambda *a: shard(*a))
+    monkeypatch.setattr(proteins, "_hf_protein_shard", lambda *a: shard(*a))
     out = embed_proteins(lm, seqs, layers=(-1, 1), shard_size=3, cache_dir=tmp_path, progress=False)
     assert len(calls) == 3  # only the missing shards 2, 3, 4 were computed
     for l in (-1, 1):

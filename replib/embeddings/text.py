@@ -1,0 +1,256 @@
+"""Sentences and token streams in, per-token and pooled vectors out (Rajaee & Pilehvar 2021; Cai et al.
+2021, ``gen_embeds.py``). See :mod:`replib.embeddings.extract`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._io import hash_inputs, run_sharded
+from .batching import _autocast, _batches, _check_layers, _hidden_states, _model_info, _pad, _pad_id  # noqa: F401
+
+TEXT_RECIPES = ("text", "sbert")
+
+
+# ----------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class SentenceEmbeddings:
+    """Output of :func:`embed_sentences`.
+
+    Attributes
+    ----------
+    tokens : list of ndarray (n_tokens_i, d) float32
+        Token rows per sentence (special tokens dropped when ``drop_special``).
+    means : ndarray (n_texts, d) float32
+        Mean of each sentence's kept rows.
+    token_ids : list of ndarray int
+    """
+
+    tokens: list
+    means: np.ndarray
+    token_ids: list = field(default_factory=list)
+
+
+@dataclass
+class TokenStream:
+    """Output of :func:`embed_token_stream` (Cai et al.'s per-token dump).
+
+    Attributes
+    ----------
+    layers : dict int -> ndarray (n_tokens, d) float32
+        Code layer ``l`` = ``hidden_states[l + 1]``.
+    token_ids, window, position : ndarray (n_tokens,) int
+    tokens : list of str
+        Token strings (the "types").
+    """
+
+    layers: dict
+    token_ids: np.ndarray
+    tokens: list
+    window: np.ndarray
+    position: np.ndarray
+
+
+# ----------------------------------------------------------------------------------------- helpers
+
+
+def _special_span(tok, text: str, max_length: int):
+    """Token ids of ``text`` with special tokens, and the slice of its non-special rows.
+
+    The tokenizer's specials are a prefix and/or suffix (``[CLS] x [SEP]``, ``<s> x </s>``, none for
+    GPT-2); the slice is found by matching the ids encoded without specials. ``[UNK]`` stays a token.
+    """
+    full = list(tok(text, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"])
+    bare = list(tok(text, add_special_tokens=False)["input_ids"])
+    n_sp = tok.num_special_tokens_to_add(pair=False)
+    m = len(full) - n_sp
+    for p in range(n_sp + 1):
+        if full[p : p + m] == bare[:m]:
+            return full, slice(p, p + m)
+    raise ValueError(f"could not locate the special tokens of {text!r}")
+
+
+def embed_sentences(
+    model,
+    texts,
+    layer: int = -1,
+    drop_special: bool = True,
+    *,
+    max_length: int | None = None,
+    batch_tokens: int = 8192,
+    cache_dir=None,
+    shard_size: int = 2048,
+    amp: bool = True,
+    progress: bool = True,
+) -> SentenceEmbeddings:
+    """Token matrices and mean-pooled vectors, each sentence encoded alone (Rajaee & Pilehvar; SBERT).
+
+    Parameters
+    ----------
+    model : LoadedModel
+        A text model (recipe ``text`` or ``sbert``).
+    texts : sequence of str
+    layer : int
+        Index into ``hidden_states`` (-1 = last block).
+    drop_special : bool
+        Drop the rows the tokenizer adds (``[CLS]``/``[SEP]``, ``<s>``/``</s>``; GPT-2 adds none) before
+        the mean, as Rajaee & Pilehvar. ``False`` keeps them: the mean is then the attention-mask weighted
+        mean pooling of sentence-transformers (all-MiniLM-L6-v2's pooling, before its Normalize module).
+    max_length : int, optional
+        Token limit including specials (default: ``tokenizer.model_max_length`` capped at 512).
+
+    Returns
+    -------
+    SentenceEmbeddings
+    """
+    tok = model.tokenizer
+    if model.spec.recipe not in TEXT_RECIPES:
+        raise ValueError(f"model {model.name} has recipe {model.spec.recipe!r}, not a text recipe")
+    texts = [str(t) for t in texts]
+    max_length = int(max_length or min(getattr(tok, "model_max_length", 512) or 512, 512))
+    n_states = model.spec.n_layers + 1
+    (layer,) = _check_layers(layer, n_states)
+    info = dict(
+        _model_info(model, amp),
+        fn="embed_sentences",
+        layer=layer,
+        drop_special=drop_special,
+        max_length=max_length,
+        batch_tokens=batch_tokens,
+        inputs=hash_inputs(texts),
+        n=len(texts),
+    )
+
+    def compute(a, b):
+        enc = [_special_span(tok, t, max_length) for t in texts[a:b]]
+        rows, means, ids_out = [None] * len(enc), np.zeros((len(enc), model.spec.hidden_size), np.float32), []
+        for batch in _batches([len(e[0]) for e in enc], batch_tokens):
+            ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
+            hs = _hidden_states(model, ids, mask, amp)[layer]
+            for r, i in enumerate(batch):
+                full, sl = enc[i]
+                keep = sl if drop_special else slice(0, len(full))
+                x = hs[r, keep].numpy()
+                rows[i] = x
+                means[i] = x.astype(np.float64).mean(0) if len(x) else np.nan
+        ids_out = [np.asarray(e[0][(e[1] if drop_special else slice(None))], np.int64) for e in enc]
+        lens = np.array([len(x) for x in rows], np.int64)
+        return {
+            "tokens": np.concatenate(rows).astype(np.float32)
+            if rows
+            else np.zeros((0, model.spec.hidden_size), np.float32),
+            "means": means,
+            "lengths": lens,
+            "ids": np.concatenate(ids_out) if ids_out else np.zeros(0, np.int64),
+        }
+
+    shards = run_sharded(
+        len(texts), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
+    )
+    tokens, ids = [], []
+    for s in shards:
+        offs = np.concatenate([[0], np.cumsum(s["lengths"])])
+        tokens += [s["tokens"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
+        ids += [s["ids"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
+    means = (
+        np.concatenate([s["means"] for s in shards]) if shards else np.zeros((0, model.spec.hidden_size), np.float32)
+    )
+    return SentenceEmbeddings(tokens, means, ids)
+
+
+# ----------------------------------------------------------------------------------------- token stream
+
+
+def token_stream_ids(tokenizer, lines, add_special_tokens: bool = True) -> list:
+    """Cai's stream: every raw line through ``tokenizer.encode`` (blank lines too), concatenated.
+
+    With ``add_special_tokens=True`` (faithful: modern ``encode``'s default), BERT-family streams hold
+    ``[CLS] ... [SEP]`` around every line; GPT/GPT-2 add nothing either way.
+    """
+    ids = []
+    for line in lines:
+        ids.extend(tokenizer.encode(line.rstrip("\n"), add_special_tokens=add_special_tokens))
+    return ids
+
+
+def embed_token_stream(
+    model,
+    lines,
+    window: int = 512,
+    layers=None,
+    *,
+    add_special_tokens: bool = True,
+    batch_windows: int = 4,
+    cache_dir=None,
+    shard_size: int = 16,
+    amp: bool = True,
+    progress: bool = True,
+) -> TokenStream:
+    """Cai et al.'s per-token embeddings: consecutive non-overlapping windows, no attention mask.
+
+    Parameters
+    ----------
+    model : LoadedModel
+    lines : iterable of str
+        Raw corpus lines (e.g. WikiText/PTB files read line by line).
+    window : int
+        Window length in tokens (512 as Cai's ``bptt_len``); the short tail is dropped.
+    layers : iterable of int, optional
+        Code layers (``0`` = first block output = ``hidden_states[1]``); default all.
+    add_special_tokens : bool
+        Passed to ``tokenizer.encode`` per line (True = faithful to the authors' run).
+
+    Returns
+    -------
+    TokenStream
+    """
+    import torch
+
+    if window < 1:
+        raise ValueError("window must be >= 1")
+    tok = model.tokenizer
+    ids = token_stream_ids(tok, list(lines), add_special_tokens)
+    n_win = len(ids) // window
+    if n_win == 0:
+        raise ValueError(f"stream has {len(ids)} tokens < one window of {window}")
+    n_layers = model.spec.n_layers
+    layers = tuple(range(n_layers)) if layers is None else tuple(int(l) for l in layers)
+    for l in layers:
+        if not 0 <= l < n_layers:
+            raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
+    arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
+    info = dict(
+        _model_info(model, amp),
+        fn="embed_token_stream",
+        window=window,
+        layers=list(layers),
+        add_special_tokens=add_special_tokens,
+        batch_windows=batch_windows,
+        inputs=hash_inputs(map(str, arr.ravel())),
+        n=n_win,
+    )
+
+    def compute(a, b):
+        out = {l: [] for l in layers}
+        for s in range(a, b, batch_windows):
+            x = torch.from_numpy(arr[s : min(b, s + batch_windows)])
+            hs = _hidden_states(model, x, None, amp)
+            for l in layers:
+                out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).numpy())
+        return {f"layer_{l}": np.concatenate(v).astype(np.float32) for l, v in out.items()}
+
+    shards = run_sharded(
+        n_win, shard_size, compute, info=info, cache_dir=cache_dir, desc=f"stream {model.name}", progress=progress
+    )
+    mats = {l: np.concatenate([s[f"layer_{l}"] for s in shards]) for l in layers}
+    flat = arr.ravel()
+    return TokenStream(
+        mats,
+        flat,
+        tok.convert_ids_to_tokens(flat.tolist()),
+        np.repeat(np.arange(n_win), window),
+        np.tile(np.arange(window), n_win),
+    )
