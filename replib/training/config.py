@@ -9,110 +9,50 @@ import copy
 #: chapter on 2 shared CPU cores; ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
 #: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split) — expected about 1 h for both
 #: on one A100/H100-class GPU, not measured here.
-_CFG = {
-    "smoke": {
-        "protein": dict(
-            subset="5k",
-            layers=2,
-            hidden=64,
-            heads=2,
-            ffn=128,
-            seq_len=32,
-            batch=8,
-            steps=16,
-            lr=2e-3,
-            warmup=4,
-            n_val=32,
-            save_every=8,
-        ),
-        "text": dict(
-            corpus="wikitext2",
-            train_split="valid",
-            eval_split="test",
-            vocab=512,
-            layers=2,
-            hidden=64,
-            heads=2,
-            ffn=128,
-            seq_len=32,
-            batch=8,
-            steps=16,
-            lr=2e-3,
-            warmup=4,
-            n_val=32,
-            save_every=8,
-        ),
-        "measure": dict(n_tokens=400, lid_k=20, max_per_type=50, n_rogue=3),
+#: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
+_SHAPE = ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "lr", "warmup", "n_val", "save_every")
+# fmt: off
+_SHAPES = {
+    #           layers hidden heads   ffn  seq_len batch   steps     lr  warmup  n_val  save_every
+    "protein": {
+        "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
+        "offline": (4,    128,    4,   512,    64,    8,     128,  2e-3,      8,    64,     32),
+        "paper":   (6,    320,   20,  1280,   512,   64,  50_000,  4e-4,   2000,  2048,   1000),
     },
-    "offline": {
-        "protein": dict(
-            subset="20k",
-            layers=4,
-            hidden=128,
-            heads=4,
-            ffn=512,
-            seq_len=64,
-            batch=8,
-            steps=128,
-            lr=2e-3,
-            warmup=8,
-            n_val=64,
-            save_every=32,
-        ),
-        "text": dict(
-            corpus="wikitext2",
-            train_split="valid",
-            eval_split="test",
-            vocab=2048,
-            layers=4,
-            hidden=128,
-            heads=4,
-            ffn=512,
-            seq_len=64,
-            batch=8,
-            steps=128,
-            lr=2e-3,
-            warmup=8,
-            n_val=64,
-            save_every=32,
-        ),
-        "measure": dict(n_tokens=1000, lid_k=50, max_per_type=200, n_rogue=3),
-    },
-    "paper": {
-        "protein": dict(
-            subset="current",
-            layers=6,
-            hidden=320,
-            heads=20,
-            ffn=1280,
-            seq_len=512,
-            batch=64,
-            steps=50_000,
-            lr=4e-4,
-            warmup=2000,
-            n_val=2048,
-            save_every=1000,
-        ),
-        "text": dict(
-            corpus="wikitext2",
-            train_split="train",
-            eval_split="test",
-            vocab=16_384,
-            layers=6,
-            hidden=512,
-            heads=8,
-            ffn=2048,
-            seq_len=256,
-            batch=32,
-            steps=50_000,
-            lr=6e-4,
-            warmup=2000,
-            n_val=2048,
-            save_every=1000,
-        ),
-        "measure": dict(n_tokens=10_000, lid_k=100, max_per_type=1000, n_rogue=3),
+    "text": {
+        "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
+        "offline": (4,    128,    4,   512,    64,    8,     128,  2e-3,      8,    64,     32),
+        "paper":   (6,    512,    8,  2048,   256,   32,  50_000,  6e-4,   2000,  2048,   1000),
     },
 }
+# fmt: on
+#: the data of each model per profile: protein = the Swiss-Prot subset; text = corpus, splits, vocabulary
+_PROTEIN_DATA = {"smoke": "5k", "offline": "20k", "paper": "current"}
+_TEXT_DATA = {"smoke": ("valid", 512), "offline": ("valid", 2048), "paper": ("train", 16_384)}
+#: what is measured at each checkpoint
+_MEASURE = {
+    "smoke": dict(n_tokens=400, lid_k=20, max_per_type=50, n_rogue=3),
+    "offline": dict(n_tokens=1000, lid_k=50, max_per_type=200, n_rogue=3),
+    "paper": dict(n_tokens=10_000, lid_k=100, max_per_type=1000, n_rogue=3),
+}
+
+
+def _profile(profile: str) -> dict:
+    split, vocab = _TEXT_DATA[profile]
+    return {
+        "protein": {"subset": _PROTEIN_DATA[profile], **dict(zip(_SHAPE, _SHAPES["protein"][profile]))},
+        "text": {
+            "corpus": "wikitext2",
+            "train_split": split,
+            "eval_split": "test",
+            "vocab": vocab,
+            **dict(zip(_SHAPE, _SHAPES["text"][profile])),
+        },
+        "measure": dict(_MEASURE[profile]),
+    }
+
+
+_CFG = {profile: _profile(profile) for profile in ("smoke", "offline", "paper")}
 
 
 def config_for(profile: str) -> dict:
