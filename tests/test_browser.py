@@ -267,3 +267,43 @@ def test_detects_wrong_front_page_counts(broken, driver):
     )
     problems = check("book/intro.html", driver)
     assert any("front page should count" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_figure_without_alt_text_or_caption(broken, driver):
+    html, check, chapter = broken
+    page = html / chapter.html
+    _edit(page, r'(<img[^>]*?)\salt="[^"]*"', r"\1", count=0)  # every alt removed
+    _edit(page, r"<figcaption>.*?</figcaption>", "", count=0)
+    problems = check(chapter.html, driver)
+    assert any("has no alt text" in p for p in problems), problems
+    assert any("has no caption" in p for p in problems), problems
+
+
+def test_figure_text_problems_rejects_file_names_as_alt_text():
+    cells = [
+        {"imgs": [{"src": "../_images/a.png", "ok": True, "alt": "a.png", "caption": True}], "plotmeta": []},
+        {"imgs": [{"src": "../_images/b.png", "ok": True, "alt": "Bars of scores", "caption": True}], "plotmeta": []},
+        {"imgs": [], "plotmeta": [{"label": "", "caption": False}]},
+    ]
+    problems = browser._figure_text_problems("x.html", cells)
+    assert any("cell #1" in p and "alt" in p for p in problems)
+    assert not any("cell #2" in p for p in problems)
+    assert any("cell #3" in p and "accessible name" in p for p in problems)
+    assert any("cell #3" in p and "caption" in p for p in problems)
+
+
+def test_show_plotly_caption_and_accessible_name(monkeypatch):
+    import plotly.graph_objects as go
+
+    from replib import plotting
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    fig = go.Figure(go.Scatter3d(x=[0, 1], y=[0, 1], z=[0, 1]), layout={"title": {"text": "t <3"}})
+    plotting.show_plotly(fig, caption="A 3-D view & more", alt="rotatable cloud")
+    html = shown[-1]
+    assert '<div role="img" aria-label="rotatable cloud">' in html
+    assert "<figcaption>A 3-D view &amp; more</figcaption>" in html and html.count("<figure") == 1
+    plotting.show_plotly(fig)
+    assert 'aria-label="t &lt;3"' in shown[-1] and "<figure" not in shown[-1]

@@ -57,10 +57,11 @@ def test_one_parameters_cell_with_profile(path):
     assert re.search(r"^profile\s*=", params[0].source, re.M), "the parameters cell must define `profile`"
 
 
-def _recorded_patterns(source: str) -> tuple[set, list]:
+def _recorded_patterns(source: str) -> tuple[set, list, list]:
     literal = set(re.findall(r"record\(\s*[\"']([A-Za-z0-9_.\-]+)[\"']", source))
     prefixes = re.findall(r"record\(\s*f[\"']([A-Za-z0-9_.\-]*)\{", source)
-    return literal, prefixes
+    suffixes = re.findall(r"record\(\s*f[\"']\{[^}\"']+\}([A-Za-z0-9_.\-]+)[\"']", source)  # f"{name}_pearson"
+    return literal, prefixes, suffixes
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -72,11 +73,13 @@ def test_claims_file_loads_and_every_key_is_recorded(path):
     assert claims.claims, "a chapter claims something"
     nb = read_chapter(path)
     source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    literal, prefixes = _recorded_patterns(source)
+    literal, prefixes, suffixes = _recorded_patterns(source)
     for c in claims.claims:
         if all("unverified" in chk for chk in c.checks.values()):
             continue
-        assert c.key in literal or any(c.key.startswith(p) for p in prefixes if p), (
+        assert (
+            c.key in literal or any(c.key.startswith(p) for p in prefixes if p) or any(c.key.endswith(x) for x in suffixes)
+        ), (
             f"{path.name}: claim key {c.key!r} is never passed to record()"
         )
 
@@ -93,6 +96,6 @@ def test_glued_keys_are_recorded():
         nb = read_chapter(path)
         md = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-        literal, prefixes = _recorded_patterns(code)
+        literal, prefixes, _ = _recorded_patterns(code)
         for key in re.findall(r"\{glue(?::text)?\}`([A-Za-z0-9_.\-]+)", md):
             assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{path.name}: glue {key!r}"
