@@ -20,8 +20,10 @@ import yaml
 
 from . import mathjax, pages
 from .notebooks import for_the_page
+from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import dashboard_markdown
+from .runner import discover_chapters
 
 VALIDATION_PAGE = "book/validation.md"
 FRONT_PAGE = "book/intro.md"
@@ -38,7 +40,12 @@ def validation_markdown(
     root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
-    return dashboard_markdown(reports, chapter_links=links, claim_links=claim_links)
+    page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links)
+    tables = load_paper_tables(root)
+    if tables:  # the papers' tables with our values, and the coverage per paper (replib.tooling.paper_tables)
+        refs = {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
+        page += "\n" + papers_markdown(tables, reports[0] if reports else None, refs)
+    return page
 
 
 def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:

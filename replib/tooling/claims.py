@@ -30,9 +30,9 @@ STATUS_BADGE = {
 #: statuses that do not fail a run (a deviation is a documented failure of the paper's claim, not a pass:
 #: it is counted and shown apart)
 PASSING = {"reproduced", "consistent", "deviates", "sanity"}
-TOP_FIELDS = {"chapter", "title", "timeout", "claims"}
+TOP_FIELDS = {"chapter", "title", "timeout", "claims", "families", "defaults"}
 CLAIM_FIELDS = {"key", "claim", "paper", "checks", "deviation", "sanity", "stand_in", "seeds"}
-PAPER_FIELDS = {"value", "source"}
+PAPER_FIELDS = {"value", "source", "ref"}
 CHECK_KINDS = {"tolerance", "property", "unverified"}
 TOLERANCE_FIELDS = {"abs", "rel", "log10"}
 PROPERTY_FIELDS = {"op", "value", "key", "abs"}
@@ -104,6 +104,7 @@ class Claim:
     sanity: bool = False  # holds by construction (a count fixed by the data, an invariance): never a reproduction
     stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
     seeds: str = "all"  # how a run over several seeds is combined (replib.tooling.seeds): all, worst or mean
+    ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (replib.tooling.paper_tables)
 
 
 @dataclass
@@ -134,6 +135,7 @@ class ClaimResult:
     deviation: str | None = None
     sanity: bool = False
     stand_in: str | None = None
+    ref: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -193,9 +195,72 @@ def _validate_check(where: str, check: Any) -> None:
         raise ClaimsFileError(f"{where}: unknown check kind {kind!r}")
 
 
-def load_claims(path) -> ChapterClaims:
-    """Read and validate a claims file."""
+def _expand(doc: dict, path: Path, tables) -> list:
+    """The file's claims followed by its families' claims (:func:`~replib.tooling.paper_tables.expand_family`);
+    claims and families without ``checks`` take ``defaults.checks``."""
+    from .paper_tables import PaperTableError, expand_family
+
+    defaults = doc.get("defaults") or {}
+    if not isinstance(defaults, dict) or set(defaults) - {"checks"}:
+        raise ClaimsFileError(
+            f"{path}: 'defaults' holds only 'checks' (per-profile checks of claims without their own)"
+        )
+    families = doc.get("families") or []
+    if not isinstance(families, list):
+        raise ClaimsFileError(f"{path}: 'families' must be a list of families")
+    raw = list(doc["claims"] or [])
+    for i, fam in enumerate(families):
+        where = f"{path.name} family #{i + 1}"
+        if not isinstance(fam, dict):
+            raise ClaimsFileError(f"{where}: a family is a mapping with key, claim, rows and checks")
+        try:
+            raw += expand_family(fam, tables(), where)
+        except PaperTableError as exc:
+            raise ClaimsFileError(str(exc)) from None
+    if "checks" in defaults:
+        import copy
+
+        for c in raw:
+            if isinstance(c, dict) and "checks" not in c:
+                c["checks"] = copy.deepcopy(defaults["checks"])
+    return raw
+
+
+def _resolve_paper(where: str, paper: dict, tables) -> str | None:
+    """Fill ``value`` and ``source`` of a claim's ``paper`` from its ``ref``; an inline value must agree."""
+    from .paper_tables import PaperTableError, resolve_ref
+
+    if "ref" not in paper:
+        return None
+    try:
+        n = resolve_ref(paper["ref"], tables())
+    except PaperTableError as exc:
+        raise ClaimsFileError(f"{where}: {exc}") from None
+    if paper.get("value") is not None:
+        v = _number(f"{where} paper.value", paper["value"])
+        if not math.isclose(v, n.value, rel_tol=1e-9, abs_tol=0.0):
+            raise ClaimsFileError(f"{where}: paper.value {v!r} disagrees with {n.ref} = {n.value!r} in its paper table")
+    paper["value"] = int(n.value) if n.value.is_integer() and abs(n.value) < 2**53 and n.scale == "linear" else n.value
+    paper.setdefault("source", n.cited())
+    return n.ref
+
+
+def load_claims(path, tables=None) -> ChapterClaims:
+    """Read and validate a claims file; references to the papers' numbers are resolved in ``tables``
+    (default: the project's ``data/papers``, two folders above the file; see :mod:`.paper_tables`)."""
     path = Path(path)
+    cache = {}
+
+    def get_tables():
+        if "t" not in cache:
+            from .paper_tables import PaperTableError, load_paper_tables
+
+            try:
+                cache["t"] = tables if tables is not None else load_paper_tables(path.resolve().parent.parent)
+            except PaperTableError as exc:
+                raise ClaimsFileError(str(exc)) from None
+        return cache["t"]
+
     try:
         doc = yaml.load(path.read_text(), Loader=_StrictLoader)
     except ClaimsFileError as exc:
@@ -216,7 +281,7 @@ def load_claims(path) -> ChapterClaims:
         timeout[prof] = _number(f"{path} timeout.{prof}", sec)
     chapter = doc.get("chapter") or path.name.split(".")[0]
     claims, seen = [], set()
-    for i, c in enumerate(doc["claims"] or []):
+    for i, c in enumerate(_expand(doc, path, get_tables)):
         where = f"{path.name} claim #{i + 1}"
         if not isinstance(c, dict):
             raise ClaimsFileError(f"{where}: a claim is a mapping with key, claim, paper and checks; got {c!r}")
@@ -239,6 +304,7 @@ def load_claims(path) -> ChapterClaims:
             raise ClaimsFileError(f"{where}: duplicate key {c['key']!r}")
         seen.add(c["key"])
         paper = c["paper"] or {}
+        ref = _resolve_paper(f"{where} ({c['key']})", paper, get_tables)
         if "source" not in paper:
             raise ClaimsFileError(f"{where}: paper needs a 'source' (table/figure/page)")
         if isinstance(paper.get("value"), str):
@@ -271,6 +337,7 @@ def load_claims(path) -> ChapterClaims:
                 sanity=bool(c.get("sanity", False)),
                 stand_in=c.get("stand_in"),
                 seeds=rule,
+                ref=ref,
             )
         )
     return ChapterClaims(chapter=chapter, title=doc.get("title", chapter), path=path, claims=claims, timeout=timeout)
@@ -334,6 +401,7 @@ def evaluate_claim(
             deviation=deviation,
             sanity=claim.sanity,
             stand_in=claim.stand_in,
+            ref=claim.ref,
         )
 
     if kind == "unverified":
