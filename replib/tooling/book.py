@@ -9,6 +9,7 @@ the checker validated.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -131,6 +132,15 @@ def stage(
     return stage_dir
 
 
+def tree_digest(folder: Path) -> str:
+    """sha256 over the relative paths and contents of every file under ``folder`` (the staged book)."""
+    h = hashlib.sha256()
+    folder = Path(folder)
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and "_build" not in p.relative_to(folder).parts):
+        h.update(str(f.relative_to(folder)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def build(
     profile: str,
     strict: bool = True,
@@ -139,17 +149,35 @@ def build(
     report_profiles: list[str] | None = None,
     root: Path | None = None,
     colab_ref: str | None = None,
+    force: bool = False,
 ) -> Path:
-    """Stage and build the HTML book; returns the folder holding ``index.html``."""
-    stage_dir = stage(profile, stage_dir, runs_dir, report_profiles, root, colab_ref=colab_ref)
+    """Stage and build the HTML book; returns the folder holding ``index.html``.
+
+    The book is staged beside ``stage_dir`` first; when the staged tree is byte-identical to the one the
+    last successful build was made from (its digest is kept in ``stage_dir/.inputs-sha256``) and that
+    build's HTML exists, nothing is rebuilt (``force`` rebuilds)."""
+    root = Path(root or find_root())
+    final = Path(stage_dir or root / "build" / "book")
+    staging = final.with_name(final.name + ".staging")
+    stage(profile, staging, runs_dir, report_profiles, root, colab_ref=colab_ref)
+    digest = tree_digest(staging)
+    stamp, html = final / ".inputs-sha256", final / "_build" / "html"
+    if not force and stamp.exists() and stamp.read_text().strip() == digest and (html / "index.html").exists():
+        shutil.rmtree(staging)
+        print(f"book unchanged since its last build ({html}): not rebuilt")
+        return html
+    if final.exists():
+        shutil.rmtree(final)
+    staging.rename(final)
     exe = Path(sys.executable).parent / "jupyter-book"
     exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
     if not exe:
         raise RuntimeError("jupyter-book is not installed: pip install 'jupyter-book<2' (or '.[book]')")
-    cmd = [exe, "build", str(stage_dir), "--builder", "html", "--all"]
+    cmd = [exe, "build", str(final), "--builder", "html", "--all"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
-    proc = subprocess.run(cmd, cwd=stage_dir)
+    proc = subprocess.run(cmd, cwd=final)
     if proc.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
-    return stage_dir / "_build" / "html"
+    stamp.write_text(digest + "\n")
+    return html

@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     common(p_run)
     p_run.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every chapter's time limit")
+    p_run.add_argument("--force", action="store_true", help="execute every chapter even when its inputs are unchanged")
     p_chk = sub.add_parser("check", help="check claims of already executed notebooks (no execution)")
     common(p_chk)
     p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     p_all = sub.add_parser("all", help="run + check + book: the main job")
     common(p_all)
     p_all.add_argument("--timeout-scale", type=float, default=1.0)
+    p_all.add_argument(
+        "--force", action="store_true", help="execute every chapter and rebuild the book even when nothing changed"
+    )
     p_nb = sub.add_parser(
         "notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)"
     )
@@ -136,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 models=models or None,
                 rehearsal=args.rehearsal,
                 seeds=args.seeds,
+                force=getattr(args, "force", False),
             )
         except (ValueError, FileNotFoundError, runner.RunLockedError) as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -148,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         failed = False
     # the main job builds the book even when a claim failed: the validation page shows the failure
-    html = book.build(args.profile, strict=not getattr(args, "no_strict", False), root=root)
+    html = book.build(
+        args.profile, strict=not getattr(args, "no_strict", False), root=root, force=getattr(args, "force", False)
+    )
     print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0
 

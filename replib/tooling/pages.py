@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 
@@ -113,6 +114,14 @@ def reproduces_markdown(chapter: str, claims: list[dict], profile: str, commit: 
     return "\n".join(out)
 
 
+def _markdown_cell(source: str):
+    """A markdown cell whose id derives from its content, so that staging the same notebook twice gives the
+    same bytes (nbformat's ids are random; the book is not rebuilt when nothing changed)."""
+    cell = nbformat.v4.new_markdown_cell(source)
+    cell.id = "replib-" + hashlib.sha256(source.encode()).hexdigest()[:16]
+    return cell
+
+
 def add_reproduces_cell(nb, markdown: str) -> None:
     """Insert ``markdown`` right after the chapter's title (the first ``# `` line of the first markdown cell)."""
     for i, cell in enumerate(nb.cells):
@@ -124,12 +133,12 @@ def add_reproduces_cell(nb, markdown: str) -> None:
             break
         head, rest = "\n".join(lines[: title + 1]), "\n".join(lines[title + 1 :]).strip("\n")
         cell.source = head
-        new = [nbformat.v4.new_markdown_cell(markdown)]
+        new = [_markdown_cell(markdown)]
         if rest:
-            new.append(nbformat.v4.new_markdown_cell(rest))
+            new.append(_markdown_cell(rest))
         nb.cells[i + 1 : i + 1] = new
         return
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(markdown))
+    nb.cells.insert(0, _markdown_cell(markdown))
 
 
 def target_name(chapter: str, key: str) -> str:
@@ -152,7 +161,7 @@ def claim_target(nb, chapter: str, keys: list[str]) -> dict[str, str]:
     for i in sorted(set(where.values()), reverse=True):
         names = [k for k, j in where.items() if j == i]
         targets = [target_name(chapter, k) for k in names]
-        nb.cells.insert(i, nbformat.v4.new_markdown_cell("\n".join(f"({t})=" for t in targets)))
+        nb.cells.insert(i, _markdown_cell("\n".join(f"({t})=" for t in targets)))
         found.update(zip(names, targets))
     return found
 

@@ -22,6 +22,7 @@ import nbformat
 from .._io import write_json_atomic
 from ..provenance import MODELS_LOG_ENV, read_models_log
 from ..record import read_records
+from . import reuse
 from .claims import ChapterClaims, ClaimsFileError, closing_line, load_claims, summarize
 from .notebooks import write_runnable
 from .project import CHAPTER_SUFFIX, find_root, git_commit, toc_chapters
@@ -254,6 +255,21 @@ def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool
     return out
 
 
+_VOLATILE = ("started", "finished", "merged_from")
+
+
+def _same_outcome(new: dict, old: dict) -> bool:
+    """True when every chapter of ``new`` was reused and it says exactly what ``old`` says (apart from when
+    it ran): then rewriting the report would only change its timestamps (and rebuild the book for nothing)."""
+    if not old or not new["chapters"] or not all(c.get("reused") for c in new["chapters"]):
+        return False
+
+    def strip(r):
+        return {k: v for k, v in r.items() if k not in _VOLATILE}
+
+    return json.loads(json.dumps(strip(new))) == strip(old)
+
+
 def _merge_previous(report: dict, path: Path) -> None:
     """Keep the chapters (and their claims) of an earlier report of the same profile that this run did not
     touch; each chapter entry says which run it came from (``run_started``)."""
@@ -287,10 +303,21 @@ def _previous_report(out_dir: Path) -> dict:
         return {}
 
 
-def _execute_seed(ch, seed, first, profile, out_dir, root, check_only, timeout_scale, chosen, previous, progress, ref):
-    """Execute (or, ``check_only``, find) one chapter for one seed: ``(status, error, seconds, records, dst)``."""
+def _completed(notebook: Path) -> bool:
+    try:
+        return execution_failure(nbformat.read(str(notebook), as_version=4)) is None
+    except Exception:
+        return False
+
+
+def _execute_seed(
+    ch, seed, first, profile, out_dir, root, check_only, timeout_scale, chosen, previous, progress, ref, force=False
+):
+    """Execute (or, ``check_only``, find) one chapter for one seed: ``(status, error, seconds, records, dst,
+    reused)``; an execution whose inputs are unchanged is reused (:mod:`replib.tooling.reuse`) unless ``force``."""
     dst = out_dir / "notebooks" / notebook_name(ch.chapter, seed, first)
     tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
+    reused = None
     if check_only:
         status, error, seconds = (
             ("ok", None, float(previous.get((ch.chapter, seed)) or 0.0))
@@ -307,17 +334,27 @@ def _execute_seed(ch, seed, first, profile, out_dir, root, check_only, timeout_s
             params["models"] = chosen
         if seed is not None:
             params["seed"] = seed
-        status, error, seconds = execute_notebook(
-            src,
-            dst,
-            profile,
-            timeout=limit,
-            models_log=out_dir / "models" / f"{ch.chapter}.jsonl",
-            root=root,
-            cwd=root / "notebooks",
-            extra_parameters=params or None,
-        )
-        progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
+        fp = reuse.fingerprint(root, ch.chapter, {"profile": profile, **params})
+        kept = None if force else reuse.reusable(dst, fp, _completed)
+        if kept is not None:
+            status, error, seconds = "ok", None, float(kept.get("seconds") or 0.0)
+            reused = kept.get("executed")
+            progress(f"[{tag}] unchanged, reused (executed {reused}, {seconds:.0f} s)")
+        else:
+            reuse.forget(dst)  # a failed or interrupted execution is never reused
+            status, error, seconds = execute_notebook(
+                src,
+                dst,
+                profile,
+                timeout=limit,
+                models_log=out_dir / "models" / f"{ch.chapter}.jsonl",
+                root=root,
+                cwd=root / "notebooks",
+                extra_parameters=params or None,
+            )
+            progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
+            if status == "ok" and dst.exists() and _completed(dst):
+                reuse.write_manifest(dst, fp, seconds)
     records = {}
     if dst.exists():
         try:
@@ -328,11 +365,22 @@ def _execute_seed(ch, seed, first, profile, out_dir, root, check_only, timeout_s
                 status, error = "error", f"the executed notebook did not complete: {failure}"
         except Exception as exc:
             status, error = "error", f"cannot read executed notebook: {exc}"
-    return status, error, seconds, records, dst
+    return status, error, seconds, records, dst, reused
 
 
 def _run_chapters(
-    report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress, seeds=None
+    report,
+    found,
+    profile,
+    out_dir,
+    root,
+    check_only,
+    timeout_scale,
+    models,
+    rehearsal,
+    progress,
+    seeds=None,
+    force=False,
 ):
     """Execute (or, ``check_only``, re-check) each chapter, for each seed, and append its entry and claim
     results (combined over the seeds by :func:`~replib.tooling.seeds.check_chapter_seeds`)."""
@@ -363,8 +411,20 @@ def _run_chapters(
         chosen = _models_for(models, ch.chapter)
         per_seed, records_by_seed, errors_by_seed = {}, {}, {}
         for i, seed in enumerate(run_seeds):
-            status, error, seconds, records, dst = _execute_seed(
-                ch, seed, i == 0, profile, out_dir, root, check_only, timeout_scale, chosen, previous, progress, ref
+            status, error, seconds, records, dst, reused = _execute_seed(
+                ch,
+                seed,
+                i == 0,
+                profile,
+                out_dir,
+                root,
+                check_only,
+                timeout_scale,
+                chosen,
+                previous,
+                progress,
+                ref,
+                force,
             )
             per_seed[seed] = {
                 "status": status,
@@ -372,6 +432,8 @@ def _run_chapters(
                 "seconds": round(seconds, 1),
                 "notebook": str(dst.relative_to(out_dir)),
             }
+            if reused:
+                per_seed[seed]["reused"] = reused
             records_by_seed[seed] = records
             errors_by_seed[seed] = error if status != "ok" else None
         results = check_chapter_seeds(ch, profile, records_by_seed, errors_by_seed)
@@ -389,6 +451,8 @@ def _run_chapters(
             "notebook": first["notebook"],
             "models": read_models_log(out_dir / "models" / f"{ch.chapter}.jsonl"),
         }
+        if all(p.get("reused") for p in per_seed.values()):
+            entry["reused"] = True  # every execution kept from an earlier run (same inputs)
         if seeds:
             entry["seeds"] = {str(s): per_seed[s] for s in run_seeds}
         if chosen:
@@ -408,6 +472,7 @@ def run(
     models: dict | None = None,
     rehearsal: bool = False,
     seeds: list[int] | None = None,
+    force: bool = False,
 ) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
@@ -428,6 +493,9 @@ def run(
         them (:mod:`replib.tooling.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
         one run with the chapter's own seed. ``check_only`` without seeds re-checks the seeds of the report
         already in ``out_dir``.
+    force : execute every chapter even when its inputs are unchanged (by default an execution with the same
+        fingerprint as the kept notebook's is reused: :mod:`replib.tooling.reuse`); the claims are always
+        re-checked
     """
     if rehearsal and not models:
         raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
@@ -458,7 +526,7 @@ def run(
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
     with run_lock(out_dir):
         _run_chapters(
-            report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress, seeds
+            report, found, profile, out_dir, root, check_only, timeout_scale, models, rehearsal, progress, seeds, force
         )
         # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
         report["summary"] = summarize(report["claims"], report["chapters"])
@@ -468,7 +536,11 @@ def run(
             on_disk = json.loads(json.dumps(report))
             _merge_previous(on_disk, out_dir / "report.json")
             on_disk["summary"] = summarize(on_disk["claims"], on_disk["chapters"])
-        write_json_atomic(out_dir / "report.json", on_disk)
+        if _same_outcome(on_disk, _previous_report(out_dir)):
+            report["unchanged"] = True  # every chapter reused and every verdict the same: the report stays as is
+            progress("nothing changed since the last run: report.json kept")
+        else:
+            write_json_atomic(out_dir / "report.json", on_disk)
     return report  # this run's chapters (the file on disk also keeps the chapters of earlier runs)
 
 

@@ -1,0 +1,157 @@
+"""Don't redo what is done: unchanged chapters are reused, anything that could change them re-executes."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from replib.tooling import reuse, runner
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runner"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "p"
+    shutil.copytree(FIXTURES, root)
+    shutil.copytree(
+        Path(__file__).resolve().parents[1] / "replib", root / "replib", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return root
+
+
+def _run(root, out, **kw):
+    msgs = []
+    rep = runner.run("smoke", chapters=kw.pop("chapters", ["good"]), out_dir=out, root=root, progress=msgs.append, **kw)
+    return rep, msgs
+
+
+def _reused(msgs):
+    return any("unchanged, reused" in m for m in msgs)
+
+
+def test_second_run_reuses_and_keeps_the_report(project, tmp_path):
+    out = tmp_path / "out"
+    first, msgs = _run(project, out)
+    assert not _reused(msgs) and (out / "notebooks" / "good.inputs.json").exists()
+    mtime = (out / "notebooks" / "good.ipynb").stat().st_mtime_ns
+    second, msgs = _run(project, out)
+    assert _reused(msgs) and second["chapters"][0].get("reused")
+    assert (out / "notebooks" / "good.ipynb").stat().st_mtime_ns == mtime
+    assert [c["status"] for c in second["claims"]] == [c["status"] for c in first["claims"]]
+    report = (out / "report.json").read_text()
+    third, msgs = _run(project, out)
+    assert third.get("unchanged") and (out / "report.json").read_text() == report  # nothing rewritten
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: (root / "notebooks" / "good.md").write_text((root / "notebooks" / "good.md").read_text() + "\n"),
+        lambda root: (root / "replib" / "metrics" / "__init__.py").write_text(
+            (root / "replib" / "metrics" / "__init__.py").read_text() + "\n# changed\n"
+        ),
+        lambda root: (root / "replib" / "data" / "mirror_files.tsv").write_text(
+            (root / "replib" / "data" / "mirror_files.tsv").read_text() + "\n"
+        ),
+    ],
+    ids=["chapter source", "replib code", "data registry"],
+)
+def test_a_changed_input_re_executes(project, tmp_path, change):
+    out = tmp_path / "out"
+    _run(project, out)
+    change(project)
+    _, msgs = _run(project, out)
+    assert not _reused(msgs)
+
+
+def test_another_seed_or_force_re_executes(project, tmp_path):
+    out = tmp_path / "out"
+    _run(project, out, seeds=[0])
+    _, msgs = _run(project, out, seeds=[1])
+    assert not _reused(msgs)
+    _, msgs = _run(project, out, seeds=[1])
+    assert _reused(msgs)
+    _, msgs = _run(project, out, seeds=[1], force=True)
+    assert not _reused(msgs)
+
+
+def test_a_failed_execution_is_never_reused(project, tmp_path):
+    out = tmp_path / "out"
+    rep, _ = _run(project, out, chapters=["broken"])
+    assert rep["chapters"][0]["status"] != "ok"
+    assert not (out / "notebooks" / "broken.inputs.json").exists()
+    _, msgs = _run(project, out, chapters=["broken"])
+    assert not _reused(msgs)
+
+
+def test_a_changed_claims_file_re_checks_without_re_executing(project, tmp_path):
+    out = tmp_path / "out"
+    first, _ = _run(project, out)
+    claims = project / "notebooks" / "good.claims.yml"
+    claims.write_text(
+        claims.read_text().replace("smoke: {tolerance: {abs: 0.01}}", "smoke: {tolerance: {abs: 0.0001}}")
+    )
+    second, msgs = _run(project, out)
+    assert _reused(msgs)
+    status = {c["key"]: c["status"] for c in second["claims"]}
+    assert status["answer"] == "failed"  # 0.501 is outside ±0.0001 of 0.5: the new check ran on the kept notebook
+
+
+def test_a_tampered_or_partial_manifest_is_not_trusted(project, tmp_path):
+    out = tmp_path / "out"
+    _run(project, out)
+    m = out / "notebooks" / "good.inputs.json"
+    doc = json.loads(m.read_text())
+    doc["parts"]["parameters"]["profile"] = "offline"  # parts no longer match the fingerprint
+    m.write_text(json.dumps(doc))
+    _, msgs = _run(project, out)
+    assert not _reused(msgs)
+    m.write_text(m.read_text()[:40])  # truncated
+    _, msgs = _run(project, out)
+    assert not _reused(msgs)
+
+
+def test_fingerprint_parts(project):
+    fp = reuse.fingerprint(project, "good", {"profile": "smoke", "seed": 3})
+    assert set(fp["parts"]) == {"chapter_source", "replib_code", "parameters", "python", "packages"}
+    assert fp["parts"]["parameters"] == {"profile": "smoke", "seed": 3}
+    assert fp != reuse.fingerprint(project, "good", {"profile": "smoke", "seed": 4})
+
+
+def test_an_unchanged_book_is_not_rebuilt(smoke_book, monkeypatch, tmp_path, capsys):
+    from replib.tooling import book
+
+    root = Path(__file__).resolve().parents[1]
+    calls = []
+
+    def fake_build(cmd, cwd):  # stands in for jupyter-book: writes an index.html
+        calls.append(cmd)
+        (Path(cwd) / "_build" / "html").mkdir(parents=True, exist_ok=True)
+        (Path(cwd) / "_build" / "html" / "index.html").write_text("built")
+        return type("P", (), {"returncode": 0})()
+
+    monkeypatch.setattr(book.subprocess, "run", fake_build)
+    stage = tmp_path / "book"
+    html = book.build("smoke", root=root, stage_dir=stage)
+    assert len(calls) == 1 and (html / "index.html").exists()
+    assert book.build("smoke", root=root, stage_dir=stage) == html
+    assert len(calls) == 1 and "not rebuilt" in capsys.readouterr().out
+    book.build("smoke", root=root, stage_dir=stage, force=True)
+    assert len(calls) == 2
+    (stage / "_build" / "html" / "index.html").unlink()  # a missing build is rebuilt
+    book.build("smoke", root=root, stage_dir=stage)
+    assert len(calls) == 3 and not (tmp_path / "book.staging").exists()
+
+
+def test_tree_digest_sees_content_and_names(tmp_path):
+    from replib.tooling.book import tree_digest
+
+    (tmp_path / "a").write_text("x")
+    d0 = tree_digest(tmp_path)
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "out.html").write_text("ignored")
+    assert tree_digest(tmp_path) == d0
+    (tmp_path / "a").write_text("y")
+    assert tree_digest(tmp_path) != d0
