@@ -162,6 +162,37 @@ def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
     )
 
 
+def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+    """The cluster chapter's k-means (the authors' ``kmeans2``: 10 Lloyd iterations from k random data
+    points, :func:`replib.methods.cluster_isotropy.cluster_labels`) against scikit-learn's Lloyd k-means from
+    the same initial points and for the same 10 iterations; equal when the partitions agree (1 - adjusted
+    Rand index)."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import adjusted_rand_score
+
+    from ..methods.cluster_isotropy import cluster_labels
+
+    centers = rng.normal(size=(k, d)) * 3
+    X = centers[rng.integers(0, k, size=n)] + rng.normal(size=(n, d))
+    seed = 7
+    init = X[np.random.default_rng(seed).choice(n, size=k, replace=False)]  # kmeans2(minit="points") draws these
+
+    def theirs():
+        # kmeans2 returns the assignment made before its last centroid update: 9 updates, then the assignment
+        return KMeans(k, init=init, n_init=1, max_iter=9, tol=0.0, algorithm="lloyd").fit(X).labels_
+
+    return _row(
+        "k-means (10 Lloyd iterations)",
+        f"{n}×{d}, k={k}",
+        lambda: cluster_labels(X, k, clusterer="scipy", random_state=seed)[0],
+        "scikit-learn KMeans (same init)",
+        theirs,
+        lambda a, b: 1.0 - adjusted_rand_score(a, b),
+        1e-9,
+        repeat,
+    )
+
+
 def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
     from sentence_transformers import SentenceTransformer
 
@@ -211,6 +242,7 @@ def run(
             "silhouette": (bench_silhouette, (600, 32, 5)),
             "lid": (bench_lid, (800, 32, 10)),
             "alignment": (bench_alignment, (10,)),
+            "kmeans": (bench_kmeans, (2000, 32, 8)),
             "embedding": (bench_embedding, (32,)),
         }
     else:
@@ -220,6 +252,7 @@ def run(
             "silhouette": (bench_silhouette, (6000, 384, 10)),
             "lid": (bench_lid, (6000, 384, 20)),
             "alignment": (bench_alignment, (150,)),
+            "kmeans": (bench_kmeans, (50000, 384, 20)),
             "embedding": (bench_embedding, (2000,)),
         }
     rows = []
@@ -242,13 +275,34 @@ def run(
     return rows
 
 
-def markdown(rows: list[BenchRow]) -> str:
-    """The benchmark table (Markdown) with the machine it ran on."""
-    import os
+def _cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
+
+def markdown(rows: list[BenchRow], commit: str | None = None, repeat: int | None = None) -> str:
+    """The benchmark table (Markdown) with the machine it ran on (and, when given, the commit)."""
+    import os
+    from datetime import datetime, timezone
+
+    try:
+        import torch
+
+        threads = f", torch {torch.get_num_threads()} threads"
+    except ImportError:
+        threads = ""
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
-        f"Python {platform.python_version()}.",
+        f"Machine: {_cpu_model()}, {os.cpu_count()} CPU cores{threads}, Python {platform.python_version()}; "
+        f"measured {when}"
+        + (f" at commit `{commit[:12]}`" if commit else "")
+        + (f", best of {repeat} runs per timing" if repeat else "")
+        + ".",
         "",
         "| step | size | replib (s) | reference | reference (s) | ratio | max abs diff | equal |",
         "|---|---|---|---|---|---|---|---|",

@@ -72,8 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (replib.tooling.bench)")
     p_bench.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p_bench.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
-    p_bench.add_argument("--steps", nargs="*", help="isoscore cosine silhouette lid alignment embedding (default all)")
+    p_bench.add_argument(
+        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans embedding (default all)"
+    )
     p_bench.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    p_bench.add_argument(
+        "--markdown",
+        type=Path,
+        help="also write the table with the machine, date and commit here (the running page"
+        " includes book/bench_results.txt)",
+    )
     p_rep = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
     rsub = p_rep.add_subparsers(dest="report_cmd", required=True)
     r_merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
@@ -118,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
         print(bench.markdown(rows))
         if args.json:
             write_json_atomic(args.json, bench.as_dicts(rows))
+        if args.markdown:
+            try:
+                commit = git_commit(find_root(args.root))
+            except Exception:
+                commit = None
+            args.markdown.write_text(bench.markdown(rows, commit=commit, repeat=args.repeat) + "\n")
         return 0 if all(r.equal for r in rows) else 1
     root = find_root(args.root)
     if args.cmd == "notebooks":
