@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -77,6 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_bench.add_argument("--json", type=Path, help="also write the rows as JSON here")
     p_bench.add_argument(
+        "--scaling",
+        type=Path,
+        metavar="DIR",
+        help="instead: measure each chapter's dominant step over two orders of magnitude of work, fit the "
+        "exponent, write DIR/scaling.png and DIR/scaling_results.txt (with paper-profile H100 estimates)",
+    )
+    p_bench.add_argument(
         "--markdown",
         type=Path,
         help="also write the table with the machine, date and commit here (the running page"
@@ -119,6 +127,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cmd == "report":
         return _report(args)
+    if args.cmd == "bench" and args.scaling:
+        from . import scaling
+        from .bench import _cpu_model
+
+        rows = scaling.run()
+        args.scaling.mkdir(parents=True, exist_ok=True)
+        scaling.plot(rows, args.scaling / "scaling.png")
+        machine = f"{_cpu_model()}, {os.cpu_count()} CPU cores"
+        (args.scaling / "scaling_results.txt").write_text(scaling.markdown(rows, machine) + "\n")
+        print(scaling.markdown(rows, machine))
+        return 0
     if args.cmd == "bench":
         from . import bench
 
