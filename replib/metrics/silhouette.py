@@ -113,7 +113,13 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
 
 
 def _distance_sums_numpy(X: np.ndarray, codes: np.ndarray, k: int, chunk_size: int, dtype) -> np.ndarray:
-    """CPU path of :func:`cluster_distance_sums` (the same expansion, in place, with numpy)."""
+    """CPU path of :func:`cluster_distance_sums` (the same expansion, in place, with numpy).
+
+    The distance matrix is symmetric, so it is visited in square blocks of ``chunk_size`` rows and columns,
+    upper triangle only: block (i, j), j > i, adds its row sums per cluster to the rows of i (``D @ Y_j``)
+    and its column sums to the rows of j (``Dᵀ @ Y_i``). Half the products and square roots of the full
+    matrix; memory O(chunk_size²).
+    """
     X = np.asarray(X, dtype=dtype)
     scale = float(np.abs(X).max()) if X.size else 0.0  # distances of X/scale, times scale: no overflow
     if scale > 0:
@@ -124,17 +130,25 @@ def _distance_sums_numpy(X: np.ndarray, codes: np.ndarray, k: int, chunk_size: i
     Y = np.zeros((n, k), dtype=dtype)
     Y[np.arange(n), codes] = 1.0
     sq = np.einsum("ij,ij->i", X, X)
-    out = np.empty((n, k), dtype=np.float64)
-    for a in range(0, n, chunk_size):
+    out = np.zeros((n, k), dtype=np.float64)
+    starts = range(0, n, chunk_size)
+    for a in starts:
         b = min(a + chunk_size, n)
-        d2 = X[a:b] @ X.T
-        d2 *= -2.0
-        d2 += sq[None, :]
-        d2 += sq[a:b, None]
-        np.maximum(d2, 0.0, out=d2)
-        d2[np.arange(b - a), np.arange(a, b)] = 0.0
-        np.sqrt(d2, out=d2)
-        out[a:b] = d2 @ Y
+        for c in starts:
+            if c < a:
+                continue
+            e = min(c + chunk_size, n)
+            d2 = X[a:b] @ X[c:e].T
+            d2 *= -2.0
+            d2 += sq[None, c:e]
+            d2 += sq[a:b, None]
+            np.maximum(d2, 0.0, out=d2)
+            if c == a:
+                d2[np.arange(b - a), np.arange(b - a)] = 0.0
+            np.sqrt(d2, out=d2)
+            out[a:b] += d2 @ Y[c:e]
+            if c != a:
+                out[c:e] += d2.T @ Y[a:b]
     return out * scale
 
 
