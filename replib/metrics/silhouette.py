@@ -49,7 +49,8 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
     device : str or torch.device, optional
         Default ``"cuda"`` when available, else ``"cpu"``.
     chunk_size : int
-        Rows per chunk: memory is O(chunk_size × n_samples).
+        Rows per chunk: memory is O(chunk_size × n_samples) on a GPU and O(chunk_size²) on the CPU,
+        which visits the symmetric distance matrix in square blocks.
     dtype : torch.dtype, optional
         Default float64 (exact agreement with scikit-learn, which upcasts); float32 is about twice as
         fast on CPU and agrees to about 1e-6.
