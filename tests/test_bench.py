@@ -6,7 +6,7 @@ import pytest
 from replib.tooling import bench
 
 
-@pytest.mark.parametrize("step", ["isoscore", "cosine", "silhouette", "lid", "alignment"])
+@pytest.mark.parametrize("step", ["isoscore", "cosine", "silhouette", "lid", "alignment", "kmeans", "kmeans2"])
 def test_quick_bench_results_equal_the_reference(step):
     rows = bench.run(quick=True, repeat=1, steps=[step], progress=lambda *_: None)
     assert len(rows) == 1, f"{step} was skipped"

@@ -129,6 +129,50 @@ def test_helpers_handle_empty_and_singleton_clusters():
     np.testing.assert_allclose(out[3], 0.0)
 
 
+@pytest.mark.parametrize("n,d,k,seed", [(3000, 384, 27, 0), (2000, 8, 10, 1), (500, 50, 5, 2), (60, 3, 20, 3)])
+def test_lloyd_points_is_kmeans2(n, d, k, seed):
+    """The authors' clusterer: scipy's kmeans2(minit="points") from the same generator state gives the same
+    partition and centroids, including when clusters empty out (k = 20 on 60 duplicated points)."""
+    import warnings
+
+    from scipy.cluster.vq import kmeans2
+
+    from replib.methods.cluster_isotropy import lloyd_points
+
+    g = np.random.default_rng(seed)
+    X = g.normal(size=(n, d)) + 3 * g.normal(size=(6, d))[g.integers(0, 6, n)]
+    if n == 60:
+        X = np.repeat(X[:12], 5, axis=0)  # duplicates: equal initial centroids leave clusters empty
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref_c, ref_l = kmeans2(X, k, iter=10, minit="points", missing="warn", rng=np.random.default_rng(seed))
+    C, labels = lloyd_points(X, k, n_iter=10, rng=np.random.default_rng(seed))
+    np.testing.assert_array_equal(labels, ref_l)
+    np.testing.assert_allclose(C, ref_c, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="n_iter"):
+        lloyd_points(X, k, n_iter=0)
+    with pytest.raises(ValueError, match="n_clusters"):
+        lloyd_points(X, n + 1)
+
+
+def test_partial_bases_give_the_full_bases_projections():
+    """The top-n directions from the partial eigendecomposition span what the full one's first n span
+    (directions are defined up to sign: compare projectors), for clusters above and below n_features."""
+    g = np.random.default_rng(3)
+    X = np.concatenate([g.normal(size=(400, 12)) * np.linspace(3, 0.1, 12), g.normal(size=(7, 12)) + 5])
+    labels = np.array([0] * 400 + [1] * 7)
+    _, full, _ = cluster_bases(X, labels, 2)
+    means, part, _ = cluster_bases(X, labels, 2, n_directions=4)
+    assert [b.shape[1] for b in full] == [12, 6] and [b.shape[1] for b in part] == [4, 4]
+    for F, P in zip(full, part):
+        np.testing.assert_allclose(P @ P.T, F[:, :4] @ F[:, :4].T, atol=1e-10)
+    out_full, _ = remove_cluster_directions(X, labels, means, full, 4)
+    out_part, _ = remove_cluster_directions(X, labels, means, part, 4)
+    np.testing.assert_allclose(out_part, out_full, atol=1e-10)
+    with pytest.raises(ValueError, match="n_directions"):
+        cluster_bases(X, labels, 2, n_directions=-1)
+
+
 def test_kmeans_can_leave_a_cluster_empty_without_crashing():
     # duplicated points make kmeans2 ('points' init) pick the same centre twice for many seeds
     X = np.concatenate([np.zeros((40, 3)), np.eye(3) * 10]) + 1.0

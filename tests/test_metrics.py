@@ -171,6 +171,23 @@ def test_partition_isotropy_matches_naive_and_survives_underflow(rng):
         partition_isotropy(W, sign="plus")
 
 
+@pytest.mark.parametrize("shift", [0.0, 700.0, -700.0])
+def test_log_partition_blocks_match_scipy_logsumexp(shift):
+    """The blocked running-maximum log-sum-exp equals scipy's on the whole product, across block edges
+    (the row blocks' maxima differ by hundreds: a block that sets a new maximum rescales the sum)."""
+    from scipy.special import logsumexp
+
+    from replib.metrics.partition import _log_partition
+
+    g = np.random.default_rng(7)
+    W = g.normal(size=(1000, 6))
+    W[500:, 0] += shift  # the second half dominates (or vanishes) in the first direction
+    U = np.linalg.qr(g.normal(size=(6, 6)))[0]
+    ref = logsumexp(W @ U, axis=0)
+    for block in (64, 333, 1000, 5000):
+        np.testing.assert_allclose(_log_partition(W, U, block_rows=block), ref, rtol=1e-13, atol=1e-10)
+
+
 def test_partition_isotropy_isotropic_is_near_one(rng):
     W = rng.normal(size=(20000, 8)) * 0.05
     assert partition_isotropy(W, sign="both").value > 0.95

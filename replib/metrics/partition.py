@@ -48,15 +48,37 @@ def partition_isotropy(W, *, sign: str = "eigh") -> PartitionIsotropy:
         raise ValueError(f"sign must be 'eigh' or 'both'; got {sign!r}")
     Ws, _ = max_abs_scale(W)  # same eigenvectors; WᵀW stays inside float64 for any finite W
     _, U = np.linalg.eigh(Ws.T @ Ws)
-    proj = W @ U  # (N, d): u_j^T w_i
-    logF = logsumexp(proj, axis=0)
+    logF = _log_partition(W, U)  # log sum_i exp(u_j^T w_i) for every eigenvector u_j
     if sign == "both":
-        logF = np.concatenate([logF, logsumexp(-proj, axis=0)])
+        logF = np.concatenate([logF, _log_partition(W, -U)])
     log_i = float(logF.min() - logF.max())
     return PartitionIsotropy(value=float(np.exp(log_i)), log10=float(log_i / np.log(10.0)), log_partition=logF)
 
 
 _PRODUCTS = ("dot", "elementwise")
+
+
+def _log_partition(W: np.ndarray, U: np.ndarray, block_rows: int = 8192) -> np.ndarray:
+    r"""Column-wise :math:`\log \sum_i \exp((WU)_{ij})`, by blocks of rows with a running maximum.
+
+    Equal to ``scipy.special.logsumexp(W @ U, axis=0)`` to rounding, without holding the ``(n, d)``
+    product at once and without the overheads of scipy's general implementation (about 20 times
+    slower on 60k × 384).
+    """
+    m = s = None
+    for a in range(0, len(W), block_rows):
+        B = W[a : a + block_rows] @ U
+        bm = B.max(axis=0)
+        if m is None:
+            m, s = bm, np.zeros_like(bm)
+        else:
+            new = np.maximum(m, bm)
+            s *= np.exp(m - new)
+            m = new
+        np.subtract(B, m, out=B)
+        np.exp(B, out=B)
+        s += B.sum(axis=0)
+    return np.log(s) + m
 
 
 def _rows_of_eig(S: np.ndarray) -> np.ndarray:
@@ -108,7 +130,7 @@ def rudman_partition_score(X, *, product: str = "dot") -> float:
         S = Xs.T @ Xs
     rows = _rows_of_eig(S)
     if product == "dot":
-        logF = logsumexp(X @ rows.T, axis=0)
+        logF = _log_partition(X, rows.T)
     else:
         logF = np.array([logsumexp(X * c) for c in rows])
     return float(np.exp(logF.min() - logF.max()))

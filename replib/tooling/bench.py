@@ -203,6 +203,35 @@ def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     )
 
 
+def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+    """The same k-means against the authors' own tool, ``scipy.cluster.vq.kmeans2(minit="points")``, from
+    the same generator state: the difference reported is the fraction of rows whose cluster differs."""
+    import warnings
+
+    from scipy.cluster.vq import kmeans2
+
+    from ..methods.cluster_isotropy import cluster_labels
+
+    centers = rng.normal(size=(k, d)) * 3
+    X = centers[rng.integers(0, k, size=n)] + rng.normal(size=(n, d))
+
+    def theirs():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return kmeans2(X, k, iter=10, minit="points", missing="warn", rng=np.random.default_rng(7))[1]
+
+    return _row(
+        "k-means (the authors' kmeans2)",
+        f"{n}×{d}, k={k}",
+        lambda: cluster_labels(X, k, clusterer="scipy", random_state=np.random.default_rng(7))[0],
+        "scipy kmeans2 (same draw)",
+        theirs,
+        lambda a, b: float(np.mean(np.asarray(a) != np.asarray(b))),
+        1e-3,
+        repeat,
+    )
+
+
 def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
     from sentence_transformers import SentenceTransformer
 
@@ -253,6 +282,7 @@ def run(
             "lid": (bench_lid, (800, 32, 10)),
             "alignment": (bench_alignment, (10,)),
             "kmeans": (bench_kmeans, (2000, 32, 8)),
+            "kmeans2": (bench_kmeans2, (2000, 32, 8)),
             "embedding": (bench_embedding, (32,)),
         }
     else:
@@ -263,6 +293,7 @@ def run(
             "lid": (bench_lid, (6000, 384, 20)),
             "alignment": (bench_alignment, (150,)),
             "kmeans": (bench_kmeans, (50000, 384, 20)),
+            "kmeans2": (bench_kmeans2, (50000, 384, 20)),
             "embedding": (bench_embedding, (2000,)),
         }
     rows = []

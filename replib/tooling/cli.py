@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p_bench.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p_bench.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
     p_bench.add_argument(
-        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans embedding (default all)"
+        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans kmeans2 embedding (default all)"
     )
     p_bench.add_argument("--json", type=Path, help="also write the rows as JSON here")
     p_bench.add_argument(

@@ -69,6 +69,7 @@ from .transform import (
     all_but_the_top,
     cluster_bases,
     cluster_labels,
+    lloyd_points,
     remove_cluster_directions,
     transform_residuals,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "EmptyClusterWarning",
     "all_but_the_top",
     "cluster_labels",
+    "lloyd_points",
     "cluster_bases",
     "remove_cluster_directions",
     "make_transform",

@@ -111,7 +111,7 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
     todo = [(k, s) for k in ks for s in seeds]
     for k, s in tqdm(todo, desc="grid", disable=progress_off(progress)):
         labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
-        means, bases, _ = cluster_bases(pool, labels, int(k))
+        means, bases, _ = cluster_bases(pool, labels, int(k), n_directions=max(int(p) for p in pcs))
         for p in pcs:
             if p >= pool.shape[1]:
                 continue
