@@ -155,6 +155,22 @@ def test_lloyd_points_is_kmeans2(n, d, k, seed):
         lloyd_points(X, n + 1)
 
 
+def test_cluster_means_fallback_is_the_kmeans2_update():
+    """The sparse fallback (used if scipy drops its private update step) gives kmeans2's update: the same
+    means and the same empty clusters."""
+    from replib.methods.cluster_isotropy.transform import _cluster_means, _cluster_means_sparse
+
+    g = np.random.default_rng(5)
+    X = g.normal(size=(500, 9))
+    labels = g.choice([0, 1, 3, 6], size=500)  # clusters 2, 4, 5 empty
+    m1, h1 = _cluster_means(X, labels, 7)
+    m2, h2 = _cluster_means_sparse(X, labels, 7)
+    np.testing.assert_array_equal(h1, h2)
+    assert h1.tolist() == [True, True, False, True, False, False, True]
+    np.testing.assert_allclose(m1, m2, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(m1[3], X[labels == 3].mean(axis=0), rtol=1e-13)
+
+
 def test_partial_bases_give_the_full_bases_projections():
     """The top-n directions from the partial eigendecomposition span what the full one's first n span
     (directions are defined up to sign: compare projectors), for clusters above and below n_features."""

@@ -287,3 +287,21 @@ def test_config_for_profiles():
     assert set(mf.config_for("paper")["models"]) == {"BERT", "D-BERT", "GPT", "GPT2"}
     with pytest.raises(ValueError):
         mf.config_for("huge")
+
+
+def test_refine_is_the_exact_distance_whatever_the_threads_and_blocks():
+    """The candidate refinement equals a direct float64 computation, for any block size (including a last,
+    partial block) and any number of threads: each block writes only its own rows."""
+    from replib.metrics.lid import _refine
+
+    rng = np.random.default_rng(11)
+    index, queries = rng.normal(size=(300, 24)), rng.normal(size=(101, 24))
+    cand = np.stack([rng.choice(300, size=12, replace=False) for _ in range(101)])
+    direct = np.linalg.norm(index[cand] - queries[:, None, :], axis=2)
+    want_idx = np.take_along_axis(cand, np.argsort(direct, axis=1, kind="stable")[:, :5], 1)
+    want = np.sort(direct, axis=1)[:, :5]
+    for block in (1, 7, 32, 500):
+        for n_jobs in (1, 2, 3):
+            d, i = _refine(index, queries, cand, 5, block=block, n_jobs=n_jobs)
+            np.testing.assert_array_equal(i, want_idx)
+            np.testing.assert_allclose(d, want, rtol=1e-15, atol=0)

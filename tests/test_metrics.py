@@ -90,6 +90,31 @@ def test_isoscore_invariances(rng):
     assert isoscore(X[rng.permutation(len(X))]) == pytest.approx(base, abs=1e-12)
 
 
+@pytest.mark.parametrize("name", ["scaled", "iso", "lowrank_offset", "heavy"])
+@pytest.mark.parametrize("scale", [1.0, 1e30, 1e-30])
+def test_float32_input_gives_the_float64_isoscore(name, scale):
+    """float32 input takes the float32 scatter path (blocks summed in float64): the same IsoScore as the
+    float64 computation on the same values, also with a common mean far above the spread, at extreme
+    scales (no overflow of squares in float32) and across block edges."""
+    X32 = (CLOUDS[name] * scale).astype(np.float32)
+    if name == "lowrank_offset":
+        X32 = X32 + np.float32(500 * scale)  # mean about 500 times the spread
+    want = isoscore(X32.astype(np.float64))
+    for block in (4096, 333):
+        from replib.metrics.isoscore import _participation_ratio, _trace_and_frobenius_sq
+
+        tr, fro2 = _trace_and_frobenius_sq(X32, block_rows=block)
+        got = (tr * tr / fro2 - 1) / (X32.shape[1] - 1)
+        assert abs(got - want) < 1e-7, (block, got, want)
+    assert abs(isoscore(X32) - want) < 1e-7
+    assert effective_dimensions(X32) == pytest.approx(_participation_ratio(X32.astype(np.float64)), rel=1e-6)
+
+
+def test_float32_constant_input_is_refused():
+    with pytest.raises(ValueError, match="zero total variance"):
+        isoscore(np.ones((50, 4), dtype=np.float32))
+
+
 def test_isoscore_extremes(rng):
     line = np.outer(rng.normal(size=500), rng.normal(size=8))
     assert isoscore(line + 1e-300) == pytest.approx(0.0, abs=1e-9)

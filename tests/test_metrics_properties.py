@@ -224,7 +224,12 @@ def test_torch_tensors_of_every_float_dtype(name, dtype):
         got, want = got.mean, want.mean
     elif name == "partition_isotropy":
         got, want = got.log10, want.log10
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    if dtype == "float32" and name in ("isoscore", "effective_dimensions", "participation_ratio"):
+        # float32 data keep IsoScore's float32 scatter path (replib.metrics.isoscore._trace_and_frobenius_sq),
+        # documented to about 1e-9 of the float64 value; every other dtype and metric is computed in float64
+        np.testing.assert_allclose(got, want, rtol=1e-7)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(METRICS))

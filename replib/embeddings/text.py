@@ -57,20 +57,40 @@ class TokenStream:
 # ----------------------------------------------------------------------------------------- helpers
 
 
-def _special_span(tok, text: str, max_length: int):
-    """Token ids of ``text`` with special tokens, and the slice of its non-special rows.
+def _special_spans(tok, texts: list, max_length: int) -> list:
+    """For each text: its token ids with special tokens, and the slice of its non-special rows.
 
     The tokenizer's specials are a prefix and/or suffix (``[CLS] x [SEP]``, ``<s> x </s>``, none for
     GPT-2); the slice is found by matching the ids encoded without specials. ``[UNK]`` stays a token.
+    Both encodings are made for the whole list in one call (a fast tokenizer encodes batches in parallel).
     """
-    full = list(tok(text, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"])
-    bare = list(tok(text, add_special_tokens=False)["input_ids"])
+    if not texts:
+        return []
+    fulls = tok(texts, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
+    bares = tok(texts, add_special_tokens=False)["input_ids"]
     n_sp = tok.num_special_tokens_to_add(pair=False)
-    m = len(full) - n_sp
-    for p in range(n_sp + 1):
-        if full[p : p + m] == bare[:m]:
-            return full, slice(p, p + m)
-    raise ValueError(f"could not locate the special tokens of {text!r}")
+    out = []
+    for text, full, bare in zip(texts, fulls, bares):
+        full, bare = list(full), list(bare)
+        m = len(full) - n_sp
+        for p in range(n_sp + 1):
+            if full[p : p + m] == bare[:m]:
+                out.append((full, slice(p, p + m)))
+                break
+        else:
+            raise ValueError(f"could not locate the special tokens of {text!r}")
+    return out
+
+
+def _special_span(tok, text: str, max_length: int):
+    """:func:`_special_spans` of one text."""
+    return _special_spans(tok, [text], max_length)[0]
+
+
+def _default_batch_tokens(model) -> int:
+    """Tokens per batch: 2,048 on CPU (batches that stay in cache: measured faster than 8,192 for MiniLM on
+    2 cores, on par with sentence-transformers' 64 sentences), 8,192 on a GPU."""
+    return 8192 if str(getattr(model, "device", "cpu")).startswith("cuda") else 2048
 
 
 def embed_sentences(
@@ -80,7 +100,7 @@ def embed_sentences(
     drop_special: bool = True,
     *,
     max_length: int | None = None,
-    batch_tokens: int = 8192,
+    batch_tokens: int | None = None,
     cache_dir=None,
     shard_size: int = 2048,
     amp: bool = True,
@@ -101,6 +121,8 @@ def embed_sentences(
         mean pooling of sentence-transformers (all-MiniLM-L6-v2's pooling, before its Normalize module).
     max_length : int, optional
         Token limit including specials (default: ``tokenizer.model_max_length`` capped at 512).
+    batch_tokens : int, optional
+        Padded tokens per batch (sentences sorted by length); default 2,048 on CPU, 8,192 on a GPU.
 
     Returns
     -------
@@ -113,6 +135,7 @@ def embed_sentences(
     max_length = int(max_length or min(getattr(tok, "model_max_length", 512) or 512, 512))
     n_states = model.spec.n_layers + 1
     (layer,) = _check_layers(layer, n_states)
+    batch_tokens = int(batch_tokens or _default_batch_tokens(model))
     info = dict(
         _model_info(model, amp),
         fn="embed_sentences",
@@ -125,7 +148,7 @@ def embed_sentences(
     )
 
     def compute(a, b):
-        enc = [_special_span(tok, t, max_length) for t in texts[a:b]]
+        enc = _special_spans(tok, texts[a:b], max_length)
         rows, means, ids_out = [None] * len(enc), np.zeros((len(enc), model.spec.hidden_size), np.float32), []
         for batch in _batches([len(e[0]) for e in enc], batch_tokens):
             ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
@@ -135,7 +158,7 @@ def embed_sentences(
                 keep = sl if drop_special else slice(0, len(full))
                 x = hs[r, keep].numpy()
                 rows[i] = x
-                means[i] = x.astype(np.float64).mean(0) if len(x) else np.nan
+                means[i] = np.mean(x, axis=0, dtype=np.float64) if len(x) else np.nan
         ids_out = [np.asarray(e[0][(e[1] if drop_special else slice(None))], np.int64) for e in enc]
         lens = np.array([len(x) for x in rows], np.int64)
         return {

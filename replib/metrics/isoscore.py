@@ -1,4 +1,4 @@
-"""IsoScore and effective dimensions (Rudman et al. 2022), closed form in float64.
+"""IsoScore and effective dimensions (Rudman et al. 2022), in closed form.
 
 IsoScore's algorithm (reorient by PCA, take the variance vector σ, normalise it to the
 length of the all-ones vector, measure the defect δ, rescale) collapses to the participation
@@ -8,6 +8,8 @@ ratio of the covariance:
     ι = ((n − δ²(n − √n))² − n) / (n(n − 1)) = (PR − 1)/(n − 1),   PR = tr(C)² / ‖C‖_F²,
 
 because ‖σ̂‖² = n implies n − δ²(n − √n) = σ̂·1 = √n Σσ/‖σ‖. No eigendecomposition is needed.
+The scatter matrix is accumulated in float64, or for float32 input in float32 blocks summed in float64
+(see :func:`_trace_and_frobenius_sq`).
 """
 
 from __future__ import annotations
@@ -28,26 +30,57 @@ __all__ = [
 ]
 
 
-def _trace_and_frobenius_sq(X: np.ndarray) -> tuple[float, float]:
+def _points(X, metric: str) -> np.ndarray:
+    """Validated points: float32 data (a numpy array or a torch tensor) stay float32 (see
+    :func:`_trace_and_frobenius_sq`), anything else becomes float64."""
+    if hasattr(X, "detach") and str(getattr(X, "dtype", "")) == "torch.float32":
+        X = X.detach().cpu().numpy()
+    dtype = np.float32 if isinstance(X, np.ndarray) and X.dtype == np.float32 else np.float64
+    return check_array(X, min_samples=2, min_features=2, dtype=dtype, warn_fewer_samples=True, metric=metric)
+
+
+def _trace_and_frobenius_sq(X: np.ndarray, block_rows: int = 4096) -> tuple[float, float]:
     """tr(S) and ‖S‖_F² of the centred scatter matrix S = X_cᵀX_c, in the smaller Gram space.
 
-    Computed on ``X_c / max|X_c|`` (after ``X / max|X|`` for the mean): the ratio tr(S)²/‖S‖_F² is
-    scale-invariant, and the rescaling keeps the fourth powers inside float64 for any finite input.
-    S is symmetric, so only its upper triangle is formed (BLAS ``dsyrk``: half the work of a matrix
-    product) and ‖S‖_F² = 2 Σ_{i≤j} S_ij² − Σ_i S_ii².
-    """
-    from scipy.linalg.blas import dsyrk
+    S is symmetric, so only its upper triangle is formed (BLAS ``syrk``: half the work of a matrix
+    product) and ‖S‖_F² = 2 Σ_{i≤j} S_ij² − Σ_i S_ii². The ratio tr(S)²/‖S‖_F² is scale-invariant; the
+    data are rescaled by their largest centred entry wherever a fourth power could leave the float range.
 
-    s = float(np.max(np.abs(X))) if X.size else 0.0
-    Xc = X / s if s > 0 and np.isfinite(s) else np.array(X, dtype=np.float64)  # a fresh array: edited in place
-    Xc -= Xc.mean(axis=0)
-    s = float(np.max(np.abs(Xc))) if Xc.size else 0.0
-    if s > 0:
-        Xc /= s
-    m, n = Xc.shape
-    # Xc is C-ordered, so Xc.T is the same memory in Fortran order: no copy reaches BLAS.
-    # trans=0 gives Xc.T @ Xc (n × n), trans=1 gives Xc @ Xc.T (m × m): the same non-zero spectrum.
-    S = dsyrk(1.0, Xc.T, trans=0 if m >= n else 1)  # upper triangle; the lower one is left at zero
+    float64 input: centred and accumulated in float64 (``dsyrk``).
+    float32 input (embeddings usually are): the mean is taken in float64 and each block of
+    ``block_rows`` rows is centred in float64, scaled into [-1, 1] and cast to float32; the block's
+    scatter is accumulated in float32 (``ssyrk``, twice the speed of ``dsyrk``) and the blocks' scatters
+    are summed in float64, so rounding grows with the block, not with the number of rows. The result
+    differs from the float64 computation by about 1e-9 (tested below 1e-7 with a common mean 500 times
+    the spread, and at scales 1e±30), less than the IsoScore package's own float32 computation differs.
+    """
+    from scipy.linalg.blas import dsyrk, ssyrk
+
+    m, n = X.shape
+    if X.dtype == np.float32 and m > n:
+        mu = X.mean(axis=0, dtype=np.float64)
+        s = float(max(np.max(X.max(axis=0) - mu), np.max(mu - X.min(axis=0))))
+        if not s > 0:
+            return 0.0, 0.0
+        S = np.zeros((n, n))
+        for a in range(0, m, block_rows):
+            B = X[a : a + block_rows] - mu  # float64
+            B *= 1.0 / s
+            # the block is C-ordered, so its transpose is the same memory in Fortran order: no copy
+            S += ssyrk(1.0, B.astype(np.float32).T, trans=0)  # upper triangle; the lower one stays zero
+    else:
+        # float64, or fewer rows than columns (then in the m x m Gram space, at full precision)
+        Xc = X.astype(np.float64)  # a fresh array: edited in place
+        big = max(float(Xc.max()), -float(Xc.min()))
+        if big > 1e100:  # the mean itself could overflow
+            Xc /= big
+        Xc -= Xc.mean(axis=0)
+        s = max(float(Xc.max()), -float(Xc.min()))
+        if s > 0 and not 1e-50 < s < 1e50:
+            Xc /= s
+        # Xc is C-ordered, so Xc.T is the same memory in Fortran order: no copy reaches BLAS.
+        # trans=0 gives Xc.T @ Xc (n × n), trans=1 gives Xc @ Xc.T (m × m): the same non-zero spectrum.
+        S = dsyrk(1.0, Xc.T, trans=0 if m >= n else 1)
     diag = np.diagonal(S)
     return float(diag.sum()), float(2.0 * np.sum(S * S) - np.dot(diag, diag))
 
@@ -65,8 +98,7 @@ def participation_ratio(X) -> float:
         A number in ``[1, n_features]``; equal to IsoScore's "effective dimensions"
         :math:`k = ι(n-1)+1` :cite:`rudman2022isoscore`.
     """
-    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="participation_ratio")
-    return _participation_ratio(X)
+    return _participation_ratio(_points(X, "participation_ratio"))
 
 
 def _participation_ratio(X: np.ndarray) -> float:
@@ -92,7 +124,9 @@ def isoscore(X) -> float:
     ----------
     X : array_like of shape (n_samples, n_features)
         Points as rows. A torch tensor of any real dtype is accepted (detached, copied to CPU,
-        converted to float64); see :func:`replib._validation.check_array` for what is refused.
+        converted to float64). float32 data (numpy or torch) are scored by the float32 scatter path,
+        about 1e-9 from the float64 value (:func:`_trace_and_frobenius_sq`); see
+        :func:`replib._validation.check_array` for what is refused.
 
     Returns
     -------
@@ -120,7 +154,7 @@ def isoscore(X) -> float:
     >>> round(isoscore(X), 6)
     0.0
     """
-    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="isoscore")
+    X = _points(X, "isoscore")
     pr = _participation_ratio(X)
     n = X.shape[1]
     return float(np.clip((pr - 1.0) / (n - 1.0), 0.0, 1.0))
@@ -140,8 +174,7 @@ def effective_dimensions(X) -> float:
     -------
     float
     """
-    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="effective_dimensions")
-    return _participation_ratio(X)
+    return _participation_ratio(_points(X, "effective_dimensions"))
 
 
 def covariance_eigenvalues(X) -> np.ndarray:

@@ -87,6 +87,26 @@ def cluster_labels(X, n_clusters: int, *, clusterer: str = "scipy", random_state
     return gm.predict(X).astype(np.int64), gm
 
 
+def _cluster_means_sparse(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each cluster's mean (zeros where empty) and which clusters have members, by a sparse indicator
+    product (members summed in row order)."""
+    counts = np.bincount(labels, minlength=k)
+    ind = scipy.sparse.csr_matrix((np.ones(len(X)), (labels, np.arange(len(X)))), shape=(k, len(X)))
+    return (ind @ X) / np.maximum(counts, 1)[:, None], counts > 0
+
+
+def _cluster_means(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """kmeans2's own update step, ``scipy.cluster._vq.update_cluster_means`` (one pass over ``X``, twice as
+    fast as the sparse product), or :func:`_cluster_means_sparse` should a scipy release drop that private
+    function."""
+    try:
+        from scipy.cluster._vq import update_cluster_means
+    except ImportError:  # pragma: no cover - depends on scipy's private module
+        return _cluster_means_sparse(X, labels, k)
+    means, has = update_cluster_means(X, labels.astype(np.int32), k)
+    return means, has.astype(bool)
+
+
 def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
     r"""``scipy.cluster.vq.kmeans2(X, k, iter=n_iter, minit="points", missing="warn", rng=rng)``, faster.
 
@@ -96,8 +116,8 @@ def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
     lost all its members where it was. The labels returned are those of the last assignment, as kmeans2's.
     The difference is the assignment: :math:`\arg\min_c \lVert c\rVert^2 - 2\,x^\top c` by one matrix
     product (BLAS) instead of kmeans2's loop over squared differences, about twice as fast at 384
-    features; rounding can differ only where two centroids are equidistant to about 1e-15 relative, so
-    the partitions are kmeans2's except at such ties (``tests/test_cluster_isotropy.py`` compares them).
+    features; the update step is kmeans2's own. Rounding can differ only where two centroids are
+    equidistant to about 1e-15 relative, so the partitions are kmeans2's except at such ties (``tests/test_cluster_isotropy.py`` compares them).
 
     Parameters
     ----------
@@ -111,7 +131,7 @@ def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
     centroids : ndarray (n_clusters, n_features)
     labels : ndarray of int64 (n_samples,)
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(X, dtype=np.float64)
     n, k = X.shape[0], int(n_clusters)
     if int(n_iter) < 1:
         raise ValueError(f"n_iter must be >= 1; got {n_iter}")
@@ -119,16 +139,13 @@ def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
         raise ValueError(f"n_clusters must be in [1, n_samples={n}]; got {n_clusters}")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     C = X[rng.choice(n, size=k, replace=False)]
-    rows = np.arange(n)
     for _ in range(int(n_iter)):
-        D = X @ C.T
+        D = C @ X.T  # (k, n): the wide orientation of the product is the faster one for BLAS
         D *= -2.0
-        D += np.einsum("ij,ij->i", C, C)[None, :]
-        labels = D.argmin(axis=1)
-        counts = np.bincount(labels, minlength=k)
-        sums = scipy.sparse.csr_matrix((np.ones(n), (labels, rows)), shape=(k, n)) @ X
-        has = counts > 0
-        C = np.where(has[:, None], sums / np.maximum(counts, 1)[:, None], C)
+        D += np.einsum("ij,ij->i", C, C)[:, None]
+        labels = D.argmin(axis=0)
+        means, has = _cluster_means(X, labels, k)
+        C = np.where(has[:, None], means, C)
     return C, labels.astype(np.int64)
 
 
