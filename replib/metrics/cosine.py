@@ -12,9 +12,15 @@ __all__ = ["avg_pairwise_cosine", "unit_rows"]
 def unit_rows(X: np.ndarray, *, name: str = "X") -> np.ndarray:
     """Rows of ``X`` scaled to unit Euclidean norm; a zero row is an error (its cosine is undefined).
 
-    Each row is first divided by its largest absolute entry, so the squares in the norm neither overflow
-    (entries above ~1e154) nor underflow (below ~1e-154): the result is exact for any finite row.
+    The squared norms are taken in one pass (``einsum``, no temporary). Where any of them could have
+    overflowed or underflowed (outside [1e-290, 1e290]), each row is first divided by its largest absolute
+    entry, so the squares neither overflow (entries above ~1e154) nor underflow (below ~1e-154): the
+    result is exact for any finite row.
     """
+    if X.shape[1] and X.shape[0]:
+        sq = np.einsum("ij,ij->i", X, X)
+        if sq.min() > 1e-290 and sq.max() < 1e290:
+            return X / np.sqrt(sq)[:, None]
     peak = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
     if (peak == 0).any():
         raise ValueError(f"{name} has {int((peak == 0).sum())} all-zero rows: cosine similarity is undefined")

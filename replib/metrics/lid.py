@@ -100,8 +100,24 @@ class LIDResult:
 
 
 def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First occurrence index of each distinct row, and for every row the index of its first copy."""
-    view = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    """First occurrence index of each distinct row, and for every row the index of its first copy.
+
+    Rows are grouped by a 64-bit hash of their bytes (one pass), and every row is then compared byte for
+    byte with the first row of its group; only if two different rows share a hash (never seen; then the
+    result would be wrong) is the exact sort of the rows' bytes used instead, which is 20 times slower
+    on 80k x 384 rows.
+    """
+    A = np.ascontiguousarray(X)
+    if A.shape[0] and A.shape[1] and A.dtype.itemsize == 8:
+        words = A.view(np.uint64)
+        mult = np.random.default_rng(0x5EED).integers(1, 2**63, size=A.shape[1], dtype=np.uint64) | np.uint64(1)
+        h = np.einsum("ij,j->i", words, mult)  # sum of word * multiplier, modulo 2**64
+        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+        first_of = first[inverse.ravel()]
+        copies = np.flatnonzero(first_of != np.arange(len(A)))  # rows grouped under another row
+        if np.array_equal(words[copies], words[first_of[copies]]):  # each is that row's exact copy
+            return first, first_of
+    view = A.view(np.dtype((np.void, A.dtype.itemsize * A.shape[1]))).ravel()
     _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
     return first, first[inverse.ravel()]
 
