@@ -153,7 +153,7 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
         isoscore, isoscore_star, effective_dims, avg_cosine, iw_log10, lid_mle, lid_cai, s_inter, s_intra,
         rogue_dims (indices), rogue_share (their share of the average cosine), n_rows, n_features.
     """
-    X_in = X if isinstance(X, np.ndarray) and X.dtype == np.float32 else None  # IsoScore's float32 path
+    rows = X  # as given: IsoScore keeps float32 rows on its float32 path, as the chapters score them
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     rng = np.random.default_rng(cfg.seed)
@@ -170,9 +170,9 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
     return {
         "n_rows": int(n),
         "n_features": int(d),
-        "isoscore": isoscore(X if X_in is None else X_in),  # the rows as given, as the chapters score them
+        "isoscore": isoscore(rows),
         "isoscore_star": isoscore_star(small, C0, cfg.zeta),
-        "effective_dims": effective_dimensions(X if X_in is None else X_in),
+        "effective_dims": effective_dimensions(rows),
         "avg_cosine": avg_pairwise_cosine(X),
         "iw_log10": float(partition_isotropy(X).log10),
         "lid_mle": float(lb.mean),

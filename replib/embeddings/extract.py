@@ -35,7 +35,7 @@ from .text import (  # noqa: F401
     TEXT_RECIPES,
     SentenceEmbeddings,
     TokenStream,
-    _special_span,
+    _special_spans,
     embed_sentences,
     embed_token_stream,
     token_stream_ids,

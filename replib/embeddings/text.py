@@ -82,11 +82,6 @@ def _special_spans(tok, texts: list, max_length: int) -> list:
     return out
 
 
-def _special_span(tok, text: str, max_length: int):
-    """:func:`_special_spans` of one text."""
-    return _special_spans(tok, [text], max_length)[0]
-
-
 def _default_batch_tokens(model) -> int:
     """Tokens per batch: 2,048 on CPU (batches that stay in cache: measured faster than 8,192 for MiniLM on
     2 cores, on par with sentence-transformers' 64 sentences), 8,192 on a GPU."""

@@ -28,6 +28,8 @@ variant then uses the chord distance :math:`\\lVert\\hat x - \\hat y\\rVert = \\
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,10 +104,10 @@ class LIDResult:
 def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First occurrence index of each distinct row, and for every row the index of its first copy.
 
-    Rows are grouped by a 64-bit hash of their bytes (one pass), and every row is then compared byte for
-    byte with the first row of its group; only if two different rows share a hash (never seen; then the
-    result would be wrong) is the exact sort of the rows' bytes used instead, which is 20 times slower
-    on 80k x 384 rows.
+    Rows of 8-byte numbers are grouped by a 64-bit hash of their bytes (one pass), and every row grouped
+    under another is compared byte for byte with it. Should two different rows share a hash, that check
+    fails and the exact sort of the rows' bytes is used instead (as for other dtypes): 40 times slower on
+    80k x 384 rows, and always right.
     """
     A = np.ascontiguousarray(X)
     if A.shape[0] and A.shape[1] and A.dtype.itemsize == 8:
@@ -155,9 +157,6 @@ def _refine(
     threads (numpy releases the GIL; default: every core). Each block writes its own rows of the result,
     so the result does not depend on the number of threads.
     """
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
     dist = np.empty(cand.shape)
 
     def rows(s: int) -> None:

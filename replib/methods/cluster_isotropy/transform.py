@@ -20,6 +20,11 @@ from sklearn.mixture import GaussianMixture
 
 from ..._validation import check_array
 
+try:  # kmeans2's own update step (private to scipy: the sparse product below stands in if it goes)
+    from scipy.cluster._vq import update_cluster_means as _vq_update_cluster_means
+except ImportError:  # pragma: no cover - depends on scipy's private module
+    _vq_update_cluster_means = None
+
 CLUSTERERS = ("scipy", "sklearn", "gmm")
 #: the ``"gmm"`` clusterer fits its mixture on at most this many rows (seeded sample), then assigns every row
 GMM_MAX_FIT_ROWS = 10_000
@@ -99,11 +104,9 @@ def _cluster_means(X: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarra
     """kmeans2's own update step, ``scipy.cluster._vq.update_cluster_means`` (one pass over ``X``, twice as
     fast as the sparse product), or :func:`_cluster_means_sparse` should a scipy release drop that private
     function."""
-    try:
-        from scipy.cluster._vq import update_cluster_means
-    except ImportError:  # pragma: no cover - depends on scipy's private module
+    if _vq_update_cluster_means is None:  # pragma: no cover - depends on scipy's private module
         return _cluster_means_sparse(X, labels, k)
-    means, has = update_cluster_means(X, labels.astype(np.int32), k)
+    means, has = _vq_update_cluster_means(X, labels.astype(np.int32), k)
     return means, has.astype(bool)
 
 
@@ -117,7 +120,8 @@ def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
     The difference is the assignment: :math:`\arg\min_c \lVert c\rVert^2 - 2\,x^\top c` by one matrix
     product (BLAS) instead of kmeans2's loop over squared differences, about twice as fast at 384
     features; the update step is kmeans2's own. Rounding can differ only where two centroids are
-    equidistant to about 1e-15 relative, so the partitions are kmeans2's except at such ties (``tests/test_cluster_isotropy.py`` compares them).
+    equidistant to about 1e-15 relative, so the partitions are kmeans2's except at such ties
+    (``tests/test_cluster_isotropy.py`` compares them).
 
     Parameters
     ----------
