@@ -106,8 +106,11 @@ def check_array(
         raise ValueError(f"{who} needs at least {min_samples} samples (rows); got {n}")
     if d < min_features:
         raise ValueError(f"{who} needs at least {min_features} features (columns); got {d}")
-    finite = np.isfinite(X)
-    if not finite.all():
+    # a finite sum means every entry is finite (NaN and inf propagate); only otherwise (or on overflow of the
+    # sum) look at every entry, which costs a boolean array of X's shape
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(X)
+    if not np.isfinite(total) and not (finite := np.isfinite(X)).all():
         bad = ~finite
         rows = np.flatnonzero(bad.any(axis=1))
         raise ValueError(f"{who} contains {int(bad.sum())} NaN or infinite values (first in row {int(rows[0])})")
@@ -128,7 +131,7 @@ def max_abs_scale(X: np.ndarray) -> tuple[np.ndarray, float]:
     Scale-invariant quantities are computed on the rescaled array so that squares and products neither
     overflow (``|x| > 1e154``) nor underflow (``|x| < 1e-154``) in float64.
     """
-    s = float(np.max(np.abs(X))) if X.size else 0.0
+    s = float(max(X.max(), -X.min())) if X.size else 0.0  # = max|X|, without an |X| temporary
     if s == 0.0 or not np.isfinite(s):
         return X, 1.0
     return X / s, s

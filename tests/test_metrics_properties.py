@@ -256,3 +256,26 @@ def test_check_array_messages_name_the_metric_and_row():
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match=r"^mymetric: X contains 1 NaN or infinite values \(first in row 3\)"):
         check_array(X, metric="mymetric")
+
+
+def test_check_array_finite_sum_shortcut_and_max_abs_scale():
+    """check_array looks at every entry only when the sum is not finite: finite values whose sum overflows
+    pass without a warning, and +inf and -inf that cancel nowhere are still found; max_abs_scale's max|X| from
+    the extremes equals np.abs(X).max(), negative extremes included."""
+    from replib._validation import max_abs_scale
+
+    X = np.full((4, 3), 1.5e308)
+    X[1, 2] = -1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_array(X) is not None
+    for bad in ([np.inf, -np.inf], [np.nan, 1.0], [np.inf, 1.0]):
+        Y = np.ones((4, 3))
+        Y[2, 0], Y[3, 1] = bad
+        with pytest.raises(ValueError, match=r"contains \d NaN or infinite values \(first in row 2\)"):
+            check_array(Y)
+    for Z in (X, -np.abs(np.random.default_rng(0).normal(size=(7, 5))), np.zeros((2, 2)), np.full((2, 2), -0.0)):
+        s = float(np.abs(Z).max())
+        scaled, scale = max_abs_scale(Z)
+        assert scale == (s if s > 0 else 1.0)
+        np.testing.assert_array_equal(scaled, Z / scale)

@@ -66,8 +66,10 @@ def _log_partition(W: np.ndarray, U: np.ndarray, block_rows: int = 8192) -> np.n
     slower on 60k × 384).
     """
     m = s = None
+    buf = np.empty((min(block_rows, len(W)), U.shape[1]))  # one block buffer for every block
     for a in range(0, len(W), block_rows):
-        B = W[a : a + block_rows] @ U
+        B = buf[: min(block_rows, len(W) - a)]
+        np.matmul(W[a : a + block_rows], U, out=B)
         bm = B.max(axis=0)
         if m is None:
             m, s = bm, np.zeros_like(bm)
