@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
 from scipy import stats
 
 import replib.methods.cluster_isotropy as ci
@@ -129,6 +130,67 @@ def test_helpers_handle_empty_and_singleton_clusters():
     np.testing.assert_allclose(out[3], 0.0)
 
 
+def _masked_reference(X, labels, k, n_pc):
+    """The transform cluster by cluster through boolean masks (no grouping): means, the top ``n_pc``
+    eigenvectors of each scatter matrix (thin SVD below d members), projections subtracted."""
+    d = X.shape[1]
+    out = X - 0.0
+    for c in range(k):
+        rows = labels == c
+        if not rows.any():
+            continue
+        Z = X[rows] - X[rows].mean(axis=0)
+        r = min(rows.sum() - 1, d, n_pc)
+        if r == 0:
+            out[rows] = Z
+            continue
+        if rows.sum() < d:
+            V = np.linalg.svd(Z, full_matrices=False)[2][:r].T
+        else:
+            V = scipy.linalg.eigh(Z.T @ Z, subset_by_index=[d - r, d - 1], driver="evr")[1][:, ::-1]
+        out[rows] = Z - (Z @ V) @ V.T
+    return out
+
+
+@pytest.mark.parametrize("n,d,k,n_pc", [(900, 12, 7, 3), (400, 30, 25, 5), (50, 6, 12, 2), (300, 5, 1, 2)])
+def test_grouped_rows_give_the_per_cluster_arithmetic(n, d, k, n_pc):
+    """Grouping rows by a stable sort of the labels is the same arithmetic, on the same rows in the same order,
+    as selecting each cluster by a mask: equal to the last bit, with empty and single-member clusters."""
+    rng = np.random.default_rng(n + k)
+    X = rng.normal(size=(n, d)) * np.linspace(4, 0.5, d) + 3.0
+    labels = rng.integers(0, k, size=n)
+    labels[labels == k - 1] = 0  # an empty cluster
+    if k > 2:
+        labels[np.flatnonzero(labels == 1)[1:]] = 0  # a single-member cluster
+    ref = _masked_reference(X, labels, k, n_pc)
+    means, bases, counts = cluster_bases(X, labels, k, n_directions=n_pc)
+    out, n_removed = remove_cluster_directions(X, labels, means, bases, n_pc)
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(counts, np.bincount(labels, minlength=k))
+    assert n_removed.tolist() == [min(n_pc, max(int(m) - 1, 0)) for m in counts]
+    # fit_transform reuses the grouped, centred rows of the fit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallClusterWarning)
+        warnings.simplefilter("ignore", EmptyClusterWarning)
+        lab = ClusterIsotropy(k, n_pc, random_state=0).fit(X).labels_  # k-means labels: compare on those
+        ft = ClusterIsotropy(k, n_pc, random_state=0).fit_transform(X)
+    np.testing.assert_array_equal(ft, _masked_reference(X, lab, k, n_pc))
+    # float32 rows are processed in float64, as before
+    out32, _ = remove_cluster_directions(X.astype(np.float32), labels, means, bases, n_pc)
+    assert out32.dtype == np.float64
+    np.testing.assert_array_equal(
+        out32, remove_cluster_directions(X.astype(np.float32).astype(np.float64), labels, means, bases, n_pc)[0]
+    )
+
+
+def test_labels_outside_the_clusters_are_refused():
+    X = np.ones((4, 3))
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 2\)"):
+        cluster_bases(X, np.array([0, 1, 2, 0]), 2)
+    with pytest.raises(ValueError, match="one label per row"):
+        cluster_bases(X, np.array([0, 1, 0]), 2)
+
+
 @pytest.mark.parametrize("n,d,k,seed", [(3000, 384, 27, 0), (2000, 8, 10, 1), (500, 50, 5, 2), (60, 3, 20, 3)])
 def test_lloyd_points_is_kmeans2(n, d, k, seed):
     """The authors' clusterer: scipy's kmeans2(minit="points") from the same generator state gives the same
@@ -242,6 +304,23 @@ def test_mean_pool_and_token_pool():
     t1, t2, _ = _toy_sts()
     pool, lengths = token_pool(t1)
     np.testing.assert_allclose(mean_pool(pool, lengths), np.stack([b.mean(0) for b in t1]))
+    # the sparse indicator sums each sentence's rows one after the other, in order: equal to the last bit
+    in_order = []
+    for b in t1:
+        acc = b[0].copy()
+        for row in b[1:]:
+            acc += row
+        in_order.append(acc / len(b))
+    np.testing.assert_array_equal(mean_pool(pool, lengths), np.array(in_order))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    np.testing.assert_allclose(
+        mean_pool(pool, lengths), np.add.reduceat(pool, starts, axis=0) / lengths[:, None], rtol=1e-14
+    )
+    pool32, _ = token_pool([b.astype(np.float32) for b in t1])
+    assert pool32.dtype == np.float64 and np.array_equal(pool32, np.concatenate(t1).astype(np.float32).astype(float))
+    for bad in ([3] * (len(lengths) + 1), np.r_[lengths[:-1], 0, lengths[-1]]):
+        with pytest.raises(ValueError, match="lengths must be positive"):
+            mean_pool(pool, bad)
     with pytest.raises(ValueError, match="no tokens"):
         token_pool([np.zeros((0, 3)), np.ones((2, 3))])
 
@@ -355,3 +434,31 @@ def test_single_member_cluster_residuals_do_not_crash():
     assert ci.transform_residuals(t, bad)[1] > 0.1
     with pytest.raises(ValueError, match="rows"):
         ci.transform_residuals(t, out[:-1])
+
+
+def test_pair_token_features_cache_is_reused_and_equal(tmp_path, monkeypatch):
+    """Classification features go through the shard cache: a second call reads them (the model is not run)
+    and returns the same array; another max_length or other texts are a different key."""
+    from replib.methods.cluster_isotropy import pair_token_features
+    from replib.models import tiny_model
+
+    lm = tiny_model("bert")
+    a = ["a man plays", "the cat sat on the mat", "hi", "rain again today", "yes"]
+    b = ["a man is playing", "a cat", "hello", "sun", "no"]
+    direct = pair_token_features(lm, a, b, max_length=12, batch_size=2, progress=False)
+    first = pair_token_features(lm, a, b, max_length=12, batch_size=2, cache_dir=tmp_path, shard_size=2, progress=False)
+    np.testing.assert_array_equal(first, direct)
+    assert first.shape == (5, 12, lm.spec.hidden_size)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the model ran although the features are cached")
+
+    monkeypatch.setattr(lm, "model", boom)
+    again = pair_token_features(lm, a, b, max_length=12, batch_size=2, cache_dir=tmp_path, shard_size=2, progress=False)
+    np.testing.assert_array_equal(again, first)
+    with pytest.raises(AssertionError, match="the model ran"):
+        pair_token_features(
+            lm, a, b[::-1], max_length=12, batch_size=2, cache_dir=tmp_path, shard_size=2, progress=False
+        )
+    with pytest.raises(ValueError, match="5 first texts but 4 second"):
+        pair_token_features(lm, a, b[:4], max_length=12)

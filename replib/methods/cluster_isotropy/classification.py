@@ -7,21 +7,36 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.metrics import accuracy_score, matthews_corrcoef
-from tqdm.auto import tqdm
 
-from ..._io import progress_off
+from ..._io import hash_inputs, run_sharded
+from ...embeddings.batching import _model_info
 from ...metrics import partition_isotropy
 
 
 # ----------------------------------------------------------------------------------------- classification
 def pair_token_features(
-    model, texts_a, texts_b=None, *, max_length: int = 64, batch_size: int = 32, progress: bool = True
+    model,
+    texts_a,
+    texts_b=None,
+    *,
+    max_length: int = 64,
+    batch_size: int = 32,
+    cache_dir=None,
+    shard_size: int = 512,
+    progress: bool = True,
 ):
     """Last-layer token matrices padded to ``max_length``, as the authors' classification notebook.
 
     Each example (a sentence or a sentence pair) is tokenised with special tokens, truncated and padded to
     ``max_length``; the last hidden layer gives a ``(max_length, d)`` matrix per example **including**
     ``[CLS]``/``[SEP]``/padding rows (the notebook clusters all of them).
+
+    Parameters
+    ----------
+    cache_dir : path-like, optional
+        Shard cache folder (:func:`replib._io.run_sharded`): ``shard_size`` examples per verified file, keyed
+        by the model's identity, the texts and the settings; a rerun reads the shards instead of running
+        the model, and an interrupted run resumes.
 
     Returns
     -------
@@ -32,18 +47,42 @@ def pair_token_features(
     tok = model.tokenizer
     texts_a = [str(t) for t in texts_a]
     texts_b = None if texts_b is None else [str(t) for t in texts_b]
+    if texts_b is not None and len(texts_b) != len(texts_a):
+        raise ValueError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
     if tok.pad_token is None:  # GPT-2 has no pad token: pad with EOS (rows are kept, masked in attention)
         tok.pad_token = tok.eos_token
-    out = np.zeros((len(texts_a), max_length, model.spec.hidden_size), np.float32)
-    for s in tqdm(range(0, len(texts_a), batch_size), desc="features", disable=progress_off(progress)):
-        a = texts_a[s : s + batch_size]
-        b = None if texts_b is None else texts_b[s : s + batch_size]
-        enc = tok(a, b, truncation=True, max_length=max_length, padding="max_length", return_tensors="pt")
-        enc = {k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-        with torch.inference_mode():
-            h = model.model(**enc).last_hidden_state
-        out[s : s + len(a)] = h.float().cpu().numpy()
-    return out
+    info = dict(
+        _model_info(model, amp=False),
+        fn="pair_token_features",
+        max_length=int(max_length),
+        batch_size=int(batch_size),
+        pad_token=str(tok.pad_token),
+        inputs_a=hash_inputs(texts_a),
+        inputs_b=None if texts_b is None else hash_inputs(texts_b),
+    )
+
+    def compute(start, stop):
+        out = np.zeros((stop - start, max_length, model.spec.hidden_size), np.float32)
+        for s in range(start, stop, batch_size):
+            e = min(s + batch_size, stop)
+            b = None if texts_b is None else texts_b[s:e]
+            enc = tok(
+                texts_a[s:e], b, truncation=True, max_length=max_length, padding="max_length", return_tensors="pt"
+            )
+            enc = {
+                k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")
+            }
+            with torch.inference_mode():
+                h = model.model(**enc).last_hidden_state
+            out[s - start : e - start] = h.float().cpu().numpy()
+        return {"features": out}
+
+    shards = run_sharded(
+        len(texts_a), shard_size, compute, info=info, cache_dir=cache_dir, desc="features", progress=progress
+    )
+    if not shards:
+        return np.zeros((0, max_length, model.spec.hidden_size), np.float32)
+    return np.concatenate([sh["features"] for sh in shards])
 
 
 class MLPClassifier:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 from scipy import stats
 from tqdm.auto import tqdm
 
@@ -20,9 +21,12 @@ from .transform import (
     ClusterIsotropy,
     EmptyClusterWarning,
     SmallClusterWarning,
-    cluster_bases,
+    _centre_groups,
+    _group_bases,
+    _grouped_rows,
+    _remove_group_directions,
+    _ungroup,
     cluster_labels,
-    remove_cluster_directions,
 )
 
 
@@ -41,13 +45,23 @@ def token_pool(token_blocks):
     lengths = np.array([len(b) for b in blocks], dtype=np.int64)
     if (lengths == 0).any():
         raise ValueError(f"{int((lengths == 0).sum())} sentence(s) have no tokens after dropping special tokens")
-    return np.concatenate([np.asarray(b, dtype=np.float64) for b in blocks]), lengths
+    return np.concatenate([np.asarray(b) for b in blocks], dtype=np.float64), lengths
 
 
 def mean_pool(pool, lengths):
-    """Mean of each sentence's rows of ``pool`` (rows in sentence order, ``lengths`` rows each)."""
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    return np.add.reduceat(pool, starts, axis=0) / lengths[:, None]
+    """Mean of each sentence's rows of ``pool`` (rows in sentence order, ``lengths`` rows each).
+
+    Each sentence's rows are summed in order by a sparse indicator product (about ten times faster than
+    ``np.add.reduceat`` on tall pools), then divided by the count.
+    """
+    pool = np.asarray(pool, dtype=np.float64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if lengths.ndim != 1 or (lengths < 1).any() or lengths.sum() != len(pool):
+        raise ValueError(f"lengths must be positive and sum to the {len(pool)} rows of pool; got sum {lengths.sum()}")
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    ind = scipy.sparse.csr_matrix((np.ones(len(pool)), np.arange(len(pool)), indptr), shape=(len(lengths), len(pool)))
+    return (ind @ pool) / lengths[:, None]
 
 
 def cosine_rows(A, B):
@@ -90,10 +104,14 @@ def evaluate_sts(tokens1, tokens2, gold, transform=None, *, isotropy: bool = Tru
     if len(tokens1) != len(tokens2):
         raise ValueError(f"{len(tokens1)} first sentences but {len(tokens2)} second sentences")
     pool, lengths = token_pool(tokens1 + tokens2)
+    return _evaluate_pool(pool, lengths, len(tokens1), gold, transform, isotropy=isotropy)
+
+
+def _evaluate_pool(pool, lengths, n: int, gold, transform, *, isotropy: bool = True) -> STSResult:
+    """:func:`evaluate_sts` on a pool already stacked (first ``n`` sentences = first sides)."""
     if transform is not None:
         pool = transform.fit_transform(pool)
     means = mean_pool(pool, lengths)
-    n = len(tokens1)
     sp, pe = sts_correlations(means[:n], means[n:], gold)
     iso = partition_isotropy(pool) if isotropy else None
     return STSResult(sp, pe, iso.value if iso else np.nan, iso.log10 if iso else np.nan, len(pool))
@@ -111,12 +129,17 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
     todo = [(k, s) for k in ks for s in seeds]
     for k, s in tqdm(todo, desc="grid", disable=progress_off(progress)):
         labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
-        means, bases, _ = cluster_bases(pool, labels, int(k), n_directions=max(int(p) for p in pcs))
+        # grouped and centred once per clustering; every n_pc projects a copy (the arithmetic of
+        # cluster_bases + remove_cluster_directions, without redoing the grouping and centring)
+        Z, order, bounds = _grouped_rows(pool, labels, int(k))
+        _centre_groups(Z, bounds)
+        bases = _group_bases(Z, bounds, max(int(p) for p in pcs))
         for p in pcs:
             if p >= pool.shape[1]:
                 continue
-            out, _ = remove_cluster_directions(pool, labels, means, bases, int(p))
-            m = mean_pool(out, lengths)
+            W = Z.copy()
+            _remove_group_directions(W, bounds, bases, int(p))
+            m = mean_pool(_ungroup(W, order), lengths)
             rows.append(
                 {"n_clusters": int(k), "n_pc": int(p), "seed": s, "spearman": sts_correlations(m[:n], m[n:], gold)[0]}
             )
@@ -129,6 +152,10 @@ def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: 
     Returns a list of dicts ``method, seed, spearman, pearson, iw, iw_log10``. The baseline and every
     one-cluster method are deterministic and run once (seed ``None``).
     """
+    tokens1, tokens2 = list(tokens1), list(tokens2)
+    if len(tokens1) != len(tokens2):
+        raise ValueError(f"{len(tokens1)} first sentences but {len(tokens2)} second sentences")
+    pool, lengths = token_pool(tokens1 + tokens2)  # stacked once for every method and seed
     rows = []
     for m in methods:
         tr0 = make_transform(m, **hparams)
@@ -138,7 +165,7 @@ def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SmallClusterWarning)
                 warnings.simplefilter("ignore", EmptyClusterWarning)
-                r = evaluate_sts(tokens1, tokens2, gold, tr)
+                r = _evaluate_pool(pool, lengths, len(tokens1), gold, tr)
             rows.append(
                 {
                     "method": m,

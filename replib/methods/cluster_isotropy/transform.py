@@ -153,6 +153,81 @@ def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
     return C, labels.astype(np.int64)
 
 
+def _label_segments(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' stable order by cluster and each cluster's ``[bounds[c], bounds[c+1])`` in that order."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D; got shape {labels.shape}")
+    if labels.size and (labels.min() < 0 or labels.max() >= n_clusters):
+        raise ValueError(f"labels must lie in [0, {n_clusters}); got [{labels.min()}, {labels.max()}]")
+    bounds = np.zeros(n_clusters + 1, dtype=np.int64)
+    np.cumsum(np.bincount(labels, minlength=n_clusters), out=bounds[1:])
+    return np.argsort(labels, kind="stable"), bounds
+
+
+def _grouped_rows(X, labels, n_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A float64 copy of the rows of ``X`` grouped by cluster (each cluster's rows in their original order),
+    with the order and the cluster bounds of :func:`_label_segments`."""
+    X = np.asarray(X)
+    if X.ndim != 2 or len(X) != len(labels):
+        raise ValueError(f"X must be (n_samples, n_features) with one label per row; got {X.shape}, {len(labels)}")
+    order, bounds = _label_segments(labels, n_clusters)
+    return X[order].astype(np.float64, copy=False), order, bounds
+
+
+def _centre_groups(Z: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Subtract each cluster's mean from its rows of ``Z`` in place; the means (NaN rows for empty clusters)."""
+    means = np.full((len(bounds) - 1, Z.shape[1]), np.nan)
+    for c in np.flatnonzero(np.diff(bounds)):
+        seg = Z[bounds[c] : bounds[c + 1]]
+        means[c] = seg.mean(axis=0)
+        seg -= means[c]
+    return means
+
+
+def _group_bases(Z: np.ndarray, bounds: np.ndarray, n_directions: int | None) -> list:
+    """Top principal directions of each cluster's centred rows ``Z[bounds[c]:bounds[c+1]]`` (see
+    :func:`cluster_bases`); None for empty clusters."""
+    d = Z.shape[1]
+    bases = [None] * (len(bounds) - 1)
+    for c in np.flatnonzero(np.diff(bounds)):
+        Zc = Z[bounds[c] : bounds[c + 1]]
+        r = min(len(Zc) - 1, d, d if n_directions is None else int(n_directions))
+        if r == 0:
+            bases[c] = np.zeros((d, 0))
+        elif len(Zc) < d:  # thin SVD is cheaper and exact for few members
+            bases[c] = np.linalg.svd(Zc, full_matrices=False)[2][:r].T
+        elif r < d:  # the top r eigenvectors only
+            _, V = scipy.linalg.eigh(Zc.T @ Zc, subset_by_index=[d - r, d - 1], driver="evr")
+            bases[c] = V[:, ::-1]
+        else:
+            bases[c] = np.linalg.eigh(Zc.T @ Zc)[1][:, ::-1]
+    return bases
+
+
+def _remove_group_directions(Z: np.ndarray, bounds: np.ndarray, bases: list, n_pc: int) -> np.ndarray:
+    """Project each cluster's rows of the grouped, centred ``Z`` off its top ``n_pc`` directions, in place;
+    the number removed per cluster."""
+    n_removed = np.zeros(len(bases), dtype=np.int64)
+    for c, B in enumerate(bases):
+        if B is None:
+            continue
+        m = n_removed[c] = min(n_pc, B.shape[1])
+        if m == 0 or bounds[c] == bounds[c + 1]:
+            continue
+        seg = Z[bounds[c] : bounds[c + 1]]
+        V = B[:, :m]
+        seg -= (seg @ V) @ V.T
+    return n_removed
+
+
+def _ungroup(Z: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Rows of the grouped ``Z`` back in their original order."""
+    out = np.empty_like(Z)
+    out[order] = Z
+    return out
+
+
 def cluster_bases(X, labels, n_clusters: int, *, directions: bool = True, n_directions: int | None = None):
     """Mean and principal directions of every cluster.
 
@@ -175,32 +250,18 @@ def cluster_bases(X, labels, n_clusters: int, *, directions: bool = True, n_dire
         eigenvalue, ``r_c = min(n_c - 1, n_features, n_directions)`` of them (at most the rank of the
         centred members). Each direction is defined up to sign; the projections that use them are not.
     counts : ndarray of int (n_clusters,)
+
+    Notes
+    -----
+    The rows are grouped by cluster once (a stable sort of the labels), so every cluster is a contiguous
+    block: the same arithmetic on the same rows in the same order as selecting each cluster by a mask.
     """
     if n_directions is not None and n_directions < 0:
         raise ValueError(f"n_directions must be >= 0; got {n_directions}")
-    d = X.shape[1]
-    counts = np.bincount(labels, minlength=n_clusters)
-    means = np.full((n_clusters, d), np.nan)
-    bases = [None] * n_clusters
-    for c in np.flatnonzero(counts):
-        Xc = X[labels == c]
-        mu = Xc.mean(axis=0)
-        means[c] = mu
-        Z = Xc - mu
-        r = min(len(Xc) - 1, d, d if n_directions is None else int(n_directions))
-        if r == 0 or not directions:
-            bases[c] = np.zeros((d, 0))
-            continue
-        if len(Xc) < d:  # thin SVD is cheaper and exact for few members
-            _, _, Vt = np.linalg.svd(Z, full_matrices=False)
-            bases[c] = Vt[:r].T
-        elif r < d:  # the top r eigenvectors only
-            _, V = scipy.linalg.eigh(Z.T @ Z, subset_by_index=[d - r, d - 1], driver="evr")
-            bases[c] = V[:, ::-1]
-        else:
-            _, V = np.linalg.eigh(Z.T @ Z)
-            bases[c] = V[:, ::-1]
-    return means, bases, counts
+    Z, _, bounds = _grouped_rows(X, labels, n_clusters)
+    means = _centre_groups(Z, bounds)
+    bases = _group_bases(Z, bounds, 0 if not directions else n_directions)
+    return means, bases, np.diff(bounds)
 
 
 def remove_cluster_directions(X, labels, means, bases, n_pc: int):
@@ -214,22 +275,11 @@ def remove_cluster_directions(X, labels, means, bases, n_pc: int):
     """
     if n_pc < 0:
         raise ValueError(f"n_pc must be >= 0; got {n_pc}")
-    out = X - means[labels]
-    n_removed = np.zeros(len(bases), dtype=np.int64)
-    for c, B in enumerate(bases):
-        if B is None:
-            continue
-        m = min(n_pc, B.shape[1])
-        n_removed[c] = m
-        if m == 0:
-            continue
-        idx = np.flatnonzero(labels == c)
-        if idx.size == 0:
-            continue
-        V = B[:, :m]
-        Z = out[idx]
-        out[idx] = Z - (Z @ V) @ V.T
-    return out, n_removed
+    Z, order, bounds = _grouped_rows(X, labels, len(bases))
+    for c in np.flatnonzero(np.diff(bounds)):
+        Z[bounds[c] : bounds[c + 1]] -= means[c]
+    n_removed = _remove_group_directions(Z, bounds, bases, int(n_pc))
+    return _ungroup(Z, order), n_removed
 
 
 class ClusterIsotropy(TransformerMixin, BaseEstimator):
@@ -294,6 +344,7 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Cluster ``X`` and compute every cluster's mean and directions to remove."""
         self._fit(X)
+        del self._grouped
         return self
 
     def _fit(self, X):
@@ -303,7 +354,12 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         labels, model = cluster_labels(
             X, k, clusterer=self.clusterer, random_state=self.random_state, n_iter=self.n_iter
         )
-        means, bases, counts = cluster_bases(X, labels, k, directions=self.n_pc > 0, n_directions=int(self.n_pc))
+        # rows grouped by cluster and centred once: the scatter matrices and, in fit_transform, the output
+        Z, order, bounds = _grouped_rows(X, labels, k)
+        means = _centre_groups(Z, bounds)
+        bases = _group_bases(Z, bounds, int(self.n_pc))
+        counts = np.diff(bounds)
+        self._grouped = (Z, order, bounds)  # released by fit_transform / fit
         self.labels_ = labels
         self.means_ = means
         self.n_members_ = counts
@@ -334,9 +390,11 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """Fit and transform the training rows with their own cluster labels (as the authors)."""
-        X = self._fit(X)
-        out, _ = remove_cluster_directions(X, self.labels_, self.means_, self._bases, int(self.n_pc))
-        return out
+        self._fit(X)
+        Z, order, bounds = self._grouped  # centred in _fit: the same arithmetic as remove_cluster_directions
+        del self._grouped
+        _remove_group_directions(Z, bounds, self._bases, int(self.n_pc))
+        return _ungroup(Z, order)
 
     def predict(self, X):
         """Cluster of new rows: nearest non-empty cluster mean (k-means) or the mixture's prediction."""
