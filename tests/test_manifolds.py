@@ -340,3 +340,21 @@ def test_unique_rows_hash_grouping_is_exact_even_on_a_collision():
     np.testing.assert_array_equal(np.sort(first), want_first)
     np.testing.assert_array_equal(first_of, want_of)
     assert first_of[1] == 1
+
+
+def test_layers_in_worker_processes_give_the_serial_results():
+    """analyse_layers in two loky workers returns, layer by layer, exactly what the serial loop returns."""
+    rng = np.random.default_rng(7)
+    types = rng.choice([f"w{i}" for i in range(30)], size=400)
+    layers = {i: (rng.normal(size=(400, 12)) + rng.normal(size=12) * (i + 1)).astype(np.float32) for i in range(3)}
+    cfg = dict(mf.config_for("smoke"), ks=(2, 3), sil_sample=200, kmeans_fit=None, lid_k=10, lid_queries=100)
+    serial = mf.analyse_layers(layers, types, cfg, seed=3, n_jobs=1, progress=False)
+    parallel = mf.analyse_layers(layers, types, cfg, seed=3, n_jobs=2, progress=False)
+    assert len(serial) == len(parallel) == 3
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a.pop("labels"), b.pop("labels"))
+        assert a == b
+    assert mf.layer_jobs({"threads": 1}, 1) == 1 and mf.layer_jobs({"threads": None}, 12) == 1
+    assert mf.layer_jobs({"threads": 1, "layer_jobs": 4}, 3) == 3
+    with pytest.raises(ValueError, match="layer_jobs must be >= 1"):
+        mf.layer_jobs({"layer_jobs": 0}, 3)

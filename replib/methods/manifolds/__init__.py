@@ -12,7 +12,8 @@ per module:
   :func:`cluster_centered_isotropy` (per-cluster centring, S_inter/S_intra, IsoScore
   :cite:`rudman2022isoscore` and partition isotropy :cite:`mu2018allbutthetop` inside each cluster);
 * :mod:`.tokens`: :func:`token_kind`, :func:`pca_view` for the Swiss-roll figures;
-* :mod:`.analysis`: :func:`analyse_layer`, one layer's measurements;
+* :mod:`.analysis`: :func:`analyse_layer`, one layer's measurements, and :func:`analyse_layers`, several
+  layers in parallel processes;
 * :mod:`.setup`: the paper's models, the sizes of each profile, token streams and GloVe.
 
 Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
@@ -20,7 +21,7 @@ Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
 
 from __future__ import annotations
 
-from .analysis import analyse_layer
+from .analysis import analyse_layer, analyse_layers, layer_jobs
 from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy
 from .cosine import s_inter, s_intra, type_codes, type_frequencies
 from .setup import (
@@ -52,4 +53,6 @@ __all__ = [
     "embed_corpus",
     "static_glove",
     "analyse_layer",
+    "analyse_layers",
+    "layer_jobs",
 ]

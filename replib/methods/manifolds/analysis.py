@@ -2,13 +2,72 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from ..._io import progress_off
 from ..._validation import OrientationWarning, check_array
 from .clusters import choose_clusters, cluster_centered_isotropy
 from .cosine import s_inter, s_intra
+
+
+# ------------------------------------------------------------------------------------ several layers
+def layer_jobs(cfg: dict, n_layers: int) -> int:
+    """Processes for :func:`analyse_layers`: ``cfg["layer_jobs"]``, or by default one per core (at most one
+    per layer) when every layer is limited to one thread (``cfg["threads"] == 1``), else 1."""
+    jobs = cfg.get("layer_jobs")
+    if jobs is None:
+        jobs = (os.cpu_count() or 1) if cfg.get("threads") == 1 else 1
+    if int(jobs) < 1:
+        raise ValueError(f"layer_jobs must be >= 1; got {jobs}")
+    return max(1, min(int(jobs), int(n_layers)))
+
+
+def analyse_layers(
+    layers,
+    tokens,
+    cfg: dict,
+    seed: int = 0,
+    *,
+    lid_metrics=("cosine", "euclidean"),
+    n_jobs: int | None = None,
+    progress: bool = True,
+) -> list:
+    """:func:`analyse_layer` of every layer of ``layers`` (a mapping ``layer -> X``), in that order.
+
+    The layers are independent and each runs single-threaded on a small machine (``cfg["threads"]``), so
+    they go to ``n_jobs`` worker processes (default :func:`layer_jobs`; joblib's loky backend, the arrays
+    passed memory-mapped). Every layer's computation is the same in a worker as in the parent (same seed,
+    same thread count), so the results do not depend on ``n_jobs`` (tested).
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`analyse_layer`, one per layer, in the order of ``layers``.
+    """
+    keys = list(layers)
+    jobs = layer_jobs(cfg, len(keys)) if n_jobs is None else max(1, min(int(n_jobs), len(keys)))
+    tokens = np.asarray(tokens)
+    bar = tqdm(total=len(keys), desc="layers", disable=progress_off(progress))
+    if jobs == 1:
+        out = []
+        for k in keys:
+            out.append(analyse_layer(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics))
+            bar.update()
+        bar.close()
+        return out
+    from joblib import Parallel, delayed
+
+    run = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
+    out = []
+    for r in run(delayed(analyse_layer)(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys):
+        out.append(r)
+        bar.update()
+    bar.close()
+    return out
 
 
 # ------------------------------------------------------------------------------------ one layer's run

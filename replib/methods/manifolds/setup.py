@@ -80,6 +80,7 @@ def _profile_config(profile: str) -> dict:
         layers_per_pass=None,
         lid_check_points=3000,
         threads=1,
+        layer_jobs=None,  # processes over layers (analyse_layers): None = one per core when threads == 1
     )
     if profile == "smoke":
         return dict(
@@ -98,6 +99,7 @@ def _profile_config(profile: str) -> dict:
             pca_points=2000,
             lid_check_points=1000,
             swiss_layers={"tiny-GPT2": [1], "tiny-BERT": [1]},
+            layer_jobs=1,  # four tiny layers: starting worker processes would cost more than they save
         )
     if profile == "offline":
         return dict(
