@@ -184,3 +184,20 @@ def test_two_runners_cannot_write_one_folder(tmp_path):
     (out / ".lock").write_text("999999999")  # left by a runner that no longer exists: taken over
     with runner.run_lock(out):
         assert (out / ".lock").read_text() == str(__import__("os").getpid())
+
+
+def test_kernels_get_the_malloc_settings_unless_the_user_set_them(tmp_path, monkeypatch):
+    """Chapter kernels keep freed memory for reuse (glibc tunables in their environment); a value already in
+    the environment is left as the user set it."""
+    seen = {}
+
+    def fake_run(cmd, **kwargs):
+        seen.update(kwargs["env"])
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "12345")
+    status, _, _ = runner.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5)
+    assert status == "ok"
+    assert seen["MALLOC_MMAP_THRESHOLD_"] == runner.KERNEL_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
+    assert seen["MALLOC_TRIM_THRESHOLD_"] == "12345"
