@@ -462,3 +462,27 @@ def test_pair_token_features_cache_is_reused_and_equal(tmp_path, monkeypatch):
         )
     with pytest.raises(ValueError, match="5 first texts but 4 second"):
         pair_token_features(lm, a, b[:4], max_length=12)
+
+
+def test_run_sts_on_one_stacked_pool_equals_evaluate_sts_per_method():
+    """run_sts stacks the pool once for every method and seed: each row equals evaluate_sts of that method, and
+    no transform alters the pool the next method sees."""
+    t1, t2, gold = _toy_sts(seed=4)
+    pool_before, _ = token_pool(t1 + t2)
+    hp = {"n_clusters": 3, "n_pc": 2, "global_pc": 1}
+    rows = ci.run_sts(t1, t2, gold, methods=("baseline", "global", "cluster"), hparams=hp, seeds=(0, 1))
+    assert [(r["method"], r["seed"]) for r in rows] == [
+        ("baseline", None),
+        ("global", None),
+        ("cluster", 0),
+        ("cluster", 1),
+    ]
+    for r in rows:
+        tr = make_transform(r["method"], **hp, random_state=r["seed"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SmallClusterWarning)
+            ref = evaluate_sts(t1, t2, gold, tr)
+        assert (r["spearman"], r["pearson"], r["iw_log10"]) == (ref.spearman, ref.pearson, ref.isotropy_log10)
+    X = pool_before.copy()
+    ClusterIsotropy(3, 2, random_state=0).fit_transform(X)
+    np.testing.assert_array_equal(X, pool_before)
