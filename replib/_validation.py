@@ -125,13 +125,18 @@ def check_array(
     return X
 
 
+def max_abs(X: np.ndarray) -> float:
+    """``max|X|`` of a non-empty array, from its extremes (no ``|X|`` temporary); NaN if X holds a NaN."""
+    return float(max(X.max(), -X.min()))
+
+
 def max_abs_scale(X: np.ndarray) -> tuple[np.ndarray, float]:
     """``X / max|X|`` and ``max|X|`` (1.0 for an all-zero ``X``).
 
     Scale-invariant quantities are computed on the rescaled array so that squares and products neither
     overflow (``|x| > 1e154``) nor underflow (``|x| < 1e-154``) in float64.
     """
-    s = float(max(X.max(), -X.min())) if X.size else 0.0  # = max|X|, without an |X| temporary
+    s = max_abs(X) if X.size else 0.0
     if s == 0.0 or not np.isfinite(s):
         return X, 1.0
     return X / s, s

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import OrientationWarning, check_array, max_abs_scale
+from .._validation import OrientationWarning, check_array, max_abs, max_abs_scale
 
 __all__ = [
     "isoscore",
@@ -71,11 +71,11 @@ def _trace_and_frobenius_sq(X: np.ndarray, block_rows: int = 4096) -> tuple[floa
     else:
         # float64, or fewer rows than columns (then in the m x m Gram space, at full precision)
         Xc = X.astype(np.float64)  # a fresh array: edited in place
-        big = max(float(Xc.max()), -float(Xc.min()))
+        big = max_abs(Xc)
         if big > 1e100:  # the mean itself could overflow
             Xc /= big
         Xc -= Xc.mean(axis=0)
-        s = max(float(Xc.max()), -float(Xc.min()))
+        s = max_abs(Xc)
         if s > 0 and not 1e-50 < s < 1e50:
             Xc /= s
         # Xc is C-ordered, so Xc.T is the same memory in Fortran order: no copy reaches BLAS.

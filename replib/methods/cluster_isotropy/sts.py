@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse
 from scipy import stats
 from tqdm.auto import tqdm
 
@@ -21,9 +20,8 @@ from .transform import (
     ClusterIsotropy,
     EmptyClusterWarning,
     SmallClusterWarning,
-    _centre_groups,
-    _group_bases,
-    _grouped_rows,
+    _cluster_means_sparse,
+    _fit_groups,
     _remove_group_directions,
     _ungroup,
     cluster_labels,
@@ -51,17 +49,16 @@ def token_pool(token_blocks):
 def mean_pool(pool, lengths):
     """Mean of each sentence's rows of ``pool`` (rows in sentence order, ``lengths`` rows each).
 
-    Each sentence's rows are summed in order by a sparse indicator product (about ten times faster than
+    Each sentence's rows are summed in order by the sparse indicator product of k-means' fallback update
+    step (:func:`~.transform._cluster_means_sparse`, a sentence being a group; about ten times faster than
     ``np.add.reduceat`` on tall pools), then divided by the count.
     """
     pool = np.asarray(pool, dtype=np.float64)
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.ndim != 1 or (lengths < 1).any() or lengths.sum() != len(pool):
         raise ValueError(f"lengths must be positive and sum to the {len(pool)} rows of pool; got sum {lengths.sum()}")
-    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    ind = scipy.sparse.csr_matrix((np.ones(len(pool)), np.arange(len(pool)), indptr), shape=(len(lengths), len(pool)))
-    return (ind @ pool) / lengths[:, None]
+    sentence = np.repeat(np.arange(len(lengths)), lengths)
+    return _cluster_means_sparse(pool, sentence, len(lengths))[0]
 
 
 def cosine_rows(A, B):
@@ -131,9 +128,7 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
         labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
         # grouped and centred once per clustering; every n_pc projects a copy (the arithmetic of
         # cluster_bases + remove_cluster_directions, without redoing the grouping and centring)
-        Z, order, bounds = _grouped_rows(pool, labels, int(k))
-        _centre_groups(Z, bounds)
-        bases = _group_bases(Z, bounds, max(int(p) for p in pcs))
+        Z, order, bounds, _, bases = _fit_groups(pool, labels, int(k), max(int(p) for p in pcs))
         for p in pcs:
             if p >= pool.shape[1]:
                 continue

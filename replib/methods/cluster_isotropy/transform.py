@@ -205,6 +205,15 @@ def _group_bases(Z: np.ndarray, bounds: np.ndarray, n_directions: int | None) ->
     return bases
 
 
+def _fit_groups(X, labels, n_clusters: int, n_directions: int | None):
+    """Rows grouped by cluster and centred, with each cluster's mean and top ``n_directions`` directions:
+    ``(Z, order, bounds, means, bases)`` (see :func:`_grouped_rows`, :func:`_centre_groups`,
+    :func:`_group_bases`)."""
+    Z, order, bounds = _grouped_rows(X, labels, n_clusters)
+    means = _centre_groups(Z, bounds)
+    return Z, order, bounds, means, _group_bases(Z, bounds, n_directions)
+
+
 def _remove_group_directions(Z: np.ndarray, bounds: np.ndarray, bases: list, n_pc: int) -> np.ndarray:
     """Project each cluster's rows of the grouped, centred ``Z`` off its top ``n_pc`` directions, in place;
     the number removed per cluster."""
@@ -258,9 +267,7 @@ def cluster_bases(X, labels, n_clusters: int, *, directions: bool = True, n_dire
     """
     if n_directions is not None and n_directions < 0:
         raise ValueError(f"n_directions must be >= 0; got {n_directions}")
-    Z, _, bounds = _grouped_rows(X, labels, n_clusters)
-    means = _centre_groups(Z, bounds)
-    bases = _group_bases(Z, bounds, 0 if not directions else n_directions)
+    _, _, bounds, means, bases = _fit_groups(X, labels, n_clusters, n_directions if directions else 0)
     return means, bases, np.diff(bounds)
 
 
@@ -344,7 +351,6 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Cluster ``X`` and compute every cluster's mean and directions to remove."""
         self._fit(X)
-        del self._grouped
         return self
 
     def _fit(self, X):
@@ -355,11 +361,8 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
             X, k, clusterer=self.clusterer, random_state=self.random_state, n_iter=self.n_iter
         )
         # rows grouped by cluster and centred once: the scatter matrices and, in fit_transform, the output
-        Z, order, bounds = _grouped_rows(X, labels, k)
-        means = _centre_groups(Z, bounds)
-        bases = _group_bases(Z, bounds, int(self.n_pc))
+        Z, order, bounds, means, bases = _fit_groups(X, labels, k, int(self.n_pc))
         counts = np.diff(bounds)
-        self._grouped = (Z, order, bounds)  # released by fit_transform / fit
         self.labels_ = labels
         self.means_ = means
         self.n_members_ = counts
@@ -386,13 +389,11 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
                 SmallClusterWarning,
                 stacklevel=3,
             )
-        return X
+        return Z, order, bounds  # grouped and centred: fit_transform projects these rows
 
     def fit_transform(self, X, y=None):
         """Fit and transform the training rows with their own cluster labels (as the authors)."""
-        self._fit(X)
-        Z, order, bounds = self._grouped  # centred in _fit: the same arithmetic as remove_cluster_directions
-        del self._grouped
+        Z, order, bounds = self._fit(X)  # centred in _fit: the same arithmetic as remove_cluster_directions
         _remove_group_directions(Z, bounds, self._bases, int(self.n_pc))
         return _ungroup(Z, order)
 

@@ -51,23 +51,14 @@ def analyse_layers(
     keys = list(layers)
     jobs = layer_jobs(cfg, len(keys)) if n_jobs is None else max(1, min(int(n_jobs), len(keys)))
     tokens = np.asarray(tokens)
-    bar = tqdm(total=len(keys), desc="layers", disable=progress_off(progress))
     if jobs == 1:
-        out = []
-        for k in keys:
-            out.append(analyse_layer(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics))
-            bar.update()
-        bar.close()
-        return out
-    from joblib import Parallel, delayed
+        rows = (analyse_layer(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys)
+    else:
+        from joblib import Parallel, delayed
 
-    run = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
-    out = []
-    for r in run(delayed(analyse_layer)(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys):
-        out.append(r)
-        bar.update()
-    bar.close()
-    return out
+        run = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
+        rows = run(delayed(analyse_layer)(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys)
+    return list(tqdm(rows, total=len(keys), desc="layers", disable=progress_off(progress)))
 
 
 # ------------------------------------------------------------------------------------ one layer's run
