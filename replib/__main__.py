@@ -1,5 +1,6 @@
-import sys
+"""``python -m replib ...``: the book kit's command line (:mod:`bookkit.cli`), kept under the science
+package's name for the commands users already type."""
 
-from .tooling.cli import main
+from bookkit.cli import main
 
-sys.exit(main())
+raise SystemExit(main())

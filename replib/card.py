@@ -38,6 +38,7 @@ from .methods import manifolds as mf
 from .metrics import avg_pairwise_cosine, cosine_contributions, effective_dimensions, isoscore, partition_isotropy
 from .metrics.isoscore import isoscore_star
 from .metrics.lid import lid_mle
+from .papers import load_paper_tables
 
 CARD_VERSION = 1
 PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
@@ -187,19 +188,19 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
 
 # ----------------------------------------------------------------------------------------- paper values
 def paper_values(root: Path | None = None) -> list[dict]:
-    """The papers' reported per-model values the card is placed beside.
+    """The papers' reported per-model values the card is placed beside, read from the papers' tables
+    (:mod:`replib.papers`, ``data/papers/<paper>.csv``).
 
-    IsoScore per layer (Rudman et al. 2022, the ``paper_<model>_layer<l>`` claims of the IsoScore chapter),
-    log10 I(W) of the STS-B token pools (Rajaee & Pilehvar 2021, ``iw_<model>_baseline_stsb``), the protein
-    models' IsoScore and effective dimensions (Hakim et al. 2025), and Cai et al.'s Table 3 cosine LID
-    (:data:`replib.methods.manifolds.PAPER_LID_TABLE3`). Claims files that cannot be read are skipped.
+    IsoScore per layer (Rudman et al. 2022, rows ``layers/<model>/<layer>``), log10 I(W) of the STS-B token
+    pools (Rajaee & Pilehvar 2021, Table 1 baseline rows ``T1/<model>/k0``), the protein models' IsoScore and
+    effective dimensions (Hakim et al. 2025, rows ``global/<model>/<stat>``), and Cai et al.'s Table 3 cosine
+    LID (:data:`replib.methods.manifolds.PAPER_LID_TABLE3`). Without the tables (an installed package away
+    from its project) only Cai's values are returned.
 
     Returns
     -------
     list of dict with keys model, metric, layer (None = last layer / mean over layers), value, source
     """
-    from .tooling.claims import load_claims
-
     out = [
         {
             "model": m,
@@ -211,40 +212,25 @@ def paper_values(root: Path | None = None) -> list[dict]:
         for m, v in mf.PAPER_LID_TABLE3.items()
     ]
     root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
-    patterns = [
-        (r"paper_(\w+?)_layer(\d+)$", "isoscore", "isoscore.claims.yml"),
-        (r"iw_(\w+?)_baseline_stsb$", "iw_log10", "cluster_isotropy.claims.yml"),
-        (
-            r"(prot_bert|prot_bert_bfd|prot_xlnet|proteinbert)_(isoscore|eff_dims|avg_cosine)$",
-            None,
-            "protein_isotropy.claims.yml",
-        ),
+    tables = load_paper_tables(root)
+    selections = [  # (paper, id pattern, metric); the pattern's groups are the model and the layer or statistic
+        ("rudman2022", r"layers/(\w+)/(\d+)$", "isoscore"),
+        ("rajaee2021", r"T1/(\w+)/k0$", "iw_log10"),
+        ("hakim2025", r"global/(\w+)/(isoscore|eff_dims|avg_cosine)$", None),
     ]
-    for pat, metric, fname in patterns:
-        path = root / "notebooks" / fname
-        try:
-            claims = load_claims(path).claims
-        except Exception:  # a missing or restructured claims file: no reference values from it
-            continue
-        for c in claims:
-            m = re.match(pat, c.key)
-            if m is None or not isinstance(c.paper_value, (int, float)):
+    for paper, pattern, metric in selections:
+        for n in tables.get(paper, {}).values():
+            m = re.match(pattern, n.id)
+            if m is None:
                 continue
             if metric == "isoscore":
-                row = {"model": m.group(1), "metric": "isoscore", "layer": int(m.group(2)), "value": c.paper_value}
+                row = {"model": m.group(1), "metric": metric, "layer": int(m.group(2)), "value": n.value}
             elif metric == "iw_log10":
-                if c.paper_value <= 0:
-                    continue
-                row = {
-                    "model": m.group(1),
-                    "metric": "iw_log10",
-                    "layer": None,
-                    "value": float(np.log10(c.paper_value)),
-                }
+                row = {"model": m.group(1), "metric": metric, "layer": None, "value": float(np.log10(n.value))}
             else:
                 stat = {"eff_dims": "effective_dims"}.get(m.group(2), m.group(2))
-                row = {"model": m.group(1), "metric": stat, "layer": None, "value": c.paper_value}
-            out.append(dict(row, source=c.source))
+                row = {"model": m.group(1), "metric": stat, "layer": None, "value": n.value}
+            out.append(dict(row, source=n.cited()))
     return out
 
 

@@ -185,7 +185,7 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
 def build_book(runs: Path) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
     the validation dashboard of every profile that ran; returns the HTML folder."""
-    from replib.tooling import book
+    from bookkit import book
 
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)

@@ -23,5 +23,5 @@ fi
 .venv/bin/python -m pip install -q -e ".[dev]"
 # MathJax for the book (served with it, so formulas render offline): fetched once from the npm registry into
 # the cache; a later build needs no network. Without internet the book build says how to provide it.
-.venv/bin/python -m replib.tooling.mathjax >/dev/null || echo "warning: MathJax not fetched (see the message above)" >&2
+.venv/bin/python -m bookkit.mathjax >/dev/null || echo "warning: MathJax not fetched (see the message above)" >&2
 .venv/bin/python -c "import torch, replib; print('replib', replib.__version__, '| torch', torch.__version__)"

@@ -3,7 +3,7 @@ the stated tolerance (speed itself is reported by `python -m replib bench`, neve
 
 import pytest
 
-from replib.tooling import bench
+from bookkit import bench
 
 
 @pytest.mark.parametrize("step", ["isoscore", "cosine", "silhouette", "lid", "alignment", "kmeans", "kmeans2"])
@@ -22,7 +22,7 @@ def test_bench_table_says_which_machine():
 
 
 def test_power_law_fit_and_estimate_table():
-    from replib.tooling import scaling
+    from bookkit import scaling
 
     sizes = [10, 100, 1000, 10_000]
     a, b = scaling.fit_power_law(sizes, [2e-3 * n**1.5 for n in sizes])

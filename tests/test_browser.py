@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import browser
+from bookkit import browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = browser.unavailable_reason()

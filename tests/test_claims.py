@@ -7,7 +7,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from replib.record import GLUE_PREFIX, RECORD_MIME, _plain, read_records, record
-from replib.tooling.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
+from bookkit.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
 
 
 def _write(tmp_path, body):

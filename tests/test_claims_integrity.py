@@ -1,4 +1,4 @@
-"""Integrity rules over every claims file (replib.tooling.integrity): no check that cannot tell right from
+"""Integrity rules over every claims file (bookkit.integrity): no check that cannot tell right from
 wrong, no two checks of one value that contradict each other, sanity checks never read as reproductions."""
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling.claims import evaluate_claim, load_claims
-from replib.tooling.integrity import chapter_code, claims_problems, report_problems, same_value_groups
+from bookkit.claims import evaluate_claim, load_claims
+from bookkit.integrity import chapter_code, claims_problems, report_problems, same_value_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = sorted((ROOT / "notebooks").glob("*.claims.yml"))
@@ -92,7 +92,7 @@ def test_the_smoke_report_keeps_the_rules(smoke_book):
     assert report_problems(report, claims) == []
 
 
-SCHEMA = ROOT / "replib" / "tooling" / "claims.schema.json"
+SCHEMA = ROOT / "bookkit" / "claims.schema.json"
 
 
 @pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.name.split(".")[0])

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from replib.profiles import resolve_profile
-from replib.tooling.notebooks import BOOTSTRAP_TAG, colab_bootstrap, runnable_notebook
-from replib.tooling.project import toc_chapters
+from bookkit.notebooks import BOOTSTRAP_TAG, colab_bootstrap, runnable_notebook
+from bookkit.project import toc_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = toc_chapters(ROOT)

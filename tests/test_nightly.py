@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replib.tooling.project import git_commit
+from bookkit.project import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"

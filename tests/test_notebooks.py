@@ -9,8 +9,8 @@ import nbformat
 import pytest
 import yaml
 
-from replib.tooling.claims import load_claims
-from replib.tooling.notebooks import read_chapter
+from bookkit.claims import load_claims
+from bookkit.notebooks import read_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))

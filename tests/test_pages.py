@@ -9,7 +9,7 @@ import io
 import nbformat
 
 from replib.record import GLUE_PREFIX, RECORD_MIME
-from replib.tooling import pages
+from bookkit import pages
 
 
 def _claims():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import paper_tables as pt
-from replib.tooling.claims import ClaimsFileError, load_claims
+from bookkit import paper_tables as pt
+from bookkit.claims import ClaimsFileError, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = pt.load_paper_tables(ROOT)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import report
-from replib.tooling.book import validation_markdown
+from bookkit import report
+from bookkit.book import validation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

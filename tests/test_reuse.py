@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import reuse, runner
+from bookkit import reuse, runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
@@ -121,7 +121,7 @@ def test_fingerprint_parts(project):
 
 
 def test_an_unchanged_book_is_not_rebuilt(smoke_book, monkeypatch, tmp_path, capsys):
-    from replib.tooling import book
+    from bookkit import book
 
     root = Path(__file__).resolve().parents[1]
     calls = []
@@ -146,7 +146,7 @@ def test_an_unchanged_book_is_not_rebuilt(smoke_book, monkeypatch, tmp_path, cap
 
 
 def test_tree_digest_sees_content_and_names(tmp_path):
-    from replib.tooling.book import tree_digest
+    from bookkit.book import tree_digest
 
     (tmp_path / "a").write_text("x")
     d0 = tree_digest(tmp_path)

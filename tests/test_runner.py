@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import runner
+from bookkit import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
@@ -103,7 +103,7 @@ def test_cli_exit_code_on_failure(tmp_path):
 
 
 def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
-    from replib.tooling.report import environment_lines, models_used
+    from bookkit.report import environment_lines, models_used
 
     report, tmp = smoke_report
     models = {c["chapter"]: c["models"] for c in report["chapters"]}

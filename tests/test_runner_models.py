@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import runner
+from bookkit import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
@@ -65,7 +65,7 @@ def test_rehearsal_is_labelled_and_needs_models(project):
 
 
 def test_dashboard_labels_substituted_runs(project):
-    from replib.tooling.report import dashboard_markdown
+    from bookkit.report import dashboard_markdown
 
     rep = runner.run(
         "smoke", chapters=["good"], root=project, progress=lambda *_: None, models={"*": ["tiny-bert"]}, rehearsal=True

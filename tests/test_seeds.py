@@ -1,4 +1,4 @@
-"""Verdicts over several seeds (replib.tooling.seeds) and the runner's --seeds."""
+"""Verdicts over several seeds (bookkit.seeds) and the runner's --seeds."""
 
 import json
 import shutil
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from replib.tooling import runner
-from replib.tooling.claims import Claim, ClaimsFileError, load_claims
-from replib.tooling.seeds import combine_claim
+from bookkit import runner
+from bookkit.claims import Claim, ClaimsFileError, load_claims
+from bookkit.seeds import combine_claim
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from replib.tooling.claims import load_claims
+from bookkit.claims import load_claims
 
 
 def test_smoke_run_all_claims_pass(smoke_book):

@@ -1,5 +1,5 @@
 """What each page of the built book must show, derived from the chapter sources, the executed notebooks,
-the report and ``_config.yml`` (the expectations :mod:`replib.tooling.browser` checks in a real browser)."""
+the report and ``_config.yml`` (the expectations :mod:`bookkit.browser` checks in a real browser)."""
 
 from __future__ import annotations
 

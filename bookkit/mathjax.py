@@ -7,7 +7,7 @@ extension is fetched later. The package tarball is downloaded once from the npm 
 against :data:`SHA256`, and the file kept in the cache (``$REPLIB_CACHE_DIR/static/``);
 ``scripts/setup.sh`` does this at install time, so later builds need no network.
 
-Command line: ``python -m replib.tooling.mathjax`` fetches it (no-op when cached) and prints its path.
+Command line: ``python -m bookkit.mathjax`` fetches it (no-op when cached) and prints its path.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .._io import atomic_write, cache_root
+from replib._io import atomic_write, cache_root
 
 VERSION = "3.2.2"
 TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{VERSION}.tgz"
@@ -53,9 +53,9 @@ def fetch(download: bool = True) -> Path:
             if not download:
                 raise FileNotFoundError(
                     f"MathJax {VERSION} is not in {target.parent}: run "
-                    "`python -m replib.tooling.mathjax` (scripts/setup.sh does) with internet"
+                    "`python -m bookkit.mathjax` (scripts/setup.sh does) with internet"
                 )
-            from ..data.store import download as _download
+            from replib.data.store import download as _download
 
             tgz = Path(tmp) / "mathjax.tgz"
             try:

@@ -28,7 +28,7 @@ from .runner import discover_chapters
 
 VALIDATION_PAGE = "book/validation.md"
 FRONT_PAGE = "book/intro.md"
-#: the line of the front page replaced at staging by the counts per chapter (replib.tooling.pages)
+#: the line of the front page replaced at staging by the counts per chapter (bookkit.pages)
 FRONT_PAGE_MARKER = "<!-- replib:summary -->"
 
 
@@ -37,13 +37,13 @@ def validation_markdown(
 ) -> str:
     """The validation dashboard page: a chapter x status matrix per profile, what is and is not
     reproduced, the environment, and every claim of every chapter (see
-    :func:`replib.tooling.report.dashboard_markdown`)."""
+    :func:`bookkit.report.dashboard_markdown`)."""
     root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
     page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links)
     tables = load_paper_tables(root)
-    if tables:  # the papers' tables with our values, and the coverage per paper (replib.tooling.paper_tables)
+    if tables:  # the papers' tables with our values, and the coverage per paper (bookkit.paper_tables)
         refs = {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
         page += "\n" + papers_markdown(tables, reports[0] if reports else None, refs)
     return page

@@ -63,7 +63,7 @@ CHROMIUM_FLAGS = (
 
 #: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
 EXTERNAL_ALLOWLIST: dict[str, str] = {
-    # none: MathJax and plotly.js are served with the book (replib.tooling.mathjax, _static/plotly.min.js)
+    # none: MathJax and plotly.js are served with the book (bookkit.mathjax, _static/plotly.min.js)
 }
 
 

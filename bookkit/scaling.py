@@ -60,10 +60,10 @@ def cpu_gemm_flops(n: int = 1024) -> float:
 
 
 def _steps(rng):
-    from ..methods import protein as P
-    from ..methods.cluster_isotropy import cluster_labels
-    from ..metrics import isoscore
-    from ..metrics.lid import lid_mle
+    from replib.methods import protein as P
+    from replib.methods.cluster_isotropy import cluster_labels
+    from replib.metrics import isoscore
+    from replib.metrics.lid import lid_mle
 
     aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 

@@ -58,7 +58,7 @@ def _maxdiff(a, b) -> float:
 def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
     from IsoScore import IsoScore as pkg
 
-    from ..metrics import isoscore
+    from replib.metrics import isoscore
 
     X = (rng.normal(size=(n, d)) * np.linspace(0.1, 3, d)).astype(np.float32)
     return _row(
@@ -76,7 +76,7 @@ def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
 def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
     from sklearn.metrics.pairwise import cosine_similarity
 
-    from ..metrics import avg_pairwise_cosine
+    from replib.metrics import avg_pairwise_cosine
 
     X = rng.normal(size=(n, d)) + 0.5
 
@@ -99,7 +99,7 @@ def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
 def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     from sklearn.metrics import silhouette_score as sk_silhouette
 
-    from ..metrics.silhouette import silhouette_score
+    from replib.metrics.silhouette import silhouette_score
 
     labels = rng.integers(0, k, size=n)
     X = rng.normal(size=(n, d)) + labels[:, None] * 0.05
@@ -118,7 +118,7 @@ def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     import skdim
 
-    from ..metrics.lid import lid_mle
+    from replib.metrics.lid import lid_mle
 
     X = rng.normal(size=(n, 8)) @ rng.normal(size=(8, d)) + 0.01 * rng.normal(size=(n, d))
     return _row(
@@ -134,7 +134,7 @@ def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 
 
 def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
-    from ..methods import protein as P
+    from replib.methods import protein as P
 
     aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
     seqs = ["".join(rng.choice(aa, size=int(rng.integers(80, 300)))) for _ in range(2 * n_pairs)]
@@ -180,7 +180,7 @@ def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     clusters, so the labels need not be identical, but the objective must agree."""
     from sklearn.cluster import KMeans
 
-    from ..methods.cluster_isotropy import cluster_labels
+    from replib.methods.cluster_isotropy import cluster_labels
 
     centers = rng.normal(size=(k, d)) * 3
     X = centers[rng.integers(0, k, size=n)] + rng.normal(size=(n, d))
@@ -210,7 +210,7 @@ def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 
     from scipy.cluster.vq import kmeans2
 
-    from ..methods.cluster_isotropy import cluster_labels
+    from replib.methods.cluster_isotropy import cluster_labels
 
     centers = rng.normal(size=(k, d)) * 3
     X = centers[rng.integers(0, k, size=n)] + rng.normal(size=(n, d))
@@ -235,8 +235,8 @@ def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
     from sentence_transformers import SentenceTransformer
 
-    from ..embeddings import embed_sentences
-    from ..models import load_model, minilm_dir
+    from replib.embeddings import embed_sentences
+    from replib.models import load_model, minilm_dir
 
     lm = load_model("all-MiniLM-L6-v2")
     st = SentenceTransformer(str(minilm_dir()), device="cpu")

@@ -2,7 +2,7 @@
 
 A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``): ``profile``,
 ``started``/``finished``, ``environment``, ``chapters`` (one entry per executed chapter) and ``claims``
-(one entry per claim, see :class:`replib.tooling.claims.ClaimResult`). A *bundle* holds several reports:
+(one entry per claim, see :class:`bookkit.claims.ClaimResult`). A *bundle* holds several reports:
 ``{"kind": "replib-report-bundle", "reports": [...]}``.
 
 Command line (``python -m replib report ...``):
@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..profiles import PROFILES
-from ..provenance import revision_label
+from replib.profiles import PROFILES
+from replib.provenance import revision_label
+
 from .claims import STATUS_BADGE, STATUSES, closing_line
 from .claims import summarize as _summarize
 from .pages import format_value
@@ -164,7 +165,7 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
 
 
 def _fmt(v) -> str:
-    """A value for a Markdown table cell (:func:`replib.tooling.pages.format_value`, pipes escaped)."""
+    """A value for a Markdown table cell (:func:`bookkit.pages.format_value`, pipes escaped)."""
     return _cell(format_value(v))
 
 
@@ -280,7 +281,7 @@ def dashboard_markdown(
     reports : runner reports (several profiles are shown side by side; same-profile reports are merged)
     chapter_links : chapter -> relative link to its page (chapters without one are shown unlinked)
     claim_links : (chapter, key) -> MyST target placed before the cell that computed the claim's value
-        (:func:`replib.tooling.pages.claim_target`); each claim then links to that cell
+        (:func:`bookkit.pages.claim_target`); each claim then links to that cell
     """
     links = chapter_links or {}
     out = [

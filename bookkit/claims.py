@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..profiles import PROFILES
+from replib.profiles import PROFILES
 
 #: every status, in the order reports show them
 STATUSES = ("reproduced", "consistent", "sanity", "deviates", "inconclusive", "failed", "unverified")
@@ -103,8 +103,8 @@ class Claim:
     deviation: str | None = None
     sanity: bool = False  # holds by construction (a count fixed by the data, an invariance): never a reproduction
     stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
-    seeds: str = "all"  # how a run over several seeds is combined (replib.tooling.seeds): all, worst or mean
-    ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (replib.tooling.paper_tables)
+    seeds: str = "all"  # how a run over several seeds is combined (bookkit.seeds): all, worst or mean
+    ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (bookkit.paper_tables)
 
 
 @dataclass
@@ -196,7 +196,7 @@ def _validate_check(where: str, check: Any) -> None:
 
 
 def _expand(doc: dict, path: Path, tables) -> list:
-    """The file's claims followed by its families' claims (:func:`~replib.tooling.paper_tables.expand_family`);
+    """The file's claims followed by its families' claims (:func:`~bookkit.paper_tables.expand_family`);
     claims and families without ``checks`` take ``defaults.checks``."""
     from .paper_tables import PaperTableError, expand_family
 

@@ -18,7 +18,8 @@ import re
 
 import nbformat
 
-from ..record import RECORD_MIME
+from replib.record import RECORD_MIME
+
 from .claims import STATUS_BADGE, STATUSES
 
 BADGE = STATUS_BADGE

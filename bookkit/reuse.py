@@ -3,10 +3,9 @@
 An execution's *fingerprint* is a sha256 over everything that can change what a chapter computes:
 
 - its source ``notebooks/<chapter>.md``;
-- the ``replib`` code it may import: every ``replib/**/*.py`` and package data file outside
-  ``replib/tooling/`` (conservative: a chapter imports a few modules, but they import others, and a change
-  anywhere in the science code re-executes), plus ``replib/tooling/notebooks.py``, which builds the
-  runnable notebook;
+- the ``replib`` code it may import: every ``replib/**/*.py`` and package data file (the science package
+  alone; conservative: a chapter imports a few modules, but they import others, and a change anywhere in
+  the science code re-executes), plus ``bookkit/notebooks.py``, which builds the runnable notebook;
 - the data and model identities: the data registry (sha256 of every file) and the model registry are
   part of that code (``replib/data/mirror_files.tsv``, ``replib/data/sources.py``,
   ``replib/models/registry.py``), and a file is always verified against its sha256 when read;
@@ -30,7 +29,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from .._io import write_json_atomic
+from replib._io import write_json_atomic
 
 #: packages whose version can change a chapter's numbers (and the packaged models)
 PACKAGES = (
@@ -61,7 +60,8 @@ def manifest_path(notebook: Path) -> Path:
 def _hash_files(root: Path, files) -> str:
     h = hashlib.sha256()
     for f in sorted(files):
-        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+        name = f.relative_to(root) if f.is_relative_to(root) else Path(f.parent.name, f.name)
+        h.update(str(name).encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -79,12 +79,8 @@ def replib_dir(root: Path) -> Path:
 def code_files(root: Path) -> list[Path]:
     """The ``replib`` files a chapter's execution depends on (see the module docstring)."""
     pkg = replib_dir(root)
-    out = [
-        f
-        for f in pkg.rglob("*")
-        if f.is_file() and f.suffix in _CODE_SUFFIXES and "tooling" not in f.relative_to(pkg).parts[:1]
-    ]
-    out.append(pkg / "tooling" / "notebooks.py")
+    out = [f for f in pkg.rglob("*") if f.is_file() and f.suffix in _CODE_SUFFIXES]
+    out.append(Path(__file__).with_name("notebooks.py"))
     return [f for f in out if "__pycache__" not in f.parts]
 
 

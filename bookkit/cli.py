@@ -11,8 +11,9 @@ import os
 import sys
 from pathlib import Path
 
-from .._io import write_json_atomic
-from ..profiles import DEFAULT_PROFILE, PROFILES
+from replib._io import write_json_atomic
+from replib.profiles import DEFAULT_PROFILE, PROFILES
+
 from . import book, report, runner
 from .notebooks import write_runnable
 from .project import find_root, git_commit, toc_chapters
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
     p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
-    p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (replib.tooling.bench)")
+    p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench)")
     p_bench.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p_bench.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
     p_bench.add_argument(
@@ -212,8 +213,8 @@ def _read_rows(path: Path) -> list[str]:
 
 
 def _card(args) -> int:
-    from ..card import CardConfig, compute_card
-    from ..models import ModelUnavailableError, model_slug
+    from replib.card import CardConfig, compute_card
+    from replib.models import ModelUnavailableError, model_slug
 
     cfg = CardConfig(max_rows=args.max_rows, n_lines=args.n_lines, n_proteins=args.n_proteins)
     out = args.output or Path("build") / "cards" / model_slug(args.model)

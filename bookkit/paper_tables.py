@@ -1,146 +1,31 @@
-"""The papers' numbers as data: one table per paper (``data/papers/<paper>.csv``), each number once.
-
-Columns: ``id`` (unique within the paper, ``/``-separated parts, e.g. ``T2/bert/cluster/stsb``), ``table``,
-``row`` and ``column`` (the paper's labels), ``metric``, ``value``, ``scale`` (``linear`` or ``log10``: the
-natural scale to compare it in), ``source`` (paper, table and page where known), ``provenance`` (``P``: read
-in the paper or the authors' released results; ``S``: a secondary source, e.g. slides or a third party's
-quote; ``I``: inferred), ``note``, and ``not_registered`` (why no claim checks this number; empty when one
-does).
-
-A claim refers to a number as ``paper: {ref: "<paper>:<id>"}``; a claims file's ``families`` expand one
-template over many rows (:func:`expand_family`). :func:`coverage` counts, per paper, the numbers reported,
-registered (referenced by a claim), checked in a profile and reproduced.
+"""Claims over the papers' numbers: a claims file's ``families`` expand one template over many rows of a
+paper table (:func:`expand_family`), and :func:`coverage` counts, per paper, the numbers reported,
+registered (referenced by a claim), checked in a profile and reproduced. The tables themselves are read by
+:mod:`replib.papers` (the science package: the numbers are data the card uses too).
 """
 
 from __future__ import annotations
 
-import csv
-import math
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from pathlib import Path
+import copy
 
-COLUMNS = ("id", "table", "row", "column", "metric", "value", "scale", "source", "provenance", "note", "not_registered")
-SCALES = ("linear", "log10")
-PROVENANCE = ("P", "S", "I")
-
-
-class PaperTableError(ValueError):
-    """A paper table that does not follow the format, or a reference to a number it does not hold."""
-
-
-@dataclass(frozen=True)
-class PaperNumber:
-    paper: str
-    id: str
-    table: str
-    row: str
-    column: str
-    metric: str
-    value: float
-    scale: str
-    source: str
-    provenance: str
-    note: str = ""
-    not_registered: str = ""
-
-    @property
-    def ref(self) -> str:
-        return f"{self.paper}:{self.id}"
-
-    @property
-    def parts(self) -> list[str]:
-        return self.id.split("/")
-
-    def cited(self) -> str:
-        """The source as a claim shows it: ``source [provenance]; note``."""
-        return f"{self.source} [{self.provenance}]" + (f"; {self.note}" if self.note else "")
-
-
-def papers_dir(root) -> Path:
-    return Path(root) / "data" / "papers"
-
-
-def load_paper_table(path) -> dict[str, PaperNumber]:
-    """Read and validate one paper's table (fails closed: unknown or missing columns, duplicate ids,
-    non-finite values, unknown scales or provenance levels are errors)."""
-    path = Path(path)
-    paper = path.stem
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise PaperTableError(f"{path}: columns must be {', '.join(COLUMNS)}; got {reader.fieldnames}")
-        out: dict[str, PaperNumber] = {}
-        for i, row in enumerate(reader, start=2):
-            where = f"{path.name} line {i}"
-            if None in row or any(v is None for v in row.values()):
-                raise PaperTableError(f"{where}: wrong number of fields")
-            rid = row["id"].strip()
-            if not rid or rid != row["id"] or " " in rid:
-                raise PaperTableError(f"{where}: id must be non-empty, without spaces; got {row['id']!r}")
-            if rid in out:
-                raise PaperTableError(f"{where}: duplicate id {rid!r}")
-            try:
-                value = float(row["value"])
-            except ValueError:
-                raise PaperTableError(f"{where} ({rid}): value {row['value']!r} is not a number") from None
-            if not math.isfinite(value):
-                raise PaperTableError(f"{where} ({rid}): value must be finite")
-            if row["scale"] not in SCALES:
-                raise PaperTableError(f"{where} ({rid}): scale must be one of {SCALES}")
-            if row["scale"] == "log10" and value <= 0:
-                raise PaperTableError(f"{where} ({rid}): a log10-scale value must be positive")
-            if row["provenance"] not in PROVENANCE:
-                raise PaperTableError(f"{where} ({rid}): provenance must be one of {PROVENANCE}")
-            for col in ("table", "row", "column", "metric", "source"):
-                if not row[col].strip():
-                    raise PaperTableError(f"{where} ({rid}): {col} is empty")
-            out[rid] = PaperNumber(paper=paper, **{**row, "id": rid, "value": value})
-    return out
-
-
-def load_paper_tables(root) -> dict[str, dict[str, PaperNumber]]:
-    """Every paper table of the project: ``{paper: {id: PaperNumber}}`` (empty when there is none)."""
-    folder = papers_dir(root)
-    return {p.stem: load_paper_table(p) for p in sorted(folder.glob("*.csv"))} if folder.is_dir() else {}
-
-
-def resolve_ref(ref: str, tables: dict[str, dict[str, PaperNumber]]) -> PaperNumber:
-    """The number a ``<paper>:<id>`` reference names."""
-    paper, sep, rid = str(ref).partition(":")
-    if not sep:
-        raise PaperTableError(f"ref {ref!r} must be '<paper>:<id>'")
-    if paper not in tables:
-        raise PaperTableError(f"ref {ref!r}: no paper table {paper!r} (known: {sorted(tables)})")
-    if rid not in tables[paper]:
-        raise PaperTableError(f"ref {ref!r}: {paper}.csv has no id {rid!r}")
-    return tables[paper][rid]
-
-
-def select_rows(patterns, tables: dict[str, dict[str, PaperNumber]]) -> list[PaperNumber]:
-    """The numbers whose ``<paper>:<id>`` matches any of the glob ``patterns`` (in table order, once each);
-    a pattern that matches nothing is an error."""
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    chosen: dict[str, PaperNumber] = {}
-    for pat in patterns:
-        paper = str(pat).partition(":")[0]
-        if paper not in tables:
-            raise PaperTableError(f"rows {pat!r}: no paper table {paper!r} (known: {sorted(tables)})")
-        hits = [n for n in tables[paper].values() if fnmatchcase(n.ref, pat)]
-        if not hits:
-            raise PaperTableError(f"rows {pat!r} matches no number of {paper}.csv")
-        for n in hits:
-            chosen.setdefault(n.ref, n)
-    return list(chosen.values())
+from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and tests use paper_tables.X)
+    COLUMNS,
+    PROVENANCE,
+    SCALES,
+    PaperNumber,
+    PaperTableError,
+    load_paper_table,
+    load_paper_tables,
+    papers_dir,
+    resolve_ref,
+    select_rows,
+)
 
 
 def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where: str) -> list[dict]:
     """One claim per selected row: ``key`` and ``claim`` are ``str.format`` templates over the row's fields
     (``parts`` = the id split on ``/``, ``row``, ``column``, ``table``, ``metric``); the other fields
     (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``) are copied to every claim."""
-    import copy
-
     allowed = {"key", "claim", "rows", "checks", "deviation", "sanity", "stand_in", "seeds"}
     unknown = set(family) - allowed
     if unknown:

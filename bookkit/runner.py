@@ -19,9 +19,10 @@ from pathlib import Path
 
 import nbformat
 
-from .._io import write_json_atomic
-from ..provenance import MODELS_LOG_ENV, read_models_log
-from ..record import read_records
+from replib._io import write_json_atomic
+from replib.provenance import MODELS_LOG_ENV, read_models_log
+from replib.record import read_records
+
 from . import reuse
 from .claims import ChapterClaims, ClaimsFileError, closing_line, load_claims, summarize
 from .notebooks import write_runnable
@@ -326,7 +327,7 @@ def _execute_seed(
     ch, seed, first, profile, out_dir, root, check_only, timeout_scale, chosen, previous, progress, ref, force=False
 ):
     """Execute (or, ``check_only``, find) one chapter for one seed: ``(status, error, seconds, records, dst,
-    reused)``; an execution whose inputs are unchanged is reused (:mod:`replib.tooling.reuse`) unless ``force``."""
+    reused)``; an execution whose inputs are unchanged is reused (:mod:`bookkit.reuse`) unless ``force``."""
     dst = out_dir / "notebooks" / notebook_name(ch.chapter, seed, first)
     tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
     reused = None
@@ -395,7 +396,7 @@ def _run_chapters(
     force=False,
 ):
     """Execute (or, ``check_only``, re-check) each chapter, for each seed, and append its entry and claim
-    results (combined over the seeds by :func:`~replib.tooling.seeds.check_chapter_seeds`)."""
+    results (combined over the seeds by :func:`~bookkit.seeds.check_chapter_seeds`)."""
     previous = {}  # check-only keeps the run times of the run that executed the notebooks
     if check_only:
         for c in _previous_report(out_dir).get("chapters", []):
@@ -495,18 +496,18 @@ def run(
     out_dir : folder for executed notebooks and ``report.json`` (default ``build/runs/<profile>``)
     timeout_scale : multiply every chapter's time limit (slow machines)
     check_only : do not execute; check the notebooks already in ``out_dir``
-    root : project root (``_toc.yml``, ``notebooks/``); default :func:`~replib.tooling.project.find_root`
+    root : project root (``_toc.yml``, ``notebooks/``); default :func:`~bookkit.project.find_root`
     models : ``{chapter or "*": [model specs]}`` (:func:`parse_model_options`), passed as each chapter's
         ``models`` parameter; claims bound to the paper's models are then reported unverified
         (:func:`bind_to_paper_models`)
     rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs
         ``models``): the report says so, and it goes to ``build/runs/rehearsal``
     seeds : run each chapter once per seed (its ``seed`` parameter) and combine each claim's verdicts over
-        them (:mod:`replib.tooling.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
+        them (:mod:`bookkit.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
         one run with the chapter's own seed. ``check_only`` without seeds re-checks the seeds of the report
         already in ``out_dir``.
     force : execute every chapter even when its inputs are unchanged (by default an execution with the same
-        fingerprint as the kept notebook's is reused: :mod:`replib.tooling.reuse`); the claims are always
+        fingerprint as the kept notebook's is reused: :mod:`bookkit.reuse`); the claims are always
         re-checked
     """
     if rehearsal and not models:
@@ -558,7 +559,7 @@ def run(
 
 def format_table(report: dict) -> str:
     """A plain-text table of every claim, then the closing line with every status counted separately
-    (:func:`~replib.tooling.claims.closing_line`)."""
+    (:func:`~bookkit.claims.closing_line`)."""
     rows = [("chapter", "key", "status", "value", "paper", "check")]
     for c in report["claims"]:
         v = c["value"]

@@ -1,0 +1,134 @@
+"""The papers' reported numbers as data: one table per paper (``data/papers/<paper>.csv``), each number once.
+
+Columns: ``id`` (unique within the paper, ``/``-separated parts, e.g. ``T2/bert/cluster/stsb``), ``table``,
+``row`` and ``column`` (the paper's labels), ``metric``, ``value``, ``scale`` (``linear`` or ``log10``: the
+natural scale to compare it in), ``source`` (paper, table and page where known), ``provenance`` (``P``: read
+in the paper or the authors' released results; ``S``: a secondary source, e.g. slides or a third party's
+quote; ``I``: inferred), ``note``, and ``not_registered`` (why no claim checks this number; empty when one
+does).
+
+The book kit (:mod:`bookkit.paper_tables`) builds claims and coverage on these tables; the isotropy card
+places a model's values beside them.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+COLUMNS = ("id", "table", "row", "column", "metric", "value", "scale", "source", "provenance", "note", "not_registered")
+SCALES = ("linear", "log10")
+PROVENANCE = ("P", "S", "I")
+
+
+class PaperTableError(ValueError):
+    """A paper table that does not follow the format, or a reference to a number it does not hold."""
+
+
+@dataclass(frozen=True)
+class PaperNumber:
+    paper: str
+    id: str
+    table: str
+    row: str
+    column: str
+    metric: str
+    value: float
+    scale: str
+    source: str
+    provenance: str
+    note: str = ""
+    not_registered: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.paper}:{self.id}"
+
+    @property
+    def parts(self) -> list[str]:
+        return self.id.split("/")
+
+    def cited(self) -> str:
+        """The source as a claim shows it: ``source [provenance]; note``."""
+        return f"{self.source} [{self.provenance}]" + (f"; {self.note}" if self.note else "")
+
+
+def papers_dir(root) -> Path:
+    return Path(root) / "data" / "papers"
+
+
+def load_paper_table(path) -> dict[str, PaperNumber]:
+    """Read and validate one paper's table (fails closed: unknown or missing columns, duplicate ids,
+    non-finite values, unknown scales or provenance levels are errors)."""
+    path = Path(path)
+    paper = path.stem
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise PaperTableError(f"{path}: columns must be {', '.join(COLUMNS)}; got {reader.fieldnames}")
+        out: dict[str, PaperNumber] = {}
+        for i, row in enumerate(reader, start=2):
+            where = f"{path.name} line {i}"
+            if None in row or any(v is None for v in row.values()):
+                raise PaperTableError(f"{where}: wrong number of fields")
+            rid = row["id"].strip()
+            if not rid or rid != row["id"] or " " in rid:
+                raise PaperTableError(f"{where}: id must be non-empty, without spaces; got {row['id']!r}")
+            if rid in out:
+                raise PaperTableError(f"{where}: duplicate id {rid!r}")
+            try:
+                value = float(row["value"])
+            except ValueError:
+                raise PaperTableError(f"{where} ({rid}): value {row['value']!r} is not a number") from None
+            if not math.isfinite(value):
+                raise PaperTableError(f"{where} ({rid}): value must be finite")
+            if row["scale"] not in SCALES:
+                raise PaperTableError(f"{where} ({rid}): scale must be one of {SCALES}")
+            if row["scale"] == "log10" and value <= 0:
+                raise PaperTableError(f"{where} ({rid}): a log10-scale value must be positive")
+            if row["provenance"] not in PROVENANCE:
+                raise PaperTableError(f"{where} ({rid}): provenance must be one of {PROVENANCE}")
+            for col in ("table", "row", "column", "metric", "source"):
+                if not row[col].strip():
+                    raise PaperTableError(f"{where} ({rid}): {col} is empty")
+            out[rid] = PaperNumber(paper=paper, **{**row, "id": rid, "value": value})
+    return out
+
+
+def load_paper_tables(root) -> dict[str, dict[str, PaperNumber]]:
+    """Every paper table of the project: ``{paper: {id: PaperNumber}}`` (empty when there is none)."""
+    folder = papers_dir(root)
+    return {p.stem: load_paper_table(p) for p in sorted(folder.glob("*.csv"))} if folder.is_dir() else {}
+
+
+def resolve_ref(ref: str, tables: dict[str, dict[str, PaperNumber]]) -> PaperNumber:
+    """The number a ``<paper>:<id>`` reference names."""
+    paper, sep, rid = str(ref).partition(":")
+    if not sep:
+        raise PaperTableError(f"ref {ref!r} must be '<paper>:<id>'")
+    if paper not in tables:
+        raise PaperTableError(f"ref {ref!r}: no paper table {paper!r} (known: {sorted(tables)})")
+    if rid not in tables[paper]:
+        raise PaperTableError(f"ref {ref!r}: {paper}.csv has no id {rid!r}")
+    return tables[paper][rid]
+
+
+def select_rows(patterns, tables: dict[str, dict[str, PaperNumber]]) -> list[PaperNumber]:
+    """The numbers whose ``<paper>:<id>`` matches any of the glob ``patterns`` (in table order, once each);
+    a pattern that matches nothing is an error."""
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    chosen: dict[str, PaperNumber] = {}
+    for pat in patterns:
+        paper = str(pat).partition(":")[0]
+        if paper not in tables:
+            raise PaperTableError(f"rows {pat!r}: no paper table {paper!r} (known: {sorted(tables)})")
+        hits = [n for n in tables[paper].values() if fnmatchcase(n.ref, pat)]
+        if not hits:
+            raise PaperTableError(f"rows {pat!r} matches no number of {paper}.csv")
+        for n in hits:
+            chosen.setdefault(n.ref, n)
+    return list(chosen.values())
