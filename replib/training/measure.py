@@ -10,7 +10,6 @@ from scipy.stats import spearmanr
 from tqdm.auto import tqdm
 
 from .._io import atomic_path
-from ..methods.manifolds import s_inter, s_intra
 from ..metrics import (
     avg_pairwise_cosine,
     effective_dimensions,
@@ -18,6 +17,8 @@ from ..metrics import (
     isoscore_star,
     partition_isotropy,
     rogue_dimensions,
+    s_inter,
+    s_intra,
 )
 from ..metrics.lid import lid_mle
 from .data import protein_batch, text_batch
