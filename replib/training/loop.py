@@ -4,17 +4,23 @@ Layout of a run folder (``$REPLIB_CACHE_DIR/training/<task>-<config hash>-s<seed
 
     run.json                  the task, configuration and seed (written first)
     tokenizer/                the tokenizer (ESM-2 vocabulary, or the BPE trained on the training text)
-    ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...
+    ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...,
+                              each with its sha256 beside it (``step_000000.safetensors.sha256``)
     log.jsonl                 one JSON line per checkpoint: step, lr, train loss, validation loss/perplexity
     resume.json + resume-<step>/       the latest resumable state: model.safetensors, optim.safetensors
-                              (AdamW moments and the torch RNG state as plain tensors), state.json
+                              (AdamW moments and the torch RNG state as plain tensors), each with its
+                              ``.sha256``, and state.json
     final/                    Hugging Face layout: model.safetensors, config.json, tokenizer files,
                               sha256.json (sha256 of every file), training.json
 
-Every file is written atomically (:mod:`replib._io`); nothing is ever unpickled. Batches are a pure
-function of ``(seed, step)`` and the learning rate a pure function of ``step``, so the resumable state is
-the weights, the optimizer moments and the torch RNG; a run killed at any point and restarted finishes
-with bit-identical weights (tested in ``tests/test_training.py``).
+Every file is written atomically (:mod:`replib._io`), the log included: a new row rewrites the whole log
+through a temporary file, so a kill mid-write leaves the previous log, never a torn line. Every checkpoint
+and resume state is verified against its sha256 when it is loaded; a corrupted one is refused with a
+:class:`CheckpointError` that names it. Nothing is ever unpickled. One process at a time trains a run
+folder (:func:`replib._io.cache_lock`): a second run of the same configuration waits, then finds it done.
+Batches are a pure function of ``(seed, step)`` and the learning rate a pure function of ``step``, so the
+resumable state is the weights, the optimizer moments and the torch RNG; a run killed at any point and
+restarted finishes with bit-identical weights (tested in ``tests/test_training.py``, with real kills).
 """
 
 from __future__ import annotations
@@ -28,17 +34,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
+import transformers as tr
+from safetensors.torch import load_file, load_model, save_file, save_model
 from tqdm.auto import tqdm
 
-from .._io import atomic_path, cache_root, write_json_atomic
-from .config import log_spaced_steps
+from .._io import atomic_path, atomic_write, cache_lock, cache_root, sha256_file, write_json_atomic
+from ..data import load_swissprot
+from ..data.loaders import load_lm_corpus
+from ..models.tiny import ESM_VOCAB
+from ..profiles import torch_device
+from .config import config_for, log_spaced_steps
 from .data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 
 TASKS = ("protein", "text")
+#: seconds a run waits for another process training the same run folder (paper-scale runs take hours)
+TRAIN_LOCK_TIMEOUT = 6 * 3600.0
 
 
 class TrainingInterrupted(RuntimeError):
     """Raised by a callback to stop training (used to test kill-and-resume)."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint or resume state whose bytes differ from the sha256 recorded beside it (or that has none)."""
 
 
 @dataclass
@@ -63,14 +82,7 @@ class TrainRun:
 
     def log(self) -> list[dict]:
         """Checkpoint log rows, one per step (a row re-written after a resume replaces the earlier one)."""
-        path = self.dir / "log.jsonl"
-        rows = {}
-        if path.exists():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    r = json.loads(line)
-                    rows[r["step"]] = r
-        return [rows[k] for k in sorted(rows)]
+        return _read_log(self.dir / "log.jsonl")
 
     def sha256(self) -> dict:
         return json.loads((self.final_dir / "sha256.json").read_text())
@@ -89,25 +101,12 @@ def run_dir(task: str, cfg: dict, seed: int = 0, root=None) -> Path:
     return base / f"{task}-{key}-s{seed}"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 # ------------------------------------------------------------------------------------- model & data
 def build_model(task: str, cfg: dict, vocab_size: int, seed: int):
     """A freshly initialised ``EsmForMaskedLM`` (ESM-2 settings: rotary positions, token dropout,
     pre-LN) or ``GPT2LMHeadModel``, seeded by ``torch.manual_seed(seed)``; dropout is 0."""
-    import torch
-    import transformers as tr
-
     torch.manual_seed(seed)
     if task == "protein":
-        from ..models.tiny import ESM_VOCAB
-
         conf = tr.EsmConfig(
             vocab_size=len(ESM_VOCAB),
             pad_token_id=1,
@@ -142,16 +141,12 @@ def build_model(task: str, cfg: dict, vocab_size: int, seed: int):
 
 
 def _esm_tokenizer(out_dir: Path):
-    from transformers import EsmTokenizer
-
-    from ..models.tiny import ESM_VOCAB
-
     out_dir.mkdir(parents=True, exist_ok=True)
     vocab = out_dir / "vocab.txt"
     if not vocab.exists():
         with atomic_path(vocab) as tmp:
             tmp.write_text("\n".join(ESM_VOCAB) + "\n")
-    return EsmTokenizer.from_pretrained(str(out_dir))
+    return tr.EsmTokenizer.from_pretrained(str(out_dir))
 
 
 def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
@@ -163,8 +158,6 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
     ``eval_split``. The frequency of every token id in the training stream is returned as ``counts``.
     """
     if task == "protein":
-        from ..data import load_swissprot
-
         seqs = load_swissprot(cfg["subset"])["sequence"].tolist()
         train, val = protein_split(seqs, cfg["n_val"], seed)
         tok = _esm_tokenizer(folder / "tokenizer")
@@ -182,8 +175,6 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
             "vocab_size": len(tok),
             "make_batch": lambda step: _strip(protein_batch(train, step, seed, cfg["batch"], cfg["seq_len"])),
         }
-    from ..data.loaders import load_lm_corpus
-
     text = text_split(load_lm_corpus(cfg["corpus"], cfg["train_split"]))
     tok = train_bpe_tokenizer(text, cfg["vocab"], folder / "tokenizer")
     stream = encode_text(tok, text)
@@ -221,15 +212,11 @@ def lr_at(step: int, cfg: dict) -> float:
 
 
 def _to_torch(batch: dict, device="cpu"):
-    import torch
-
     return {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in batch.items()}
 
 
 def validation_loss(model, batches) -> float:
     """Token-weighted mean cross-entropy over the fixed validation batches (nats per predicted token)."""
-    import torch
-
     device = next(model.parameters()).device
     was = model.training
     model.eval()
@@ -246,23 +233,52 @@ def validation_loss(model, batches) -> float:
 
 
 # ------------------------------------------------------------------------------------- state on disk
-def _save_weights(model, path: Path) -> None:
-    from safetensors.torch import save_model
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
 
+
+def _write_checked(path: Path, write: Callable[[str], None]) -> None:
+    """``write(temporary path)`` a tensor file atomically, then its sha256 beside it (``<file>.sha256``)."""
     with atomic_path(path) as tmp:
-        save_model(model, str(tmp))
+        write(str(tmp))
+        digest = sha256_file(tmp)
+    atomic_write(_sidecar(path), lambda fh: fh.write(f"{digest}  {path.name}\n"), mode="w")
+
+
+def verify_checkpoint(path: Path) -> None:
+    """Check a checkpoint or resume file against the sha256 recorded beside it.
+
+    Raises
+    ------
+    CheckpointError
+        The file or its ``.sha256`` is missing, or the bytes differ; the message names the file.
+    """
+    side = _sidecar(path)
+    try:
+        expected = side.read_text().split()[0]
+    except (OSError, IndexError):
+        raise CheckpointError(
+            f"{path}: no sha256 recorded beside it ({side.name}); it cannot be trusted. Delete the run folder "
+            f"{path.parent.parent} to train it again"
+        ) from None
+    got = sha256_file(path)
+    if got != expected:
+        raise CheckpointError(
+            f"{path}: sha256 {got} differs from the {expected} recorded when it was written: the checkpoint is "
+            f"corrupted. Delete the run folder {path.parent.parent} to train it again"
+        )
+
+
+def _save_weights(model, path: Path) -> None:
+    _write_checked(path, lambda tmp: save_model(model, tmp))
 
 
 def _load_weights(model, path: Path) -> None:
-    from safetensors.torch import load_model
-
+    verify_checkpoint(path)
     load_model(model, str(path), strict=True, device=str(next(model.parameters()).device))
 
 
 def _save_resume(folder: Path, model, opt, step: int) -> None:
-    import torch
-    from safetensors.torch import save_file
-
     sub = folder / f"resume-{step:06d}"
     if sub.exists():
         shutil.rmtree(sub)
@@ -273,8 +289,7 @@ def _save_resume(folder: Path, model, opt, step: int) -> None:
         f"opt.{i}.{k}": v.detach().cpu().clone().contiguous() for i, st in sd["state"].items() for k, v in st.items()
     }
     tensors["rng.torch"] = torch.get_rng_state()
-    with atomic_path(sub / "optim.safetensors") as tmp:
-        save_file(tensors, str(tmp))
+    _write_checked(sub / "optim.safetensors", lambda tmp: save_file(tensors, tmp))
     groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in sd["param_groups"]]
     write_json_atomic(sub / "state.json", {"step": step, "param_groups": groups})
     write_json_atomic(folder / "resume.json", {"step": step, "folder": sub.name})
@@ -284,15 +299,14 @@ def _save_resume(folder: Path, model, opt, step: int) -> None:
 
 
 def _load_resume(folder: Path, model, opt) -> int:
-    import torch
-    from safetensors.torch import load_file
-
+    """Restore the latest resume state into ``model`` and ``opt`` (verified); its step, or -1 if none."""
     ptr = folder / "resume.json"
     if not ptr.exists():
         return -1
     info = json.loads(ptr.read_text())
     sub = folder / info["folder"]
     _load_weights(model, sub / "model.safetensors")
+    verify_checkpoint(sub / "optim.safetensors")
     tensors = load_file(str(sub / "optim.safetensors"))
     state: dict = {}
     for key, v in tensors.items():
@@ -308,9 +322,28 @@ def _load_resume(folder: Path, model, opt) -> int:
     return int(info["step"])
 
 
+def _read_log(path: Path) -> list[dict]:
+    """The rows of a log file, one per step, in step order (a later row of a step replaces an earlier one)."""
+    rows = {}
+    if path.exists():
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                raise ValueError(f"{path}, line {n}: not a JSON row (a torn write?): {line[:80]!r}") from None
+            rows[r["step"]] = r
+    return [rows[k] for k in sorted(rows)]
+
+
 def _append_log(folder: Path, row: dict) -> None:
-    with open(folder / "log.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(row, sort_keys=True) + "\n")
+    """Add ``row`` to ``log.jsonl`` by rewriting the whole file atomically (it holds one row per checkpoint,
+    a few dozen lines): a kill mid-write leaves the previous log intact, never a torn line."""
+    path = folder / "log.jsonl"
+    rows = [r for r in _read_log(path) if r["step"] != row["step"]] + [row]
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in sorted(rows, key=lambda r: r["step"]))
+    atomic_write(path, lambda fh: fh.write(text), mode="w")
 
 
 def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
@@ -322,7 +355,7 @@ def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
     write_json_atomic(
         part / "training.json", {"task": run.task, "seed": run.seed, "config": run.cfg, "log": run.log(), **extra}
     )
-    sums = {p.name: _sha256(p) for p in sorted(part.iterdir()) if p.is_file()}
+    sums = {p.name: sha256_file(p) for p in sorted(part.iterdir()) if p.is_file()}
     write_json_atomic(part / "sha256.json", sums)
     if run.final_dir.exists():
         shutil.rmtree(run.final_dir)
@@ -364,20 +397,31 @@ def train_lm(
     -------
     TrainRun
         With ``final/`` complete. A run whose ``final/`` exists is returned without training.
+
+    Raises
+    ------
+    CheckpointError
+        The resume state on disk fails its sha256.
+    replib._io.CacheLockTimeout
+        Another process trained the same run folder for longer than :data:`TRAIN_LOCK_TIMEOUT`.
     """
     _check_task(task)
-    import torch
-
     run = TrainRun(task, dict(cfg), int(seed), run_dir(task, cfg, seed, root))
     if (run.final_dir / "sha256.json").exists():
         return run
-    run.dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": seed})
-    data = prepare_data(task, cfg, seed, run.dir)
-    from ..profiles import torch_device
+    with cache_lock(run.dir, timeout=TRAIN_LOCK_TIMEOUT, what=f"the training run {run.dir}"):
+        if not (run.final_dir / "sha256.json").exists():  # another process may have finished it meanwhile
+            _train(run, callback, progress, device or torch_device())
+    return run
 
-    device = device or torch_device()
-    model = build_model(task, cfg, data["vocab_size"], seed).to(device)
+
+def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
+    """Train ``run`` from its resume state (or from scratch) to its last step and export ``final/``."""
+    cfg, task = run.cfg, run.task
+    run.dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": run.seed})
+    data = prepare_data(task, cfg, run.seed, run.dir)
+    model = build_model(task, cfg, data["vocab_size"], run.seed).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
     start = _load_resume(run.dir, model, opt)
     schedule = set(run.steps)
@@ -398,24 +442,28 @@ def train_lm(
     total = cfg["steps"]
     bar = tqdm(range(start + 1, total + 1), initial=start, total=total, desc=f"train {task}", disable=not progress)
     for step in bar:
-        lr = lr_at(step, cfg)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        loss = model(**_to_torch(data["make_batch"](step), device)).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        loss = _update(model, opt, data["make_batch"](step), lr_at(step, cfg), device)
         if step in schedule:
-            checkpoint(step, float(loss.detach()))
+            checkpoint(step, loss)
         if step in schedule or step % cfg["save_every"] == 0 or step == total:
             _save_resume(run.dir, model, opt, step)
-        bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
+        bar.set_postfix(loss=f"{loss:.3f}")
         if callback is not None:
             callback(step)
     extra = {"token_counts": data["counts"].tolist()} if "counts" in data else {}
     _export_final(run, model.cpu(), data["tokenizer"], extra)
-    return run
+
+
+def _update(model, opt, batch: dict, lr: float, device: str) -> float:
+    """One optimizer update at learning rate ``lr`` (gradient norm clipped at 1); the batch's loss."""
+    for g in opt.param_groups:
+        g["lr"] = lr
+    loss = model(**_to_torch(batch, device)).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return float(loss.detach())
 
 
 def trained_model(task: str, profile: str, seed: int = 0, *, root=None, progress: bool = True) -> TrainRun:
@@ -423,8 +471,6 @@ def trained_model(task: str, profile: str, seed: int = 0, *, root=None, progress
 
     The training chapter and the protein chapter both call this, so they share one artefact.
     """
-    from .config import config_for
-
     return train_lm(task, config_for(profile)[task], seed, root=root, progress=progress)
 
 
