@@ -93,10 +93,15 @@ def _check_task(task: str) -> None:
         raise ValueError(f"task must be one of {TASKS}; got {task!r}")
 
 
+#: version of the run folder's layout, part of its name: runs written before checkpoints carried their
+#: sha256 (layout 1) are never read as verified ones, they are trained again in a folder of their own
+RUN_FORMAT = 2
+
+
 def run_dir(task: str, cfg: dict, seed: int = 0, root=None) -> Path:
-    """The run folder: ``<root or cache>/training/<task>-<sha256(config)[:12]>-s<seed>``."""
+    """The run folder: ``<root or cache>/training/<task>-<sha256(config, layout)[:12]>-s<seed>``."""
     _check_task(task)
-    key = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps({"config": cfg, "format": RUN_FORMAT}, sort_keys=True).encode()).hexdigest()[:12]
     base = Path(root) if root is not None else cache_root("training")
     return base / f"{task}-{key}-s{seed}"
 
