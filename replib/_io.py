@@ -341,18 +341,8 @@ def run_sharded(
     folder, key = None, None
     if cache_dir is not None:
         key = shard_cache_key(info, n_items, shard_size)
-        folder = _open_folder(
-            cache_dir,
-            key,
-            {
-                "key": key,
-                "format": SHARD_FORMAT,
-                "info": info,
-                "n_items": n_items,
-                "shard_size": shard_size,
-                "n_shards": n_shards,
-            },
-        )
+        manifest = {"key": key, "format": SHARD_FORMAT, "info": info, "n_items": n_items, "shard_size": shard_size}
+        folder = _open_folder(cache_dir, key, dict(manifest, n_shards=n_shards))
         for i in range(n_shards):
             out[i] = _read_shard(folder / f"shard-{i:05d}.npz", key, i, spans[i])
     todo = [i for i in range(n_shards) if out[i] is None]
