@@ -24,6 +24,15 @@ Two variants share one neighbour search:
 
 For ``metric="cosine"`` the neighbours are those of the unit-normalised rows; the Levina–Bickel
 variant then uses the chord distance :math:`\\lVert\\hat x - \\hat y\\rVert = \\sqrt{2(1-\\cos)}`.
+
+Scale
+    Both estimates depend on distance ratios only, and so does the computation: ``X`` is first multiplied
+    by the power of two that brings its largest absolute entry into [0.5, 1) (:func:`power_of_two_scale`).
+    That product is exact in floating point, so values at ordinary scales are unchanged bit for bit, while
+    at extreme scales (1e-30, 1e+30) no squared distance underflows or overflows, in float64 nor in the
+    float32 candidate search of the FAISS and torch backends. The one quantity that is not scale-free is
+    the authors' clamp of zero distances (``"cai"`` with duplicates kept): it stays 1e-8 in the units of
+    ``X``, as in their code. A cloud whose points are all one point has no dimension: a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -311,14 +320,7 @@ def lid_mle(
     Notes
     -----
     Brute-force search costs O(n_queries · n · d); subsample queries for large ``n``.
-
-    The estimate is scale-invariant (it depends on distance ratios only), and so is the computation: ``X``
-    is first multiplied by the power of two that brings its largest absolute entry into [0.5, 1). That
-    product is exact in floating point, so values at ordinary scales are unchanged bit for bit, while at
-    extreme scales (1e-30, 1e+30) no squared distance underflows or overflows, in float64 nor in the
-    float32 candidate search of the FAISS and torch backends. The one quantity that is not scale-free is
-    the authors' clamp of zero distances (``"cai"`` with duplicates kept): it stays 1e-8 in the units of
-    ``X``, as in their code.
+    Scale-invariant in value and in computation: see "Scale" in the module docstring.
     """
     _check_options(metric, variant, duplicates, backend, k)
     k = int(k)
@@ -335,15 +337,10 @@ def lid_mle(
     n_nonfinite = int((~np.isfinite(lid)).sum())
     if variant == "cai":
         lid = np.where(np.isinf(lid), float(dim), lid)  # authors: inf -> ambient dimension
-    finite = lid[np.isfinite(lid)]
-    pos = finite[finite > 0]
     return LIDResult(
         pointwise=lid,
         query_index=row_of[q],
-        mean=float(finite.mean()) if finite.size else float("nan"),
-        median=float(np.median(finite)) if finite.size else float("nan"),
-        std=float(finite.std()) if finite.size else float("nan"),
-        harmonic_mean=float(len(pos) / np.sum(1.0 / pos)) if pos.size else float("nan"),
+        **_summary(lid),
         k=k,
         metric=metric,
         variant=variant,
@@ -354,6 +351,19 @@ def lid_mle(
         n_nonfinite=n_nonfinite,
         info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)},
     )
+
+
+def _summary(lid: np.ndarray) -> dict:
+    """Mean, median, standard deviation (finite values) and harmonic mean (finite positive values)."""
+    finite = lid[np.isfinite(lid)]
+    pos = finite[finite > 0]
+    nan = float("nan")
+    return {
+        "mean": float(finite.mean()) if finite.size else nan,
+        "median": float(np.median(finite)) if finite.size else nan,
+        "std": float(finite.std()) if finite.size else nan,
+        "harmonic_mean": float(len(pos) / np.sum(1.0 / pos)) if pos.size else nan,
+    }
 
 
 def _check_options(metric: str, variant: str, duplicates: str, backend: str, k) -> None:
