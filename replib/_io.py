@@ -5,6 +5,8 @@
   give it (``0o666`` less the umask; ``mkstemp``'s ``0o600`` would hide a team cache from the group).
 * :func:`sha256_file`, :func:`hash_inputs`, :func:`hash_array`, :func:`cache_key`: hashes of files, of
   sequences of strings, of arrays and of JSON-serialisable descriptions.
+* :func:`cache_lock`: one process at a time on a cache entry (``filelock``; a timeout ends in a clear
+  :class:`CacheLockTimeout`, and a lock dies with its process, so a killed run never leaves a stale lock).
 * :func:`run_sharded`: compute a long job shard by shard, each shard stored atomically under a key that
   covers every parameter that shapes the output, and verified when read back (its own key, index, item
   range, array shapes and sha256): a bad shard is recomputed with a :class:`ShardWarning` naming the file,
@@ -23,12 +25,17 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import filelock
 import numpy as np
 from tqdm.auto import tqdm
 
 __all__ = [
     "atomic_path",
     "atomic_write",
+    "commit_file",
+    "cache_lock",
+    "CacheLockTimeout",
+    "LOCK_TIMEOUT",
     "write_json_atomic",
     "hash_file",
     "sha256_file",
@@ -59,13 +66,26 @@ def _umask() -> int:
 
 
 # ========================================================================================= atomic writes
+def commit_file(tmp, dest) -> Path:
+    """Move a finished temporary file onto ``dest`` atomically: ``fsync`` it, give it mode
+    ``0o666 & ~umask`` (as ``open`` would) and ``os.replace`` it. ``tmp`` must be in ``dest``'s folder."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, dest)
+    return Path(dest)
+
+
 @contextlib.contextmanager
 def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
     """Yield a temporary path beside ``dest``; on success it replaces ``dest`` atomically (``os.replace``),
     on any exception it is removed and ``dest`` is left untouched.
 
     The finished file is flushed to disk (``fsync``) before the rename and gets mode ``0o666 & ~umask``,
-    as a file created with ``open`` would.
+    as a file created with ``open`` would (:func:`commit_file`).
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -73,13 +93,7 @@ def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, dest)
+        commit_file(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -148,6 +162,48 @@ def cache_root(sub: str | None = None) -> Path:
     survive a disconnected runtime."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib").expanduser()
     return root / sub if sub else root
+
+
+# ================================================================================================= locks
+#: seconds a run waits for another run's lock on the same cache entry (a download, a training run)
+LOCK_TIMEOUT = 3600.0
+
+
+class CacheLockTimeout(TimeoutError):
+    """Another process held a cache entry's lock for longer than the timeout."""
+
+
+@contextlib.contextmanager
+def cache_lock(path, *, timeout: float = LOCK_TIMEOUT, what: str | None = None) -> Iterator[Path]:
+    """Hold the inter-process lock of the cache entry ``path`` (the hidden ``.<name>.lock`` beside it, by
+    ``filelock``).
+
+    Two runs that start together on one cache take turns: the second waits until the first has finished
+    the entry (then finds it done) or until ``timeout`` seconds have passed. The lock is an OS file lock,
+    released when its process ends (even by ``kill -9``); the empty lock file stays (removing it would
+    let a third run lock a new file while the second still waits on the old one). Within
+    one process a second ``cache_lock`` on the same path from the same thread re-enters.
+
+    Raises
+    ------
+    CacheLockTimeout
+        With the entry, the lock file and what to do.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_file = path.with_name("." + path.name + ".lock")
+    lock = filelock.FileLock(lock_file, is_singleton=True)
+    try:
+        lock.acquire(timeout=timeout)
+    except filelock.Timeout:
+        raise CacheLockTimeout(
+            f"{what or path} is in use by another run: its lock {lock_file} was held for more than {timeout:g} s. "
+            "Wait for that run to finish (or stop it) and start again; a lock never outlives its process."
+        ) from None
+    try:
+        yield path
+    finally:
+        lock.release()
 
 
 # ========================================================================================== shard cache
@@ -285,18 +341,8 @@ def run_sharded(
     folder, key = None, None
     if cache_dir is not None:
         key = shard_cache_key(info, n_items, shard_size)
-        folder = _open_folder(
-            cache_dir,
-            key,
-            {
-                "key": key,
-                "format": SHARD_FORMAT,
-                "info": info,
-                "n_items": n_items,
-                "shard_size": shard_size,
-                "n_shards": n_shards,
-            },
-        )
+        manifest = {"key": key, "format": SHARD_FORMAT, "info": info, "n_items": n_items, "shard_size": shard_size}
+        folder = _open_folder(cache_dir, key, dict(manifest, n_shards=n_shards))
         for i in range(n_shards):
             out[i] = _read_shard(folder / f"shard-{i:05d}.npz", key, i, spans[i])
     todo = [i for i in range(n_shards) if out[i] is None]

@@ -6,15 +6,18 @@ name, when the module that needs it is imported; a missing one leaves ``None`` a
 ``ImportError`` that says what to install, at the moment the feature is used.
 
 ``replib.metrics`` needs numpy and scipy only: it never imports torch or transformers (a torch tensor passed
-to a metric is converted by duck typing, see :mod:`replib._validation`).
+to a metric is converted by duck typing, see :mod:`replib._validation`). A metric with an optional torch path
+(LID's GPU neighbour search) imports torch with :func:`import_at_use` when that path runs, never when the
+module is imported: loading torch takes seconds and the metrics must work without it.
 
 Usage::
 
-    from replib._optional import optional_import, require
+    from replib._optional import import_at_use, optional_import, require
 
     faiss = optional_import("faiss")             # module or None, at import time
     ...
     faiss = require(faiss, "faiss", "LID's FAISS backend", pip="faiss-cpu")  # at use
+    torch = import_at_use("torch", "LID's torch backend")  # a heavy package, imported at first use
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["optional_import", "require"]
+__all__ = ["optional_import", "require", "import_at_use"]
 
 
 def optional_import(name: str) -> ModuleType | None:
@@ -40,3 +43,9 @@ def require(module: ModuleType | None, name: str, purpose: str, *, pip: str | No
     if module is None:
         raise ImportError(f"{purpose} needs the package {name!r}: pip install {pip or name}")
     return module
+
+
+def import_at_use(name: str, purpose: str, *, pip: str | None = None) -> ModuleType:
+    """Import ``name`` now, where a feature needs it (a heavy package a module must not load at its own import);
+    an ``ImportError`` naming the package and what needs it when it is missing."""
+    return require(optional_import(name), name, purpose, pip=pip)

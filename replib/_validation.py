@@ -33,16 +33,18 @@ def _prefix(name: str, metric: str | None) -> str:
 
 
 def _to_numpy(X, who: str):
-    """A torch tensor as a float64 numpy array (any real dtype, bfloat16 included); anything else unchanged."""
-    if hasattr(X, "detach") and hasattr(X, "cpu") and hasattr(X, "dtype"):  # torch, without importing it
+    """A torch tensor as a float64 numpy array (any real dtype, bfloat16 included); anything else unchanged.
+
+    Duck-typed (``detach``/``cpu``/``double``): torch is never imported here, so the metrics run without it.
+    ``double()`` converts in torch, as numpy has no bfloat16.
+    """
+    if hasattr(X, "detach") and hasattr(X, "cpu") and hasattr(X, "dtype"):  # a torch tensor
         T = X.detach().cpu()
         if getattr(T, "is_complex", lambda: False)():
             raise ValueError(f"{who} is a complex tensor ({T.dtype}); the metrics need real numbers")
         try:
-            import torch
-
-            return T.to(torch.float64).numpy()
-        except (ImportError, TypeError, RuntimeError) as exc:
+            return T.double().numpy()
+        except (TypeError, RuntimeError, AttributeError) as exc:
             raise ValueError(f"{who}: cannot convert tensor of dtype {T.dtype} to float64: {exc}") from None
     return X
 

@@ -16,10 +16,19 @@ models), and computes for every layer, with the library's own metrics:
 * rogue dimensions: the dimensions with the largest share of the average cosine
   (:func:`replib.metrics.cosine_contributions`).
 
+Layers are numbered as ``hidden_states`` and as the training and protein chapters number them: layer 0 is
+the embedding output, layer ``l`` the output of block ``l`` (``l = 1 .. n_layers``). Text models are read
+as a token stream (Cai et al.'s windows, :func:`replib.embeddings.embed_token_stream`), which holds the
+blocks' outputs only, so their cards start at layer 1 (the IsoScore and manifolds chapters' "code layer"
+``c`` is card layer ``c + 1``); protein models' cards include layer 0. The papers' per-layer values are
+placed on the same axis (Rudman et al.'s released layer ``c`` is the output of block ``c + 1``). In the
+HTML, layers take the book's layer colour map and the papers' models its palette
+(:mod:`replib.plotting`).
+
 Each layer's row is written to ``card.json`` (atomically) as soon as it is computed: a killed run resumes
 at the next layer; embeddings go through the resumable shard cache. ``card.html`` shows the rows as
-plotly figures beside the values the papers report for their models (read from the chapters' claims
-files and :data:`replib.methods.manifolds.PAPER_LID_TABLE3`).
+plotly figures beside the values the papers report for their models (read from the papers' tables and
+:data:`replib.methods.manifolds.PAPER_LID_TABLE3`).
 """
 
 from __future__ import annotations
@@ -32,15 +41,32 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from tqdm.auto import tqdm
 
 from ._io import cache_root, write_json_atomic
-from .methods import manifolds as mf
-from .metrics import avg_pairwise_cosine, cosine_contributions, effective_dimensions, isoscore, partition_isotropy
+from .data import load_lm_corpus, load_swissprot
+from .embeddings import embed_proteins, embed_token_stream
+from .methods.manifolds import PAPER_LID_TABLE3
+from .metrics import (
+    avg_pairwise_cosine,
+    cosine_contributions,
+    effective_dimensions,
+    isoscore,
+    partition_isotropy,
+    s_inter,
+    s_intra,
+)
 from .metrics.isoscore import isoscore_star
 from .metrics.lid import lid_mle
+from .models import resolve_model
 from .papers import load_paper_tables
+from .plotting import layer_colors, model_colors
 
-CARD_VERSION = 1
+#: 2: layers numbered as hidden_states (0 = embedding output); version 1 numbered the blocks from 0
+CARD_VERSION = 2
 PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
 
 
@@ -81,15 +107,11 @@ class CardConfig:
 # ----------------------------------------------------------------------------------------- samples
 def text_sample(n_lines: int) -> list[str]:
     """The first ``n_lines`` non-empty lines of WikiText-2 test (:func:`replib.data.load_lm_corpus`)."""
-    from .data import load_lm_corpus
-
     return [ln for ln in load_lm_corpus("wikitext2", "test") if ln.strip()][:n_lines]
 
 
 def protein_sample(n: int) -> list[str]:
     """The first ``n`` sequences of the Swiss-Prot 5k subset (:func:`replib.data.load_swissprot`)."""
-    from .data import load_swissprot
-
     df = load_swissprot("5k")
     return df["sequence"].astype(str).tolist()[:n]
 
@@ -99,20 +121,19 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
 
     Returns
     -------
-    layers : dict code layer -> ndarray (n_rows, d) float32
-        Code layer ``l`` = ``hidden_states[l + 1]`` (output of block ``l + 1``).
+    layers : dict layer -> ndarray (n_rows, d) float32
+        Layer ``l`` = ``hidden_states[l]``: 0 = embedding output (protein models only), ``l`` = output of
+        block ``l``.
     types : ndarray of str (n_rows,)
         Token strings (text) or amino acids (protein).
     sample : dict
         What was embedded (data set, sizes).
     """
-    from .embeddings import embed_proteins, embed_token_stream
-
     if lm.spec.recipe in PROTEIN_RECIPES:
         if lm.spec.recipe == "proteinbert":
             raise ValueError("ProteinBERT has no per-layer residue stream in replib; its card is not supported")
         seqs = list(data) if data is not None else protein_sample(cfg.n_proteins)
-        idx = tuple(range(1, lm.spec.n_layers + 1))
+        idx = tuple(range(0, lm.spec.n_layers + 1))
         emb = embed_proteins(
             lm,
             seqs,
@@ -122,13 +143,14 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
             cache_dir=cache_dir,
             progress=progress,
         )
-        layers = {i - 1: np.concatenate(emb.residues[i]) for i in idx}
+        layers = {i: np.concatenate(emb.residues[i]) for i in idx}
         types = np.array([a for k, L in zip(emb.index, emb.lengths) for a in seqs[k].upper()[:L]])
         sample = {"data": "Swiss-Prot 5k" if data is None else "user sequences", "n_sequences": len(emb.index)}
     else:
         lines = list(data) if data is not None else text_sample(cfg.n_lines)
         ts = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir, progress=progress)
-        layers, types = ts.layers, np.asarray(ts.tokens)
+        layers = {code + 1: X for code, X in ts.layers.items()}  # code layer c = hidden_states[c + 1]
+        types = np.asarray(ts.tokens)
         sample = {
             "data": "WikiText-2 test" if data is None else "user lines",
             "n_lines": len(lines),
@@ -179,8 +201,8 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
         "lid_mle": float(lb.mean),
         "lid_cai": float(cai.mean),
         "lid_k": int(k),
-        "s_inter": float(mf.s_inter(X, types, cfg.seed)),
-        "s_intra": float(mf.s_intra(X, types, 1000, cfg.seed)),
+        "s_inter": float(s_inter(X, types, cfg.seed)),
+        "s_intra": float(s_intra(X, types, 1000, cfg.seed)),
         "rogue_dims": [int(i) for i in rogue],
         "rogue_share": float(contrib[rogue].sum() / total) if total != 0 else float("nan"),
     }
@@ -199,7 +221,8 @@ def paper_values(root: Path | None = None) -> list[dict]:
 
     Returns
     -------
-    list of dict with keys model, metric, layer (None = last layer / mean over layers), value, source
+    list of dict with keys model, metric, layer (the card's numbering: Rudman et al.'s released layer ``c``,
+    the output of block ``c + 1``, is layer ``c + 1``; None = last layer / mean over layers), value, source
     """
     out = [
         {
@@ -209,7 +232,7 @@ def paper_values(root: Path | None = None) -> list[dict]:
             "value": v,
             "source": "Cai et al. 2021, Table 3 (mean over layers, cosine)",
         }
-        for m, v in mf.PAPER_LID_TABLE3.items()
+        for m, v in PAPER_LID_TABLE3.items()
     ]
     root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
     tables = load_paper_tables(root)
@@ -223,8 +246,8 @@ def paper_values(root: Path | None = None) -> list[dict]:
             m = re.match(pattern, n.id)
             if m is None:
                 continue
-            if metric == "isoscore":
-                row = {"model": m.group(1), "metric": metric, "layer": int(m.group(2)), "value": n.value}
+            if metric == "isoscore":  # the authors' layer c is the output of block c + 1
+                row = {"model": m.group(1), "metric": metric, "layer": int(m.group(2)) + 1, "value": n.value}
             elif metric == "iw_log10":
                 row = {"model": m.group(1), "metric": metric, "layer": None, "value": float(np.log10(n.value))}
             else:
@@ -266,10 +289,6 @@ def compute_card(
     dict
         The card (also in ``out_dir/card.json``).
     """
-    from tqdm.auto import tqdm
-
-    from .models import resolve_model
-
     cfg = cfg or CardConfig()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -323,52 +342,7 @@ METRIC_LABELS = {
 def card_html(card: dict) -> str:
     """A self-contained HTML page: the model's provenance, one plotly figure per metric (the model's layers,
     the papers' values as labelled markers), and the table of every layer."""
-    import pandas as pd
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
     rows = pd.DataFrame([dict(layer=int(k), **v) for k, v in card["layers"].items()]).sort_values("layer")
-    metrics = list(METRIC_LABELS)
-    fig = make_subplots(
-        rows=(len(metrics) + 1) // 2, cols=2, subplot_titles=[METRIC_LABELS[m] for m in metrics], vertical_spacing=0.06
-    )
-    paper = pd.DataFrame(card.get("paper_values") or [], columns=["model", "metric", "layer", "value", "source"])
-    for i, m in enumerate(metrics):
-        r, c = i // 2 + 1, i % 2 + 1
-        fig.add_trace(
-            go.Scatter(
-                x=rows["layer"],
-                y=rows[m],
-                mode="lines+markers",
-                name=card["model"]["name"],
-                showlegend=i == 0,
-                line={"color": "black"},
-            ),
-            row=r,
-            col=c,
-        )
-        for p in paper[paper.metric == m].itertuples():
-            x = rows["layer"].max() if p.layer is None or pd.isna(p.layer) else p.layer
-            fig.add_trace(
-                go.Scatter(
-                    x=[x],
-                    y=[p.value],
-                    mode="markers+text",
-                    text=[p.model],
-                    textposition="top center",
-                    marker={"symbol": "diamond", "size": 9},
-                    name=f"{p.model} (paper)",
-                    hovertext=p.source,
-                    showlegend=False,
-                ),
-                row=r,
-                col=c,
-            )
-    fig.update_layout(
-        height=320 * ((len(metrics) + 1) // 2),
-        width=1100,
-        title=f"Isotropy card: {card['model']['name']} (papers' models as diamonds)",
-    )
     ident = "".join(
         f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
         for k, v in {**card["model"], **card.get("sample", {})}.items()
@@ -379,16 +353,65 @@ def card_html(card: dict) -> str:
         for r in rows.itertuples()
     )
     notes = (
-        "Diamonds are values the papers report for <em>their</em> models (hover for the source); a paper value "
-        "without a layer is drawn at the last layer (I(W), protein statistics) or is a mean over layers (LID, "
-        "Table 3). Samples differ from the papers' (see the sample above): the comparison places the model, "
-        "it does not reproduce anything."
+        "Layer 0 is the embedding output and layer <em>l</em> the output of block <em>l</em>, as in the "
+        "training and protein chapters (text models are read as a token stream of the blocks' outputs, so "
+        "their cards start at layer 1). Layers are coloured by the book's layer colour map. Diamonds are "
+        "values the papers report for <em>their</em> models (hover for the source), placed on the same layer "
+        "axis; a paper value without a layer is drawn at the last layer (I(W), protein statistics) or is a "
+        "mean over layers (LID, Table 3). Samples differ from the papers' (see the sample above): the "
+        "comparison places the model, it does not reproduce anything."
     )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Isotropy card</title>"
         "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>"
         f"<h1>Isotropy card: {html.escape(card['model']['name'])}</h1><table>{ident}</table><p>{notes}</p>"
-        + fig.to_html(full_html=False, include_plotlyjs=True)
+        + card_figure(card, rows).to_html(full_html=False, include_plotlyjs=True)
         + f"<h2>Rogue dimensions</h2><ul>{rogue}</ul><h2>Every layer</h2>{table}</body></html>"
     )
+
+
+def card_figure(card: dict, rows: pd.DataFrame) -> go.Figure:
+    """One subplot per metric: the model's layers (markers in the book's layer colours, see
+    :func:`replib.plotting.layer_colors`) and the papers' values (diamonds, one palette colour per model)."""
+    metrics = list(METRIC_LABELS)
+    n_rows = (len(metrics) + 1) // 2
+    fig = make_subplots(rows=n_rows, cols=2, subplot_titles=[METRIC_LABELS[m] for m in metrics], vertical_spacing=0.06)
+    paper = pd.DataFrame(card.get("paper_values") or [], columns=["model", "metric", "layer", "value", "source"])
+    shades = layer_colors(rows["layer"], card["model"].get("n_layers") or None)
+    models = model_colors(paper["model"])
+    last = int(rows["layer"].max())
+    for i, m in enumerate(metrics):
+        at = {"row": i // 2 + 1, "col": i % 2 + 1}
+        fig.add_trace(
+            go.Scatter(
+                x=rows["layer"],
+                y=rows[m],
+                mode="lines+markers",
+                name=card["model"]["name"],
+                showlegend=i == 0,
+                line={"color": "lightgrey"},
+                marker={"color": [shades[int(layer)] for layer in rows["layer"]], "size": 9},
+            ),
+            **at,
+        )
+        for p in paper[paper.metric == m].itertuples():
+            fig.add_trace(
+                go.Scatter(
+                    x=[last if p.layer is None or pd.isna(p.layer) else int(p.layer)],
+                    y=[p.value],
+                    mode="markers+text",
+                    text=[p.model],
+                    textposition="top center",
+                    marker={"symbol": "diamond", "size": 9, "color": models[p.model]},
+                    name=f"{p.model} (paper)",
+                    hovertext=p.source,
+                    showlegend=False,
+                ),
+                **at,
+            )
+    fig.update_xaxes(title_text="layer (0 = embedding output)", dtick=1)
+    fig.update_layout(
+        height=320 * n_rows, width=1100, title=f"Isotropy card: {card['model']['name']} (papers' models as diamonds)"
+    )
+    return fig

@@ -7,6 +7,8 @@ import os
 import sys
 import warnings
 
+from ._optional import optional_import
+
 #: every profile, in order of scale; the one place they are defined
 PROFILES = ("smoke", "offline", "paper")
 DEFAULT_PROFILE = "offline"
@@ -19,13 +21,10 @@ def on_colab() -> bool:
 
 
 def torch_device() -> str:
-    """``"cuda"`` when a GPU is visible, else ``"cpu"``."""
-    try:
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    except ImportError:
-        return "cpu"
+    """``"cuda"`` when a GPU is visible, else ``"cpu"`` (also without torch, which is imported only here, at
+    use: choosing a profile must not load it)."""
+    torch = optional_import("torch")
+    return "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
 
 
 def resolve_profile(profile: str | None) -> str:

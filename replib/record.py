@@ -8,9 +8,17 @@ itself stays hidden; the claim checker reads it back with plain ``nbformat`` fro
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
+from pathlib import Path
 from typing import Any
+
+from ._optional import optional_import
+
+#: IPython displays the records in a kernel; without it (plain Python) they are kept in RECORDED only
+_ipython = optional_import("IPython")
+_ipython_display = optional_import("IPython.display")
 
 GLUE_PREFIX = "application/papermill.record/"
 RECORD_MIME = "application/vnd.replib.record+json"
@@ -67,15 +75,10 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
     RECORDED[name] = plain
     text = _text(plain)
     payload = {"name": name, "value": plain}
-    try:
-        from IPython import get_ipython
-        from IPython.display import display as ipy_display
-    except ImportError:  # plain Python without IPython: keep the value in RECORDED only
-        return plain
-    if get_ipython() is None:
+    if _ipython is None or _ipython.get_ipython() is None:  # plain Python: the value is in RECORDED only
         return plain
     prefix = "" if display else GLUE_PREFIX
-    ipy_display(
+    _ipython_display.display(
         {prefix + "text/plain": text, prefix + RECORD_MIME: payload},
         raw=True,
         metadata={"scrapbook": {"name": name, "mime_prefix": prefix}},
@@ -84,19 +87,18 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
 
 
 def read_records(nb) -> dict[str, Any]:
-    """Read every recorded value from an executed notebook (an ``nbformat`` node or a path).
+    """Read every recorded value from an executed notebook (an ``nbformat`` node, a dict or the path of an
+    ``.ipynb`` file, read as the JSON it is).
 
     Returns
     -------
     dict
         name -> value. A key recorded twice keeps the last value.
     """
-    import nbformat
-
-    if not hasattr(nb, "cells"):
-        nb = nbformat.read(str(nb), as_version=4)
+    if not isinstance(nb, dict):
+        nb = json.loads(Path(nb).read_text(encoding="utf-8"))
     out: dict[str, Any] = {}
-    for cell in nb.cells:
+    for cell in nb["cells"]:
         if cell.get("cell_type") != "code":
             continue
         for output in cell.get("outputs", []):

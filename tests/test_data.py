@@ -190,6 +190,63 @@ def test_swissprot_5k(mirror_env):
     assert n_headers == len(df)
 
 
+_BLAST_DUMP = """BLAST header noise before the first record
+>lcl|P12345 some protein GO:0008150 GO:0006412 GO:0008150
+MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQFEVVHSLAKWKRQTLGQHDFSAGEGLYTHMKALRPDEDRLSPLHS
+VYVDQWDWERVMGDGERQFSTLKSTVEAIWAGIKATEAAVSEEFGLAPFLPDQIHFVHSQELLSRYPDLDAKGRERAIAKDLGAVFLVGIGGKLSDGHRHDVRAPDYDDW
+
+>sp|Q9XYZ1| no annotation
+ACDE
+"""
+
+
+def test_blast_dump_is_rewritten_to_the_mirror_layout():
+    """Headers ``>sp|ACC| GO_BP=...`` (GO ids in defline order), sequences joined and wrapped at 60, the text
+    before the first record ignored; written by hand from the format, not by the code."""
+    import io
+
+    from replib.data.swissprot import _rewrite_fasta
+
+    out = io.StringIO()
+    _rewrite_fasta(io.StringIO(_BLAST_DUMP), out)
+    seq = _BLAST_DUMP.split("\n")[2] + _BLAST_DUMP.split("\n")[3]
+    want = (
+        ">sp|P12345| GO_BP=GO:0008150,GO:0006412,GO:0008150\n"
+        + "".join(seq[i : i + 60] + "\n" for i in range(0, len(seq), 60))
+        + ">sp|Q9XYZ1| GO_BP=\nACDE\n"
+    )
+    assert len(seq) == 221 and out.getvalue() == want  # 3 lines of 60, one of 41
+
+
+def test_make_subset_draws_whole_records_and_keeps_their_bytes(tmp_path):
+    import random
+
+    from replib.data.swissprot import make_subset
+
+    records = [
+        ">sp|A%04d| GO_BP=GO:%07d\n" % (i, i) + "ACDEFGHIKL" * 6 + "\n" + "MNPQ" * (i % 5) + "\n" for i in range(50)
+    ]
+    records = [r.replace("\n\n", "\n") for r in records]  # a sequence of exactly 60 has no second line
+    full = tmp_path / "full.fasta"
+    full.write_text("".join(records))
+    out = make_subset(full, 7, tmp_path / "sub.fasta", seed=5, sample_size=20)
+    want = random.Random(5).sample(records, 20)[:7]
+    assert out.read_text() == "".join(want)
+
+
+@needs_mirror
+def test_mirror_subset_is_a_fixed_point_of_the_rewrite():
+    """The mirror's FASTA files are in the rewritten layout: rewriting one changes no byte."""
+    import io
+
+    from replib.data.swissprot import _rewrite_fasta
+
+    src = (MIRROR / "swissprot" / "swissprot_2014_01_goBP_random5k.fasta").read_text()
+    out = io.StringIO()
+    _rewrite_fasta(io.StringIO(src), out)
+    assert out.getvalue() == src
+
+
 @needs_mirror
 def test_swissprot_full_missing_gives_instructions(mirror_env):
     with pytest.raises(DataNotFoundError, match="ncbi-blast"):
@@ -277,7 +334,10 @@ def _serve(root: Path, entry: DataFile, data: bytes) -> None:
 
 
 def _listing(folder: Path):
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+    """Files under ``folder``, the (empty) lock files of the cache entries left out."""
+    if not folder.exists():
+        return []
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.suffix != ".lock")
 
 
 def _fake_entry(monkeypatch, data: bytes) -> DataFile:
@@ -313,7 +373,7 @@ def test_http_mirror_corrupted_file_is_rejected(monkeypatch, tmp_path, http_mirr
     assert _listing(cache / "stsb") == []
 
 
-def test_http_mirror_truncated_download_leaves_nothing(monkeypatch, tmp_path, http_mirror):
+def test_http_mirror_truncated_download_leaves_nothing_that_looks_complete(monkeypatch, tmp_path, http_mirror):
     root, url = http_mirror
     data = b"abcdefghij\n" * 5000
     entry = _fake_entry(monkeypatch, data)
@@ -322,7 +382,11 @@ def test_http_mirror_truncated_download_leaves_nothing(monkeypatch, tmp_path, ht
     cache = tmp_path / "cache"
     with pytest.raises(IncompleteDownloadError):
         fetch("stsb", "tiny.txt", mirror=url, cache=cache, timeout=5)
-    assert _listing(cache / "stsb") == []
+    assert _listing(cache / "stsb") == [".tiny.txt.partial"]  # the bytes received, kept to resume
+    _Handler.truncate = {}
+    # this server ignores ranges: the download starts again and the whole is verified
+    assert fetch("stsb", "tiny.txt", mirror=url, cache=cache, timeout=5).read_bytes() == data
+    assert _listing(cache / "stsb") == ["tiny.txt"]
 
 
 def test_http_mirror_missing_file_falls_back_then_fails_clearly(monkeypatch, tmp_path, http_mirror):

@@ -142,3 +142,147 @@ def test_final_folder_loads_through_model_layer(tmp_path):
     (run.final_dir / "model.safetensors").write_bytes(b"corrupt")
     with pytest.raises(ValueError, match="sha256"):
         load_trained(run.final_dir)
+
+
+# ------------------------------------------------------------------ faults: kills, torn writes, corruption
+_TRAIN_CHILD = """
+import builtins, json, os, signal, sys, time
+from replib.training import train_lm
+
+task, cfg, root, mode, arg = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+callback = None
+if mode == "tear-log":  # the arg-th write of the log writes half its text, reaches the disk, and the process dies
+    real_open, seen = builtins.open, [0]
+
+    class Torn:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, text):
+            self.fh.write(text[: len(text) // 2])
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    def tearing_open(file, mode="r", *a, **k):
+        fh = real_open(file, mode, *a, **k)
+        if "log.jsonl" in str(file) and ("w" in mode or "a" in mode):
+            seen[0] += 1
+            if seen[0] == int(arg):
+                return Torn(fh)
+        return fh
+
+    builtins.open = tearing_open
+elif mode == "kill-at":  # kill -9 right after update number arg
+    callback = lambda step: os.kill(os.getpid(), signal.SIGKILL) if step == int(arg) else None
+elif mode == "start-at":  # wait for a common start time
+    while time.time() < arg:
+        time.sleep(0.001)
+run = train_lm(task, cfg, 3, root=root, progress=False, callback=callback)
+print(json.dumps(run.sha256()))
+"""
+
+
+def _train_child(task, cfg, root, mode, arg="0"):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), TQDM_DISABLE="1")
+    return subprocess.Popen(
+        [sys.executable, "-c", _TRAIN_CHILD, task, json.dumps(cfg), str(root), mode, str(arg)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _same_run(a, b):
+    wa, wb = _weights(a.final_dir), _weights(b.final_dir)
+    assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
+    assert a.log() == b.log()
+
+
+@needs_mirror
+@pytest.mark.parametrize("mode, arg", [("tear-log", 3), ("kill-at", 5)])
+def test_a_run_killed_mid_write_resumes_to_the_uninterrupted_result(tmp_path, mode, arg):
+    """A real ``kill -9``: in the middle of writing the log (its third row, half written and on disk), or
+    right after an update; the resumed run equals the uninterrupted one, log included."""
+    import signal
+
+    cfg = _tiny("text")
+    full = train_lm("text", cfg, 3, root=tmp_path / "a", progress=False)
+    child = _train_child("text", cfg, tmp_path / "b", mode, arg)
+    _, err = child.communicate(timeout=600)
+    assert child.returncode == -signal.SIGKILL, err[-2000:]
+    run_b = tmp_path / "b" / full.dir.name
+    assert not (run_b / "final").exists()
+    lines = (run_b / "log.jsonl").read_text().splitlines()
+    assert all(json.loads(line)["step"] >= 0 for line in lines)  # no torn line: every line is a whole row
+    resumed = train_lm("text", cfg, 3, root=tmp_path / "b", progress=False)
+    _same_run(full, resumed)
+    assert len((run_b / "log.jsonl").read_text().splitlines()) == len(log_spaced_steps(cfg["steps"]))
+
+
+@needs_mirror
+def test_a_corrupted_checkpoint_or_resume_state_is_refused(tmp_path):
+    from replib.training.loop import CheckpointError, load_checkpoint_model
+
+    cfg = _tiny("protein")
+    run = train_lm("protein", cfg, 3, root=tmp_path, progress=False)
+    ck = run.checkpoint(4)
+    assert (ck.parent / (ck.name + ".sha256")).read_text().split()[0] == _sha256_of(ck)
+    load_checkpoint_model(run, 4)
+    _flip_a_byte(ck)
+    with pytest.raises(CheckpointError, match=r"step_000004\.safetensors: sha256 .* differs"):
+        load_checkpoint_model(run, 4)
+
+    def stop(step):
+        if step == 5:
+            raise TrainingInterrupted(step)
+
+    with pytest.raises(TrainingInterrupted):
+        train_lm("protein", cfg, 3, root=tmp_path / "b", callback=stop, progress=False)
+    (state,) = (tmp_path / "b").glob("*/resume-*/optim.safetensors")
+    _flip_a_byte(state)
+    with pytest.raises(CheckpointError, match="optim.safetensors: sha256 .* corrupted"):
+        train_lm("protein", cfg, 3, root=tmp_path / "b", progress=False)
+    (state.parent / "optim.safetensors.sha256").unlink()
+    with pytest.raises(CheckpointError, match="no sha256 recorded"):
+        train_lm("protein", cfg, 3, root=tmp_path / "b", progress=False)
+
+
+def _sha256_of(path):
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _flip_a_byte(path):
+    data = bytearray(Path(path).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    Path(path).write_bytes(bytes(data))
+
+
+@needs_mirror
+def test_two_processes_starting_together_train_one_run_once(tmp_path):
+    import time
+
+    cfg = _tiny("text")
+    start = time.time() + 10.0  # both children have imported torch by then
+    children = [_train_child("text", cfg, tmp_path, "start-at", start) for _ in range(2)]
+    outs = [c.communicate(timeout=600) for c in children]
+    assert [c.returncode for c in children] == [0, 0], [err[-2000:] for _, err in outs]
+    assert json.loads(outs[0][0]) == json.loads(outs[1][0])  # the same final files
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    lines = (run_dir / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == log_spaced_steps(cfg["steps"])  # trained once

@@ -2,15 +2,14 @@
 
 import sys
 
+from .store import verify_main
+from .swissprot import main as swissprot_main
+
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["verify"]:
-        from .store import verify_main
-
         return verify_main(argv[1:])
-    from .swissprot import main as swissprot_main
-
     return swissprot_main(argv)
 
 

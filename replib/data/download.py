@@ -1,23 +1,39 @@
-"""Downloads with checksums: one URL to one file, atomically, with a stall timeout, progress and the
-registry's size and sha256 checked before the file appears; archive members extracted and verified
-(:func:`download`, :func:`_extract_member`). :mod:`replib.data.store` decides *what* to fetch from where."""
+"""Downloads with checksums: one URL to one file, atomically, with a size cap, per-read and overall deadlines,
+resumption of an interrupted download, progress, and the registry's size and sha256 checked before the file
+appears; archive members extracted and verified (:func:`download`, :func:`_extract_member`).
+:mod:`replib.data.store` decides *what* to fetch from where."""
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import hashlib
 import http.client
 import os
 import shutil
 import socket
 import tarfile
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._io import atomic_path, hash_file, progress_off, sha256_file, write_json_atomic
+from tqdm.auto import tqdm
 
+from .._io import atomic_path, cache_lock, commit_file, hash_file, progress_off, sha256_file, write_json_atomic
+
+#: seconds allowed for the connection and for each read
 DEFAULT_TIMEOUT = 60.0
+#: the overall deadline of a download of known length: BASE_DEADLINE + length / MIN_RATE seconds
+BASE_DEADLINE = 600.0
+MIN_RATE = 50_000.0
+#: the overall deadline when neither the registry nor the server says how long the file is
+UNKNOWN_LENGTH_DEADLINE = 3600.0
+#: the most bytes any download may bring when the registry gives no size (a cap on a runaway server)
+MAX_BYTES = 16 * 2**30
 _PROGRESS_MIN_BYTES = 10 * 2**20
 _CHUNK = 2**20
 _USER_AGENT = "replib-data/0.1 (+https://github.com/; urllib)"
@@ -36,11 +52,20 @@ class IncompleteDownloadError(IOError):
 
 
 class DownloadTimeoutError(TimeoutError):
-    """A server sent nothing for ``timeout`` seconds (connection, headers or body)."""
+    """A server sent nothing for ``timeout`` seconds (connection, headers or body), or the whole download
+    took longer than its overall deadline."""
+
+
+class DownloadTooLargeError(IOError):
+    """A server announced or sent more bytes than the registry's size (or the cap) allows."""
 
 
 class InsecureSourceError(ValueError):
     """A plain-http source for a file that no registered checksum pins."""
+
+
+#: interruptions after which a checksum-pinned download keeps its bytes and resumes
+_RESUMABLE = (TimeoutError, IncompleteDownloadError, ConnectionError, http.client.HTTPException, KeyboardInterrupt)
 
 
 def _is_url(s: str) -> bool:
@@ -49,13 +74,44 @@ def _is_url(s: str) -> bool:
 
 def _progress(total: int | None, desc: str):
     show = total is None or total >= _PROGRESS_MIN_BYTES
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        return None
     return tqdm(
         total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show), leave=False
     )
+
+
+def partial_path(dest: Path) -> Path:
+    """Where the bytes of an unfinished download of ``dest`` are kept for resumption (hidden, beside it)."""
+    return dest.with_name("." + dest.name + ".partial")
+
+
+def default_deadline(length: int | None) -> float:
+    """Overall seconds for a download of ``length`` bytes: 10 minutes plus 50 kB/s, or 1 hour if unknown."""
+    return UNKNOWN_LENGTH_DEADLINE if length is None else BASE_DEADLINE + length / MIN_RATE
+
+
+@dataclass
+class _Transfer:
+    """One download in progress: where it goes, what it may bring and what it has brought."""
+
+    url: str
+    part: Path
+    limit: int
+    timeout: float
+    deadline: float | None
+    hashes: list = field(default_factory=list)
+    n: int = 0
+    t_end: float = float("inf")
+
+    def add(self, chunk: bytes, out) -> None:
+        self.n += len(chunk)
+        if self.n > self.limit:
+            raise DownloadTooLargeError(
+                "%s: the server sent more than the %d bytes expected; the download was stopped there and "
+                "nothing was kept" % (self.url, self.limit)
+            )
+        out.write(chunk)
+        for h in self.hashes:
+            h.update(chunk)
 
 
 def download(
@@ -66,86 +122,187 @@ def download(
     size: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     md5: str | None = None,
+    deadline: float | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> str:
     """Download ``url`` atomically to ``dest`` and return the observed sha256.
 
-    The bytes go to a temporary file in ``dest``'s folder; the file is moved into
-    place with :func:`os.replace` (mode ``0666 & ~umask``) only after the length
-    (``Content-Length`` and ``size``) and the checksums (when given) check out.
+    The bytes go to ``.<name>.partial`` in ``dest``'s folder; the file is moved into place with
+    :func:`os.replace` (mode ``0666 & ~umask``) only after the length (``Content-Length`` and ``size``) and
+    the checksums (when given) check out. One process at a time downloads ``dest``
+    (:func:`replib._io.cache_lock`).
+
+    An interrupted download (timeout, dropped connection, killed run) leaves its bytes in the partial file
+    when a checksum (``sha256`` or ``md5``) pins the result; the next call asks the server for the rest
+    (HTTP ``Range``), hashes the kept bytes first, and verifies the whole. A server that ignores the range
+    sends everything again. Without a checksum every download starts from the first byte.
 
     Parameters
     ----------
     timeout : float
         Seconds allowed for the connection and for *each* read: a server that accepts and then sends
         nothing raises :class:`DownloadTimeoutError` after ``timeout`` seconds.
+    deadline : float, optional
+        Seconds allowed for the whole download (default :func:`default_deadline` of the expected length):
+        a server that drips bytes is stopped at the deadline (at most one ``timeout`` later).
+    size : int, optional
+        The exact expected length. No more than ``size`` (or ``max_bytes``) bytes are ever accepted: a
+        larger ``Content-Length`` is refused before the body is read, and a body that runs past it is
+        stopped at once (:class:`DownloadTooLargeError`).
 
     Raises
     ------
     urllib.error.URLError, OSError
-        Network errors (the temporary file is removed).
+        Network errors.
     DownloadTimeoutError
-        Nothing arrived for ``timeout`` seconds.
+        Nothing arrived for ``timeout`` seconds, or the deadline passed.
+    DownloadTooLargeError
+        More bytes announced or sent than allowed.
     IncompleteDownloadError
         Fewer bytes than announced.
     ChecksumError
-        The sha256 (or md5) differs from the expected one.
+        The sha256 (or md5) differs from the expected one (the partial file is removed).
     """
     dest = Path(dest)
+    with cache_lock(dest, what="the download of %s" % dest):
+        return _download_locked(url, dest, sha256, size, timeout, md5, deadline, max_bytes)
+
+
+def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_bytes) -> str:
+    """:func:`download` with ``dest``'s lock held."""
+    part = partial_path(dest)
+    pinned = sha256 is not None or md5 is not None
+    limit = min(size, max_bytes) if size is not None else max_bytes
+    h, h5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False) if md5 is not None else None
+    t = _Transfer(url, part, limit, timeout, deadline, [x for x in (h, h5) if x is not None])
     try:
-        with atomic_path(dest) as tmp:
-            req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
-            h = hashlib.sha256()
-            h5 = hashlib.md5(usedforsecurity=False) if md5 is not None else None
-            n = 0
-            with open(tmp, "wb") as out, urllib.request.urlopen(req, timeout=timeout) as resp:
-                announced = resp.headers.get("Content-Length")
-                total = int(announced) if announced is not None else size
-                bar = _progress(total, dest.name)
-                try:
-                    while True:
-                        try:
-                            chunk = resp.read(_CHUNK)
-                        except http.client.IncompleteRead as exc:
-                            raise IncompleteDownloadError("%s: connection closed early (%s)" % (url, exc)) from exc
-                        if not chunk:
-                            break
-                        out.write(chunk)
-                        h.update(chunk)
-                        if h5 is not None:
-                            h5.update(chunk)
-                        n += len(chunk)
-                        if bar is not None:
-                            bar.update(len(chunk))
-                finally:
-                    if bar is not None:
-                        bar.close()
-            if announced is not None and n != int(announced):
-                raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
-            if size is not None and n != size:
-                raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
-            digest = h.hexdigest()
-            if sha256 is not None and digest != sha256:
-                raise ChecksumError(
-                    "%s: sha256 %s differs from the registered %s; the download is corrupted or a "
-                    "different version (nothing was written to %s)" % (url, digest, sha256, dest)
-                )
-            if h5 is not None and h5.hexdigest() != md5:
-                raise ChecksumError(
-                    "%s: md5 %s differs from the published %s; the download is corrupted or a "
-                    "different version (nothing was written to %s)" % (url, h5.hexdigest(), md5, dest)
-                )
+        announced = _transfer(t, resume=pinned, dest=dest)
+        _check_length(url, t.n, announced, size)
+    except BaseException as exc:  # an interruption of a pinned download keeps its bytes; anything else none
+        if not (pinned and isinstance(exc, _RESUMABLE) and part.is_file() and part.stat().st_size):
+            with contextlib.suppress(OSError):
+                part.unlink()
+        raise
+    try:
+        _check_digest(url, dest, "sha256", h.hexdigest(), sha256, "registered")
+        if h5 is not None:
+            _check_digest(url, dest, "md5", h5.hexdigest(), md5, "published")
+    except ChecksumError:
+        part.unlink()
+        raise
+    commit_file(part, dest)
+    return h.hexdigest()
+
+
+def _check_length(url: str, n: int, announced: int | None, size: int | None) -> None:
+    if announced is not None and n != announced:
+        raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
+    if size is not None and n != size:
+        raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
+
+
+def _check_digest(url: str, dest: Path, algorithm: str, got: str, want: str | None, origin: str) -> None:
+    if want is not None and got != want:
+        raise ChecksumError(
+            "%s: %s %s differs from the %s %s; the download is corrupted or a different version "
+            "(nothing was written to %s)" % (url, algorithm, got, origin, want, dest)
+        )
+
+
+def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
+    """Bring the bytes of ``t.url`` into ``t.part`` (continuing its kept bytes when ``resume``); return the
+    total length the server announced, if it did. Network timeouts become :class:`DownloadTimeoutError`."""
+    have = t.part.stat().st_size if resume and t.part.is_file() else 0
+    req = urllib.request.Request(url=t.url, headers={"User-Agent": _USER_AGENT})
+    if have:
+        req.add_header("Range", "bytes=%d-" % have)
+    try:
+        with urllib.request.urlopen(req, timeout=t.timeout) as resp:
+            start = _resume_offset(resp, have)
+            total = _announced_total(resp, start, t)
+            if start:  # the kept bytes count in the checksums
+                _hash_into(t.hashes, t.part)
+            t.n = start
+            t.t_end = time.monotonic() + (t.deadline if t.deadline is not None else default_deadline(total))
+            with open(t.part, "r+b" if start else "wb") as out:
+                out.seek(start)
+                out.truncate()
+                _stream(resp, out, t, total, dest.name)
+            return total
     except TimeoutError as exc:
+        if isinstance(exc, DownloadTimeoutError):
+            raise
         raise DownloadTimeoutError(
             "%s: no data for %g s (the server accepted the connection but did not answer); "
-            "nothing was written to %s" % (url, timeout, dest)
+            "nothing was written to %s" % (t.url, t.timeout, dest)
         ) from exc
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and have:  # the kept bytes do not fit this file: start again
+            t.part.unlink()
+            return _transfer(t, resume=False, dest=dest)
+        raise
     except urllib.error.URLError as exc:
         if isinstance(getattr(exc, "reason", None), (socket.timeout, TimeoutError)):
             raise DownloadTimeoutError(
-                "%s: no answer within %g s; nothing was written to %s" % (url, timeout, dest)
+                "%s: no answer within %g s; nothing was written to %s" % (t.url, t.timeout, dest)
             ) from exc
         raise
-    return digest
+
+
+def _hash_into(hashes: list, path: Path) -> None:
+    """Feed a file's bytes to every hash of ``hashes``."""
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_CHUNK), b""):
+            for hash_ in hashes:
+                hash_.update(block)
+
+
+def _resume_offset(resp, have: int) -> int:
+    """Where the response's body starts in the file: ``have`` for a matching ``206 Partial Content``, else 0."""
+    if have and resp.status == 206:
+        rng = resp.headers.get("Content-Range", "")
+        if rng.startswith("bytes %d-" % have):
+            return have
+    return 0
+
+
+def _announced_total(resp, start: int, t: _Transfer) -> int | None:
+    """The whole file's length as the server announces it (``start`` + ``Content-Length``), refused when it
+    exceeds the limit (before any byte of the body is read)."""
+    announced = resp.headers.get("Content-Length")
+    if announced is None:
+        return None
+    total = start + int(announced)
+    if total > t.limit:
+        raise DownloadTooLargeError(
+            "%s: the server announces %d bytes, more than the %d expected; nothing was downloaded"
+            % (t.url, total, t.limit)
+        )
+    return total
+
+
+def _stream(resp, out, t: _Transfer, total: int | None, desc: str) -> None:
+    """Copy the body chunk by chunk (each read returns what has arrived) until its end, the limit or the
+    deadline."""
+    bar = _progress(total, desc)
+    bar.update(t.n)
+    try:
+        while True:
+            if time.monotonic() > t.t_end:
+                raise DownloadTimeoutError(
+                    "%s: the download passed its overall deadline after %d bytes (the server is too slow); "
+                    "the bytes are kept to resume" % (t.url, t.n)
+                )
+            try:
+                chunk = resp.read1(_CHUNK)
+            except http.client.IncompleteRead as exc:
+                raise IncompleteDownloadError("%s: connection closed early (%s)" % (t.url, exc)) from exc
+            if not chunk:
+                return
+            t.add(chunk, out)
+            bar.update(len(chunk))
+    finally:
+        bar.close()
 
 
 def _extract_member(archive: Path, member: str, dest: Path, sha256: str | None, md5: str | None = None) -> str:
@@ -181,8 +338,6 @@ def _record_observed(dest: Path, digest: str, source: str, verified_md5: str | N
 
     ``verified_md5`` names the published md5 the bytes were checked against; without one the record is
     trust-on-first-use (https only, see :func:`fetch`)."""
-    import datetime
-
     info = {
         "sha256": digest,
         "source": source,

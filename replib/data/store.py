@@ -29,6 +29,7 @@ Set ``REPLIB_DATA_OFFLINE=1`` to forbid network access (mirror and cache only).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import tarfile
@@ -39,21 +40,24 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from .._io import cache_root, hash_file, sha256_file, write_json_atomic
+from .._io import CacheLockTimeout, cache_lock, cache_root, hash_file, sha256_file, write_json_atomic
 from .download import (  # noqa: F401 (re-exported: the public errors and download live with the downloader)
     _CHUNK,
     DEFAULT_TIMEOUT,
+    MAX_BYTES,
     ChecksumError,
     DataNotFoundError,
     DownloadTimeoutError,
+    DownloadTooLargeError,
     IncompleteDownloadError,
     InsecureSourceError,
+    _download_locked,
     _extract_member,
     _is_url,
     _record_observed,
     download,
 )
-from .registry import DataFile, get_file
+from .registry import DATASETS, DataFile, get_file
 
 __all__ = [
     "fetch",
@@ -62,6 +66,7 @@ __all__ = [
     "ChecksumError",
     "IncompleteDownloadError",
     "DownloadTimeoutError",
+    "DownloadTooLargeError",
     "InsecureSourceError",
     "sha256_file",
     "verify_all",
@@ -72,6 +77,8 @@ MIRROR_ENV = "REPLIB_DATA_MIRROR"
 OFFLINE_ENV = "REPLIB_DATA_OFFLINE"
 VERIFY_ENV = "REPLIB_VERIFY"
 
+#: seconds to wait for another run's update of the verification record before skipping this one
+VERIFIED_LOCK_TIMEOUT = 60.0
 _verified_lock = threading.Lock()
 _verified_memory: dict = {}
 
@@ -103,15 +110,18 @@ def _load_verified(cache: Path) -> dict:
 
 
 def _store_verified(cache: Path, key: str, value: dict) -> None:
-    """Remember a verification (best effort: an unwritable cache only costs speed)."""
+    """Remember a verification (best effort: an unwritable or busy cache only costs speed).
+
+    The record is read, updated and rewritten under the cache's lock, so runs that verify files at the same
+    time each add their own entries and none is lost."""
     with _verified_lock:
         _verified_memory[key] = value
         try:
-            cache.mkdir(parents=True, exist_ok=True)
-            db = _load_verified(cache)
-            db[key] = value
-            write_json_atomic(_verified_db(cache), dict(sorted(db.items())), indent=0)
-        except OSError:
+            with cache_lock(_verified_db(cache), timeout=VERIFIED_LOCK_TIMEOUT):
+                db = _load_verified(cache)
+                db[key] = value
+                write_json_atomic(_verified_db(cache), dict(sorted(db.items())), indent=0)
+        except (OSError, CacheLockTimeout):
             pass
 
 
@@ -189,8 +199,6 @@ def verify_all(mirror: str | os.PathLike | None = None, cache: str | os.PathLike
     list of (path, status, message)
         ``status`` is ``"ok"``, ``"FAILED"`` or ``"unpinned"`` (a file with no known checksum).
     """
-    from .registry import DATASETS
-
     cache = cache_dir(cache)
     if mirror is None:
         mirror = os.environ.get(MIRROR_ENV) or None
@@ -290,103 +298,137 @@ def fetch(
     DataNotFoundError
         No source could provide the file; the message says which environment
         variable to set and where the canonical source is.
+    replib._io.CacheLockTimeout
+        Another run held the file's cache lock for more than an hour (two runs
+        that start together take turns: the second finds the file downloaded).
     """
     entry = get_file(dataset, file)
     cache = cache_dir(cache)
     if mirror is None:
         mirror = os.environ.get(MIRROR_ENV) or None
-    if download_ok is None:
-        download_ok = not _offline()
-    dest = cache / entry.path
-    errors = []
     verify = bool(verify) or _force_verify()
-    pinned = entry.sha256 is not None or entry.md5 is not None
-
-    def _get(url: str) -> str:
-        """Download one source; plain http only for bytes a checksum pins."""
-        if not pinned and urllib.parse.urlsplit(url).scheme != "https":
-            raise InsecureSourceError(
-                "%s: refusing a plain-http download of %s, which has no registered "
-                "checksum (anyone on the path could change it)" % (url, entry.path)
-            )
-        return download(url, dest, entry.sha256, size=entry.size, timeout=timeout, md5=entry.md5)
-
-    def _got(digest: str, source: str, verified_md5: str | None = None) -> Path:
-        if entry.sha256 is None:
-            _record_observed(dest, digest, source, verified_md5=verified_md5 or entry.md5)
-        return dest
-
     if mirror is not None and not _is_url(str(mirror)):
         local = Path(mirror).expanduser() / entry.path
         if local.is_file():
             _verify_in_place(local, entry, cache, verify)
             return local
-        errors.append("mirror folder %s has no %s" % (mirror, entry.path))
+        errors = ["mirror folder %s has no %s" % (mirror, entry.path)]
+    else:
+        errors = []
+    dest = cache / entry.path
+    with cache_lock(dest, what="%s/%s in the cache %s" % (dataset, file, cache)):
+        if dest.is_file():
+            _verify_in_place(dest, entry, cache, verify)
+            return dest
+        sources = _Sources(entry, dest, timeout, errors)
+        if mirror is not None and _is_url(str(mirror)) and sources.from_mirror_url(str(mirror)):
+            return dest
+        if download_ok is None:
+            download_ok = not _offline()
+        if not download_ok:
+            errors.append("downloads disabled (%s set or download_ok=False)" % OFFLINE_ENV)
+        elif sources.from_urls() or sources.from_archive(cache):
+            return dest
+    raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
 
-    if dest.is_file():
-        _verify_in_place(dest, entry, cache, verify)
-        return dest
 
-    if mirror is not None and _is_url(str(mirror)):
-        url = str(mirror).rstrip("/") + "/" + urllib.parse.quote(entry.path)
+class _Sources:
+    """The download routes of one registry entry into the cache (with ``dest``'s lock held): each returns
+    True when ``dest`` is in place and verified, or appends why not to ``errors``."""
+
+    def __init__(self, entry: DataFile, dest: Path, timeout: float, errors: list):
+        self.entry, self.dest, self.timeout, self.errors = entry, dest, timeout, errors
+        self.pinned = entry.sha256 is not None or entry.md5 is not None
+
+    def _get(self, url: str) -> None:
+        """Download one source; plain http only for bytes a checksum pins."""
+        e = self.entry
+        if not self.pinned and urllib.parse.urlsplit(url).scheme != "https":
+            raise InsecureSourceError(
+                "%s: refusing a plain-http download of %s, which has no registered "
+                "checksum (anyone on the path could change it)" % (url, e.path)
+            )
+        digest = _download_locked(url, self.dest, e.sha256, e.size, self.timeout, e.md5, None, _max_bytes(e))
+        self._got(digest, url)
+
+    def _got(self, digest: str, source: str, verified_md5: str | None = None) -> None:
+        if self.entry.sha256 is None:
+            _record_observed(self.dest, digest, source, verified_md5=verified_md5 or self.entry.md5)
+
+    def from_mirror_url(self, mirror: str) -> bool:
+        url = mirror.rstrip("/") + "/" + urllib.parse.quote(self.entry.path)
         try:
-            digest = _get(url)
+            self._get(url)
         except urllib.error.HTTPError as exc:
-            errors.append("%s: HTTP %s" % (url, exc.code))
+            self.errors.append("%s: HTTP %s" % (url, exc.code))
         except (urllib.error.URLError, OSError, InsecureSourceError) as exc:
-            if isinstance(exc, IncompleteDownloadError):
+            if isinstance(exc, (IncompleteDownloadError, DownloadTooLargeError)):
                 raise
-            errors.append("%s: %s" % (url, exc))
+            self.errors.append("%s: %s" % (url, exc))
         else:
-            return _got(digest, url)
+            return True
+        return False
 
-    if not download_ok:
-        errors.append("downloads disabled (%s set or download_ok=False)" % OFFLINE_ENV)
-        raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
+    def from_urls(self) -> bool:
+        for url in self.entry.urls:
+            try:
+                self._get(url)
+            except (urllib.error.URLError, OSError, ChecksumError, InsecureSourceError) as exc:
+                self.errors.append("%s: %s" % (url, exc))
+                continue
+            return True
+        return False
 
-    for url in entry.urls:
-        try:
-            digest = _get(url)
-        except (urllib.error.URLError, OSError, IncompleteDownloadError, ChecksumError, InsecureSourceError) as exc:
-            errors.append("%s: %s" % (url, exc))
-            continue
-        return _got(digest, url)
-
-    a = entry.archive
-    if a is not None and (a.identical or not pinned):
+    def from_archive(self, cache: Path) -> bool:
+        a, e = self.entry.archive, self.entry
+        if a is None or not (a.identical or not self.pinned):
+            return False
         archive_path = cache / "_archives" / Path(urllib.parse.urlsplit(a.url).path).name
         try:
-            if not (pinned or a.md5 is not None or urllib.parse.urlsplit(a.url).scheme == "https"):
+            if not (self.pinned or a.md5 is not None or urllib.parse.urlsplit(a.url).scheme == "https"):
                 raise InsecureSourceError(
                     "refusing a plain-http archive: neither it nor its member %s has a registered checksum" % a.member
                 )
-            if archive_path.is_file():
-                if a.md5 is not None and hash_file(archive_path, "md5") != a.md5:
-                    raise ChecksumError(
-                        "cached archive %s: md5 differs from the published %s; delete it" % (archive_path, a.md5)
-                    )
-            else:
-                adigest = download(a.url, archive_path, None, timeout=timeout, md5=a.md5)
-                _record_observed(archive_path, adigest, a.url, verified_md5=a.md5)
-            digest = _extract_member(archive_path, a.member, dest, entry.sha256, entry.md5)
-        except (
-            urllib.error.URLError,
-            OSError,
-            KeyError,
-            zipfile.BadZipFile,
-            tarfile.TarError,
-            ChecksumError,
-            InsecureSourceError,
-        ) as exc:
-            errors.append("%s [%s]: %s" % (a.url, a.member, exc))
-        else:
-            return _got(
-                digest,
-                "%s [%s]" % (a.url, a.member),
-                verified_md5=None if a.md5 is None else "%s (of the archive)" % a.md5,
-            )
+            with cache_lock(archive_path, what="the archive %s" % archive_path):
+                _archive_in_cache(archive_path, a, self.timeout)
+            digest = _extract_member(archive_path, a.member, self.dest, e.sha256, e.md5)
+        except _ARCHIVE_ERRORS as exc:
+            self.errors.append("%s [%s]: %s" % (a.url, a.member, exc))
+            return False
+        self._got(
+            digest,
+            "%s [%s]" % (a.url, a.member),
+            verified_md5=None if a.md5 is None else "%s (of the archive)" % a.md5,
+        )
+        return True
 
-    raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
+
+_ARCHIVE_ERRORS = (
+    urllib.error.URLError,
+    OSError,
+    KeyError,
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    ChecksumError,
+    InsecureSourceError,
+)
+
+
+def _max_bytes(entry: DataFile) -> int:
+    """The cap on a download of ``entry``: its registered size, else the downloader's general cap."""
+    return entry.size if entry.size is not None else MAX_BYTES
+
+
+def _archive_in_cache(archive_path: Path, a, timeout: float) -> None:
+    """The canonical archive in the cache: checked against its published md5, or downloaded (lock held)."""
+    if archive_path.is_file():
+        if a.md5 is not None and hash_file(archive_path, "md5") != a.md5:
+            raise ChecksumError(
+                "cached archive %s: md5 differs from the published %s; delete it" % (archive_path, a.md5)
+            )
+        return
+    adigest = _download_locked(a.url, archive_path, None, None, timeout, a.md5, None, MAX_BYTES)
+    _record_observed(archive_path, adigest, a.url, verified_md5=a.md5)
 
 
 def verify_main(argv=None) -> int:
@@ -394,8 +436,6 @@ def verify_main(argv=None) -> int:
 
     Exit status 1 when any file fails its checksum (each failure is printed with its path).
     """
-    import argparse
-
     ap = argparse.ArgumentParser(
         prog="python -m replib.data verify",
         description="Re-hash every registered data file found in the mirror "

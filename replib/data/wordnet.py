@@ -9,6 +9,7 @@ sha256-verified) and read straight out of the ``.deb`` in Python: no ``apt``, no
 
 from __future__ import annotations
 
+import gzip
 import io
 import lzma
 import re
@@ -76,8 +77,6 @@ def deb_file(deb: str | Path, member: str) -> bytes:
 
 def _lexnames(deb) -> dict[int, str]:
     """File number -> lexicographer file name, parsed from the package's own ``lexnames(5WN)`` page."""
-    import gzip
-
     page = gzip.decompress(deb_file(deb, "usr/share/man/man5/lexnames.5WN.gz")).decode("utf-8", "replace")
     names = {int(m.group(1)): m.group(2) for m in re.finditer(r"^(\d\d)\t(\S+)", page, re.M)}
     if len(names) != 45:

@@ -12,6 +12,7 @@ from .isoscore import (
 from .partition import PartitionIsotropy, partition_isotropy, rudman_partition_score, rudman_partition_score_gaussian
 from .rogue import RogueDimensions, cosine_contributions, rogue_dimensions
 from .streaming import CovarianceAccumulator
+from .types import s_inter, s_intra, type_codes, type_frequencies
 
 __all__ = [
     "isoscore",
@@ -29,4 +30,8 @@ __all__ = [
     "cosine_contributions",
     "rogue_dimensions",
     "RogueDimensions",
+    "s_inter",
+    "s_intra",
+    "type_codes",
+    "type_frequencies",
 ]

@@ -24,6 +24,15 @@ Two variants share one neighbour search:
 
 For ``metric="cosine"`` the neighbours are those of the unit-normalised rows; the Levina–Bickel
 variant then uses the chord distance :math:`\\lVert\\hat x - \\hat y\\rVert = \\sqrt{2(1-\\cos)}`.
+
+Scale
+    Both estimates depend on distance ratios only, and so does the computation: ``X`` is first multiplied
+    by the power of two that brings its largest absolute entry into [0.5, 1) (:func:`power_of_two_scale`).
+    That product is exact in floating point, so values at ordinary scales are unchanged bit for bit, while
+    at extreme scales (1e-30, 1e+30) no squared distance underflows or overflows, in float64 nor in the
+    float32 candidate search of the FAISS and torch backends. The one quantity that is not scale-free is
+    the authors' clamp of zero distances (``"cai"`` with duplicates kept): it stays 1e-8 in the units of
+    ``X``, as in their code. A cloud whose points are all one point has no dimension: a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -33,9 +42,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.neighbors import NearestNeighbors
 
-from .._validation import check_array
+from .._optional import import_at_use, optional_import, require
+from .._validation import check_array, max_abs
 from .cosine import unit_rows
+
+faiss = optional_import("faiss")
 
 __all__ = ["lid_mle", "LIDResult", "cai_over_levina_bickel", "CAI_ZERO_CLAMP"]
 
@@ -44,6 +57,7 @@ CAI_ZERO_CLAMP = 1e-8
 _VARIANTS = ("cai", "levina_bickel")
 _METRICS = ("euclidean", "cosine")
 _DUPLICATES = ("keep", "drop")
+_BACKENDS = ("auto", "sklearn", "torch", "faiss")
 
 
 def cai_over_levina_bickel(k: int) -> float:
@@ -125,21 +139,13 @@ def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cuda_available() -> bool:
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        return False
+    """Whether torch sees a GPU; torch is imported here, at use (never when the metrics are imported)."""
+    torch = optional_import("torch")
+    return torch is not None and bool(torch.cuda.is_available())
 
 
 def _faiss_available() -> bool:
-    try:
-        import faiss  # noqa: F401
-
-        return True
-    except ImportError:
-        return False
+    return faiss is not None
 
 
 def _refine(
@@ -185,8 +191,7 @@ def _knn_torch(
     then their distances are recomputed in float64 and re-sorted, so the returned distances are exact
     and the order can only differ from a float64 search among near-ties beyond the margin.
     """
-    import torch
-
+    torch = import_at_use("torch", "LID's torch backend")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     m = min(len(index), n_neighbors + margin)
     I = torch.as_tensor(index, dtype=torch.float32, device=device)
@@ -208,15 +213,14 @@ def _knn_faiss(
     distances recomputed in float64 and re-sorted (:func:`_refine`): the same distances as a float64
     search, the order differing at most among near-ties beyond the margin.
     """
-    import faiss
-
+    faiss_ = require(faiss, "faiss", "LID's FAISS backend", pip="faiss-cpu")
     m = min(len(index), n_neighbors + margin)
     if n_jobs is not None and n_jobs > 0:
-        faiss.omp_set_num_threads(int(n_jobs))
+        faiss_.omp_set_num_threads(int(n_jobs))
     xb = np.ascontiguousarray(index, dtype=np.float32)
-    flat = faiss.IndexFlatL2(xb.shape[1])
-    if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:  # pragma: no cover - GPU only
-        flat = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, flat)
+    flat = faiss_.IndexFlatL2(xb.shape[1])
+    if hasattr(faiss_, "StandardGpuResources") and faiss_.get_num_gpus() > 0:  # pragma: no cover - GPU only
+        flat = faiss_.index_cpu_to_gpu(faiss_.StandardGpuResources(), 0, flat)
     flat.add(xb)
     _, cand = flat.search(np.ascontiguousarray(queries, dtype=np.float32), m)
     return _refine(index, queries, cand.astype(np.int64), n_neighbors, n_jobs=n_jobs)
@@ -238,21 +242,14 @@ def _knn_distances(
     position), so an exact duplicate of the query stays in the neighbour list as a zero distance;
     ``copy_of[j]`` (first copy of index row j) makes the distance between exact copies exactly 0.
     """
-    if backend == "auto":
-        backend = (
-            "torch"
-            if _cuda_available() and len(index) * len(queries) > 10**9
-            else "faiss"
-            if _faiss_available()
-            else "sklearn"
-        )
+    if backend == "auto":  # torch only for large searches (and only then imported)
+        large = len(index) * len(queries) > 10**9
+        backend = "torch" if large and _cuda_available() else "faiss" if _faiss_available() else "sklearn"
     if backend == "torch":
         dist, idx = _knn_torch(index, queries, k + 1, device)
     elif backend == "faiss":
         dist, idx = _knn_faiss(index, queries, k + 1, n_jobs=n_jobs)
     else:
-        from sklearn.neighbors import NearestNeighbors
-
         nn = NearestNeighbors(n_neighbors=k + 1, algorithm="brute", metric="euclidean", n_jobs=n_jobs).fit(index)
         dist, idx = nn.kneighbors(queries, n_neighbors=k + 1)
     mask = idx != np.asarray(self_rows)[:, None]
@@ -317,78 +314,136 @@ def lid_mle(
     Raises
     ------
     ValueError
-        Unknown metric/variant/duplicates, ``k`` < 2, or fewer than ``k + 1`` (distinct) points.
+        Unknown metric/variant/duplicates, ``k`` < 2, fewer than ``k + 1`` (distinct) points, or a cloud
+        whose points are all one point (every distance 0: no dimension to estimate).
 
     Notes
     -----
     Brute-force search costs O(n_queries · n · d); subsample queries for large ``n``.
+    Scale-invariant in value and in computation: see "Scale" in the module docstring.
     """
+    _check_options(metric, variant, duplicates, backend, k)
+    k = int(k)
+    X = check_array(X, min_samples=k + 1, min_features=1, metric="lid_mle")
+    n_points, dim = X.shape
+    P, row_of, first_of, n_dup, e = _index_points(X, k, metric, duplicates)
+    q = _query_rows(len(P), n_queries, seed)
+    R = _knn_distances(
+        P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of, backend, device
+    )  # plain Euclidean (chord for cosine), ascending
+    with np.errstate(over="ignore"):  # the clamp in the units of R² (beyond float64 at scales under 1e-150)
+        clamp = min(float(np.ldexp(CAI_ZERO_CLAMP, -2 * e)), np.finfo(np.float64).max)
+    lid = _pointwise(R, k, metric, variant, clamp=clamp)
+    n_nonfinite = int((~np.isfinite(lid)).sum())
+    if variant == "cai":
+        lid = np.where(np.isinf(lid), float(dim), lid)  # authors: inf -> ambient dimension
+    return LIDResult(
+        pointwise=lid,
+        query_index=row_of[q],
+        **_summary(lid),
+        k=k,
+        metric=metric,
+        variant=variant,
+        n_points=int(n_points),
+        n_index=int(len(P)),
+        n_duplicates=n_dup,
+        n_zero_distance=int((R[:, 0] <= 0).sum()),
+        n_nonfinite=n_nonfinite,
+        info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)},
+    )
+
+
+def _summary(lid: np.ndarray) -> dict:
+    """Mean, median, standard deviation (finite values) and harmonic mean (finite positive values)."""
+    finite = lid[np.isfinite(lid)]
+    pos = finite[finite > 0]
+    nan = float("nan")
+    return {
+        "mean": float(finite.mean()) if finite.size else nan,
+        "median": float(np.median(finite)) if finite.size else nan,
+        "std": float(finite.std()) if finite.size else nan,
+        "harmonic_mean": float(len(pos) / np.sum(1.0 / pos)) if pos.size else nan,
+    }
+
+
+def _check_options(metric: str, variant: str, duplicates: str, backend: str, k) -> None:
+    """Refuse unknown settings (and a FAISS backend without FAISS) before any work."""
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}; got {metric!r}")
     if variant not in _VARIANTS:
         raise ValueError(f"variant must be one of {_VARIANTS}; got {variant!r}")
     if duplicates not in _DUPLICATES:
         raise ValueError(f"duplicates must be one of {_DUPLICATES}; got {duplicates!r}")
-    k = int(k)
-    if k < 2:
-        raise ValueError(f"k must be >= 2; got {k}")
-    X = check_array(X, min_samples=k + 1, min_features=1, metric="lid_mle")
-    n_points, dim = X.shape
-    P = unit_rows(X) if metric == "cosine" else X
-    first, first_of = _unique_rows(P)
-    n_dup = int(n_points - len(first))
-    if duplicates == "drop":
-        P = P[np.sort(first)]
-        row_of = np.sort(first)  # row of X for each index row
-        if len(P) < k + 1:
-            raise ValueError(f"only {len(P)} distinct points; need at least k + 1 = {k + 1}")
-    else:
-        row_of = np.arange(n_points)
-    n_index = len(P)
-    if n_queries is None or n_queries >= n_index:
-        q = np.arange(n_index)
-    else:
-        if n_queries < 1:
-            raise ValueError(f"n_queries must be >= 1; got {n_queries}")
-        q = np.sort(np.random.default_rng(seed).choice(n_index, size=int(n_queries), replace=False))
-    if backend not in ("auto", "sklearn", "torch", "faiss"):
+    if int(k) < 2:
+        raise ValueError(f"k must be >= 2; got {int(k)}")
+    if backend not in _BACKENDS:
         raise ValueError(f"backend must be 'auto', 'sklearn', 'torch' or 'faiss'; got {backend!r}")
-    if backend == "faiss" and not _faiss_available():
-        raise ImportError("backend='faiss' needs the faiss package: pip install faiss-cpu (or faiss-gpu)")
-    R = _knn_distances(
-        P, P[q], q, k, n_jobs, None if duplicates == "drop" or n_dup == 0 else first_of, backend, device
-    )  # plain Euclidean (chord for cosine), ascending
-    n_zero = int((R[:, 0] <= 0).sum())
+    if backend == "faiss":
+        require(faiss, "faiss", "LID's backend='faiss'", pip="faiss-cpu (or faiss-gpu)")
+
+
+def power_of_two_scale(X: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(X · 2^-e, e)`` with ``2^(e-1) <= max|X| < 2^e``: largest entry in [0.5, 1), every entry scaled exactly.
+
+    Multiplying by a power of two changes only the exponent of each float, so every distance and ratio
+    computed from the result is the original one times an exact power of two (no rounding), and squares
+    of distances stay far from float64's and float32's overflow and underflow. An all-zero ``X`` is
+    returned unchanged (``e = 0``).
+    """
+    peak = max_abs(X) if X.size else 0.0
+    if peak == 0.0:
+        return X, 0
+    e = int(np.frexp(peak)[1])
+    return np.ldexp(X, -e), e
+
+
+def _index_points(X: np.ndarray, k: int, metric: str, duplicates: str):
+    """The rows to index (rescaled, unit-normalised for cosine, duplicates dropped if asked), the row of ``X``
+    of each, the first copy of each row, the number of duplicate rows and the exponent ``e`` of the scale
+    (the rows are ``X · 2^-e``; see :func:`power_of_two_scale`).
+
+    Raises ``ValueError`` when every point is the same point (after unit-normalisation for cosine).
+    """
+    P, e = (unit_rows(X), 0) if metric == "cosine" else power_of_two_scale(X)
+    first, first_of = _unique_rows(P)
+    if len(first) == 1:
+        raise ValueError(
+            f"lid_mle: all {len(X)} points are the same point"
+            f"{' (after unit-normalising the rows)' if metric == 'cosine' else ''}: every neighbour distance is "
+            "0 and the local intrinsic dimension is undefined. Check the input (a constant layer, or rows "
+            "filled with one value)"
+        )
+    n_dup = int(len(X) - len(first))
+    if duplicates == "drop":
+        row_of = np.sort(first)  # row of X for each index row
+        if len(row_of) < k + 1:
+            raise ValueError(f"only {len(row_of)} distinct points; need at least k + 1 = {k + 1}")
+        return P[row_of], row_of, first_of, n_dup, e
+    return P, np.arange(len(X)), first_of, n_dup, e
+
+
+def _query_rows(n_index: int, n_queries: int | None, seed: int) -> np.ndarray:
+    """Every index row, or a seeded uniform subset of ``n_queries`` of them (sorted)."""
+    if n_queries is None or n_queries >= n_index:
+        return np.arange(n_index)
+    if n_queries < 1:
+        raise ValueError(f"n_queries must be >= 1; got {n_queries}")
+    return np.sort(np.random.default_rng(seed).choice(n_index, size=int(n_queries), replace=False))
+
+
+def _pointwise(R: np.ndarray, k: int, metric: str, variant: str, clamp: float = CAI_ZERO_CLAMP) -> np.ndarray:
+    """The pointwise estimates from ascending neighbour distances ``R`` (n_queries, k); see the module docstring.
+
+    ``clamp``: Cai's replacement of a zero distance, in the units of ``R²`` (the authors' 1e-8 in the units
+    of the input, times the exact rescaling).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         if variant == "levina_bickel":
             logs = np.log(R[:, -1:] / R[:, :-1])  # log(R_k / R_j), j < k
             lid = (k - 1) / logs.sum(axis=1)
             lid[R[:, 0] <= 0] = 0.0  # a zero distance: log ratio inf -> 0
             lid[~(R[:, -1] > 0)] = np.nan  # all k neighbours at distance 0
-        else:
-            D = R**2 if metric == "euclidean" else 0.5 * R**2  # FAISS: squared L2, or 1 - cos
-            D = np.where(D <= 0, CAI_ZERO_CLAMP, D)
-            rk = D[:, -1:]
-            lid = -1.0 / np.mean(np.log(D / rk), axis=1)
-    n_nonfinite = int((~np.isfinite(lid)).sum())
-    if variant == "cai":
-        lid = np.where(np.isinf(lid), float(dim), lid)  # authors: inf -> ambient dimension
-    finite = lid[np.isfinite(lid)]
-    pos = finite[finite > 0]
-    return LIDResult(
-        pointwise=lid,
-        query_index=row_of[q],
-        mean=float(finite.mean()) if finite.size else float("nan"),
-        median=float(np.median(finite)) if finite.size else float("nan"),
-        std=float(finite.std()) if finite.size else float("nan"),
-        harmonic_mean=float(len(pos) / np.sum(1.0 / pos)) if pos.size else float("nan"),
-        k=k,
-        metric=metric,
-        variant=variant,
-        n_points=int(n_points),
-        n_index=int(n_index),
-        n_duplicates=n_dup,
-        n_zero_distance=n_zero,
-        n_nonfinite=n_nonfinite,
-        info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)},
-    )
+            return lid
+        D = R**2 if metric == "euclidean" else 0.5 * R**2  # FAISS: squared L2, or 1 - cos
+        D = np.where(D <= 0, clamp, D)
+        return -1.0 / np.mean(np.log(D / D[:, -1:]), axis=1)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._optional import optional_import, require
 from .._validation import check_array
+
+_torch = optional_import("torch")  # this metric is computed in torch; the rest of replib.metrics needs none
 
 __all__ = ["silhouette_score", "silhouette_samples", "cluster_distance_sums"]
 
@@ -30,8 +33,12 @@ def _labels(labels, n: int) -> tuple[np.ndarray, int]:
     return codes.reshape(-1).astype(np.int64), k
 
 
+def _torch_or_error():
+    return require(_torch, "torch", "the exact silhouette score (replib.metrics.silhouette)")
+
+
 def _resolve_device(device):
-    import torch
+    torch = _torch_or_error()
 
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -61,8 +68,7 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
     codes : numpy.ndarray of shape (n_samples,)
         Cluster index of each point (0 .. n_clusters - 1).
     """
-    import torch
-
+    torch = _torch_or_error()
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
     if isinstance(X, torch.Tensor):  # stays on its device; same rules as check_array

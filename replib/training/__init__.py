@@ -5,10 +5,14 @@
   causal-LM windows with a byte-level BPE trained on the training text; every batch is a pure function
   of ``(seed, step)``, so a resumed run sees the same batches;
 - :mod:`.loop`: the resumable training loop (log-spaced checkpoints in safetensors, optimizer and RNG
-  state as plain tensors/JSON, final weights in Hugging Face layout with their sha256);
+  state as plain tensors/JSON, final weights in Hugging Face layout with their sha256), one process per
+  run folder;
+- :mod:`.checkpoints`: checkpoints and resume states with their sha256 beside them, verified on load
+  (:class:`CheckpointError`), and the log rewritten atomically;
 - :mod:`.measure`: isotropy of every checkpoint and layer.
 """
 
+from .checkpoints import CheckpointError, verify_checkpoint
 from .config import config_for, log_spaced_steps
 from .data import ESM_RECIPE, mask_tokens, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 from .loop import TrainingInterrupted, TrainRun, load_checkpoint_model, run_dir, train_lm, trained_model
@@ -23,6 +27,8 @@ from .measure import (
 )
 
 __all__ = [
+    "CheckpointError",
+    "verify_checkpoint",
     "config_for",
     "log_spaced_steps",
     "ESM_RECIPE",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from tokenizers import ByteLevelBPETokenizer
+from transformers import GPT2TokenizerFast
 
 from .._io import atomic_path
 from ..models.tiny import ESM_VOCAB
@@ -102,9 +104,6 @@ def train_bpe_tokenizer(text: str, vocab_size: int, out_dir) -> object:
 
     Deterministic for a given text and vocabulary size; ``<|endoftext|>`` is the one special token.
     """
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2TokenizerFast
-
     out_dir = Path(out_dir)
     if not (out_dir / "vocab.json").exists() or not (out_dir / "merges.txt").exists():
         out_dir.mkdir(parents=True, exist_ok=True)

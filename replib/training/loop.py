@@ -4,17 +4,23 @@ Layout of a run folder (``$REPLIB_CACHE_DIR/training/<task>-<config hash>-s<seed
 
     run.json                  the task, configuration and seed (written first)
     tokenizer/                the tokenizer (ESM-2 vocabulary, or the BPE trained on the training text)
-    ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...
+    ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...,
+                              each with its sha256 beside it (``step_000000.safetensors.sha256``)
     log.jsonl                 one JSON line per checkpoint: step, lr, train loss, validation loss/perplexity
     resume.json + resume-<step>/       the latest resumable state: model.safetensors, optim.safetensors
-                              (AdamW moments and the torch RNG state as plain tensors), state.json
+                              (AdamW moments and the torch RNG state as plain tensors), each with its
+                              ``.sha256``, and state.json
     final/                    Hugging Face layout: model.safetensors, config.json, tokenizer files,
                               sha256.json (sha256 of every file), training.json
 
-Every file is written atomically (:mod:`replib._io`); nothing is ever unpickled. Batches are a pure
-function of ``(seed, step)`` and the learning rate a pure function of ``step``, so the resumable state is
-the weights, the optimizer moments and the torch RNG; a run killed at any point and restarted finishes
-with bit-identical weights (tested in ``tests/test_training.py``).
+Every file is written atomically (:mod:`replib._io`), the log included: a new row rewrites the whole log
+through a temporary file, so a kill mid-write leaves the previous log, never a torn line. Every checkpoint
+and resume state is verified against its sha256 when it is loaded; a corrupted one is refused with a
+:class:`CheckpointError` that names it. Nothing is ever unpickled. One process at a time trains a run
+folder (:func:`replib._io.cache_lock`): a second run of the same configuration waits, then finds it done.
+Batches are a pure function of ``(seed, step)`` and the learning rate a pure function of ``step``, so the
+resumable state is the weights, the optimizer moments and the torch RNG; a run killed at any point and
+restarted finishes with bit-identical weights (tested in ``tests/test_training.py``, with real kills).
 """
 
 from __future__ import annotations
@@ -28,13 +34,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
+import transformers as tr
 from tqdm.auto import tqdm
 
-from .._io import atomic_path, cache_root, write_json_atomic
-from .config import log_spaced_steps
+from .._io import atomic_path, cache_lock, cache_root, sha256_file, write_json_atomic
+from ..data import load_swissprot
+from ..data.loaders import load_lm_corpus
+from ..models.tiny import ESM_VOCAB
+from ..profiles import torch_device
+from .checkpoints import (  # noqa: F401 (CheckpointError and verify_checkpoint re-exported)
+    CheckpointError,
+    _append_log,
+    _load_resume,
+    _load_weights,
+    _read_log,
+    _save_resume,
+    _save_weights,
+    verify_checkpoint,
+)
+from .config import config_for, log_spaced_steps
 from .data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 
 TASKS = ("protein", "text")
+#: seconds a run waits for another process training the same run folder (paper-scale runs take hours)
+TRAIN_LOCK_TIMEOUT = 6 * 3600.0
 
 
 class TrainingInterrupted(RuntimeError):
@@ -63,14 +87,7 @@ class TrainRun:
 
     def log(self) -> list[dict]:
         """Checkpoint log rows, one per step (a row re-written after a resume replaces the earlier one)."""
-        path = self.dir / "log.jsonl"
-        rows = {}
-        if path.exists():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    r = json.loads(line)
-                    rows[r["step"]] = r
-        return [rows[k] for k in sorted(rows)]
+        return _read_log(self.dir / "log.jsonl")
 
     def sha256(self) -> dict:
         return json.loads((self.final_dir / "sha256.json").read_text())
@@ -81,33 +98,25 @@ def _check_task(task: str) -> None:
         raise ValueError(f"task must be one of {TASKS}; got {task!r}")
 
 
+#: version of the run folder's layout, part of its name: runs written before checkpoints carried their
+#: sha256 (layout 1) are never read as verified ones, they are trained again in a folder of their own
+RUN_FORMAT = 2
+
+
 def run_dir(task: str, cfg: dict, seed: int = 0, root=None) -> Path:
-    """The run folder: ``<root or cache>/training/<task>-<sha256(config)[:12]>-s<seed>``."""
+    """The run folder: ``<root or cache>/training/<task>-<sha256(config, layout)[:12]>-s<seed>``."""
     _check_task(task)
-    key = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps({"config": cfg, "format": RUN_FORMAT}, sort_keys=True).encode()).hexdigest()[:12]
     base = Path(root) if root is not None else cache_root("training")
     return base / f"{task}-{key}-s{seed}"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------------- model & data
 def build_model(task: str, cfg: dict, vocab_size: int, seed: int):
     """A freshly initialised ``EsmForMaskedLM`` (ESM-2 settings: rotary positions, token dropout,
     pre-LN) or ``GPT2LMHeadModel``, seeded by ``torch.manual_seed(seed)``; dropout is 0."""
-    import torch
-    import transformers as tr
-
     torch.manual_seed(seed)
     if task == "protein":
-        from ..models.tiny import ESM_VOCAB
-
         conf = tr.EsmConfig(
             vocab_size=len(ESM_VOCAB),
             pad_token_id=1,
@@ -142,16 +151,12 @@ def build_model(task: str, cfg: dict, vocab_size: int, seed: int):
 
 
 def _esm_tokenizer(out_dir: Path):
-    from transformers import EsmTokenizer
-
-    from ..models.tiny import ESM_VOCAB
-
     out_dir.mkdir(parents=True, exist_ok=True)
     vocab = out_dir / "vocab.txt"
     if not vocab.exists():
         with atomic_path(vocab) as tmp:
             tmp.write_text("\n".join(ESM_VOCAB) + "\n")
-    return EsmTokenizer.from_pretrained(str(out_dir))
+    return tr.EsmTokenizer.from_pretrained(str(out_dir))
 
 
 def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
@@ -163,8 +168,6 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
     ``eval_split``. The frequency of every token id in the training stream is returned as ``counts``.
     """
     if task == "protein":
-        from ..data import load_swissprot
-
         seqs = load_swissprot(cfg["subset"])["sequence"].tolist()
         train, val = protein_split(seqs, cfg["n_val"], seed)
         tok = _esm_tokenizer(folder / "tokenizer")
@@ -182,8 +185,6 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
             "vocab_size": len(tok),
             "make_batch": lambda step: _strip(protein_batch(train, step, seed, cfg["batch"], cfg["seq_len"])),
         }
-    from ..data.loaders import load_lm_corpus
-
     text = text_split(load_lm_corpus(cfg["corpus"], cfg["train_split"]))
     tok = train_bpe_tokenizer(text, cfg["vocab"], folder / "tokenizer")
     stream = encode_text(tok, text)
@@ -221,15 +222,11 @@ def lr_at(step: int, cfg: dict) -> float:
 
 
 def _to_torch(batch: dict, device="cpu"):
-    import torch
-
     return {k: torch.from_numpy(np.ascontiguousarray(v)).to(device) for k, v in batch.items()}
 
 
 def validation_loss(model, batches) -> float:
     """Token-weighted mean cross-entropy over the fixed validation batches (nats per predicted token)."""
-    import torch
-
     device = next(model.parameters()).device
     was = model.training
     model.eval()
@@ -245,74 +242,6 @@ def validation_loss(model, batches) -> float:
     return tot / max(n, 1)
 
 
-# ------------------------------------------------------------------------------------- state on disk
-def _save_weights(model, path: Path) -> None:
-    from safetensors.torch import save_model
-
-    with atomic_path(path) as tmp:
-        save_model(model, str(tmp))
-
-
-def _load_weights(model, path: Path) -> None:
-    from safetensors.torch import load_model
-
-    load_model(model, str(path), strict=True, device=str(next(model.parameters()).device))
-
-
-def _save_resume(folder: Path, model, opt, step: int) -> None:
-    import torch
-    from safetensors.torch import save_file
-
-    sub = folder / f"resume-{step:06d}"
-    if sub.exists():
-        shutil.rmtree(sub)
-    sub.mkdir(parents=True)
-    _save_weights(model, sub / "model.safetensors")
-    sd = opt.state_dict()
-    tensors = {
-        f"opt.{i}.{k}": v.detach().cpu().clone().contiguous() for i, st in sd["state"].items() for k, v in st.items()
-    }
-    tensors["rng.torch"] = torch.get_rng_state()
-    with atomic_path(sub / "optim.safetensors") as tmp:
-        save_file(tensors, str(tmp))
-    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in sd["param_groups"]]
-    write_json_atomic(sub / "state.json", {"step": step, "param_groups": groups})
-    write_json_atomic(folder / "resume.json", {"step": step, "folder": sub.name})
-    for old in folder.glob("resume-*"):
-        if old.name != sub.name:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def _load_resume(folder: Path, model, opt) -> int:
-    import torch
-    from safetensors.torch import load_file
-
-    ptr = folder / "resume.json"
-    if not ptr.exists():
-        return -1
-    info = json.loads(ptr.read_text())
-    sub = folder / info["folder"]
-    _load_weights(model, sub / "model.safetensors")
-    tensors = load_file(str(sub / "optim.safetensors"))
-    state: dict = {}
-    for key, v in tensors.items():
-        if key.startswith("opt."):
-            _, i, k = key.split(".", 2)
-            state.setdefault(int(i), {})[k] = v
-    groups = json.loads((sub / "state.json").read_text())["param_groups"]
-    for g in groups:
-        if "betas" in g:
-            g["betas"] = tuple(g["betas"])
-    opt.load_state_dict({"state": state, "param_groups": groups})
-    torch.set_rng_state(tensors["rng.torch"].cpu())
-    return int(info["step"])
-
-
-def _append_log(folder: Path, row: dict) -> None:
-    with open(folder / "log.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(row, sort_keys=True) + "\n")
-
-
 def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
     part = run.dir / "final.part"
     if part.exists():
@@ -322,7 +251,7 @@ def _export_final(run: TrainRun, model, tok, extra: dict) -> None:
     write_json_atomic(
         part / "training.json", {"task": run.task, "seed": run.seed, "config": run.cfg, "log": run.log(), **extra}
     )
-    sums = {p.name: _sha256(p) for p in sorted(part.iterdir()) if p.is_file()}
+    sums = {p.name: sha256_file(p) for p in sorted(part.iterdir()) if p.is_file()}
     write_json_atomic(part / "sha256.json", sums)
     if run.final_dir.exists():
         shutil.rmtree(run.final_dir)
@@ -364,20 +293,31 @@ def train_lm(
     -------
     TrainRun
         With ``final/`` complete. A run whose ``final/`` exists is returned without training.
+
+    Raises
+    ------
+    CheckpointError
+        The resume state on disk fails its sha256.
+    replib._io.CacheLockTimeout
+        Another process trained the same run folder for longer than :data:`TRAIN_LOCK_TIMEOUT`.
     """
     _check_task(task)
-    import torch
-
     run = TrainRun(task, dict(cfg), int(seed), run_dir(task, cfg, seed, root))
     if (run.final_dir / "sha256.json").exists():
         return run
-    run.dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": seed})
-    data = prepare_data(task, cfg, seed, run.dir)
-    from ..profiles import torch_device
+    with cache_lock(run.dir, timeout=TRAIN_LOCK_TIMEOUT, what=f"the training run {run.dir}"):
+        if not (run.final_dir / "sha256.json").exists():  # another process may have finished it meanwhile
+            _train(run, callback, progress, device or torch_device())
+    return run
 
-    device = device or torch_device()
-    model = build_model(task, cfg, data["vocab_size"], seed).to(device)
+
+def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
+    """Train ``run`` from its resume state (or from scratch) to its last step and export ``final/``."""
+    cfg, task = run.cfg, run.task
+    run.dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": run.seed})
+    data = prepare_data(task, cfg, run.seed, run.dir)
+    model = build_model(task, cfg, data["vocab_size"], run.seed).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
     start = _load_resume(run.dir, model, opt)
     schedule = set(run.steps)
@@ -398,24 +338,28 @@ def train_lm(
     total = cfg["steps"]
     bar = tqdm(range(start + 1, total + 1), initial=start, total=total, desc=f"train {task}", disable=not progress)
     for step in bar:
-        lr = lr_at(step, cfg)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        loss = model(**_to_torch(data["make_batch"](step), device)).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        loss = _update(model, opt, data["make_batch"](step), lr_at(step, cfg), device)
         if step in schedule:
-            checkpoint(step, float(loss.detach()))
+            checkpoint(step, loss)
         if step in schedule or step % cfg["save_every"] == 0 or step == total:
             _save_resume(run.dir, model, opt, step)
-        bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
+        bar.set_postfix(loss=f"{loss:.3f}")
         if callback is not None:
             callback(step)
     extra = {"token_counts": data["counts"].tolist()} if "counts" in data else {}
     _export_final(run, model.cpu(), data["tokenizer"], extra)
-    return run
+
+
+def _update(model, opt, batch: dict, lr: float, device: str) -> float:
+    """One optimizer update at learning rate ``lr`` (gradient norm clipped at 1); the batch's loss."""
+    for g in opt.param_groups:
+        g["lr"] = lr
+    loss = model(**_to_torch(batch, device)).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return float(loss.detach())
 
 
 def trained_model(task: str, profile: str, seed: int = 0, *, root=None, progress: bool = True) -> TrainRun:
@@ -423,8 +367,6 @@ def trained_model(task: str, profile: str, seed: int = 0, *, root=None, progress
 
     The training chapter and the protein chapter both call this, so they share one artefact.
     """
-    from .config import config_for
-
     return train_lm(task, config_for(profile)[task], seed, root=root, progress=progress)
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
 import pandas as pd
+import torch
 from scipy.stats import spearmanr
 from tqdm.auto import tqdm
 
 from .._io import atomic_path
-from ..methods.manifolds import s_inter, s_intra
 from ..metrics import (
     avg_pairwise_cosine,
     effective_dimensions,
@@ -18,9 +19,11 @@ from ..metrics import (
     isoscore_star,
     partition_isotropy,
     rogue_dimensions,
+    s_inter,
+    s_intra,
 )
 from ..metrics.lid import lid_mle
-from .data import protein_batch, text_batch
+from .data import encode_protein, protein_batch, text_batch
 from .loop import TrainRun, load_checkpoint_model, prepare_data
 
 #: IsoScore* settings: a small sample (``n_star`` points) shrunk towards the covariance of all points
@@ -56,8 +59,6 @@ def eval_inputs(run: TrainRun, n_tokens: int, data: dict | None = None) -> dict:
 
 def hidden_states(model, inputs: dict) -> list[np.ndarray]:
     """Per-layer token representations (layer 0 = embedding output) at ``inputs["positions"]``, float64."""
-    import torch
-
     with torch.no_grad():
         out = model(
             input_ids=torch.from_numpy(inputs["input_ids"]),
@@ -135,8 +136,6 @@ def embedding_frequency_stats(W, counts, min_count: int = 1) -> dict:
 def _counts(run: TrainRun, data: dict) -> np.ndarray:
     if "counts" in data:
         return data["counts"]
-    from .data import encode_protein
-
     ids = np.concatenate([encode_protein(s) for s in data["train"]])
     return np.bincount(ids, minlength=data["vocab_size"])
 
@@ -151,8 +150,6 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     embeddings : DataFrame
         One row per step with :func:`embedding_frequency_stats`' columns, validation loss and perplexity.
     """
-    import hashlib
-
     key = hashlib.sha256(json.dumps(mcfg, sort_keys=True).encode()).hexdigest()[:10]
     f_layers, f_emb = run.dir / f"measure-{key}-layers.csv", run.dir / f"measure-{key}-embedding.csv"
     if f_layers.exists() and f_emb.exists():
