@@ -9,6 +9,7 @@ import torch
 from sklearn.metrics import silhouette_score as sk_silhouette
 
 from replib._io import ShardWarning
+from replib.config import chapter_config
 from replib.methods import classifier_training as ct
 from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
@@ -226,8 +227,8 @@ def test_setup_validation():
         ct.ClassifierSetup("x", np.ones((5, 2)), np.array([0, 1, 7]), np.array([0, 1, 0]))
     with pytest.raises(ValueError):
         ct.ClassifierSetup("x", np.random.rand(5, 2), np.arange(5), np.zeros(5))
-    with pytest.raises(ValueError):
-        ct.config_for("fast")
+    with pytest.raises(ValueError, match="kind"):
+        ct.train_config(chapter_config("classifiers", "smoke"), "fast")
 
 
 def test_correlations_of_a_monotone_tradeoff():
