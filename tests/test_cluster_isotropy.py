@@ -8,6 +8,7 @@ import scipy.linalg
 from scipy import stats
 
 import replib.methods.cluster_isotropy as ci
+from replib.config import chapter_config
 from replib.methods.cluster_isotropy import (
     ClusterIsotropy,
     EmptyClusterWarning,
@@ -15,7 +16,6 @@ from replib.methods.cluster_isotropy import (
     all_but_the_top,
     cluster_bases,
     compare_classification,
-    config_for,
     evaluate_sts,
     make_transform,
     mean_pool,
@@ -278,8 +278,6 @@ def test_bad_parameters():
         ClusterIsotropy(2, 1).fit(np.full((10, 3), np.nan))
     with pytest.raises(ValueError, match="not fitted"):
         ClusterIsotropy(2, 1).transform(X)
-    with pytest.raises(ValueError, match="profile"):
-        config_for("fast")
     with pytest.raises(ValueError, match="method"):
         make_transform("whitening", n_clusters=2, n_pc=1, global_pc=1)
 
@@ -404,13 +402,24 @@ def test_fresh_classifier_per_condition():
 
 def test_config_profiles():
     for p in ("smoke", "offline", "paper"):
-        c = config_for(p)
-        assert c["seeds"] >= 2 and c["datasets"]
-    paper = config_for("paper")
-    assert paper["hparams"]["bert-base-uncased"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 15}
-    assert paper["hparams"]["gpt2"] == {"n_clusters": 10, "n_pc": 30, "global_pc": 30}
-    assert paper["hparams"]["roberta-base"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 25}
-    assert min(config_for("offline")["grid_k"]) == 5 and max(config_for("offline")["grid_pc"]) == 30
+        c = chapter_config("cluster_isotropy", p)
+        assert c.seeds >= 2 and c.datasets and c.deck_model in c.model_specs and c.clf_model in c.model_specs
+    paper = chapter_config("cluster_isotropy", "paper")
+    assert paper.hparams["bert-base-uncased"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 15}
+    assert paper.hparams["gpt2"] == {"n_clusters": 10, "n_pc": 30, "global_pc": 30}
+    assert paper.hparams["roberta-base"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 25}
+    assert paper.tune_models == () and paper.deck_seeds == paper.seeds == 5
+    offline = chapter_config("cluster_isotropy", "offline")
+    assert min(offline.grid_k) == 5 and max(offline.grid_pc) == 30 and offline.deck_seeds == 1
+    assert chapter_config("cluster_isotropy", "smoke").tune_models == ("tiny-bert", "tiny-gpt2")
+
+
+def test_a_readers_models_run_everything_and_keep_the_papers_hyperparameters():
+    c = chapter_config("cluster_isotropy", "paper", models=["/x/my-encoder", "bert-base-uncased"])
+    assert c.model_specs == ["/x/my-encoder", "bert-base-uncased"] and c.deck_model == c.clf_model == "/x/my-encoder"
+    assert c.tune_models == ("/x/my-encoder",)  # the paper's model keeps the paper's hyperparameters
+    assert ci.short_names(c) == {"/x/my-encoder": "my_encoder", "bert-base-uncased": "bert"}
+    assert ci.chapter_seeds(chapter_config("cluster_isotropy", "smoke", seed=4)) == [4, 5]
 
 
 def test_single_member_cluster_residuals_do_not_crash():
