@@ -14,7 +14,7 @@ package (``replib.methods.<package>.config``, listed in :data:`CHAPTERS`). Such 
 
 A chapter's set-up cell is then one call::
 
-    cfg = chapter_config("manifolds", profile, models=models, seed=seed)
+    cfg = chapter_config("protein_isotropy", profile, models=models, seed=seed)
     cfg.profile, cfg.seed, cfg.models     # the resolved profile, the seed, the models as ModelRefs
     cfg.n_global, cfg["n_global"]         # a parameter, by attribute or by item
 
@@ -28,11 +28,11 @@ import importlib
 import json
 import numbers
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .models import model_slug, select_models
+from .models import ModelRef, model_refs
 from .profiles import PROFILES, resolve_profile
 from .schema import validate
 
@@ -47,25 +47,6 @@ CHAPTERS = {
     "cluster_isotropy": "replib.methods.cluster_isotropy.config",
     "training_dynamics": "replib.methods.training_dynamics",
 }
-
-
-# ------------------------------------------------------------------------------------------ models
-@dataclass(frozen=True)
-class _SpecRef:
-    """Stand-in for :class:`replib.models.ModelRef` until that type is merged: the spec string, its display
-    name and record-key slug. ``str(ref)`` is the spec."""
-
-    spec: str
-    name: str = field(compare=False)
-    slug: str = field(compare=False)
-
-    def __str__(self) -> str:
-        return self.spec
-
-
-def model_refs(models, default) -> tuple:
-    """The chapter's models: ``models`` (None, a spec or a list of specs) or else ``default``, as refs."""
-    return tuple(_SpecRef(s, s, model_slug(s)) for s in select_models(models, default))
 
 
 # ------------------------------------------------------------------------------------------ params
@@ -140,8 +121,9 @@ class ChapterConfig:
     profile : str
         ``smoke``, ``offline`` or ``paper`` (already resolved: never None).
     seed : int
-    models : tuple of ModelRef
-        The models the chapter runs: the reader's ``models`` parameter, or the profile's default.
+    models : tuple of :class:`~replib.models.ModelRef`
+        The models the chapter runs: the reader's ``models`` parameter, or the profile's default, parsed once
+        (``str(ref)`` is the normalised spec, ``ref.slug`` its name in record keys).
     params : Params
         Everything else, read-only; ``cfg.name`` and ``cfg["name"]`` read one parameter.
     """
@@ -149,7 +131,7 @@ class ChapterConfig:
     chapter: str
     profile: str
     seed: int
-    models: tuple
+    models: tuple[ModelRef, ...]
     params: Params
 
     def __getattr__(self, name: str) -> Any:
@@ -224,12 +206,19 @@ def chapter_config(chapter: str, profile: str | None = None, *, models=None, see
         ``smoke``, ``offline``, ``paper``, or None for automatic (:func:`replib.profiles.resolve_profile`).
     models : None, str or list of str
         The chapter's papermill ``models`` parameter: None for the profile's models, else one spec or a
-        list of specs (registry key, folder, Hugging Face id).
+        list of specs (registry key, folder, Hugging Face id), parsed by :func:`replib.models.model_refs`.
     seed : int
 
     Returns
     -------
     ChapterConfig
+
+    Raises
+    ------
+    ValueError
+        An unknown chapter or profile, a seed that is not an integer, or a model spec that does not parse
+        (:class:`~replib.models.ModelUnavailableError`); :class:`~replib.schema.SchemaError` for a table that
+        does not follow its schema.
     """
     profile = resolve_profile(profile)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):

@@ -297,8 +297,9 @@ def test_a_readers_models_are_named_by_their_slug_and_get_swiss_roll_views(tmp_p
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "bert", "num_hidden_layers": 6}')
     cfg = chapter_config("manifolds", "smoke", models=[str(folder), "gpt2"])
-    assert dict(cfg.named_models) == {"my_encoder": (str(folder), 6), "GPT2": ("gpt2", 12)}  # paper names stay
-    assert cfg.swiss_layers["my_encoder"] == (1, 3, 5) and cfg.swiss_layers["GPT2"] == (1, 6, 11)
+    mine = cfg.models[0].slug
+    assert dict(cfg.named_models) == {mine: (str(folder), 6), "GPT2": ("gpt2", 12)}  # paper names stay
+    assert cfg.swiss_layers[mine] == (1, 3, 5) and cfg.swiss_layers["GPT2"] == (1, 6, 11)
     assert chapter_config("manifolds", "paper", models=["gpt2"]).swiss_layers["GPT2"] == (2, 6)  # the paper's
     assert mf.layer_passes(5, None) == [[0, 1, 2, 3, 4]] and mf.layer_passes(5, 2) == [[0, 1], [2, 3], [4]]
 

@@ -1,6 +1,7 @@
 """Protein isotropy chapter (Hakim et al. 2025): alignment vs Biopython, residue mapping, resumable
 pair engine, streaming per-residue IsoScore, composition embeddings, effective-dimension rounding."""
 
+import json
 import os
 import signal
 import subprocess
@@ -371,11 +372,36 @@ def test_config_profiles():
         chapter_config("protein_isotropy", "fast")
 
 
-def test_reader_models_are_told_apart_from_the_profile_models():
-    c = chapter_config("protein_isotropy", "smoke", models=["/x/my-esm", "prot_bert"])
-    assert c.model_specs == ["/x/my-esm", "prot_bert"] and P.model_label("/x/my-esm") == "my_esm"
-    embedded = P.ModelEmbeddings(vectors={"my_esm": None, "prot_bert": None})
-    assert P.user_models(c, embedded) == ["my_esm"]
+def _model_folder(tmp_path, name, **config):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 8, **config}))
+    return folder
+
+
+def test_reader_models_are_told_apart_from_the_profile_models(tmp_path):
+    folder = _model_folder(tmp_path, "my-esm", model_type="esm", vocab_size=33)
+    c = chapter_config("protein_isotropy", "smoke", models=[str(folder), "prot_bert"])
+    label = P.model_label(folder)
+    assert c.model_specs == [str(folder), "prot_bert"] and label == c.models[0].slug and label.startswith("my_esm_")
+    embedded = P.ModelEmbeddings(vectors={label: None, "prot_bert": None})
+    assert P.user_models(c, embedded) == [label]
+    P.require_protein_models(c)  # an ESM folder is a protein model
+
+
+def test_a_text_model_is_refused_before_anything_is_loaded(tmp_path):
+    """Issue 28 item 13: a text model given with --model ran the protein chapter to 20 failing claims."""
+    from replib.models import WrongModelKindError
+
+    text = _model_folder(tmp_path, "my-encoder", model_type="bert", vocab_size=30522)
+    for models in ([str(text)], ["bert-base-uncased"], ["tiny-esm", "tiny-bert"]):
+        c = chapter_config("protein_isotropy", "smoke", models=models)
+        with pytest.raises(WrongModelKindError, match="this chapter needs a protein model"):
+            P.require_protein_models(c)
+        with pytest.raises(WrongModelKindError, match="needs a protein model"):
+            P.embed_models(c, ["MKV"])
+    with pytest.raises(WrongModelKindError, match="my-encoder is a text model"):
+        P.load_protein_model(str(text), tiny=True)
 
 
 # ------------------------------------------------------------------------------ the chapter's steps

@@ -49,7 +49,7 @@ def chapter_seeds(cfg) -> list[int]:
 
 def short_names(cfg) -> dict:
     """Model spec -> its name in record keys (``minilm``, ``bert``..., or a folder's slug)."""
-    return {str(m): model_slug(str(m)) for m in cfg.models}
+    return {str(m): m.slug for m in cfg.models}
 
 
 class ChapterModels:

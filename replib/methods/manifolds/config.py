@@ -11,7 +11,7 @@ layers as Swiss-roll views (:func:`derive`).
 
 from __future__ import annotations
 
-from ...models.resolve import model_n_layers
+from ...models import model_n_layers
 
 #: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
 PAPER_MODELS = {
@@ -162,7 +162,7 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
     named, swiss = {}, dict(params["swiss_layers"])
     for ref in models:
         display, n = KNOWN_MODELS.get(str(ref), (ref.slug, None))
-        n = n or model_n_layers(str(ref))
+        n = n or model_n_layers(ref)
         named[display] = [str(ref), n]
         swiss.setdefault(display, sorted({min(1, n - 1), n // 2, n - 1}))
     return {**params, "named_models": named, "swiss_layers": swiss}

@@ -84,6 +84,7 @@ from .setup import (
     load_protein_model,
     local_model,
     model_label,
+    require_protein_models,
     user_models,
 )
 
@@ -143,6 +144,7 @@ __all__ = [
     "load_protein_model",
     "embed_global",
     "embed_models",
+    "require_protein_models",
     "user_models",
     "local_model",
     "load_book_model",

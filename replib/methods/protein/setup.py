@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...embeddings import embed_proteins
-from ...models import REGISTRY, load_model, model_slug, resolve_model, tiny_model
+from ...models import REGISTRY, load_model, model_slug, require_protein_model, resolve_model, tiny_model
 from .isotropy import global_isotropy
 
 #: Paper models -> tiny same-architecture stand-ins (``tiny_model`` family, seed) for smoke/offline.
@@ -47,12 +47,18 @@ def model_label(name) -> str:
 def load_protein_model(name, tiny: bool, seed: int = 0):
     """Load a registry model, or with ``tiny`` its tiny random same-architecture stand-in (``smoke`` and
     ``offline``); any other spec (a folder, a Hub id) through :func:`replib.models.resolve_model`, in every
-    profile.
+    profile, once :func:`replib.models.require_protein_model` has accepted it.
 
     Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
+
+    Raises
+    ------
+    replib.models.WrongModelKindError
+        For a text model: "this chapter needs a protein model; <name> is a text model ...".
     """
     name = str(name)
     if name not in REGISTRY and name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
+        require_protein_model(name)
         return resolve_model(name, seed=seed)
     if tiny:
         family, s = _TINY_STANDINS.get(name, (None, 0))
@@ -96,6 +102,7 @@ class ModelEmbeddings:
 def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True) -> ModelEmbeddings:
     """Load every model of ``cfg`` (:func:`load_protein_model`) and embed ``seqs`` (:func:`embed_global`,
     at most ``cfg.max_length`` residues): the last layer, and every layer of ESM models."""
+    require_protein_models(cfg)  # a reader's text model is refused before anything is loaded
     out = ModelEmbeddings()
     for ref in cfg.models:
         name = model_label(ref)
@@ -113,6 +120,22 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
         if is_esm:
             out.esm_layers[name] = [global_isotropy(emb.pooled[layer])["isoscore"] for layer in layers]
     return out
+
+
+def require_protein_models(cfg) -> None:
+    """Refuse a configuration whose models are not all protein models (the reader's ``--model`` can name any
+    model): :func:`replib.models.require_protein_model` of every model that is not one of the profile's own,
+    before any weights are loaded.
+
+    Raises
+    ------
+    replib.models.WrongModelKindError
+        "this chapter needs a protein model; <name> is a text model ...".
+    """
+    own = set(cfg.default_models)
+    for ref in cfg.models:
+        if str(ref) not in own:
+            require_protein_model(ref)
 
 
 def user_models(cfg, embedded: ModelEmbeddings) -> list[str]:
