@@ -16,7 +16,6 @@ from ..._optional import optional_import, require
 from ...metrics.isoscore import isoscore
 from ...metrics.silhouette import silhouette_score
 from .algebra import (
-    collapse_path,
     defect_from_cosine,
     isoscore_from_cosine,
     isotropy_defect,
@@ -145,16 +144,3 @@ def silhouette_precision(setup) -> dict:
     t = time.time()
     ours = silhouette_score(torch.from_numpy(E - E.mean(0)), setup.cluster_ids, dtype=torch.float32)
     return {"sklearn": reference, "sklearn_s": t_reference, "float32": ours, "float32_s": time.time() - t}
-
-
-__all__ = [
-    "ANGLE_DIMENSIONS",
-    "variance_identity_records",
-    "angle_table",
-    "angle_records",
-    "clustered_cloud",
-    "collapse_records",
-    "collapse_path",
-    "silhouette_agreement",
-    "silhouette_precision",
-]

@@ -24,7 +24,7 @@ Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
 
 from __future__ import annotations
 
-from .analysis import analyse_layer, analyse_layers, layer_jobs
+from .analysis import analyse_layer, analyse_layers, layer_clusters, layer_jobs
 from .checks import brute_force_records, last_layer, lid_estimator_records, repeatability_records, static_lid
 from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy, silhouette_rows
 from .config import KNOWN_MODELS, PAPER_MODELS
@@ -77,6 +77,7 @@ __all__ = [
     "analyse_layer",
     "analyse_layers",
     "layer_jobs",
+    "layer_clusters",
     "anisotropy_records",
     "cosine_long",
     "smallest_drop",

@@ -64,6 +64,20 @@ def analyse_layers(
 
 
 # ------------------------------------------------------------------------------------ one layer's run
+def layer_clusters(X, cfg, seed: int = 0):
+    """:func:`choose_clusters` of one layer with the configuration's candidates ``ks``, ``threshold``,
+    silhouette sample ``sil_sample``, restarts ``n_init`` and fitting subsample ``kmeans_fit``."""
+    return choose_clusters(
+        X,
+        cfg["ks"],
+        cfg["threshold"],
+        sil_sample=cfg["sil_sample"],
+        n_init=cfg["n_init"],
+        n_fit=cfg["kmeans_fit"],
+        seed=seed,
+    )
+
+
 def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine", "euclidean")) -> dict:
     """Every per-layer number of the chapter for one matrix of token vectors.
 
@@ -102,15 +116,7 @@ def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrientationWarning)
         row["isoscore"] = isoscore(X)
-    choice = choose_clusters(
-        X,
-        cfg["ks"],
-        cfg["threshold"],
-        sil_sample=cfg["sil_sample"],
-        n_init=cfg["n_init"],
-        n_fit=cfg["kmeans_fit"],
-        seed=seed,
-    )
+    choice = layer_clusters(X, cfg, seed)
     cc = cluster_centered_isotropy(X, tokens, choice.labels, cfg["max_per_type"], seed)
     row.update(
         k=choice.k,

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..._optional import optional_import, require
 from ...metrics.lid import cai_over_levina_bickel, lid_mle
-from .clusters import choose_clusters
+from .analysis import layer_clusters
 from .cosine import s_inter, s_intra, type_codes
 from .setup import static_glove
 
@@ -60,15 +60,7 @@ def repeatability_records(streams: dict, extras: dict, cfg, seed: int) -> dict:
     stream = streams[(model, corpus)]
     if layer not in stream.layers:
         return {}
-    again = choose_clusters(
-        stream.layers[layer],
-        cfg["ks"],
-        cfg["threshold"],
-        sil_sample=cfg["sil_sample"],
-        n_init=cfg["n_init"],
-        n_fit=cfg["kmeans_fit"],
-        seed=seed,
-    )
+    again = layer_clusters(stream.layers[layer], cfg, seed)
     return {"cluster_choice_repeatable": bool(np.array_equal(again.labels, extras[(model, corpus, layer)]["labels"]))}
 
 
