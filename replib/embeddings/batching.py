@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import transformers
 
-from ..models.base import state_sha256
+from ..models.base import state_sha256, weights_dtype
 
 #: environment variables that change numerical results (TF32 matmuls on NVIDIA GPUs, cuBLAS reductions):
 #: part of every embedding cache key when set
@@ -90,11 +90,10 @@ def model_identity(lm, amp: bool) -> dict:
     """
     device = str(getattr(lm, "device", "cpu")).split(":")[0]
     ident = dict(lm.identity) if getattr(lm, "identity", None) else _identity_from_memory(lm)
-    params = next(iter(lm.model.parameters()), None)
     return {
         **ident,
         "recipe": lm.spec.recipe,
-        "dtype": None if params is None else str(params.dtype),
+        "dtype": weights_dtype(lm.model) or ident.get("dtype"),  # as loaded when the module is not inspectable
         "device": device,
         "autocast": bool(amp) and device == "cuda",
         "matmul_precision": torch.get_float32_matmul_precision(),

@@ -13,7 +13,7 @@ import torch
 
 from .registry import ModelSpec
 
-__all__ = ["LoadedModel", "default_device", "offline_mode", "state_sha256", "vocab_sha256"]
+__all__ = ["LoadedModel", "default_device", "offline_mode", "state_sha256", "vocab_sha256", "weights_dtype"]
 
 
 @dataclass
@@ -42,8 +42,8 @@ class LoadedModel:
     identity : dict or None
         What the model's outputs depend on, by content (set by every loader): the hashes of the weight files
         loaded, of ``config.json`` and of the tokenizer files for local folders; the Hub commit for Hub models;
-        the hash of the weights and vocabulary for tiny random models. The embedding cache key is built from
-        it (:func:`replib.embeddings.batching.model_identity`).
+        the hash of the weights and vocabulary for tiny random models; and the weights' dtype as loaded. The
+        embedding cache key is built from it (:func:`replib.embeddings.batching.model_identity`).
     """
 
     name: str
@@ -55,6 +55,10 @@ class LoadedModel:
     weights_sha256: str | None = None
     ref: Any = None
     identity: dict | None = None
+
+    def __post_init__(self):
+        if self.identity is not None and "dtype" not in self.identity:
+            self.identity = {**self.identity, "dtype": weights_dtype(self.model)}
 
     @property
     def recipe(self) -> str:
@@ -74,6 +78,13 @@ def default_device(device=None) -> str:
     if device is not None:
         return str(device)
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def weights_dtype(model) -> str | None:
+    """The dtype of a module's first parameter (``"torch.float32"``), None when it has none."""
+    params = getattr(model, "parameters", None)
+    first = next(iter(params()), None) if callable(params) else None
+    return None if first is None else str(first.dtype)
 
 
 def offline_mode() -> bool:

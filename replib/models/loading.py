@@ -18,7 +18,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, BertTokenizer, Es
 from .._io import sha256_file
 from .._optional import optional_import, require
 from ..provenance import note_model
-from .base import LoadedModel, default_device, offline_mode
+from .base import LoadedModel, default_device, offline_mode, weights_dtype
 from .errors import ModelUnavailableError
 from .files import check_no_remote_code, folder_identity, require_tokenizer, weight_files
 from .hub import check_hub_available, hub_config_dir
@@ -29,6 +29,8 @@ __all__ = [
     "LoadedModel",
     "finish",
     "load_config",
+    "load_from_folder",
+    "load_from_hub",
     "load_glove",
     "load_model",
     "load_tokenizer",
@@ -170,6 +172,7 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         lm = _load_registry_hub(spec, cache_dir)
     lm.device = default_device(device)
     lm.model = finish(lm.model, dtype, lm.device)
+    lm.identity = {**lm.identity, "dtype": weights_dtype(lm.model)}
     return lm
 
 
@@ -215,12 +218,13 @@ def _load_registry_folder(spec: ModelSpec, folder: Path, packaged: bool) -> Load
 def _load_registry_hub(spec: ModelSpec, cache_dir) -> LoadedModel:
     """A registry model from the Hub at its pinned revision; offline and not cached fails before any download."""
     local_only = check_hub_available(spec.hf_id, spec.revision, cache_dir)
-    hub_config_dir(spec.hf_id, spec.revision, cache_dir, local_only)  # refuses an auto_map before transformers
-    kw = dict(model_kwargs(spec.family, spec.safetensors, spec.extra.get("mem_len", 512)), revision=spec.revision)
-    model = AutoModel.from_pretrained(spec.hf_id, cache_dir=cache_dir, local_files_only=local_only, **kw)
-    tok = load_tokenizer(spec.recipe, spec.hf_id, revision=spec.revision, cache_dir=cache_dir, local_only=local_only)
+    config_dir = hub_config_dir(spec.hf_id, spec.revision, cache_dir, local_only)  # refuses an auto_map first
+    mem_len = spec.extra.get("mem_len", 512)
+    model, tok, commit = load_from_hub(
+        spec.hf_id, spec.revision, spec.recipe, spec.family, spec.safetensors, cache_dir, local_only, mem_len
+    )
+    commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
     source = f"hf:{spec.hf_id}@{spec.revision}"
-    commit = getattr(model.config, "_commit_hash", None)
     note_model(
         spec.name,
         kind="hub",
@@ -230,8 +234,17 @@ def _load_registry_hub(spec: ModelSpec, cache_dir) -> LoadedModel:
         resolved=commit,
         pinned=spec.pinned,
     )
-    identity = {"hub": spec.hf_id, "commit": commit or spec.revision}
+    identity = {"hub": spec.hf_id, "commit": commit}
     return LoadedModel(spec.name, model, tok, spec, source=source, identity=identity)
+
+
+def load_from_hub(hf_id, revision, recipe, model_type, safetensors, cache_dir, local_only, mem_len=512):
+    """Model, tokenizer and served commit (or None) of a Hub repository at ``revision``; call
+    :func:`~replib.models.hub.hub_config_dir` first (it refuses a configuration with code)."""
+    kw = dict(model_kwargs(model_type, safetensors, mem_len), revision=revision, cache_dir=cache_dir)
+    model = AutoModel.from_pretrained(hf_id, local_files_only=local_only, **kw)
+    tok = load_tokenizer(recipe, hf_id, revision=revision, cache_dir=cache_dir, local_only=local_only)
+    return model, tok, getattr(model.config, "_commit_hash", None)
 
 
 def load_trained(folder, *, name: str | None = None, device=None, verify: bool = True) -> LoadedModel:

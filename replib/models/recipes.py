@@ -104,15 +104,8 @@ def require_protein_model(spec, *, cache_dir=None) -> str:
     WrongModelKindError
         "this chapter needs a protein model; <name> is a text model ...".
     """
-    recipe = model_recipe(spec, cache_dir=cache_dir)
-    if recipe not in PROTEIN_RECIPES:
-        ref = ModelRef.parse(spec)
-        raise WrongModelKindError(
-            f"this chapter needs a protein model; {ref.name} is {_kind_of(recipe)} (recipe {recipe!r}). Give a "
-            "protein model: a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder or Hub id of an "
-            "ESM-2, ProtBert or ProtXLNet model"
-        )
-    return recipe
+    examples = "a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder or Hub id of an ESM-2, ProtBert or ProtXLNet model"
+    return _require_kind(spec, PROTEIN_RECIPES, "a protein model", examples, cache_dir)
 
 
 def require_text_model(spec, *, cache_dir=None) -> str:
@@ -128,12 +121,18 @@ def require_text_model(spec, *, cache_dir=None) -> str:
     WrongModelKindError
         "this chapter needs a text model; <name> is a protein model ...".
     """
+    examples = (
+        "a registry key (bert-base-uncased, all-MiniLM-L6-v2, ...), tiny-bert, or a folder or Hub id of a "
+        "transformers or sentence-transformers text encoder"
+    )
+    return _require_kind(spec, TEXT_RECIPES, "a text model", examples, cache_dir)
+
+
+def _require_kind(spec, recipes, wanted: str, examples: str, cache_dir) -> str:
     recipe = model_recipe(spec, cache_dir=cache_dir)
-    if recipe not in TEXT_RECIPES:
-        ref = ModelRef.parse(spec)
+    if recipe not in recipes:
         raise WrongModelKindError(
-            f"this chapter needs a text model; {ref.name} is {_kind_of(recipe)} (recipe {recipe!r}). Give a "
-            "text model: a registry key (bert-base-uncased, all-MiniLM-L6-v2, ...), tiny-bert, or a folder or "
-            "Hub id of a transformers or sentence-transformers text encoder"
+            f"this chapter needs {wanted}; {ModelRef.parse(spec).name} is {_kind_of(recipe)} (recipe {recipe!r}). "
+            f"Give {wanted}: {examples}"
         )
     return recipe

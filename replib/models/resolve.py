@@ -16,14 +16,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from transformers import AutoModel
-
 from ..provenance import note_model
 from .base import LoadedModel, default_device
 from .errors import ModelUnavailableError
 from .files import pooling_mode, weights_sha256
 from .hub import check_hub_available, hub_config_dir, hub_pooling
-from .loading import finish, load_config, load_from_folder, load_model, load_tokenizer, model_kwargs
+from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
 from .recipes import infer_recipe
 from .ref import ModelRef, model_refs, slugify
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
@@ -196,21 +194,14 @@ def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir) -> LoadedModel
     config_dir = hub_config_dir(src.location, src.revision, cache_dir, local_only)  # refuses an auto_map
     config = load_config(config_dir)
     rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir, local_only))
-    kw = dict(model_kwargs(config.model_type, False), revision=src.revision, cache_dir=cache_dir)
-    model = AutoModel.from_pretrained(src.location, local_files_only=local_only, **kw)
+    model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, local_only)
     device = default_device(device)
     model = finish(model, dtype, device)
-    commit = getattr(model.config, "_commit_hash", None) or src.revision
+    commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
     spec = _spec_from_config(src.name, src.location, commit, model.config, rec, f"Hub {src.location}@{src.revision}")
-    tok = load_tokenizer(rec, src.location, revision=src.revision, cache_dir=cache_dir, local_only=local_only)
     source = f"hf:{src.location}@{commit}"
+    pinned = len(src.revision) == 40
     note_model(
-        src.name,
-        kind="hub",
-        source=source,
-        hf_id=src.location,
-        revision=src.revision,
-        resolved=commit,
-        pinned=len(src.revision) == 40,
+        src.name, kind="hub", source=source, hf_id=src.location, revision=src.revision, resolved=commit, pinned=pinned
     )
     return LoadedModel(src.name, model, tok, spec, device, source, identity={"hub": src.location, "commit": commit})
