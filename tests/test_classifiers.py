@@ -9,6 +9,7 @@ import torch
 from sklearn.metrics import silhouette_score as sk_silhouette
 
 from replib._io import ShardWarning
+from replib.config import chapter_config
 from replib.methods import classifier_training as ct
 from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
@@ -226,8 +227,8 @@ def test_setup_validation():
         ct.ClassifierSetup("x", np.ones((5, 2)), np.array([0, 1, 7]), np.array([0, 1, 0]))
     with pytest.raises(ValueError):
         ct.ClassifierSetup("x", np.random.rand(5, 2), np.arange(5), np.zeros(5))
-    with pytest.raises(ValueError):
-        ct.config_for("fast")
+    with pytest.raises(ValueError, match="kind"):
+        ct.train_config(chapter_config("classifiers", "smoke"), "fast")
 
 
 def test_correlations_of_a_monotone_tradeoff():
@@ -315,3 +316,63 @@ def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path
     assert (
         len(list((tmp_path / "sbert" / "all-MiniLM-L6-v2").iterdir())) == 2
     )  # other weights: a new cache folder, not the old shards
+
+
+# ------------------------------------------------------------------------------ the chapter's steps
+def test_the_arguments_checks_on_random_clouds():
+    rng = np.random.default_rng(0)
+    rec = ct.variance_identity_records(rng, 60)
+    assert rec["variance_identity_max_rel_err"] < 1e-12 < 1e-3 < rec["variance_identity_ddof1_rel_err"]
+    angles = ct.angle_table(rng, dimensions=(3, 10), n_shapes=6)
+    assert len(angles) == 12 and angles.isoscore_package.notna().all()
+    a = ct.angle_records(angles, n=10)
+    assert a["defect_cos_identity_max_err"] < 1e-9 and a["isoscore_cos2_identity_max_err"] < 1e-9
+    assert a["isoscore_cos2_vs_package_max_err"] < 1e-5
+    assert a["defect_sq_affine_in_cos_residual"] < 1e-20 < a["defect_sq_affine_in_cos2_residual"]
+    X, y = ct.clustered_cloud(rng, 80, k=3, d=5)
+    path = ct.collapse_path(X, y, np.linspace(1.0, 0.0, 5))
+    c = ct.collapse_records(X, y, path)
+    assert c["silhouette_objective_identity_rel_err"] < 1e-10 and c["objective_collapse_formula_rel_err"] < 1e-10
+    assert (
+        c["collapse_silhouette_increases"]
+        and c["collapse_isoscore_decreases"]
+        and c["collapse_spearman"] == pytest.approx(-1)
+    )
+    assert ct.silhouette_agreement(rng, shapes=((60, 4, 3),)) < 1e-10
+
+
+def test_configured_sizes_and_the_standin():
+    cfg = chapter_config("classifiers", "smoke")
+    main = ct.train_config(cfg, "main")
+    assert main == ct.TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20)
+    assert ct.standin_config(main) == ct.TrainConfig(40, 10, (0,), None)
+    assert ct.train_config(chapter_config("classifiers", "paper"), "glue").metric_sample == 10_000
+    s = ct.multilabel_standin(np.random.default_rng(1), 50)
+    assert s.embeddings.shape == (50, 300) and s.multilabel and set(s.targets.sum(1)) <= {1, 2}
+    assert ct.word2vec_setups(cfg) == {}  # model 222 only in the paper profile
+
+
+def test_record_helpers_name_every_setup():
+    summary = {
+        name: {k: float(i) for i, k in enumerate(ct.SENTENCE_KEYS + ct.WORD_KEYS)}
+        for name in ("polarity", "snli", "supersense_glove", "wordnet_pos_glove", "pos")
+    }
+    rec = ct.sentence_records(summary)
+    assert (
+        len(rec) == 2 * len(ct.SENTENCE_KEYS)
+        and rec["snli_pearson"] == summary["snli"]["pearson"]
+        and "polarity_seed_std_max" in rec
+    )
+    assert set(ct.word_records(summary)) == {
+        f"{s}_{k}" for s in ("supersense_glove", "wordnet_pos_glove") for k in ct.WORD_KEYS
+    }
+    assert ct.word2vec_records(summary, {"pos": None}) == {"pos_pearson": summary["pos"]["pearson"]}
+    s = ct.synthetic_setup(40, 6, 3)
+    words = ct.word_summaries({"w": s}, {"w": {"isoscore_drop": 0.25}})
+    assert words["w"] == {
+        "isoscore_drop": 0.25,
+        "isoscore_change": -0.25,
+        "n_words": 40,
+        "n_labels": 3,
+        "n_clusters": 3,
+    }

@@ -3,11 +3,13 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.linalg
 from scipy import stats
 
 import replib.methods.cluster_isotropy as ci
+from replib.config import chapter_config
 from replib.methods.cluster_isotropy import (
     ClusterIsotropy,
     EmptyClusterWarning,
@@ -15,7 +17,6 @@ from replib.methods.cluster_isotropy import (
     all_but_the_top,
     cluster_bases,
     compare_classification,
-    config_for,
     evaluate_sts,
     make_transform,
     mean_pool,
@@ -278,8 +279,6 @@ def test_bad_parameters():
         ClusterIsotropy(2, 1).fit(np.full((10, 3), np.nan))
     with pytest.raises(ValueError, match="not fitted"):
         ClusterIsotropy(2, 1).transform(X)
-    with pytest.raises(ValueError, match="profile"):
-        config_for("fast")
     with pytest.raises(ValueError, match="method"):
         make_transform("whitening", n_clusters=2, n_pc=1, global_pc=1)
 
@@ -404,13 +403,29 @@ def test_fresh_classifier_per_condition():
 
 def test_config_profiles():
     for p in ("smoke", "offline", "paper"):
-        c = config_for(p)
-        assert c["seeds"] >= 2 and c["datasets"]
-    paper = config_for("paper")
-    assert paper["hparams"]["bert-base-uncased"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 15}
-    assert paper["hparams"]["gpt2"] == {"n_clusters": 10, "n_pc": 30, "global_pc": 30}
-    assert paper["hparams"]["roberta-base"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 25}
-    assert min(config_for("offline")["grid_k"]) == 5 and max(config_for("offline")["grid_pc"]) == 30
+        c = chapter_config("cluster_isotropy", p)
+        assert c.seeds >= 2 and c.datasets and c.deck_model in c.model_specs and c.clf_model in c.model_specs
+    paper = chapter_config("cluster_isotropy", "paper")
+    assert paper.hparams["bert-base-uncased"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 15}
+    assert paper.hparams["gpt2"] == {"n_clusters": 10, "n_pc": 30, "global_pc": 30}
+    assert paper.hparams["roberta-base"] == {"n_clusters": 27, "n_pc": 12, "global_pc": 25}
+    assert paper.tune_models == () and paper.deck_seeds == paper.seeds == 5
+    offline = chapter_config("cluster_isotropy", "offline")
+    assert min(offline.grid_k) == 5 and max(offline.grid_pc) == 30 and offline.deck_seeds == 1
+    assert chapter_config("cluster_isotropy", "smoke").tune_models == ("tiny-bert", "tiny-gpt2")
+
+
+def test_a_readers_models_run_everything_and_keep_the_papers_hyperparameters(tmp_path):
+    mine = tmp_path / "my-encoder"
+    mine.mkdir()
+    (mine / "config.json").write_text('{"model_type": "bert"}')
+    c = chapter_config("cluster_isotropy", "paper", models=[str(mine), "bert-base-uncased"])
+    assert c.model_specs == [str(mine), "bert-base-uncased"] and c.deck_model == c.clf_model == str(mine)
+    assert c.tune_models == (str(mine),)  # the paper's model keeps the paper's hyperparameters
+    short = ci.short_names(c)
+    assert short["bert-base-uncased"] == "bert" and short[str(mine)] == c.models[0].slug
+    assert short[str(mine)].startswith("my_encoder_")  # a folder's name and a hash of its path
+    assert ci.chapter_seeds(chapter_config("cluster_isotropy", "smoke", seed=4)) == [4, 5]
 
 
 def test_single_member_cluster_residuals_do_not_crash():
@@ -453,7 +468,7 @@ def test_pair_token_features_cache_is_reused_and_equal(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the model ran although the features are cached")
 
-    monkeypatch.setattr(lm, "model", boom)
+    monkeypatch.setattr(lm.model, "forward", boom)  # the parameters stay readable (the cache key's dtype)
     again = pair_token_features(lm, a, b, max_length=12, batch_size=2, cache_dir=tmp_path, shard_size=2, progress=False)
     np.testing.assert_array_equal(again, first)
     with pytest.raises(AssertionError, match="the model ran"):
@@ -486,3 +501,65 @@ def test_run_sts_on_one_stacked_pool_equals_evaluate_sts_per_method():
     X = pool_before.copy()
     ClusterIsotropy(3, 2, random_state=0).fit_transform(X)
     np.testing.assert_array_equal(X, pool_before)
+
+
+# ------------------------------------------------------------------------------ the chapter's steps
+def test_transform_checks_and_plane_views():
+    pool = _blobs(seed=2)
+    t, out, rec = ci.transform_checks(pool, 3, 2, seed=0)
+    assert out.shape == pool.shape and t.labels_.shape == (len(pool),)
+    assert rec["transform_cluster_mean_max"] < 1e-10 and rec["transform_orthogonality_max"] < 1e-10
+    assert rec["global_vs_numpy_max_diff"] < 1e-10 and rec["determinism_max_diff"] == 0.0
+    idx, planes = ci.plane_views({"before": pool, "after": out}, n_points=50, seed=0)
+    assert len(idx) == 50 and all(P.shape == (50, 2) for P in planes.values())
+
+
+def test_record_helpers_from_result_tables():
+    cfg = chapter_config("cluster_isotropy", "smoke")
+    layers = pd.DataFrame({"model": ["tiny-bert", "tiny-bert"], "layer": [0, 1], "log10 I(W)": [-2.0, -1.0]})
+    table1 = pd.DataFrame(
+        [
+            {"model": m, "k": k, "seed": s, "iw_log10": -1.0 / (k + 1) - s}
+            for m in ("tiny-bert", "tiny-gpt2")
+            for k in (0, 1, 3, 6)
+            for s in (0, 1)
+        ]
+    )
+    rec = ci.isotropy_records(layers, table1, cfg)
+    assert rec["layer_tinybert_1"] == pytest.approx(0.1) and rec["table1_kmax"] == 6
+    assert rec["table1_tinygpt2_k3"] == pytest.approx(np.mean([10 ** (-0.25), 10 ** (-1.25)]))
+    assert rec["table1_iw_kmax_minus_k1_log10"] == pytest.approx(-1 / 7 + 1 / 2)
+    sts = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "dataset": ds,
+                "method": meth,
+                "seed": s,
+                "spearman": 50.0 + i + s,
+                "pearson": 0.0,
+                "iw": 0.1 * (i + 1),
+                "iw_log10": np.log10(0.1 * (i + 1)),
+            }
+            for m in ("tiny-bert", "tiny-gpt2")
+            for ds in ("STS12", "STS-B")
+            for i, meth in enumerate(ci.METHODS)
+            for s in (0, 1)
+        ]
+    )
+    s = ci.sts_records(ci.sts_summary(sts), cfg)
+    assert s["sts_tinygpt2_cluster_stsb"] == 52.5 and s["sts_cluster_minus_baseline_mean"] == pytest.approx(2.0)
+    assert s["iw_gain_tinybert_cluster_log10"] == pytest.approx(np.log10(3))
+    clf = pd.DataFrame({"task": ["SST-2"] * 3, "method": list(ci.METHODS), "score": [70.0, 60.0, 65.0]})
+    c = ci.classification_records(clf, {"fresh": [True], "n_train": 120, "sst2_majority": 55.0}, cfg)
+    assert c == {
+        "clf_tinybert_baseline_sst2": 70.0,
+        "clf_tinybert_global_sst2": 60.0,
+        "clf_tinybert_cluster_sst2": 65.0,
+        "clf_sst2_baseline_minus_majority": 15.0,
+        "clf_fresh_init": True,
+        "clf_n_train": 120,
+    }
+    dev = pd.DataFrame({"sentence1": ["a", "b", "c"], "sentence2": ["b", "d", "e"], "score": [1, 2, 3]})
+    assert ci.layer_sentences(dev, None, 0) == ["a", "b", "c", "d", "e"]
+    assert len(ci.layer_sentences(dev, 3, 0)) == 3

@@ -4,6 +4,7 @@ scikit-dimension, duplicates, cluster choice (seed determinism, 0.1 threshold), 
 import numpy as np
 import pytest
 
+from replib.config import chapter_config
 from replib.methods import manifolds as mf
 from replib.metrics.lid import cai_over_levina_bickel, lid_mle
 
@@ -279,14 +280,28 @@ def test_type_frequencies_and_pca_view():
     assert v["coords"].shape == (50, 2) and v["explained"][0] > v["explained"][1]
 
 
-def test_config_for_profiles():
+def test_config_profiles():
     for p in ("smoke", "offline", "paper"):
-        cfg = mf.config_for(p)
-        assert cfg["threshold"] == 0.1 and cfg["max_per_type"] == 1000
-    assert mf.config_for("paper")["lid_k"] == 100 and mf.config_for("paper")["ks"] == tuple(range(2, 16))
-    assert set(mf.config_for("paper")["models"]) == {"BERT", "D-BERT", "GPT", "GPT2"}
+        cfg = chapter_config("manifolds", p)
+        assert cfg.threshold == 0.1 and cfg.max_per_type == 1000
+        assert set(cfg.named_models) <= set(cfg.swiss_layers)  # every model has its Swiss-roll views
+    paper = chapter_config("manifolds", "paper")
+    assert paper.lid_k == 100 and paper.ks == tuple(range(2, 16))
+    assert dict(paper.named_models) == {name: (spec, n) for name, (spec, n) in mf.PAPER_MODELS.items()}
     with pytest.raises(ValueError):
-        mf.config_for("huge")
+        chapter_config("manifolds", "huge")
+
+
+def test_a_readers_models_are_named_by_their_slug_and_get_swiss_roll_views(tmp_path):
+    folder = tmp_path / "my_encoder"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert", "num_hidden_layers": 6}')
+    cfg = chapter_config("manifolds", "smoke", models=[str(folder), "gpt2"])
+    mine = cfg.models[0].slug
+    assert dict(cfg.named_models) == {mine: (str(folder), 6), "GPT2": ("gpt2", 12)}  # paper names stay
+    assert cfg.swiss_layers[mine] == (1, 3, 5) and cfg.swiss_layers["GPT2"] == (1, 6, 11)
+    assert chapter_config("manifolds", "paper", models=["gpt2"]).swiss_layers["GPT2"] == (2, 6)  # the paper's
+    assert mf.layer_passes(5, None) == [[0, 1, 2, 3, 4]] and mf.layer_passes(5, 2) == [[0, 1], [2, 3], [4]]
 
 
 def test_refine_is_the_exact_distance_whatever_the_threads_and_blocks():
@@ -347,7 +362,9 @@ def test_layers_in_worker_processes_give_the_serial_results():
     rng = np.random.default_rng(7)
     types = rng.choice([f"w{i}" for i in range(30)], size=400)
     layers = {i: (rng.normal(size=(400, 12)) + rng.normal(size=12) * (i + 1)).astype(np.float32) for i in range(3)}
-    cfg = dict(mf.config_for("smoke"), ks=(2, 3), sil_sample=200, kmeans_fit=None, lid_k=10, lid_queries=100)
+    cfg = chapter_config("manifolds", "smoke").replace(
+        ks=(2, 3), sil_sample=200, kmeans_fit=None, lid_k=10, lid_queries=100
+    )
     serial = mf.analyse_layers(layers, types, cfg, seed=3, n_jobs=1, progress=False)
     parallel = mf.analyse_layers(layers, types, cfg, seed=3, n_jobs=2, progress=False)
     assert len(serial) == len(parallel) == 3
@@ -358,3 +375,57 @@ def test_layers_in_worker_processes_give_the_serial_results():
     assert mf.layer_jobs({"threads": 1, "layer_jobs": 4}, 3) == 3
     with pytest.raises(ValueError, match="layer_jobs must be >= 1"):
         mf.layer_jobs({"layer_jobs": 0}, 3)
+
+
+# ------------------------------------------------------------------------ an unbalanced clustering
+def _isolated_pair(n=600, d=8, seed=0):
+    """A Gaussian ball and two far, isolated vectors: k-means with k = 2 puts the pair in a cluster of its own,
+    which a random silhouette sample of 50 rows misses most of the time."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[:2] += 50.0
+    return X
+
+
+def test_choose_clusters_survives_a_silhouette_sample_with_one_cluster():
+    """Issue 28 item 16: scikit-learn's sampled silhouette raised "Number of labels is 1" when its random sample
+    of an unbalanced clustering held one cluster (the manifolds chapter died this way with seeds other than
+    0 and 1)."""
+    from sklearn.metrics import silhouette_score
+
+    X = _isolated_pair()
+    labels = (np.arange(len(X)) < 2).astype(int)
+    crashing = []
+    for seed in range(6):
+        try:
+            silhouette_score(X, labels, sample_size=50, random_state=seed)
+        except ValueError as e:
+            assert "Number of labels is 1" in str(e)
+            crashing.append(seed)
+    assert crashing, "the fixture must reproduce the crash of the sampled silhouette"
+    for seed in crashing:
+        choice = mf.choose_clusters(X, ks=(2, 3), sil_sample=50, n_init=2, seed=seed)
+        assert np.isfinite(choice.silhouettes[2]) and np.isfinite(choice.best_silhouette)
+        again = mf.choose_clusters(X, ks=(2, 3), sil_sample=50, n_init=2, seed=seed)
+        np.testing.assert_array_equal(again.labels, choice.labels)  # still a seeded function of the data
+
+
+def test_silhouette_rows_are_sklearns_draw_unless_it_holds_one_cluster():
+    from sklearn.metrics import silhouette_score
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 5))
+    labels = rng.integers(0, 4, 400)
+    for seed in range(3):  # a balanced clustering: exactly scikit-learn's sampled value
+        rows = mf.silhouette_rows(labels, 100, seed)
+        assert len(rows) == 100 == len(set(rows.tolist()))
+        assert silhouette_score(X[rows], labels[rows]) == silhouette_score(
+            X, labels, sample_size=100, random_state=seed
+        )
+    assert mf.silhouette_rows(labels, None, 0) is None and mf.silhouette_rows(labels, 400, 0) is None
+    lonely = (np.arange(400) == 7).astype(int)  # one row of cluster 1
+    for seed in range(5):
+        rows = mf.silhouette_rows(lonely, 20, seed)
+        assert len(rows) == 20 == len(set(rows.tolist())) and 7 in rows and set(lonely[rows]) == {0, 1}
+        order = np.random.RandomState(seed).permutation(400)
+        assert list(rows[:-1]) == list(order[:19])  # the draw, its last row swapped for the other cluster's

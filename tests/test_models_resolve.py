@@ -165,8 +165,8 @@ def test_classifier_setups_and_cluster_loader_take_a_folder(minilm_copy, tmp_pat
 
 
 def test_select_models_and_chapter_configs(minilm_copy):
+    from replib.config import chapter_config
     from replib.methods import cluster_isotropy as ci
-    from replib.methods import manifolds as mf
     from replib.methods import protein as P
     from replib.models import select_models
     from replib.models.resolve import model_n_layers
@@ -176,17 +176,19 @@ def test_select_models_and_chapter_configs(minilm_copy):
     with pytest.raises(ValueError, match="model spec"):
         select_models(3, ["a"])
     assert model_n_layers(str(minilm_copy)) == 6 and model_n_layers("gpt2") == 12 and model_n_layers("tiny-bert") == 2
-    cfg = mf.config_for("smoke", [str(minilm_copy), "gpt2"])
+    cfg = chapter_config("manifolds", "smoke", models=[str(minilm_copy), "gpt2"])
     slug = model_slug(str(minilm_copy))  # the folder's name and a short hash of its path
     assert slug.startswith("my_encoder_") and len(slug) == len("my_encoder_") + 6
-    assert cfg["models"] == {slug: (str(minilm_copy), 6), "GPT2": ("gpt2", 12)}  # paper names stay bound
-    assert cfg["swiss_layers"][slug] == [1, 3, 5] and cfg["swiss_layers"]["GPT2"] == [1, 6, 11]
-    assert mf.config_for("paper", ["gpt2"])["swiss_layers"]["GPT2"] == [2, 6]  # the paper's views kept
-    c = ci.config_for("paper", [str(minilm_copy), "bert-base-uncased"])
-    assert c["models"][0] == c["deck_model"] == c["clf_model"] == str(minilm_copy)
-    assert c["tune_models"] == [str(minilm_copy)]  # the paper's model keeps the paper's hyperparameters
-    assert ci.config_for("smoke")["tune_models"] == ["tiny-bert", "tiny-gpt2"]
-    assert P.protein_models("smoke", str(minilm_copy)) == [str(minilm_copy)] and P.model_label(str(minilm_copy)) == slug
+    assert dict(cfg.named_models) == {slug: (str(minilm_copy), 6), "GPT2": ("gpt2", 12)}  # paper names stay bound
+    assert cfg.swiss_layers[slug] == (1, 3, 5) and cfg.swiss_layers["GPT2"] == (1, 6, 11)
+    assert chapter_config("manifolds", "paper", models=["gpt2"]).swiss_layers["GPT2"] == (2, 6)  # the paper's views
+    c = chapter_config("cluster_isotropy", "paper", models=[str(minilm_copy), "bert-base-uncased"])
+    assert c.model_specs[0] == c.deck_model == c.clf_model == str(minilm_copy)
+    assert c.tune_models == (str(minilm_copy),)  # the paper's model keeps the paper's hyperparameters
+    assert chapter_config("cluster_isotropy", "smoke").tune_models == ("tiny-bert", "tiny-gpt2")
+    p = chapter_config("protein_isotropy", "smoke", models=str(minilm_copy))
+    assert p.model_specs == [str(minilm_copy)] and P.model_label(str(minilm_copy)) == slug
     with pytest.raises(ModelUnavailableError, match="no such file or folder"):
-        P.protein_models("smoke", "/x/my-esm")  # a missing folder fails when the models are chosen
+        chapter_config("protein_isotropy", "smoke", models="/x/my-esm")  # a missing folder fails when chosen
+    assert ci.short_names(c)[str(minilm_copy)] == slug
     assert P.model_label("prot_bert") == "prot_bert"

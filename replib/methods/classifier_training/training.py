@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import torch
 from scipy.stats import pearsonr, spearmanr
 from tqdm.auto import tqdm
 
@@ -144,7 +145,8 @@ def count_parameters(setup: ClassifierSetup) -> int:
 
 @dataclass
 class TrainConfig:
-    """Sizes of one profile (see :func:`config_for`)."""
+    """Training and evaluation sizes of one experiment (the chapter's per profile:
+    :mod:`replib.methods.classifier_training.config`)."""
 
     n_updates: int = 1000
     eval_every: int = 1
@@ -155,41 +157,7 @@ class TrainConfig:
     other_seeds_eval_every: int | None = None  # coarser grid for seeds after the first (None: same)
 
 
-def config_for(profile: str, kind: str = "main") -> TrainConfig:
-    """Training/evaluation sizes per profile and experiment kind (``"main"`` = Sec. 3, ``"glue"`` = App. A).
-
-    * ``paper``: the paper's protocol, metrics after every update (and at step 0), 5 seeds; GLUE 250 updates
-      with metrics on a random sample of ``metric_sample`` items (the paper's N is not legible; 10,000 chosen).
-    * ``offline``: the same training; metrics every 25th update for seed 0 and every 100th for the other
-      seeds (the correlations use seed 0's 41 points); GLUE one seed, every 10th update, samples of 2,000.
-    * ``smoke``: tens of updates, every 5th.
-    """
-    if kind not in ("main", "glue"):
-        raise ValueError(f"kind must be 'main' or 'glue'; got {kind!r}")
-    if profile == "paper":
-        return (
-            TrainConfig(1000, 1, (0, 1, 2, 3, 4), None)
-            if kind == "main"
-            else TrainConfig(250, 1, (0, 1, 2, 3, 4), 10_000)
-        )
-    if profile == "offline":
-        return (
-            TrainConfig(1000, 25, (0, 1), None, other_seeds_eval_every=250)
-            if kind == "main"
-            else TrainConfig(250, 10, (0,), 2_000)
-        )
-    if profile == "smoke":
-        return (
-            TrainConfig(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20)
-            if kind == "main"
-            else TrainConfig(40, 5, (0,), 200, checkpoint_every=10)
-        )
-    raise ValueError(f"unknown profile {profile!r}")
-
-
 def _features(E, index, pair_features: str):
-    import torch
-
     if index.shape[1] == 1:
         return E[index[:, 0]]
     u, v = E[index[:, 0]], E[index[:, 1]]
@@ -201,8 +169,6 @@ def _features(E, index, pair_features: str):
 def _save_checkpoint(state: dict, path: Path) -> None:
     """``torch.save`` through the atomic writer; the state holds only tensors, numbers, strings, lists and
     dicts, so :func:`_load_checkpoint` can read it with ``weights_only=True``."""
-    import torch
-
     with atomic_path(path, suffix=".tmp") as tmp:
         torch.save(state, tmp)
 
@@ -211,8 +177,6 @@ def _load_checkpoint(path: Path, device) -> dict | None:
     """The state in ``path`` read with ``torch.load(weights_only=True)`` (nothing but tensors and plain
     containers is unpickled), or None with a :class:`~replib._io.ShardWarning` when it cannot be read
     (truncated, corrupted, or holding other objects): training then starts again from update 0."""
-    import torch
-
     try:
         state = torch.load(path, map_location=device, weights_only=True)
         if not isinstance(state, dict) or not {"meta", "step", "E", "clf", "opt", "rng", "rows"} <= set(state):
@@ -229,8 +193,6 @@ def _load_checkpoint(path: Path, device) -> dict | None:
 
 def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
     """IsoScore on the unpaired vectors and silhouette of the classifier inputs (optionally on a sample)."""
-    import torch
-
     idx, cl = setup.index, setup.cluster_ids
     if metric_sample is not None and setup.n_items > metric_sample:
         pick = np.sort(rng.choice(setup.n_items, metric_sample, replace=False))
@@ -292,16 +254,14 @@ def train_trajectory(
         See :class:`TrainConfig`. ``metric_sample`` draws a fresh random sample of items at every
         evaluation when the data are larger (the paper's GLUE protocol).
     checkpoint : path, optional
-        File holding the state (parameters, Adam moments, RNG state, trajectory), written atomically
-        every ``checkpoint_every`` updates and at the end. If it exists and matches this setup, seed,
-        hyper-parameters and device type, training resumes from it (a finished run is returned as is; a run asked for more
-        updates continues). The match does not cover the code: delete the checkpoints after changing
-        the training loop. It is read with ``torch.load(weights_only=True)``; an unreadable checkpoint is
-        reported (:class:`~replib._io.ShardWarning`) and training starts from update 0.
+        File holding the state (parameters, Adam moments, RNG state, trajectory), written atomically every
+        ``checkpoint_every`` updates and at the end. If it matches this setup, seed, hyper-parameters and
+        device type, training resumes from it (a finished run is returned as is, a longer one continues);
+        the match does not cover the code. Read with ``torch.load(weights_only=True)``; an unreadable one
+        is reported (:class:`~replib._io.ShardWarning`) and training starts from update 0.
     device : str, optional
         Where to train and compute silhouettes (default CUDA when available).
     progress : bool
-        tqdm progress bar.
     on_update : callable, optional
         Called with the number of updates done after every update (tests simulate a kill with it).
 
@@ -311,94 +271,125 @@ def train_trajectory(
         Columns ``step, isoscore, silhouette, loss, accuracy`` (loss/accuracy before the update of that step;
         at the last step, of the final parameters).
     """
-    import torch
-
     if n_updates < 0 or eval_every < 1 or checkpoint_every < 1:
         raise ValueError("n_updates must be >= 0, eval_every and checkpoint_every >= 1")
     dev = _device(device)
     meta = _run_meta(setup, seed, eval_every, lr, metric_sample, dev)
-    torch.manual_seed(seed)
-    E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
-    clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
-    opt = torch.optim.Adam([E, *clf.parameters()], lr=lr)
-    rng = np.random.default_rng([seed, 2024])
-    index = torch.from_numpy(setup.index).to(dev)
-    if setup.multilabel:
-        y = torch.from_numpy(setup.targets.astype(np.float32)).to(dev)
-        loss_fn = torch.nn.BCEWithLogitsLoss()
-    else:
-        y = torch.from_numpy(setup.targets).to(dev)
-        loss_fn = torch.nn.CrossEntropyLoss()
-    rows, start = [], 0
+    run = _Training.start(setup, seed, lr, dev)
     ckpt = Path(checkpoint) if checkpoint is not None else None
+    rows, start, finished = _resume(run, ckpt, dev, meta, n_updates, eval_every)
+    if finished:
+        return pd.DataFrame(rows)
+    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
+    for step in range(start, n_updates + 1):
+        X, loss, acc = run.forward()
+        if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
+            rows.append(_evaluate(setup, run.E, X, step, loss.item(), acc.item(), run.rng, metric_sample, dev))
+            bar.set_postfix(iso=f"{rows[-1]['isoscore']:.4f}", sil=f"{rows[-1]['silhouette']:.4f}")
+        if step == n_updates:
+            break
+        run.update(loss)
+        bar.update(1)
+        if on_update is not None:
+            on_update(step + 1)
+        if ckpt is not None and (step + 1) % checkpoint_every == 0:
+            _save_checkpoint(run.state(meta, step + 1, rows), ckpt)
+    bar.close()
+    if ckpt is not None:
+        _save_checkpoint(run.state(meta, n_updates, rows), ckpt)
+    return pd.DataFrame(rows)
+
+
+def _resume(run, ckpt: Path | None, dev, meta: dict, n_updates: int, eval_every: int) -> tuple[list, int, bool]:
+    """The rows and update count to continue from (``[], 0`` without a readable checkpoint), and whether the
+    checkpoint already holds the finished run."""
     state = _load_checkpoint(ckpt, dev) if ckpt is not None and ckpt.exists() else None
-    if state is not None:
+    if state is None:
+        return [], 0, False
+    rows, start = run.resume(state, meta, ckpt)
+    if start == n_updates and rows and rows[-1]["step"] == n_updates:
+        return rows, start, True
+    if start > n_updates:
+        raise ValueError(f"checkpoint {ckpt} is at update {start} > n_updates = {n_updates}")
+    rows = [r for r in rows if r["step"] < start or (r["step"] == start and r["step"] % eval_every == 0)]
+    return rows, start, False
+
+
+@dataclass
+class _Training:
+    """The state of one training run: the trainable vectors, the classifier, Adam, the metric-sampling
+    generator, and the fixed inputs (item index, targets, loss)."""
+
+    setup: ClassifierSetup
+    E: torch.nn.Parameter
+    clf: torch.nn.Linear
+    opt: torch.optim.Adam
+    rng: np.random.Generator
+    index: torch.Tensor
+    y: torch.Tensor
+    loss_fn: torch.nn.Module
+
+    @classmethod
+    def start(cls, setup: ClassifierSetup, seed: int, lr: float, dev) -> _Training:
+        """Vectors from ``setup.embeddings``, ``nn.Linear`` with PyTorch's default init under
+        ``torch.manual_seed(seed)``, one Adam over both; BCE for multi-hot targets, else cross-entropy."""
+        torch.manual_seed(seed)
+        E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
+        clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
+        opt = torch.optim.Adam([E, *clf.parameters()], lr=lr)
+        rng = np.random.default_rng([seed, 2024])
+        index = torch.from_numpy(setup.index).to(dev)
+        if setup.multilabel:
+            y, loss_fn = torch.from_numpy(setup.targets.astype(np.float32)).to(dev), torch.nn.BCEWithLogitsLoss()
+        else:
+            y, loss_fn = torch.from_numpy(setup.targets).to(dev), torch.nn.CrossEntropyLoss()
+        return cls(setup, E, clf, opt, rng, index, y, loss_fn)
+
+    def resume(self, state: dict, meta: dict, ckpt: Path) -> tuple[list, int]:
+        """Load a checkpoint's parameters, Adam moments and generator state; its rows and update count."""
         if state["meta"] != meta:
             raise ValueError(
                 f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); delete it or pass another path"
             )
         with torch.no_grad():
-            E.copy_(state["E"])
-        clf.load_state_dict(state["clf"])
-        opt.load_state_dict(state["opt"])
-        rng.bit_generator.state = state["rng"]
-        rows, start = list(state["rows"]), int(state["step"])
-        if start == n_updates and rows and rows[-1]["step"] == n_updates:
-            return pd.DataFrame(rows)
-        if start > n_updates:
-            raise ValueError(f"checkpoint {ckpt} is at update {start} > n_updates = {n_updates}")
-        rows = [r for r in rows if r["step"] < start or (r["step"] == start and r["step"] % eval_every == 0)]
+            self.E.copy_(state["E"])
+        self.clf.load_state_dict(state["clf"])
+        self.opt.load_state_dict(state["opt"])
+        self.rng.bit_generator.state = state["rng"]
+        return list(state["rows"]), int(state["step"])
 
-    def save(step):
-        if ckpt is not None:
-            _save_checkpoint(
-                dict(
-                    meta=meta,
-                    step=step,
-                    E=E.detach().cpu(),
-                    clf=clf.state_dict(),
-                    opt=opt.state_dict(),
-                    rng=rng.bit_generator.state,
-                    rows=rows,
-                ),
-                ckpt,
-            )
+    def state(self, meta: dict, step: int, rows: list) -> dict:
+        """What a checkpoint holds (tensors, numbers, strings, lists and dicts only)."""
+        return dict(
+            meta=meta,
+            step=step,
+            E=self.E.detach().cpu(),
+            clf=self.clf.state_dict(),
+            opt=self.opt.state_dict(),
+            rng=self.rng.bit_generator.state,
+            rows=rows,
+        )
 
-    def forward():
-        X = _features(E, index, setup.pair_features)
-        logits = clf(X)
-        loss = loss_fn(logits, y)
+    def forward(self):
+        """Classifier inputs, loss and training accuracy of the current parameters (full batch)."""
+        X = _features(self.E, self.index, self.setup.pair_features)
+        logits = self.clf(X)
+        loss = self.loss_fn(logits, self.y)
         with torch.no_grad():
-            if setup.multilabel:
-                acc = ((logits > 0) == (y > 0.5)).all(1).float().mean()
+            if self.setup.multilabel:
+                acc = ((logits > 0) == (self.y > 0.5)).all(1).float().mean()
             else:
-                acc = (logits.argmax(1) == y).float().mean()
+                acc = (logits.argmax(1) == self.y).float().mean()
         return X, loss, acc
 
-    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
-    for step in range(start, n_updates + 1):
-        X, loss, acc = forward()
-        if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
-            rows.append(_evaluate(setup, E, X, step, loss.item(), acc.item(), rng, metric_sample, dev))
-            bar.set_postfix(iso=f"{rows[-1]['isoscore']:.4f}", sil=f"{rows[-1]['silhouette']:.4f}")
-        if step == n_updates:
-            break
-        opt.zero_grad(set_to_none=True)
+    def update(self, loss) -> None:
+        """One Adam step on ``loss``."""
+        self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        opt.step()
-        bar.update(1)
-        if on_update is not None:
-            on_update(step + 1)
-        if (step + 1) % checkpoint_every == 0:
-            save(step + 1)
-    bar.close()
-    save(n_updates)
-    return pd.DataFrame(rows)
+        self.opt.step()
 
 
 def _device(device):
-    import torch
-
     return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 

@@ -17,7 +17,10 @@ top-D principal components), so the paper's "global" baseline runs through the s
 The package is split by concern, and re-exports every public name here:
 
 * :mod:`.transform`: the transform itself (clustering, cluster bases, :class:`ClusterIsotropy`);
-* :mod:`.setup`: the methods and hyperparameters of the paper, the profiles, the data and models;
+* :mod:`.setup`: the methods, the data and models;
+* :mod:`.config`: the hyperparameters of the paper and the sizes per profile (read by
+  :func:`replib.config.chapter_config`);
+* :mod:`.experiments`: the chapter's experiments assembled from its configuration;
 * :mod:`.sts`: the STS protocol of the paper (token pool per data set, mean of processed token vectors,
   cosine, Spearman x 100), the hyperparameter search on STS-B dev, isotropy tables;
 * :mod:`.classification`: the classification protocol (flattened last-layer token matrix, MLP) with a fresh
@@ -36,12 +39,33 @@ from .classification import (
     pair_token_features,
     train_classifier,
 )
+from .config import PAPER_HPARAMS, STS_DATASETS
+from .experiments import (
+    DATASET_KEYS,
+    VARIANT_KEYS,
+    ChapterModels,
+    chapter_seeds,
+    choose_hyperparameters,
+    classification_experiment,
+    classification_records,
+    deck_experiment,
+    deck_records,
+    deck_table,
+    isotropy_records,
+    isotropy_tables,
+    layer_sentences,
+    notebook_records,
+    plane_views,
+    short_names,
+    sts_experiment,
+    sts_records,
+    sts_summary,
+    table1_means,
+    transform_checks,
+)
 from .setup import (
     DECK_VARIANTS,
     METHODS,
-    PAPER_HPARAMS,
-    STS_DATASETS,
-    config_for,
     embed_pairs,
     load_classification,
     load_model_for,
@@ -87,7 +111,6 @@ __all__ = [
     "METHODS",
     "DECK_VARIANTS",
     "PAPER_HPARAMS",
-    "config_for",
     "token_pool",
     "mean_pool",
     "cosine_rows",
@@ -112,4 +135,26 @@ __all__ = [
     "CLUSTERERS",
     "GMM_MAX_FIT_ROWS",
     "transform_residuals",
+    # the chapter's experiments
+    "DATASET_KEYS",
+    "VARIANT_KEYS",
+    "ChapterModels",
+    "chapter_seeds",
+    "short_names",
+    "transform_checks",
+    "plane_views",
+    "choose_hyperparameters",
+    "layer_sentences",
+    "isotropy_tables",
+    "isotropy_records",
+    "table1_means",
+    "sts_experiment",
+    "notebook_records",
+    "sts_summary",
+    "sts_records",
+    "deck_experiment",
+    "deck_records",
+    "deck_table",
+    "classification_experiment",
+    "classification_records",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from ..._io import hash_inputs, run_sharded
@@ -42,8 +43,6 @@ def pair_token_features(
     -------
     ndarray (n_examples, max_length, d) float32
     """
-    import torch
-
     tok = model.tokenizer
     texts_a = [str(t) for t in texts_a]
     texts_b = None if texts_b is None else [str(t) for t in texts_b]
@@ -89,8 +88,6 @@ class MLPClassifier:
     """The authors' classifier: flatten -> Dense(hidden, ReLU) -> Dense(1, sigmoid), binary cross-entropy."""
 
     def __init__(self, n_features: int, hidden: int = 100, seed: int = 0):
-        import torch
-
         g = torch.Generator().manual_seed(seed)
         self.net = torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
         with torch.no_grad():  # seeded init independent of the global torch RNG
@@ -102,8 +99,6 @@ class MLPClassifier:
         return {k: v.detach().clone() for k, v in self.net.state_dict().items()}
 
     def predict(self, X):
-        import torch
-
         with torch.no_grad():
             return (self.net(torch.as_tensor(X, dtype=torch.float32)).squeeze(1) > 0).numpy().astype(int)
 
@@ -132,8 +127,6 @@ def train_classifier(
 
     Returns the list of validation metrics per epoch; ``clf`` holds the best weights afterwards.
     """
-    import torch
-
     torch_g = torch.Generator().manual_seed(seed)
     X = torch.as_tensor(Xtr, dtype=torch.float32)
     y = torch.as_tensor(ytr, dtype=torch.float32)

@@ -1,5 +1,6 @@
-"""Set-up of the chapter: the methods and their hyperparameters, the profiles, and the data and models
-(STS pairs, token matrices, GLUE classification tasks) read through :mod:`replib.data`."""
+"""Set-up of the chapter: the methods, and the data and models (STS pairs, token matrices, GLUE classification
+tasks) read through :mod:`replib.data`. The hyperparameters of the paper and the sizes per profile are in
+:mod:`.config`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pandas as pd
 
 from ...data import load_glue, load_sick, load_sts, load_stsb
 from ...embeddings import embed_sentences
+from ...models import resolve_model
+from .config import STS_DATASETS
 from .transform import ClusterIsotropy
 
 # ----------------------------------------------------------------------------------------- methods
@@ -19,13 +22,6 @@ DECK_VARIANTS = {
     "K-means+Mean": ("k", "none", "scipy"),
     "GMM+Mean+PCA": ("k", "cluster", "gmm"),
     "K-means+Mean+PCA": ("k", "cluster", "scipy"),
-}
-
-#: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
-PAPER_HPARAMS = {
-    "gpt2": {"n_clusters": 10, "n_pc": 30, "global_pc": 30},
-    "bert-base-uncased": {"n_clusters": 27, "n_pc": 12, "global_pc": 15},
-    "roberta-base": {"n_clusters": 27, "n_pc": 12, "global_pc": 25},
 }
 
 
@@ -48,60 +44,6 @@ def make_transform(method: str, *, n_clusters: int, n_pc: int, global_pc: int, r
         pc = {"none": 0, "global": global_pc, "cluster": n_pc}[pp]
         return ClusterIsotropy(k, pc, clusterer=cl, random_state=random_state)
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS + tuple(DECK_VARIANTS)}")
-
-
-STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
-
-
-def config_for(profile: str, models=None) -> dict:
-    """Sizes and settings of the chapter per profile (read by the notebook and the tests).
-
-    ``paper``: GPT-2, BERT-base, RoBERTa-base with the paper's hyperparameters, all data, 5 seeds.
-    ``offline``: all-MiniLM-L6-v2 on the mirrored data, hyperparameters chosen on STS-B dev from a
-    grid in [5, 30]. ``smoke``: tiny random BERT/GPT-2 on a few hundred pairs.
-
-    ``models`` (a spec or list of specs, see :func:`replib.models.resolve_model`) replaces the profile's
-    models, and the first of them also runs the deck ablations and the classification protocol; a model
-    without the paper's hyperparameters gets them chosen on STS-B dev (``tune_models``).
-    """
-    cfg = _profile_config(profile)
-    cfg["tune_models"] = list(cfg["models"]) if cfg["tune"] else []
-    if models is None:
-        return cfg
-    from ...models.resolve import select_models
-
-    chosen = select_models(models, cfg["models"])
-    cfg.update(
-        models=chosen,
-        deck_model=chosen[0],
-        clf_model=chosen[0],
-        tune_models=[m for m in chosen if cfg["tune"] or m not in cfg["hparams"]],
-    )
-    return cfg
-
-
-def _profile_config(profile: str) -> dict:
-    # fmt: off
-    grid = tuple(range(5, 31, 5))
-    if profile == "paper":
-        return dict(models=list(PAPER_HPARAMS), hparams=dict(PAPER_HPARAMS), tune=False, grid_k=grid, grid_pc=grid,
-                    tune_seeds=3, datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5,
-                    layer_sample=None, table1_ks=(1, 3, 6, 9, 20), deck_model="bert-base-uncased",
-                    clf_model="bert-base-uncased", clf_tasks=("RTE", "CoLA", "SST-2", "MRPC"),
-                    clf_sizes=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
-    if profile == "offline":
-        return dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=grid, grid_pc=grid, tune_seeds=3,
-                    datasets=STS_DATASETS, stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
-                    table1_ks=(1, 3, 6, 9, 20), deck_model="all-MiniLM-L6-v2",
-                    clf_model="all-MiniLM-L6-v2", clf_tasks=("SST-2", "RTE", "MRPC", "CoLA"),
-                    clf_sizes=(800, 200, 400), clf_epochs=10, clf_lr=3e-5, clf_max_length=64)
-    if profile == "smoke":
-        return dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=(2, 4, 6), grid_pc=(2, 4, 6),
-                    tune_seeds=1, datasets=("STS12", "STS-B"), stsb_split="test", max_pairs=150, seeds=2,
-                    layer_sample=150, table1_ks=(1, 3, 6), deck_model="tiny-bert", clf_model="tiny-bert",
-                    clf_tasks=("SST-2",), clf_sizes=(120, 40, 60), clf_epochs=3, clf_lr=1e-3, clf_max_length=16)
-    # fmt: on
-    raise ValueError(f"unknown profile {profile!r}")
 
 
 # ----------------------------------------------------------------------------------------- pipeline
@@ -147,8 +89,6 @@ def embed_pairs(model, df, *, layer: int = -1, cache_dir=None, progress: bool = 
 def load_model_for(name, seed: int = 0):
     """Any model spec :func:`replib.models.resolve_model` accepts: a registry key, ``tiny-<family>`` (the smoke
     profile's tiny random models), a local folder or a Hugging Face id (``org/name@revision``)."""
-    from ...models import resolve_model  # lazy: replib.models imports torch
-
     return resolve_model(name, seed=seed)
 
 

@@ -18,12 +18,11 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 
+from ..._optional import optional_import
 from ..._validation import check_array
 
-try:  # kmeans2's own update step (private to scipy: the sparse product below stands in if it goes)
-    from scipy.cluster._vq import update_cluster_means as _vq_update_cluster_means
-except ImportError:  # pragma: no cover - depends on scipy's private module
-    _vq_update_cluster_means = None
+# kmeans2's own update step (private to scipy: the sparse product below stands in if it goes)
+_vq_update_cluster_means = getattr(optional_import("scipy.cluster._vq"), "update_cluster_means", None)
 
 CLUSTERERS = ("scipy", "sklearn", "gmm")
 #: the ``"gmm"`` clusterer fits its mixture on at most this many rows (seeded sample), then assigns every row

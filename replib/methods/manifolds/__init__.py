@@ -14,29 +14,45 @@ per module:
 * :mod:`.tokens`: :func:`token_kind`, :func:`pca_view` for the Swiss-roll figures;
 * :mod:`.analysis`: :func:`analyse_layer`, one layer's measurements, and :func:`analyse_layers`, several
   layers in parallel processes;
-* :mod:`.setup`: the paper's models, the sizes of each profile, token streams and GloVe.
+* :mod:`.setup`: the corpora, token streams, :func:`analyse_models` (every model, corpus and layer) and GloVe;
+* :mod:`.summary`: the chapter's records and tables from the per-layer results;
+* :mod:`.checks`: the estimators checked on the chapter's own data (brute force, repeatability, LID);
+* :mod:`.config`: the paper's models and the sizes of each profile (:func:`replib.config.chapter_config`).
 
 Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
 """
 
 from __future__ import annotations
 
-from .analysis import analyse_layer, analyse_layers, layer_jobs
-from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy
+from .analysis import analyse_layer, analyse_layers, layer_clusters, layer_jobs
+from .checks import brute_force_records, last_layer, lid_estimator_records, repeatability_records, static_lid
+from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy, silhouette_rows
+from .config import KNOWN_MODELS, PAPER_MODELS
 from .cosine import s_inter, s_intra, type_codes, type_frequencies
 from .setup import (
     PAPER_LID_TABLE3,
-    PAPER_MODELS,
-    config_for,
+    LayerRun,
+    analyse_models,
     embed_corpus,
+    layer_passes,
+    load_corpora,
     load_stream_model,
     static_glove,
 )
-from .tokens import TOKEN_KINDS, pca_view, token_kind, token_kinds
+from .summary import (
+    anisotropy_records,
+    cluster_view_records,
+    cosine_long,
+    lid_records,
+    lid_table,
+    silhouette_table,
+    smallest_drop,
+)
+from .tokens import TOKEN_KINDS, pca_view, swiss_roll_views, token_kind, token_kinds
 
 __all__ = [
-    "config_for",
     "PAPER_MODELS",
+    "KNOWN_MODELS",
     "PAPER_LID_TABLE3",
     "type_codes",
     "type_frequencies",
@@ -44,15 +60,34 @@ __all__ = [
     "s_intra",
     "ClusterChoice",
     "choose_clusters",
+    "silhouette_rows",
     "cluster_centered_isotropy",
     "token_kind",
     "token_kinds",
     "TOKEN_KINDS",
     "pca_view",
+    "swiss_roll_views",
     "load_stream_model",
     "embed_corpus",
     "static_glove",
+    "load_corpora",
+    "layer_passes",
+    "LayerRun",
+    "analyse_models",
     "analyse_layer",
     "analyse_layers",
     "layer_jobs",
+    "layer_clusters",
+    "anisotropy_records",
+    "cosine_long",
+    "smallest_drop",
+    "silhouette_table",
+    "cluster_view_records",
+    "lid_records",
+    "lid_table",
+    "last_layer",
+    "brute_force_records",
+    "repeatability_records",
+    "lid_estimator_records",
+    "static_lid",
 ]

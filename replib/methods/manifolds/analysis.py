@@ -6,10 +6,14 @@ import os
 import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from ..._io import progress_off
 from ..._validation import OrientationWarning, check_array
+from ...metrics import isoscore
+from ...metrics.lid import lid_mle
 from .clusters import choose_clusters, cluster_centered_isotropy
 from .cosine import s_inter, s_intra
 
@@ -54,14 +58,26 @@ def analyse_layers(
     if jobs == 1:
         rows = (analyse_layer(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys)
     else:
-        from joblib import Parallel, delayed
-
         run = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
         rows = run(delayed(analyse_layer)(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys)
     return list(tqdm(rows, total=len(keys), desc="layers", disable=progress_off(progress)))
 
 
 # ------------------------------------------------------------------------------------ one layer's run
+def layer_clusters(X, cfg, seed: int = 0):
+    """:func:`choose_clusters` of one layer with the configuration's candidates ``ks``, ``threshold``,
+    silhouette sample ``sil_sample``, restarts ``n_init`` and fitting subsample ``kmeans_fit``."""
+    return choose_clusters(
+        X,
+        cfg["ks"],
+        cfg["threshold"],
+        sil_sample=cfg["sil_sample"],
+        n_init=cfg["n_init"],
+        n_fit=cfg["kmeans_fit"],
+        seed=seed,
+    )
+
+
 def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine", "euclidean")) -> dict:
     """Every per-layer number of the chapter for one matrix of token vectors.
 
@@ -74,16 +90,15 @@ def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine",
     ----------
     X : array_like (n_tokens, d)
     tokens : sequence of str (n_tokens,)
-    cfg : dict
-        :func:`config_for` of the profile (``threads`` limits BLAS/OpenMP threads; None = no limit).
+    cfg : mapping
+        The chapter's :class:`~replib.config.ChapterConfig` or any mapping with its keys (``threads`` limits
+        BLAS/OpenMP threads; None = no limit).
     seed : int
 
     Returns
     -------
     dict of scalars (a table row) plus ``silhouettes``, ``per_cluster`` and ``labels``.
     """
-    from threadpoolctl import threadpool_limits
-
     # BLAS/OpenMP threads: 1 on the shared 2-core build machine, where oversubscribed threads make a
     # 384x384 eigh take seconds; unlimited (None) at paper scale
     with threadpool_limits(cfg.get("threads")):
@@ -91,9 +106,6 @@ def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine",
 
 
 def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
-    from ...metrics import isoscore
-    from ...metrics.lid import lid_mle
-
     X = check_array(X, min_samples=3)
     tokens = np.asarray(tokens)
     row = {"n_tokens": len(X), "n_types": int(len(np.unique(tokens))), "dim": X.shape[1]}
@@ -104,15 +116,7 @@ def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrientationWarning)
         row["isoscore"] = isoscore(X)
-    choice = choose_clusters(
-        X,
-        cfg["ks"],
-        cfg["threshold"],
-        sil_sample=cfg["sil_sample"],
-        n_init=cfg["n_init"],
-        n_fit=cfg["kmeans_fit"],
-        seed=seed,
-    )
+    choice = layer_clusters(X, cfg, seed)
     cc = cluster_centered_isotropy(X, tokens, choice.labels, cfg["max_per_type"], seed)
     row.update(
         k=choice.k,

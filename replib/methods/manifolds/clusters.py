@@ -6,8 +6,11 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.metrics import silhouette_score
 
 from ..._validation import OrientationWarning, check_array
+from ...metrics import isoscore, partition_isotropy
 from .cosine import _check_xt, s_inter, s_intra
 
 
@@ -38,6 +41,27 @@ class ClusterChoice:
     centers: np.ndarray = field(repr=False, default=None)
 
 
+def silhouette_rows(labels, sample_size: int | None, seed: int) -> np.ndarray | None:
+    """The rows on which the sampled silhouette of ``labels`` is computed (None: all rows).
+
+    scikit-learn's draw for ``silhouette_score(..., sample_size, random_state=seed)`` (the first
+    ``sample_size`` of ``RandomState(seed).permutation(n)``), so that the score is scikit-learn's whenever
+    that draw holds two clusters or more. A very unbalanced clustering (a cluster of a few isolated
+    vectors) can leave a single cluster in the draw, where scikit-learn raises "Number of labels is 1":
+    then the draw's last row is replaced by the first row of the permutation from another cluster, so the
+    sample keeps two clusters and stays a seeded function of the data.
+    """
+    labels = np.asarray(labels)
+    if not sample_size or sample_size >= len(labels):
+        return None
+    order = np.random.RandomState(seed).permutation(len(labels))
+    rows = order[:sample_size]
+    if len(np.unique(labels[rows])) < 2 and len(np.unique(labels)) >= 2:
+        other = order[sample_size:][labels[order[sample_size:]] != labels[rows[0]]][0]
+        rows = np.r_[rows[:-1], other]
+    return rows
+
+
 def choose_clusters(
     X,
     ks=range(2, 16),
@@ -52,10 +76,11 @@ def choose_clusters(
 
     For each k in ``ks``: scikit-learn ``KMeans(k, n_init, random_state=seed)``
     :cite:`pedregosa2011sklearn` fitted on ``X`` (or a seeded subsample of ``n_fit`` rows, all rows
-    then assigned to the nearest centre), scored by
-    ``silhouette_score(X, labels, sample_size=sil_sample, random_state=seed)``
-    :cite:`rousseeuw1987silhouettes`. The k with the largest silhouette is kept if that silhouette is
-    at least ``threshold`` (0.1); otherwise k = 1 (the space is treated as one cluster).
+    then assigned to the nearest centre), scored by the silhouette :cite:`rousseeuw1987silhouettes` of
+    ``sil_sample`` random rows (:func:`silhouette_rows`: scikit-learn's
+    ``silhouette_score(X, labels, sample_size=sil_sample, random_state=seed)`` draw, which keeps at least
+    two clusters). The k with the largest silhouette is kept if that silhouette is at least ``threshold``
+    (0.1); otherwise k = 1 (the space is treated as one cluster).
 
     Parameters
     ----------
@@ -76,9 +101,6 @@ def choose_clusters(
     -------
     ClusterChoice
     """
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import silhouette_score
-
     X = check_array(X, min_samples=3)
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 2:
@@ -95,8 +117,8 @@ def choose_clusters(
         if len(np.unique(labels)) < 2:
             sil[k] = float("nan")
             continue
-        ss = sil_sample if sil_sample and sil_sample < len(X) else None
-        sil[k] = float(silhouette_score(X, labels, sample_size=ss, random_state=seed))
+        rows = silhouette_rows(labels, sil_sample, seed)
+        sil[k] = float(silhouette_score(X, labels) if rows is None else silhouette_score(X[rows], labels[rows]))
         fits[k] = (labels, km.cluster_centers_)
     finite = {k: v for k, v in sil.items() if np.isfinite(v)}
     if not finite:
@@ -109,6 +131,38 @@ def choose_clusters(
     else:
         labels, centers, k = np.zeros(len(X), dtype=np.int64), X.mean(axis=0, keepdims=True), 1
     return ClusterChoice(k, np.asarray(labels, dtype=np.int64), sil, best_k, best, float(threshold), centers)
+
+
+def _cluster_row(X, codes, m, c: int, max_per_type: int, seed: int) -> dict:
+    """One cluster (rows ``m``) of :func:`cluster_centered_isotropy`: size, types, and after centring its
+    S_inter, S_intra, IsoScore (``deflated`` when it has fewer vectors than dimensions) and I(W)."""
+    d = X.shape[1]
+    Xc = X[m] - X[m].mean(axis=0)
+    n = int(m.sum())
+    rec = {
+        "cluster": c,
+        "n": n,
+        "n_types": int(len(np.unique(codes[m]))),
+        "s_inter": np.nan,
+        "s_intra": np.nan,
+        "isoscore": np.nan,
+        "deflated": n < d,
+        "isotropic_reference": n / (n + d),
+        "partition_isotropy": np.nan,
+    }
+    if n >= 2:
+        nz = np.linalg.norm(Xc, axis=1) > 0
+        if nz.sum() >= 2:
+            rec["s_inter"] = s_inter(Xc[nz], codes[m][nz], seed)
+            rec["s_intra"] = s_intra(Xc[nz], codes[m][nz], max_per_type, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OrientationWarning)  # flagged as `deflated` instead
+            try:
+                rec["isoscore"] = isoscore(Xc)
+                rec["partition_isotropy"] = float(partition_isotropy(Xc).value)
+            except ValueError:  # zero variance
+                pass
+    return rec
 
 
 def cluster_centered_isotropy(X, types, labels, max_per_type: int = 1000, seed: int = 0) -> dict:
@@ -141,42 +195,11 @@ def cluster_centered_isotropy(X, types, labels, max_per_type: int = 1000, seed: 
         ``isoscore_mean`` (non-deflated clusters), ``isoscore_mean_all``, ``partition_isotropy_mean``,
         ``n_deflated``.
     """
-    from ...metrics import isoscore, partition_isotropy
-
     X, codes = _check_xt(X, types)
     labels = np.asarray(labels).ravel()
     if len(labels) != len(X):
         raise ValueError(f"labels has {len(labels)} entries for {len(X)} rows of X")
-    d = X.shape[1]
-    rows = []
-    for c in np.unique(labels):
-        m = labels == c
-        Xc = X[m] - X[m].mean(axis=0)
-        n = int(m.sum())
-        rec = {
-            "cluster": int(c),
-            "n": n,
-            "n_types": int(len(np.unique(codes[m]))),
-            "s_inter": np.nan,
-            "s_intra": np.nan,
-            "isoscore": np.nan,
-            "deflated": n < d,
-            "isotropic_reference": n / (n + d),
-            "partition_isotropy": np.nan,
-        }
-        if n >= 2:
-            nz = np.linalg.norm(Xc, axis=1) > 0
-            if nz.sum() >= 2:
-                rec["s_inter"] = s_inter(Xc[nz], codes[m][nz], seed)
-                rec["s_intra"] = s_intra(Xc[nz], codes[m][nz], max_per_type, seed)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", OrientationWarning)  # flagged as `deflated` instead
-                try:
-                    rec["isoscore"] = isoscore(Xc)
-                    rec["partition_isotropy"] = float(partition_isotropy(Xc).value)
-                except ValueError:  # zero variance
-                    pass
-        rows.append(rec)
+    rows = [_cluster_row(X, codes, labels == c, int(c), max_per_type, seed) for c in np.unique(labels)]
 
     def _mean(key, where=None):
         v = np.array([r[key] for r in rows if where is None or where(r)], dtype=float)

@@ -1,18 +1,18 @@
-"""Cai et al.'s set-up: the paper's models, the sizes of each profile, the token streams and GloVe."""
+"""Cai et al.'s set-up: the paper's models, the corpora, the token streams of every model and layer, and
+GloVe."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-#: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
-PAPER_MODELS = {
-    "BERT": ("bert-base-uncased", 12),
-    "D-BERT": ("distilbert-base-uncased", 6),
-    "GPT": ("openai-gpt", 12),
-    "GPT2": ("gpt2", 12),
-}
+from ...data import load_lm_corpus
+from ...embeddings import embed_token_stream
+from ...models import load_glove, resolve_model
+from .analysis import analyse_layers
+
 #: Table 3 of Cai et al. 2021, average LID with cosine distance [S: authors' slides, seed 002].
 PAPER_LID_TABLE3 = {
     "BERT": 5.6,
@@ -26,112 +26,6 @@ PAPER_LID_TABLE3 = {
 }
 
 
-def config_for(profile: str, models=None) -> dict:
-    """Sizes for one profile (the notebook and the tests read the same dict).
-
-    ``smoke``: two tiny random models (BERT and GPT-2 architectures) on the first lines of PTB test;
-    ``offline``: all-MiniLM-L6-v2 on PTB test and the first part of WikiText-2 test, GloVe-50d;
-    ``paper``: BERT, DistilBERT, GPT, GPT-2 on the PTB and WikiText-2 *train* splits (Cai et al.).
-
-    ``models`` (a spec or list of specs, :func:`replib.models.resolve_model`) replaces the profile's
-    models. The paper's models keep their display names (``BERT``...: their Table 3 values stay bound to
-    them); any other model is shown under :func:`replib.models.model_slug`, with its first, middle and last
-    layers as Swiss-roll views.
-    """
-    cfg = _profile_config(profile)
-    if models is None:
-        return cfg
-    from ...models.resolve import model_n_layers, model_slug, select_models
-
-    known = {
-        spec: (display, n)
-        for display, (spec, n) in {
-            **PAPER_MODELS,
-            "MiniLM": ("all-MiniLM-L6-v2", 6),
-            "tiny-BERT": ("tiny-bert", 2),
-            "tiny-GPT2": ("tiny-gpt2", 2),
-        }.items()
-    }
-    chosen, swiss = {}, dict(cfg["swiss_layers"])
-    for spec in select_models(models, []):
-        display, n = known.get(spec, (model_slug(spec), None))
-        n = n or model_n_layers(spec)
-        chosen[display] = (spec, n)
-        swiss.setdefault(display, sorted({min(1, n - 1), n // 2, n - 1}))
-    cfg.update(models=chosen, swiss_layers=swiss)
-    return cfg
-
-
-def _profile_config(profile: str) -> dict:
-    base = dict(
-        window=512,
-        ks=tuple(range(2, 16)),
-        threshold=0.1,
-        max_per_type=1000,
-        lid_k=100,
-        sil_sample=20_000,
-        n_init=10,
-        kmeans_fit=None,
-        lid_queries=None,
-        glove_queries=None,
-        pca_points=20_000,
-        swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
-        glove_max_words=None,
-        layers_per_pass=None,
-        lid_check_points=3000,
-        threads=1,
-        layer_jobs=None,  # processes over layers (analyse_layers): None = one per core when threads == 1
-    )
-    if profile == "smoke":
-        return dict(
-            base,
-            models={"tiny-BERT": ("tiny-bert", 2), "tiny-GPT2": ("tiny-gpt2", 2)},
-            corpora={"ptb": ("ptb", "test", 250)},
-            window=128,
-            ks=tuple(range(2, 6)),
-            sil_sample=1500,
-            n_init=2,
-            kmeans_fit=3000,
-            lid_k=20,
-            lid_queries=400,
-            glove_queries=400,
-            glove_max_words=50_000,
-            pca_points=2000,
-            lid_check_points=1000,
-            swiss_layers={"tiny-GPT2": [1], "tiny-BERT": [1]},
-            layer_jobs=1,  # four tiny layers: starting worker processes would cost more than they save
-        )
-    if profile == "offline":
-        return dict(
-            base,
-            models={"MiniLM": ("all-MiniLM-L6-v2", 6)},
-            corpora={"ptb": ("ptb", "test", None), "wikitext2": ("wikitext2", "test", 1400)},
-            sil_sample=3000,
-            n_init=1,
-            kmeans_fit=5000,
-            lid_queries=1000,
-            glove_queries=2000,
-            pca_points=8000,
-            swiss_layers={"MiniLM": [1, 2, 5]},
-        )
-    if profile == "paper":
-        return dict(
-            base,
-            models=dict(PAPER_MODELS),
-            corpora={"ptb": ("ptb", "train", None), "wikitext2": ("wikitext2", "train", None)},
-            kmeans_fit=200_000,
-            lid_queries=50_000,
-            glove_queries=50_000,
-            layers_per_pass=2,
-            lid_check_points=5000,
-            threads=None,
-        )
-    raise ValueError(f"unknown profile {profile!r}")
-
-
-# --------------------------------------------------------------------------------------------- types
-
-
 # ------------------------------------------------------------------------------ models and embeddings
 @dataclass
 class _Stream:
@@ -143,8 +37,6 @@ class _Stream:
 def load_stream_model(name: str, seed: int = 0):
     """A model for :func:`embed_corpus`: any spec :func:`replib.models.resolve_model` accepts
     (``tiny-bert``/``tiny-gpt2`` random smoke models, a registry key, a local folder, a Hub id)."""
-    from ...models import resolve_model
-
     return resolve_model(name, seed=seed)
 
 
@@ -157,17 +49,77 @@ def embed_corpus(model, lines, window: int = 512, layers=None, cache_dir=None, p
     Returns an object with ``layers`` (dict layer -> (n_tokens, d) float32), ``tokens`` (type strings)
     and ``token_ids``.
     """
-    from ...embeddings import embed_token_stream
-
     ts = embed_token_stream(model, list(lines), window=window, layers=layers, cache_dir=cache_dir, progress=progress)
     return _Stream(ts.layers, list(ts.tokens), np.asarray(ts.token_ids))
 
 
 def static_glove(max_words: int | None = None):
     """GloVe 6B 50-d (words, float32 matrix) through :func:`replib.models.load_glove`."""
-    from ...models import load_glove
-
     words, vecs = load_glove()
     if max_words is not None:
         words, vecs = words[:max_words], vecs[:max_words]
     return words, vecs
+
+
+# ------------------------------------------------------------------------------ the chapter's run
+def load_corpora(cfg) -> dict:
+    """Every corpus of ``cfg.corpora`` (key -> (corpus, split, first lines or None)) as a list of lines."""
+    corpora = {}
+    for key, (name, split, n_lines) in cfg["corpora"].items():
+        lines = load_lm_corpus(name, split)
+        corpora[key] = lines[:n_lines] if n_lines else lines
+        print(f"{key} {split}: {len(corpora[key]):,} of {len(lines):,} lines")
+    return corpora
+
+
+def layer_passes(n_layers: int, layers_per_pass: int | None) -> list[list[int]]:
+    """The layers embedded together: all in one pass, or ``layers_per_pass`` at a time (memory, paper scale)."""
+    step = layers_per_pass or n_layers
+    return [list(range(a, min(n_layers, a + step))) for a in range(0, n_layers, step)]
+
+
+@dataclass
+class LayerRun:
+    """Every layer of every model on every corpus.
+
+    Attributes
+    ----------
+    results : pandas.DataFrame
+        One row per (model, corpus, layer): the scalars of :func:`~.analysis.analyse_layer`.
+    extras : dict
+        (model, corpus, layer) -> ``silhouettes``, ``per_cluster`` and ``labels`` of that layer.
+    streams : dict
+        (model, corpus) -> its token stream (with several passes per model, the first pass's layers).
+    """
+
+    results: pd.DataFrame
+    extras: dict
+    streams: dict
+
+
+def _summary_line(model: str, corpus: str, layer: int, r: dict) -> str:
+    return (
+        f"{model:8s} {corpus:9s} layer {layer:2d}: S_inter {r['s_inter']:.3f} -> {r['s_inter_cluster']:.3f}"
+        f"  S_intra {r['s_intra']:.3f} -> {r['s_intra_cluster']:.3f}  k={r['k']}  LID(cos) {r['lid_cosine']:.2f}"
+    )
+
+
+def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
+    """Embed every corpus with every model of ``cfg.named_models`` (:func:`embed_corpus`, cached in
+    ``cache_dir``) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
+    on a small machine), ``cfg.layers_per_pass`` layers at a time."""
+    rows, extras, streams = [], {}, {}
+    for mname, (model_id, n_layers) in cfg["named_models"].items():
+        model = load_stream_model(model_id, seed=cfg.seed)
+        for ckey, lines in corpora.items():
+            for layers in layer_passes(n_layers, cfg["layers_per_pass"]):
+                stream = embed_corpus(model, lines, window=cfg["window"], layers=layers, cache_dir=cache_dir)
+                layer_mats = {layer: stream.layers[layer] for layer in layers}
+                for layer, r in zip(layers, analyse_layers(layer_mats, stream.tokens, cfg, seed=cfg.seed)):
+                    extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
+                    rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))
+                    print(_summary_line(mname, ckey, layer, r))
+                if (mname, ckey) not in streams or cfg["layers_per_pass"] is None:
+                    streams[(mname, ckey)] = stream  # with several passes only the first is kept in memory
+                del stream
+    return LayerRun(pd.DataFrame(rows), extras, streams)

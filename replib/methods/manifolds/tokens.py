@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
+from sklearn.decomposition import PCA
 
 from ..._validation import check_array
+from .cosine import type_frequencies
 
 # ---------------------------------------------------------------------------------------- token kinds
 TOKEN_KINDS = ("special", "punctuation", "number", "word")
@@ -60,8 +63,6 @@ def pca_view(X, n_components: int = 3, n_points: int | None = None, seed: int = 
         ``coords`` (n_points, n_components), ``index`` (rows of X), ``explained`` (ratio per component),
         ``explained_total``.
     """
-    from sklearn.decomposition import PCA
-
     X = check_array(X, min_samples=max(2, n_components))
     pca = PCA(n_components=n_components, random_state=seed).fit(X)
     idx = np.arange(len(X))
@@ -73,3 +74,31 @@ def pca_view(X, n_components: int = 3, n_points: int | None = None, seed: int = 
         "explained": pca.explained_variance_ratio_,
         "explained_total": float(pca.explained_variance_ratio_.sum()),
     }
+
+
+def swiss_roll_views(streams: dict, corpus: str, swiss_layers, n_points: int | None, seed: int) -> list[tuple]:
+    """The 3-D PCA views (:func:`pca_view`) of the Swiss-roll layers of every model (``swiss_layers``: model ->
+    layers, those in memory) on one corpus, each with a frame of the plotted tokens: pc1..pc3,
+    ``log10 frequency`` of the token's type in the stream, its ``kind`` and the ``token``.
+
+    Returns
+    -------
+    list of (model, corpus, layer, view, frame)
+    """
+    views = []
+    for (model, ckey), stream in streams.items():
+        if ckey != corpus:
+            continue
+        tokens = np.asarray(stream.tokens)
+        freq = type_frequencies(tokens)
+        kind = token_kinds(tokens)
+        for layer in swiss_layers.get(model, []):
+            if layer not in stream.layers:
+                continue
+            v = pca_view(stream.layers[layer], 3, n_points=n_points, seed=seed)
+            df = pd.DataFrame(v["coords"], columns=["pc1", "pc2", "pc3"])
+            df["log10 frequency"] = np.log10(freq[v["index"]])
+            df["kind"] = kind[v["index"]]
+            df["token"] = tokens[v["index"]]
+            views.append((model, ckey, layer, v, df))
+    return views

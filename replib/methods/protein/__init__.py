@@ -13,8 +13,10 @@ Method code of the chapter ``protein_isotropy`` :cite:`hakim2025protein`:
 - composition baselines (amino-acid and k-mer composition vectors) that no paper gives.
 
 The package is split by concern and re-exports every public name here: :mod:`.isotropy` (global),
-:mod:`.residues` (per-residue), :mod:`.alignment` (two sequences), :mod:`.pairs` (the pair engine and the
-pair measures), :mod:`.composition` (baselines) and :mod:`.setup` (profiles, models, embeddings).
+:mod:`.residues` (per-residue), :mod:`.alignment` (two sequences), :mod:`.crosscheck` (the engine against
+Biopython and parasail's statistics kernel), :mod:`.pairs` (the pair engine and the pair measures),
+:mod:`.composition` (baselines), :mod:`.setup` (the protein sample, models, embeddings), :mod:`.book` (this
+book's trained model) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
 
 All arrays of points are ``(n_samples, n_features)``; metrics are computed in float64.
 """
@@ -29,51 +31,90 @@ from .alignment import (
     map_residues_for_alignment,
     rescore_alignment,
 )
-from .composition import composition_embeddings, kmer_labels
+from .book import book_model_analysis, book_records, book_side_table, load_book_model
+from .composition import composition_baselines, composition_embeddings, kmer_labels
+from .config import PAPER_MODELS
+from .crosscheck import CrossCheck, alignment_crosscheck, alignment_settings, crosscheck_records
 from .isotropy import (
     AMINO_ACIDS,
     HAKIM2025_CORRELATIONS,
     HAKIM2025_REPORTED,
     effective_dimensions_from_isoscore,
+    esm_layer_curves,
+    esm_layer_records,
     global_isotropy,
+    global_records,
+    global_table,
+    package_difference,
     round_effective_dimensions,
     rounding_rule_matches,
+    rounding_table,
 )
 from .pairs import (
     alignment_pair_stats,
     all_pairs,
+    correlation_table,
     embedding_pair_stats,
+    identity_regimes,
+    pair_correlation_records,
     pair_correlations,
     pair_count_for_proteins,
+    pair_embeddings,
+    pair_tables,
     proteins_for_pair_count,
     sample_proteins,
+    score_identity_records,
+    shown_representations,
+    with_paper_correlations,
 )
-from .residues import ResidueIsotropy, accumulate_residues, residue_rows
+from .residues import (
+    PAPER_LOCAL_MEAN_EFF_DIMS,
+    ResidueIsotropy,
+    accumulate_residues,
+    local_records,
+    local_reference_lines,
+    residue_rows,
+    streaming_vs_memory,
+)
 from .setup import (
-    book_model_analysis,
-    config_for,
+    ModelEmbeddings,
     embed_global,
-    load_book_model,
+    embed_models,
+    global_sample,
     load_protein_model,
+    local_model,
     model_label,
-    protein_models,
+    require_protein_models,
+    user_models,
 )
 
 __all__ = [
     "AMINO_ACIDS",
     "HAKIM2025_REPORTED",
     "HAKIM2025_CORRELATIONS",
-    "config_for",
+    "PAPER_MODELS",
+    "PAPER_LOCAL_MEAN_EFF_DIMS",
     "effective_dimensions_from_isoscore",
     "round_effective_dimensions",
     "rounding_rule_matches",
+    "rounding_table",
     "global_isotropy",
+    "composition_baselines",
+    "global_table",
+    "global_records",
+    "esm_layer_records",
+    "esm_layer_curves",
+    "package_difference",
     "map_residues_for_alignment",
     "alignment_stats",
     "alignment_stats_biopython",
     "alignment_stats_kernel",
     "aligned_strings",
     "rescore_alignment",
+    "CrossCheck",
+    "alignment_crosscheck",
+    "alignment_settings",
+    "crosscheck_records",
     "all_pairs",
     "sample_proteins",
     "pair_count_for_proteins",
@@ -81,15 +122,33 @@ __all__ = [
     "alignment_pair_stats",
     "embedding_pair_stats",
     "pair_correlations",
+    "score_identity_records",
+    "pair_embeddings",
+    "pair_tables",
+    "correlation_table",
+    "with_paper_correlations",
+    "pair_correlation_records",
+    "shown_representations",
+    "identity_regimes",
     "composition_embeddings",
+    "kmer_labels",
     "ResidueIsotropy",
     "residue_rows",
-    "protein_models",
+    "accumulate_residues",
+    "streaming_vs_memory",
+    "local_records",
+    "local_reference_lines",
+    "ModelEmbeddings",
+    "global_sample",
     "model_label",
     "load_protein_model",
+    "embed_global",
+    "embed_models",
+    "require_protein_models",
+    "user_models",
+    "local_model",
     "load_book_model",
     "book_model_analysis",
-    "embed_global",
-    "accumulate_residues",
-    "kmer_labels",
+    "book_records",
+    "book_side_table",
 ]

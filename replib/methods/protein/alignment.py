@@ -5,6 +5,7 @@ of a given alignment (to show co-optimal alignments)."""
 from __future__ import annotations
 
 import numpy as np
+import parasail
 from Bio import Align
 from Bio.Align import substitution_matrices
 
@@ -31,8 +32,6 @@ def map_residues_for_alignment(seq: str, seq_id: str | None = None) -> str:
 
 
 def _parasail_matrix(matrix: str):
-    import parasail
-
     if not hasattr(parasail, matrix):
         raise ValueError(f"parasail has no substitution matrix {matrix!r}")
     return getattr(parasail, matrix)
@@ -41,8 +40,6 @@ def _parasail_matrix(matrix: str):
 def _parasail_nw(kind: str, a: str, b: str, gap_open: int, gap_extend: int, matrix: str):
     """parasail's striped global alignment ``nw_<kind>_striped`` (``kind`` = ``"trace"`` or ``"stats"``): the
     16-bit kernel, and the 32-bit one when the 16-bit scores saturate."""
-    import parasail
-
     m = _parasail_matrix(matrix)
     r = getattr(parasail, f"nw_{kind}_striped_16")(a, b, gap_open, gap_extend, m)
     if r.saturated:

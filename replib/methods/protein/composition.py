@@ -63,3 +63,12 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
 def kmer_labels(k: int, alphabet: str = AMINO_ACIDS) -> list[str]:
     """Column names of :func:`composition_embeddings` (``"A"``…, ``"AA"``, ``"AC"``…)."""
     return ["".join(p) for p in product(alphabet, repeat=k)]
+
+
+def composition_baselines(seqs, kmer_max: int) -> dict:
+    """Amino-acid composition (``aa_composition``, 20-d) and k-mer compositions for k = 2..``kmer_max``
+    (``2mer_composition``, 400-d, ...): representations without parameters."""
+    out = {"aa_composition": composition_embeddings(seqs, k=1)}
+    for k in range(2, kmer_max + 1):
+        out[f"{k}mer_composition"] = composition_embeddings(seqs, k=k)
+    return out

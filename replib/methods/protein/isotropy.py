@@ -4,9 +4,13 @@ effective dimensions :math:`k = \iota (n - 1) + 1` and their rounding, IsoScore 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from ..._optional import optional_import, require
 from ..._validation import check_array
 from ...metrics import avg_pairwise_cosine, isoscore
+
+_isoscore_package = optional_import("IsoScore.IsoScore")  # the authors' implementation (independent oracle)
 
 #: The 20 standard amino acids (one-letter codes, alphabetical).
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -114,3 +118,91 @@ def global_isotropy(E) -> dict:
         "eff_dims_round": round_effective_dimensions(k, "round"),
         "avg_cosine": avg_pairwise_cosine(E),
     }
+
+
+# ------------------------------------------------------------------------------ the chapter's tables
+def rounding_table(reported: dict | None = None) -> pd.DataFrame:
+    """The paper's reported IsoScores ι and widths n through k = ι(n−1)+1 and each rounding rule, beside the
+    reported integer (:data:`HAKIM2025_REPORTED` by default)."""
+    reported = HAKIM2025_REPORTED if reported is None else reported
+    rows = []
+    for v in reported.values():
+        k = effective_dimensions_from_isoscore(v["isoscore"], v["n"])
+        rows.append(
+            {
+                "model": v["label"],
+                "n": v["n"],
+                "reported IsoScore": v["isoscore"],
+                "k = ι(n−1)+1": k,
+                "ceil": round_effective_dimensions(k, "ceil"),
+                "round": round_effective_dimensions(k, "round"),
+                "floor": round_effective_dimensions(k, "floor"),
+                "reported": v["eff_dims"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def global_table(vectors: dict, models: dict, baselines: dict) -> pd.DataFrame:
+    """:func:`global_isotropy` of every model's vectors (column ``model``: the loaded model's name) and of
+    every composition baseline, one row per representation (column ``embedding``)."""
+    rows = [{"embedding": name, "model": models[name][0].name, **global_isotropy(E)} for name, E in vectors.items()]
+    rows += [
+        {"embedding": name, "model": "composition (no parameters)", **global_isotropy(E)}
+        for name, E in baselines.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def global_records(glob: pd.DataFrame, tiny: bool, user_models: list) -> dict:
+    """The global table's claimed numbers: the two composition baselines; the reader's models under their
+    label; the paper's four models under their names when all four ran with their real weights (``tiny``
+    false), else their stand-ins under ``standin_<name>`` (never compared with the paper)."""
+    G = glob.set_index("embedding")
+    out = {}
+    for stat in ("isoscore", "eff_dims", "avg_cosine"):
+        out[f"aa_composition_{stat}"] = G.loc["aa_composition", stat]
+        out[f"2mer_composition_{stat}"] = G.loc["2mer_composition", stat]
+    paper_models = [n for n in ("prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert") if n in G.index]
+    real = not tiny and len(paper_models) == 4  # the pretrained models: compared with the paper
+    for stat in ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine"):
+        for name in user_models:  # the reader's models, under their label; never compared with the paper
+            out[f"{name}_{stat}"] = G.loc[name, stat]
+        if real:
+            out[f"prot_bert_{stat}"] = G.loc["prot_bert", stat]
+            out[f"prot_bert_bfd_{stat}"] = G.loc["prot_bert_bfd", stat]
+            out[f"prot_xlnet_{stat}"] = G.loc["prot_xlnet", stat]
+            out[f"proteinbert_{stat}"] = G.loc["proteinbert", stat]
+        else:  # tiny random stand-ins: recorded, never compared with the paper
+            out.update({f"standin_{name}_{stat}": G.loc[name, stat] for name in paper_models})
+    return out
+
+
+def esm_layer_records(esm_layers: dict, tiny: bool) -> dict:
+    """IsoScore per layer of each ESM-2 model (``esm_<name>_layer_isoscores``), or of the tiny stand-in
+    (``standin_esm_layer_isoscores``)."""
+    return {
+        ("standin_esm_layer_isoscores" if tiny else f"esm_{name.replace('-', '_')}_layer_isoscores"): values
+        for name, values in esm_layers.items()
+    }
+
+
+def esm_layer_curves(models: dict) -> pd.DataFrame:
+    """IsoScore of the mean-pooled vectors per layer of every ESM model, against the relative depth
+    (0 = embedding output, 1 = last layer); columns model (name and depth), depth, isoscore."""
+    rows = []
+    for lm, emb in models.values():
+        if lm.spec.recipe != "esm":
+            continue
+        layers = sorted(layer for layer in emb.pooled if isinstance(layer, int))
+        label = f"{lm.name} ({lm.spec.n_layers} layers)"
+        for layer in layers:
+            isoscore_l = global_isotropy(emb.pooled[layer])["isoscore"]
+            rows.append({"model": label, "depth": layer / layers[-1], "isoscore": isoscore_l})
+    return pd.DataFrame(rows, columns=["model", "depth", "isoscore"])
+
+
+def package_difference(E) -> float:
+    """|IsoScore of the authors' package − :func:`global_isotropy`'s| on ``E`` (an independent check)."""
+    package = require(_isoscore_package, "IsoScore", "the comparison with the authors' IsoScore package")
+    return abs(float(package.IsoScore(E)) - global_isotropy(E)["isoscore"])

@@ -16,6 +16,8 @@ from ..._io import hash_array, hash_inputs, run_sharded
 from ..._validation import check_array
 from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
+from .composition import composition_embeddings
+from .isotropy import HAKIM2025_CORRELATIONS
 
 
 # ---------------------------------------------------------------------------------------------- pairs
@@ -59,6 +61,37 @@ def _align_chunk(seqs: dict, pairs: np.ndarray, gap_open: int, gap_extend: int, 
     return {"score": out[:, 0], "matches": out[:, 1], "length": out[:, 2]}
 
 
+def _check_pairs(pairs, n_seqs: int, chunk_size: int = 1) -> np.ndarray:
+    """``pairs`` as an (n_pairs, 2) int64 array of indices into ``n_seqs`` sequences, or a clear error."""
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    pairs = np.asarray(pairs)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
+        raise ValueError(f"pairs must be an integer array of shape (n_pairs, 2); got {pairs.shape} {pairs.dtype}")
+    pairs = pairs.astype(np.int64)
+    if len(pairs) and (pairs.min() < 0 or pairs.max() >= n_seqs):
+        raise ValueError(f"pair indices must lie in [0, {n_seqs})")
+    return pairs
+
+
+def _alignment_job(seqs, pairs: np.ndarray, seq_ids, gap_open: int, gap_extend: int, matrix: str):
+    """The mapped sequences the pairs use (validated, U→C, O→K) and the description that keys the job's
+    chunk store (sequences, pairs, parameters, engine)."""
+    used = np.unique(pairs) if len(pairs) else np.zeros(0, np.int64)
+    ids = seq_ids if seq_ids is not None else [str(k) for k in range(len(seqs))]
+    mapped = {int(k): map_residues_for_alignment(seqs[int(k)], seq_id=ids[int(k)]) for k in used}
+    params = {
+        "gap_open": gap_open,
+        "gap_extend": gap_extend,
+        "matrix": matrix,
+        "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)",
+    }
+    info = dict(
+        params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used), pairs=hash_array(pairs)
+    )
+    return mapped, info
+
+
 def alignment_pair_stats(
     seqs: Sequence[str],
     pairs,
@@ -76,18 +109,12 @@ def alignment_pair_stats(
 ) -> pd.DataFrame:
     """Alignment score, matches, length and identity for many pairs: chunked, parallel, resumable.
 
-    Pairs are cut into chunks of ``chunk_size``; chunks run in parallel through :mod:`joblib`
-    (``n_jobs`` processes, the ``loky`` backend by default). With ``out_dir`` the chunks are shards of
-    :func:`replib._io.run_sharded`: each finished chunk is written atomically to
-    ``out_dir/<job key>/shard-<c>.npz`` with its own checksum; a rerun of the same job (same sequences,
-    pairs, chunk size and parameters → same key) loads the finished chunks that verify, computes the
-    missing and bad ones and returns identical results. Killing the process loses at most the chunks in
-    flight.
-
-    More than one machine: joblib dispatches to a Dask or Ray cluster unchanged, e.g.
-    ``from dask.distributed import Client; client = Client("scheduler:8786")`` and then
-    ``backend="dask"``, or ``from ray.util.joblib import register_ray; register_ray()`` and
-    ``backend="ray"``; ``out_dir`` must then be a shared file system for resumption.
+    Pairs are cut into chunks of ``chunk_size`` that run in parallel through :mod:`joblib` (``n_jobs``
+    processes, ``loky`` by default; ``backend="dask"`` or ``"ray"`` dispatches to a cluster, with ``out_dir``
+    on a shared file system). With ``out_dir`` the chunks are shards of :func:`replib._io.run_sharded`,
+    written atomically with their checksums to ``out_dir/<job key>/``: a rerun of the same job (same
+    sequences, pairs, chunk size and parameters) loads the chunks that verify, computes the missing and bad
+    ones and returns identical results; a kill loses at most the chunks in flight.
 
     Parameters
     ----------
@@ -99,39 +126,21 @@ def alignment_pair_stats(
     out_dir : path-like, optional
         Folder of the resumable chunk store (no caching when None).
     chunk_size, n_jobs, backend, progress
-        Parallel and progress settings (``tqdm.auto``); ``n_jobs=-1`` uses every core.
+        Parallel and progress settings; ``n_jobs=-1`` uses every core.
     gap_open, gap_extend, matrix
         Passed to :func:`alignment_stats`.
     seq_ids : sequence of str, optional
         Names for error messages.
     on_chunk : callable, optional
-        Called with the chunk index after a chunk is stored in ``out_dir`` (tests simulate a kill with it).
+        Called with the chunk index after a chunk is stored (tests simulate a kill with it).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``i``, ``j``, ``score``, ``matches``, ``length``, ``identity`` (one row per pair, input order).
     """
-    pairs = np.asarray(pairs)
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
-        raise ValueError(f"pairs must be an integer array of shape (n_pairs, 2); got {pairs.shape} {pairs.dtype}")
-    pairs = pairs.astype(np.int64)
-    if len(pairs) and (pairs.min() < 0 or pairs.max() >= len(seqs)):
-        raise ValueError(f"pair indices must lie in [0, {len(seqs)})")
-    if chunk_size < 1:
-        raise ValueError("chunk_size must be >= 1")
-    used = np.unique(pairs) if len(pairs) else np.zeros(0, np.int64)
-    ids = seq_ids if seq_ids is not None else [str(k) for k in range(len(seqs))]
-    mapped = {int(k): map_residues_for_alignment(seqs[int(k)], seq_id=ids[int(k)]) for k in used}
-    params = {
-        "gap_open": gap_open,
-        "gap_extend": gap_extend,
-        "matrix": matrix,
-        "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)",
-    }
-    info = dict(
-        params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used), pairs=hash_array(pairs)
-    )
+    pairs = _check_pairs(pairs, len(seqs), chunk_size)
+    mapped, info = _alignment_job(seqs, pairs, seq_ids, gap_open, gap_extend, matrix)
 
     def chunk_args(a, b):  # only the sequences a chunk needs travel to its worker
         sub = pairs[a:b]
@@ -212,3 +221,122 @@ def pair_correlations(
     if (sub.std() == 0).any():
         raise ValueError("a pair measure is constant: correlation undefined")
     return sub.corr(method=method)
+
+
+# ------------------------------------------------------------------------------ the chapter's pair view
+#: the paper's four models, in the order of the chapter's tables
+_PAPER_MODELS = ("prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert")
+#: correlations of the composition baselines recorded by the chapter: (measure, measure) -> short name
+_COMPOSITION_CORRELATIONS = {
+    ("cosine", "sq_euclidean"): "cos_sqeuclid",
+    ("cosine", "identity"): "cos_identity",
+    ("cosine", "score"): "cos_score",
+    ("sq_euclidean", "identity"): "sqeuclid_identity",
+}
+
+
+def score_identity_records(aln: pd.DataFrame) -> dict:
+    """Pearson and Spearman correlation of the alignment score with identity over all pairs."""
+    return {
+        "corr_score_identity": float(aln[["score", "identity"]].corr().iloc[0, 1]),
+        "spearman_score_identity": float(aln[["score", "identity"]].corr("spearman").iloc[0, 1]),
+    }
+
+
+def pair_embeddings(pair_seqs: Sequence[str], vectors: dict, user_models=()) -> dict:
+    """The representations of the pair proteins: amino-acid and dipeptide composition, and the rows of the
+    global table of the paper's models and the reader's (the pair proteins are its first rows)."""
+    out = {
+        "aa_composition": composition_embeddings(pair_seqs, k=1),
+        "2mer_composition": composition_embeddings(pair_seqs, k=2),
+    }
+    for name in (*_PAPER_MODELS, *user_models):
+        if name in vectors:
+            out[name] = vectors[name][: len(pair_seqs)]
+    return out
+
+
+def pair_tables(embeddings: dict, pairs, aln: pd.DataFrame) -> dict:
+    """Per representation, one row per pair: its cosine and squared Euclidean distance
+    (:func:`embedding_pair_stats`) beside the alignment score and identity."""
+    return {
+        name: pd.concat([embedding_pair_stats(E, pairs), aln[["score", "identity"]]], axis=1)
+        for name, E in embeddings.items()
+    }
+
+
+def correlation_table(tables: dict) -> pd.DataFrame:
+    """Pearson and Spearman correlations of the pair measures of every representation (the paper's ProtBERT
+    matrix, :data:`HAKIM2025_CORRELATIONS`), one row per representation and method."""
+    rows = []
+    for name, df in tables.items():
+        for method in ("pearson", "spearman"):
+            C = pair_correlations(df, method=method)
+            rows.append(
+                {"embedding": name, "method": method, **{f"{a}–{b}": C.loc[a, b] for (a, b) in HAKIM2025_CORRELATIONS}}
+            )
+    return pd.DataFrame(rows)
+
+
+def with_paper_correlations(corr: pd.DataFrame) -> pd.DataFrame:
+    """``corr`` below the paper's ProtBERT row (Pearson, [S])."""
+    reported = {
+        "embedding": "ProtBERT (paper, [S])",
+        "method": "pearson",
+        **{f"{a}–{b}": v for (a, b), v in HAKIM2025_CORRELATIONS.items()},
+    }
+    return pd.concat([pd.DataFrame([reported]), corr])
+
+
+def _pearson(df: pd.DataFrame, a: str, b: str) -> float:
+    return float(df[[a, b]].corr().iloc[0, 1])
+
+
+def pair_correlation_records(tables: dict, user_models, tiny: bool) -> dict:
+    """Pearson correlations recorded by the chapter: four of each composition baseline; the embedding ones of
+    the reader's models; and ProtBERT's (``prot_bert_corr_...``, or ``standin_prot_bert_corr_...`` for the
+    tiny stand-in), compared with the paper's matrix."""
+    out = {}
+    for (a, b), short in _COMPOSITION_CORRELATIONS.items():
+        out[f"aa_composition_corr_{short}"] = _pearson(tables["aa_composition"], a, b)
+        out[f"2mer_composition_corr_{short}"] = _pearson(tables["2mer_composition"], a, b)
+    for a, b in HAKIM2025_CORRELATIONS:
+        if {a, b} == {"score", "identity"}:
+            continue
+        for name in user_models:
+            out[f"{name}_corr_{a}_{b}"] = _pearson(tables[name], a, b)
+        if "prot_bert" in tables and tiny:
+            out[f"standin_prot_bert_corr_{a}_{b}"] = _pearson(tables["prot_bert"], a, b)
+        elif "prot_bert" in tables:
+            out[f"prot_bert_corr_{a}_{b}"] = _pearson(tables["prot_bert"], a, b)
+    return out
+
+
+def shown_representations(local_name: str, tables: dict) -> list[str]:
+    """The representations of the distance-against-alignment figure: the local model and the two composition
+    baselines, those that have a pair table."""
+    return [n for n in (local_name, "aa_composition", "2mer_composition") if n in tables]
+
+
+def identity_regimes(tables: dict, names, threshold: float = 0.3) -> pd.DataFrame:
+    """Mean and standard deviation of the cosine and the squared distance below and above an alignment
+    identity of ``threshold`` (the classical twilight zone), per representation (regimes of < 3 pairs left
+    out)."""
+    rows = []
+    for name in names:
+        df = tables[name]
+        low, high = df.identity < threshold, df.identity >= threshold
+        for regime, m in ((f"identity < {threshold}", low), (f"identity ≥ {threshold}", high)):
+            if m.sum() >= 3:
+                rows.append(
+                    {
+                        "embedding": name,
+                        "regime": regime,
+                        "pairs": int(m.sum()),
+                        "cosine mean": df.cosine[m].mean(),
+                        "cosine sd": df.cosine[m].std(),
+                        "sq. Euclidean mean": df.sq_euclidean[m].mean(),
+                        "sq. Euclidean sd": df.sq_euclidean[m].std(),
+                    }
+                )
+    return pd.DataFrame(rows)

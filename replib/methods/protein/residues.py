@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from ..._io import progress_off
 from ..._validation import check_array
 from ...embeddings import embed_proteins
-from ...metrics import CovarianceAccumulator
+from ...metrics import CovarianceAccumulator, isoscore
 from .isotropy import AMINO_ACIDS, effective_dimensions_from_isoscore, round_effective_dimensions
 
 
@@ -135,3 +135,50 @@ def accumulate_residues(
     if acc is None:
         raise ValueError("no sequences to embed")
     return acc
+
+
+# ------------------------------------------------------------------------------ the chapter's local view
+#: "about 14 effective dimensions on average" for the 1024-d ProtTrans models (Hakim et al., [S])
+PAPER_LOCAL_MEAN_EFF_DIMS = 14
+
+
+def streaming_vs_memory(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> float:
+    """Largest |streaming − in-memory| IsoScore over the amino acids of ``seqs``: :func:`accumulate_residues`
+    against every residue row stacked, grouped and scored with numpy (:func:`residue_rows`)."""
+    stream = accumulate_residues(lm, seqs, layer=layer, max_length=max_length, min_ratio=0, progress=False)
+    stream = stream.table().set_index("residue")
+    rows = residue_rows(lm, seqs, layer=layer, max_length=max_length)
+    diffs = [
+        abs(stream.loc[a, "isoscore"] - isoscore(R))
+        for a, R in rows.items()
+        if len(R) >= 2 and a in stream.index and np.isfinite(stream.loc[a, "isoscore"])
+    ]
+    return max(diffs)
+
+
+def local_records(acc: ResidueIsotropy, model_name: str, label: str, tiny: bool) -> dict:
+    """The local analysis' claimed numbers: the model, the residues required and found per amino acid, and
+    the mean effective dimensions over amino acids, recorded as ``local_mean_eff_dims`` for ProtBERT with its
+    real weights (``standin_local_mean_eff_dims`` for its stand-in) and ``<label>_local_mean_eff_dims`` for a
+    reader's model."""
+    local = acc.table()
+    mean_k = acc.mean_effective_dimensions()
+    if label == "prot_bert":
+        key = "standin_local_mean_eff_dims" if tiny else "local_mean_eff_dims"
+    else:
+        key = f"{label}_local_mean_eff_dims"
+    return {
+        "local_model": model_name,
+        "local_min_ratio_required": acc.min_ratio,
+        "local_min_count": int(local["count"].min()),
+        "local_min_ratio": float(local["count"].min() / acc.n_features),
+        "local_mean_eff_dims_value": mean_k,
+        key: mean_k,
+    }
+
+
+def local_reference_lines(n_features: int, tiny: bool) -> list[tuple[float, str, str]]:
+    """Horizontal lines of the local figure, ``(y, line style, label)``: the width n, and the paper's ~14
+    effective dimensions when the real models ran (not beside tiny stand-ins)."""
+    lines = [] if tiny else [(PAPER_LOCAL_MEAN_EFF_DIMS, "--", "paper: ~14 (1024-d ProtTrans, [S])")]
+    return lines + [(n_features, ":", f"all n = {n_features} dimensions")]

@@ -1,0 +1,120 @@
+"""The classifiers chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
+
+``main`` and ``glue`` are the training and evaluation sizes of Sec. 3 and of App. A (the fields of
+:class:`~replib.methods.classifier_training.TrainConfig`):
+
+* ``paper``: the paper's protocol, metrics after every update (and at step 0), 5 seeds; GLUE 250 updates
+  with metrics on a random sample of ``metric_sample`` items (the paper's N is not legible; 10,000 chosen);
+  all eight GLUE tasks from the Hub with the three SBERT models; the word-level setups on the NLPL
+  word2vec model 222 when ``REPLIB_W2V_222`` names it (``word2vec_setups``).
+* ``offline``: the same training; metrics every 25th update for seed 0 and every 250th for seed 1 (the
+  correlations use seed 0's 41 points); GLUE one seed, every 10th update, samples of 2,000, on the five
+  tasks of the mirror, 500 items each.
+* ``smoke``: tens of updates, every 5th, a few hundred items.
+
+``models`` are the SBERT models of the GLUE appendix; the first also runs setups (i) and (ii).
+"""
+
+from __future__ import annotations
+
+_TRAIN = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "n_updates",
+        "eval_every",
+        "seeds",
+        "metric_sample",
+        "lr",
+        "checkpoint_every",
+        "other_seeds_eval_every",
+    ],
+    "properties": {
+        "n_updates": {"type": "integer", "minimum": 1},
+        "eval_every": {"type": "integer", "minimum": 1},
+        "seeds": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+        "metric_sample": {"type": ["integer", "null"], "minimum": 2},
+        "lr": {"type": "number", "exclusiveMinimum": 0},
+        "checkpoint_every": {"type": "integer", "minimum": 1},
+        "other_seeds_eval_every": {"type": ["integer", "null"], "minimum": 1},
+    },
+}
+_GLUE_TASKS = ["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "wnli"]
+
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "models",
+        "main",
+        "glue",
+        "n_polarity",
+        "n_snli",
+        "glue_tasks",
+        "glue_items",
+        "glue_source",
+        "identity_n",
+        "n_supersense",
+        "n_pos",
+        "n_standin",
+        "word2vec_setups",
+    ],
+    "properties": {
+        "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "main": _TRAIN,
+        "glue": _TRAIN,
+        "n_polarity": {"type": ["integer", "null"], "minimum": 10, "description": "polarity items (None: all)"},
+        "n_snli": {"type": ["integer", "null"], "minimum": 10, "description": "SNLI pairs (None: all)"},
+        "glue_tasks": {"type": "array", "items": {"enum": _GLUE_TASKS}, "minItems": 1},
+        "glue_items": {"type": ["integer", "null"], "minimum": 10, "description": "items per GLUE task"},
+        "glue_source": {"enum": ["mirror", "hub"]},
+        "identity_n": {"type": "integer", "minimum": 10, "description": "points of the random clouds of Sec. 1"},
+        "n_supersense": {"type": "integer", "minimum": 10, "description": "words of setup (iv)"},
+        "n_pos": {"type": "integer", "minimum": 10, "description": "words of the POS stand-in for setup (iii)"},
+        "n_standin": {"type": "integer", "minimum": 10, "description": "words of the multi-label stand-in"},
+        "word2vec_setups": {"type": "boolean", "description": "setups (iii)/(iv) on model 222 when available"},
+    },
+}
+
+
+def _train(n_updates, eval_every, seeds, metric_sample, *, checkpoint_every=50, other_seeds_eval_every=None):
+    return dict(
+        n_updates=n_updates,
+        eval_every=eval_every,
+        seeds=list(seeds),
+        metric_sample=metric_sample,
+        lr=1e-3,
+        checkpoint_every=checkpoint_every,
+        other_seeds_eval_every=other_seeds_eval_every,
+    )
+
+
+_SBERT = ["all-MiniLM-L6-v2"]
+# fmt: off
+TABLE = {
+    "smoke": dict(
+        models=_SBERT, n_polarity=200, n_snli=150, glue_tasks=["rte", "wnli"], glue_items=100, glue_source="mirror",
+        identity_n=200, n_supersense=300, n_pos=1000, n_standin=600, word2vec_setups=False,
+        main=_train(40, 5, (0, 1), None, checkpoint_every=10, other_seeds_eval_every=20),
+        glue=_train(40, 5, (0,), 200, checkpoint_every=10)),
+    "offline": dict(
+        models=_SBERT, n_polarity=None, n_snli=None, glue_tasks=["cola", "sst2", "mrpc", "rte", "wnli"],
+        glue_items=500, glue_source="mirror", identity_n=400, n_supersense=2275, n_pos=11462, n_standin=2000,
+        word2vec_setups=False,
+        main=_train(1000, 25, (0, 1), None, other_seeds_eval_every=250),
+        glue=_train(250, 10, (0,), 2_000)),
+    "paper": dict(
+        models=["all-MiniLM-L6-v2", "all-mpnet-base-v2", "all-distilroberta-v1"], n_polarity=None, n_snli=None,
+        glue_tasks=_GLUE_TASKS, glue_items=None, glue_source="hub", identity_n=400, n_supersense=2275,
+        n_pos=11462, n_standin=2000, word2vec_setups=True,
+        main=_train(1000, 1, (0, 1, 2, 3, 4), None),
+        glue=_train(250, 1, (0, 1, 2, 3, 4), 10_000)),
+}
+# fmt: on
+
+
+def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
+    """``sbert_model``: the model of setups (i)-(ii), the first of ``models``; ``sbert_label``: its name in the
+    records, the registry name for the profile's own model and the slug for a reader's model."""
+    first = models[0]
+    return {**params, "sbert_model": str(first), "sbert_label": first.slug if given else str(first)}

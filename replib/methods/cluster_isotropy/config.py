@@ -1,0 +1,119 @@
+"""The cluster-isotropy chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
+
+``paper``: GPT-2, BERT-base, RoBERTa-base with the paper's hyperparameters (App. B.2), all data, 5 seeds.
+``offline``: all-MiniLM-L6-v2 on the mirrored data, hyperparameters chosen on STS-B dev from a grid in
+[5, 30]. ``smoke``: tiny random BERT/GPT-2 on a few hundred pairs.
+
+A reader's ``models`` replace the profile's; the first of them also runs the deck ablations and the
+classification protocol, and a model without the paper's hyperparameters gets them chosen on STS-B dev
+(``tune_models``, :func:`derive`).
+"""
+
+from __future__ import annotations
+
+#: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
+PAPER_HPARAMS = {
+    "gpt2": {"n_clusters": 10, "n_pc": 30, "global_pc": 30},
+    "bert-base-uncased": {"n_clusters": 27, "n_pc": 12, "global_pc": 15},
+    "roberta-base": {"n_clusters": 27, "n_pc": 12, "global_pc": 25},
+}
+STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
+_CLF_TASKS = ["SST-2", "CoLA", "RTE", "MRPC"]
+
+_INTS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
+_HPARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["n_clusters", "n_pc", "global_pc"],
+    "properties": {k: {"type": "integer", "minimum": 1} for k in ("n_clusters", "n_pc", "global_pc")},
+}
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "models",
+        "hparams",
+        "tune",
+        "grid_k",
+        "grid_pc",
+        "tune_seeds",
+        "datasets",
+        "stsb_split",
+        "max_pairs",
+        "seeds",
+        "layer_sample",
+        "table1_ks",
+        "deck_model",
+        "deck_seeds",
+        "clf_model",
+        "clf_tasks",
+        "clf_sizes",
+        "clf_epochs",
+        "clf_lr",
+        "clf_max_length",
+        "demo_clusters",
+        "demo_pc",
+    ],
+    "properties": {
+        "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "hparams": {"type": "object", "additionalProperties": _HPARAMS, "description": "model -> the paper's"},
+        "tune": {"type": "boolean", "description": "choose every model's hyperparameters on STS-B dev"},
+        "grid_k": _INTS,
+        "grid_pc": _INTS,
+        "tune_seeds": {"type": "integer", "minimum": 1},
+        "datasets": {"type": "array", "items": {"enum": list(STS_DATASETS)}, "minItems": 1},
+        "stsb_split": {"enum": ["train", "dev", "test"]},
+        "max_pairs": {"type": ["integer", "null"], "minimum": 10, "description": "pairs per data set (None: all)"},
+        "seeds": {"type": "integer", "minimum": 1, "description": "runs of the cluster-based method"},
+        "layer_sample": {"type": ["integer", "null"], "minimum": 10, "description": "sentences per layer"},
+        "table1_ks": _INTS,
+        "deck_model": {"type": "string"},
+        "deck_seeds": {"type": "integer", "minimum": 1, "description": "seeds of the deck's ablations"},
+        "clf_model": {"type": "string"},
+        "clf_tasks": {"type": "array", "items": {"enum": _CLF_TASKS}, "minItems": 1},
+        "clf_sizes": {
+            "type": ["array", "null"],
+            "items": {"type": "integer", "minimum": 1},
+            "minItems": 3,
+            "maxItems": 3,
+        },
+        "clf_epochs": {"type": "integer", "minimum": 1},
+        "clf_lr": {"type": "number", "exclusiveMinimum": 0},
+        "clf_max_length": {"type": "integer", "minimum": 4},
+        "demo_clusters": {"type": "integer", "minimum": 1, "description": "clusters of the transform's demo"},
+        "demo_pc": {"type": "integer", "minimum": 0, "description": "directions removed in the demo"},
+    },
+}
+
+_GRID = list(range(5, 31, 5))
+# fmt: off
+TABLE = {
+    "paper": dict(models=list(PAPER_HPARAMS), hparams=PAPER_HPARAMS, tune=False, grid_k=_GRID, grid_pc=_GRID,
+                  tune_seeds=3, datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5,
+                  layer_sample=None, table1_ks=[1, 3, 6, 9, 20], deck_model="bert-base-uncased", deck_seeds=5,
+                  clf_model="bert-base-uncased", clf_tasks=["RTE", "CoLA", "SST-2", "MRPC"], clf_sizes=None,
+                  clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27, demo_pc=12),
+    "offline": dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=_GRID, grid_pc=_GRID, tune_seeds=3,
+                    datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
+                    table1_ks=[1, 3, 6, 9, 20], deck_model="all-MiniLM-L6-v2", deck_seeds=1,
+                    clf_model="all-MiniLM-L6-v2", clf_tasks=["SST-2", "RTE", "MRPC", "CoLA"],
+                    clf_sizes=[800, 200, 400], clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27,
+                    demo_pc=12),
+    "smoke": dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=[2, 4, 6], grid_pc=[2, 4, 6],
+                  tune_seeds=1, datasets=["STS12", "STS-B"], stsb_split="test", max_pairs=150, seeds=2,
+                  layer_sample=150, table1_ks=[1, 3, 6], deck_model="tiny-bert", deck_seeds=1, clf_model="tiny-bert",
+                  clf_tasks=["SST-2"], clf_sizes=[120, 40, 60], clf_epochs=3, clf_lr=1e-3, clf_max_length=16,
+                  demo_clusters=6, demo_pc=4),
+}
+# fmt: on
+
+
+def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
+    """``tune_models``: the models whose hyperparameters are chosen on STS-B dev (every model where the
+    profile tunes, else those without the paper's); with a reader's models, the first of them also runs the
+    deck ablations and the classification protocol."""
+    specs = [str(m) for m in models]
+    out = dict(params, tune_models=[m for m in specs if params["tune"] or m not in params["hparams"]])
+    if given:
+        out.update(deck_model=specs[0], clf_model=specs[0])
+    return out

@@ -1,0 +1,54 @@
+"""IsoScore (Rudman et al. 2022): the chapter's property tests and the per-layer scores of contextual models.
+
+:mod:`.properties` holds the synthetic tests (agreement with the authors' package, rotation, mean shift
+and scale, the fraction of dimensions used, the skewered meatball, fewer points than dimensions,
+streaming), :mod:`.contextual` the per-layer scores of language models on WikiText-2 and :mod:`.config`
+the sizes per profile :cite:`rudman2022isoscore`.
+"""
+
+from __future__ import annotations
+
+from .config import PAPER_LMS
+from .contextual import ContextualLayers, contextual_layers, contextual_records, paper_layer_records
+from .properties import (
+    DEFLATION_SIZES,
+    ROTATION_ANGLES,
+    ROTATION_COV,
+    agreement_clouds,
+    cosine_estimate_draws,
+    deflation,
+    fraction_of_dimensions,
+    mean_and_scale_records,
+    orientation_check,
+    package_agreement,
+    package_isoscore,
+    rotation_records,
+    rotation_table,
+    rotation_versions,
+    skewered_meatball,
+    streaming_difference,
+)
+
+__all__ = [
+    "PAPER_LMS",
+    "ContextualLayers",
+    "contextual_layers",
+    "contextual_records",
+    "paper_layer_records",
+    "DEFLATION_SIZES",
+    "ROTATION_ANGLES",
+    "ROTATION_COV",
+    "agreement_clouds",
+    "cosine_estimate_draws",
+    "deflation",
+    "fraction_of_dimensions",
+    "mean_and_scale_records",
+    "orientation_check",
+    "package_agreement",
+    "package_isoscore",
+    "rotation_records",
+    "rotation_table",
+    "rotation_versions",
+    "skewered_meatball",
+    "streaming_difference",
+]

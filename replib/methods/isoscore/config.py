@@ -1,0 +1,38 @@
+"""The IsoScore chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
+
+The synthetic tests take seconds at every profile; ``smoke`` only uses coarser sweeps. The contextual part
+embeds WikiText-2 with a tiny random BERT (``smoke``), the packaged all-MiniLM-L6-v2 on the test split
+(``offline``) or the four models of the IsoScore authors' per-layer results on 3,000 lines of the train
+split (``paper``), whose values are then recorded per layer (``paper_layer_keys``).
+"""
+
+from __future__ import annotations
+
+#: the four language models of the authors' released per-layer results, and their short names in record keys
+PAPER_LMS = {"bert-base-uncased": "bert", "distilbert-base-uncased": "distilbert", "openai-gpt": "gpt", "gpt2": "gpt2"}
+
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["models", "sweep", "n_rot", "split", "n_lines", "window", "paper_layer_keys"],
+    "properties": {
+        "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "sweep": {"type": "integer", "minimum": 2, "description": "points of the meatball and k-of-512 sweeps"},
+        "n_rot": {"type": "integer", "minimum": 10, "description": "points of the rotation test's Gaussian"},
+        "split": {"enum": ["train", "valid", "test"], "description": "WikiText-2 split embedded"},
+        "n_lines": {"type": "integer", "minimum": 1},
+        "window": {"type": "integer", "minimum": 8, "description": "tokens per window of the token stream"},
+        "paper_layer_keys": {"type": "boolean", "description": "record every layer of the paper's four models"},
+    },
+}
+
+# fmt: off
+TABLE = {
+    "smoke": dict(models=["tiny-bert"], sweep=6, n_rot=10_000, split="test", n_lines=120, window=64,
+                  paper_layer_keys=False),
+    "offline": dict(models=["all-MiniLM-L6-v2"], sweep=21, n_rot=10_000, split="test", n_lines=600, window=512,
+                    paper_layer_keys=False),
+    "paper": dict(models=list(PAPER_LMS), sweep=21, n_rot=10_000, split="train", n_lines=3000, window=512,
+                  paper_layer_keys=True),
+}
+# fmt: on

@@ -1,0 +1,168 @@
+"""The manifolds chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
+
+``smoke``: two tiny random models (BERT and GPT-2 architectures) on the first lines of PTB test;
+``offline``: all-MiniLM-L6-v2 on PTB test and the first part of WikiText-2 test, GloVe-50d;
+``paper``: BERT, DistilBERT, GPT, GPT-2 on the PTB and WikiText-2 *train* splits (Cai et al.).
+
+A reader's ``models`` replace the profile's. The paper's models keep their display names (``BERT``...: their
+Table 3 values stay bound to them); any other model is shown under its slug, with its first, middle and last
+layers as Swiss-roll views (:func:`derive`).
+"""
+
+from __future__ import annotations
+
+from ...models import model_n_layers
+
+#: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
+PAPER_MODELS = {
+    "BERT": ("bert-base-uncased", 12),
+    "D-BERT": ("distilbert-base-uncased", 6),
+    "GPT": ("openai-gpt", 12),
+    "GPT2": ("gpt2", 12),
+}
+#: every model with a display name of its own: spec -> (display name, number of blocks)
+KNOWN_MODELS = {
+    spec: (display, n)
+    for display, (spec, n) in {
+        **PAPER_MODELS,
+        "MiniLM": ("all-MiniLM-L6-v2", 6),
+        "tiny-BERT": ("tiny-bert", 2),
+        "tiny-GPT2": ("tiny-gpt2", 2),
+    }.items()
+}
+
+_INT_OR_NULL = {"type": ["integer", "null"], "minimum": 1}
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "models",
+        "corpora",
+        "window",
+        "ks",
+        "threshold",
+        "max_per_type",
+        "lid_k",
+        "sil_sample",
+        "n_init",
+        "kmeans_fit",
+        "lid_queries",
+        "glove_queries",
+        "pca_points",
+        "swiss_layers",
+        "glove_max_words",
+        "layers_per_pass",
+        "lid_check_points",
+        "threads",
+        "layer_jobs",
+    ],
+    "properties": {
+        "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "corpora": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "array",
+                "prefixItems": [{"enum": ["ptb", "wikitext2"]}, {"enum": ["train", "valid", "test"]}, _INT_OR_NULL],
+                "items": False,
+                "description": "corpus key -> (corpus, split, first lines or None for all)",
+            },
+        },
+        "window": {"type": "integer", "minimum": 8, "description": "tokens per window of the token stream"},
+        "ks": {"type": "array", "items": {"type": "integer", "minimum": 2}, "minItems": 1},
+        "threshold": {"type": "number", "description": "best silhouette below which a layer is one cluster"},
+        "max_per_type": {"type": "integer", "minimum": 2, "description": "instances per type of S_intra"},
+        "lid_k": {"type": "integer", "minimum": 2, "description": "neighbours of the LID estimate"},
+        "sil_sample": _INT_OR_NULL,
+        "n_init": {"type": "integer", "minimum": 1, "description": "k-means restarts"},
+        "kmeans_fit": _INT_OR_NULL,
+        "lid_queries": _INT_OR_NULL,
+        "glove_queries": _INT_OR_NULL,
+        "pca_points": _INT_OR_NULL,
+        "swiss_layers": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        },
+        "glove_max_words": _INT_OR_NULL,
+        "layers_per_pass": _INT_OR_NULL,
+        "lid_check_points": {"type": "integer", "minimum": 10},
+        "threads": _INT_OR_NULL,
+        "layer_jobs": _INT_OR_NULL,
+    },
+}
+
+_BASE = dict(
+    window=512,
+    ks=list(range(2, 16)),
+    threshold=0.1,
+    max_per_type=1000,
+    lid_k=100,
+    sil_sample=20_000,
+    n_init=10,
+    kmeans_fit=None,
+    lid_queries=None,
+    glove_queries=None,
+    pca_points=20_000,
+    swiss_layers={"GPT": [2], "GPT2": [2, 6], "BERT": [6], "D-BERT": [1]},
+    glove_max_words=None,
+    layers_per_pass=None,
+    lid_check_points=3000,
+    threads=1,  # BLAS/OpenMP threads per layer: 1 on a small shared machine, None = no limit
+    layer_jobs=None,  # processes over layers (analyse_layers): None = one per core when threads == 1
+)
+TABLE = {
+    "smoke": dict(
+        _BASE,
+        models=["tiny-bert", "tiny-gpt2"],
+        corpora={"ptb": ["ptb", "test", 250]},
+        window=128,
+        ks=list(range(2, 6)),
+        sil_sample=1500,
+        n_init=2,
+        kmeans_fit=3000,
+        lid_k=20,
+        lid_queries=400,
+        glove_queries=400,
+        glove_max_words=50_000,
+        pca_points=2000,
+        lid_check_points=1000,
+        swiss_layers={"tiny-GPT2": [1], "tiny-BERT": [1]},
+        layer_jobs=1,  # four tiny layers: starting worker processes would cost more than they save
+    ),
+    "offline": dict(
+        _BASE,
+        models=["all-MiniLM-L6-v2"],
+        corpora={"ptb": ["ptb", "test", None], "wikitext2": ["wikitext2", "test", 1400]},
+        sil_sample=3000,
+        n_init=1,
+        kmeans_fit=5000,
+        lid_queries=1000,
+        glove_queries=2000,
+        pca_points=8000,
+        swiss_layers={"MiniLM": [1, 2, 5]},
+    ),
+    "paper": dict(
+        _BASE,
+        models=[spec for spec, _ in PAPER_MODELS.values()],
+        corpora={"ptb": ["ptb", "train", None], "wikitext2": ["wikitext2", "train", None]},
+        kmeans_fit=200_000,
+        lid_queries=50_000,
+        glove_queries=50_000,
+        layers_per_pass=2,
+        lid_check_points=5000,
+        threads=None,
+    ),
+}
+
+
+def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
+    """``named_models``: display name -> (spec, number of blocks) of every model; the paper's models and the
+    profiles' own keep their names, any other is shown under its slug, with its first, middle and last layers
+    added to ``swiss_layers``."""
+    named, swiss = {}, dict(params["swiss_layers"])
+    for ref in models:
+        display, n = KNOWN_MODELS.get(str(ref), (ref.slug, None))
+        n = n or model_n_layers(ref)
+        named[display] = [str(ref), n]
+        swiss.setdefault(display, sorted({min(1, n - 1), n // 2, n - 1}))
+    return {**params, "named_models": named, "swiss_layers": swiss}
