@@ -42,8 +42,9 @@ from .expectations import (  # noqa: F401 (re-exported: tests and callers use br
     claim_keys,
     colab_url,
 )
-from .pages import NOISE, STATUSES, csv_name
+from .pages import NOISE, csv_name
 from .project import find_root
+from .status import STATUSES
 
 CHROMIUM_FLAGS = (
     "--headless",

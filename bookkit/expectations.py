@@ -12,8 +12,9 @@ import yaml
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
 from .notebooks import for_the_page, read_chapter
-from .pages import BADGE, STATUSES, status_counts
 from .project import chapter_source, find_root, toc_files
+from .status import STATUS_BADGE as BADGE
+from .status import STATUSES, status_counts
 
 #: a code cell calling one of these is expected to show a figure
 PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")

@@ -24,9 +24,8 @@ from typing import Any
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
-from .claims import STATUS_BADGE, STATUSES, closing_line
-from .claims import summarize as _summarize
-from .pages import format_value
+from .status import STATUS_BADGE, STATUSES, closing_line, format_value
+from .status import summarize as _summarize
 
 STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
