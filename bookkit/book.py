@@ -20,6 +20,7 @@ import nbformat
 import yaml
 
 from . import mathjax, pages
+from .errors import BookBuildError
 from .notebooks import for_the_page
 from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
@@ -172,12 +173,15 @@ def build(
     exe = Path(sys.executable).parent / "jupyter-book"
     exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
     if not exe:
-        raise RuntimeError("jupyter-book is not installed: pip install 'jupyter-book<2' (or '.[book]')")
+        raise BookBuildError("jupyter-book is not installed: pip install 'jupyter-book<2' (or '.[book]')")
     cmd = [exe, "build", str(final), "--builder", "html", "--all"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
     proc = subprocess.run(cmd, cwd=final)
     if proc.returncode != 0:
-        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
+        raise BookBuildError(
+            f"jupyter-book build of {final} failed (exit {proc.returncode}): see its log above; "
+            "`python -m replib book --no-strict` builds despite warnings"
+        )
     stamp.write_text(digest + "\n")
     return html

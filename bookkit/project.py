@@ -8,6 +8,7 @@ as an argument; :func:`find_root` finds it for the command line.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -88,8 +89,6 @@ def git_commit(root: Path) -> str | None:
     ``safe.directory`` is set for this one call: in CI containers the checkout belongs to another user and
     git would otherwise refuse ("dubious ownership") and the report would lose its commit.
     """
-    import subprocess
-
     try:
         proc = subprocess.run(
             ["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],

@@ -13,6 +13,14 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from replib.methods import protein as P
+from replib.methods.cluster_isotropy import cluster_labels
+from replib.metrics import isoscore
+from replib.metrics.lid import lid_mle
 
 #: an H100's FP32 (non-tensor-core) peak, FLOP/s, and the fraction of it a real kernel reaches (assumed)
 H100_FP32 = 67e12
@@ -60,11 +68,6 @@ def cpu_gemm_flops(n: int = 1024) -> float:
 
 
 def _steps(rng):
-    from replib.methods import protein as P
-    from replib.methods.cluster_isotropy import cluster_labels
-    from replib.metrics import isoscore
-    from replib.metrics.lid import lid_mle
-
     aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 
     def isoscore_at(n):
@@ -155,13 +158,6 @@ def run(rng=None, progress=print, cpu_flops: float | None = None) -> list[Scalin
 
 def plot(rows: list[Scaling], path) -> None:
     """Log-log plot of cost against work with the fitted lines (seaborn), saved to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-    import seaborn as sns
-
     data = pd.DataFrame(
         [
             {"step": f"{r.step} (b = {r.exponent:.2f})", "work (relative to the smallest size)": n / r.sizes[0], "s": t}
@@ -169,13 +165,13 @@ def plot(rows: list[Scaling], path) -> None:
             for n, t in zip(r.sizes, r.seconds)
         ]
     )
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig = Figure(figsize=(8, 4.5))  # no pyplot: no backend, no global figure state
+    ax = fig.subplots()
     sns.lineplot(data=data, x="work (relative to the smallest size)", y="s", hue="step", marker="o", ax=ax)
     ax.set(xscale="log", yscale="log", ylabel="seconds (best of 2)", title="Cost against work, with fitted exponents")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _human(seconds: float) -> str:

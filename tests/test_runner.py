@@ -1,16 +1,20 @@
 """The runner: papermill execution, isolation of failing/timed-out chapters, and the claim check."""
 
 import json
+import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bookkit import runner
+from bookkit import execute, runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -174,16 +178,57 @@ def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
     assert rep["summary"]["failed"] >= 1
 
 
+_HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from bookkit.runner import run_lock
+with run_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(600)
+"""
+
+
+def _holder(out: Path) -> subprocess.Popen:
+    """Another process holding the runner's lock on ``out`` (until it is killed)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(out)], stdout=subprocess.PIPE, text=True, env=_env_with_root()
+    )
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def _env_with_root() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
 def test_two_runners_cannot_write_one_folder(tmp_path):
     out = tmp_path / "out"
     with runner.run_lock(out):
-        with pytest.raises(runner.RunLockedError, match="another runner"):
+        assert (out / ".lock.pid").read_text() == str(os.getpid())
+        with pytest.raises(runner.RunLockedError, match=f"another runner \\(pid {os.getpid()}\\)"):
             with runner.run_lock(out):
                 pass
-    assert not (out / ".lock").exists()
-    (out / ".lock").write_text("999999999")  # left by a runner that no longer exists: taken over
+    with runner.run_lock(out):  # released: the next runner takes it
+        pass
+
+
+def test_a_lock_held_by_another_process_and_one_left_by_a_killed_runner(tmp_path):
+    """Fault injection: a live runner in another process keeps the folder; once it is killed (SIGKILL: no
+    clean-up runs) the next runner takes the folder without waiting."""
+    out = tmp_path / "out"
+    holder = _holder(out)
+    try:
+        with pytest.raises(runner.RunLockedError, match=f"pid {holder.pid}"):
+            with runner.run_lock(out):
+                pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert (out / ".lock").exists()  # what the killed runner left behind
     with runner.run_lock(out):
-        assert (out / ".lock").read_text() == str(__import__("os").getpid())
+        assert (out / ".lock.pid").read_text() == str(os.getpid())
 
 
 def test_kernels_get_the_malloc_settings_unless_the_user_set_them(tmp_path, monkeypatch):
@@ -195,9 +240,61 @@ def test_kernels_get_the_malloc_settings_unless_the_user_set_them(tmp_path, monk
         seen.update(kwargs["env"])
         return subprocess.CompletedProcess(cmd, 0)
 
-    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    monkeypatch.setattr(execute.subprocess, "run", fake_run)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "12345")
-    status, _, _ = runner.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5)
+    status, _, _ = execute.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5)
     assert status == "ok"
-    assert seen["MALLOC_MMAP_THRESHOLD_"] == runner.KERNEL_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
+    assert seen["MALLOC_MMAP_THRESHOLD_"] == execute.KERNEL_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
     assert seen["MALLOC_TRIM_THRESHOLD_"] == "12345"
+
+
+JOBLIB_CHAPTER = """
+```{code-cell}
+from joblib import Parallel, delayed
+
+
+def silhouette_of(i):
+    raise ValueError("Number of labels is 1. Valid values are 2 to n_samples - 1 (inclusive)")
+
+
+Parallel(n_jobs=2)(delayed(silhouette_of)(i) for i in range(2))
+```
+"""
+
+
+def test_the_error_of_a_failed_chapter_names_its_exception_raised_in_a_joblib_worker(tmp_path):
+    """Issue 28 (16): the one-line error is the chapter's exception, not joblib's source lines."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    nb = project / "notebooks"
+    (nb / "good.md").write_text((nb / "good.md").read_text() + JOBLIB_CHAPTER)
+    rep = runner.run("smoke", chapters=["good"], out_dir=tmp_path / "out", root=project, progress=lambda *_: None)
+    (ch,) = rep["chapters"]
+    assert ch["status"] == "error"
+    assert ch["error"].startswith("ValueError: Number of labels is 1. Valid values are 2"), ch["error"]
+    assert "joblib" not in ch["error"].split("(log:")[0]
+    assert all(c["status"] == "failed" and "Number of labels is 1" in c["detail"] for c in rep["claims"])
+
+
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        # before: a TypeError from the family expansion stopped the whole run with a traceback
+        (
+            b"chapter: bad\ntitle: B\nclaims: []\nfamilies:\n  - {key: k, claim: c, rows: 5}\n",
+            r":5: families\[0\]\.rows",
+        ),
+        # before: a UnicodeDecodeError with neither file nor line
+        (b"chapter: bad\ntitle: caf\xe9\nclaims: []\n", r"bad\.claims\.yml: a claims file is UTF-8 text"),
+        (b"chapter: good\ntitle: B\nclaims: []\n", r"bad\.claims\.yml:1: chapter: 'good', but"),
+    ],
+)
+def test_a_claims_file_that_crashed_the_loader_fails_its_chapter_with_file_and_line(tmp_path, body, match):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    shutil.copy(project / "notebooks" / "good.md", project / "notebooks" / "bad.md")
+    (project / "notebooks" / "bad.claims.yml").write_bytes(body)
+    found = {c.chapter: c for c in runner.discover_chapters(project)}
+    assert found["good"].error is None and found["good"].claims
+    assert re.search(match, found["bad"].error), found["bad"].error
+    assert found["bad"].error.startswith(f"claims file: {project / 'notebooks' / 'bad.claims.yml'}")
