@@ -132,7 +132,8 @@ def test_bad_specs_get_clear_errors(tmp_path):
 def test_slugs():
     assert model_slug("all-MiniLM-L6-v2") == "minilm" and model_slug("tiny-bert") == "tinybert"
     assert model_slug("/some/where/My-Encoder.v2") == "my_encoder_v2"
-    assert model_slug("org/Some-Model@abc") == "some_model"  # the revision is provenance, not name
+    # a Hub id keeps its organisation and revision: org/a@v1 and other/a@v2 are two models in one run
+    assert model_slug("org/Some-Model") == "org_some_model" and model_slug("org/Some-Model@abc") == "org_some_model_abc"
 
 
 @pytest.mark.parametrize("fmt", ["glove", "word2vec"])
@@ -176,12 +177,16 @@ def test_select_models_and_chapter_configs(minilm_copy):
         select_models(3, ["a"])
     assert model_n_layers(str(minilm_copy)) == 6 and model_n_layers("gpt2") == 12 and model_n_layers("tiny-bert") == 2
     cfg = mf.config_for("smoke", [str(minilm_copy), "gpt2"])
-    assert cfg["models"] == {"my_encoder": (str(minilm_copy), 6), "GPT2": ("gpt2", 12)}  # paper names stay bound
-    assert cfg["swiss_layers"]["my_encoder"] == [1, 3, 5] and cfg["swiss_layers"]["GPT2"] == [1, 6, 11]
+    slug = model_slug(str(minilm_copy))  # the folder's name and a short hash of its path
+    assert slug.startswith("my_encoder_") and len(slug) == len("my_encoder_") + 6
+    assert cfg["models"] == {slug: (str(minilm_copy), 6), "GPT2": ("gpt2", 12)}  # paper names stay bound
+    assert cfg["swiss_layers"][slug] == [1, 3, 5] and cfg["swiss_layers"]["GPT2"] == [1, 6, 11]
     assert mf.config_for("paper", ["gpt2"])["swiss_layers"]["GPT2"] == [2, 6]  # the paper's views kept
     c = ci.config_for("paper", [str(minilm_copy), "bert-base-uncased"])
     assert c["models"][0] == c["deck_model"] == c["clf_model"] == str(minilm_copy)
     assert c["tune_models"] == [str(minilm_copy)]  # the paper's model keeps the paper's hyperparameters
     assert ci.config_for("smoke")["tune_models"] == ["tiny-bert", "tiny-gpt2"]
-    assert P.protein_models("smoke", "/x/my-esm") == ["/x/my-esm"] and P.model_label("/x/my-esm") == "my_esm"
+    assert P.protein_models("smoke", str(minilm_copy)) == [str(minilm_copy)] and P.model_label(str(minilm_copy)) == slug
+    with pytest.raises(ModelUnavailableError, match="no such file or folder"):
+        P.protein_models("smoke", "/x/my-esm")  # a missing folder fails when the models are chosen
     assert P.model_label("prot_bert") == "prot_bert"

@@ -1,11 +1,18 @@
 """Model registry (pinned revisions), offline packaged models, tiny models for ``smoke``."""
 
 from ..provenance import USED_MODELS, note_model, read_models_log
+from .errors import (
+    CorruptModelFileError,
+    ModelUnavailableError,
+    NoTokenizerError,
+    UntrustedCodeError,
+    WrongModelKindError,
+)
 from .loading import LoadedModel, load_glove, load_model, load_trained, minilm_dir, offline_mode
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, load_proteinbert
+from .ref import ModelRef, model_refs
 from .registry import PROTEINBERT_WEIGHTS, REGISTRY, ModelSpec, get_spec, list_models
 from .resolve import (
-    ModelUnavailableError,
     describe_model,
     infer_recipe,
     model_slug,
@@ -45,4 +52,10 @@ __all__ = [
     "resolve_model",
     "weights_sha256",
     "select_models",
+    "ModelRef",
+    "model_refs",
+    "CorruptModelFileError",
+    "NoTokenizerError",
+    "UntrustedCodeError",
+    "WrongModelKindError",
 ]

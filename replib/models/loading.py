@@ -36,6 +36,9 @@ class LoadedModel:
     weights_sha256 : str or None
         sha256 of local weight files (packaged or a user's folder): the identity on-disk caches use, so a
         copied folder reuses (and a changed file never reuses) cached embeddings.
+    ref : ModelRef or None
+        The parsed spec the model was loaded from (:func:`~replib.models.resolve_model` sets it); its
+        ``slug`` names the model in record keys and output folders.
     """
 
     name: str
@@ -45,6 +48,7 @@ class LoadedModel:
     device: str = "cpu"
     source: str = ""
     weights_sha256: str | None = None
+    ref: Any = None
 
     @property
     def recipe(self) -> str:

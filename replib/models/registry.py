@@ -37,6 +37,9 @@ PROTEINBERT_WEIGHTS = {
     "sha256": "cffb53e237e49fa91f19a4c8bc0898dcfd75fd12eab7833d6e95b36c02ebacbf",
 }
 
+#: families of the tiny random models of the ``smoke`` profile (``tiny-<family>``, :mod:`replib.models.tiny`)
+TINY_FAMILIES = ("protbert", "protxlnet", "esm", "bert", "gpt2", "proteinbert")
+
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 

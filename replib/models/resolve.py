@@ -23,29 +23,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..provenance import note_model
-from .registry import MINILM_SAFETENSORS_SHA256, REGISTRY, ModelSpec, get_spec
+from .errors import ModelUnavailableError
+from .ref import ModelRef, model_refs, slugify
+from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
-#: short names of the registry models used in record keys (anything else: :func:`model_slug`)
-SHORT_NAMES = {
-    "gpt2": "gpt2",
-    "bert-base-uncased": "bert",
-    "roberta-base": "roberta",
-    "all-MiniLM-L6-v2": "minilm",
-    "tiny-bert": "tinybert",
-    "tiny-gpt2": "tinygpt2",
-    "distilbert-base-uncased": "distilbert",
-    "openai-gpt": "gpt",
-    "all-mpnet-base-v2": "mpnet",
-    "all-distilroberta-v1": "distilroberta",
-}
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-STATIC_SUFFIXES = (".txt", ".vec", ".bin", ".gz", ".w2v")
 #: architectures (``config.model_type``) whose small vocabularies mark a protein model
 _PROTEIN_VOCAB_MAX = 40
-
-
-class ModelUnavailableError(ValueError):
-    """The model cannot be loaded here (not cached while offline, unknown spec); the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -102,76 +86,52 @@ def describe_model(spec, revision: str | None = None) -> ModelSource:
         For a path that does not exist (something that looks like a path, not a Hub id) or a folder in no
         known layout.
     """
-    s = str(spec)
-    if s.startswith("tiny-"):
-        return ModelSource("tiny", s, s)
-    try:
-        key = get_spec(s).name
-    except ValueError:
-        key = None
-    if key is not None and not Path(s).exists():
-        return ModelSource("registry", key, key, revision)
-    p = Path(s).expanduser()
-    if p.is_dir():
-        p = p.resolve()
-        if (p / "modules.json").exists():
-            return ModelSource("local", p.name, str(p), None, "sentence-transformers", str(_st_transformer_dir(p)))
-        if (p / "config.json").exists():
-            return ModelSource("local", p.name, str(p), None, "transformers", str(p))
-        raise ModelUnavailableError(
-            f"{p} is a folder but neither a transformers model (config.json) nor a "
-            "sentence-transformers model (modules.json)"
-        )
-    if p.is_file():
-        p = p.resolve()
+    ref = ModelRef.parse(spec)
+    if ref.kind in ("tiny", "registry"):
+        return ModelSource(ref.kind, ref.name, ref.name, revision if ref.kind == "registry" else None)
+    if ref.kind == "hub":
+        return ModelSource("hub", ref.name, ref.name, revision or ref.revision or "main")
+    p = ref.path
+    if ref.kind == "static":
         from .static import static_layout
 
-        return ModelSource("static", p.stem, str(p), None, static_layout(p))
-    if s.startswith((".", "/", "~")) or s.endswith(STATIC_SUFFIXES) or s.count("/") > 1:
-        raise ModelUnavailableError(
-            f"no such file or folder: {s!r} (a Hugging Face id looks like 'org/name'; "
-            f"registry keys: {sorted(REGISTRY)})"
-        )
-    hub_id, _, rev = s.partition("@")
-    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", hub_id):
-        raise ModelUnavailableError(f"{s!r} is neither a registry key, an existing path, nor a Hugging Face id")
-    return ModelSource("hub", hub_id, hub_id, revision or rev or "main")
+        return ModelSource("static", ref.name, str(p), None, static_layout(p))
+    if (p / "modules.json").exists():
+        return ModelSource("local", ref.name, str(p), None, "sentence-transformers", str(_st_transformer_dir(p)))
+    return ModelSource("local", ref.name, str(p), None, "transformers", str(p))
 
 
 def model_slug(spec) -> str:
-    """Short lower-case name of a model for record keys: the book's short names for registry models
-    (``minilm``, ``bert``...), else the folder/file/Hub name reduced to ``[a-z0-9_]``."""
-    if hasattr(spec, "name") and hasattr(spec, "spec"):  # a LoadedModel
+    """Short ``[a-z0-9_]`` name of a model for record keys: :attr:`ModelRef.slug` of the spec (or of the
+    LoadedModel's reference); a spec that does not parse (a path that no longer exists) gives its last
+    path component, slugified."""
+    if isinstance(spec, ModelRef):
+        return spec.slug
+    if hasattr(spec, "name") and hasattr(spec, "model"):  # a LoadedModel
+        ref = getattr(spec, "ref", None)
+        if ref is not None:
+            return ref.slug
         spec = spec.name
-    s = str(spec)
-    if s in SHORT_NAMES:
-        return SHORT_NAMES[s]
     try:
-        src = describe_model(s)
-        name = SHORT_NAMES.get(src.name, src.name) if src.kind == "registry" else src.name
+        return ModelRef.parse(spec).slug
     except ModelUnavailableError:
-        name = s
-    name = name.rsplit("/", 1)[-1]
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-    return slug or "model"
+        return slugify(str(spec).rstrip("/").rsplit("/", 1)[-1])
 
 
 def select_models(models, default) -> list[str]:
-    """A chapter's models: its ``models`` parameter (one spec or a list of specs) or, when that is None or
-    empty, the profile's ``default`` list.
+    """A chapter's models as spec strings: ``default`` unchanged when ``models`` is None or empty, else
+    ``str(ref)`` of each :func:`~replib.models.ref.model_refs` reference (relative paths made absolute,
+    registry aliases made keys). Kept for the chapters that still take strings; new code uses
+    :func:`~replib.models.ref.model_refs`.
 
     Raises
     ------
     ValueError
-        For a ``models`` value that is neither a string, a path nor a list of them.
+        For a ``models`` value that is neither a spec nor a list of specs, or a spec that does not parse.
     """
     if models is None or (isinstance(models, (list, tuple)) and not models):
         return [str(m) for m in default]
-    if isinstance(models, (str, os.PathLike)):
-        return [str(models)]
-    if isinstance(models, (list, tuple)) and all(isinstance(m, (str, os.PathLike)) for m in models):
-        return [str(m) for m in models]
-    raise ValueError(f"models must be a model spec or a list of specs (registry key, folder, Hub id); got {models!r}")
+    return [str(r) for r in model_refs(models, ())]
 
 
 def model_n_layers(spec) -> int:
@@ -371,10 +331,10 @@ def resolve_model(
 
     Parameters
     ----------
-    spec : str, path-like or LoadedModel
+    spec : str, path-like, ModelRef or LoadedModel
         ``tiny-<family>`` (random smoke models), a registry key or alias, a folder (``transformers`` or
-        ``sentence-transformers`` layout), or a Hugging Face id ``org/name[@revision]``. A LoadedModel is
-        returned unchanged. Word-vector files go through :func:`load_static_vectors`.
+        ``sentence-transformers`` layout), or a Hugging Face id ``org/name[@revision]`` (see
+        :meth:`~replib.models.ref.ModelRef.parse`). A LoadedModel is returned unchanged. Word-vector files go through :func:`load_static_vectors`.
     revision : str, optional
         Hub revision (commit hash recommended).
     recipe : str, optional
@@ -398,7 +358,10 @@ def resolve_model(
 
     if isinstance(spec, LoadedModel):
         return spec
-    src = describe_model(spec, revision)
+    ref = ModelRef.parse(spec)
+    if revision and ref.kind == "hub" and revision != ref.revision:
+        ref = ModelRef.parse(f"{ref.name}@{revision}")
+    src = describe_model(ref, revision)
     if src.kind == "tiny":
         lm = tiny_model(src.name[len("tiny-") :], seed=seed)
     elif src.kind == "registry":
@@ -412,6 +375,7 @@ def resolve_model(
         lm = _load_hub(src, recipe, device, dtype, cache_dir, local_only)
     if recipe is not None and recipe != lm.spec.recipe:
         lm.spec = replace(lm.spec, recipe=recipe)
+    lm.ref = ref
     return lm
 
 

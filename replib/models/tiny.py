@@ -16,6 +16,7 @@ from pathlib import Path
 from .._io import atomic_write
 from ..provenance import note_model
 from .loading import LoadedModel
+from .registry import TINY_FAMILIES as FAMILIES
 from .registry import ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
@@ -87,7 +88,6 @@ ESM_VOCAB = [
     "<null_1>",
     "<mask>",
 ]
-FAMILIES = ("protbert", "protxlnet", "esm", "bert", "gpt2", "proteinbert")
 _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 _DIR: Path | None = None
 
