@@ -47,7 +47,6 @@ from .expectations import (  # noqa: F401 (re-exported: tests and callers use br
 )
 from .pages import NOISE, csv_name
 from .project import find_root
-
 from .status import STATUSES
 
 # selenium is optional (without it the browser check says why it cannot run: unavailable_reason)

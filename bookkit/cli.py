@@ -159,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_parser(sub)
     _add_report_parser(sub)
     _add_card_parser(sub)
-    for p in sub.choices.values():  # --debug after the command too (its default stays the top level's)
+    for p in sub.choices.values():  # --root and --debug after the command too (the top level's defaults stay)
+        p.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return ap
 
@@ -331,6 +332,8 @@ def one_line(exc: BaseException) -> str:
             return f"{what}: choose a folder you can write to (or change its permissions)"
         if isinstance(exc, FileNotFoundError):
             return f"{what}: check the path"
+        if isinstance(exc, (NotADirectoryError, FileExistsError)):
+            return f"{what}: a file is in the way; choose another path"
         return what
     text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
     return text or type(exc).__name__
