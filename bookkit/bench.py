@@ -11,13 +11,9 @@ optional, imported through :mod:`replib._optional`.
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 
 import numpy as np
 import torch
@@ -35,25 +31,14 @@ from replib.metrics.lid import lid_mle
 from replib.metrics.silhouette import silhouette_score
 from replib.models import load_model, minilm_dir
 
+from .bench_tables import BenchRow, as_dicts, cpu_model
+from .bench_tables import markdown as _markdown
+
+__all__ = ["BenchRow", "as_dicts", "cpu_model", "markdown", "run"]
+
 isoscore_reference = optional_import("IsoScore.IsoScore")  # the package's module of the same name
 skdim = optional_import("skdim")
 sentence_transformers = optional_import("sentence_transformers")
-
-
-@dataclass
-class BenchRow:
-    step: str
-    size: str
-    replib_s: float
-    reference: str
-    reference_s: float
-    ratio: float
-    max_abs_diff: float
-    tolerance: float
-
-    @property
-    def equal(self) -> bool:
-        return bool(self.max_abs_diff <= self.tolerance)
 
 
 def _best(fn: Callable, repeat: int):
@@ -308,38 +293,6 @@ def run(
     return rows
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says."""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def markdown(rows: list[BenchRow], commit: str | None = None, repeat: int | None = None) -> str:
-    """The benchmark table (Markdown) with the machine it ran on (and, when given, the commit)."""
-    threads = f", torch {torch.get_num_threads()} threads"
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        f"Machine: {cpu_model()}, {os.cpu_count()} CPU cores{threads}, Python {platform.python_version()}; "
-        f"measured {when}"
-        + (f" at commit `{commit[:12]}`" if commit else "")
-        + (f", best of {repeat} runs per timing" if repeat else "")
-        + ".",
-        "",
-        "| step | size | replib (s) | reference | reference (s) | ratio | max abs diff | equal |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r.step} | {r.size} | {r.replib_s:.3f} | {r.reference} | {r.reference_s:.3f} | "
-            f"{r.ratio:.2f} | {r.max_abs_diff:.2g} | {'yes' if r.equal else 'NO'} |"
-        )
-    return "\n".join(lines)
-
-
-def as_dicts(rows: list[BenchRow]) -> list[dict]:
-    return [{**asdict(r), "equal": r.equal} for r in rows]
+    """The benchmark table (Markdown) with the machine it ran on, torch's threads and, when given, the commit."""
+    return _markdown(rows, commit=commit, repeat=repeat, threads=torch.get_num_threads())

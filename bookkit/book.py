@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from replib._optional import optional_import
+
 from . import mathjax, pages
 from .errors import BookBuildError
 from .notebooks import for_the_page
@@ -26,6 +28,8 @@ from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import dashboard_markdown
 from .runner import discover_chapters
+
+plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
 
 VALIDATION_PAGE = "book/validation.md"
 FRONT_PAGE = "book/intro.md"
@@ -117,12 +121,10 @@ def stage(
     # plotly.js served locally (the book must render without internet)
     static = stage_dir / "book" / "_static"
     static.mkdir(exist_ok=True)
-    try:
-        import plotly
-
-        js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js" if plotly is not None else None
+    if js is not None and js.exists():
         shutil.copy2(js, static / "plotly.min.js")
-    except (ImportError, FileNotFoundError):
+    else:
         (static / "plotly.min.js").write_text("/* plotly not installed at build time */\n")
     mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
     reports = load_reports(report_profiles or [profile], runs_dir)

@@ -24,10 +24,12 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
+from . import report
 from .errors import KitError
-from .project import find_root, git_commit
+from .project import find_root, git_commit, toc_chapters
 
 __all__ = ["USER_ERRORS", "main", "one_line"]
 
@@ -217,7 +219,6 @@ def _book(args) -> int:
 
 def _notebooks(args) -> int:
     from .notebooks import write_runnable
-    from .project import toc_chapters
 
     root = find_root(args.root)
     ref = args.ref or git_commit(root)
@@ -227,8 +228,6 @@ def _notebooks(args) -> int:
 
 
 def _bench(args) -> int:
-    from replib._io import write_json_atomic
-
     from . import bench, scaling
 
     if args.scaling:
@@ -253,10 +252,6 @@ def _bench(args) -> int:
 
 
 def _report(args) -> int:
-    from replib._io import write_json_atomic
-
-    from . import report
-
     if args.report_cmd == "merge":
         merged = report.merge([r for path in args.reports for r in report.load(path)])
         doc = merged[0] if len(merged) == 1 else report.bundle(merged)

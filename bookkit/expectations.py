@@ -3,11 +3,13 @@ the report and ``_config.yml`` (the expectations :mod:`bookkit.browser` checks i
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+import nbformat
 import yaml
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
@@ -49,8 +51,6 @@ def _glued_text_plain(nb) -> dict[str, str]:
 
 def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -> Page:
     """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
-    import nbformat
-
     src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
@@ -83,8 +83,6 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
 def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> list[Page]:
     """Every page of ``_toc.yml`` with the expectations of chapter pages (and, when the run's
     ``report.json`` is beside ``executed_dir``, of the reproduction tables and the front page's counts)."""
-    import json
-
     root = Path(root or find_root())
     report_path = Path(executed_dir).parent / "report.json" if executed_dir else None
     report = json.loads(report_path.read_text()) if report_path and report_path.exists() else None

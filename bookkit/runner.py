@@ -341,6 +341,24 @@ def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] |
     return seeds
 
 
+def _new_report(profile: str, root: Path, models: dict | None, rehearsal: bool, seeds: list | None) -> dict:
+    """The head of a run's report: profile, start, environment, the run's options; no chapter yet."""
+    report = {
+        "profile": profile,
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "environment": environment_info(root),
+        "chapters": [],
+        "claims": [],
+    }
+    if models:
+        report["models_override"] = models
+    if rehearsal:
+        report["rehearsal"] = True
+    if seeds:
+        report["seeds"] = seeds
+    return report
+
+
 def run(
     profile: str = "offline",
     chapters: list[str] | None = None,
@@ -382,19 +400,7 @@ def run(
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
     if check_only and seeds is None:
         seeds = previous_report(out_dir).get("seeds")
-    report = {
-        "profile": profile,
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "environment": environment_info(root),
-        "chapters": [],
-        "claims": [],
-    }
-    if models:
-        report["models_override"] = models
-    if rehearsal:
-        report["rehearsal"] = True
-    if seeds:
-        report["seeds"] = seeds
+    report = _new_report(profile, root, models, rehearsal, seeds)
     found = discover_chapters(root, only=chapters)
     if not found:
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")

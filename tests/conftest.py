@@ -65,6 +65,14 @@ def _stored(path: Path) -> str | None:
     return path.read_text().strip() if path.exists() else None
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test of the smoke book runs every chapter (the first time): it is a ``chapter`` test, left out of the
+    quick loop (``scripts/quick.sh``)."""
+    for item in items:
+        if "smoke_book" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.chapter)
+
+
 @pytest.fixture(scope="session")
 def smoke_book() -> BuiltBook:
     if os.environ.get("REPLIB_SKIP_SMOKE"):

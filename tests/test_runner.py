@@ -29,6 +29,7 @@ def _claims(report, chapter):
     return {c["key"]: c for c in report["claims"] if c["chapter"] == chapter}
 
 
+@pytest.mark.chapter
 def test_good_chapter_passes_with_injected_profile(smoke_report):
     report, _ = smoke_report
     good = _claims(report, "good")
@@ -36,6 +37,7 @@ def test_good_chapter_passes_with_injected_profile(smoke_report):
     assert good["flag"]["status"] == "consistent"  # profile 'smoke' was injected by papermill
 
 
+@pytest.mark.chapter
 def test_failing_chapter_fails_and_others_still_run(smoke_report):
     report, _ = smoke_report
     chapters = {c["chapter"]: c for c in report["chapters"]}
@@ -45,6 +47,7 @@ def test_failing_chapter_fails_and_others_still_run(smoke_report):
     assert broken["answer"]["status"] == "failed" and broken["flag"]["status"] == "failed"
 
 
+@pytest.mark.chapter
 def test_timed_out_chapter_fails_even_with_recorded_keys(smoke_report):
     report, _ = smoke_report
     chapters = {c["chapter"]: c for c in report["chapters"]}
@@ -53,12 +56,14 @@ def test_timed_out_chapter_fails_even_with_recorded_keys(smoke_report):
     assert all(c["status"] == "failed" for c in _claims(report, "slow").values())
 
 
+@pytest.mark.chapter
 def test_out_of_tolerance_value_fails(smoke_report):
     report, _ = smoke_report
     wrong = _claims(report, "wrong")
     assert wrong["answer"]["status"] == "failed" and "0.9" in wrong["answer"]["detail"]
 
 
+@pytest.mark.chapter
 def test_report_file_summary_and_closing_line(smoke_report):
     report, tmp = smoke_report
     on_disk = json.loads((tmp / "out" / "report.json").read_text())
@@ -73,6 +78,7 @@ def test_report_file_summary_and_closing_line(smoke_report):
     assert "torch" in report["environment"]["packages"]
 
 
+@pytest.mark.chapter
 def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
     _, tmp = smoke_report
     rep = runner.run(
@@ -93,6 +99,7 @@ def test_unknown_chapter_and_empty_folder(tmp_path):
         runner.run("smoke", out_dir=tmp_path / "o", root=tmp_path, progress=lambda *_: None)
 
 
+@pytest.mark.chapter
 def test_cli_exit_code_on_failure(tmp_path):
     # the CLI's run command exits non-zero when a claim fails (repository chapters are not touched)
     project = tmp_path / "project"
@@ -106,6 +113,7 @@ def test_cli_exit_code_on_failure(tmp_path):
     assert (project / "build" / "runs" / "smoke" / "report.json").exists()
 
 
+@pytest.mark.chapter
 def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
     from bookkit.report import environment_lines, models_used
 
@@ -124,6 +132,7 @@ def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
 
 
 # ------------------------------------------------------------------ reliability of the runner (issue 16)
+@pytest.mark.chapter
 def test_check_refuses_a_notebook_that_raised_after_recording(smoke_report):
     """`broken` records its keys, then raises: a re-check must not call it ok."""
     _, tmp = smoke_report
@@ -141,6 +150,7 @@ def test_check_refuses_a_notebook_that_raised_after_recording(smoke_report):
     assert code.returncode == 1, code.stdout + code.stderr
 
 
+@pytest.mark.chapter
 def test_a_partial_run_merges_into_the_report(smoke_report):
     report, tmp = smoke_report
     rep = runner.run(
@@ -158,6 +168,7 @@ def test_chapters_option_needs_names(tmp_path):
         runner.discover_chapters(FIXTURES, only=[])
 
 
+@pytest.mark.chapter
 def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(FIXTURES, project)
@@ -262,6 +273,7 @@ Parallel(n_jobs=2)(delayed(silhouette_of)(i) for i in range(2))
 """
 
 
+@pytest.mark.chapter
 def test_the_error_of_a_failed_chapter_names_its_exception_raised_in_a_joblib_worker(tmp_path):
     """Issue 28 (16): the one-line error is the chapter's exception, not joblib's source lines."""
     project = tmp_path / "project"
