@@ -169,6 +169,7 @@ def test_a_relative_model_folder_reaches_the_chapter_as_an_absolute_path(project
     assert code == 0  # the property claim holds; the tolerance claim is bound to the paper's models (unverified)
 
 
+@pytest.mark.slow  # a fresh Python process (imports the stack)
 def test_python_m_replib_prints_one_line(project):
     """The real entry point (a fresh process), not only :func:`bookkit.cli.main`."""
     env = dict(os.environ)

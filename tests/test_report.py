@@ -188,6 +188,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.slow  # a fresh Python process (imports the stack)
 def test_cli_merge_drift_dashboard(tmp_path):
     old, new, paper = _report(), _report(started="2026-01-02T00:00:00+00:00"), _report(profile="paper")
     new["claims"][1]["value"] = 0.25  # a_prop halves

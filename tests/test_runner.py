@@ -225,6 +225,7 @@ def test_two_runners_cannot_write_one_folder(tmp_path):
         pass
 
 
+@pytest.mark.slow  # a fresh Python process (imports the stack)
 def test_a_lock_held_by_another_process_and_one_left_by_a_killed_runner(tmp_path):
     """Fault injection: a live runner in another process keeps the folder; once it is killed (SIGKILL: no
     clean-up runs) the next runner takes the folder without waiting."""
