@@ -28,6 +28,7 @@ from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import dashboard_markdown
 from .runner import discover_chapters
+from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
 
@@ -91,7 +92,7 @@ def stage(
         shutil.copy2(root / f, stage_dir / f)
     shutil.copytree(root / "book", stage_dir / "book")
     if colab_ref:
-        cfg = yaml.safe_load((root / "_config.yml").read_text())
+        cfg = load_yaml(root / "_config.yml", what="book configuration").data
         cfg.setdefault("repository", {})["branch"] = colab_ref
         (stage_dir / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     (stage_dir / "notebooks").mkdir()

@@ -10,13 +10,13 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import nbformat
-import yaml
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
 from .notebooks import for_the_page, read_chapter
 from .project import chapter_source, find_root, toc_files
 from .status import STATUS_BADGE as BADGE
 from .status import STATUSES, status_counts
+from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure
 PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")
@@ -111,7 +111,7 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
 
 def colab_url(config_path: Path, chapter: str) -> str:
     """The Colab launch URL the book must show for ``chapter``, from ``_config.yml``."""
-    cfg = yaml.safe_load(Path(config_path).read_text())
+    cfg = load_yaml(config_path, what="book configuration").data
     repo = cfg["repository"]
     org_repo = urlparse(repo["url"]).path.strip("/")
     base = (cfg.get("launch_buttons", {}) or {}).get("colab_url", "https://colab.research.google.com").rstrip("/")
@@ -124,7 +124,7 @@ def claim_keys(notebooks_dir: Path) -> dict[str, list[str]]:
     """chapter -> every claim key of its claims file."""
     out = {}
     for f in sorted(Path(notebooks_dir).glob("*.claims.yml")):
-        doc = yaml.safe_load(f.read_text()) or {}
+        doc = load_yaml(f, what="claims file").data or {}
         out[doc.get("chapter") or f.name.split(".")[0]] = [c["key"] for c in doc.get("claims") or []]
     return out
 

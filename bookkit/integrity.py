@@ -13,7 +13,7 @@ report by :func:`report_problems`):
    from the paper's value to a bound of the quantity's range (0 for a quantity that is never negative)
    accepts a value of zero; for such quantities use ``log10`` or ``rel``.
 4. **Sanity checks and stand-ins are labelled**: the checker never gives them *reproduced* (see
-   :func:`bookkit.claims.evaluate_claim`); here a sanity claim must not carry a tolerance around
+   :func:`bookkit.checker.evaluate_claim`); here a sanity claim must not carry a tolerance around
    a paper's number in any profile, since it would read as a reproduction.
 """
 

@@ -2,7 +2,7 @@
 
 A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``): ``profile``,
 ``started``/``finished``, ``environment``, ``chapters`` (one entry per executed chapter) and ``claims``
-(one entry per claim, see :class:`bookkit.claims.ClaimResult`). A *bundle* holds several reports:
+(one entry per claim, see :class:`bookkit.checker.ClaimResult`). A *bundle* holds several reports:
 ``{"kind": "replib-report-bundle", "reports": [...]}``.
 
 Command line (``python -m replib report ...``):
@@ -164,7 +164,7 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
 
 
 def _fmt(v) -> str:
-    """A value for a Markdown table cell (:func:`bookkit.pages.format_value`, pipes escaped)."""
+    """A value for a Markdown table cell (:func:`bookkit.status.format_value`, pipes escaped)."""
     return _cell(format_value(v))
 
 

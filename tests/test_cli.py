@@ -92,6 +92,13 @@ def test_a_malformed_claims_file_is_named_with_its_line(project, capsys):
     assert f"{bad}:{at}: claims[1].checks.smoke.property.op: 'maybe' is not one of" in line
 
 
+def test_a_malformed_table_of_contents_is_named_with_its_line(project, capsys):
+    (project / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: [notebooks/good\n")
+    code, _, err = _main(capsys, "--root", project, "check", "--profile", "smoke")
+    line = _one_error_line(err)
+    assert code == 2 and f"{project / '_toc.yml'}:5: not valid YAML" in line
+
+
 def test_an_output_that_cannot_be_written(tmp_path, capsys):
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"profile": "smoke", "chapters": [], "claims": []}))
