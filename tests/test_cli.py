@@ -121,6 +121,7 @@ def test_another_runner_on_the_output_folder(project, capsys):
     assert code == 2 and f"another runner (pid {os.getpid()})" in line and "wait for it" in line
 
 
+@pytest.mark.slow  # imports the card (torch, transformers) and builds a tiny model
 def test_missing_data_mirror_and_a_model_not_cached_offline(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("REPLIB_DATA_MIRROR", str(tmp_path / "empty-mirror"))
     monkeypatch.setenv("REPLIB_DATA_OFFLINE", "1")
