@@ -152,6 +152,8 @@ def _expand(f: _File, tables: Callable[[], dict]) -> list[tuple[tuple, str, dict
             raise f.error(where, str(exc)) from None
         out += [(where, f"family #{j + 1}, claim {c['key']!r}", c) for c in expanded]
     defaults = (data.get("defaults") or {}).get("checks")
+    for prof, check in (defaults or {}).items():  # checked where they are written, before they are copied
+        _numbers_of_check(f, ("defaults", "checks", prof), check)
     for where, _, c in out:
         if "checks" not in c:
             if defaults is None:

@@ -314,3 +314,13 @@ def test_yaml_lines_follow_keys_indices_and_aliases(tmp_path):
 def test_the_schema_names_every_profile():
     checks = claims_schema()["$defs"]["checks"]
     assert set(checks["required"]) == set(checks["properties"]) == set(PROFILES)
+
+
+def test_an_error_in_the_default_checks_names_their_line(tmp_path):
+    body = (
+        "chapter: x\ntitle: X\ndefaults:\n  checks:\n    smoke: {tolerance: {abs: -1}}\n"
+        "    offline: {unverified: r}\n    paper: {unverified: r}\n"
+        "claims:\n  - {key: k, claim: c, paper: {value: 1, source: T1}}\n"
+    )
+    with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:5: tolerance\.abs must be >= 0"):
+        load_claims(_write(tmp_path, body))
