@@ -21,7 +21,7 @@ import yaml
 
 from replib._optional import optional_import
 
-from . import mathjax, pages
+from . import atlas, mathjax, pages
 from .errors import BookBuildError
 from .notebooks import for_the_page
 from .paper_tables import load_paper_tables, papers_markdown
@@ -130,6 +130,7 @@ def stage(
     mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
     reports = load_reports(report_profiles or [profile], runs_dir)
     (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root, claim_links=targets))
+    atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
     front = stage_dir / FRONT_PAGE
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
     front.write_text(front.read_text().replace(FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links)))

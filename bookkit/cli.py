@@ -28,14 +28,10 @@ from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
 from . import report
-from .errors import KitError
+from .errors import USER_ERRORS, one_line
 from .project import find_root, git_commit, toc_chapters
 
 __all__ = ["USER_ERRORS", "main", "one_line"]
-
-#: exceptions that are the user's to fix (what the kit and the science raise for bad input); anything else is a
-#: bug and keeps its traceback
-USER_ERRORS = (ValueError, OSError, ImportError, KitError)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -316,22 +312,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": _report,
     "card": _card,
 }
-
-
-def one_line(exc: BaseException) -> str:
-    """A user error in one line: the message with its lines joined; an operating-system error says what it
-    could not do, with which file, and what to do."""
-    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        what = f"{exc.strerror}: {exc.filename}"
-        if isinstance(exc, PermissionError):
-            return f"{what}: choose a folder you can write to (or change its permissions)"
-        if isinstance(exc, FileNotFoundError):
-            return f"{what}: check the path"
-        if isinstance(exc, (NotADirectoryError, FileExistsError)):
-            return f"{what}: a file is in the way; choose another path"
-        return what
-    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-    return text or type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@ traceback. The kit and the science raise ``ValueError`` (a claims file, a bad op
 
 from __future__ import annotations
 
-__all__ = ["BookBuildError", "KitError", "RunLockedError"]
+__all__ = ["USER_ERRORS", "BookBuildError", "KitError", "RunLockedError", "one_line"]
 
 
 class KitError(Exception):
@@ -17,3 +17,24 @@ class RunLockedError(KitError, RuntimeError):
 
 class BookBuildError(KitError, RuntimeError):
     """jupyter-book is missing or the book did not build."""
+
+
+#: exceptions that are the user's to fix (what the kit and the science raise for bad input); anything else is a
+#: bug and keeps its traceback
+USER_ERRORS = (ValueError, OSError, ImportError, KitError)
+
+
+def one_line(exc: BaseException) -> str:
+    """A user error in one line: the message with its lines joined; an operating-system error says what it
+    could not do, with which file, and what to do."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        what = f"{exc.strerror}: {exc.filename}"
+        if isinstance(exc, PermissionError):
+            return f"{what}: choose a folder you can write to (or change its permissions)"
+        if isinstance(exc, FileNotFoundError):
+            return f"{what}: check the path"
+        if isinstance(exc, (NotADirectoryError, FileExistsError)):
+            return f"{what}: a file is in the way; choose another path"
+        return what
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text or type(exc).__name__

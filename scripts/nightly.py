@@ -28,6 +28,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import nightly_tasks as tasks  # beside this script (sys.path[0])
+
 PROFILES = ("smoke", "offline", "paper")
 
 
@@ -87,9 +89,10 @@ def _replib(*args: str, stdout=None) -> subprocess.CompletedProcess:
     )
 
 
-def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None) -> list[Path]:
+def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None, new: Path | None = None) -> list[Path]:
     """Store each profile's report as ``<date>-<profile>.json`` in ``reports_dir`` and write the drift
-    against the latest earlier night as ``<date>-<profile>.drift.md`` / ``.drift.json``."""
+    against the latest earlier night as ``<date>-<profile>.drift.md`` / ``.drift.json``; ``new``: a folder
+    that also receives every file written (what the deploy job commits to the ``reports`` branch)."""
     reports_dir = Path(reports_dir)
     reports_dir.mkdir(parents=True, exist_ok=True)
     lines = ["## Drift against the previous night", ""]
@@ -111,23 +114,29 @@ def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None)
             ).stdout
             md = f"### {profile}: {prev.name} → {date}\n\n{text}\n"
             (reports_dir / f"{date}-{profile}.drift.md").write_text(md)
-            written.append(reports_dir / f"{date}-{profile}.drift.md")
+            written += [reports_dir / f"{date}-{profile}.drift.md", reports_dir / f"{date}-{profile}.drift.json"]
             lines.append(md)
         else:
             lines.append(f"### {profile}: first night, nothing to compare\n")
     if summary:
         with open(summary, "a") as fh:
             fh.write("\n".join(lines) + "\n")
+    if new:
+        Path(new).mkdir(parents=True, exist_ok=True)
+        for f in written:
+            shutil.copy2(f, Path(new) / f.name)
     return written
 
 
 def book_profile(runs: Path) -> str:
-    """The book shows the paper run when it ran with no chapter failing, else the smoke run."""
-    paper = Path(runs) / "paper" / "report.json"
-    if paper.exists():
+    """The book shows the offline run (the real packaged models on the real data) when it ran with no
+    chapter failing, else the smoke run. The paper profile runs part by part and is shown on the validation
+    page, not as the book's notebooks."""
+    offline = Path(runs) / "offline" / "report.json"
+    if offline.exists():
         try:
-            if json.loads(paper.read_text())["summary"]["chapter_failures"] == 0:
-                return "paper"
+            if json.loads(offline.read_text())["summary"]["chapter_failures"] == 0:
+                return "offline"
         except (ValueError, KeyError, TypeError):
             pass
     return "smoke"
@@ -226,55 +235,130 @@ def failures_markdown(runs: Path, run_url: str | None = None) -> str:
     return "\n".join(head + [""] + lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def collect_paper(reports: Path, runs: Path, atlas_dir: Path) -> list[Path]:
+    """The latest stored report of every paper part (``reports/<date>-paper--<chapter>--<part>.json``, written
+    as each part landed) merged by ``replib report merge`` into ``runs/paper/report.json``, and the latest
+    paper atlas copied to ``atlas_dir/paper/atlas.json``. Returns the part reports used."""
+    parts, atlas = tasks.latest_parts(reports)
+    if parts:
+        out = Path(runs) / "paper"
+        out.mkdir(parents=True, exist_ok=True)
+        _replib("merge", *map(str, parts), "-o", str(out / "report.json"))
+    if atlas is not None:
+        (Path(atlas_dir) / "paper").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(atlas, Path(atlas_dir) / "paper" / "atlas.json")
+    print(f"paper: {len(parts)} part report(s)" + (f", atlas {atlas.name}" if atlas else ", no atlas"))
+    return parts
+
+
+def _today() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="scripts/nightly.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("layout")
-    p.add_argument("artifacts", type=Path)
-    p.add_argument("runs", type=Path)
-    p = sub.add_parser("drift")
-    p.add_argument("runs", type=Path)
-    p.add_argument("reports", type=Path)
-    p.add_argument("--date", default=datetime.now(timezone.utc).strftime("%Y-%m-%d"))
-    p.add_argument("--summary", type=Path, default=os.environ.get("GITHUB_STEP_SUMMARY") or None)
-    p = sub.add_parser("profile")
-    p.add_argument("runs", type=Path)
-    p = sub.add_parser("book")
-    p.add_argument("runs", type=Path)
-    p = sub.add_parser("colab")
-    p.add_argument("runs", type=Path)
-    p.add_argument("dest", type=Path)
-    p = sub.add_parser("reports")
-    p.add_argument("runs", type=Path)
-    p.add_argument("reports", type=Path)
-    p.add_argument("html", type=Path)
-    p = sub.add_parser("failures")
-    p.add_argument("runs", type=Path)
-    p.add_argument("-o", "--output", type=Path)
-    p.add_argument("--run-url")
-    a = ap.parse_args(argv)
+    spec = {  # subcommand: positional arguments (all paths)
+        "layout": ("artifacts", "runs"),
+        "drift": ("runs", "reports"),
+        "profile": ("runs",),
+        "book": ("runs",),
+        "colab": ("runs", "dest"),
+        "reports": ("runs", "reports", "html"),
+        "failures": ("runs",),
+        "seed": (),
+        "fork-config": ("config",),
+        "matrix": ("parts",),
+        "store-part": ("artifact", "dest"),
+        "collect-paper": ("reports", "runs", "atlas_dir"),
+        "prune-site": ("html",),
+        "push-files": ("src",),
+        "push-tag": ("src",),
+    }
+    for name, args in spec.items():
+        p = sub.add_parser(name)
+        for a in args:
+            p.add_argument(a, type=Path)
+        p.add_argument("--date", default=_today())
+    sub.choices["drift"].add_argument("--summary", type=Path, default=os.environ.get("GITHUB_STEP_SUMMARY") or None)
+    sub.choices["drift"].add_argument("--new", type=Path, help="also copy every file written here")
+    sub.choices["failures"].add_argument("-o", "--output", type=Path)
+    sub.choices["failures"].add_argument("--run-url")
+    sub.choices["fork-config"].add_argument("--repository", required=True, help="owner/name (github.repository)")
+    sub.choices["fork-config"].add_argument("--server", default="https://github.com")
+    sub.choices["matrix"].add_argument("--limit-minutes", type=int, default=tasks.HOSTED_LIMIT_MINUTES)
+    sub.choices["matrix"].add_argument("--no-atlas", action="store_true")
+    for p in (sub.choices["store-part"],):
+        p.add_argument("--chapter", required=True)
+        p.add_argument("--part", required=True)
+    sub.choices["prune-site"].add_argument("--limit-mb", type=float, required=True)
+    sub.choices["prune-site"].add_argument("--keep-days", type=int, default=90)
+    remote = os.environ.get("GITHUB_SERVER_URL", "https://github.com") + "/" + os.environ.get("GITHUB_REPOSITORY", "")
+    for name in ("push-files", "push-tag"):
+        p = sub.choices[name]
+        p.add_argument("--remote", default=remote + ".git", help="default: the workflow's repository")
+        p.add_argument("--message", required=True)
+    sub.choices["push-files"].add_argument("--branch", required=True)
+    sub.choices["push-files"].add_argument("--subdir", default="reports")
+    sub.choices["push-tag"].add_argument("--tag", required=True)
+    p = sub.add_parser("prefetch")
+    p.add_argument("models", nargs="*")
+    return ap
+
+
+#: the subcommands whose result is printed (the workflow reads it)
+PRINTED = {"profile", "colab", "reports", "failures", "seed", "fork-config", "matrix", "store-part", "prune-site"}
+PRINTED |= {"push-files", "push-tag"}
+
+
+def _dispatch(a):
+    """Run one subcommand; returns its result."""
+    token, server = os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_SERVER_URL", "https://github.com")
+    steps = {
+        "layout": lambda: layout(a.artifacts, a.runs),
+        "drift": lambda: drift(a.runs, a.reports, a.date, a.summary, a.new),
+        "profile": lambda: book_profile(a.runs),
+        "book": lambda: build_book(a.runs),
+        "colab": lambda: colab_tree(a.runs, a.dest) or "",
+        "reports": lambda: str(publish_reports(a.runs, a.reports, a.html)),
+        "failures": lambda: _failures(a),
+        "seed": lambda: str(tasks.night_seed(a.date)),
+        "fork-config": lambda: tasks.fork_config(a.config, a.repository, a.server),
+        "matrix": lambda: json.dumps(
+            tasks.part_matrix(tasks.read_json(a.parts), a.limit_minutes, not a.no_atlas), separators=(",", ":")
+        ),
+        "store-part": lambda: str(tasks.store_part(a.artifact, a.dest, a.chapter, a.part, a.date)),
+        "collect-paper": lambda: collect_paper(a.reports, a.runs, a.atlas_dir),
+        "prune-site": lambda: f"site: {tasks.prune_site(a.html, a.limit_mb, a.keep_days, a.date) / 1e6:.1f} MB",
+        "push-files": lambda: (
+            "files pushed: "
+            + str(tasks.push_files(a.src, a.remote, a.branch, a.subdir, a.message, token=token, server=server))
+        ),
+        "push-tag": lambda: (
+            "tag created: " + str(tasks.push_tag(a.src, a.remote, a.tag, a.message, token=token, server=server))
+        ),
+        "prefetch": lambda: tasks.prefetch(a.models),
+    }
+    return steps[a.cmd]()
+
+
+def _failures(a) -> str | None:
+    md = failures_markdown(a.runs, a.run_url)
+    if a.output:
+        a.output.write_text(md)
+        return None
+    return md
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parser().parse_args(argv)
     try:
-        if a.cmd == "layout":
-            layout(a.artifacts, a.runs)
-        elif a.cmd == "drift":
-            drift(a.runs, a.reports, a.date, a.summary)
-        elif a.cmd == "profile":
-            print(book_profile(a.runs))
-        elif a.cmd == "book":
-            build_book(a.runs)
-        elif a.cmd == "colab":
-            print(colab_tree(a.runs, a.dest) or "")
-        elif a.cmd == "reports":
-            print(publish_reports(a.runs, a.reports, a.html))
-        else:
-            md = failures_markdown(a.runs, a.run_url)
-            if a.output:
-                a.output.write_text(md)
-            else:
-                print(md)
-    except FileNotFoundError as exc:
+        out = _dispatch(a)
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if a.cmd in PRINTED and out is not None:
+        print(out)
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,8 @@ import yaml
 from bookkit.project import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"
+WORKFLOWS = ROOT / ".github" / "workflows"
+WORKFLOW = WORKFLOWS / "nightly.yml"
 SCRIPT = ROOT / "scripts" / "nightly.py"
 
 
@@ -62,10 +64,18 @@ def upload_download(workspace: Path, name: str, paths: list[str], artifacts: Pat
     return sorted(names)
 
 
+def _workflows() -> dict[str, dict]:
+    return {f.name: yaml.safe_load(f.read_text()) for f in sorted(WORKFLOWS.glob("*.yml"))}
+
+
+def _jobs():
+    """(workflow file, job id, job) of every job of every workflow."""
+    return [(name, jid, job) for name, wf in _workflows().items() for jid, job in wf["jobs"].items()]
+
+
 def _workflow_uploads() -> dict[str, list[str]]:
-    wf = yaml.safe_load(WORKFLOW.read_text())
     out = {}
-    for job in wf["jobs"].values():
+    for _, _, job in _jobs():
         for step in job.get("steps", []):
             if str(step.get("uses", "")).startswith("actions/upload-artifact@"):
                 w = step["with"]
@@ -155,10 +165,10 @@ def _nightly(*args, cwd):
 
 @pytest.fixture
 def night(tmp_path):
-    """The workspace after the smoke and paper jobs, and the artifacts folder of the publish job."""
+    """The workspace after the smoke and offline jobs, and the artifacts folder of the site job."""
     ws = tmp_path / "ws"
     _runner_output(ws, "smoke", _report("smoke", 0.2204))
-    _runner_output(ws, "paper", _report("paper", 0.5, status="failed"))
+    _runner_output(ws, "offline", _report("offline", 0.5, status="failed"))
     (ws / "build" / "screenshots").mkdir(parents=True)
     (ws / "build" / "screenshots" / "index.png").write_bytes(b"png")
     return ws, tmp_path / "artifacts"
@@ -166,13 +176,14 @@ def night(tmp_path):
 
 def test_workflow_uploads_and_calls_the_publish_script():
     uploads = _workflow_uploads()
-    assert {"run-smoke", "run-paper"} <= set(uploads)
-    text = WORKFLOW.read_text()
-    for step in ("layout", "drift", "book", "colab", "reports", "failures"):
-        assert f"scripts/nightly.py {step} " in text, step
-    # every action pinned to a commit
+    assert {"run-smoke", "run-offline", "atlas-offline"} <= set(uploads)
+    text = "\n".join(f.read_text() for f in WORKFLOWS.glob("*.yml"))
+    steps = ("layout", "drift", "book", "colab", "reports", "failures", "seed", "fork-config", "matrix")
+    for step in steps + ("store-part", "collect-paper", "prune-site", "push-files", "push-tag", "prefetch"):
+        assert re.search(rf"scripts/nightly.py {step}\b", text), step
+    # every action pinned to a commit; the one local reusable workflow in GitHub's self-repository form
     for line in text.splitlines():
-        if "uses:" in line:
+        if "uses:" in line and "$/.github/workflows/" not in line:
             ref = line.split("uses:")[1].split("#")[0].strip().split("@")[1]
             assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), line
 
@@ -180,14 +191,14 @@ def test_workflow_uploads_and_calls_the_publish_script():
 def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_path):
     ws, artifacts = night
     uploads = _workflow_uploads()
-    for name in ("run-smoke", "run-paper", "screenshots-smoke"):
+    for name in ("run-smoke", "run-offline", "screenshots-smoke"):
         if name in uploads:
             upload_download(ws, name, uploads[name], artifacts)
     pub = tmp_path / "publish"
     pub.mkdir()
     r = _nightly("layout", str(artifacts), "build/runs", cwd=pub)
     assert r.returncode == 0, r.stderr
-    for p in ("smoke", "paper"):
+    for p in ("smoke", "offline"):
         rep = json.loads((pub / "build" / "runs" / p / "report.json").read_text())
         assert rep["profile"] == p
         assert (pub / "build" / "runs" / p / "notebooks" / "alpha.ipynb").exists()
@@ -201,16 +212,16 @@ def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_
     summary = pub / "summary.md"
     r = _nightly("drift", "build/runs", str(reports), "--date", "2026-01-02", "--summary", str(summary), cwd=pub)
     assert r.returncode == 0, r.stderr
-    assert {"2026-01-02-smoke.json", "2026-01-02-paper.json", "2026-01-02-smoke.drift.md"} <= {
+    assert {"2026-01-02-smoke.json", "2026-01-02-offline.json", "2026-01-02-smoke.drift.md"} <= {
         f.name for f in reports.iterdir()
     }
     drift_rows = json.loads((reports / "2026-01-02-smoke.drift.json").read_text())
     assert [(d["key"], d["change"]) for d in drift_rows] == [("a_iso", "value")]
     s = summary.read_text()
-    assert "2026-01-01-smoke.json → 2026-01-02" in s and "paper: first night" in s
+    assert "2026-01-01-smoke.json → 2026-01-02" in s and "offline: first night" in s
 
     r = _nightly("profile", "build/runs", cwd=pub)
-    assert r.stdout.strip() == "paper"  # the paper run completed (a failed claim is not a failed chapter)
+    assert r.stdout.strip() == "offline"  # the offline run completed (a failed claim is not a failed chapter)
 
     # the Colab buttons of the published book open the runnable notebooks of the same commit (tag)
     r = _nightly("colab", "build/runs", "colab-tree", cwd=pub)
@@ -222,13 +233,13 @@ def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_
     r = _nightly("reports", "build/runs", str(reports), str(html), cwd=pub)
     assert r.returncode == 0, r.stderr
     latest = json.loads((html / "reports" / "latest.json").read_text())
-    assert sorted(rep["profile"] for rep in latest["reports"]) == ["paper", "smoke"]
+    assert sorted(rep["profile"] for rep in latest["reports"]) == ["offline", "smoke"]
     dash = (html / "reports" / "validation.md").read_text()
-    assert "smoke" in dash and "paper" in dash
+    assert "smoke" in dash and "offline" in dash
     assert (html / "reports" / "2026-01-01-smoke.json").exists()
 
     r = _nightly("failures", "build/runs", "--run-url", "https://example.org/run/1", cwd=pub)
-    assert "a_iso" in r.stdout and "### paper" in r.stdout and "### smoke" not in r.stdout
+    assert "a_iso" in r.stdout and "### offline" in r.stdout and "### smoke" not in r.stdout
     assert "https://example.org/run/1" in r.stdout
 
 
@@ -246,7 +257,7 @@ def test_layout_of_a_multi_path_upload_rooted_at_the_common_ancestor(night, tmp_
     r = _nightly("layout", str(artifacts), str(tmp_path / "runs"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "runs" / "smoke" / "notebooks" / "beta.ipynb").exists()
-    assert not (tmp_path / "runs" / "paper").exists()  # a night without the paper job
+    assert not (tmp_path / "runs" / "offline").exists()  # a night without the offline run
 
 
 def test_layout_without_any_report_is_a_clear_error(tmp_path):
@@ -296,3 +307,205 @@ def test_git_commit_falls_back_to_github_sha(tmp_path, monkeypatch):
     assert git_commit(tmp_path) == "f" * 40  # not a clone
     monkeypatch.delenv("GITHUB_SHA")
     assert git_commit(tmp_path) is None
+
+
+# ------------------------------------------------------------------ the workflows' security and structure
+def _runs(job) -> str:
+    return "\n".join(str(step.get("run", "")) for step in job.get("steps", []))
+
+
+def _installs(job) -> bool:
+    return bool(re.search(r"setup\.sh|pip install|lowest\.sh|\.venv/bin", _runs(job)))
+
+
+def test_no_job_installs_while_holding_a_write_token():
+    for wf, jid, job in _jobs():
+        perms = job.get("permissions", {}) if "uses" not in job else {}
+        writes = {k for k, v in perms.items() if v == "write"}
+        if writes:
+            assert not _installs(job), f"{wf}:{jid} holds {writes} and installs code"
+            assert "container" not in job, f"{wf}:{jid}: a write job runs on the bare runner (nothing installed)"
+    for wf, data in _workflows().items():
+        assert data.get("permissions") == {}, f"{wf}: no permission by default, each job asks for its own"
+
+
+def test_every_checkout_drops_its_credentials_and_hf_token_is_on_one_step():
+    for wf, jid, job in _jobs():
+        for step in job.get("steps", []):
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False, f"{wf}:{jid}"
+        assert "HF_TOKEN" not in json.dumps(job.get("env", {})), f"{wf}:{jid}: HF_TOKEN in a job's environment"
+    for wf, data in _workflows().items():
+        assert "HF_TOKEN" not in json.dumps(data.get("env", {})), wf
+    steps = [
+        (wf, s)
+        for wf, _, job in _jobs()
+        for s in job.get("steps", [])
+        if "secrets.HF_TOKEN" in json.dumps(s.get("env", {}))
+    ]
+    assert len(steps) == 1 and "prefetch" in steps[0][1]["run"], steps  # the weights download, nothing else
+
+
+def test_links_follow_the_repository_and_jobs_fit_hosted_runners():
+    text = "\n".join(f.read_text() for f in WORKFLOWS.glob("*.yml"))
+    owner = re.search(r"github\.com/([\w-]+)/", (ROOT / "_config.yml").read_text()).group(1)
+    assert owner not in text  # no hard-coded owner: github.repository / github.server_url
+    for wf, jid, job in _jobs():
+        if "uses" in job:
+            continue
+        t = job.get("timeout-minutes")
+        assert t is not None, f"{wf}:{jid} has no timeout"
+        if str(job.get("runs-on", "")).startswith("ubuntu"):
+            assert int(t) <= 360, f"{wf}:{jid}: {t} min is over a hosted runner's 6 hours"
+        if job.get("container"):
+            assert "@sha256:" in str(job["container"]), f"{wf}:{jid}: container not pinned by digest"
+        if jid in ("smoke", "offline", "site", "build"):
+            assert any("fork-config" in str(s.get("run", "")) for s in job["steps"]), f"{wf}:{jid}"
+    nightly = _workflows()["nightly.yml"]
+    paper = nightly["jobs"]["paper"]
+    assert paper["strategy"]["matrix"] == "${{ fromJSON(needs.paper-parts.outputs.matrix) }}"
+    assert paper["uses"].endswith("paper-part.yml")
+    part = _workflows()["paper-part.yml"]["jobs"]
+    assert part["run"]["timeout-minutes"] == "${{ inputs.timeout_minutes }}"
+    assert part["publish"]["needs"] == "run"  # each part's report is published as soon as the part ends
+
+
+def test_keepalive_re_enables_the_schedule_and_readme_shows_its_status():
+    keep = _workflows()["keepalive.yml"]
+    assert keep[True]["schedule"]  # PyYAML reads the key `on` as True
+    job = keep["jobs"]["enable"]
+    assert job["permissions"] == {"actions": "write"}
+    assert "actions/workflows/$wf/enable" in _runs(job) and "nightly.yml" in _runs(job)
+    readme = (ROOT / "README.md").read_text()
+    assert "actions/workflows/nightly.yml/badge.svg" in readme
+
+
+# ------------------------------------------------------------------ planning and paper parts
+def test_the_paper_matrix_from_the_part_list(tmp_path):
+    parts = [
+        {"chapter": "manifolds", "part": "bert", "timeout_minutes": 200, "models": ["bert-base-uncased"]},
+        {"chapter": "protein_isotropy", "part": "esm", "timeout_minutes": 300},
+    ]
+    (tmp_path / "parts.json").write_text(json.dumps(parts))
+    r = _nightly("matrix", "parts.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    legs = json.loads(r.stdout)["include"]
+    assert [(x["chapter"], x["part"], x["timeout_minutes"]) for x in legs[:2]] == [
+        ("manifolds", "bert", 200),
+        ("protein_isotropy", "esm", 300),
+    ]
+    assert legs[0]["models"] == ["bert-base-uncased"] and legs[1]["models"] == []
+    assert legs[-1]["chapter"] == "atlas"  # the paper atlas is one more leg
+    bad = parts + [
+        {"chapter": "manifolds", "part": "bert", "timeout_minutes": 10},
+        {"chapter": "x; rm -rf /", "part": "a", "timeout_minutes": 10},
+        {"chapter": "cluster_isotropy", "part": "all", "timeout_minutes": 900},
+    ]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    r = _nightly("matrix", "bad.json", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "listed twice" in r.stderr and "must match" in r.stderr and "split the part" in r.stderr
+    r = _nightly("matrix", "bad.json", "--limit-minutes", "1000", cwd=tmp_path)  # a self-hosted runner's limit
+    assert r.returncode == 2 and "split the part" not in r.stderr
+
+
+def test_parts_are_stored_as_they_land_and_the_latest_of_each_is_shown(tmp_path):
+    reports = tmp_path / "reports"
+    for day, value in (("2026-01-01", 0.1), ("2026-01-02", 0.2)):
+        for chapter in ("alpha", "beta"):
+            art = tmp_path / f"art-{day}-{chapter}"
+            rep = _report("paper", value, started=f"{day}T02:00:00+00:00")
+            rep["chapters"] = [c for c in rep["chapters"] if c["chapter"] == chapter]
+            rep["claims"] = [c for c in rep["claims"] if c["chapter"] == chapter]
+            _runner_output(art, "paper", rep)
+            r = _nightly(
+                "store-part", str(art), str(reports), "--chapter", chapter, "--part", "p1", "--date", day, cwd=tmp_path
+            )
+            assert r.returncode == 0, r.stderr
+    (tmp_path / "atlas-art").mkdir()
+    (tmp_path / "atlas-art" / "atlas.json").write_text(json.dumps({"profile": "paper", "models": []}))
+    r = _nightly(
+        "store-part",
+        "atlas-art",
+        str(reports),
+        "--chapter",
+        "atlas",
+        "--part",
+        "paper",
+        "--date",
+        "2026-01-02",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0 and (reports / "2026-01-02-atlas-paper.json").exists()
+    assert (reports / "2026-01-01-paper--alpha--p1.json").exists()
+    r = _nightly("collect-paper", str(reports), "runs", "atlas", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    merged = json.loads((tmp_path / "runs" / "paper" / "report.json").read_text())
+    assert sorted(c["chapter"] for c in merged["chapters"]) == ["alpha", "beta"]
+    assert {c["value"] for c in merged["claims"] if c["key"] == "a_iso"} == {0.2}  # the latest night's part
+    assert (tmp_path / "atlas" / "paper" / "atlas.json").exists()
+    r = _nightly("store-part", "nothing-here", str(reports), "--chapter", "alpha", "--part", "p1", cwd=tmp_path)
+    assert r.returncode == 2 and "wrote no report" in r.stderr
+
+
+def test_the_site_is_pruned_and_bounded(tmp_path):
+    html = tmp_path / "html"
+    (html / "reports").mkdir(parents=True)
+    (html / "index.html").write_text("x" * 1000)
+    (html / "reports" / "2025-01-01-offline.json").write_text("x" * 500_000)  # old: pruned from the site
+    (html / "reports" / "2026-01-01-offline.json").write_text("x" * 1000)
+    r = _nightly(
+        "prune-site", str(html), "--limit-mb", "0.1", "--keep-days", "90", "--date", "2026-01-02", cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    assert not (html / "reports" / "2025-01-01-offline.json").exists()
+    assert (html / "reports" / "2026-01-01-offline.json").exists()
+    (html / "big.js").write_text("x" * 200_000)
+    r = _nightly("prune-site", str(html), "--limit-mb", "0.1", "--date", "2026-01-02", cwd=tmp_path)
+    assert r.returncode == 2 and "over its 0.1 MB limit" in r.stderr and "big.js" in r.stderr
+
+
+def test_fork_config_and_the_nightly_seed(tmp_path):
+    cfg = tmp_path / "_config.yml"
+    shutil.copy2(ROOT / "_config.yml", cfg)
+    r = _nightly("fork-config", str(cfg), "--repository", "someone/fork-of-book", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "https://github.com/someone/fork-of-book"
+    new = yaml.safe_load(cfg.read_text())
+    assert new["repository"]["url"] == "https://github.com/someone/fork-of-book"
+    assert new["repository"]["branch"] == yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["branch"]
+    assert cfg.read_text().count("\n") == (ROOT / "_config.yml").read_text().count("\n")  # comments kept
+    r = _nightly("fork-config", str(cfg), "--repository", "not a repo", cwd=tmp_path)
+    assert r.returncode == 2
+    seeds = [int(_nightly("seed", "--date", d, cwd=tmp_path).stdout) for d in ("2026-01-01", "2026-01-02")]
+    assert seeds[0] > 0 and seeds[1] == seeds[0] + 1  # a new seed every night, never seed 0
+
+
+# ------------------------------------------------------------------ deploy: git pushes without a stored token
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_push_files_and_tag_to_a_remote(tmp_path):
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    for night in ("2026-01-01", "2026-01-02"):
+        src = tmp_path / night
+        src.mkdir()
+        (src / f"{night}-offline.json").write_text("{}")
+        r = _nightly(
+            "push-files", str(src), "--remote", str(remote), "--branch", "reports", "--message", night, cwd=tmp_path
+        )
+        assert r.returncode == 0 and "files pushed: 1" in r.stdout, r.stderr
+    r = _nightly(
+        "push-files", "2026-01-02", "--remote", str(remote), "--branch", "reports", "--message", "again", cwd=tmp_path
+    )
+    assert "files pushed: 0" in r.stdout  # nothing new: no empty commit
+    tree = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "reports"], cwd=remote, capture_output=True, text=True
+    )
+    assert tree.stdout.split() == ["reports/2026-01-01-offline.json", "reports/2026-01-02-offline.json"]
+    log = subprocess.run(["git", "log", "--format=%s", "reports"], cwd=remote, capture_output=True, text=True)
+    assert log.stdout.split() == ["2026-01-02", "2026-01-01"]
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "a.ipynb").write_text("{}")
+    args = ("push-tag", "nb", "--remote", str(remote), "--tag", "colab-0123456789ab", "--message", "nb")
+    assert "tag created: True" in _nightly(*args, cwd=tmp_path).stdout
+    assert "tag created: False" in _nightly(*args, cwd=tmp_path).stdout  # an existing tag is never moved
+    assert not list(tmp_path.rglob("*.git/config")) or "extraheader" not in (remote / "config").read_text()

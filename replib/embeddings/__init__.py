@@ -1,6 +1,7 @@
 """Texts or sequences in, per-token and pooled vectors out; resumable on-disk cache."""
 
 from .._io import cache_key, hash_inputs, run_sharded
+from .batching import model_identity
 from .extract import (
     ProteinEmbeddings,
     SentenceEmbeddings,
@@ -17,6 +18,7 @@ __all__ = [
     "cache_key",
     "hash_inputs",
     "run_sharded",
+    "model_identity",
     "ProteinEmbeddings",
     "SentenceEmbeddings",
     "TokenStream",

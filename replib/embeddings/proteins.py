@@ -7,11 +7,14 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from .._io import hash_inputs, run_sharded
-from .batching import _autocast, _batches, _check_layers, _hidden_states, _model_info, _pad, _pad_id  # noqa: F401
+from ..models.proteinbert import tokenize
+from ..models.registry import PROTEIN_RECIPES
+from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, model_identity
 
-PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
+__all__ = ["PROTEIN_RECIPES", "ProteinEmbeddings", "embed_proteins", "protein_text", "residue_slice"]
 
 
 @dataclass
@@ -120,14 +123,7 @@ def embed_proteins(
     ProteinEmbeddings
     """
     recipe = model.spec.recipe
-    if recipe not in PROTEIN_RECIPES:
-        raise ValueError(f"model {model.name} has recipe {recipe!r}, not a protein recipe {PROTEIN_RECIPES}")
-    if pooling != "mean":
-        raise ValueError("pooling must be 'mean'")
-    if too_long not in ("truncate", "drop"):
-        raise ValueError("too_long must be 'truncate' or 'drop'")
-    if max_length < 1:
-        raise ValueError("max_length must be >= 1")
+    _check_protein_args(model, pooling, too_long, max_length)
     clean = [re.sub(r"\s+", "", str(s)).upper() for s in seqs]
     if any(len(s) == 0 for s in clean):
         raise ValueError("empty protein sequence")
@@ -137,7 +133,7 @@ def embed_proteins(
     kept = [clean[i][:max_length] for i in keep]
     trunc = np.array([len(clean[i]) > max_length for i in keep], dtype=bool)
     info = dict(
-        _model_info(model, amp),
+        model_identity(model, amp),
         fn="embed_proteins",
         layers=list(layers) if recipe != "proteinbert" else ["global", "local_mean"],
         max_length=max_length,
@@ -157,6 +153,18 @@ def embed_proteins(
         len(kept), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
     )
     return _assemble_proteins(shards, keep, trunc, return_residues)
+
+
+def _check_protein_args(model, pooling: str, too_long: str, max_length: int) -> None:
+    recipe = model.spec.recipe
+    if recipe not in PROTEIN_RECIPES:
+        raise ValueError(f"model {model.name} has recipe {recipe!r}, not a protein recipe {PROTEIN_RECIPES}")
+    if pooling != "mean":
+        raise ValueError("pooling must be 'mean'")
+    if too_long not in ("truncate", "drop"):
+        raise ValueError("too_long must be 'truncate' or 'drop'")
+    if max_length < 1:
+        raise ValueError("max_length must be >= 1")
 
 
 def _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, amp):
@@ -191,10 +199,6 @@ def _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, amp):
 
 
 def _proteinbert_shard(lm, seqs, batch_tokens, return_residues):
-    import torch
-
-    from replib.models.proteinbert import tokenize
-
     seq_len = lm.spec.extra.get("seq_len", 512)
     n = len(seqs)
     g = np.zeros((n, lm.spec.hidden_size), np.float32)

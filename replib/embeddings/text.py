@@ -6,11 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from .._io import hash_inputs, run_sharded
-from .batching import _autocast, _batches, _check_layers, _hidden_states, _model_info, _pad, _pad_id  # noqa: F401
+from ..models.registry import TEXT_RECIPES
+from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, model_identity
 
-TEXT_RECIPES = ("text", "sbert")
+__all__ = [
+    "TEXT_RECIPES",
+    "SentenceEmbeddings",
+    "TokenStream",
+    "embed_sentences",
+    "embed_token_stream",
+    "token_stream_ids",
+]
 
 
 # ----------------------------------------------------------------------------------------- results
@@ -132,7 +141,7 @@ def embed_sentences(
     (layer,) = _check_layers(layer, n_states)
     batch_tokens = int(batch_tokens or _default_batch_tokens(model))
     info = dict(
-        _model_info(model, amp),
+        model_identity(model, amp),
         fn="embed_sentences",
         layer=layer,
         drop_special=drop_special,
@@ -143,39 +152,47 @@ def embed_sentences(
     )
 
     def compute(a, b):
-        enc = _special_spans(tok, texts[a:b], max_length)
-        rows, means, ids_out = [None] * len(enc), np.zeros((len(enc), model.spec.hidden_size), np.float32), []
-        for batch in _batches([len(e[0]) for e in enc], batch_tokens):
-            ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
-            hs = _hidden_states(model, ids, mask, amp)[layer]
-            for r, i in enumerate(batch):
-                full, sl = enc[i]
-                keep = sl if drop_special else slice(0, len(full))
-                x = hs[r, keep].numpy()
-                rows[i] = x
-                means[i] = np.mean(x, axis=0, dtype=np.float64) if len(x) else np.nan
-        ids_out = [np.asarray(e[0][(e[1] if drop_special else slice(None))], np.int64) for e in enc]
-        lens = np.array([len(x) for x in rows], np.int64)
-        return {
-            "tokens": np.concatenate(rows).astype(np.float32)
-            if rows
-            else np.zeros((0, model.spec.hidden_size), np.float32),
-            "means": means,
-            "lengths": lens,
-            "ids": np.concatenate(ids_out) if ids_out else np.zeros(0, np.int64),
-        }
+        return _sentence_shard(model, texts[a:b], layer, drop_special, max_length, batch_tokens, amp)
 
     shards = run_sharded(
         len(texts), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
     )
+    return _assemble_sentences(shards, model.spec.hidden_size)
+
+
+def _sentence_shard(model, texts, layer, drop_special, max_length, batch_tokens, amp) -> dict:
+    """Token rows, means, lengths and ids of a shard of sentences (each encoded alone, batched by length)."""
+    tok = model.tokenizer
+    enc = _special_spans(tok, texts, max_length)
+    rows, means = [None] * len(enc), np.zeros((len(enc), model.spec.hidden_size), np.float32)
+    for batch in _batches([len(e[0]) for e in enc], batch_tokens):
+        ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
+        hs = _hidden_states(model, ids, mask, amp)[layer]
+        for r, i in enumerate(batch):
+            full, sl = enc[i]
+            keep = sl if drop_special else slice(0, len(full))
+            x = hs[r, keep].numpy()
+            rows[i] = x
+            means[i] = np.mean(x, axis=0, dtype=np.float64) if len(x) else np.nan
+    ids_out = [np.asarray(e[0][(e[1] if drop_special else slice(None))], np.int64) for e in enc]
+    lens = np.array([len(x) for x in rows], np.int64)
+    return {
+        "tokens": np.concatenate(rows).astype(np.float32)
+        if rows
+        else np.zeros((0, model.spec.hidden_size), np.float32),
+        "means": means,
+        "lengths": lens,
+        "ids": np.concatenate(ids_out) if ids_out else np.zeros(0, np.int64),
+    }
+
+
+def _assemble_sentences(shards, hidden_size: int) -> SentenceEmbeddings:
     tokens, ids = [], []
     for s in shards:
         offs = np.concatenate([[0], np.cumsum(s["lengths"])])
         tokens += [s["tokens"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
         ids += [s["ids"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
-    means = (
-        np.concatenate([s["means"] for s in shards]) if shards else np.zeros((0, model.spec.hidden_size), np.float32)
-    )
+    means = np.concatenate([s["means"] for s in shards]) if shards else np.zeros((0, hidden_size), np.float32)
     return SentenceEmbeddings(tokens, means, ids)
 
 
@@ -225,8 +242,6 @@ def embed_token_stream(
     -------
     TokenStream
     """
-    import torch
-
     if window < 1:
         raise ValueError("window must be >= 1")
     tok = model.tokenizer
@@ -241,7 +256,7 @@ def embed_token_stream(
             raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
     arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
     info = dict(
-        _model_info(model, amp),
+        model_identity(model, amp),
         fn="embed_token_stream",
         window=window,
         layers=list(layers),

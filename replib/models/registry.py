@@ -37,8 +37,19 @@ PROTEINBERT_WEIGHTS = {
     "sha256": "cffb53e237e49fa91f19a4c8bc0898dcfd75fd12eab7833d6e95b36c02ebacbf",
 }
 
-#: families of the tiny random models of the ``smoke`` profile (``tiny-<family>``, :mod:`replib.models.tiny`)
-TINY_FAMILIES = ("protbert", "protxlnet", "esm", "bert", "gpt2", "proteinbert")
+#: recipes of protein models and of text models (how :mod:`replib.embeddings` tokenises and pools)
+PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
+TEXT_RECIPES = ("text", "sbert")
+#: the tiny random models of the ``smoke`` profile (``tiny-<family>``, :mod:`replib.models.tiny`): their recipes
+TINY_RECIPES = {
+    "protbert": "protbert",
+    "protxlnet": "protxlnet",
+    "esm": "esm",
+    "bert": "text",
+    "gpt2": "text",
+    "proteinbert": "proteinbert",
+}
+TINY_FAMILIES = tuple(TINY_RECIPES)
 
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 

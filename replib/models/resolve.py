@@ -1,104 +1,45 @@
 """One resolver for "a model the user has": a registry key, a Hugging Face id (``id@revision``), a local folder
 in ``transformers`` or ``sentence-transformers`` layout, or a GloVe / word2vec file.
 
-:func:`resolve_model` turns any of these into a :class:`~replib.models.loading.LoadedModel` with provenance
-(the weights' sha256 for local files, the Hub commit otherwise) and an embedding *recipe* inferred from the
-config's architecture and the sentence-transformers pooling config (overridable with ``recipe=``).
-:func:`replib.models.static.load_static_vectors` does the same for word-vector files. :func:`describe_model` only inspects
-(no weights loaded), :func:`model_slug` gives the short name used in record keys.
+:func:`resolve_model` turns any of these (as a string or a :class:`~replib.models.ref.ModelRef`) into a
+:class:`~replib.models.base.LoadedModel` with provenance (the weights' sha256 for local files, the Hub commit
+otherwise), a content identity for the caches, and an embedding *recipe* inferred from the config's
+architecture and the sentence-transformers pooling config (overridable with ``recipe=``).
+:func:`replib.models.static.load_static_vectors` does the same for word-vector files. :func:`describe_model`
+only inspects (no weights loaded), :func:`model_slug` gives the short name used in record keys.
 
-Offline (``HF_HUB_OFFLINE=1``, or no route to the Hub), a Hub id that is not in the local cache fails at
-once with :class:`ModelUnavailableError`, before any network call, instead of after the Hub client's
-retries.
+This module sits on top of the others (ref, files, hub, source, recipes, loading, tiny); none imports it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ..provenance import note_model
+from .base import LoadedModel, default_device
 from .errors import ModelUnavailableError
+from .files import pooling_mode, weights_sha256
+from .hub import check_hub_available, hub_config_dir, hub_pooling
+from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
+from .recipes import infer_recipe
 from .ref import ModelRef, model_refs, slugify
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
+from .source import ModelSource, describe_model
+from .tiny import _TINY, tiny_model
 
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-#: architectures (``config.model_type``) whose small vocabularies mark a protein model
-_PROTEIN_VOCAB_MAX = 40
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """What a model spec points at, before any weights are loaded.
-
-    Attributes
-    ----------
-    kind : {"registry", "tiny", "hub", "local", "static"}
-    name : str
-        Display name (registry key, Hub id, folder or file name).
-    location : str
-        Registry key, Hub id, or absolute path.
-    revision : str or None
-        Hub revision asked for (``id@revision``), None for local files.
-    layout : {"transformers", "sentence-transformers", "glove", "word2vec", None}
-    transformer_dir : str or None
-        Folder holding ``config.json`` and the weights (a sentence-transformers module path may differ from
-        the root).
-    """
-
-    kind: str
-    name: str
-    location: str
-    revision: str | None = None
-    layout: str | None = None
-    transformer_dir: str | None = None
-
-
-# ----------------------------------------------------------------------------------------- inspection
-def _st_transformer_dir(folder: Path) -> Path:
-    """The folder of a sentence-transformers model's Transformer module (``modules.json``)."""
-    mods = json.loads((folder / "modules.json").read_text())
-    for m in mods:
-        if str(m.get("type", "")).endswith("models.Transformer"):
-            return folder / m.get("path", "")
-    raise ModelUnavailableError(f"{folder}/modules.json has no Transformer module")
-
-
-def describe_model(spec, revision: str | None = None) -> ModelSource:
-    """Classify a model spec without loading it.
-
-    Parameters
-    ----------
-    spec : str or path-like
-        ``tiny-<family>``, a registry key or alias, an existing folder or file, or a Hub id
-        (``org/name`` or ``org/name@revision``).
-    revision : str, optional
-        Hub revision (overrides an ``@revision`` suffix).
-
-    Raises
-    ------
-    ModelUnavailableError
-        For a path that does not exist (something that looks like a path, not a Hub id) or a folder in no
-        known layout.
-    """
-    ref = ModelRef.parse(spec)
-    if ref.kind in ("tiny", "registry"):
-        return ModelSource(ref.kind, ref.name, ref.name, revision if ref.kind == "registry" else None)
-    if ref.kind == "hub":
-        return ModelSource("hub", ref.name, ref.name, revision or ref.revision or "main")
-    p = ref.path
-    if ref.kind == "static":
-        from .static import static_layout
-
-        return ModelSource("static", ref.name, str(p), None, static_layout(p))
-    if (p / "modules.json").exists():
-        return ModelSource("local", ref.name, str(p), None, "sentence-transformers", str(_st_transformer_dir(p)))
-    return ModelSource("local", ref.name, str(p), None, "transformers", str(p))
+__all__ = [
+    "ModelSource",
+    "ModelUnavailableError",
+    "check_hub_available",
+    "describe_model",
+    "infer_recipe",
+    "model_n_layers",
+    "model_slug",
+    "resolve_model",
+    "select_models",
+    "weights_sha256",
+]
 
 
 def model_slug(spec) -> str:
@@ -107,10 +48,9 @@ def model_slug(spec) -> str:
     path component, slugified."""
     if isinstance(spec, ModelRef):
         return spec.slug
-    if hasattr(spec, "name") and hasattr(spec, "model"):  # a LoadedModel
-        ref = getattr(spec, "ref", None)
-        if ref is not None:
-            return ref.slug
+    if isinstance(spec, LoadedModel):
+        if spec.ref is not None:
+            return spec.ref.slug
         spec = spec.name
     try:
         return ModelRef.parse(spec).slug
@@ -136,8 +76,6 @@ def select_models(models, default) -> list[str]:
 
 def model_n_layers(spec) -> int:
     """Number of Transformer blocks of a model spec, read from its registry entry or config (no weights)."""
-    from .tiny import _TINY
-
     src = describe_model(spec)
     if src.kind == "tiny":
         return 6 if src.name == "tiny-proteinbert" else int(_TINY["num_hidden_layers"])
@@ -145,158 +83,17 @@ def model_n_layers(spec) -> int:
         return get_spec(src.name).n_layers
     if src.kind == "static":
         raise ModelUnavailableError(f"{src.location} is a word-vector file: it has no layers")
-    from transformers import AutoConfig
-
     if src.kind == "local":
-        config = AutoConfig.from_pretrained(src.transformer_dir)
+        config = load_config(src.transformer_dir)
     else:
         local_only = check_hub_available(src.location, src.revision)
-        config = AutoConfig.from_pretrained(src.location, revision=src.revision, local_files_only=local_only)
+        config = load_config(hub_config_dir(src.location, src.revision, None, local_only))
     n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
     if n is None:
         raise ModelUnavailableError(f"{spec}: its config has no number of layers")
     return int(n)
 
 
-# ----------------------------------------------------------------------------------------- provenance
-def _sha256_file(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def weights_sha256(folder) -> str:
-    """sha256 identifying the weights of a local transformers folder.
-
-    One weight file (``model.safetensors`` or ``pytorch_model.bin``): its sha256. Sharded weights: the sha256
-    of the lines ``<file name> <sha256>`` of every shard, sorted by name.
-
-    Raises
-    ------
-    ModelUnavailableError
-        If the folder holds no weight file.
-    """
-    folder = Path(folder)
-    for name in WEIGHT_FILES:
-        if (folder / name).is_file():
-            return _sha256_file(folder / name)
-    shards = sorted(folder.glob("model-*.safetensors")) or sorted(folder.glob("pytorch_model-*.bin"))
-    if not shards:
-        raise ModelUnavailableError(f"{folder} holds no weights ({' / '.join(WEIGHT_FILES)} or shards)")
-    lines = "".join(f"{f.name} {_sha256_file(f)}\n" for f in shards)
-    return hashlib.sha256(lines.encode()).hexdigest()
-
-
-# ----------------------------------------------------------------------------------------- recipes
-def _pooling_mode(folder: Path) -> str | None:
-    """The sentence-transformers pooling mode (``mean``, ``cls``, ``max``...) from ``modules.json``."""
-    if not (folder / "modules.json").exists():
-        return None
-    for m in json.loads((folder / "modules.json").read_text()):
-        if str(m.get("type", "")).endswith("models.Pooling"):
-            cfg = folder / m.get("path", "") / "config.json"
-            if not cfg.exists():
-                return "mean"  # sentence-transformers' default
-            c = json.loads(cfg.read_text())
-            modes = [
-                re.sub(r"_tokens?$", "", k[len("pooling_mode_") :])
-                for k, v in c.items()
-                if k.startswith("pooling_mode_") and v is True
-            ]
-            return "+".join(sorted(modes)) or "mean"
-    return None
-
-
-def infer_recipe(config, pooling: str | None = None) -> str:
-    """Embedding recipe of a model from its ``transformers`` config and its sentence-transformers pooling.
-
-    ``esm`` for ESM models; ``protbert`` / ``protxlnet`` for BERT / XLNet with a residue-sized vocabulary
-    (at most 40 tokens); ``sbert`` for a sentence-transformers model with mean pooling; ``text`` otherwise.
-
-    Raises
-    ------
-    ModelUnavailableError
-        For a sentence-transformers pooling other than mean (the book's ``sbert`` recipe is the
-        attention-mask weighted mean); pass ``recipe="text"`` to use the model's token vectors anyway.
-    """
-    mt = getattr(config, "model_type", None)
-    vocab = getattr(config, "vocab_size", None) or 10**9
-    if mt == "esm":
-        return "esm"
-    if mt == "bert" and vocab <= _PROTEIN_VOCAB_MAX:
-        return "protbert"
-    if mt == "xlnet" and vocab <= _PROTEIN_VOCAB_MAX:
-        return "protxlnet"
-    if pooling is not None:
-        if pooling != "mean":
-            raise ModelUnavailableError(
-                f"sentence-transformers pooling {pooling!r} has no recipe here (the 'sbert' "
-                "recipe is mean pooling); pass recipe='text' to use the token vectors"
-            )
-        return "sbert"
-    return "text"
-
-
-# ----------------------------------------------------------------------------------------- offline
-def _hub_reachable(timeout: float = 0.8) -> bool:
-    """Whether a TCP connection to the Hub opens within ``timeout`` seconds (DNS included, in a thread)."""
-    import socket
-
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    host = re.sub(r"^https?://", "", endpoint).split("/")[0].split(":")[0]
-    ok = []
-
-    def probe():
-        try:
-            socket.create_connection((host, 443), timeout=timeout).close()
-            ok.append(True)
-        except OSError:
-            pass
-
-    t = threading.Thread(target=probe, daemon=True)
-    t.start()
-    t.join(timeout)
-    return bool(ok)
-
-
-def hub_cached(hf_id: str, revision: str = "main", cache_dir=None) -> bool:
-    """Whether ``config.json`` of ``hf_id@revision`` is in the local Hugging Face cache (no network)."""
-    from huggingface_hub import try_to_load_from_cache
-
-    got = try_to_load_from_cache(hf_id, "config.json", revision=revision, cache_dir=cache_dir)
-    return isinstance(got, str)
-
-
-def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> bool:
-    """Fail fast when a Hub model cannot be had: returns ``local_files_only`` for ``from_pretrained``.
-
-    With ``HF_HUB_OFFLINE=1`` no network call is made: a cached model loads from the cache, an uncached one
-    raises. Without it, the Hub is probed once (under a second); unreachable means the same as offline.
-
-    Raises
-    ------
-    ModelUnavailableError
-        Not cached and offline, with what to do.
-    """
-    from .loading import offline_mode
-
-    offline = offline_mode()
-    if not offline and _hub_reachable():
-        return False
-    if hub_cached(hf_id, revision, cache_dir):
-        return True
-    why = "HF_HUB_OFFLINE=1 is set" if offline else "the Hugging Face Hub is not reachable"
-    raise ModelUnavailableError(
-        f"{hf_id}@{revision} is not in the local Hugging Face cache and {why}. Either download it once where "
-        f"there is internet (`huggingface-cli download {hf_id} --revision {revision}`, or "
-        f"`python -c \"from transformers import AutoModel; AutoModel.from_pretrained('{hf_id}')\"`) and copy the "
-        "cache, or save the model to a folder and pass that folder's path (e.g. `--model /path/to/model`)."
-    )
-
-
-# ----------------------------------------------------------------------------------------- loading
 def _spec_from_config(name: str, hf_id: str, revision: str, config, recipe: str, notes: str) -> ModelSpec:
     n_layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
     hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
@@ -334,7 +131,7 @@ def resolve_model(
     spec : str, path-like, ModelRef or LoadedModel
         ``tiny-<family>`` (random smoke models), a registry key or alias, a folder (``transformers`` or
         ``sentence-transformers`` layout), or a Hugging Face id ``org/name[@revision]`` (see
-        :meth:`~replib.models.ref.ModelRef.parse`). A LoadedModel is returned unchanged. Word-vector files go through :func:`load_static_vectors`.
+        :meth:`~replib.models.ref.ModelRef.parse`). A LoadedModel is returned unchanged.
     revision : str, optional
         Hub revision (commit hash recommended).
     recipe : str, optional
@@ -345,17 +142,16 @@ def resolve_model(
     Returns
     -------
     LoadedModel
-        ``weights_sha256`` set for local weights (the embedding cache key), ``source`` the folder or
-        ``hf:<id>@<commit>``.
+        ``weights_sha256`` set for local weights, ``identity`` (what the embedding cache key is built from),
+        ``source`` the folder or ``hf:<id>@<commit>``, ``ref`` the parsed spec.
 
     Raises
     ------
     ModelUnavailableError
-        Unknown spec, missing path, or a Hub id not cached while offline (raised before any network call).
+        Unknown spec, missing path, or a Hub id not cached while offline (raised before any network call);
+        its subclasses for a model that ships code (:class:`~replib.models.errors.UntrustedCodeError`) or a
+        folder without a tokenizer (:class:`~replib.models.errors.NoTokenizerError`).
     """
-    from .loading import LoadedModel, load_model
-    from .tiny import tiny_model
-
     if isinstance(spec, LoadedModel):
         return spec
     ref = ModelRef.parse(spec)
@@ -371,78 +167,41 @@ def resolve_model(
     elif src.kind == "local":
         lm = _load_local(src, recipe, device, dtype)
     else:
-        local_only = check_hub_available(src.location, src.revision, cache_dir)
-        lm = _load_hub(src, recipe, device, dtype, cache_dir, local_only)
+        lm = _load_hub(src, recipe, device, dtype, cache_dir)
     if recipe is not None and recipe != lm.spec.recipe:
         lm.spec = replace(lm.spec, recipe=recipe)
     lm.ref = ref
     return lm
 
 
-def _finish(model, dtype, device):
-    if dtype is not None:
-        model = model.to(dtype)
-    return model.to(device).eval()
-
-
-def _load_local(src: ModelSource, recipe, device, dtype):
-    from transformers import AutoConfig, AutoModel
-
-    from .loading import LoadedModel, _default_device, _load_tokenizer
-
+def _load_local(src: ModelSource, recipe, device, dtype) -> LoadedModel:
     tdir = Path(src.transformer_dir)
-    sha = weights_sha256(tdir)
-    config = AutoConfig.from_pretrained(str(tdir))
-    rec = recipe or infer_recipe(config, _pooling_mode(Path(src.location)))
-    kw = (
-        {"use_safetensors": True}
-        if (tdir / "model.safetensors").exists() or any(tdir.glob("model-*.safetensors"))
-        else {}
-    )
-    if config.model_type == "xlnet":
-        kw["mem_len"] = 512
-    model = _finish(AutoModel.from_pretrained(str(tdir), **kw), dtype, _default_device(device))
+    config = load_config(tdir)  # refuses an auto_map before transformers reads the folder
+    rec = recipe or infer_recipe(config, pooling_mode(Path(src.location)))
+    model, tok, identity = load_from_folder(tdir, rec, config.model_type)
+    device = default_device(device)
+    model = finish(model, dtype, device)
+    sha = identity["weights_sha256"]
     matches = "all-MiniLM-L6-v2" if sha == MINILM_SAFETENSORS_SHA256 else None
     notes = f"local {src.layout} folder; weights sha256 {sha}" + (f" (= registry {matches})" if matches else "")
-    spec = _spec_from_config(src.name, f"local:{src.location}", sha, config, rec, notes)
-    tok = _load_tokenizer(spec, str(tdir), True)
+    spec = _spec_from_config(src.name, f"local:{src.location}", sha, model.config, rec, notes)
     note_model(src.name, kind="local", source=src.location, revision=sha, resolved=f"sha256:{sha}", pinned=True)
-    return LoadedModel(src.name, model, tok, spec, _default_device(device), src.location, weights_sha256=sha)
+    return LoadedModel(src.name, model, tok, spec, device, src.location, weights_sha256=sha, identity=identity)
 
 
-def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir, local_only: bool):
-    from transformers import AutoConfig, AutoModel
-
-    from .loading import LoadedModel, _default_device, _load_tokenizer
-
-    kw = dict(revision=src.revision, cache_dir=cache_dir, trust_remote_code=False, local_files_only=local_only)
-    config = AutoConfig.from_pretrained(src.location, **kw)
-    pooling = None
-    try:  # a sentence-transformers repository: its pooling config decides the recipe
-        from huggingface_hub import hf_hub_download
-
-        mods = hf_hub_download(
-            src.location, "modules.json", revision=src.revision, cache_dir=cache_dir, local_files_only=local_only
-        )
-        pooling = _pooling_mode(Path(mods).parent) or None
-    except Exception:
-        pooling = None
-    rec = recipe or infer_recipe(config, pooling)
-    mkw = dict(kw)
-    if config.model_type == "xlnet":
-        mkw["mem_len"] = 512
-    model = _finish(AutoModel.from_pretrained(src.location, **mkw), dtype, _default_device(device))
-    commit = getattr(model.config, "_commit_hash", None) or src.revision
-    spec = _spec_from_config(src.name, src.location, commit, config, rec, f"Hub {src.location}@{src.revision}")
-    tok = _load_tokenizer(replace(spec, revision=src.revision), src.location, False)
+def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir) -> LoadedModel:
+    local_only = check_hub_available(src.location, src.revision, cache_dir)
+    config_dir = hub_config_dir(src.location, src.revision, cache_dir, local_only)  # refuses an auto_map
+    config = load_config(config_dir)
+    rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir, local_only))
+    model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, local_only)
+    device = default_device(device)
+    model = finish(model, dtype, device)
+    commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
+    spec = _spec_from_config(src.name, src.location, commit, model.config, rec, f"Hub {src.location}@{src.revision}")
     source = f"hf:{src.location}@{commit}"
+    pinned = len(src.revision) == 40
     note_model(
-        src.name,
-        kind="hub",
-        source=source,
-        hf_id=src.location,
-        revision=src.revision,
-        resolved=commit,
-        pinned=len(src.revision) == 40,
+        src.name, kind="hub", source=source, hf_id=src.location, revision=src.revision, resolved=commit, pinned=pinned
     )
-    return LoadedModel(src.name, model, tok, spec, _default_device(device), source)
+    return LoadedModel(src.name, model, tok, spec, device, source, identity={"hub": src.location, "commit": commit})

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import gzip
+import mmap
 import re
 from pathlib import Path
 
 import numpy as np
 
+from .._io import sha256_file
 from ..provenance import note_model
-from .resolve import ModelUnavailableError, _sha256_file
+from .errors import CorruptModelFileError, ModelUnavailableError
+
+__all__ = ["load_static_vectors", "static_layout"]
 
 
 def static_layout(path: Path) -> str:
@@ -23,8 +28,6 @@ def static_layout(path: Path) -> str:
 
 
 def _open_text(path: Path):
-    import gzip
-
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8")
     return open(path, encoding="utf-8")
@@ -50,38 +53,70 @@ def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str
     ------
     ModelUnavailableError
         Missing file, or rows of unequal width.
+    CorruptModelFileError
+        A word2vec file shorter than its header says (a truncated download), or a binary one without a header.
     """
     p = Path(path).expanduser()
     if not p.is_file():
         raise ModelUnavailableError(f"no such word-vector file: {path}")
     layout = static_layout(p)
-    sha = _sha256_file(p)
-    words, rows = [], []
+    sha = sha256_file(p)
     if layout == "word2vec-binary":
-        with open(p, "rb") as f:
-            n, d = map(int, f.readline().split())
-            n = min(n, max_words or n)
-            for _ in range(n):
-                w = bytearray()
-                while (c := f.read(1)) != b" ":
-                    if c != b"\n":
-                        w += c
-                words.append(w.decode("utf-8", errors="replace"))
-                rows.append(np.frombuffer(f.read(4 * d), dtype="<f4"))
+        words, rows = _read_word2vec_binary(p, max_words)
     else:
-        with _open_text(p) as f:
-            if layout == "word2vec":
-                f.readline()
-            for line in f:
-                parts = line.rstrip("\n").rstrip().split(" ")
-                if len(parts) < 2:
-                    continue
-                words.append(parts[0])
-                rows.append(np.asarray(parts[1:], dtype=np.float32))
-                if max_words and len(words) >= max_words:
-                    break
+        words, rows = _read_text_vectors(p, layout, max_words)
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         raise ModelUnavailableError(f"{p}: rows have different widths {sorted(widths)[:5]}")
     note_model(p.stem, kind="file", source=str(p), revision=sha, resolved=f"sha256:{sha}", pinned=True)
     return words, np.vstack(rows).astype(np.float32), sha
+
+
+def _read_text_vectors(p: Path, layout: str, max_words: int | None):
+    """Rows of a text file: ``word v1 v2 ...`` per line, after a ``n d`` header for word2vec (then fewer rows
+    than announced means a truncated file)."""
+    words, rows, announced = [], [], None
+    with _open_text(p) as f:
+        if layout == "word2vec":
+            announced = int(f.readline().split()[0])
+        for line in f:
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if len(parts) < 2:
+                continue
+            words.append(parts[0])
+            rows.append(np.asarray(parts[1:], dtype=np.float32))
+            if max_words and len(words) >= max_words:
+                break
+    if announced is not None and len(words) < min(announced, max_words or announced):
+        raise CorruptModelFileError(
+            f"{p} is truncated: its header announces {announced} words but it holds {len(words)}; download it again"
+        )
+    if not rows:
+        raise ModelUnavailableError(f"{p} holds no word vectors (expected lines 'word v1 v2 ...')")
+    return words, rows
+
+
+def _read_word2vec_binary(p: Path, max_words: int | None):
+    """Rows of a binary word2vec file: a ``n d`` header line, then per word its bytes, a space and ``d``
+    little-endian float32 (a newline may precede a word). Every read is bounded by the file's size, so a
+    truncated file ends in an error, never in a loop."""
+    size = p.stat().st_size
+    with open(p, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        end = mm.find(b"\n")
+        header = mm[: max(end, 0)].split()
+        if end < 0 or len(header) != 2 or not all(h.isdigit() for h in header):
+            raise CorruptModelFileError(f"{p}: no '<n_words> <dim>' header line; not a word2vec binary file")
+        n, d = map(int, header)
+        n = min(n, max_words or n)
+        words, rows, pos = [], [], end + 1
+        for i in range(n):
+            space = mm.find(b" ", pos)
+            if space < 0 or space + 1 + 4 * d > size:
+                raise CorruptModelFileError(
+                    f"{p} is truncated: its header announces {n} words of {d} dimensions but the file ends in "
+                    f"word {i + 1} ({size} bytes); download it again"
+                )
+            words.append(mm[pos:space].replace(b"\n", b"").decode("utf-8", errors="replace"))
+            rows.append(np.frombuffer(mm[space + 1 : space + 1 + 4 * d], dtype="<f4").copy())
+            pos = space + 1 + 4 * d
+    return words, rows

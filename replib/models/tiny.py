@@ -13,9 +13,16 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import sentencepiece as spm
+import torch
+import transformers as tr
+from tokenizers import ByteLevelBPETokenizer
+
 from .._io import atomic_write
 from ..provenance import note_model
-from .loading import LoadedModel
+from .base import LoadedModel, state_sha256, vocab_sha256
+from .loading import minilm_dir
+from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
 from .registry import TINY_FAMILIES as FAMILIES
 from .registry import ModelSpec
 
@@ -106,27 +113,20 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _seed(seed: int):
-    import torch
-
     random.seed(seed)
     torch.manual_seed(seed)
 
 
 def _protbert_tok():
-    from transformers import BertTokenizer
-
     d = _root() / "protbert"
     if not (d / "tokenizer_config.json").exists():  # written last
         _write_text(d / "vocab.txt", "\n".join(PROTBERT_VOCAB) + "\n")
         _write_text(d / "tokenizer_config.json", json.dumps({"do_lower_case": False}))
-    return BertTokenizer.from_pretrained(str(d), do_lower_case=False)
+    return tr.BertTokenizer.from_pretrained(str(d), do_lower_case=False)
 
 
 def _xlnet_tok():
     """Train (once) a word-level sentencepiece model on random residue text: one piece per residue."""
-    import sentencepiece as spm
-    from transformers import XLNetTokenizer
-
     d = _root() / "protxlnet"
     if not (d / "spiece.model").exists():
         d.mkdir(parents=True, exist_ok=True)
@@ -151,32 +151,23 @@ def _xlnet_tok():
             )
             model = (Path(work) / "spiece.model").read_bytes()
         atomic_write(d / "spiece.model", lambda fh: fh.write(model))
-    return XLNetTokenizer.from_pretrained(str(d), do_lower_case=False)
+    return tr.XLNetTokenizer.from_pretrained(str(d), do_lower_case=False)
 
 
 def _esm_tok():
-    from transformers import EsmTokenizer
-
     d = _root() / "esm"
     if not (d / "vocab.txt").exists():
         _write_text(d / "vocab.txt", "\n".join(ESM_VOCAB) + "\n")
-    return EsmTokenizer.from_pretrained(str(d))
+    return tr.EsmTokenizer.from_pretrained(str(d))
 
 
 def _bert_tok():
     """bert-base-uncased WordPiece vocabulary, taken from the packaged MiniLM."""
-    from transformers import AutoTokenizer
-
-    from .loading import minilm_dir
-
-    return AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))
+    return tr.AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))
 
 
 def _gpt2_tok():
     """A tiny byte-level BPE (GPT-2 pre-tokenisation) trained on a few built-in sentences."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2TokenizerFast
-
     d = _root() / "gpt2"
     if not (d / "vocab.json").exists():
         d.mkdir(parents=True, exist_ok=True)
@@ -190,7 +181,7 @@ def _gpt2_tok():
         bpe = ByteLevelBPETokenizer()
         bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"])
         bpe.save_model(str(d))
-    return GPT2TokenizerFast.from_pretrained(str(d))
+    return tr.GPT2TokenizerFast.from_pretrained(str(d))
 
 
 def _spec(family: str, arch: str, hidden: int, layers: int, recipe: str) -> ModelSpec:
@@ -228,8 +219,6 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
     LoadedModel
         On CPU, eval mode, ``source = "random:seed=<seed>"``.
     """
-    import transformers as tr
-
     if family not in FAMILIES:
         raise ValueError(f"unknown tiny family {family!r}; choose from {FAMILIES}")
     _seed(seed)
@@ -267,11 +256,10 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
         )
         model, spec = tr.GPT2Model(cfg), _spec(family, "gpt2", H, L, "text")
     else:
-        from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
-
         model = ProteinBERT()
         model.load_keras_weights(random_weights(model, seed))
         tok = ProteinBertTokenizer(64)
         spec = replace(_spec(family, "proteinbert", 512, 6, "proteinbert"), extra={"local_dim": 128, "seq_len": 64})
     note_model(f"tiny-{family}", kind="random", source=f"random:seed={seed}")
-    return LoadedModel(f"tiny-{family}", model.eval(), tok, spec, "cpu", f"random:seed={seed}")
+    identity = {"tiny": family, "seed": seed, "state_sha256": state_sha256(model), "vocab_sha256": vocab_sha256(tok)}
+    return LoadedModel(f"tiny-{family}", model.eval(), tok, spec, "cpu", f"random:seed={seed}", identity=identity)

@@ -1,0 +1,109 @@
+"""What every loader of :mod:`replib.models` returns (:class:`LoadedModel`) and the small helpers they share
+(device, offline switch, identity of in-memory weights). The other modules import this one; it imports none of
+them."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .registry import ModelSpec
+
+__all__ = ["LoadedModel", "default_device", "offline_mode", "state_sha256", "vocab_sha256", "weights_dtype"]
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for :mod:`replib.embeddings`.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (``tiny-<family>`` for tiny models).
+    model : torch.nn.Module
+        In eval mode, on ``device``.
+    tokenizer : object
+        Hugging Face tokenizer, or :class:`~replib.models.proteinbert.ProteinBertTokenizer`.
+    spec : ModelSpec
+        The registry entry (recipe, revision, sizes).
+    device : str
+    source : str
+        Where the weights came from (a path, ``hf:<id>@<revision>``, or ``random:seed=<k>``).
+    weights_sha256 : str or None
+        sha256 of local weight files (packaged or a user's folder): a copied folder reuses (and a changed file
+        never reuses) cached embeddings.
+    ref : ModelRef or None
+        The parsed spec the model was loaded from (:func:`~replib.models.resolve_model` sets it); its
+        ``slug`` names the model in record keys and output folders.
+    identity : dict or None
+        What the model's outputs depend on, by content (set by every loader): the hashes of the weight files
+        loaded, of ``config.json`` and of the tokenizer files for local folders; the Hub commit for Hub models;
+        the hash of the weights and vocabulary for tiny random models; and the weights' dtype as loaded. The
+        embedding cache key is built from it (:func:`replib.embeddings.batching.model_identity`).
+    """
+
+    name: str
+    model: Any
+    tokenizer: Any
+    spec: ModelSpec
+    device: str = "cpu"
+    source: str = ""
+    weights_sha256: str | None = None
+    ref: Any = None
+    identity: dict | None = None
+
+    def __post_init__(self):
+        if self.identity is not None and "dtype" not in self.identity:
+            self.identity = {**self.identity, "dtype": weights_dtype(self.model)}
+
+    @property
+    def recipe(self) -> str:
+        return self.spec.recipe
+
+    @property
+    def cache_key(self) -> str:
+        """Identity of the weights for on-disk caches: the weights' sha256 for local files, else name,
+        revision and source."""
+        if self.weights_sha256:
+            return f"sha256:{self.weights_sha256}"
+        return f"{self.name}@{self.spec.revision}|{self.source}"
+
+
+def default_device(device=None) -> str:
+    """``device`` as a string, else ``"cuda"`` when available, else ``"cpu"``."""
+    if device is not None:
+        return str(device)
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def weights_dtype(model) -> str | None:
+    """The dtype of a module's first parameter (``"torch.float32"``), None when it has none."""
+    params = getattr(model, "parameters", None)
+    first = next(iter(params()), None) if callable(params) else None
+    return None if first is None else str(first.dtype)
+
+
+def offline_mode() -> bool:
+    """Whether Hugging Face downloads are disabled (``HF_HUB_OFFLINE=1``)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")
+
+
+def state_sha256(module) -> str:
+    """sha256 over a module's state dict (names, dtypes, shapes and bytes, in name order): the identity of
+    weights that exist only in memory (tiny random models)."""
+    h = hashlib.sha256()
+    for name, t in sorted(module.state_dict().items()):
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        h.update(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def vocab_sha256(tokenizer) -> str:
+    """sha256 of a tokenizer's vocabulary (token -> id, sorted), or of its class name when it has none."""
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    items = sorted(get_vocab().items()) if callable(get_vocab) else [type(tokenizer).__name__]
+    return hashlib.sha256(repr(items).encode("utf-8")).hexdigest()

@@ -1,0 +1,138 @@
+"""A model's embedding *recipe* (how :mod:`replib.embeddings` tokenises and pools for it), inferred from its
+configuration without loading weights, and the checks a chapter makes before it loads a model of the wrong
+kind (a text model in the protein chapter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from .errors import ModelUnavailableError, WrongModelKindError
+from .files import pooling_mode
+from .hub import check_hub_available, hub_config_dir, hub_pooling
+from .loading import load_config
+from .ref import ModelRef
+from .registry import PROTEIN_RECIPES, TEXT_RECIPES, TINY_RECIPES, get_spec
+from .source import describe_model
+
+__all__ = ["infer_recipe", "model_recipe", "require_protein_model", "require_text_model"]
+
+#: architectures (``config.model_type``) whose small vocabularies mark a protein model
+_PROTEIN_VOCAB_MAX = 40
+
+
+def infer_recipe(config, pooling: str | None = None) -> str:
+    """Embedding recipe of a model from its ``transformers`` config and its sentence-transformers pooling.
+
+    ``esm`` for ESM models; ``protbert`` / ``protxlnet`` for BERT / XLNet with a residue-sized vocabulary
+    (at most 40 tokens); ``sbert`` for a sentence-transformers model with mean pooling; ``text`` otherwise.
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig or dict
+        The model's configuration (``config.json`` read as a dict works too).
+    pooling : str, optional
+        The sentence-transformers pooling mode (:func:`~replib.models.files.pooling_mode`).
+
+    Raises
+    ------
+    ModelUnavailableError
+        For a sentence-transformers pooling other than mean (the book's ``sbert`` recipe is the
+        attention-mask weighted mean); pass ``recipe="text"`` to use the model's token vectors anyway.
+    """
+    if isinstance(config, dict):
+        config = SimpleNamespace(**config)
+    mt = getattr(config, "model_type", None)
+    vocab = getattr(config, "vocab_size", None) or 10**9
+    if mt == "esm":
+        return "esm"
+    if mt == "bert" and vocab <= _PROTEIN_VOCAB_MAX:
+        return "protbert"
+    if mt == "xlnet" and vocab <= _PROTEIN_VOCAB_MAX:
+        return "protxlnet"
+    if pooling is not None:
+        if pooling != "mean":
+            raise ModelUnavailableError(
+                f"sentence-transformers pooling {pooling!r} has no recipe here (the 'sbert' "
+                "recipe is mean pooling); pass recipe='text' to use the token vectors"
+            )
+        return "sbert"
+    return "text"
+
+
+def model_recipe(spec, *, cache_dir=None) -> str:
+    """The recipe :func:`~replib.models.resolve_model` would give a spec, read from the registry, the tiny
+    family or the configuration files (no weights loaded); ``static`` for a word-vector file.
+
+    Raises
+    ------
+    ModelUnavailableError
+        A spec that does not parse, a Hub model not cached while offline, a configuration with code.
+    """
+    src = describe_model(spec)
+    if src.kind == "tiny":
+        return TINY_RECIPES[src.name[len("tiny-") :]]
+    if src.kind == "registry":
+        return get_spec(src.name).recipe
+    if src.kind == "static":
+        return "static"
+    if src.kind == "local":
+        return infer_recipe(load_config(src.transformer_dir), pooling_mode(Path(src.location)))
+    local_only = check_hub_available(src.location, src.revision, cache_dir)
+    folder = hub_config_dir(src.location, src.revision, cache_dir, local_only)
+    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir, local_only))
+
+
+def _kind_of(recipe: str) -> str:
+    if recipe in PROTEIN_RECIPES:
+        return "a protein model"
+    if recipe in TEXT_RECIPES:
+        return "a text model"
+    return "a word-vector file" if recipe == "static" else f"a model with recipe {recipe!r}"
+
+
+def require_protein_model(spec, *, cache_dir=None) -> str:
+    """Refuse, before any weights are loaded, a model a protein chapter cannot embed sequences with.
+
+    Returns
+    -------
+    str
+        The model's recipe (one of ``protbert``, ``protxlnet``, ``esm``, ``proteinbert``).
+
+    Raises
+    ------
+    WrongModelKindError
+        "this chapter needs a protein model; <name> is a text model ...".
+    """
+    examples = "a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder or Hub id of an ESM-2, ProtBert or ProtXLNet model"
+    return _require_kind(spec, PROTEIN_RECIPES, "a protein model", examples, cache_dir)
+
+
+def require_text_model(spec, *, cache_dir=None) -> str:
+    """Refuse, before any weights are loaded, a model a text chapter cannot embed sentences with.
+
+    Returns
+    -------
+    str
+        The model's recipe (``text`` or ``sbert``).
+
+    Raises
+    ------
+    WrongModelKindError
+        "this chapter needs a text model; <name> is a protein model ...".
+    """
+    examples = (
+        "a registry key (bert-base-uncased, all-MiniLM-L6-v2, ...), tiny-bert, or a folder or Hub id of a "
+        "transformers or sentence-transformers text encoder"
+    )
+    return _require_kind(spec, TEXT_RECIPES, "a text model", examples, cache_dir)
+
+
+def _require_kind(spec, recipes, wanted: str, examples: str, cache_dir) -> str:
+    recipe = model_recipe(spec, cache_dir=cache_dir)
+    if recipe not in recipes:
+        raise WrongModelKindError(
+            f"this chapter needs {wanted}; {ModelRef.parse(spec).name} is {_kind_of(recipe)} (recipe {recipe!r}). "
+            f"Give {wanted}: {examples}"
+        )
+    return recipe

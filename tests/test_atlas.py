@@ -1,0 +1,137 @@
+"""The isotropy atlas: its numbers are the cards' (one function computes both), a model that cannot be
+loaded is listed with the reason instead of silently left out, static vectors get a one-layer card of their
+word types, and the book page shows a sortable table and a figure per metric."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from bookkit import atlas as page
+from replib.atlas import (
+    AtlasEntry,
+    atlas_entries,
+    atlas_rows,
+    compute_atlas,
+    random_architecture,
+    static_card,
+    trained_folder,
+    with_config,
+)
+from replib.card import CardConfig, compute_card, text_sample
+from replib.metrics import avg_pairwise_cosine, effective_dimensions, isoscore
+from replib.models import load_glove
+
+LINES = text_sample(12)
+CFG = with_config(window=32, max_rows=2000, lid_k=10, lid_queries=100)
+TINY = AtlasEntry("tiny-bert", "tiny BERT, random", "random", "tiny-bert", "a tiny model")
+GLOVE = AtlasEntry("glove-6b-50d", "GloVe 6B 50d", "static", "glove")
+MISSING = AtlasEntry("nowhere", "a model that is not here", "pretrained", "/no/such/model-folder")
+
+
+@pytest.fixture(scope="module")
+def atlas(tmp_path_factory):
+    out = tmp_path_factory.mktemp("atlas") / "smoke"
+    return compute_atlas(out, "smoke", cfg=CFG, entries=[TINY, GLOVE, MISSING], text=LINES, progress=False), out
+
+
+def test_atlas_rows_are_the_models_cards(atlas, tmp_path):
+    a, out = atlas
+    card = compute_card("tiny-bert", tmp_path / "card", data=LINES, cfg=CFG, progress=False)
+    tiny = next(m for m in a["models"] if m["key"] == "tiny-bert")
+    assert tiny["status"] == "ok" and tiny["layers"] == card["layers"]
+    saved = json.loads((out / "atlas.json").read_text())
+    assert [m["key"] for m in saved["models"]] == ["tiny-bert", "glove-6b-50d", "nowhere"]
+    rows = atlas_rows(a)
+    assert [(r["key"], r["layer"]) for r in rows] == [("tiny-bert", 0), ("tiny-bert", 1), ("glove-6b-50d", 0)]
+    assert rows[0]["isoscore"] == card["layers"]["0"]["isoscore"]
+
+
+def test_an_unloadable_model_is_listed_with_the_reason(atlas):
+    a, _ = atlas
+    gone = next(m for m in a["models"] if m["key"] == "nowhere")
+    assert gone["status"] == "unavailable" and "/no/such/model-folder" in gone["reason"]
+
+
+def test_static_vectors_one_row_per_word_type(atlas):
+    a, _ = atlas
+    words, vectors = load_glove()
+    index = {w: i for i, w in enumerate(words)}
+    types = list(dict.fromkeys(w for line in LINES for w in line.lower().split() if w in index))
+    X = vectors[[index[w] for w in types]]
+    glove = next(m for m in a["models"] if m["key"] == "glove-6b-50d")["layers"]["0"]
+    assert glove["n_rows"] == len(types) and glove["n_features"] == 50
+    assert glove["isoscore"] == pytest.approx(isoscore(X), rel=1e-12)
+    assert glove["effective_dims"] == pytest.approx(effective_dimensions(X), rel=1e-12)
+    assert glove["avg_cosine"] == pytest.approx(avg_pairwise_cosine(np.asarray(X, np.float64)), rel=1e-12)
+    assert np.isnan(glove["s_intra"])  # one vector per word: no intra-type pair
+    with pytest.raises(ValueError, match="too few"):
+        static_card(words, vectors, ["qwzx vvbnm"], CFG)
+
+
+def test_trained_models_are_read_from_the_cache_never_trained(tmp_path):
+    with pytest.raises(RuntimeError, match="training_dynamics"):
+        trained_folder("text", "offline", root=tmp_path)
+    a = compute_atlas(
+        tmp_path / "a",
+        "offline",
+        cfg=CFG,
+        entries=[AtlasEntry("trained-text", "LM", "trained", "trained:text")],
+        text=LINES,
+        progress=False,
+    )
+    assert a["models"][0]["status"] in ("ok", "unavailable")  # ok only where the training chapter has run
+
+
+def test_random_full_size_architectures():
+    bert = random_architecture("bert-base")
+    assert (bert.spec.n_layers, bert.spec.hidden_size) == (12, 768)
+    assert bert.model.config.vocab_size == bert.tokenizer.vocab_size == 30522
+    gpt2 = random_architecture("gpt2")
+    assert (gpt2.spec.n_layers, gpt2.spec.hidden_size, gpt2.spec.recipe) == (12, 768, "text")
+    assert sum(p.numel() for p in gpt2.model.parameters()) > 80e6  # full size, not a tiny model
+    with pytest.raises(ValueError, match="unknown architecture"):
+        random_architecture("llama")
+
+
+def test_entries_per_profile():
+    offline = {e.spec for e in atlas_entries("offline")}
+    assert {
+        "all-MiniLM-L6-v2",
+        "glove",
+        "trained:text",
+        "trained:protein",
+        "random:bert-base",
+        "random:gpt2",
+    } <= offline
+    paper = atlas_entries("paper")
+    assert offline <= {e.spec for e in paper} and any(e.spec == "bert-base-uncased" for e in paper)
+    assert len({e.key for e in paper}) == len(paper)
+    with pytest.raises(ValueError):
+        atlas_entries("huge")
+    with pytest.raises(ValueError, match="kind"):
+        compute_atlas("unused", entries=[AtlasEntry("x", "x", "alien", "x")], cfg=CardConfig())
+
+
+def test_the_page_has_a_sortable_table_and_a_figure_per_metric(atlas, tmp_path):
+    a, out = atlas
+    stage = tmp_path / "stage"
+    (stage / "book").mkdir(parents=True)
+    (stage / "book" / "atlas.md").write_text("# The isotropy atlas\n\n<!-- replib:atlas -->\n")
+    (tmp_path / "atlases" / "smoke").mkdir(parents=True)
+    (tmp_path / "atlases" / "smoke" / "atlas.json").write_text((out / "atlas.json").read_text())
+    md = page.stage_page(stage, tmp_path / "atlases").read_text()
+    assert page.MARKER not in md and 'class="replib-sortable' in md and "aria-sort" in md
+    body = re.findall(r"<tr><td.*?</tr>", md)
+    assert len(body) == len(atlas_rows(a))
+    first = re.findall(r'data-v="([^"]*)"', body[0])
+    assert float(first[5]) == atlas_rows(a)[0]["isoscore"]  # the sort key is the full value
+    for metric in ("isoscore", "effective_dims", "avg_cosine", "rogue_share"):
+        assert (stage / "book" / "atlas" / f"smoke-{metric}.png").stat().st_size > 1000
+        assert f":::{{figure}} atlas/smoke-{metric}.png" in md
+    assert md.count(":alt:") == 4
+    assert "a model that is not here" in md and "unavailable" in md
+    (stage / "book" / "atlas.md").write_text("# The isotropy atlas\n\n<!-- replib:atlas -->\n")
+    empty = page.stage_page(stage, tmp_path / "none").read_text()
+    assert "python -m bookkit.atlas --profile offline" in empty
