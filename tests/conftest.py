@@ -125,12 +125,22 @@ SLOW = {
         "no_single_flipped_byte_serves_wrong_data_or_crashes",
     ],
     "tests/test_training.py": ["final_folder_loads_through_model_layer", "kill_and_resume_gives_bit_identical_weights"],
+    "tests/test_atlas.py": ["random_full_size_architectures"],
+    "tests/test_models_reliability.py": ["auto_map_never_runs_the_folders_code_even_when_the_prompt_is_answered_yes"],
+}
+#: module fixtures that take seconds to build: every test of the module that uses one is ``slow`` too (marking
+#: only some would move the fixture's cost to the next test that uses it)
+SLOW_FIXTURES = {
+    "tests/test_atlas.py": ["atlas"],
+    "tests/test_data.py": ["wordnet"],
+    "tests/test_models_proteinbert.py": ["port_out"],
 }
 
 
 def pytest_collection_modifyitems(config, items):
     """``chapter``: a test of the smoke book runs every chapter (the first time); ``slow``: the tests of
-    :data:`SLOW`. Both are left out of the quick loop (``scripts/quick.sh``)."""
+    :data:`SLOW` and the users of :data:`SLOW_FIXTURES`. Both are left out of the quick loop
+    (``scripts/quick.sh``)."""
     seen = set()
     for item in items:
         if "smoke_book" in getattr(item, "fixturenames", ()):
@@ -140,6 +150,8 @@ def pytest_collection_modifyitems(config, items):
         if name in SLOW.get(path, ()):
             item.add_marker(pytest.mark.slow)
             seen.add((path, name))
+        if set(SLOW_FIXTURES.get(path, ())) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     collected = {item.nodeid.split("::")[0] for item in items}
     for path, names in SLOW.items():
         gone = [n for n in names if path in collected and (path, n) not in seen]
