@@ -16,10 +16,15 @@ import html
 import json
 import math
 import sys
+import traceback
 from pathlib import Path
+
+from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
 
 from replib.atlas import ROW_METRICS, atlas_rows, compute_atlas, with_config
 from replib.profiles import PROFILES
+
+from .errors import USER_ERRORS, one_line
 
 ATLAS_PAGE = "book/atlas.md"
 MARKER = "<!-- replib:atlas -->"
@@ -96,8 +101,6 @@ def table_html(atlas: dict) -> str:
 
 def plot_metric(atlas: dict, metric: str, path: Path) -> Path:
     """One PNG: ``metric`` over the layers of every model of the atlas, a line per model."""
-    from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
-
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.subplots()
     for m in atlas.get("models", []):
@@ -196,7 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-proteins", type=int, help="Swiss-Prot sequences per protein model")
     ap.add_argument("--max-rows", type=int, help="rows per layer kept for the metrics")
     ap.add_argument("--device", help="torch device (default: cuda when available)")
+    ap.add_argument("--debug", action="store_true", help="show the traceback of an error")
     a = ap.parse_args(argv)
+    try:
+        return _compute(a)
+    except USER_ERRORS as exc:  # one line, as the book's command line says it (bookkit.errors)
+        if a.debug:
+            traceback.print_exc()
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _compute(a: argparse.Namespace) -> int:
     sizes = {"n_lines": a.n_lines, "n_proteins": a.n_proteins, "max_rows": a.max_rows}
     cfg = with_config(**{k: v for k, v in sizes.items() if v is not None})
     out = a.output or Path("build") / "atlas" / a.profile

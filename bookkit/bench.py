@@ -5,33 +5,40 @@ means replib is faster) and the largest difference of the results. Speed is meas
 in tests; the tests assert only that the results agree (:func:`run` with ``quick=True`` is tested).
 
 Each timing is the best of ``repeat`` runs (the machine may be shared). Steps whose reference tool is not
-installed are reported as skipped.
+installed are reported as skipped: the reference tools (IsoScore, scikit-dimension, sentence-transformers) are
+optional, imported through :mod:`replib._optional`.
 """
 
 from __future__ import annotations
 
-import platform
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import numpy as np
+import torch
+from scipy.cluster.vq import kmeans2
+from sklearn.cluster import KMeans
+from sklearn.metrics import silhouette_score as sk_silhouette
+from sklearn.metrics.pairwise import cosine_similarity
 
+from replib._optional import optional_import, require
+from replib.embeddings import embed_sentences
+from replib.methods import protein as P
+from replib.methods.cluster_isotropy import cluster_labels
+from replib.metrics import avg_pairwise_cosine, isoscore
+from replib.metrics.lid import lid_mle
+from replib.metrics.silhouette import silhouette_score
+from replib.models import load_model, minilm_dir
 
-@dataclass
-class BenchRow:
-    step: str
-    size: str
-    replib_s: float
-    reference: str
-    reference_s: float
-    ratio: float
-    max_abs_diff: float
-    tolerance: float
+from .bench_tables import BenchRow, as_dicts, cpu_model
+from .bench_tables import markdown as _markdown
 
-    @property
-    def equal(self) -> bool:
-        return bool(self.max_abs_diff <= self.tolerance)
+__all__ = ["BenchRow", "as_dicts", "cpu_model", "markdown", "run"]
+
+isoscore_reference = optional_import("IsoScore.IsoScore")  # the package's module of the same name
+skdim = optional_import("skdim")
+sentence_transformers = optional_import("sentence_transformers")
 
 
 def _best(fn: Callable, repeat: int):
@@ -56,10 +63,7 @@ def _maxdiff(a, b) -> float:
 
 
 def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
-    from IsoScore import IsoScore as pkg
-
-    from replib.metrics import isoscore
-
+    pkg = require(isoscore_reference, "IsoScore", "the IsoScore benchmark's reference", pip="IsoScore==2.0.1")
     X = (rng.normal(size=(n, d)) * np.linspace(0.1, 3, d)).astype(np.float32)
     return _row(
         "IsoScore",
@@ -74,10 +78,6 @@ def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
 
 
 def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
-    from sklearn.metrics.pairwise import cosine_similarity
-
-    from replib.metrics import avg_pairwise_cosine
-
     X = rng.normal(size=(n, d)) + 0.5
 
     def reference():
@@ -97,10 +97,6 @@ def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
 
 
 def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
-    from sklearn.metrics import silhouette_score as sk_silhouette
-
-    from replib.metrics.silhouette import silhouette_score
-
     labels = rng.integers(0, k, size=n)
     X = rng.normal(size=(n, d)) + labels[:, None] * 0.05
     return _row(
@@ -116,17 +112,14 @@ def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 
 
 def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
-    import skdim
-
-    from replib.metrics.lid import lid_mle
-
+    mle = require(skdim, "skdim", "the LID benchmark's reference", pip="scikit-dimension").id.MLE
     X = rng.normal(size=(n, 8)) @ rng.normal(size=(8, d)) + 0.01 * rng.normal(size=(n, d))
     return _row(
         "LID (Levina–Bickel MLE)",
         f"{n}×{d}, k={k}",
         lambda: lid_mle(X, k=k, variant="levina_bickel").pointwise,
         "scikit-dimension MLE",
-        lambda: skdim.id.MLE().fit_transform_pw(X, n_neighbors=k, n_jobs=1),
+        lambda: mle().fit_transform_pw(X, n_neighbors=k, n_jobs=1),
         _maxdiff,
         1e-4,
         repeat,
@@ -134,8 +127,6 @@ def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 
 
 def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
-    from replib.methods import protein as P
-
     aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
     seqs = ["".join(rng.choice(aa, size=int(rng.integers(80, 300)))) for _ in range(2 * n_pairs)]
     pairs = list(zip(seqs[::2], seqs[1::2]))
@@ -178,10 +169,6 @@ def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     difference of the two partitions' k-means objective (sum of squared distances to their cluster means):
     on large inputs floating-point near-ties (``vq`` against BLAS distances) move a few points between
     clusters, so the labels need not be identical, but the objective must agree."""
-    from sklearn.cluster import KMeans
-
-    from replib.methods.cluster_isotropy import cluster_labels
-
     centers = rng.normal(size=(k, d)) * 3
     X = centers[rng.integers(0, k, size=n)] + rng.normal(size=(n, d))
     seed = 7
@@ -206,12 +193,6 @@ def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
     """The same k-means against the authors' own tool, ``scipy.cluster.vq.kmeans2(minit="points")``, from
     the same generator state: the difference reported is the fraction of rows whose cluster differs."""
-    import warnings
-
-    from scipy.cluster.vq import kmeans2
-
-    from replib.methods.cluster_isotropy import cluster_labels
-
     centers = rng.normal(size=(k, d)) * 3
     X = centers[rng.integers(0, k, size=n)] + rng.normal(size=(n, d))
 
@@ -233,13 +214,9 @@ def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
 
 
 def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
-    from sentence_transformers import SentenceTransformer
-
-    from replib.embeddings import embed_sentences
-    from replib.models import load_model, minilm_dir
-
+    st_pkg = require(sentence_transformers, "sentence_transformers", "the embedding benchmark's reference")
     lm = load_model("all-MiniLM-L6-v2")
-    st = SentenceTransformer(str(minilm_dir()), device="cpu")
+    st = st_pkg.SentenceTransformer(str(minilm_dir()), device="cpu")
     words = "the a man woman plays guitar runs fast slowly dog cat on beach park under bright sky".split()
     rng = np.random.default_rng(0)
     texts = [" ".join(rng.choice(words, int(rng.integers(5, 40)))) for _ in range(n_texts)]
@@ -316,45 +293,6 @@ def run(
     return rows
 
 
-def _cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def markdown(rows: list[BenchRow], commit: str | None = None, repeat: int | None = None) -> str:
-    """The benchmark table (Markdown) with the machine it ran on (and, when given, the commit)."""
-    import os
-    from datetime import datetime, timezone
-
-    try:
-        import torch
-
-        threads = f", torch {torch.get_num_threads()} threads"
-    except ImportError:
-        threads = ""
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        f"Machine: {_cpu_model()}, {os.cpu_count()} CPU cores{threads}, Python {platform.python_version()}; "
-        f"measured {when}"
-        + (f" at commit `{commit[:12]}`" if commit else "")
-        + (f", best of {repeat} runs per timing" if repeat else "")
-        + ".",
-        "",
-        "| step | size | replib (s) | reference | reference (s) | ratio | max abs diff | equal |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r.step} | {r.size} | {r.replib_s:.3f} | {r.reference} | {r.reference_s:.3f} | "
-            f"{r.ratio:.2f} | {r.max_abs_diff:.2g} | {'yes' if r.equal else 'NO'} |"
-        )
-    return "\n".join(lines)
-
-
-def as_dicts(rows: list[BenchRow]) -> list[dict]:
-    return [{**asdict(r), "equal": r.equal} for r in rows]
+    """The benchmark table (Markdown) with the machine it ran on, torch's threads and, when given, the commit."""
+    return _markdown(rows, commit=commit, repeat=repeat, threads=torch.get_num_threads())

@@ -19,12 +19,18 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from replib._optional import optional_import
+
 from . import atlas, mathjax, pages
+from .errors import BookBuildError
 from .notebooks import for_the_page
 from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import dashboard_markdown
 from .runner import discover_chapters
+from .yamlfile import load_yaml
+
+plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
 
 VALIDATION_PAGE = "book/validation.md"
 FRONT_PAGE = "book/intro.md"
@@ -86,7 +92,7 @@ def stage(
         shutil.copy2(root / f, stage_dir / f)
     shutil.copytree(root / "book", stage_dir / "book")
     if colab_ref:
-        cfg = yaml.safe_load((root / "_config.yml").read_text())
+        cfg = load_yaml(root / "_config.yml", what="book configuration").data
         cfg.setdefault("repository", {})["branch"] = colab_ref
         (stage_dir / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     (stage_dir / "notebooks").mkdir()
@@ -116,12 +122,10 @@ def stage(
     # plotly.js served locally (the book must render without internet)
     static = stage_dir / "book" / "_static"
     static.mkdir(exist_ok=True)
-    try:
-        import plotly
-
-        js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js" if plotly is not None else None
+    if js is not None and js.exists():
         shutil.copy2(js, static / "plotly.min.js")
-    except (ImportError, FileNotFoundError):
+    else:
         (static / "plotly.min.js").write_text("/* plotly not installed at build time */\n")
     mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
     reports = load_reports(report_profiles or [profile], runs_dir)
@@ -173,12 +177,15 @@ def build(
     exe = Path(sys.executable).parent / "jupyter-book"
     exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
     if not exe:
-        raise RuntimeError("jupyter-book is not installed: pip install 'jupyter-book<2' (or '.[book]')")
+        raise BookBuildError("jupyter-book is not installed: pip install 'jupyter-book<2' (or '.[book]')")
     cmd = [exe, "build", str(final), "--builder", "html", "--all"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
     proc = subprocess.run(cmd, cwd=final)
     if proc.returncode != 0:
-        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
+        raise BookBuildError(
+            f"jupyter-book build of {final} failed (exit {proc.returncode}): see its log above; "
+            "`python -m replib book --no-strict` builds despite warnings"
+        )
     stamp.write_text(digest + "\n")
     return html

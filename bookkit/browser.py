@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import re
 import shutil
 import socketserver
@@ -31,6 +32,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from replib._optional import optional_import, require
 
 from .expectations import (  # noqa: F401 (re-exported: tests and callers use browser.book_pages etc.)
     GLUE_TEXT,
@@ -42,8 +45,13 @@ from .expectations import (  # noqa: F401 (re-exported: tests and callers use br
     claim_keys,
     colab_url,
 )
-from .pages import NOISE, STATUSES, csv_name
+from .pages import NOISE, csv_name
 from .project import find_root
+from .status import STATUSES
+
+# selenium is optional (without it the browser check says why it cannot run: unavailable_reason)
+webdriver = optional_import("selenium.webdriver")
+chrome_service = optional_import("selenium.webdriver.chrome.service")
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -83,9 +91,7 @@ def unavailable_reason() -> str | None:
             "Chromium is not installed; install it with "
             "`apt-get install -y chromium chromium-driver` (Debian; .ci/run does this)"
         )
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
+    if webdriver is None or chrome_service is None:
         return "the Python package selenium is not installed (pip install selenium)"
     return None
 
@@ -133,17 +139,15 @@ class BookServer:
 
 def make_driver(user_data_dir: Path | None = None):
     """Headless Chromium through /usr/bin/chromedriver with a fresh profile and console + network logs."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
+    wd = require(webdriver, "selenium", "the browser check of the book")
     browser, driver = chromium_paths()
-    opts = webdriver.ChromeOptions()
+    opts = wd.ChromeOptions()
     opts.binary_location = browser
     for flag in CHROMIUM_FLAGS:
         opts.add_argument(flag)
     opts.add_argument(f"--user-data-dir={user_data_dir or tempfile.mkdtemp(prefix='replib-chromium-')}")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    return wd.Chrome(service=chrome_service.Service(executable_path=driver), options=opts)
 
 
 # ---------------------------------------------------------------- what the book should contain
@@ -210,8 +214,6 @@ def _allowed(url: str) -> str | None:
 
 
 def _network_requests(driver) -> list[str]:
-    import json
-
     urls = []
     for entry in driver.get_log("performance"):
         try:
@@ -223,24 +225,8 @@ def _network_requests(driver) -> list[str]:
     return urls
 
 
-def check_page(
-    driver,
-    server: BookServer,
-    page: Page,
-    *,
-    root: Path | None = None,
-    all_claim_keys: dict[str, list[str]] | None = None,
-    screenshot_dir: Path | None = None,
-    settle: float = 0.5,
-    config: Path | None = None,
-) -> list[str]:
-    """Load one page and return its problems (empty list: the page is fine)."""
-    root = Path(root or find_root())
-    problems: list[str] = []
-    where = page.html
-    if not (server.root / page.html).exists():
-        return [f"{where}: not built (page of _toc.yml missing from the HTML)"]
-    n_requests = len(server.requests)
+def _load(driver, server: BookServer, page: Page, settle: float) -> dict:
+    """Load ``page`` (dropping the logs of earlier pages), wait for it and for MathJax, return its state."""
     driver.get_log("browser"), driver.get_log("performance")  # drop entries of earlier pages
     driver.get(server.url + page.html)
     deadline = time.monotonic() + 10
@@ -250,10 +236,14 @@ def check_page(
     try:  # let MathJax finish typesetting (it loads asynchronously)
         driver.set_script_timeout(20)
         driver.execute_async_script(_JS_MATHJAX_DONE)
-    except Exception:
+    except Exception:  # no MathJax on the page, or it did not settle: the raw-TeX check below says which
         pass
-    state = driver.execute_script(_JS_STATE)
-    # console and network
+    return driver.execute_script(_JS_STATE)
+
+
+def _traffic_problems(driver, server: BookServer, where: str, n_requests: int) -> list[str]:
+    """Console errors, requests leaving the machine (not on the allow-list), and requests the server failed."""
+    problems = []
     for e in driver.get_log("browser"):
         if e.get("level") != "SEVERE":
             continue
@@ -272,7 +262,14 @@ def check_page(
     for path, code in server.requests[n_requests:]:
         if code >= 400 and path != "/favicon.ico":
             problems.append(f"{where}: server answered {code} for {path}")
-    # content
+    return problems
+
+
+def _content_problems(page: Page, state: dict) -> list[str]:
+    """Unrendered roles, docutils errors, raw TeX, stderr and progress-bar noise, the front page's counts,
+    images and plots not drawn."""
+    where = page.html
+    problems = []
     if "{glue" in state["text"]:
         problems.append(f"{where}: literal '{{glue' in the page (a glue role was not rendered)")
     if state["sysmsg"]:
@@ -294,12 +291,33 @@ def check_page(
             problems.append(f"{where}: output #{j + 1} shows progress-bar/warning noise: {m.group(0)[:80]!r}")
     if page.summary is not None:
         problems += _check_summary(page, state)
-    for img in state["images"]:
-        if not img["ok"]:
-            problems.append(f"{where}: image not loaded: {img['src']}")
+    problems += [f"{where}: image not loaded: {img['src']}" for img in state["images"] if not img["ok"]]
     for i, drawn in enumerate(state["plotly"]):
         if not drawn:
             problems.append(f"{where}: plotly figure #{i + 1} has no svg (not drawn)")
+    return problems
+
+
+def check_page(
+    driver,
+    server: BookServer,
+    page: Page,
+    *,
+    root: Path | None = None,
+    all_claim_keys: dict[str, list[str]] | None = None,
+    screenshot_dir: Path | None = None,
+    settle: float = 0.5,
+    config: Path | None = None,
+) -> list[str]:
+    """Load one page and return its problems (empty list: the page is fine)."""
+    root = Path(root or find_root())
+    where = page.html
+    if not (server.root / page.html).exists():
+        return [f"{where}: not built (page of _toc.yml missing from the HTML)"]
+    n_requests = len(server.requests)
+    state = _load(driver, server, page, settle)
+    problems = _traffic_problems(driver, server, where, n_requests)
+    problems += _content_problems(page, state)
     if page.chapter:
         if config is None:  # the staged _config.yml (its branch may be the Colab ref), else the project's
             staged = Path(server.root).parents[1] / "_config.yml" if len(Path(server.root).parents) > 1 else None

@@ -1,7 +1,18 @@
-"""Command line: ``python -m replib run|check|book|all|notebooks|report|card``.
+"""Command line: ``python -m replib run|check|book|all|notebooks|bench|report|card`` (``python -m bookkit`` is
+the same).
 
-Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above
-the working directory, or ``$REPLIB_BOOK_ROOT``)."""
+Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above the
+working directory, or ``$REPLIB_BOOK_ROOT``).
+
+User errors (a bad argument, an unknown chapter, a malformed claims file, a model folder that does not exist,
+a folder that cannot be written, a missing data mirror, a model not cached offline, another runner on the same
+output folder, ...) print one line, ``error: <what>, <where>: <what to do>``, and exit 2; ``--debug`` shows the
+traceback instead. Ctrl-C exits 130. A failed claim or chapter exits 1.
+
+Each command imports its own modules when it runs (the imports at the top of :func:`_run`, :func:`_book`, ...):
+``--help``, an argument error or ``report`` never pay for torch, sentence-transformers or jupyter-book. These
+are the kit's only imports inside functions.
+"""
 
 from __future__ import annotations
 
@@ -9,59 +20,131 @@ import argparse
 import json
 import os
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
-from . import book, report, runner
-from .notebooks import write_runnable
+from . import report
+from .errors import USER_ERRORS, one_line
 from .project import find_root, git_commit, toc_chapters
 
+__all__ = ["USER_ERRORS", "main", "one_line"]
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m replib", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: ``error: <what>; see <prog> --help``, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}; see {self.prog} --help\n")
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
+    p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
+    p.add_argument(
+        "--model",
+        action="append",
+        metavar="NAME_OR_PATH",
+        help="run the chapters on this model (registry key, folder, Hugging Face id[@revision]) instead "
+        "of the profile's; repeatable; CHAPTER=NAME_OR_PATH for one chapter; a relative folder is taken from "
+        "the working directory",
+    )
+    p.add_argument(
+        "--rehearsal",
+        action="store_true",
+        help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
+        "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal",
+    )
+    p.add_argument(
+        "--seeds",
+        "--seed",
+        nargs="+",
+        type=int,
+        metavar="SEED",
+        help="run each chapter once per seed (its seed parameter); a claim whose verdict differs between "
+        "seeds is inconclusive (see the claims' seeds rule); default: the chapter's own seed, one run",
+    )
+
+
+def _add_bench_parser(sub) -> None:
+    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench)")
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
+    p.add_argument(
+        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans kmeans2 embedding (default all)"
+    )
+    p.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    p.add_argument(
+        "--scaling",
+        type=Path,
+        metavar="DIR",
+        help="instead: measure each chapter's dominant step over two orders of magnitude of work, fit the "
+        "exponent, write DIR/scaling.png and DIR/scaling_results.txt (with paper-profile H100 estimates)",
+    )
+    p.add_argument(
+        "--markdown",
+        type=Path,
+        help="also write the table with the machine, date and commit here (the running page"
+        " includes book/bench_results.txt)",
+    )
+
+
+def _add_report_parser(sub) -> None:
+    p = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
+    rsub = p.add_subparsers(dest="report_cmd", required=True)
+    merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
+    merge.add_argument("reports", nargs="+")
+    merge.add_argument("-o", "--output", help="write the merged JSON here (default: stdout)")
+    drift = rsub.add_parser("drift", help="claims whose status or value changed between two reports")
+    drift.add_argument("old")
+    drift.add_argument("new")
+    drift.add_argument("--rtol", type=float, default=1e-9, help="relative change below which values are equal")
+    drift.add_argument("--json", help="also write the drift rows as JSON here")
+    drift.add_argument(
+        "--fail-on-status-change",
+        action="store_true",
+        help="exit 1 when a claim changed status (or appeared/disappeared)",
+    )
+    dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
+    dash.add_argument("reports", nargs="+")
+    dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
+
+
+def _add_card_parser(sub) -> None:
+    p = sub.add_parser("card", help="isotropy card of any model: per-layer metrics, JSON + HTML (replib.card)")
+    p.add_argument("model", help="registry key, folder path, or Hugging Face id[@revision]")
+    p.add_argument(
+        "--data",
+        type=Path,
+        help="text file, one line per row (protein models: one sequence per "
+        "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
+    )
+    p.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
+    p.add_argument("--max-rows", type=int, default=5000, help="rows per layer kept for the metrics")
+    p.add_argument("--n-lines", type=int, default=400, help="WikiText-2 lines (text models)")
+    p.add_argument("--n-proteins", type=int, default=100, help="Swiss-Prot sequences (protein models)")
+    p.add_argument("--device", help="torch device (default: cuda when available)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (every command and option)."""
+    ap = _Parser(prog="python -m replib", description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", type=Path, help="project root (default: found from the working directory)")
-
-    def common(p):
-        p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
-        p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
-        p.add_argument(
-            "--model",
-            action="append",
-            metavar="NAME_OR_PATH",
-            help="run the chapters on this model (registry key, folder, Hugging Face id[@revision]) instead "
-            "of the profile's; repeatable; CHAPTER=NAME_OR_PATH for one chapter",
-        )
-        p.add_argument(
-            "--rehearsal",
-            action="store_true",
-            help="paper-scale rehearsal: the paper profile's code paths with --model substituted, labelled "
-            "a rehearsal (claims bound to the paper's models unverified); report in build/runs/rehearsal",
-        )
-        p.add_argument(
-            "--seeds",
-            "--seed",
-            nargs="+",
-            type=int,
-            metavar="SEED",
-            help="run each chapter once per seed (its seed parameter); a claim whose verdict differs between "
-            "seeds is inconclusive (see the claims' seeds rule); default: the chapter's own seed, one run",
-        )
-
+    ap.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = ap.add_subparsers(dest="cmd", required=True)
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
-    common(p_run)
+    _add_run_options(p_run)
     p_run.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every chapter's time limit")
     p_run.add_argument("--force", action="store_true", help="execute every chapter even when its inputs are unchanged")
-    p_chk = sub.add_parser("check", help="check claims of already executed notebooks (no execution)")
-    common(p_chk)
+    _add_run_options(sub.add_parser("check", help="check claims of already executed notebooks (no execution)"))
     p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
     p_book.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     p_book.add_argument("--no-strict", action="store_true")
     p_all = sub.add_parser("all", help="run + check + book: the main job")
-    common(p_all)
+    _add_run_options(p_all)
     p_all.add_argument("--timeout-scale", type=float, default=1.0)
     p_all.add_argument(
         "--force", action="store_true", help="execute every chapter and rebuild the book even when nothing changed"
@@ -71,127 +154,121 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
     p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
-    p_bench = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench)")
-    p_bench.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    p_bench.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
-    p_bench.add_argument(
-        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans kmeans2 embedding (default all)"
-    )
-    p_bench.add_argument("--json", type=Path, help="also write the rows as JSON here")
-    p_bench.add_argument(
-        "--scaling",
-        type=Path,
-        metavar="DIR",
-        help="instead: measure each chapter's dominant step over two orders of magnitude of work, fit the "
-        "exponent, write DIR/scaling.png and DIR/scaling_results.txt (with paper-profile H100 estimates)",
-    )
-    p_bench.add_argument(
-        "--markdown",
-        type=Path,
-        help="also write the table with the machine, date and commit here (the running page"
-        " includes book/bench_results.txt)",
-    )
-    p_rep = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
-    rsub = p_rep.add_subparsers(dest="report_cmd", required=True)
-    r_merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
-    r_merge.add_argument("reports", nargs="+")
-    r_merge.add_argument("-o", "--output", help="write the merged JSON here (default: stdout)")
-    r_drift = rsub.add_parser("drift", help="claims whose status or value changed between two reports")
-    r_drift.add_argument("old")
-    r_drift.add_argument("new")
-    r_drift.add_argument("--rtol", type=float, default=1e-9, help="relative change below which values are equal")
-    r_drift.add_argument("--json", help="also write the drift rows as JSON here")
-    r_drift.add_argument(
-        "--fail-on-status-change",
-        action="store_true",
-        help="exit 1 when a claim changed status (or appeared/disappeared)",
-    )
-    r_dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
-    r_dash.add_argument("reports", nargs="+")
-    r_dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
-    p_card = sub.add_parser("card", help="isotropy card of any model: per-layer metrics, JSON + HTML (replib.card)")
-    p_card.add_argument("model", help="registry key, folder path, or Hugging Face id[@revision]")
-    p_card.add_argument(
-        "--data",
-        type=Path,
-        help="text file, one line per row (protein models: one sequence per "
-        "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
-    )
-    p_card.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
-    p_card.add_argument("--max-rows", type=int, default=5000, help="rows per layer kept for the metrics")
-    p_card.add_argument("--n-lines", type=int, default=400, help="WikiText-2 lines (text models)")
-    p_card.add_argument("--n-proteins", type=int, default=100, help="Swiss-Prot sequences (protein models)")
-    p_card.add_argument("--device", help="torch device (default: cuda when available)")
-    args = ap.parse_args(argv)
-    if args.cmd == "card":
-        return _card(args)
+    _add_bench_parser(sub)
+    _add_report_parser(sub)
+    _add_card_parser(sub)
+    for p in sub.choices.values():  # --root and --debug after the command too (the top level's defaults stay)
+        p.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return ap
 
-    if args.cmd == "report":
-        return _report(args)
-    if args.cmd == "bench" and args.scaling:
-        from . import scaling
-        from .bench import _cpu_model
 
+def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) -> dict[str, list[str]]:
+    """``--model`` values parsed at the edge: ``{chapter or "*": [absolute specs]}``; a relative folder is taken
+    from ``base_dir`` (the caller's working directory), never from where a chapter runs."""
+    from replib.models import ModelRef
+
+    from .runner import parse_model_options
+
+    return {
+        chapter: [str(ModelRef.parse(spec, base_dir=base_dir)) for spec in specs]
+        for chapter, specs in parse_model_options(values, chapters).items()
+    }
+
+
+def _run(args) -> int:
+    """``run``, ``check`` and ``all`` (which then builds the book, also after a failed claim)."""
+    from .book import build
+    from .run_report import format_table
+    from .runner import chapter_names, run
+
+    if args.rehearsal and args.profile != "paper":
+        raise ValueError("--rehearsal runs the paper profile: add --profile paper")
+    root = find_root(args.root)
+    models = _model_specs(args.model, chapter_names(root), Path.cwd())
+    rep = run(
+        profile=args.profile,
+        chapters=args.chapters,
+        check_only=args.cmd == "check",
+        timeout_scale=getattr(args, "timeout_scale", 1.0),
+        root=root,
+        models=models or None,
+        rehearsal=args.rehearsal,
+        seeds=args.seeds,
+        force=getattr(args, "force", False),
+    )
+    print(format_table(rep))
+    failed = rep["summary"]["failed"] > 0 or rep["summary"]["chapter_failures"] > 0
+    if args.cmd == "all":  # the main job builds the book even when a claim failed: the validation page shows it
+        html = build(args.profile, root=root, force=args.force)
+        print(f"book built: {html / 'index.html'}")
+    return 1 if failed else 0
+
+
+def _book(args) -> int:
+    from .book import build
+
+    html = build(args.profile, strict=not args.no_strict, root=find_root(args.root))
+    print(f"book built: {html / 'index.html'}")
+    return 0
+
+
+def _notebooks(args) -> int:
+    from .notebooks import write_runnable
+
+    root = find_root(args.root)
+    ref = args.ref or git_commit(root)
+    for chapter in toc_chapters(root):
+        print(write_runnable(root, chapter, args.output / f"{chapter}.ipynb", ref=ref))
+    return 0
+
+
+def _bench(args) -> int:
+    from . import bench, scaling
+
+    if args.scaling:
         rows = scaling.run()
         args.scaling.mkdir(parents=True, exist_ok=True)
         scaling.plot(rows, args.scaling / "scaling.png")
-        machine = f"{_cpu_model()}, {os.cpu_count()} CPU cores"
+        machine = f"{bench.cpu_model()}, {os.cpu_count()} CPU cores"
         (args.scaling / "scaling_results.txt").write_text(scaling.markdown(rows, machine) + "\n")
         print(scaling.markdown(rows, machine))
         return 0
-    if args.cmd == "bench":
-        from . import bench
-
-        rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps)
-        print(bench.markdown(rows))
-        if args.json:
-            write_json_atomic(args.json, bench.as_dicts(rows))
-        if args.markdown:
-            try:
-                commit = git_commit(find_root(args.root))
-            except Exception:
-                commit = None
-            args.markdown.write_text(bench.markdown(rows, commit=commit, repeat=args.repeat) + "\n")
-        return 0 if all(r.equal for r in rows) else 1
-    root = find_root(args.root)
-    if args.cmd == "notebooks":
-        ref = args.ref or git_commit(root)
-        for chapter in toc_chapters(root):
-            print(write_runnable(root, chapter, args.output / f"{chapter}.ipynb", ref=ref))
-        return 0
-    if args.cmd in ("run", "check", "all"):
-        if args.rehearsal and args.profile != "paper":
-            print("error: --rehearsal runs the paper profile: add --profile paper", file=sys.stderr)
-            return 2
+    rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps)
+    print(bench.markdown(rows))
+    if args.json:
+        write_json_atomic(args.json, bench.as_dicts(rows))
+    if args.markdown:
         try:
-            models = runner.parse_model_options(args.model, [c.chapter for c in runner.discover_chapters(root)])
-            rep = runner.run(
-                profile=args.profile,
-                chapters=args.chapters,
-                check_only=args.cmd == "check",
-                timeout_scale=getattr(args, "timeout_scale", 1.0),
-                root=root,
-                models=models or None,
-                rehearsal=args.rehearsal,
-                seeds=args.seeds,
-                force=getattr(args, "force", False),
-            )
-        except (ValueError, FileNotFoundError, runner.RunLockedError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(runner.format_table(rep))
-        s = rep["summary"]
-        failed = s["failed"] > 0 or s["chapter_failures"] > 0
-        if args.cmd != "all":
-            return 1 if failed else 0
+            commit = git_commit(find_root(args.root))
+        except FileNotFoundError:  # outside a project: the table says no commit
+            commit = None
+        args.markdown.write_text(bench.markdown(rows, commit=commit, repeat=args.repeat) + "\n")
+    return 0 if all(r.equal for r in rows) else 1
+
+
+def _report(args) -> int:
+    if args.report_cmd == "merge":
+        merged = report.merge([r for path in args.reports for r in report.load(path)])
+        doc = merged[0] if len(merged) == 1 else report.bundle(merged)
+        if args.output:
+            write_json_atomic(args.output, doc)
+        else:
+            print(json.dumps(doc, indent=1))
+        return 0
+    if args.report_cmd == "drift":
+        rows = report.drift(report.load(args.old), report.load(args.new), rtol=args.rtol)
+        print(report.format_drift(rows))
+        if args.json:
+            write_json_atomic(args.json, rows)
+        status_changed = any(r["change"] in ("status", "added", "removed") for r in rows)
+        return 1 if args.fail_on_status_change and status_changed else 0
+    md = report.dashboard_markdown([r for path in args.reports for r in report.load(path)])
+    if args.output:
+        Path(args.output).write_text(md)
     else:
-        failed = False
-    # the main job builds the book even when a claim failed: the validation page shows the failure
-    html = book.build(
-        args.profile, strict=not getattr(args, "no_strict", False), root=root, force=getattr(args, "force", False)
-    )
-    print(f"book built: {html / 'index.html'}")
-    return 1 if failed else 0
+        print(md)
+    return 0
 
 
 def _read_rows(path: Path) -> list[str]:
@@ -214,45 +291,44 @@ def _read_rows(path: Path) -> list[str]:
 
 def _card(args) -> int:
     from replib.card import CardConfig, compute_card
-    from replib.models import ModelUnavailableError, model_slug
+    from replib.models import ModelRef, model_slug
 
+    ref = ModelRef.parse(args.model, base_dir=Path.cwd())
     cfg = CardConfig(max_rows=args.max_rows, n_lines=args.n_lines, n_proteins=args.n_proteins)
-    out = args.output or Path("build") / "cards" / model_slug(args.model)
-    try:
-        data = _read_rows(args.data) if args.data else None
-        card = compute_card(args.model, out, data=data, cfg=cfg, device=args.device)
-    except (ModelUnavailableError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    out = args.output or Path("build") / "cards" / model_slug(ref)
+    data = _read_rows(args.data) if args.data else None
+    card = compute_card(str(ref), out, data=data, cfg=cfg, device=args.device)
     print(f"card of {card['model']['name']}: {len(card['layers'])} layers -> {out / 'card.json'}, {out / 'card.html'}")
     return 0
 
 
-def _report(args) -> int:
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _run,
+    "check": _run,
+    "all": _run,
+    "book": _book,
+    "notebooks": _notebooks,
+    "bench": _bench,
+    "report": _report,
+    "card": _card,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (0 ok, 1 a claim or chapter failed, 2 a user error, 130
+    interrupted)."""
+    args = build_parser().parse_args(argv)
     try:
-        if args.report_cmd == "merge":
-            merged = report.merge([r for path in args.reports for r in report.load(path)])
-            doc = merged[0] if len(merged) == 1 else report.bundle(merged)
-            if args.output:
-                write_json_atomic(args.output, doc)
-            else:
-                print(json.dumps(doc, indent=1))
-            return 0
-        if args.report_cmd == "drift":
-            rows = report.drift(report.load(args.old), report.load(args.new), rtol=args.rtol)
-            print(report.format_drift(rows))
-            if args.json:
-                write_json_atomic(args.json, rows)
-            status_changed = any(r["change"] in ("status", "added", "removed") for r in rows)
-            return 1 if args.fail_on_status_change and status_changed else 0
-        md = report.dashboard_markdown([r for path in args.reports for r in report.load(path)])
-        if args.output:
-            Path(args.output).write_text(md)
-        else:
-            print(md)
-        return 0
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        return COMMANDS[args.cmd](args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("interrupted", file=sys.stderr)
+        return 130
+    except USER_ERRORS as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
 
 

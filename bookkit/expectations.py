@@ -3,17 +3,20 @@ the report and ``_config.yml`` (the expectations :mod:`bookkit.browser` checks i
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-import yaml
+import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
 from .notebooks import for_the_page, read_chapter
-from .pages import BADGE, STATUSES, status_counts
 from .project import chapter_source, find_root, toc_files
+from .status import STATUS_BADGE as BADGE
+from .status import STATUSES, status_counts
+from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure
 PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")
@@ -48,8 +51,6 @@ def _glued_text_plain(nb) -> dict[str, str]:
 
 def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -> Page:
     """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
-    import nbformat
-
     src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
@@ -82,8 +83,6 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
 def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> list[Page]:
     """Every page of ``_toc.yml`` with the expectations of chapter pages (and, when the run's
     ``report.json`` is beside ``executed_dir``, of the reproduction tables and the front page's counts)."""
-    import json
-
     root = Path(root or find_root())
     report_path = Path(executed_dir).parent / "report.json" if executed_dir else None
     report = json.loads(report_path.read_text()) if report_path and report_path.exists() else None
@@ -112,7 +111,7 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
 
 def colab_url(config_path: Path, chapter: str) -> str:
     """The Colab launch URL the book must show for ``chapter``, from ``_config.yml``."""
-    cfg = yaml.safe_load(Path(config_path).read_text())
+    cfg = load_yaml(config_path, what="book configuration").data
     repo = cfg["repository"]
     org_repo = urlparse(repo["url"]).path.strip("/")
     base = (cfg.get("launch_buttons", {}) or {}).get("colab_url", "https://colab.research.google.com").rstrip("/")
@@ -125,7 +124,7 @@ def claim_keys(notebooks_dir: Path) -> dict[str, list[str]]:
     """chapter -> every claim key of its claims file."""
     out = {}
     for f in sorted(Path(notebooks_dir).glob("*.claims.yml")):
-        doc = yaml.safe_load(f.read_text()) or {}
+        doc = load_yaml(f, what="claims file").data or {}
         out[doc.get("chapter") or f.name.split(".")[0]] = [c["key"] for c in doc.get("claims") or []]
     return out
 

@@ -13,7 +13,7 @@ report by :func:`report_problems`):
    from the paper's value to a bound of the quantity's range (0 for a quantity that is never negative)
    accepts a value of zero; for such quantities use ``log10`` or ``rel``.
 4. **Sanity checks and stand-ins are labelled**: the checker never gives them *reproduced* (see
-   :func:`bookkit.claims.evaluate_claim`); here a sanity claim must not carry a tolerance around
+   :func:`bookkit.checker.evaluate_claim`); here a sanity claim must not carry a tolerance around
    a paper's number in any profile, since it would read as a reproduction.
 """
 
@@ -24,7 +24,8 @@ import math
 import re
 from pathlib import Path
 
-from .claims import ChapterClaims, Claim, _split_check
+from .checker import ChapterClaims, Claim, split_check
+from .notebooks import read_chapter
 
 INF = math.inf
 #: keys whose values are I(W) (Mu & Viswanath's partition isotropy), compared in log10
@@ -33,7 +34,7 @@ IW_KEY = re.compile(r"^(iw_|table1_|layer_)|(^|_)iw(_|$)")
 
 def acceptance(claim: Claim, profile: str) -> tuple[float, float] | None:
     """The interval of values the claim accepts in ``profile`` (None: not an interval on its own value)."""
-    kind, spec, expected = _split_check(claim.checks[profile])
+    kind, spec, expected = split_check(claim.checks[profile])
     if expected is not None or kind == "unverified":
         return None
     if kind == "tolerance":
@@ -103,7 +104,7 @@ def claims_problems(claims: ChapterClaims, code: str = "") -> list[str]:
                         )
     for c in claims.claims:
         for profile, check in c.checks.items():
-            kind, spec, _ = _split_check(check)
+            kind, spec, _ = split_check(check)
             if kind != "tolerance":
                 continue
             if c.sanity:
@@ -152,7 +153,5 @@ def report_problems(report: dict, claims_by_chapter: dict[str, ChapterClaims]) -
 
 def chapter_code(path: Path) -> str:
     """The code cells of a chapter source (MyST Markdown notebook), joined."""
-    from .notebooks import read_chapter
-
     nb = read_chapter(path)
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code" and not c.source.lstrip().startswith("%"))

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from replib._io import atomic_write, cache_root
+from replib.data.store import download as _download
 
 VERSION = "3.2.2"
 TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{VERSION}.tgz"
@@ -55,8 +56,6 @@ def fetch(download: bool = True) -> Path:
                     f"MathJax {VERSION} is not in {target.parent}: run "
                     "`python -m bookkit.mathjax` (scripts/setup.sh does) with internet"
                 )
-            from replib.data.store import download as _download
-
             tgz = Path(tmp) / "mathjax.tgz"
             try:
                 _download(TARBALL_URL, tgz, sha256=SHA256)

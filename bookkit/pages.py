@@ -20,7 +20,7 @@ import nbformat
 
 from replib.record import RECORD_MIME
 
-from .claims import STATUS_BADGE, STATUSES
+from .status import STATUS_BADGE, STATUSES, format_value, status_counts
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
@@ -32,19 +32,6 @@ NOISE = re.compile(
 #: more claims than this: the chapter's table is folded (a dropdown) under its one-line summary
 SHORT_TABLE = 12
 CSV_FIELDS = ("chapter", "key", "claim", "profile", "value", "paper_value", "source", "check", "status", "detail")
-
-
-def format_value(v) -> str:
-    """A recorded value as the book shows it: 4 significant digits, lists cut after 6 items, — for None."""
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list):
-        return "[" + ", ".join(format_value(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
-    return str(v)
 
 
 _fmt = format_value
@@ -67,10 +54,6 @@ def claims_csv(claims: list[dict]) -> str:
     for c in claims:
         w.writerow({k: ("" if c.get(k) is None else c.get(k)) for k in CSV_FIELDS})
     return buf.getvalue()
-
-
-def status_counts(claims: list[dict]) -> dict[str, int]:
-    return {s: sum(1 for c in claims if c["status"] == s) for s in STATUSES}
 
 
 def reproduces_markdown(chapter: str, claims: list[dict], profile: str, commit: str | None = None) -> str:

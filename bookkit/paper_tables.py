@@ -21,6 +21,8 @@ from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and te
     select_rows,
 )
 
+from .status import STATUS_BADGE, format_value
+
 
 def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where: str) -> list[dict]:
     """One claim per selected row: ``key`` and ``claim`` are ``str.format`` templates over the row's fields
@@ -85,12 +87,6 @@ def coverage(tables, claims_by_ref: dict[str, list[dict]], registered: set[str] 
     return rows
 
 
-def _fmt(v) -> str:
-    from .pages import format_value
-
-    return format_value(v)
-
-
 def claims_by_ref(report: dict, refs: dict[tuple[str, str], str] | None = None) -> dict[str, list[dict]]:
     """The report's claim results grouped by the paper number they refer to: the result's own ``ref``, else
     ``refs[(chapter, key)]`` (from the claims files; reports written before refs existed)."""
@@ -107,8 +103,6 @@ def papers_markdown(tables, report: dict | None, refs: dict[tuple[str, str], str
     checked in the report's profile, reproduced), the numbers not registered with the reason, and each of the
     paper's tables with, in every cell, the paper's value, ours and the status. ``refs`` maps
     ``(chapter, key)`` of every claim in the claims files to its paper number (what is *registered*)."""
-    from .claims import STATUS_BADGE
-
     report = report or {"claims": []}
     by_ref = claims_by_ref(report, refs)
     prof = report.get("profile", "?")
@@ -160,13 +154,13 @@ def papers_markdown(tables, report: dict | None, refs: dict[tuple[str, str], str
                     res = by_ref.get(n.ref, [])
                     if not res:
                         line.append(
-                            f"{_fmt(n.value)}<br><small>{'not run' if n.ref in (refs or {}).values() else 'not registered'}</small>"
+                            f"{format_value(n.value)}<br><small>{'not run' if n.ref in (refs or {}).values() else 'not registered'}</small>"
                         )
                         continue
                     first = res[0]
-                    ours = "—" if first.get("value") is None else _fmt(first["value"])
+                    ours = "—" if first.get("value") is None else format_value(first["value"])
                     badge = STATUS_BADGE.get(first["status"], first["status"])
-                    line.append(f"{_fmt(n.value)} / {ours}<br><small>{badge} `{first.get('key', '')}`</small>")
+                    line.append(f"{format_value(n.value)} / {ours}<br><small>{badge} `{first.get('key', '')}`</small>")
                 out.append(f"| {r.replace('|', '/')} | " + " | ".join(line) + " |")
             out.append("")
     return "\n".join(out)

@@ -8,9 +8,10 @@ as an argument; :func:`find_root` finds it for the command line.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
-import yaml
+from .yamlfile import load_yaml
 
 ROOT_ENV = "REPLIB_BOOK_ROOT"
 CHAPTER_SUFFIX = ".md"  # a chapter's one source: a MyST Markdown notebook (jupytext md:myst)
@@ -45,7 +46,7 @@ def toc_files(toc_path: Path) -> list[str]:
     toc_path = Path(toc_path)
     if not toc_path.exists():
         return []
-    toc = yaml.safe_load(toc_path.read_text()) or {}
+    toc = load_yaml(toc_path, what="table of contents").data or {}
     out = [str(toc["root"])] if "root" in toc else []
 
     def walk(node):
@@ -75,7 +76,7 @@ def chapter_source(root: Path, chapter: str) -> Path:
 
 def repository(root: Path) -> dict:
     """``_config.yml``'s ``repository`` section (``url``, ``branch``, ``path_to_book``)."""
-    cfg = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
+    cfg = load_yaml(Path(root) / "_config.yml", what="book configuration").data or {}
     repo = dict(cfg.get("repository") or {})
     repo.setdefault("branch", "main")
     repo["url"] = str(repo.get("url", "")).rstrip("/")
@@ -88,8 +89,6 @@ def git_commit(root: Path) -> str | None:
     ``safe.directory`` is set for this one call: in CI containers the checkout belongs to another user and
     git would otherwise refuse ("dubious ownership") and the report would lose its commit.
     """
-    import subprocess
-
     try:
         proc = subprocess.run(
             ["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],

@@ -2,7 +2,7 @@
 
 A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``): ``profile``,
 ``started``/``finished``, ``environment``, ``chapters`` (one entry per executed chapter) and ``claims``
-(one entry per claim, see :class:`bookkit.claims.ClaimResult`). A *bundle* holds several reports:
+(one entry per claim, see :class:`bookkit.checker.ClaimResult`). A *bundle* holds several reports:
 ``{"kind": "replib-report-bundle", "reports": [...]}``.
 
 Command line (``python -m replib report ...``):
@@ -24,9 +24,8 @@ from typing import Any
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
-from .claims import STATUS_BADGE, STATUSES, closing_line
-from .claims import summarize as _summarize
-from .pages import format_value
+from .status import STATUS_BADGE, STATUSES, closing_line, format_value
+from .status import summarize as _summarize
 
 STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
@@ -165,7 +164,7 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
 
 
 def _fmt(v) -> str:
-    """A value for a Markdown table cell (:func:`bookkit.pages.format_value`, pipes escaped)."""
+    """A value for a Markdown table cell (:func:`bookkit.status.format_value`, pipes escaped)."""
     return _cell(format_value(v))
 
 
@@ -269,6 +268,154 @@ def environment_lines(rep: dict) -> list[str]:
     return lines
 
 
+def _substituted_notes(reports: list[dict]) -> list[str]:
+    """A warning for a paper-scale rehearsal, a note for a run on the reader's models."""
+    out = []
+    for rep in reports:
+        override = rep.get("models_override")
+        if rep.get("rehearsal"):
+            out += [
+                "```{warning}",
+                f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
+                "paper profile's code paths and data sizes ran with substituted models "
+                f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
+                "```",
+                "",
+            ]
+        elif override:
+            out += [
+                "```{note}",
+                f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
+                "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
+                "model's short name.",
+                "```",
+                "",
+            ]
+    return out
+
+
+def _at_a_glance(reports: list[dict], chapters: list[str], links: dict[str, str]) -> list[str]:
+    """Per profile the closing line, then the chapter × status matrix."""
+    out = ["## At a glance", ""]
+    for rep in reports:
+        s = summarize(rep)  # recomputed: older reports lack the newer statuses
+        out.append(
+            f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}), "
+            f"{len(rep['claims'])} claims: **{closing_line(s)}**"
+            + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else "")
+        )
+    out.append("")
+    multi = len(reports) > 1  # the profile column only when several profiles are shown
+    out += [
+        "| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
+        "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER),
+    ]
+    for ch in chapters:
+        short = f"[{ch}]({links[ch]})" if ch in links else ch
+        for rep in reports:
+            run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
+            if run is None:
+                continue
+            claims = [c for c in rep["claims"] if c["chapter"] == ch]
+            counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
+            state = f"{run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
+            out.append(
+                f"| {short} | "
+                + (f"`{rep['profile']}` | " if multi else "")
+                + f"{state} | "
+                + " | ".join(str(n) if n else "·" for n in counts)
+                + " |"
+            )
+    return [*out, ""]
+
+
+def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str]:
+    """The values reproduced within tolerance, those deviating or failing, and the unverified by reason."""
+    reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]
+    not_repro = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] in ("deviates", "failed")]
+    out = ["## What this book reproduces, and what it does not", ""]
+    if reproduced:
+        out += ["Paper values reproduced within tolerance (value vs paper):", ""]
+        by_ch = {}
+        for p, c in reproduced:
+            by_ch.setdefault((c["chapter"], p), []).append(
+                f"`{c['key']}` {_fmt(c['value'])} vs {_fmt(c['paper_value'])}"
+            )
+        for (ch, p), items in by_ch.items():
+            out.append(f"- {_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
+    else:
+        out.append(
+            "No paper value was reproduced within tolerance in these runs (the properties checked are listed below)."
+        )
+    out.append("")
+    if not_repro:
+        out += ["Deviating or failing:", ""]
+        for p, c in not_repro:
+            out.append(
+                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}"
+            )
+        out.append("")
+    unver = {}
+    for r in reports:
+        for c in r["claims"]:
+            if c["status"] == "unverified":
+                unver.setdefault(c["detail"], []).append(f"`{c['key']}` (`{r['profile']}`)")
+    if unver:
+        out += ["Unverified, by reason:", ""]
+        out += [f"- {_cell(reason)}: {', '.join(keys)}" for reason, keys in unver.items()]
+        out.append("")
+    return out
+
+
+def _chapter_claims(ch: str, reports: list[dict], title: str, claim_links: dict) -> list[str]:
+    """One chapter's section of "Every claim": a warning per profile it did not complete in, then a row per
+    claim with the value, status and check of each profile."""
+    rows = {}
+    for rep in reports:
+        for c in rep["claims"]:
+            if c["chapter"] == ch:
+                rows.setdefault(c["key"], {})[rep["profile"]] = c
+    present = [r["profile"] for r in reports if any(r["profile"] in v for v in rows.values())]
+    out = [f"### {title}", ""]
+    for rep in reports:
+        run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
+        if run and run.get("status") != "ok":
+            out += [
+                "```{warning}",
+                f"Profile `{rep['profile']}`: the chapter did not complete "
+                f"({run.get('status')}): {_cell(run.get('error') or '')[:600]}",
+                "```",
+                "",
+            ]
+    out += [
+        "| claim | paper (source) | " + " | ".join(f"Profile `{p}`" for p in present) + " | notes |",
+        "|---|---|" + "---|" * len(present) + "---|",
+    ]
+    for key, per in rows.items():
+        first = next(iter(per.values()))
+        cells, notes = [], []
+        for p in present:
+            c = per.get(p)
+            if c is None:
+                cells.append("—")
+                continue
+            cells.append(
+                f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br><small>{_cell(c['check'])}</small>"
+            )
+            notes.append((f"`{p}`: " if len(present) > 1 else "") + _cell(_note(c)))
+        target = claim_links.get((ch, key))
+        where = f" · {{ref}}`computed here <{target}>`" if target else ""
+        out.append(
+            f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
+            f"{_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
+            + " | ".join(cells)
+            + " | "
+            + "<br>".join(notes)
+            + " |"
+        )
+    return [*out, ""]
+
+
 def dashboard_markdown(
     reports: list[dict],
     chapter_links: dict[str, str] | None = None,
@@ -302,155 +449,15 @@ def dashboard_markdown(
         return "\n".join(out)
     reports = merge(reports)
     titles = _chapter_titles(reports)
-    chapters = list(titles)
-    profiles = [r["profile"] for r in reports]
-
-    def name(ch):
-        t = _cell(titles.get(ch, ch))
-        return f"[{t}]({links[ch]})" if ch in links else t
-
-    # --- runs on substituted models (python -m replib run --model ... [--rehearsal])
-    for rep in reports:
-        override = rep.get("models_override")
-        if rep.get("rehearsal"):
-            out += [
-                "```{warning}",
-                f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
-                "paper profile's code paths and data sizes ran with substituted models "
-                f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
-                "```",
-                "",
-            ]
-        elif override:
-            out += [
-                "```{note}",
-                f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
-                "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
-                "model's short name.",
-                "```",
-                "",
-            ]
-    # --- at a glance
-    out += ["## At a glance", ""]
-    for rep in reports:
-        s = summarize(rep)  # recomputed: older reports lack the newer statuses
-        out.append(
-            f"- profile `{rep['profile']}` (run {rep.get('started', '?')} → {rep.get('finished', '?')}), "
-            f"{len(rep['claims'])} claims: **{closing_line(s)}**"
-            + (f"; {s['chapter_failures']} chapter(s) did not complete" if s.get("chapter_failures") else "")
-        )
-    out.append("")
-    multi = len(reports) > 1  # the profile column only when several profiles are shown
-    out += [
-        "| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
-        "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER),
-    ]
-    for ch in chapters:
-        short = f"[{ch}]({links[ch]})" if ch in links else ch
-        for rep in reports:
-            run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
-            if run is None:
-                continue
-            claims = [c for c in rep["claims"] if c["chapter"] == ch]
-            counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
-            state = f"{run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
-            out.append(
-                f"| {short} | "
-                + (f"`{rep['profile']}` | " if multi else "")
-                + f"{state} | "
-                + " | ".join(str(n) if n else "·" for n in counts)
-                + " |"
-            )
-    out.append("")
-    # --- what is and is not reproduced
-    reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]
-    not_repro = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] in ("deviates", "failed")]
-    out += ["## What this book reproduces, and what it does not", ""]
-    if reproduced:
-        out.append("Paper values reproduced within tolerance (value vs paper):")
-        out.append("")
-        by_ch = {}
-        for p, c in reproduced:
-            by_ch.setdefault((c["chapter"], p), []).append(
-                f"`{c['key']}` {_fmt(c['value'])} vs {_fmt(c['paper_value'])}"
-            )
-        for (ch, p), items in by_ch.items():
-            out.append(f"- {_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
-    else:
-        out.append(
-            "No paper value was reproduced within tolerance in these runs (the properties checked are listed below)."
-        )
-    out.append("")
-    if not_repro:
-        out.append("Deviating or failing:")
-        out.append("")
-        for p, c in not_repro:
-            out.append(
-                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}"
-            )
-        out.append("")
-    unver = {}
-    for r in reports:
-        for c in r["claims"]:
-            if c["status"] == "unverified":
-                unver.setdefault(c["detail"], []).append(f"`{c['key']}` (`{r['profile']}`)")
-    if unver:
-        out.append("Unverified, by reason:")
-        out.append("")
-        for reason, keys in unver.items():
-            out.append(f"- {_cell(reason)}: {', '.join(keys)}")
-        out.append("")
-    # --- environment
+    out += _substituted_notes(reports)
+    out += _at_a_glance(reports, list(titles), links)
+    out += _what_is_reproduced(reports, titles)
     out += ["## Environment", ""]
     for rep in reports:
         out += [f"Profile `{rep['profile']}`:", ""] + environment_lines(rep) + [""]
-    # --- every claim
     out += ["## Every claim", ""]
-    for ch in chapters:
-        rows = {}
-        for rep in reports:
-            for c in rep["claims"]:
-                if c["chapter"] == ch:
-                    rows.setdefault(c["key"], {})[rep["profile"]] = c
-        present = [p for p in profiles if any(p in v for v in rows.values())]
-        out += [f"### {name(ch)}", ""]
-        for rep in reports:
-            run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
-            if run and run.get("status") != "ok":
-                out += [
-                    "```{warning}",
-                    f"Profile `{rep['profile']}`: the chapter did not complete "
-                    f"({run.get('status')}): {_cell(run.get('error') or '')[:600]}",
-                    "```",
-                    "",
-                ]
-        out += [
-            "| claim | paper (source) | " + " | ".join(f"Profile `{p}`" for p in present) + " | notes |",
-            "|---|---|" + "---|" * len(present) + "---|",
-        ]
-        for key, per in rows.items():
-            first = next(iter(per.values()))
-            cells = []
-            notes = []
-            for p in present:
-                c = per.get(p)
-                if c is None:
-                    cells.append("—")
-                    continue
-                cells.append(
-                    f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br>"
-                    f"<small>{_cell(c['check'])}</small>"
-                )
-                notes.append((f"`{p}`: " if len(present) > 1 else "") + _cell(_note(c)))
-            target = (claim_links or {}).get((ch, key))
-            where = f" · {{ref}}`computed here <{target}>`" if target else ""
-            out.append(
-                f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
-                f"{_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
-                + " | ".join(cells)
-                + " | "
-                + "<br>".join(notes)
-                + " |"
-            )
-        out.append("")
+    for ch in titles:
+        title = _cell(titles.get(ch, ch))
+        title = f"[{title}]({links[ch]})" if ch in links else title
+        out += _chapter_claims(ch, reports, title, claim_links or {})
     return "\n".join(out)

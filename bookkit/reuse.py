@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+import replib
 from replib._io import write_json_atomic
 
 #: packages whose version can change a chapter's numbers (and the packaged models)
@@ -71,8 +72,6 @@ def replib_dir(root: Path) -> Path:
     here = Path(root) / "replib"
     if (here / "__init__.py").exists():
         return here
-    import replib
-
     return Path(replib.__file__).parent
 
 

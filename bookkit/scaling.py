@@ -10,37 +10,25 @@ last two columns is an estimate until the nightly's paper run measures it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from replib.methods import protein as P
+from replib.methods.cluster_isotropy import cluster_labels
+from replib.metrics import isoscore
+from replib.metrics.lid import lid_mle
+
+from .bench_tables import Scaling, fit_power_law
+from .bench_tables import scaling_markdown as markdown
+
+__all__ = ["GPU_EFFICIENCY", "H100_FP32", "Scaling", "fit_power_law", "markdown", "plot", "run"]
 
 #: an H100's FP32 (non-tensor-core) peak, FLOP/s, and the fraction of it a real kernel reaches (assumed)
 H100_FP32 = 67e12
 GPU_EFFICIENCY = 0.3
-
-
-@dataclass
-class Scaling:
-    step: str
-    chapter: str
-    unit: str
-    sizes: list[int]
-    seconds: list[float]
-    exponent: float
-    coefficient: float
-    paper_work: float
-    paper_note: str
-    speedup: float
-    speedup_note: str
-
-    def predict(self, work: float) -> float:
-        return float(self.coefficient * work**self.exponent)
-
-
-def fit_power_law(sizes, seconds) -> tuple[float, float]:
-    """``(a, b)`` of ``t = a * W**b``, least squares on ``log t = log a + b log W``."""
-    b, log_a = np.polyfit(np.log(np.asarray(sizes, float)), np.log(np.asarray(seconds, float)), 1)
-    return float(np.exp(log_a)), float(b)
 
 
 def _time(fn, repeat: int = 2) -> float:
@@ -60,11 +48,6 @@ def cpu_gemm_flops(n: int = 1024) -> float:
 
 
 def _steps(rng):
-    from replib.methods import protein as P
-    from replib.methods.cluster_isotropy import cluster_labels
-    from replib.metrics import isoscore
-    from replib.metrics.lid import lid_mle
-
     aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
 
     def isoscore_at(n):
@@ -155,13 +138,6 @@ def run(rng=None, progress=print, cpu_flops: float | None = None) -> list[Scalin
 
 def plot(rows: list[Scaling], path) -> None:
     """Log-log plot of cost against work with the fitted lines (seaborn), saved to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-    import seaborn as sns
-
     data = pd.DataFrame(
         [
             {"step": f"{r.step} (b = {r.exponent:.2f})", "work (relative to the smallest size)": n / r.sizes[0], "s": t}
@@ -169,36 +145,10 @@ def plot(rows: list[Scaling], path) -> None:
             for n, t in zip(r.sizes, r.seconds)
         ]
     )
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig = Figure(figsize=(8, 4.5))  # no pyplot: no backend, no global figure state
+    ax = fig.subplots()
     sns.lineplot(data=data, x="work (relative to the smallest size)", y="s", hue="step", marker="o", ax=ax)
     ax.set(xscale="log", yscale="log", ylabel="seconds (best of 2)", title="Cost against work, with fitted exponents")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _human(seconds: float) -> str:
-    for unit, s in (("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= s:
-            return f"{seconds / s:.1f} {unit}"
-    return f"{seconds:.1f} s"
-
-
-def markdown(rows: list[Scaling], machine: str) -> str:
-    lines = [
-        f"Measured on {machine}. *b*: fitted exponent of *t* = *a* · *W*^*b*. The last two columns extrapolate the "
-        "fit to the paper profile's work and divide by an assumed GPU speed-up: **estimates, not measurements**.",
-        "",
-        "| chapter | dominant step | sizes (work) | *b* | paper-profile work | CPU, extrapolated | one H100 (estimate) | "
-        "assumed speed-up |",
-        "|---|---|---|---:|---|---:|---:|---|",
-    ]
-    for r in rows:
-        cpu = r.predict(r.paper_work)
-        lines.append(
-            f"| {r.chapter} | {r.step} | {r.sizes[0]:,}–{r.sizes[-1]:,} {r.unit} | {r.exponent:.2f} | "
-            f"{r.paper_work:,.0f} {r.unit}: {r.paper_note} | {_human(cpu)} | {_human(cpu / r.speedup)} | "
-            f"{r.speedup:.0f}× ({r.speedup_note}) |"
-        )
-    return "\n".join(lines)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .claims import ChapterClaims, Claim, _split_check, check_chapter, evaluate_claim
+from .checker import ChapterClaims, Claim, check_chapter, evaluate_claim, split_check
 
 SEED_RULES = ("all", "worst", "mean")
 #: property ops a ``worst``/``mean`` rule can combine (one-sided bounds with a fixed value)
@@ -40,7 +40,7 @@ def rule_problem(claim_key: str, rule: str, checks: dict) -> str | None:
     if rule == "all":
         return None
     for prof, chk in checks.items():
-        kind, spec, _ = _split_check(chk)
+        kind, spec, _ = split_check(chk)
         if kind == "unverified":
             continue
         if kind == "property" and spec.get("op") in _DIRECTION and "value" in spec:
@@ -74,7 +74,7 @@ def combine_claim(
     seeds = list(records_by_seed)
     per = {s: evaluate_claim(claim, profile, records_by_seed[s], errors_by_seed.get(s)) for s in seeds}
     values = {s: per[s].value for s in seeds}
-    kind, spec, _ = _split_check(claim.checks[profile])
+    kind, spec, _ = split_check(claim.checks[profile])
     rule = claim.seeds
     numeric = all(_finite(v) for v in values.values()) and not any(errors_by_seed.get(s) for s in seeds)
     if kind == "unverified" or not numeric:

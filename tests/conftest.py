@@ -16,6 +16,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,99 @@ def input_keys() -> tuple[str, str]:
 
 def _stored(path: Path) -> str | None:
     return path.read_text().strip() if path.exists() else None
+
+
+#: tests over about 1.3 s on the shared 2-core build machine (``pytest --durations``): marked ``slow`` here, so
+#: that the quick loop (``scripts/quick.sh``) leaves them out without touching their modules; a test module's
+#: owner may move a name to a ``@pytest.mark.slow`` decorator. A name that no longer exists is reported.
+SLOW = {
+    "tests/test_card.py": [
+        "card_equals_the_chapters_functions",
+        "card_resumes_at_the_next_layer",
+        "minilm_folder_card_equals_registry_card",
+    ],
+    "tests/test_classifiers.py": [
+        "pairs_and_parameter_counts",
+        "supersense_setup_reads_word2vec_files_with_pos_tagged_tokens",
+        "run_seeds_caches_and_summarizes",
+        "sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors",
+        "supersense_setup_on_glove_and_wordnet",
+        "training_is_deterministic_under_a_seed",
+        "training_raises_silhouette_and_lowers_isoscore_multilabel",
+        "training_resumes_after_a_kill",
+        "wordnet_pos_setup_labels_are_the_parts_of_speech_wordnet_lists",
+    ],
+    "tests/test_cluster_isotropy.py": [
+        "pair_token_features_cache_is_reused_and_equal",
+        "fresh_classifier_per_condition",
+        "global_equals_numpy_all_but_the_top_and_one_cluster",
+    ],
+    "tests/test_data.py": ["wordnet_lemma_counts_match_the_published_statistics"],
+    "tests/test_embeddings.py": [
+        "protein_pooling_equals_single_sequence_reference",
+        "proteinbert_recipe",
+        "resume_after_kill_gives_identical_output",
+        "sbert_mean_pooling_matches_sentence_transformers",
+        "xlnet_left_padding_batch_independent",
+    ],
+    "tests/test_pairs_dask.py": ["dask_backend_gives_the_serial_results_and_resumes"],
+    "tests/test_protein_isotropy.py": ["pair_engine_matches_direct_calls_and_jobs", "gap_convention_by_hand"],
+    "tests/test_faults_data.py": ["vouched_pickle_may_hold_arrays_only"],
+    "tests/test_manifolds.py": [
+        "levina_bickel_matches_scikit_dimension",
+        "choose_clusters_finds_separated_blobs_and_is_deterministic",
+        "layers_in_worker_processes_give_the_serial_results",
+    ],
+    "tests/test_models.py": ["glove"],
+    "tests/test_models_proteinbert.py": [
+        "port_matches_keras_every_block",
+        "wrong_weight_order_is_caught_by_shapes_or_values",
+    ],
+    "tests/test_models_resolve.py": [
+        "changed_weights_change_the_identity",
+        "classifier_setups_and_cluster_loader_take_a_folder",
+        "minilm_folder_equals_registry_key",
+        "transformers_layout_without_pooling_is_text",
+    ],
+    "tests/test_nightly.py": ["publish_finds_every_report_in_the_workflows_artifact_layout"],
+    "tests/test_reliability_caches.py": [
+        "corrupted_checkpoint_restarts_training_with_a_warning",
+        "embedding_cache_recomputes_a_copied_shard",
+        "no_single_flipped_byte_serves_wrong_data_or_crashes",
+    ],
+    "tests/test_training.py": ["final_folder_loads_through_model_layer", "kill_and_resume_gives_bit_identical_weights"],
+    "tests/test_atlas.py": ["random_full_size_architectures"],
+    "tests/test_models_reliability.py": ["auto_map_never_runs_the_folders_code_even_when_the_prompt_is_answered_yes"],
+}
+#: module fixtures that take seconds to build: every test of the module that uses one is ``slow`` too (marking
+#: only some would move the fixture's cost to the next test that uses it)
+SLOW_FIXTURES = {
+    "tests/test_atlas.py": ["atlas"],
+    "tests/test_data.py": ["wordnet"],
+    "tests/test_models_proteinbert.py": ["port_out"],
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """``chapter``: a test of the smoke book runs every chapter (the first time); ``slow``: the tests of
+    :data:`SLOW` and the users of :data:`SLOW_FIXTURES`. Both are left out of the quick loop
+    (``scripts/quick.sh``)."""
+    seen = set()
+    for item in items:
+        if "smoke_book" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.chapter)
+        path, _, name = item.nodeid.partition("::test_")
+        name = name.split("[")[0]
+        if name in SLOW.get(path, ()):
+            item.add_marker(pytest.mark.slow)
+            seen.add((path, name))
+        if set(SLOW_FIXTURES.get(path, ())) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+    collected = {item.nodeid.split("::")[0] for item in items}
+    for path, names in SLOW.items():
+        gone = [n for n in names if path in collected and (path, n) not in seen]
+        if gone:
+            warnings.warn(f"conftest.SLOW names tests that {path} no longer has: {gone}", stacklevel=1)
 
 
 @pytest.fixture(scope="session")

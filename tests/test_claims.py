@@ -1,13 +1,16 @@
 """Claims files: schema validation and the checker's verdicts."""
 
+import re
 import textwrap
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from bookkit.claims import ClaimsFileError, check_chapter, claims_schema, evaluate_claim, load_claims
+from bookkit.yamlfile import MAX_BYTES, load_yaml
+from replib.profiles import PROFILES
 from replib.record import GLUE_PREFIX, RECORD_MIME, _plain, read_records, record
-from bookkit.claims import ClaimsFileError, check_chapter, evaluate_claim, load_claims
 
 
 def _write(tmp_path, body):
@@ -100,19 +103,25 @@ OK = BASE % "{tolerance: {abs: 0.1}}"
     [
         (OK.replace('source: "Table 1, p. 3"', "table: 1"), "source"),
         (OK + OK.split("claims:\n")[1], "duplicate key"),
-        (OK.replace('      paper: {unverified: "needs a GPU"}\n', ""), "no check for profile"),
-        (BASE % "{guess: {abs: 1}}", "unknown"),
-        (BASE % "{unverified: ''}", "reason"),
-        (BASE % "{property: {op: approx, value: 1}}", "op must be"),
-        (BASE % "{property: {op: lt}}", "exactly one of value/key"),
-        (BASE % "{property: {op: between, value: 1}}", "between needs"),
+        (OK.replace('      paper: {unverified: "needs a GPU"}\n', ""), "checks: 'paper' is a required property"),
+        (BASE % "{guess: {abs: 1}}", "'guess' was unexpected"),
+        (BASE % "{unverified: ''}", "unverified: '' does not match"),
+        (BASE % "{unverified: '  '}", "unverified: '  ' does not match"),  # a blank reason is no reason
+        (BASE % "{property: {op: approx, value: 1}}", "'approx' is not one of"),
+        (BASE % "{property: {op: lt}}", "'value' is a required property"),
+        (BASE % "{property: {op: lt, value: 1, key: k2}}", "property: False schema does not allow 1"),  # value or key
+        (BASE % "{property: {op: between, value: 1}}", "value: 1 is not of type 'array'"),
+        (BASE % "{property: {op: close, value: 1}}", "'abs' is a required property"),
+        (BASE % "{tolerance: {abs: 1}, property: {op: gt, value: 0}}", "is valid under each of"),  # one kind only
         (BASE.replace("value: 2.0", "value: null") % "{tolerance: {abs: 1}}", "numeric paper value"),
         ("claims: [\n  - {key: a", "not valid YAML"),
     ],
 )
 def test_schema_errors(tmp_path, body, match):
-    with pytest.raises(ClaimsFileError, match=match):
-        load_claims(_write(tmp_path, body))
+    path = _write(tmp_path, body)
+    with pytest.raises(ClaimsFileError, match=match) as err:
+        load_claims(path)
+    assert re.match(re.escape(str(path)) + r":\d+: ", str(err.value)), "the error names the file and the line"
 
 
 def test_record_plain_values():
@@ -163,7 +172,7 @@ def test_expected_failure_is_strict(tmp_path, check, records, status):
 
 
 def test_expected_failure_needs_reason_and_a_real_check(tmp_path):
-    with pytest.raises(ClaimsFileError, match="reason"):
+    with pytest.raises(ClaimsFileError, match="expected_failure: '' does not match"):
         _claims(tmp_path, '{property: {op: gt, value: 3}, expected_failure: ""}')
     with pytest.raises(ClaimsFileError, match="unverified"):
         _claims(tmp_path, '{unverified: "x", expected_failure: "y"}')
@@ -207,20 +216,25 @@ def test_numbers_in_any_yaml_spelling(tmp_path):
 @pytest.mark.parametrize(
     "body,match",
     [
-        (BASE % "{property: {op: lt, value: tiny}}", "expected a number"),
+        (BASE % "{property: {op: lt, value: tiny}}", "value: 'tiny' does not match"),
         (BASE % "{tolerance: {abs: .nan}}", "finite"),
         (BASE % "{tolerance: {abs: -1}}", ">= 0"),
         (BASE % "{property: {op: gt, value: 0, value: 1}}", "duplicate key"),
         (BASE.replace("    claim: c\n", "    claim: c\n    claim: d\n") % "{tolerance: {abs: 1}}", "duplicate key"),
-        (BASE.replace("    claim: c\n", "    claim: c\n    colour: red\n") % "{tolerance: {abs: 1}}", "unknown field"),
-        (BASE.replace("title: X\n", "title: X\nextra: 1\n") % "{tolerance: {abs: 1}}", "unknown field"),
-        ("chapter: x\ntitle: X\nclaims: [a, b]\n", "a claim is a mapping"),
-        (BASE % "{property: {op: lt, value: 1, within: 2}}", "unknown field"),
+        (
+            BASE.replace("    claim: c\n", "    claim: c\n    colour: red\n") % "{tolerance: {abs: 1}}",
+            "'colour' was unexpected",
+        ),
+        (BASE.replace("title: X\n", "title: X\nextra: 1\n") % "{tolerance: {abs: 1}}", "'extra' was unexpected"),
+        ("chapter: x\ntitle: X\nclaims: [a, b]\n", r"claims\[\d\]: '[ab]' is not of type 'object'"),
+        (BASE % "{property: {op: lt, value: 1, within: 2}}", "'within' was unexpected"),
     ],
 )
 def test_malformed_claims_files_are_refused(tmp_path, body, match):
-    with pytest.raises(ClaimsFileError, match=match):
-        load_claims(_write(tmp_path, body))
+    path = _write(tmp_path, body)
+    with pytest.raises(ClaimsFileError, match=match) as err:
+        load_claims(path)
+    assert re.match(re.escape(str(path)) + r":\d+: ", str(err.value)), "the error names the file and the line"
 
 
 def test_sanity_checks_are_never_reproductions(tmp_path):
@@ -236,3 +250,77 @@ def test_a_stand_in_is_at_best_consistent(tmp_path):
     ch = load_claims(_write(tmp_path, body % "{tolerance: {abs: 0.1}}"))
     r = evaluate_claim(ch.claims[0], "smoke", {"k": 2.0})
     assert r.status == "consistent" and "stand-in" in r.detail
+
+
+# ------------------------------------------------------------------ claims files are read safely (issue 28)
+def test_an_error_names_the_line_of_the_value(tmp_path):
+    second = (
+        "  - key: k2\n    claim: c2\n    paper: {value: 1.0, source: T2}\n    checks:\n"
+        "      smoke: {unverified: x}\n      offline: {property: {op: approx, value: 1}}\n      paper: {unverified: x}\n"
+    )
+    body = (BASE % "{tolerance: {abs: 1}}") + second
+    path = _write(tmp_path, body)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "approx" in text)
+    with pytest.raises(ClaimsFileError, match=rf"x\.claims\.yml:{line}: claims\[1\]\.checks\.offline\.property\.op: "):
+        load_claims(path)
+
+
+def test_the_chapter_field_names_the_files_chapter(tmp_path):
+    path = _write(tmp_path, BASE.replace("chapter: x", "chapter: y") % "{tolerance: {abs: 1}}")
+    with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:2: chapter: 'y', but this is the claims file of 'x'"):
+        load_claims(path)
+
+
+def _bomb(levels: int = 9) -> str:
+    """A "billion laughs": each level lists the one before nine times (9**9 strings once expanded)."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
+    return "\n".join(lines)
+
+
+def test_an_alias_bomb_is_refused(tmp_path):
+    body = (BASE % "{tolerance: {abs: 1}}").replace("title: X", "title: *l9")
+    path = tmp_path / "x.claims.yml"
+    path.write_text("# expanded, this file is 387 million strings\n" + _bomb() + textwrap.dedent(body))
+    with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:\d+: the document stands for more than .* aliases"):
+        load_claims(path)
+
+
+def test_a_self_referring_alias_a_huge_file_and_bytes_that_are_not_text_are_refused(tmp_path):
+    path = tmp_path / "x.claims.yml"
+    path.write_text((BASE % "{tolerance: {abs: 1}}").replace("title: X", "title: &t [1, *t]"))
+    with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:3: an alias refers to the value that contains it"):
+        load_claims(path)
+    path.write_text("# padding\n" * (MAX_BYTES // 10 + 1) + BASE % "{tolerance: {abs: 1}}")
+    with pytest.raises(ClaimsFileError, match="at most 1,048,576 bytes"):
+        load_claims(path)
+    path.write_bytes((BASE % "{tolerance: {abs: 1}}").replace("title: X", "title: caf\xe9").encode("latin-1"))
+    with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml: a claims file is UTF-8 text; byte \d+ is not"):
+        load_claims(path)
+
+
+def test_yaml_lines_follow_keys_indices_and_aliases(tmp_path):
+    path = tmp_path / "a.yml"
+    path.write_text("a: &x\n  b: [1, 2]\nc:\n  - *x\n  - d: 3\n")
+    doc = load_yaml(path)
+    assert doc.data == {"a": {"b": [1, 2]}, "c": [{"b": [1, 2]}, {"d": 3}]}
+    assert doc.line_of(("a", "b")) == 2 and doc.line_of(("c", 1, "d")) == 5
+    assert doc.line_of(("c", 0, "b")) == 2  # an alias: where its value is written (the anchor)
+    assert doc.line_of(("c", 1, "nope")) == 5  # the nearest enclosing value
+    assert doc.at(()) == f"{path}:1"
+
+
+def test_the_schema_names_every_profile():
+    checks = claims_schema()["$defs"]["checks"]
+    assert set(checks["required"]) == set(checks["properties"]) == set(PROFILES)
+
+
+def test_an_error_in_the_default_checks_names_their_line(tmp_path):
+    body = (
+        "chapter: x\ntitle: X\ndefaults:\n  checks:\n    smoke: {tolerance: {abs: -1}}\n"
+        "    offline: {unverified: r}\n    paper: {unverified: r}\n"
+        "claims:\n  - {key: k, claim: c, paper: {value: 1, source: T1}}\n"
+    )
+    with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:5: tolerance\.abs must be >= 0"):
+        load_claims(_write(tmp_path, body))

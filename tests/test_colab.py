@@ -15,9 +15,9 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from replib.profiles import resolve_profile
 from bookkit.notebooks import BOOTSTRAP_TAG, colab_bootstrap, runnable_notebook
 from bookkit.project import toc_chapters
+from replib.profiles import resolve_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = toc_chapters(ROOT)

@@ -8,8 +8,8 @@ import io
 
 import nbformat
 
-from replib.record import GLUE_PREFIX, RECORD_MIME
 from bookkit import pages
+from replib.record import GLUE_PREFIX, RECORD_MIME
 
 
 def _claims():

@@ -128,14 +128,19 @@ def test_refs_and_families_expand_from_the_table(tmp_path):
             'claims: []\nfamilies:\n  - {key: "k_{parts[7]}", claim: c, rows: "p2000:T1/*", checks: CHECKS}\n',
             "template",
         ),
-        ('claims: []\nfamilies:\n  - {key: "k_{id}", claim: c, rows: "p2000:T1/*", check: CHECKS}\n', "unknown field"),
+        (
+            'claims: []\nfamilies:\n  - {key: "k_{id}", claim: c, rows: "p2000:T1/*", check: CHECKS}\n',
+            "'check' was unexpected",
+        ),
+        ('claims: []\nfamilies:\n  - {key: "k_{id}", claim: c, rows: 5, checks: CHECKS}\n', r"families\[0\]\.rows: 5"),
     ],
 )
 def test_bad_refs_and_families_are_refused(tmp_path, claims, match):
     _csv(tmp_path, GOOD)
     p = _claims(tmp_path, claims.replace("CHECKS", CHECKS))
-    with pytest.raises(ClaimsFileError, match=match):
+    with pytest.raises(ClaimsFileError, match=match) as err:
         load_claims(p)
+    assert str(err.value).startswith(f"{p}:"), "the error names the file (and the line)"
 
 
 def test_coverage_counts_registered_checked_and_reproduced(tmp_path):

@@ -6,13 +6,15 @@ import copy
 import json
 import math
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bookkit import report
+from bookkit import cli, report
 from bookkit.book import validation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,6 +190,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.slow  # a fresh Python process (imports the stack)
 def test_cli_merge_drift_dashboard(tmp_path):
     old, new, paper = _report(), _report(started="2026-01-02T00:00:00+00:00"), _report(profile="paper")
     new["claims"][1]["value"] = 0.25  # a_prop halves
@@ -210,29 +213,40 @@ def test_cli_merge_drift_dashboard(tmp_path):
     assert p.returncode == 2 and "not a runner report" in p.stderr
 
 
-def test_nightly_workflow():
-    """The nightly workflow cannot run here; check its shape and that the commands it calls exist."""
-    import re
+def _invocations() -> list[tuple[str, str]]:
+    """Every ``python -m replib ...`` command line of the CI workflows and the scripts, with its shell variables
+    given example values (``${NAME:-default}`` its default)."""
+    out = []
+    for f in sorted([*(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "scripts").glob("*.sh")]):
+        for m in re.finditer(r"-m (?:replib|bookkit) ([^\n|>&;`]+)", f.read_text()):
+            line = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", m.group(1))
+            line = line.replace('"$@"', "").replace('"$SEED"', "1").replace('"$CHAPTER"', "isoscore")
+            out.append((f.name, re.sub(r'"?\$\{?\w+\}?"?', "x", line).strip()))
+    return out
 
-    import yaml
 
-    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text())
-    on = wf.get("on", wf.get(True))
-    assert on["schedule"][0]["cron"] and "workflow_dispatch" in on
-    jobs = wf["jobs"]
-    assert set(jobs) == {"smoke", "paper", "publish", "notify"}
-    # any GPU runner (a hosted larger runner's name or a self-hosted label), not only self-hosted ones
-    assert (
-        jobs["paper"]["if"] == "vars.GPU_RUNNER_LABEL != ''"
-        and jobs["paper"]["runs-on"] == "${{ vars.GPU_RUNNER_LABEL }}"
-    )
-    assert set(jobs["publish"]["needs"]) == {"smoke", "paper"} and "always()" in jobs["publish"]["if"]
-    assert "github.ref == 'refs/heads/main'" in jobs["publish"]["if"]  # a branch never deploys
-    assert "${{ github.ref }}" in wf["concurrency"]["group"]
-    steps = "\n".join(s.get("run", "") for j in jobs.values() for s in j["steps"])
-    assert "--profile smoke" in steps and "--profile paper" in steps and "chromium chromium-driver" in steps
-    uses = [s.get("uses", "") for s in jobs["publish"]["steps"]]
-    assert any(u.startswith("actions/deploy-pages") for u in uses)
-    for sub in sorted(set(re.findall(r"-m replib report (\w+)", steps))):
-        p = _cli(sub, "--help")
-        assert p.returncode == 0, (sub, p.stderr)
+#: options the workflows call that the command line does not have yet (the paper profile in parts, issue 26)
+NOT_YET = ("--list-parts", "--part")
+
+
+@pytest.mark.parametrize(
+    "where,line",
+    [
+        pytest.param(
+            w,
+            line,
+            marks=pytest.mark.xfail(strict=True, reason="issue 26: the paper profile's parts are not in the CLI"),
+        )
+        if any(o in line.split() for o in NOT_YET)
+        else (w, line)
+        for w, line in _invocations()
+    ],
+)
+def test_every_command_ci_calls_exists(where, line):
+    """The command line accepts every command the workflows and scripts call (parsed, not run)."""
+    args = cli.build_parser().parse_args(shlex.split(line))
+    assert args.cmd in cli.COMMANDS, (where, line)
+
+
+def test_ci_calls_commands_at_all():
+    assert {line.split()[0] for _, line in _invocations()} >= {"run", "all"}

@@ -31,6 +31,7 @@ def _reused(msgs):
     return any("unchanged, reused" in m for m in msgs)
 
 
+@pytest.mark.chapter
 def test_second_run_reuses_and_keeps_the_report(project, tmp_path):
     out = tmp_path / "out"
     first, msgs = _run(project, out)
@@ -58,6 +59,7 @@ def test_second_run_reuses_and_keeps_the_report(project, tmp_path):
     ],
     ids=["chapter source", "replib code", "data registry"],
 )
+@pytest.mark.chapter
 def test_a_changed_input_re_executes(project, tmp_path, change):
     out = tmp_path / "out"
     _run(project, out)
@@ -66,6 +68,7 @@ def test_a_changed_input_re_executes(project, tmp_path, change):
     assert not _reused(msgs)
 
 
+@pytest.mark.chapter
 def test_another_seed_or_force_re_executes(project, tmp_path):
     out = tmp_path / "out"
     _run(project, out, seeds=[0])
@@ -77,6 +80,7 @@ def test_another_seed_or_force_re_executes(project, tmp_path):
     assert not _reused(msgs)
 
 
+@pytest.mark.chapter
 def test_a_failed_execution_is_never_reused(project, tmp_path):
     out = tmp_path / "out"
     rep, _ = _run(project, out, chapters=["broken"])
@@ -86,6 +90,7 @@ def test_a_failed_execution_is_never_reused(project, tmp_path):
     assert not _reused(msgs)
 
 
+@pytest.mark.chapter
 def test_a_changed_claims_file_re_checks_without_re_executing(project, tmp_path):
     out = tmp_path / "out"
     first, _ = _run(project, out)
@@ -99,6 +104,7 @@ def test_a_changed_claims_file_re_checks_without_re_executing(project, tmp_path)
     assert status["answer"] == "failed"  # 0.501 is outside ±0.0001 of 0.5: the new check ran on the kept notebook
 
 
+@pytest.mark.chapter
 def test_a_tampered_or_partial_manifest_is_not_trusted(project, tmp_path):
     out = tmp_path / "out"
     _run(project, out)

@@ -1,16 +1,20 @@
 """The runner: papermill execution, isolation of failing/timed-out chapters, and the claim check."""
 
 import json
+import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bookkit import runner
+from bookkit import execute, runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +29,7 @@ def _claims(report, chapter):
     return {c["key"]: c for c in report["claims"] if c["chapter"] == chapter}
 
 
+@pytest.mark.chapter
 def test_good_chapter_passes_with_injected_profile(smoke_report):
     report, _ = smoke_report
     good = _claims(report, "good")
@@ -32,6 +37,7 @@ def test_good_chapter_passes_with_injected_profile(smoke_report):
     assert good["flag"]["status"] == "consistent"  # profile 'smoke' was injected by papermill
 
 
+@pytest.mark.chapter
 def test_failing_chapter_fails_and_others_still_run(smoke_report):
     report, _ = smoke_report
     chapters = {c["chapter"]: c for c in report["chapters"]}
@@ -41,6 +47,7 @@ def test_failing_chapter_fails_and_others_still_run(smoke_report):
     assert broken["answer"]["status"] == "failed" and broken["flag"]["status"] == "failed"
 
 
+@pytest.mark.chapter
 def test_timed_out_chapter_fails_even_with_recorded_keys(smoke_report):
     report, _ = smoke_report
     chapters = {c["chapter"]: c for c in report["chapters"]}
@@ -49,12 +56,14 @@ def test_timed_out_chapter_fails_even_with_recorded_keys(smoke_report):
     assert all(c["status"] == "failed" for c in _claims(report, "slow").values())
 
 
+@pytest.mark.chapter
 def test_out_of_tolerance_value_fails(smoke_report):
     report, _ = smoke_report
     wrong = _claims(report, "wrong")
     assert wrong["answer"]["status"] == "failed" and "0.9" in wrong["answer"]["detail"]
 
 
+@pytest.mark.chapter
 def test_report_file_summary_and_closing_line(smoke_report):
     report, tmp = smoke_report
     on_disk = json.loads((tmp / "out" / "report.json").read_text())
@@ -69,6 +78,7 @@ def test_report_file_summary_and_closing_line(smoke_report):
     assert "torch" in report["environment"]["packages"]
 
 
+@pytest.mark.chapter
 def test_check_only_rechecks_existing_outputs(smoke_report, tmp_path):
     _, tmp = smoke_report
     rep = runner.run(
@@ -89,6 +99,7 @@ def test_unknown_chapter_and_empty_folder(tmp_path):
         runner.run("smoke", out_dir=tmp_path / "o", root=tmp_path, progress=lambda *_: None)
 
 
+@pytest.mark.chapter
 def test_cli_exit_code_on_failure(tmp_path):
     # the CLI's run command exits non-zero when a claim fails (repository chapters are not touched)
     project = tmp_path / "project"
@@ -102,6 +113,7 @@ def test_cli_exit_code_on_failure(tmp_path):
     assert (project / "build" / "runs" / "smoke" / "report.json").exists()
 
 
+@pytest.mark.chapter
 def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
     from bookkit.report import environment_lines, models_used
 
@@ -120,6 +132,7 @@ def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
 
 
 # ------------------------------------------------------------------ reliability of the runner (issue 16)
+@pytest.mark.chapter
 def test_check_refuses_a_notebook_that_raised_after_recording(smoke_report):
     """`broken` records its keys, then raises: a re-check must not call it ok."""
     _, tmp = smoke_report
@@ -137,6 +150,7 @@ def test_check_refuses_a_notebook_that_raised_after_recording(smoke_report):
     assert code.returncode == 1, code.stdout + code.stderr
 
 
+@pytest.mark.chapter
 def test_a_partial_run_merges_into_the_report(smoke_report):
     report, tmp = smoke_report
     rep = runner.run(
@@ -154,6 +168,7 @@ def test_chapters_option_needs_names(tmp_path):
         runner.discover_chapters(FIXTURES, only=[])
 
 
+@pytest.mark.chapter
 def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(FIXTURES, project)
@@ -174,16 +189,58 @@ def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
     assert rep["summary"]["failed"] >= 1
 
 
+_HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from bookkit.runner import run_lock
+with run_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(600)
+"""
+
+
+def _holder(out: Path) -> subprocess.Popen:
+    """Another process holding the runner's lock on ``out`` (until it is killed)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(out)], stdout=subprocess.PIPE, text=True, env=_env_with_root()
+    )
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def _env_with_root() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
 def test_two_runners_cannot_write_one_folder(tmp_path):
     out = tmp_path / "out"
     with runner.run_lock(out):
-        with pytest.raises(runner.RunLockedError, match="another runner"):
+        assert (out / ".lock.pid").read_text() == str(os.getpid())
+        with pytest.raises(runner.RunLockedError, match=f"another runner \\(pid {os.getpid()}\\)"):
             with runner.run_lock(out):
                 pass
-    assert not (out / ".lock").exists()
-    (out / ".lock").write_text("999999999")  # left by a runner that no longer exists: taken over
+    with runner.run_lock(out):  # released: the next runner takes it
+        pass
+
+
+@pytest.mark.slow  # a fresh Python process (imports the stack)
+def test_a_lock_held_by_another_process_and_one_left_by_a_killed_runner(tmp_path):
+    """Fault injection: a live runner in another process keeps the folder; once it is killed (SIGKILL: no
+    clean-up runs) the next runner takes the folder without waiting."""
+    out = tmp_path / "out"
+    holder = _holder(out)
+    try:
+        with pytest.raises(runner.RunLockedError, match=f"pid {holder.pid}"):
+            with runner.run_lock(out):
+                pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert (out / ".lock").exists()  # what the killed runner left behind
     with runner.run_lock(out):
-        assert (out / ".lock").read_text() == str(__import__("os").getpid())
+        assert (out / ".lock.pid").read_text() == str(os.getpid())
 
 
 def test_kernels_get_the_malloc_settings_unless_the_user_set_them(tmp_path, monkeypatch):
@@ -195,9 +252,62 @@ def test_kernels_get_the_malloc_settings_unless_the_user_set_them(tmp_path, monk
         seen.update(kwargs["env"])
         return subprocess.CompletedProcess(cmd, 0)
 
-    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    monkeypatch.setattr(execute.subprocess, "run", fake_run)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "12345")
-    status, _, _ = runner.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5)
+    status, _, _ = execute.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5)
     assert status == "ok"
-    assert seen["MALLOC_MMAP_THRESHOLD_"] == runner.KERNEL_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
+    assert seen["MALLOC_MMAP_THRESHOLD_"] == execute.KERNEL_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
     assert seen["MALLOC_TRIM_THRESHOLD_"] == "12345"
+
+
+JOBLIB_CHAPTER = """
+```{code-cell}
+from joblib import Parallel, delayed
+
+
+def silhouette_of(i):
+    raise ValueError("Number of labels is 1. Valid values are 2 to n_samples - 1 (inclusive)")
+
+
+Parallel(n_jobs=2)(delayed(silhouette_of)(i) for i in range(2))
+```
+"""
+
+
+@pytest.mark.chapter
+def test_the_error_of_a_failed_chapter_names_its_exception_raised_in_a_joblib_worker(tmp_path):
+    """Issue 28 (16): the one-line error is the chapter's exception, not joblib's source lines."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    nb = project / "notebooks"
+    (nb / "good.md").write_text((nb / "good.md").read_text() + JOBLIB_CHAPTER)
+    rep = runner.run("smoke", chapters=["good"], out_dir=tmp_path / "out", root=project, progress=lambda *_: None)
+    (ch,) = rep["chapters"]
+    assert ch["status"] == "error"
+    assert ch["error"].startswith("ValueError: Number of labels is 1. Valid values are 2"), ch["error"]
+    assert "joblib" not in ch["error"].split("(log:")[0]
+    assert all(c["status"] == "failed" and "Number of labels is 1" in c["detail"] for c in rep["claims"])
+
+
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        # before: a TypeError from the family expansion stopped the whole run with a traceback
+        (
+            b"chapter: bad\ntitle: B\nclaims: []\nfamilies:\n  - {key: k, claim: c, rows: 5}\n",
+            r":5: families\[0\]\.rows",
+        ),
+        # before: a UnicodeDecodeError with neither file nor line
+        (b"chapter: bad\ntitle: caf\xe9\nclaims: []\n", r"bad\.claims\.yml: a claims file is UTF-8 text"),
+        (b"chapter: good\ntitle: B\nclaims: []\n", r"bad\.claims\.yml:1: chapter: 'good', but"),
+    ],
+)
+def test_a_claims_file_that_crashed_the_loader_fails_its_chapter_with_file_and_line(tmp_path, body, match):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    shutil.copy(project / "notebooks" / "good.md", project / "notebooks" / "bad.md")
+    (project / "notebooks" / "bad.claims.yml").write_bytes(body)
+    found = {c.chapter: c for c in runner.discover_chapters(project)}
+    assert found["good"].error is None and found["good"].claims
+    assert re.search(match, found["bad"].error), found["bad"].error
+    assert found["bad"].error.startswith(f"claims file: {project / 'notebooks' / 'bad.claims.yml'}")

@@ -30,6 +30,7 @@ def project(tmp_path_factory):
     return tmp
 
 
+@pytest.mark.chapter
 def test_models_reach_the_chapter_and_paper_values_are_not_compared(project):
     models = {"*": ["/some folder/my-model", "org/name@abc"]}
     rep = runner.run(
@@ -48,6 +49,7 @@ def test_models_reach_the_chapter_and_paper_values_are_not_compared(project):
     assert "rehearsal" not in rep
 
 
+@pytest.mark.chapter
 def test_rehearsal_is_labelled_and_needs_models(project):
     with pytest.raises(ValueError, match="--model"):
         runner.run("paper", chapters=["good"], root=project, progress=lambda *_: None, rehearsal=True)
@@ -64,6 +66,7 @@ def test_rehearsal_is_labelled_and_needs_models(project):
     assert "rehearsal" in {c["key"]: c for c in rep["claims"]}["answer"]["detail"]
 
 
+@pytest.mark.chapter
 def test_dashboard_labels_substituted_runs(project):
     from bookkit.report import dashboard_markdown
 

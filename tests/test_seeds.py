@@ -155,6 +155,7 @@ claims:
 """
 
 
+@pytest.mark.chapter
 def test_runner_runs_each_seed_and_a_flip_fails_the_run(tmp_path):
     project = tmp_path / "p"
     shutil.copytree(FIXTURES, project)

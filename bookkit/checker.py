@@ -1,0 +1,227 @@
+"""The claim checker: a chapter's claims (as :mod:`bookkit.claims` reads them from its claims file) and the
+verdict of each against the values the executed notebook recorded.
+
+Per profile a claim has one check: a ``tolerance`` around the paper's value, a ``property`` that would fail if
+the science broke, or ``unverified`` with the reason; ``expected_failure`` marks a check documented to fail.
+The checker fails closed: a value that is missing, not a finite number, or compared with something that is
+not one never passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replib.profiles import PROFILES
+
+from .status import PASSING
+
+__all__ = [
+    "ChapterClaims",
+    "Claim",
+    "ClaimResult",
+    "check_chapter",
+    "describe",
+    "evaluate_claim",
+    "split_check",
+]
+
+#: the comparison of each one-sided or equality property op
+OPS = {
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+}
+#: every property op
+PROPERTY_OPS = (*OPS, "between", "close", "true", "false")
+_CHECK_FAILED = "check failed: "
+
+
+@dataclass
+class Claim:
+    chapter: str
+    key: str
+    claim: str
+    paper_value: Any
+    source: str
+    checks: dict
+    deviation: str | None = None
+    sanity: bool = False  # holds by construction (a count fixed by the data, an invariance): never a reproduction
+    stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
+    seeds: str = "all"  # how a run over several seeds is combined (bookkit.seeds): all, worst or mean
+    ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (bookkit.paper_tables)
+
+
+@dataclass
+class ChapterClaims:
+    chapter: str
+    title: str
+    path: Path
+    claims: list[Claim]
+    timeout: dict = field(default_factory=dict)
+    error: str | None = None  # the loader's error when the claims file is malformed (the chapter fails alone)
+
+    def timeout_for(self, profile: str, default: int = 1800) -> int:
+        return int(self.timeout.get(profile, default))
+
+
+@dataclass
+class ClaimResult:
+    chapter: str
+    key: str
+    claim: str
+    profile: str
+    paper_value: Any
+    source: str
+    value: Any
+    check: str
+    status: str
+    detail: str
+    deviation: str | None = None
+    sanity: bool = False
+    stand_in: str | None = None
+    ref: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def split_check(check: dict) -> tuple[str, Any, str | None]:
+    """(kind, spec, expected_failure reason or None) of one profile's check."""
+    expected = check.get("expected_failure")
+    kind, spec = next((k, v) for k, v in check.items() if k != "expected_failure")
+    return kind, spec, expected
+
+
+def describe(check: dict) -> str:
+    """One profile's check in words: ``unverified``, ``tolerance abs=0.1``, ``lt 3``, ``is true``."""
+    kind, spec, _ = split_check(check)
+    if kind == "unverified":
+        return "unverified"
+    if kind == "tolerance":
+        return "tolerance " + ", ".join(f"{k}={v}" for k, v in spec.items())
+    rhs = spec.get("key", spec.get("value"))
+    extra = f" ±{spec['abs']}" if "abs" in spec else ""
+    return f"{spec['op']} {rhs}{extra}" if spec["op"] not in ("true", "false") else f"is {spec['op']}"
+
+
+def _is_finite_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tuple[str, str, str | None]:
+    """The final (status, detail, deviation) of a raw verdict: a strict expected failure (the check runs; a
+    failure is a documented deviation, a pass means the claims file is out of date), then a sanity check is
+    never a reproduction and a stand-in at best consistent."""
+    deviation = claim.deviation
+    if expected is not None:
+        if status == "failed" and detail.startswith(_CHECK_FAILED):
+            status, deviation = "deviates", expected
+            detail = "does not hold here, as documented: " + detail[len(_CHECK_FAILED) :]
+        elif status in PASSING:
+            status = "failed"
+            detail = (
+                f"expected to fail in this profile ({expected}) but holds now ({detail}): "
+                "update the claims file and the chapter's deviations"
+            )
+    if claim.sanity and status in ("reproduced", "consistent"):
+        status = "sanity"  # holds by construction: shown apart, never counted as a reproduction
+    elif claim.stand_in and status == "reproduced":
+        status = "consistent"  # a stand-in experiment agreeing with the paper's number is not a reproduction
+        detail += f" (stand-in: {claim.stand_in})"
+    return status, detail, deviation
+
+
+def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any) -> tuple[str, str]:
+    """(status, detail) of a tolerance check around the paper's value."""
+    if not _is_finite_number(value):
+        return "failed", f"recorded value {value!r} is not a finite number"
+    ref = float(claim.paper_value)
+    problems = []
+    if "abs" in spec and not abs(value - ref) <= spec["abs"]:
+        problems.append(f"|{value:.6g} - {ref:.6g}| = {abs(value - ref):.3g} > {spec['abs']}")
+    if "rel" in spec and not abs(value - ref) <= spec["rel"] * abs(ref):
+        problems.append(f"relative error {abs(value - ref) / abs(ref):.3g} > {spec['rel']}")
+    if "log10" in spec:
+        if value <= 0 or ref <= 0:
+            problems.append("log10 tolerance needs positive values")
+        elif not abs(math.log10(value) - math.log10(ref)) <= spec["log10"]:
+            problems.append(f"|log10 {value:.3g} - log10 {ref:.3g}| > {spec['log10']}")
+    if problems:
+        return "failed", _CHECK_FAILED + "; ".join(problems)
+    return "reproduced", f"within {describe(check)[10:]} of the paper's {ref:g}"
+
+
+def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, Any]) -> tuple[str, str]:
+    """(status, detail) of a property check. It fails closed: a number is compared only with a finite number;
+    NaN, ±inf, None, strings and lists never satisfy lt/le/gt/ge/eq/ne/between/close (not even ``ne``)."""
+    op = spec["op"]
+    if op in ("true", "false"):
+        ok, detail = isinstance(value, bool) and value is (op == "true"), f"value is {value!r}"
+    else:
+        if "key" in spec and spec["key"] not in records:
+            return "failed", f"comparison key {spec['key']!r} not recorded"
+        rhs = records[spec["key"]] if "key" in spec else spec["value"]
+        if not _is_finite_number(value):
+            return "failed", _CHECK_FAILED + f"recorded value {value!r} of {claim.key!r} is not a finite number"
+        if op == "between":
+            ok = rhs[0] <= value <= rhs[1]
+        elif not _is_finite_number(rhs):
+            of_key = f" (key {spec['key']!r})" if "key" in spec else ""
+            return "failed", _CHECK_FAILED + f"comparison value {rhs!r}{of_key} is not a finite number"
+        else:
+            ok = abs(value - rhs) <= spec["abs"] if op == "close" else bool(OPS[op](value, rhs))
+        detail = f"{value!r} {op} {rhs!r}" + (f" (±{spec['abs']})" if op == "close" else "")
+    if not ok:
+        return "failed", _CHECK_FAILED + "property does not hold: " + detail
+    return ("deviates" if claim.deviation else "consistent"), detail
+
+
+def evaluate_claim(
+    claim: Claim, profile: str, records: dict[str, Any], notebook_error: str | None = None
+) -> ClaimResult:
+    """Check one claim in one profile against the recorded values of its executed notebook."""
+    check = claim.checks[profile]
+    kind, spec, expected = split_check(check)
+    value = records.get(claim.key)
+    if kind == "unverified":
+        status, detail = "unverified", spec
+    elif notebook_error:
+        status, detail = "failed", f"notebook did not complete: {notebook_error}"
+    elif claim.key not in records:
+        status, detail = "failed", "value not recorded (missing key: the cell did not run)"
+    elif kind == "tolerance":
+        status, detail = _tolerance_verdict(claim, check, spec, value)
+    else:
+        status, detail = _property_verdict(claim, spec, value, records)
+    status, detail, deviation = _adjust(claim, expected, status, detail)
+    return ClaimResult(
+        chapter=claim.chapter,
+        key=claim.key,
+        claim=claim.claim,
+        profile=profile,
+        paper_value=claim.paper_value,
+        source=claim.source,
+        value=value,
+        check=describe(check) + (" (expected to fail)" if expected else ""),
+        status=status,
+        detail=detail,
+        deviation=deviation,
+        sanity=claim.sanity,
+        stand_in=claim.stand_in,
+        ref=claim.ref,
+    )
+
+
+def check_chapter(
+    claims: ChapterClaims, profile: str, records: dict[str, Any], notebook_error: str | None = None
+) -> list[ClaimResult]:
+    """Evaluate every claim of a chapter."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
+    return [evaluate_claim(c, profile, records, notebook_error) for c in claims.claims]

@@ -1,0 +1,139 @@
+"""Execute one notebook with papermill in a subprocess, and say why an execution did not complete.
+
+The chapter's kernel gets the profile (``REPLIB_PROFILE`` and the ``profile`` parameter), this project's
+``replib`` first on ``PYTHONPATH``, no progress bars, the inline figure backend and glibc malloc settings
+(:data:`KERNEL_MALLOC_ENV`); a per-cell and a per-notebook wall-clock limit bound it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from replib.provenance import MODELS_LOG_ENV
+
+__all__ = ["KERNEL_MALLOC_ENV", "completed", "execute_notebook", "execution_failure", "papermill_command"]
+
+#: glibc malloc settings for the chapter kernels. By default every array above 32 MiB (a token pool,
+#: a product, a temporary of an elementwise step) is a fresh ``mmap`` returned to the system when freed, so
+#: each one is page-faulted and zeroed again: on the 2-core build machine that cost as much as the
+#: arithmetic (an elementwise pass over 75,000 x 384 float64: 0.030 s, of which 0.016 s page faults).
+#: With these, freed memory stays in the process heap and is reused: the cluster chapter's warm
+#: computation went from 208 s to 172 s with identical records and about 10 % more peak memory
+#: (book/running.md). Only glibc reads them; elsewhere they are inert.
+KERNEL_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2**31 - 1), "MALLOC_TRIM_THRESHOLD_": str(2**36)}
+#: the longest error message kept from a notebook's error output
+MAX_ERROR = 500
+
+
+def execution_failure(nb) -> str | None:
+    """Why an executed notebook did not complete: the exception that ended it (``"<Name>: <message>"``, from
+    its error output: the chapter's own exception, also when it was raised in a worker process and re-raised
+    by joblib), or papermill's exception flag; None when it completed."""
+    pm = nb.metadata.get("papermill") or {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if out.get("output_type") == "error":
+                return f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:MAX_ERROR]
+    if pm.get("exception"):
+        return "papermill recorded an exception"
+    return None
+
+
+def completed(notebook: Path) -> bool:
+    """True when ``notebook`` exists, can be read and ran to the end."""
+    try:
+        return execution_failure(nbformat.read(str(notebook), as_version=4)) is None
+    except Exception:  # unreadable in any way (missing, torn, not a notebook): not completed
+        return False
+
+
+def papermill_command(src: Path, dst: Path, cwd: Path, cell_timeout: int, params: dict) -> list[str]:
+    """The papermill command line: ``-p`` for scalars, ``-y`` (YAML, here JSON) for lists and mappings."""
+    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd), "--kernel", "python3"]
+    cmd += ["--log-output", "--no-progress-bar", "--execution-timeout", str(cell_timeout)]
+    for k, v in params.items():
+        if isinstance(v, (list, tuple, dict)):  # papermill -p passes strings; YAML (JSON) keeps the list
+            cmd += ["-y", json.dumps({k: list(v) if isinstance(v, tuple) else v})]
+        else:
+            cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
+    return cmd
+
+
+def kernel_environment(profile: str, root: Path | None, models_log: Path | None) -> dict[str, str]:
+    """The environment of a chapter's kernel (see the module docstring)."""
+    env = dict(os.environ)
+    if root is not None:  # the chapter imports this project's replib
+        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    env["REPLIB_PROFILE"] = profile
+    # no progress bars in the executed notebooks (the book shows their outputs): tqdm reads TQDM_DISABLE,
+    # the Hub and transformers' bars ("Loading weights") HF_HUB_DISABLE_PROGRESS_BARS
+    env.setdefault("TQDM_DISABLE", "1")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    for k, v in KERNEL_MALLOC_ENV.items():  # a value the user set wins
+        env.setdefault(k, v)
+    if models_log is not None:  # replib.models notes every model the chapter loads here
+        Path(models_log).unlink(missing_ok=True)
+        env[MODELS_LOG_ENV] = str(models_log)
+    return env
+
+
+def _failure(dst: Path, returncode: int, log_path: Path) -> str:
+    """Why papermill failed: the exception that ended the notebook when the executed notebook has it (never
+    the traceback's last source lines, which for an exception re-raised by joblib are joblib's own), else
+    the end of papermill's log."""
+    failure = None
+    if dst.exists():
+        try:
+            failure = execution_failure(nbformat.read(str(dst), as_version=4))
+        except Exception:  # a torn notebook: fall back to the log
+            failure = None
+    if failure and failure != "papermill recorded an exception":
+        return f"{failure} (log: {log_path})"
+    tail = log_path.read_text(errors="replace").strip().splitlines()[-15:]
+    return f"papermill exited {returncode}: " + " | ".join(tail)[-1500:]
+
+
+def execute_notebook(
+    src: Path,
+    dst: Path,
+    profile: str,
+    timeout: int,
+    cell_timeout: int | None = None,
+    extra_parameters: dict | None = None,
+    log=None,
+    models_log: Path | None = None,
+    root: Path | None = None,
+    cwd: Path | None = None,
+) -> tuple[str, str | None, float]:
+    """Run one notebook (``.ipynb``) with papermill in a subprocess, with ``root`` on ``PYTHONPATH`` and
+    ``cwd`` (default: the notebook's folder) as working directory.
+
+    Returns
+    -------
+    (status, error, seconds)
+        status is ``"ok"``, ``"error"`` or ``"timeout"``; error names the exception that ended the notebook.
+    """
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    cwd = Path(cwd or src.parent)
+    cmd = papermill_command(src, dst, cwd, cell_timeout or timeout, {"profile": profile, **(extra_parameters or {})})
+    env = kernel_environment(profile, root, models_log)
+    t0 = time.monotonic()
+    log_path = dst.with_suffix(".log")
+    with open(log_path, "w") as logf:
+        try:
+            proc = subprocess.run(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, timeout=timeout, cwd=str(cwd))
+        except subprocess.TimeoutExpired:
+            return "timeout", f"exceeded the chapter limit of {timeout} s (log: {log_path})", time.monotonic() - t0
+    seconds = time.monotonic() - t0
+    if proc.returncode != 0:
+        return "error", _failure(dst, proc.returncode, log_path), seconds
+    return "ok", None, seconds

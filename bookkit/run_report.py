@@ -1,0 +1,94 @@
+"""The runner's report on disk (``<out>/report.json``): reading the last one, merging a partial run into it,
+keeping it as it is when nothing changed, and the plain-text table the command line prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from replib._io import write_json_atomic
+
+from .status import closing_line, summarize
+
+__all__ = ["format_table", "previous_report", "write_report"]
+
+#: report fields that change with every run (when it ran), not with what it found
+_VOLATILE = ("started", "finished", "merged_from")
+
+
+def previous_report(out_dir: Path) -> dict:
+    """The report of the last run into ``out_dir`` (``{}`` when there is none or it cannot be read)."""
+    try:
+        return json.loads((Path(out_dir) / "report.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _same_outcome(new: dict, old: dict) -> bool:
+    """True when every chapter of ``new`` was reused and it says exactly what ``old`` says (apart from when
+    it ran): then rewriting the report would only change its timestamps (and rebuild the book for nothing)."""
+    if not old or not new["chapters"] or not all(c.get("reused") for c in new["chapters"]):
+        return False
+
+    def strip(r):
+        return {k: v for k, v in r.items() if k not in _VOLATILE}
+
+    return json.loads(json.dumps(strip(new))) == strip(old)
+
+
+def _merge_previous(report: dict, old: dict) -> None:
+    """Keep the chapters (and their claims) of an earlier report of the same profile that this run did not
+    touch; each chapter entry says which run it came from (``run_started``)."""
+    if not old:
+        return
+    if old.get("profile") != report["profile"] or bool(old.get("rehearsal")) != bool(report.get("rehearsal")):
+        return
+    ran = {c["chapter"] for c in report["chapters"]}
+    kept = [c for c in old.get("chapters", []) if c["chapter"] not in ran]
+    for c in kept:
+        c.setdefault("run_started", old.get("started"))
+    report["chapters"] = kept + report["chapters"]
+    report["claims"] = [c for c in old.get("claims", []) if c["chapter"] not in ran] + report["claims"]
+    report["merged_from"] = [old.get("started"), report["started"]]
+
+
+def write_report(report: dict, out_dir: Path, partial: bool, progress=print) -> None:
+    """Write ``out_dir/report.json`` atomically; a ``partial`` run (some chapters) merges into the report of
+    the others, never replaces it. When every chapter was reused and every verdict is the same, the file is
+    kept as it is and ``report["unchanged"]`` is set."""
+    old = previous_report(out_dir)
+    on_disk = report
+    if partial:
+        on_disk = json.loads(json.dumps(report))
+        _merge_previous(on_disk, old)
+        on_disk["summary"] = summarize(on_disk["claims"], on_disk["chapters"])
+    if _same_outcome(on_disk, old):
+        report["unchanged"] = True
+        progress("nothing changed since the last run: report.json kept")
+    else:
+        write_json_atomic(Path(out_dir) / "report.json", on_disk)
+
+
+def _cell(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else ("—" if v is None else str(v))
+
+
+def format_table(report: dict) -> str:
+    """A plain-text table of every claim, then the closing line with every status counted separately
+    (:func:`~bookkit.status.closing_line`)."""
+    rows = [("chapter", "key", "status", "value", "paper", "check")]
+    for c in report["claims"]:
+        rows.append(
+            (c["chapter"], c["key"], c["status"], _cell(c["value"])[:24], _cell(c["paper_value"])[:24], c["check"][:40])
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for ch in report["chapters"]:
+        if ch["status"] != "ok":
+            lines.append(f"chapter {ch['chapter']}: {ch['status']}: {ch['error']}")
+        for c in report["claims"]:
+            if c["chapter"] == ch["chapter"] and c["status"] == "failed":
+                lines.append(f"  FAILED {c['key']}: {c['detail']}")
+    lines.append(closing_line(report["summary"]))
+    return "\n".join(lines)
