@@ -31,9 +31,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import torch
+import transformers as tr
+from transformers import AutoTokenizer
 
 from ._io import cache_root, write_json_atomic
 from .card import CardConfig, compute_card, layer_card, text_sample
+from .models import (
+    LoadedModel,
+    ModelSpec,
+    ModelUnavailableError,
+    load_glove,
+    load_trained,
+    minilm_dir,
+    resolve_model,
+)
+from .training import run_dir
+from .training.config import config_for
 
 ATLAS_VERSION = 1
 KINDS = ("packaged", "static", "trained", "random", "pretrained")
@@ -145,11 +159,6 @@ def random_architecture(arch: str, seed: int = 0):
     replib.models.LoadedModel
         Recipe ``text``, ``source = "random:seed=<seed>"``.
     """
-    import torch
-    import transformers as tr
-    from transformers import AutoTokenizer
-
-    from .models import LoadedModel, ModelSpec, minilm_dir
 
     tok = AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))  # bert-base-uncased WordPiece
     torch.manual_seed(seed)
@@ -176,8 +185,6 @@ def trained_folder(task: str, profile: str, seed: int = 0, root=None) -> Path:
     AtlasUnavailable
         When that run has not finished (the atlas never trains).
     """
-    from .training import run_dir
-    from .training.config import config_for
 
     final = run_dir(task, config_for(profile)[task], seed, root=root) / "final"
     if not (final / "sha256.json").exists():
@@ -215,7 +222,6 @@ def static_card(words, vectors, lines, cfg: CardConfig, data: str = "WikiText-2 
 # ----------------------------------------------------------------------------------------- the atlas
 def _load(entry: AtlasEntry, profile: str, device):
     """The LoadedModel of a model entry (not ``static``); unloadable models raise :class:`AtlasUnavailable`."""
-    from .models import ModelUnavailableError, load_trained, resolve_model
 
     try:
         if entry.kind == "random" and entry.spec.startswith("random:"):
@@ -235,8 +241,6 @@ def model_card(entry: AtlasEntry, out_dir, profile: str, cfg: CardConfig, *, tex
     :func:`replib.card.compute_card` (``cache_dir``, ``device``, ``progress``).
     """
     if entry.kind == "static":
-        from .models import load_glove
-
         try:
             words, vectors = load_glove()
         except ValueError as exc:

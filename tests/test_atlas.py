@@ -44,7 +44,9 @@ def test_atlas_rows_are_the_models_cards(atlas, tmp_path):
     saved = json.loads((out / "atlas.json").read_text())
     assert [m["key"] for m in saved["models"]] == ["tiny-bert", "glove-6b-50d", "nowhere"]
     rows = atlas_rows(a)
-    assert [(r["key"], r["layer"]) for r in rows] == [("tiny-bert", 0), ("tiny-bert", 1), ("glove-6b-50d", 0)]
+    # layers as the card numbers them (hidden_states indices: the tiny 2-block BERT has blocks 1 and 2)
+    assert [(r["key"], r["layer"]) for r in rows] == [("tiny-bert", 1), ("tiny-bert", 2), ("glove-6b-50d", 0)]
+    assert [r["layer"] for r in rows[:2]] == sorted(int(k) for k in card["layers"])
     assert rows[0]["isoscore"] == card["layers"]["0"]["isoscore"]
 
 
