@@ -47,7 +47,7 @@ def test_atlas_rows_are_the_models_cards(atlas, tmp_path):
     # layers as the card numbers them (hidden_states indices: the tiny 2-block BERT has blocks 1 and 2)
     assert [(r["key"], r["layer"]) for r in rows] == [("tiny-bert", 1), ("tiny-bert", 2), ("glove-6b-50d", 0)]
     assert [r["layer"] for r in rows[:2]] == sorted(int(k) for k in card["layers"])
-    assert rows[0]["isoscore"] == card["layers"]["0"]["isoscore"]
+    assert rows[0]["isoscore"] == card["layers"]["1"]["isoscore"]
 
 
 def test_an_unloadable_model_is_listed_with_the_reason(atlas):
