@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export MPLBACKEND=${MPLBACKEND:-Agg}
+source scripts/_mirror.sh  # the data mirror (../shared/data) when there is one, as scripts/test.sh does
 "$PYTHON" -m ruff check .
 "$PYTHON" -m ruff format --check .
 exec "$PYTHON" -m pytest -q -m "not slow and not chapter" "$@"

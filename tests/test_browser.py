@@ -299,7 +299,7 @@ def test_show_plotly_caption_and_accessible_name(monkeypatch):
     from replib import plotting
 
     shown = []
-    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    monkeypatch.setattr(plotting, "display", lambda obj: shown.append(obj.data))
     fig = go.Figure(go.Scatter3d(x=[0, 1], y=[0, 1], z=[0, 1]), layout={"title": {"text": "t <3"}})
     plotting.show_plotly(fig, caption="A 3-D view & more", alt="rotatable cloud")
     html = shown[-1]
