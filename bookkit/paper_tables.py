@@ -68,8 +68,19 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
     """One claim per selected row: ``key`` and ``claim`` are ``str.format`` templates over the row's fields
     (``parts`` = the id split on ``/``, ``row``, ``column``, ``table``, ``metric``); the other fields
     (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``, ``tolerance_reason``) are copied to every
-    claim."""
-    allowed = {"key", "claim", "rows", "checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason"}
+    claim; ``spread`` is a template too, over the same fields and the claim's ``key``."""
+    allowed = {
+        "key",
+        "claim",
+        "rows",
+        "checks",
+        "deviation",
+        "sanity",
+        "stand_in",
+        "seeds",
+        "tolerance_reason",
+        "spread",
+    }
     unknown = set(family) - allowed
     if unknown:
         raise PaperTableError(f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
@@ -90,9 +101,12 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
         try:
             key = family["key"].format(**fields)
             text = family["claim"].format(**fields)
+            spread = family["spread"].format(key=key, **fields) if "spread" in family else None
         except (KeyError, IndexError, AttributeError) as exc:
             raise PaperTableError(f"{where}: template field {exc} not available for {n.ref}") from None
         claim = {"key": key, "claim": text, "paper": {"ref": n.ref}}
+        if spread is not None:
+            claim["spread"] = spread
         for k in ("checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason"):
             if k in family:
                 claim[k] = copy.deepcopy(family[k])
@@ -126,6 +140,23 @@ def coverage(tables, claims_by_ref: dict[str, list[dict]], registered: set[str] 
             }
         )
     return rows
+
+
+def checked_refs(chapters) -> set[str]:
+    """The paper numbers some claim of ``chapters`` (:class:`~bookkit.checker.ChapterClaims`) checks in some
+    profile: registered *and* not unverified everywhere (what the coverage of the papers' tables counts)."""
+    return {
+        c.ref
+        for ch in chapters
+        for c in ch.claims
+        if c.ref and any("unverified" not in check for check in c.checks.values())
+    }
+
+
+def coverage_by_paper(tables, chapters) -> dict[str, tuple[int, int]]:
+    """paper -> (numbers some claim checks in some profile, numbers reported)."""
+    checked = checked_refs(chapters)
+    return {paper: (sum(n.ref in checked for n in numbers.values()), len(numbers)) for paper, numbers in tables.items()}
 
 
 def claims_by_ref(report: dict, refs: dict[tuple[str, str], str] | None = None) -> dict[str, list[dict]]:

@@ -148,7 +148,9 @@ def paper_verdicts(report: dict, tables: dict) -> list[dict]:
         }
         v["verdict"] = _verdict(run, counts, len(reproduced))
         crashed = run is not None and run.get("status") != "ok"
-        v["reason"] = (f"the chapter did not complete ({_short(run.get('error'), 200)}); " if crashed else "") + _reason(v)
+        v["reason"] = (
+            f"the chapter did not complete ({_short(run.get('error'), 200)}); " if crashed else ""
+        ) + _reason(v)
         out.append(v)
     return out
 

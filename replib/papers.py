@@ -106,6 +106,11 @@ def load_paper_tables(root) -> dict[str, dict[str, PaperNumber]]:
     return {p.stem: load_paper_table(p) for p in sorted(folder.glob("*.csv"))} if folder.is_dir() else {}
 
 
+def project_tables() -> dict[str, dict[str, PaperNumber]]:
+    """The tables of the project this ``replib`` belongs to (``data/papers`` beside the package)."""
+    return load_paper_tables(Path(__file__).resolve().parents[1])
+
+
 def resolve_ref(ref: str, tables: dict[str, dict[str, PaperNumber]]) -> PaperNumber:
     """The number a ``<paper>:<id>`` reference names."""
     paper, sep, rid = str(ref).partition(":")

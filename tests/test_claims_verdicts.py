@@ -78,7 +78,10 @@ def test_the_markdown_names_the_verdict_and_the_profile():
 def test_the_projects_papers_each_get_a_verdict_from_a_report():
     tables = load_paper_tables(ROOT)
     chapters = {"isoscore": "rudman2022", "cluster_isotropy": "rajaee2021", "protein_isotropy": "hakim2025"}
-    claims = [_c(f"k{i}", "consistent", f"{p}:{next(iter(tables[p]))}", chapter=ch) for i, (ch, p) in enumerate(chapters.items())]
+    claims = [
+        _c(f"k{i}", "consistent", f"{p}:{next(iter(tables[p]))}", chapter=ch)
+        for i, (ch, p) in enumerate(chapters.items())
+    ]
     claims += [_c("deck", "unverified", "deck003:" + next(iter(tables["deck003"])), chapter="cluster_isotropy")]
     rep = {"profile": "offline", "chapters": [{"chapter": ch, "status": "ok"} for ch in chapters], "claims": claims}
     assert {v["chapter"]: v["paper"] for v in paper_verdicts(rep, tables)} == chapters
