@@ -21,7 +21,7 @@ from sklearn.datasets import make_swiss_roll
 
 from ...metrics.lid import lid_mle
 from ...models.static import load_static_vectors
-from .cosine import s_inter, s_intra
+from .cosine import s_inter
 
 #: fresh draws of the instances behind :func:`drop_spread`
 DROP_DRAWS = 10
