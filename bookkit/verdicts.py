@@ -15,7 +15,8 @@ The verdict is
 - *reproduced*: at least one of the paper's numbers reproduced, nothing against and nothing undecided;
 - *not reproduced here*: the chapter did not complete, or nothing supports the paper;
 - *partially reproduced*: anything between;
-- *not checked here*: no claim is evidence in this profile (all unverified or sanity).
+- *not checked here*: no claim is evidence in this profile (all unverified or sanity), or the profile is
+  ``smoke``, whose tiny random models test the code paths, never the papers.
 
 "here" is the profile: an offline verdict rests on the packaged stand-in models, never on the papers' own.
 """
@@ -59,19 +60,23 @@ def _short(text: str | None, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
-def _verdict(run: dict | None, counts: Counter, n_reproduced: int) -> str:
+def _verdict(run: dict | None, counts: Counter, n_reproduced: int, profile: str) -> str:
     supporting = sum(counts[s] for s in SUPPORTING)
     against = sum(counts[s] for s in AGAINST)
     undecided = sum(counts[s] for s in UNDECIDED)
     if run is not None and run.get("status") != "ok":
         return "not reproduced here"
-    if supporting + against + undecided == 0:
+    if profile == "smoke" or supporting + against + undecided == 0:
         return "not checked here"
     if supporting == 0:
         return "not reproduced here"
     if n_reproduced and not against and not undecided:
         return "reproduced"
     return "partially reproduced"
+
+
+def _n(k: int, one: str, many: str) -> str:
+    return f"{k} {one if k == 1 else many}"
 
 
 def _reason(v: dict) -> str:
@@ -81,13 +86,16 @@ def _reason(v: dict) -> str:
     parts = [
         f"{n['reproduced']} of the paper's {n['reported']} table numbers reproduced, {n['checked']} compared "
         f"in this profile",
-        f"{cnt.get('consistent', 0)} of its properties hold",
+        _n(cnt.get("consistent", 0), "property holds", "properties hold"),
     ]
+    if v["profile"] == "smoke":
+        parts.insert(0, "the smoke profile runs tiny random models: its checks test the code paths, not the paper")
     if cnt.get("deviates"):
-        parts.append(f"{cnt['deviates']} hold on a stand-in for its set-up")
+        parts.append(_n(cnt["deviates"], "claim holds", "claims hold") + " on a stand-in for its set-up")
     if v["expected_failures"]:
         parts.append(
-            f"{len(v['expected_failures'])} do not hold here, as documented ("
+            _n(len(v["expected_failures"]), "claim does", "claims do")
+            + " not hold here, as documented ("
             + "; ".join(f"`{k}`: {_short(r, 120)}" for k, r in v["expected_failures"][:3])
             + ("; …" if len(v["expected_failures"]) > 3 else "")
             + ")"
@@ -146,7 +154,7 @@ def paper_verdicts(report: dict, tables: dict) -> list[dict]:
             "inconclusive": [c["key"] for c in claims if c["status"] == "inconclusive"],
             "failed": [c["key"] for c in claims if c["status"] == "failed"],
         }
-        v["verdict"] = _verdict(run, counts, len(reproduced))
+        v["verdict"] = _verdict(run, counts, len(reproduced), v["profile"])
         crashed = run is not None and run.get("status") != "ok"
         v["reason"] = (
             f"the chapter did not complete ({_short(run.get('error'), 200)}); " if crashed else ""

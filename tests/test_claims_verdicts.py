@@ -44,7 +44,7 @@ def test_reproduced_needs_a_paper_number_and_nothing_against():
     v = _one(_c("a", "reproduced", "p:x0"), _c("b", "consistent"), _c("s", "sanity", "p:x1"))
     assert v["verdict"] == "reproduced" and v["paper"] == "p" and v["profile"] == "offline"
     assert v["numbers"] == {"reported": 4, "checked": 1, "reproduced": 1}  # the sanity check is not evidence
-    assert "1 of the paper's 4 table numbers reproduced" in v["reason"]
+    assert "1 of the paper's 4 table numbers reproduced" in v["reason"] and "1 property holds" in v["reason"]
 
 
 def test_properties_alone_or_a_documented_failure_make_it_partial():
@@ -65,6 +65,12 @@ def test_nothing_in_support_or_a_crash_is_not_reproduced():
 def test_only_unverified_or_sanity_is_not_checked():
     v = _one(_c("a", "unverified", "p:x0"), _c("b", "sanity", "p:x1"))
     assert v["verdict"] == "not checked here" and v["numbers"]["checked"] == 0
+
+
+def test_the_smoke_profile_never_checks_a_paper():
+    rep = _report(_c("a", "reproduced", "p:x0"), _c("b", "consistent"))
+    (v,) = paper_verdicts({**rep, "profile": "smoke"}, TABLES)
+    assert v["verdict"] == "not checked here" and "tiny random models" in v["reason"]
 
 
 def test_the_markdown_names_the_verdict_and_the_profile():
