@@ -230,10 +230,3 @@ def test_the_parameter_counts_of_tables_1_and_2():
     t2 = ct.table2_records()
     assert len(t2) == 4 * 8 and max(abs(t2[f"t2_{t}_params_mpnet_minus_minilm"]) for t in ct.GLUE_CLASSES) < 1e-9
     assert t2["t2_mrpc_vectors_per_item"] == pytest.approx(7054 / 3668)
-
-
-def test_a_correlations_spread_over_its_evaluated_steps():
-    out = ct.pearson_spread_records({"polarity": {"pearson": -0.8, "n_points": 41}})
-    assert out == {"polarity_pearson_spread": pytest.approx(0.36 / math.sqrt(38))}
-    with pytest.raises(ValueError, match="at least 4"):
-        ct.pearson_spread_records({"x": {"pearson": 0.1, "n_points": 3}})

@@ -1,5 +1,4 @@
-"""Arithmetic on the paper's Tables 1 and 2 :cite:`mickus2024isotropy` (what its parameter counts imply), and the
-spread of a correlation over a training trajectory (:func:`pearson_spread_records`).
+"""Arithmetic on the paper's Tables 1 and 2 :cite:`mickus2024isotropy`: what its parameter counts imply.
 
 Every parameter count of the paper is that of the trainable vectors plus a linear classifier:
 :math:`U d + d k + k` with :math:`U` vectors of width :math:`d` and :math:`k` classes with a bias
@@ -10,8 +9,6 @@ tables against that arithmetic; none is a result of the chapter.
 """
 
 from __future__ import annotations
-
-import math
 
 from ...papers import project_tables
 
@@ -69,22 +66,3 @@ def table1_records(tables: dict | None = None) -> dict:
         "t1_codwoe_pos_vectors_fraction": abs(pos_u - round(pos_u)),
         "t1_codwoe_pos_vectors_minus_items": pos_u - t1["T1/codwoe_pos/n_items"].value,
     }
-
-
-def pearson_spread_records(summaries: dict) -> dict:
-    r"""``<setup>_pearson_spread``: the standard error of each set-up's Pearson r between IsoScore and the
-    silhouette over its ``n`` evaluated steps, :math:`(1 - r^2)/\sqrt{n - 3}` (the evaluated steps taken as a
-    sample of the relation between the two measures; the paper evaluates every update, we may evaluate fewer).
-
-    Parameters
-    ----------
-    summaries : dict
-        set-up name -> :func:`~.training.summarize_runs` (``pearson``, ``n_points``).
-    """
-    out = {}
-    for name, s in summaries.items():
-        r, n = float(s["pearson"]), int(s["n_points"])
-        if n < 4:
-            raise ValueError(f"{name}: a correlation's spread needs at least 4 evaluated steps; got {n}")
-        out[f"{name}_pearson_spread"] = (1 - r * r) / math.sqrt(n - 3)
-    return out
