@@ -9,10 +9,10 @@ not one never passes.
 A claim may carry a **spread**: the name of a second recorded value, the standard error :math:`s` of its own
 value :math:`v` (a bootstrap over the sample the chapter drew, for instance). A bound is then judged on the
 interval :math:`v \\pm z s` (:data:`Z_SPREAD` = 2): a property that holds at one end and not at the other is
-``inconclusive`` (the data cannot decide; never passed or failed by chance), and a tolerance accepts a value
-within the tolerance plus :math:`z s` of the paper's (the paper's number and ours agree within our
-sampling error and its printed precision). An expected failure is declared only where the check fails
-beyond the spread.
+``inconclusive`` (the data cannot decide; never passed or failed by chance). A tolerance is judged the same
+way: ``reproduced`` only when the whole interval lies within the tolerance of the paper's value, ``failed``
+only when none of it does, ``inconclusive`` otherwise (a noisy value never reproduces a number by its noise).
+An expected failure is declared only where the check fails beyond the spread.
 """
 
 from __future__ import annotations
@@ -154,27 +154,41 @@ def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tup
     return status, detail, deviation
 
 
-def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any, half: float = 0.0) -> tuple[str, str]:
-    """(status, detail) of a tolerance check around the paper's value; ``half`` (z standard errors of the
-    value, 0 without a spread) widens every tolerance (``log10``: by the relative half-width)."""
+def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any) -> tuple[str, str]:
+    """(status, detail) of a tolerance check of ``value`` around the paper's value."""
     if not _is_finite_number(value):
         return "failed", f"recorded value {value!r} is not a finite number"
     ref = float(claim.paper_value)
     problems = []
-    more = f" + {half:.3g} (our spread)" if half else ""
-    if "abs" in spec and not abs(value - ref) <= spec["abs"] + half:
-        problems.append(f"|{value:.6g} - {ref:.6g}| = {abs(value - ref):.3g} > {spec['abs']}{more}")
-    if "rel" in spec and not abs(value - ref) <= spec["rel"] * abs(ref) + half:
-        problems.append(f"relative error {abs(value - ref) / abs(ref):.3g} > {spec['rel']}{more}")
+    if "abs" in spec and not abs(value - ref) <= spec["abs"]:
+        problems.append(f"|{value:.6g} - {ref:.6g}| = {abs(value - ref):.3g} > {spec['abs']}")
+    if "rel" in spec and not abs(value - ref) <= spec["rel"] * abs(ref):
+        problems.append(f"relative error {abs(value - ref) / abs(ref):.3g} > {spec['rel']}")
     if "log10" in spec:
-        wide = spec["log10"] + (math.log10(1 + half / value) if half and value > 0 else 0.0)
         if value <= 0 or ref <= 0:
             problems.append("log10 tolerance needs positive values")
-        elif not abs(math.log10(value) - math.log10(ref)) <= wide:
-            problems.append(f"|log10 {value:.3g} - log10 {ref:.3g}| > {wide:.3g}")
+        elif not abs(math.log10(value) - math.log10(ref)) <= spec["log10"]:
+            problems.append(f"|log10 {value:.3g} - log10 {ref:.3g}| > {spec['log10']:.3g}")
     if problems:
         return "failed", _CHECK_FAILED + "; ".join(problems)
-    return "reproduced", f"within {describe(check)[10:]}{more} of the paper's {ref:g}"
+    return "reproduced", f"within {describe(check)[10:]} of the paper's {ref:g}"
+
+
+def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s: float) -> tuple[str, str]:
+    """A tolerance judged on ``value ± Z_SPREAD * s``: ``reproduced`` only if the whole interval lies within
+    the tolerance, ``failed`` only if none of it does, ``inconclusive`` otherwise. The tolerance region is
+    an interval around the paper's value, so both ends and whether the interval covers the paper's value
+    decide it."""
+    status, detail = _tolerance_verdict(claim, check, spec, value)
+    if not s or not _is_finite_number(value):
+        return status, detail
+    half = Z_SPREAD * s
+    ends = [_tolerance_verdict(claim, check, spec, value + d)[0] for d in (-half, half)]
+    covers = value - half <= float(claim.paper_value) <= value + half
+    band = f"{value:.4g} ± {half:.3g} ({Z_SPREAD:g} s.e.)"
+    if any(e != status for e in ends) or (status == "failed" and covers):
+        return "inconclusive", f"{band} straddles the tolerance: {detail.removeprefix(_CHECK_FAILED)}"
+    return status, f"{detail} (also at {band})"
 
 
 def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, Any]) -> tuple[str, str]:
@@ -243,7 +257,7 @@ def evaluate_claim(
     elif problem:
         status, detail = "failed", problem
     elif kind == "tolerance":
-        status, detail = _tolerance_verdict(claim, check, spec, value, Z_SPREAD * (s or 0.0))
+        status, detail = _tolerance_with_spread(claim, check, spec, value, s or 0.0)
     else:
         status, detail = _property_with_spread(claim, spec, value, records, s or 0.0)
     status, detail, deviation = _adjust(claim, expected, status, detail)
