@@ -28,6 +28,7 @@ from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import dashboard_markdown
 from .runner import discover_chapters
+from .verdicts import chapter_verdict_markdown, paper_verdicts, verdicts_markdown
 from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
@@ -49,6 +50,9 @@ def validation_markdown(
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
     page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links)
     tables = load_paper_tables(root)
+    if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.verdicts)
+        verdicts = verdicts_markdown([paper_verdicts(r, tables) for r in reports])
+        page = page.replace("## At a glance", verdicts + "\n## At a glance", 1)
     if tables:  # the papers' tables with our values, and the coverage per paper (bookkit.paper_tables)
         refs = {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
         page += "\n" + papers_markdown(tables, reports[0] if reports else None, refs)
@@ -102,6 +106,7 @@ def stage(
     commit = (own[0].get("environment") or {}).get("git_commit") if own else None
     missing = []
     targets: dict[tuple[str, str], str] = {}
+    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], load_paper_tables(root))} if own else {}
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
         if not ran.exists():
@@ -112,7 +117,8 @@ def stage(
         mine = [c for c in claims if c["chapter"] == chapter]
         found = pages.claim_target(nb, chapter, [c["key"] for c in mine])
         targets.update({(chapter, k): t for k, t in found.items()})
-        pages.add_reproduces_cell(nb, pages.reproduces_markdown(chapter, mine, profile, commit))
+        verdict = chapter_verdict_markdown(verdicts[chapter]) if chapter in verdicts else ""
+        pages.add_reproduces_cell(nb, verdict + pages.reproduces_markdown(chapter, mine, profile, commit))
         (stage_dir / "notebooks" / pages.csv_name(chapter)).write_text(pages.claims_csv(mine))
         nbformat.write(nb, str(stage_dir / "notebooks" / ran.name))
     if missing:

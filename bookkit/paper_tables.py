@@ -7,6 +7,7 @@ registered (referenced by a claim), checked in a profile and reproduced. The tab
 from __future__ import annotations
 
 import copy
+import math
 
 from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and tests use paper_tables.X)
     COLUMNS,
@@ -24,11 +25,62 @@ from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and te
 from .status import STATUS_BADGE, format_value
 
 
+def half_unit(printed: str) -> float:
+    """Half a unit in the last digit of a number as printed: its rounding precision (``"0.990"`` -> 0.0005,
+    ``"5.02E-174"`` -> 5e-177, ``"10662"`` -> 0.5, ``"6.4e6"`` -> 5e4).
+
+    Raises
+    ------
+    ValueError
+        ``printed`` is not a plain decimal number.
+    """
+    text = str(printed).strip().lstrip("+-")
+    mantissa, _, exponent = text.lower().partition("e")
+    if not mantissa or not mantissa.replace(".", "", 1).isdigit():
+        raise ValueError(f"not a printed decimal number: {printed!r}")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def printed_tolerance(number: PaperNumber) -> dict:
+    """The tolerance a number's printed precision allows, in its table's scale: ``{"abs": h}`` (linear) or
+    ``{"log10": log10(1 + h/|v|)}`` (log10), with ``h`` = :func:`half_unit` of the printed value."""
+    h = half_unit(number.printed or repr(number.value))
+    if number.scale == "log10":
+        return {"log10": math.log10(1 + h / abs(number.value))}
+    return {"abs": h}
+
+
+def tolerance_width(spec: dict, value: float) -> dict:
+    """Each part of a tolerance spec as what it accepts: ``abs`` as it is, ``rel`` times ``|value|``,
+    ``log10`` as the largest value above ``value`` minus ``value`` (all absolute half-widths)."""
+    out = {}
+    if "abs" in spec:
+        out["abs"] = float(spec["abs"])
+    if "rel" in spec:
+        out["rel"] = float(spec["rel"]) * abs(value)
+    if "log10" in spec:
+        out["log10"] = abs(value) * (10 ** float(spec["log10"]) - 1)
+    return out
+
+
 def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where: str) -> list[dict]:
     """One claim per selected row: ``key`` and ``claim`` are ``str.format`` templates over the row's fields
     (``parts`` = the id split on ``/``, ``row``, ``column``, ``table``, ``metric``); the other fields
-    (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``) are copied to every claim."""
-    allowed = {"key", "claim", "rows", "checks", "deviation", "sanity", "stand_in", "seeds"}
+    (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``, ``tolerance_reason``) are copied to every
+    claim; ``spread`` is a template too, over the same fields and the claim's ``key``."""
+    allowed = {
+        "key",
+        "claim",
+        "rows",
+        "checks",
+        "deviation",
+        "sanity",
+        "stand_in",
+        "seeds",
+        "tolerance_reason",
+        "spread",
+    }
     unknown = set(family) - allowed
     if unknown:
         raise PaperTableError(f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
@@ -49,10 +101,13 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
         try:
             key = family["key"].format(**fields)
             text = family["claim"].format(**fields)
+            spread = family["spread"].format(key=key, **fields) if "spread" in family else None
         except (KeyError, IndexError, AttributeError) as exc:
             raise PaperTableError(f"{where}: template field {exc} not available for {n.ref}") from None
         claim = {"key": key, "claim": text, "paper": {"ref": n.ref}}
-        for k in ("checks", "deviation", "sanity", "stand_in", "seeds"):
+        if spread is not None:
+            claim["spread"] = spread
+        for k in ("checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason"):
             if k in family:
                 claim[k] = copy.deepcopy(family[k])
         out.append(claim)
@@ -85,6 +140,23 @@ def coverage(tables, claims_by_ref: dict[str, list[dict]], registered: set[str] 
             }
         )
     return rows
+
+
+def checked_refs(chapters) -> set[str]:
+    """The paper numbers some claim of ``chapters`` (:class:`~bookkit.checker.ChapterClaims`) checks in some
+    profile: registered *and* not unverified everywhere (what the coverage of the papers' tables counts)."""
+    return {
+        c.ref
+        for ch in chapters
+        for c in ch.claims
+        if c.ref and any("unverified" not in check for check in c.checks.values())
+    }
+
+
+def coverage_by_paper(tables, chapters) -> dict[str, tuple[int, int]]:
+    """paper -> (numbers some claim checks in some profile, numbers reported)."""
+    checked = checked_refs(chapters)
+    return {paper: (sum(n.ref in checked for n in numbers.values()), len(numbers)) for paper, numbers in tables.items()}
 
 
 def claims_by_ref(report: dict, refs: dict[tuple[str, str], str] | None = None) -> dict[str, list[dict]]:

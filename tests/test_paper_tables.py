@@ -4,6 +4,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bookkit import paper_tables as pt
@@ -161,3 +162,105 @@ def test_the_project_tables_load_through_a_copied_project(tmp_path):
     shutil.copy2(ROOT / "notebooks" / "cluster_isotropy.claims.yml", tmp_path / "notebooks")
     cc = load_claims(tmp_path / "notebooks" / "cluster_isotropy.claims.yml")
     assert len(cc.claims) == len(CLAIMS["cluster_isotropy"].claims)
+
+
+# ------------------------------------------------------------------ printed precision and coverage (issue 27)
+@pytest.mark.parametrize(
+    "printed, half",
+    [
+        ("0.990", 5e-4),
+        ("0.216", 5e-4),
+        ("5.02E-174", 5e-177),
+        ("10662", 0.5),
+        ("6.4e6", 5e4),
+        ("-0.808", 5e-4),
+        ("24.8", 0.05),
+        ("0.0009730", 5e-8),
+    ],
+)
+def test_half_a_unit_in_the_last_printed_digit(printed, half):
+    assert pt.half_unit(printed) == pytest.approx(half, rel=1e-9)
+
+
+@pytest.mark.parametrize("bad", ["", "about 14", "1.2.3", "0x10", "inf"])
+def test_a_value_that_is_not_a_printed_decimal_is_refused(bad):
+    with pytest.raises(ValueError, match="printed decimal"):
+        pt.half_unit(bad)
+
+
+def test_the_tables_keep_the_papers_digits():
+    """Trailing zeros and exponents as printed: they state the precision a tolerance is derived from."""
+    assert TABLES["rudman2022"]["rotation/0/avg_cosine"].printed == "0.990"
+    assert TABLES["rudman2022"]["layers/bert/4"].printed == "0.1400"
+    assert TABLES["rajaee2021"]["T1/bert/k1"].printed == "0.010"
+    assert TABLES["rajaee2021"]["T6/bert/baseline/stsb"].printed == "1.1E-04"
+    assert TABLES["mickus2024"]["T1/polarity/n_items"].printed == "10662"
+    for numbers in TABLES.values():
+        for n in numbers.values():
+            assert float(n.printed) == n.value and pt.half_unit(n.printed) > 0, n.ref
+
+
+def test_printed_tolerance_in_the_tables_scale():
+    assert pt.printed_tolerance(TABLES["rudman2022"]["rotation/0/isoscore"]) == {"abs": pytest.approx(5e-4)}
+    (log,) = pt.printed_tolerance(TABLES["rajaee2021"]["T1/gpt2/k0"]).values()  # 5.02E-174: +-0.005 in 5.02
+    assert log == pytest.approx(np.log10(1 + 0.005 / 5.02))
+
+
+def test_a_printed_tolerance_resolves_per_claim(tmp_path):
+    _csv(tmp_path, GOOD)
+    p = _claims(
+        tmp_path,
+        """\
+        claims: []
+        families:
+          - key: "score_{parts[1]}_{parts[2]}"
+            claim: c
+            rows: "p2000:T1/*"
+            spread: "{key}_se"
+            checks: {smoke: {unverified: r}, offline: {unverified: r}, paper: {tolerance: {printed: true}}}
+        """,
+    )
+    by = {c.key: c for c in load_claims(p).claims}
+    assert by["score_a_x"].checks["paper"]["tolerance"] == {"abs": pytest.approx(0.05), "printed": True}
+    assert by["score_a_y"].checks["paper"]["tolerance"]["abs"] == pytest.approx(0.005)
+    assert by["score_b_x"].checks["paper"]["tolerance"]["log10"] == pytest.approx(np.log10(1.5))
+    assert by["score_a_y"].spread == "score_a_y_se"
+    bad = _claims(
+        tmp_path,
+        "claims:\n  - {key: k, claim: c, paper: {value: 1, source: s}, checks: "
+        "{smoke: {tolerance: {printed: true}}, offline: {unverified: r}, paper: {unverified: r}}}\n",
+    )
+    with pytest.raises(ClaimsFileError, match="needs paper.ref"):
+        load_claims(bad)
+
+
+#: papers whose main tables the book cannot cover to 95 % here, with the reason (kept strict: a paper that
+#: reaches the bar turns this into a failure, so the list stays true)
+SHORT_OF_COVERAGE = {
+    "rajaee2021": "Table 4 (24 numbers) needs SemCor and Table 3's WiC and BoolQ cells (6) SuperGLUE, neither in "
+    "the data registry",
+}
+
+
+@pytest.mark.parametrize("paper", sorted(set(TABLES) - {"deck003"}))
+def test_at_least_95_percent_of_each_papers_numbers_are_checked(paper):
+    """Coverage counts a number only when some profile checks it (registered but unverified everywhere does
+    not count); the seed deck is context, never checked."""
+    checked, reported = pt.coverage_by_paper({paper: TABLES[paper]}, CLAIMS.values())[paper]
+    if paper in SHORT_OF_COVERAGE:
+        pytest.xfail(f"{checked}/{reported}: {SHORT_OF_COVERAGE[paper]}")
+    assert checked / reported >= 0.95, f"{paper}: {checked} of {reported} numbers checked in some profile"
+
+
+def test_coverage_ignores_numbers_that_are_only_unverified(tmp_path):
+    _csv(tmp_path, GOOD)
+    p = _claims(
+        tmp_path,
+        """\
+        claims:
+          - {key: a, claim: c, paper: {ref: "p2000:T1/a/x"}, checks: {smoke: {unverified: r}, offline: {unverified: r}, paper: {tolerance: {abs: 0.1}}}}
+          - {key: b, claim: c, paper: {ref: "p2000:T1/a/y"}, checks: {smoke: {unverified: r}, offline: {unverified: r}, paper: {unverified: r}}}
+        """,
+    )
+    tables = {"p2000": pt.load_paper_table(tmp_path / "data" / "papers" / "p2000.csv")}
+    assert pt.coverage_by_paper(tables, [load_claims(p)]) == {"p2000": (1, 3)}

@@ -162,8 +162,8 @@ def test_dashboard_lists_everything():
     assert "Table 1 [P]" in md
     # the matrix row of beta in smoke: 0 reproduced, 0 consistent, 1 deviates, 1 unverified, 1 failed
     row = next(line for line in md.splitlines() if line.startswith("| beta |") and "`smoke`" in line)
-    # reproduced, consistent, sanity, deviates, inconclusive, failed, unverified
-    assert row.split("|")[4:11] == [" · ", " · ", " · ", " 1 ", " · ", " 1 ", " 1 "], row
+    # reproduced, consistent, sanity, deviates, expected_failure, inconclusive, failed, unverified
+    assert row.split("|")[4:12] == [" · ", " · ", " · ", " 1 ", " · ", " · ", " 1 ", " 1 "], row
 
 
 def test_dashboard_shows_a_chapter_that_did_not_run():
@@ -250,3 +250,16 @@ def test_every_command_ci_calls_exists(where, line):
 
 def test_ci_calls_commands_at_all():
     assert {line.split()[0] for _, line in _invocations()} >= {"run", "all"}
+
+
+def test_the_validation_page_opens_with_a_verdict_per_paper():
+    rot = {**_claim("isoscore", "rotation_isoscore_0", "reproduced", 0.2204, paper=0.216, profile="offline")}
+    rot["ref"] = "rudman2022:rotation/0/isoscore"
+    xf = {**_claim("isoscore", "contextual_isoscore_layer5", "expected_failure", 0.22, paper=0.18, profile="offline")}
+    xf.update(ref="rudman2022:s5.2/contextual_max", deviation="MiniLM's last layer is trained for sentences")
+    chapters = [{"chapter": "isoscore", "title": "IsoScore (Rudman et al. 2022)", "status": "ok", "seconds": 1.0}]
+    md = validation_markdown([_report("offline", chapters=chapters, claims=[rot, xf])], ROOT)
+    assert md.index("## A verdict per paper") < md.index("## At a glance")
+    row = next(line for line in md.splitlines() if line.startswith("| IsoScore (Rudman et al. 2022) (`isoscore`)"))
+    assert "🟡 partially reproduced" in row and "| 1 / 2 / " in row and "MiniLM's last layer" in row
+    assert "**expected failure**" in md and "🔶 expected failure" in md

@@ -17,7 +17,7 @@ The package is split by concern and re-exports every public name here: :mod:`.al
 :mod:`.checks` (the argument checked on random data), :mod:`.training` (the set-up type, the training loop
 and its summaries), :mod:`.sbert` (SBERT vectors and their cache), :mod:`.setups` (the set-ups of the paper
 built from the project's data layer), :mod:`.experiments` (the chapter's experiments assembled from its
-configuration) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
+configuration), :mod:`.paper_checks` (the arithmetic of the paper's parameter counts) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from .experiments import (
     word_setups,
     word_summaries,
 )
+from .paper_checks import GLUE_CLASSES, implied_vectors, table1_records, table2_records
 from .sbert import sbert_embeddings
 from .setups import (
     GLUE_TASKS_PAPER,
@@ -89,6 +90,10 @@ from .training import (
 )
 
 __all__ = [
+    "GLUE_CLASSES",
+    "implied_vectors",
+    "table1_records",
+    "table2_records",
     # the argument
     "variance_from_pairwise_differences",
     "variance_vector",

@@ -23,6 +23,8 @@ The package is split by concern, and re-exports every public name here:
 * :mod:`.experiments`: the chapter's experiments assembled from its configuration;
 * :mod:`.sts`: the STS protocol of the paper (token pool per data set, mean of processed token vectors,
   cosine, Spearman x 100), the hyperparameter search on STS-B dev, isotropy tables;
+* :mod:`.spreads`: the spread of the values compared with the paper (run-to-run sd over seeds, binomial
+  errors of the classification scores);
 * :mod:`.classification`: the classification protocol (flattened last-layer token matrix, MLP) with a fresh
   classifier for every condition.
 
@@ -72,6 +74,15 @@ from .setup import (
     load_sts_pairs,
     make_transform,
 )
+from .spreads import (
+    PAPER_RUNS,
+    classification_spread_records,
+    difference_spread,
+    notebook_spread_records,
+    sts_spread_records,
+    table1_spread_records,
+    table3_average_records,
+)
 from .sts import (
     STSResult,
     cosine_rows,
@@ -99,6 +110,13 @@ from .transform import (
 )
 
 __all__ = [
+    "PAPER_RUNS",
+    "classification_spread_records",
+    "difference_spread",
+    "notebook_spread_records",
+    "sts_spread_records",
+    "table1_spread_records",
+    "table3_average_records",
     "ClusterIsotropy",
     "SmallClusterWarning",
     "EmptyClusterWarning",

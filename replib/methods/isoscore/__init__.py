@@ -2,7 +2,8 @@
 
 :mod:`.properties` holds the synthetic tests (agreement with the authors' package, rotation, mean shift
 and scale, the fraction of dimensions used, the skewered meatball, fewer points than dimensions,
-streaming), :mod:`.contextual` the per-layer scores of language models on WikiText-2 and :mod:`.config`
+streaming), :mod:`.paper_checks` the spreads and per-layer values the checks of the paper's numbers need,
+:mod:`.contextual` the per-layer scores of language models on WikiText-2 and :mod:`.config`
 the sizes per profile :cite:`rudman2022isoscore`.
 """
 
@@ -10,6 +11,12 @@ from __future__ import annotations
 
 from .config import PAPER_LMS
 from .contextual import ContextualLayers, contextual_layers, contextual_records, paper_layer_records
+from .paper_checks import (
+    contextual_layer_records,
+    cosine_rank_records,
+    paper_layer_spread_records,
+    rotation_spread_records,
+)
 from .properties import (
     DEFLATION_SIZES,
     ROTATION_ANGLES,
@@ -35,6 +42,10 @@ __all__ = [
     "contextual_layers",
     "contextual_records",
     "paper_layer_records",
+    "contextual_layer_records",
+    "cosine_rank_records",
+    "paper_layer_spread_records",
+    "rotation_spread_records",
     "DEFLATION_SIZES",
     "ROTATION_ANGLES",
     "ROTATION_COV",

@@ -17,6 +17,7 @@ per module:
 * :mod:`.setup`: the corpora, token streams, :func:`analyse_models` (every model, corpus and layer) and GloVe;
 * :mod:`.summary`: the chapter's records and tables from the per-layer results;
 * :mod:`.checks`: the estimators checked on the chapter's own data (brute force, repeatability, LID);
+* :mod:`.spread`: the spread of the values near a bound or compared with the paper, and the Swiss roll's LID;
 * :mod:`.config`: the paper's models and the sizes of each profile (:func:`replib.config.chapter_config`).
 
 Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
@@ -39,6 +40,14 @@ from .setup import (
     load_stream_model,
     static_glove,
 )
+from .spread import (
+    DROP_DRAWS,
+    STATIC_TABLE3_FILES,
+    drop_spread,
+    spread_records,
+    static_table3_records,
+    swiss_roll_lid_records,
+)
 from .summary import (
     anisotropy_records,
     cluster_view_records,
@@ -51,6 +60,12 @@ from .summary import (
 from .tokens import TOKEN_KINDS, pca_view, swiss_roll_views, token_kind, token_kinds
 
 __all__ = [
+    "DROP_DRAWS",
+    "drop_spread",
+    "spread_records",
+    "STATIC_TABLE3_FILES",
+    "static_table3_records",
+    "swiss_roll_lid_records",
     "PAPER_MODELS",
     "KNOWN_MODELS",
     "PAPER_LID_TABLE3",

@@ -16,6 +16,7 @@ from ...metrics import isoscore
 from ...metrics.lid import lid_mle
 from .clusters import choose_clusters, cluster_centered_isotropy
 from .cosine import s_inter, s_intra
+from .spread import drop_spread
 
 
 # ------------------------------------------------------------------------------------ several layers
@@ -129,9 +130,12 @@ def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
         partition_cluster=cc["partition_isotropy_mean"],
         n_deflated=cc["n_deflated"],
     )
+    # the sd of the S_inter drop over fresh draws of one instance per type (same clusters): s_inter_drop_sd
+    row.update(drop_spread(X, tokens, choice.labels, seed))
     for metric in lid_metrics:
         r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
         row[f"lid_{metric}"] = r.mean
+        row[f"lid_{metric}_se"] = r.std / np.sqrt(max(1, int(np.isfinite(r.pointwise).sum())))
         row[f"lid_{metric}_duplicates"] = r.n_duplicates
     row["silhouettes"] = choice.silhouettes
     row["per_cluster"] = cc["per_cluster"]

@@ -15,7 +15,7 @@ Method code of the chapter ``protein_isotropy`` :cite:`hakim2025protein`:
 The package is split by concern and re-exports every public name here: :mod:`.isotropy` (global),
 :mod:`.residues` (per-residue), :mod:`.alignment` (two sequences), :mod:`.crosscheck` (the engine against
 Biopython and parasail's statistics kernel), :mod:`.pairs` (the pair engine and the pair measures),
-:mod:`.composition` (baselines), :mod:`.setup` (the protein sample, models, embeddings), :mod:`.book` (this
+:mod:`.composition` (baselines), :mod:`.spreads` (the spread of the values compared with the paper), :mod:`.setup` (the protein sample, models, embeddings), :mod:`.book` (this
 book's trained model) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
 
 All arrays of points are ``(n_samples, n_features)``; metrics are computed in float64.
@@ -87,8 +87,20 @@ from .setup import (
     require_protein_models,
     user_models,
 )
+from .spreads import (
+    PAPER_GLOBAL_MODELS,
+    comparator_records,
+    correlation_spread_records,
+    global_spread_records,
+    group_jackknife_se,
+)
 
 __all__ = [
+    "PAPER_GLOBAL_MODELS",
+    "comparator_records",
+    "correlation_spread_records",
+    "global_spread_records",
+    "group_jackknife_se",
     "AMINO_ACIDS",
     "HAKIM2025_REPORTED",
     "HAKIM2025_CORRELATIONS",

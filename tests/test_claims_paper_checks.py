@@ -1,0 +1,232 @@
+"""What the claims at the papers' word need from the science: the spread of each compared value, the layers
+one by one, and the arithmetic of the papers' own tables (replib.methods.*.paper_checks / spread(s))."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from replib.methods import classifier_training as ct
+from replib.methods import cluster_isotropy as ci
+from replib.methods import isoscore as iso
+from replib.methods import manifolds as mf
+from replib.methods import protein as P
+from replib.methods.isoscore.paper_checks import quarter_spread
+
+
+# ------------------------------------------------------------------ IsoScore (Rudman et al.)
+def test_rotation_spreads_are_those_of_one_draw():
+    out = iso.rotation_spread_records(2_000, seed=0, draws=20)
+    assert set(out) == {"rotation_isoscore_0_spread"} | {
+        f"rotation_partition_rows_expected_{k}_spread" for k in ("0", "120", "240", "pca")
+    }
+    assert all(0 < v < 0.1 for v in out.values())
+    small = iso.rotation_spread_records(8_000, seed=0, draws=20)["rotation_isoscore_0_spread"]
+    assert small < out["rotation_isoscore_0_spread"]  # four times the points: about half the spread
+    with pytest.raises(ValueError, match="draws"):
+        iso.rotation_spread_records(100, 0, draws=1)
+
+
+def test_cosine_ranks_place_the_papers_values_among_the_estimates():
+    draws = np.arange(100) / 100
+    ranks = iso.cosine_rank_records(draws, {"0": 0.505, "120": -1.0, "pca": 1.1})
+    assert ranks == {"rotation_cosine_rank_0": 0.51, "rotation_cosine_rank_120": 0.0, "rotation_cosine_rank_pca": 1.0}
+    assert set(iso.cosine_rank_records(draws)) == {f"rotation_cosine_rank_{k}" for k in ("0", "120", "240", "pca")}
+    with pytest.raises(ValueError, match="1-D"):
+        iso.cosine_rank_records(np.ones((2, 2)))
+
+
+def test_every_layer_of_the_first_model():
+    table = pd.DataFrame({"model": ["a", "a", "b"], "layer": [0, 1, 0], "isoscore": [0.1, 0.2, 0.3]})
+    assert iso.contextual_layer_records(table, "a") == {
+        "contextual_isoscore_layer0": 0.1,
+        "contextual_isoscore_layer1": 0.2,
+    }
+    with pytest.raises(ValueError, match="no layer"):
+        iso.contextual_layer_records(table, "c")
+
+
+def test_quarter_spread_estimates_the_standard_error_of_a_mean():
+    X = np.random.default_rng(0).normal(size=(40_000, 1))
+    ses = [quarter_spread(X, lambda A: float(A.mean()), seed) for seed in range(40)]
+    assert np.mean(ses) == pytest.approx(1 / math.sqrt(40_000), rel=0.3)
+
+
+def test_paper_layer_spreads_only_for_the_papers_four_models():
+    rng = np.random.default_rng(0)
+    streams = {
+        m: SimpleNamespace(layers={0: rng.normal(size=(400, 8)), 1: rng.normal(size=(400, 8))}) for m in iso.PAPER_LMS
+    }
+    ctx = SimpleNamespace(streams=streams)
+    assert iso.paper_layer_spread_records(ctx, SimpleNamespace(paper_layer_keys=False), 0) == {}
+    out = iso.paper_layer_spread_records(ctx, SimpleNamespace(paper_layer_keys=True), 0)
+    assert len(out) == 4 * 2 * 3 and 0 < out["paper_bert_layer1_spread"] < 0.2
+    assert 0.9 < out["paper_gpt2_layer0_avgcos"] <= 1 and out["paper_gpt2_layer0_avgcos_spread"] > 0
+
+
+# ------------------------------------------------------------------ protein (Hakim et al.)
+def test_the_jackknife_over_proteins_measures_a_correlations_spread():
+    rng = np.random.default_rng(1)
+    n = 120
+    pairs = P.all_pairs(n)
+    z = rng.normal(size=n)  # a protein effect shared by all its pairs
+    x = z[pairs[:, 0]] + z[pairs[:, 1]] + rng.normal(size=len(pairs))
+    y = x + rng.normal(size=len(pairs))
+    aln = pd.DataFrame({"score": x, "identity": y})
+    se = P.correlation_spread_records(aln, {}, pairs, n, tiny=True, seed=0)["corr_score_identity_spread"]
+    r = np.corrcoef(x, y)[0, 1]
+    assert (1 - r * r) / math.sqrt(len(pairs)) < se < 0.2  # dependent pairs: larger than the i.i.d. formula
+    with pytest.raises(ValueError, match="groups"):
+        P.group_jackknife_se(pairs, lambda m: 0.0, n_items=3, groups=5)
+
+
+def test_correlation_spreads_of_protbert_need_its_real_weights():
+    pairs = P.all_pairs(30)
+    rng = np.random.default_rng(2)
+    aln = pd.DataFrame({"score": rng.normal(size=len(pairs)), "identity": rng.normal(size=len(pairs))})
+    table = aln.assign(cosine=rng.normal(size=len(pairs)), sq_euclidean=rng.normal(size=len(pairs)))
+    real = P.correlation_spread_records(aln, {"prot_bert": table}, pairs, 30, tiny=False, seed=0)
+    assert {"prot_bert_corr_cosine_sq_euclidean_spread", "prot_bert_corr_sq_euclidean_identity_spread"} <= set(real)
+    assert set(P.correlation_spread_records(aln, {"prot_bert": table}, pairs, 30, tiny=True, seed=0)) == {
+        "corr_score_identity_spread"
+    }
+
+
+def test_global_spreads_and_the_quoted_comparators():
+    rng = np.random.default_rng(3)
+    vectors = {m: rng.normal(size=(200, 16)) for m in P.PAPER_GLOBAL_MODELS}
+    assert P.global_spread_records(vectors, tiny=True, seed=0) == {}
+    out = P.global_spread_records(vectors, tiny=False, seed=0)
+    assert out["prot_bert_eff_dims_ceil_spread"] == pytest.approx(15 * out["prot_bert_isoscore_spread"])
+    comp = P.comparator_records()
+    assert comp["comparator_bert_released"] == 0.1169 and comp["comparator_bert_released_truncated"] == 0.11
+    assert comp["comparator_gpt_released_rounded"] == 0.18
+
+
+# ------------------------------------------------------------------ manifolds (Cai et al.)
+def test_drop_spread_is_zero_when_nothing_is_drawn():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 5))
+    one_each = np.array([f"t{i}" for i in range(60)])  # one instance per type: every draw is the same
+    out = mf.drop_spread(X, one_each, np.arange(60) % 2, seed=0, draws=4)
+    assert set(out) == {"s_inter_drop_sd"}
+    assert out["s_inter_drop_sd"] == pytest.approx(0, abs=1e-12)
+    shared = np.array([f"t{i % 6}" for i in range(60)])
+    assert mf.drop_spread(X, shared, np.arange(60) % 2, seed=0, draws=4)["s_inter_drop_sd"] > 0
+    with pytest.raises(ValueError, match="one entry per row"):
+        mf.drop_spread(X, shared[:5], np.arange(60) % 2)
+
+
+def test_spread_records_take_the_layer_of_the_smallest_drop():
+    results = pd.DataFrame(
+        {
+            "model": ["BERT", "BERT", "M"],
+            "s_inter": [0.3, 0.3, 0.3],
+            "s_inter_cluster": [0.1, 0.29, 0.2],
+            "s_inter_drop_sd": [0.5, 0.02, 0.7],
+            "s_intra": [0.8, 0.8, 0.8],
+            "s_intra_cluster": [0.1, 0.2, 0.79],
+            "s_intra_drop_sd": [0.5, 0.5, 0.003],
+            "lid_cosine": [4.0, 6.0, 9.0],
+            "lid_cosine_se": [0.3, 0.4, 0.1],
+        }
+    )
+    glove = SimpleNamespace(pointwise=np.array([10.0, 12.0, np.nan, 14.0]), mean=12.0)
+    out = mf.spread_records(results, glove, mf.PAPER_LID_TABLE3)
+    assert out["s_inter_drop_min_spread"] == 0.02 and "s_intra_drop_min_spread" not in out
+    assert out["lid_contextual_model_max"] == 9.0 and out["lid_contextual_model_max_spread"] == pytest.approx(0.1)
+    assert out["lid_cosine_bert_spread"] == pytest.approx(0.5 / 2)
+    assert out["lid_static_glove_standin_spread"] == pytest.approx(2 / math.sqrt(3))
+
+
+def test_a_swiss_roll_is_two_dimensional():
+    out = mf.swiss_roll_lid_records(n_points=8_000, n_queries=500, seed=0)
+    assert out["lid_swiss_roll_levina_bickel"] == pytest.approx(2, abs=0.1)
+    assert out["lid_swiss_roll_cai"] == pytest.approx(out["lid_swiss_roll_levina_bickel"] * 100 / 198, rel=0.05)
+
+
+def test_table3_static_vectors_only_in_the_paper_profile_and_only_when_named(tmp_path):
+    rng = np.random.default_rng(5)
+    f = tmp_path / "glove.txt"
+    f.write_text("\n".join(f"w{i} " + " ".join(f"{v:.5f}" for v in rng.normal(size=6)) for i in range(400)) + "\n")
+    cfg = type("Cfg", (dict,), {"profile": "paper"})(lid_k=20, glove_queries=100)
+    env = {"REPLIB_GLOVE_840B_300D": str(f)}
+    out = mf.static_table3_records(cfg, 0, environ=env)
+    assert (
+        set(out) == {"lid_static_table3_glove_2m", "lid_static_table3_glove_2m_spread"}
+        and out["lid_static_table3_glove_2m"] > 0
+    )
+    offline = type("Cfg", (dict,), {"profile": "offline"})(lid_k=20, glove_queries=100)
+    assert mf.static_table3_records(offline, 0, environ=env) == {}
+
+
+# ------------------------------------------------------------------ cluster isotropy (Rajaee & Pilehvar)
+def test_the_spread_of_a_mean_against_the_papers_mean_of_five_runs():
+    assert ci.difference_spread([1.0]) == 0.0 and ci.difference_spread([2.0, 2.0, 2.0]) == 0.0
+    assert ci.difference_spread([1.0, 3.0]) == pytest.approx(math.sqrt(2) * math.sqrt(1 / 2 + 1 / 5))
+    assert ci.difference_spread([1.0, 3.0, float("nan")], paper_runs=1) == pytest.approx(math.sqrt(2) * math.sqrt(1.5))
+
+
+class _Spec(str):
+    slug = "m"
+
+
+def _cfg():
+    return SimpleNamespace(models=[_Spec("spec")], model_specs=["spec"])
+
+
+def test_sts_and_table1_spreads():
+    rows = []
+    for ds, base in (("STS12", 50.0), ("STS-B", 60.0)):
+        for seed in (0, 1, 2):
+            rows.append(
+                dict(model="spec", dataset=ds, method="baseline", seed=seed, spearman=base, iw=1e-5, iw_log10=-5.0)
+            )
+            rows.append(
+                dict(model="spec", dataset=ds, method="global", seed=seed, spearman=base + 1, iw=0.1, iw_log10=-1.0)
+            )
+            c = 0.2 + 0.1 * seed
+            rows.append(
+                dict(
+                    model="spec",
+                    dataset=ds,
+                    method="cluster",
+                    seed=seed,
+                    spearman=base + 2 + seed,
+                    iw=c,
+                    iw_log10=np.log10(c),
+                )
+            )
+    out = ci.sts_spread_records(pd.DataFrame(rows), _cfg())
+    assert out["sts_m_baseline_sts12_spread"] == 0.0
+    assert out["sts_m_cluster_stsb_spread"] == pytest.approx(1.0 * math.sqrt(1 / 3 + 1 / 5))
+    assert out["iw_gain_cluster_log10_min_spread"] > 0 and out["sts_delta_m_global_spread"] == 0.0
+    assert out["sts_cluster_minus_baseline_mean_spread"] == pytest.approx(math.sqrt(2 * (1 / 3)) / 2)
+    t1 = pd.DataFrame(
+        [dict(model="spec", k=0, seed=None, iw_log10=-4.0)]
+        + [dict(model="spec", k=3, seed=s, iw_log10=v) for s, v in ((0, -1.0), (1, -1.2))]
+    )
+    spreads = ci.table1_spread_records(t1, _cfg())
+    assert spreads["table1_m_k0_spread"] == 0.0 and spreads["table1_m_k3_spread"] > 0
+
+
+def test_table3_average_arithmetic():
+    out = ci.table3_average_records()
+    assert out == {
+        "table3_baseline_mean_of_tasks": pytest.approx(61.2333, abs=1e-4),
+        "table3_global_mean_of_tasks": pytest.approx(62.15),
+        "table3_cluster_mean_of_tasks": pytest.approx(63.25),
+    }
+
+
+# ------------------------------------------------------------------ classifiers (Mickus et al.)
+def test_the_parameter_counts_of_tables_1_and_2():
+    assert ct.implied_vectors(3_277_058, 384, 2) == 8532
+    t1 = ct.table1_records()
+    assert t1["t1_supersense_params_residual"] == 0 and t1["t1_supersense_items_implied"] == 2275
+    assert t1["t1_codwoe_pos_vectors_minus_items"] == 14_466 - 11_462
+    t2 = ct.table2_records()
+    assert len(t2) == 4 * 8 and max(abs(t2[f"t2_{t}_params_mpnet_minus_minilm"]) for t in ct.GLUE_CLASSES) < 1e-9
+    assert t2["t2_mrpc_vectors_per_item"] == pytest.approx(7054 / 3668)
