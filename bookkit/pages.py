@@ -2,8 +2,9 @@
 
 - :func:`reproduces_markdown`: the "what this chapter reproduces" table (claim, paper, ours, status) that
   opens every chapter, with a link to the chapter's recorded numbers as CSV (:func:`claims_csv`);
-- :func:`front_page_markdown`: the front page's first screen: counts per chapter (paper) and status, with
-  links to each chapter;
+- :func:`front_page_markdown`: the front page's first screen: each paper's verdict (:func:`chapter_verdict`),
+  the run it rests on, and its claims counted per status, with links to each chapter;
+- :func:`what_ran_markdown`: the line under each chapter's title naming the run, models and data files;
 - :func:`claim_target`: the anchor placed before the cell that recorded a claim's value, so the
   validation page can link each claim to the cell that computed it;
 - :func:`strip_noise`: removes stderr streams and progress-bar/warning text from executed outputs.
@@ -18,9 +19,11 @@ import re
 
 import nbformat
 
+from replib.profiles import PROFILES
+from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
-from .status import STATUS_BADGE, STATUSES, format_value, status_counts
+from .status import STATUS_BADGE, format_value, status_counts
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
@@ -170,35 +173,116 @@ def strip_noise(nb) -> int:
     return removed
 
 
+def chapter_verdict(claims: list[dict]) -> tuple[str, str]:
+    """(verdict, reason) of a chapter's paper from its claims in one report: ``reproduced`` when every claim
+    compared here holds and some compared the paper's value within its tolerance, ``consistent`` when every
+    claim compared holds but only as a property (no paper value within a tolerance), ``partially reproduced``
+    when some hold, ``not reproduced here`` when none does
+    and some fail or deviate, ``inconclusive`` when the others' verdicts depend on the seed or the spread,
+    ``not checked`` when none is compared in the profile (sanity checks are never evidence).
+
+    The integration point of the verdict per paper (issue 27, ``bookkit.verdicts``): the front page, the
+    validation pages and the history page call only this."""
+    paper = [c for c in claims if c.get("paper_value") is not None and c["status"] != "sanity"]
+    checked = [c for c in paper if c["status"] != "unverified"]
+    good = [c for c in checked if c["status"] in ("reproduced", "consistent")]
+    open_ = [c for c in checked if c["status"] == "inconclusive"]
+    unverified = len(paper) - len(checked)
+    later = f"; {unverified} need the paper profile's models or data" if unverified else ""
+    if not checked:
+        return "not checked", f"none of its {len(paper)} paper values is compared in this profile"
+    undecided = f", {len(open_)} inconclusive" if open_ else ""
+    held = f"{len(good)} of the {len(checked)} paper values compared here hold{undecided}{later}"
+    if len(good) == len(checked):  # every compared claim holds: reproduced if a paper value was among them
+        return ("reproduced" if any(c["status"] == "reproduced" for c in good) else "consistent"), held
+    if good:
+        return "partially reproduced", held
+    return ("inconclusive" if len(open_) == len(checked) else "not reproduced here"), held
+
+
+VERDICT_BADGE = {
+    "reproduced": "✅ reproduced",
+    "consistent": "☑️ consistent (properties hold)",
+    "partially reproduced": "🟡 partially reproduced",
+    "not reproduced here": "❌ not reproduced here",
+    "inconclusive": "❔ inconclusive",
+    "not checked": "⏸ not checked in this profile",
+}
+
+
+def counts_text(claims: list[dict]) -> str:
+    """``3 reproduced · 1 failed``: the non-zero counts per status, in :data:`STATUSES` order."""
+    return " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in status_counts(claims).items() if n) or "no claims"
+
+
+def run_label(rep: dict) -> str:
+    """``profile `offline`, 2026-11-25, commit `0123456789``` of a report."""
+    commit = (rep.get("environment") or {}).get("git_commit")
+    at = f", commit `{commit[:10]}`" if commit else ""
+    return f"profile `{rep['profile']}`, {str(rep.get('started') or '?')[:10]}{at}"
+
+
+def resting_report(reports: list[dict], chapter: str) -> dict | None:
+    """The report a chapter's verdict rests on: the highest profile (paper, offline, smoke) that compared at
+    least one of its paper values, else the highest that ran it."""
+    ran = [r for r in reports if any(c["chapter"] == chapter for c in r["chapters"])]
+    rank = {p: i for i, p in enumerate(PROFILES)}
+    ran.sort(key=lambda r: rank.get(r["profile"], -1), reverse=True)
+    for rep in ran:
+        mine = [c for c in rep["claims"] if c["chapter"] == chapter]
+        if chapter_verdict(mine)[0] != "not checked":
+            return rep
+    return ran[0] if ran else None
+
+
 def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None) -> str:
-    """Counts per chapter (paper) and status, for each profile's report, with links to the chapters."""
+    """Each paper's verdict, the run it rests on, and its claims counted per status: three narrow columns."""
     links = links or {}
     if not reports:
         return "```{note}\nNo runner report was found when this book was built.\n```\n"
-    out = []
-    for rep in reports:
-        claims = rep["claims"]
-        total = status_counts(claims)
-        commit = (rep.get("environment") or {}).get("git_commit")
+    chapters = list(dict.fromkeys(ch["chapter"] for rep in reports for ch in rep["chapters"]))
+    titles = {ch["chapter"]: ch.get("title") or ch["chapter"] for rep in reports for ch in rep["chapters"]}
+    out = [
+        "**Where each paper stands** (runs: " + "; ".join(run_label(r) for r in reports) + "; every claim on the "
+        "{doc}`validation pages <validation>`):",
+        "",
+        "```{list-table}",
+        ":header-rows: 1",
+        ":class: replib-summary",
+        ":widths: 36 30 34",
+        "",
+        "* - paper (chapter)",
+        "  - verdict (profile, date)",
+        "  - claims",
+    ]
+    for name in chapters:
+        rep = resting_report(reports, name)
+        mine = [c for c in rep["claims"] if c["chapter"] == name]
+        verdict, _ = chapter_verdict(mine)
+        label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
         out += [
-            f"**How well it reproduces** (profile `{rep['profile']}`, run {str(rep.get('started', '?'))[:10]}"
-            + (f", commit `{commit[:10]}`" if commit else "")
-            + "): "
-            + ", ".join(f"{n} {s}" for s, n in total.items() if n)
-            + f" of {len(claims)} claims.",
-            "",
-            "```{list-table}",
-            ":header-rows: 1",
-            ":class: replib-summary",
-            "",
-            "* - chapter (paper)",
-            *[f"  - {s}" for s in STATUSES],
+            f"* - {label}",
+            f"  - {VERDICT_BADGE[verdict]} ({rep['profile']}, {str(rep.get('started') or '?')[:10]})",
+            f"  - {counts_text(mine)}",
         ]
-        for ch in rep["chapters"]:
-            name = ch["chapter"]
-            title = ch.get("title") or name
-            label = f"{{doc}}`{_item(title)} <{links[name]}>`" if name in links else _item(title)
-            counts = status_counts([c for c in claims if c["chapter"] == name])
-            out += [f"* - {label}", *[f"  - {counts[s]}" for s in STATUSES]]
-        out += ["```", ""]
+    out += ["```", ""]
     return "\n".join(out)
+
+
+def what_ran_markdown(entry: dict | None, rep: dict) -> str:
+    """The line under a chapter's title naming the run, the models and the data files that produced it (from
+    the report's chapter ``entry``: ``models`` noted by :func:`replib.provenance.note_model`, ``data`` by
+    :func:`replib.provenance.note_data`)."""
+    entry = entry or {}
+    models = entry.get("models") or []
+    names = [f"`{m.get('name')}` ({m.get('kind')}, {revision_label(m)[:19]})" for m in models]
+    if "data" not in entry:
+        data = "not recorded by this run"
+    else:
+        files: dict[str, list[str]] = {}
+        for d in entry["data"]:
+            files.setdefault(str(d.get("dataset")), []).append(str(d.get("file")))
+        data = "; ".join(f"`{k}` ({', '.join(v)})" for k, v in files.items()) or "none read: generated in the chapter"
+    seeds = list((entry.get("seeds") or {}).keys())
+    seeded = f", seeds {', '.join(seeds)}" if len(seeds) > 1 else ""
+    return f"**What ran here**: {run_label(rep)}{seeded}. Models: {'; '.join(names) or 'none'}. Data: {data}."
