@@ -28,6 +28,7 @@ from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import chapter_claims_markdown, dashboard_markdown, merge
 from .runner import discover_chapters
+from .verdicts import chapter_verdict_markdown, paper_verdicts, verdicts_markdown
 from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
@@ -59,14 +60,22 @@ def validation_markdown(
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
     split = {n: f"validation/{n}" for n in toc_chapters(root) if (root / VALIDATION_DIR / f"{n}.md").exists()}
-    return dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
+    page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
+    tables = load_paper_tables(root)
+    if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.verdicts)
+        verdicts = verdicts_markdown([paper_verdicts(r, tables) for r in merge(reports)])
+        page = page.replace("## At a glance", verdicts + "\n## At a glance", 1)
+    if tables and not split:  # a book without pages per paper: the papers' tables here (bookkit.paper_tables)
+        page += "\n" + papers_markdown(tables, reports[0] if reports else None, _paper_refs(root))
+    return page
 
 
 def paper_validation_markdown(
     chapter: str, reports: list[dict], root: Path | None = None, claim_links: dict | None = None
 ) -> str:
-    """One paper's validation page: its verdict per profile, every claim of its chapter, and the paper's
-    tables with, in every cell, the paper's value, ours and the status (:mod:`bookkit.paper_tables`)."""
+    """One paper's validation page: its verdict per profile (:func:`bookkit.pages.chapter_verdicts`), every
+    claim of its chapter, and the paper's tables with, in every cell, the paper's value, ours and the status
+    (:mod:`bookkit.paper_tables`)."""
     root = Path(root or find_root())
     reports = merge(reports) if reports else []
     ran = [r for r in reports if any(c["chapter"] == chapter for c in r["chapters"])]
@@ -75,14 +84,15 @@ def paper_validation_markdown(
     if not ran:
         return "\n".join([*out, "```{note}", "No runner report of this chapter was found.", "```", ""])
     out += [f"The chapter: {{doc}}`{title} <../../notebooks/{chapter}>`. Verdict per profile:", ""]
+    all_tables = load_paper_tables(root)
     for rep in ran:
-        verdict, reason = pages.chapter_verdict([c for c in rep["claims"] if c["chapter"] == chapter])
-        out.append(f"- {pages.run_label(rep)}: **{pages.VERDICT_BADGE[verdict]}**: {reason}.")
+        v = pages.chapter_verdicts(rep, all_tables)[chapter]
+        out.append(f"- {pages.run_label(rep)}: **{pages.BADGES[v['verdict']]}**: {v['reason']}")
     out += ["", "## Every claim", ""]
     out += chapter_claims_markdown(chapter, ran, "", claim_links or {})
     refs = _paper_refs(root)
     papers = sorted({ref.split(":")[0] for (ch, _), ref in refs.items() if ch == chapter})
-    tables = {p: t for p, t in load_paper_tables(root).items() if p in papers}
+    tables = {p: t for p, t in all_tables.items() if p in papers}
     if tables:
         out += ["", papers_markdown(tables, ran[-1], refs)]
     return "\n".join(out)
@@ -141,6 +151,7 @@ def stage(
     missing = []
     targets: dict[tuple[str, str], str] = {}
     claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
+    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], load_paper_tables(root))} if own else {}
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
         if not ran.exists():
@@ -156,6 +167,7 @@ def stage(
         figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile)
         top = [
             pages.what_ran_markdown(entry, own[0]) if own else "",
+            chapter_verdict_markdown(verdicts[chapter]).strip() if chapter in verdicts else "",
             pages.reproduces_markdown(chapter, mine, profile, commit),
         ]
         pages.add_reproduces_cell(nb, "\n\n".join([t for t in top if t] + ([figure] if figure else [])))
@@ -182,9 +194,10 @@ def stage(
             page.write_text(paper_validation_markdown(chapter, reports, root, claim_links=targets))
     atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
-    _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links))
+    tables = load_paper_tables(root)
+    _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables))
     nights, unreadable = history.load_nights(history_dir) if history_dir else (history.nights_of_runs(reports), [])
-    _fill(stage_dir / HISTORY_PAGE, HISTORY_MARKER, history.history_markdown(nights, links, unreadable))
+    _fill(stage_dir / HISTORY_PAGE, HISTORY_MARKER, history.history_markdown(nights, tables, links, unreadable))
     return stage_dir
 
 

@@ -57,7 +57,7 @@ from .expectations import (  # noqa: F401 (re-exported: tests and callers use br
     claim_keys,
     colab_url,
 )
-from .pages import NOISE, VERDICT_BADGE, csv_name
+from .pages import BADGES, NOISE, csv_name
 from .project import find_root
 
 # selenium is optional (without it the browser check says why it cannot run: unavailable_reason)
@@ -311,7 +311,7 @@ def _check_summary(page: Page, state: dict) -> list[str]:
     problems = []
     for title, counts in page.summary.items():
         got = rows.get(title)
-        if got is None or got[-1] != counts or not any(v in got[1] for v in VERDICT_BADGE.values()):
+        if got is None or got[-1] != counts or not any(v in got[1] for v in BADGES.values()):
             problems.append(
                 f"{page.html}: front page should show a verdict and count {counts!r} for {title!r}; page shows {got}"
             )

@@ -5,6 +5,14 @@ Per profile a claim has one check: a ``tolerance`` around the paper's value, a `
 the science broke, or ``unverified`` with the reason; ``expected_failure`` marks a check documented to fail.
 The checker fails closed: a value that is missing, not a finite number, or compared with something that is
 not one never passes.
+
+A claim may carry a **spread**: the name of a second recorded value, the standard error :math:`s` of its own
+value :math:`v` (a bootstrap over the sample the chapter drew, for instance). A bound is then judged on the
+interval :math:`v \\pm z s` (:data:`Z_SPREAD` = 2): a property that holds at one end and not at the other is
+``inconclusive`` (the data cannot decide; never passed or failed by chance), and a tolerance accepts a value
+within the tolerance plus :math:`z s` of the paper's (the paper's number and ours agree within our
+sampling error and its printed precision). An expected failure is declared only where the check fails
+beyond the spread.
 """
 
 from __future__ import annotations
@@ -39,6 +47,10 @@ OPS = {
 }
 #: every property op
 PROPERTY_OPS = (*OPS, "between", "close", "true", "false")
+#: property ops a spread can move a value across (the others compare flags)
+SPREAD_OPS = ("lt", "le", "gt", "ge", "between", "close")
+#: how many standard errors either side of a value its interval spans
+Z_SPREAD = 2.0
 _CHECK_FAILED = "check failed: "
 
 
@@ -55,6 +67,8 @@ class Claim:
     stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
     seeds: str = "all"  # how a run over several seeds is combined (bookkit.seeds): all, worst or mean
     ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (bookkit.paper_tables)
+    spread: str | None = None  # recorded key holding the standard error of the value (see the module docstring)
+    tolerance_reason: str | None = None  # why a tolerance is wider than the paper's printed precision
 
 
 @dataclass
@@ -86,6 +100,7 @@ class ClaimResult:
     sanity: bool = False
     stand_in: str | None = None
     ref: str | None = None
+    spread: float | None = None  # the recorded standard error of ``value`` (None: the claim has none)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -104,7 +119,8 @@ def describe(check: dict) -> str:
     if kind == "unverified":
         return "unverified"
     if kind == "tolerance":
-        return "tolerance " + ", ".join(f"{k}={v}" for k, v in spec.items())
+        parts = ", ".join(f"{k}={v:.3g}" for k, v in spec.items() if k != "printed")
+        return "tolerance " + parts + (" (the paper's printed precision)" if spec.get("printed") else "")
     rhs = spec.get("key", spec.get("value"))
     extra = f" ±{spec['abs']}" if "abs" in spec else ""
     return f"{spec['op']} {rhs}{extra}" if spec["op"] not in ("true", "false") else f"is {spec['op']}"
@@ -116,12 +132,13 @@ def _is_finite_number(v: Any) -> bool:
 
 def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tuple[str, str, str | None]:
     """The final (status, detail, deviation) of a raw verdict: a strict expected failure (the check runs; a
-    failure is a documented deviation, a pass means the claims file is out of date), then a sanity check is
-    never a reproduction and a stand-in at best consistent."""
+    failure beyond the value's spread is the documented ``expected_failure``, a value that is not a number
+    stays ``failed``, an inconclusive one stays inconclusive, a pass means the claims file is out of date),
+    then a sanity check is never a reproduction and a stand-in at best consistent."""
     deviation = claim.deviation
     if expected is not None:
         if status == "failed" and detail.startswith(_CHECK_FAILED):
-            status, deviation = "deviates", expected
+            status, deviation = "expected_failure", expected
             detail = "does not hold here, as documented: " + detail[len(_CHECK_FAILED) :]
         elif status in PASSING:
             status = "failed"
@@ -137,24 +154,27 @@ def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tup
     return status, detail, deviation
 
 
-def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any) -> tuple[str, str]:
-    """(status, detail) of a tolerance check around the paper's value."""
+def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any, half: float = 0.0) -> tuple[str, str]:
+    """(status, detail) of a tolerance check around the paper's value; ``half`` (z standard errors of the
+    value, 0 without a spread) widens every tolerance (``log10``: by the relative half-width)."""
     if not _is_finite_number(value):
         return "failed", f"recorded value {value!r} is not a finite number"
     ref = float(claim.paper_value)
     problems = []
-    if "abs" in spec and not abs(value - ref) <= spec["abs"]:
-        problems.append(f"|{value:.6g} - {ref:.6g}| = {abs(value - ref):.3g} > {spec['abs']}")
-    if "rel" in spec and not abs(value - ref) <= spec["rel"] * abs(ref):
-        problems.append(f"relative error {abs(value - ref) / abs(ref):.3g} > {spec['rel']}")
+    more = f" + {half:.3g} (our spread)" if half else ""
+    if "abs" in spec and not abs(value - ref) <= spec["abs"] + half:
+        problems.append(f"|{value:.6g} - {ref:.6g}| = {abs(value - ref):.3g} > {spec['abs']}{more}")
+    if "rel" in spec and not abs(value - ref) <= spec["rel"] * abs(ref) + half:
+        problems.append(f"relative error {abs(value - ref) / abs(ref):.3g} > {spec['rel']}{more}")
     if "log10" in spec:
+        wide = spec["log10"] + (math.log10(1 + half / value) if half and value > 0 else 0.0)
         if value <= 0 or ref <= 0:
             problems.append("log10 tolerance needs positive values")
-        elif not abs(math.log10(value) - math.log10(ref)) <= spec["log10"]:
-            problems.append(f"|log10 {value:.3g} - log10 {ref:.3g}| > {spec['log10']}")
+        elif not abs(math.log10(value) - math.log10(ref)) <= wide:
+            problems.append(f"|log10 {value:.3g} - log10 {ref:.3g}| > {wide:.3g}")
     if problems:
         return "failed", _CHECK_FAILED + "; ".join(problems)
-    return "reproduced", f"within {describe(check)[10:]} of the paper's {ref:g}"
+    return "reproduced", f"within {describe(check)[10:]}{more} of the paper's {ref:g}"
 
 
 def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, Any]) -> tuple[str, str]:
@@ -167,8 +187,8 @@ def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, A
         if "key" in spec and spec["key"] not in records:
             return "failed", f"comparison key {spec['key']!r} not recorded"
         rhs = records[spec["key"]] if "key" in spec else spec["value"]
-        if not _is_finite_number(value):
-            return "failed", _CHECK_FAILED + f"recorded value {value!r} of {claim.key!r} is not a finite number"
+        if not _is_finite_number(value):  # never an expected failure: nothing was measured
+            return "failed", f"recorded value {value!r} of {claim.key!r} is not a finite number"
         if op == "between":
             ok = rhs[0] <= value <= rhs[1]
         elif not _is_finite_number(rhs):
@@ -182,6 +202,30 @@ def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, A
     return ("deviates" if claim.deviation else "consistent"), detail
 
 
+def _spread_of(claim: Claim, records: dict[str, Any]) -> tuple[float | None, str | None]:
+    """(standard error, problem): the recorded spread of the claim's value; a declared spread that is not
+    recorded, or not a finite number >= 0, is a problem (the check fails closed)."""
+    if claim.spread is None:
+        return None, None
+    s = records.get(claim.spread)
+    if not _is_finite_number(s) or s < 0:
+        return None, f"spread {claim.spread!r} of {claim.key!r} not recorded as a finite number >= 0 (got {s!r})"
+    return float(s), None
+
+
+def _property_with_spread(claim: Claim, spec: dict, value: Any, records: dict, s: float) -> tuple[str, str]:
+    """A property judged on ``value ± Z_SPREAD * s``: the same verdict at both ends and at the value, or
+    ``inconclusive`` when the interval straddles the bound."""
+    status, detail = _property_verdict(claim, spec, value, records)
+    if not s or spec["op"] not in SPREAD_OPS or not _is_finite_number(value):
+        return status, detail
+    ends = [_property_verdict(claim, spec, value + d, records)[0] for d in (-Z_SPREAD * s, Z_SPREAD * s)]
+    band = f"{value:.4g} ± {Z_SPREAD * s:.3g} ({Z_SPREAD:g} s.e.)"
+    if any(e != status for e in ends):
+        return "inconclusive", f"{band} straddles the bound: {detail.removeprefix(_CHECK_FAILED)}"
+    return status, f"{detail} (also at {band})"
+
+
 def evaluate_claim(
     claim: Claim, profile: str, records: dict[str, Any], notebook_error: str | None = None
 ) -> ClaimResult:
@@ -189,16 +233,19 @@ def evaluate_claim(
     check = claim.checks[profile]
     kind, spec, expected = split_check(check)
     value = records.get(claim.key)
+    s, problem = _spread_of(claim, records)
     if kind == "unverified":
         status, detail = "unverified", spec
     elif notebook_error:
         status, detail = "failed", f"notebook did not complete: {notebook_error}"
     elif claim.key not in records:
         status, detail = "failed", "value not recorded (missing key: the cell did not run)"
+    elif problem:
+        status, detail = "failed", problem
     elif kind == "tolerance":
-        status, detail = _tolerance_verdict(claim, check, spec, value)
+        status, detail = _tolerance_verdict(claim, check, spec, value, Z_SPREAD * (s or 0.0))
     else:
-        status, detail = _property_verdict(claim, spec, value, records)
+        status, detail = _property_with_spread(claim, spec, value, records, s or 0.0)
     status, detail, deviation = _adjust(claim, expected, status, detail)
     return ClaimResult(
         chapter=claim.chapter,
@@ -215,6 +262,7 @@ def evaluate_claim(
         sanity=claim.sanity,
         stand_in=claim.stand_in,
         ref=claim.ref,
+        spread=s,
     )
 
 

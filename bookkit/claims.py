@@ -29,7 +29,7 @@ from replib.profiles import PROFILES
 from replib.schema import SchemaError, load_schema, validate
 
 from .checker import ChapterClaims, Claim, ClaimResult, check_chapter, describe, evaluate_claim, split_check
-from .paper_tables import PaperTableError, expand_family, load_paper_tables, resolve_ref
+from .paper_tables import PaperTableError, expand_family, load_paper_tables, printed_tolerance, resolve_ref
 from .seeds import rule_problem
 from .status import PASSING, STATUS_BADGE, STATUSES, closing_line, summarize
 from .yamlfile import YamlDocument, YamlFileError, load_yaml
@@ -124,6 +124,8 @@ def _numbers_of_check(f: _File, where: tuple, check: dict) -> None:
         raise f.error(where, "an unverified check cannot have an expected failure (it checks nothing)")
     if kind == "tolerance":
         for k in list(spec):
+            if k == "printed":  # the marker of a printed-precision tolerance (see _printed)
+                continue
             spec[k] = f.number((*where, "tolerance", k), spec[k], f"tolerance.{k}")
             if spec[k] < 0:
                 raise f.error((*where, "tolerance", k), f"tolerance.{k} must be >= 0; got {spec[k]}")
@@ -186,15 +188,29 @@ def _resolve_paper(f: _File, where: tuple, paper: dict, tables: Callable[[], dic
     return ref
 
 
+def _printed(f: _File, where: tuple, check: dict, ref: str | None, tables: Callable[[], dict], what: str) -> None:
+    """``tolerance: {printed: true}`` becomes the tolerance the referenced number's printed precision allows
+    (:func:`bookkit.paper_tables.printed_tolerance`: half a unit in its last digit, in its table's scale)."""
+    spec = check.get("tolerance")
+    if not isinstance(spec, dict) or "printed" not in spec:
+        return
+    if set(spec) != {"printed"} or spec["printed"] is not True:
+        raise f.error((*where, "tolerance"), f"{what}: 'printed: true' stands alone in a tolerance")
+    if ref is None:
+        raise f.error((*where, "tolerance"), f"{what}: a printed-precision tolerance needs paper.ref")
+    check["tolerance"] = dict(printed_tolerance(resolve_ref(ref, tables())), printed=True)
+
+
 def _claim(f: _File, where: tuple, label: str, c: dict, chapter: str, tables: Callable[[], dict]) -> Claim:
     """One claim (from the file or a family), checked against the rules the schema cannot state."""
     what = f"{label} ({c['key']})"
     paper = c["paper"]
     ref = _resolve_paper(f, where, paper, tables)
-    checks = c["checks"]
+    checks = c["checks"] = copy.deepcopy(c["checks"])  # YAML aliases share one dict between claims
     for prof in PROFILES:
         if prof not in checks:
             raise f.error(where, f"{what}: no check for profile {prof!r}")
+        _printed(f, (*where, "checks", prof), checks[prof], ref, tables, what)
         _numbers_of_check(f, (*where, "checks", prof), checks[prof])
         if "tolerance" in checks[prof] and not isinstance(paper.get("value"), (int, float)):
             raise f.error((*where, "checks", prof), f"{what}: a tolerance check needs a numeric paper value")
@@ -214,6 +230,8 @@ def _claim(f: _File, where: tuple, label: str, c: dict, chapter: str, tables: Ca
         stand_in=c.get("stand_in"),
         seeds=rule,
         ref=ref,
+        spread=c.get("spread"),
+        tolerance_reason=c.get("tolerance_reason"),
     )
 
 

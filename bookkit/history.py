@@ -3,7 +3,8 @@
 ``<date>-paper--<chapter>--<part>.json``, merged here per night by :func:`bookkit.report.merge`).
 
 The page shows, per paper, a strip of the latest nights' verdicts per profile, then one row per night: the
-verdict (:func:`bookkit.pages.chapter_verdict`), whether it changed since the previous night of that profile,
+verdict (:func:`bookkit.pages.chapter_verdicts`, from :func:`bookkit.verdicts.paper_verdicts` over the papers'
+tables), whether it changed since the previous night of that profile,
 and the claims whose status depends on the seed (a run over several seeds records ``seed_statuses``: the
 offline job runs seed 0 beside a new seed every night, so a verdict that changes with the seed shows here).
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from replib.profiles import PROFILES
 
-from .pages import VERDICT_BADGE, chapter_verdict, counts_text
+from .pages import BADGES, chapter_verdicts, counts_text
 from .report import merge
 
 #: a night's report of one profile, as ``scripts/nightly.py drift`` stores it
@@ -26,8 +27,8 @@ REPORT_NAME = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})-(?P<profile>[a-z]+)\.json
 PART_NAME = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})-paper--(?P<chapter>.+?)--(?P<part>.+)\.json")
 #: nights in each paper's strip of verdicts
 STRIP_NIGHTS = 14
-#: the first letter of each verdict, for the strip (the badges' emoji)
-STRIP = {v: badge.split(" ")[0] for v, badge in VERDICT_BADGE.items()}
+#: the mark of each verdict in the strip (the badges' emoji)
+STRIP = {v: badge.split(" ")[0] for v, badge in BADGES.items()}
 
 
 @dataclass
@@ -89,44 +90,53 @@ def _seed_cell(claims: list[dict]) -> str:
     )
 
 
-def chapter_rows(nights: list[Night], chapter: str) -> list[str]:
+def _verdicts(nights: list[Night], tables: dict) -> list[dict]:
+    """Each night's verdict per chapter (computed once per night)."""
+    return [chapter_verdicts(n.report, tables) for n in nights]
+
+
+def chapter_rows(nights: list[Night], verdicts: list[dict], chapter: str) -> list[str]:
     """One Markdown table row per night (newest first) for ``chapter``: night, profile, verdict (marked 🔁
     when it differs from the previous night of the profile), counts, and the claims that change with the
     seed."""
     rows, previous = [], {}
-    for n in nights:
-        if not any(ch["chapter"] == chapter for ch in n.report["chapters"]):
+    for n, v in zip(nights, verdicts):
+        if chapter not in v:
             continue
         mine = [c for c in n.report["claims"] if c["chapter"] == chapter]
-        verdict, _ = chapter_verdict(mine)
+        verdict = v[chapter]["verdict"]
         before = previous.get(n.profile)
         changed = f" 🔁 (was {before})" if before is not None and before != verdict else ""
         previous[n.profile] = verdict
         rows.append(
-            f"| {n.date} | `{n.profile}` | {VERDICT_BADGE[verdict]}{changed}<br><small>{counts_text(mine)}</small> "
+            f"| {n.date} | `{n.profile}` | {BADGES[verdict]}{changed}<br><small>{counts_text(mine)}</small> "
             f"| {_seed_cell(mine)} |"
         )
     return rows[::-1]
 
 
-def _strip(nights: list[Night], chapter: str) -> list[str]:
+def _strip(nights: list[Night], verdicts: list[dict], chapter: str) -> list[str]:
+    """Per profile, the marks of the latest :data:`STRIP_NIGHTS` nights' verdicts (🎲: a claim changed with the
+    seed that night)."""
     out = []
     for profile in PROFILES:
-        seen = [
-            n for n in nights if n.profile == profile and any(c["chapter"] == chapter for c in n.report["chapters"])
-        ]
+        seen = [(n, v) for n, v in zip(nights, verdicts) if n.profile == profile and chapter in v][-STRIP_NIGHTS:]
         if not seen:
             continue
-        marks = []
-        for n in seen[-STRIP_NIGHTS:]:
-            mine = [c for c in n.report["claims"] if c["chapter"] == chapter]
-            marks.append(STRIP[chapter_verdict(mine)[0]] + ("🎲" if seed_dependent(mine) else ""))
-        out.append(f"- `{profile}`, {seen[max(0, len(seen) - STRIP_NIGHTS)].date} → {seen[-1].date}: {' '.join(marks)}")
+        marks = [
+            STRIP[v[chapter]["verdict"]]
+            + ("🎲" if seed_dependent([c for c in n.report["claims"] if c["chapter"] == chapter]) else "")
+            for n, v in seen
+        ]
+        out.append(f"- `{profile}`, {seen[0][0].date} → {seen[-1][0].date}: {' '.join(marks)}")
     return out
 
 
-def history_markdown(nights: list[Night], links: dict[str, str] | None = None, unreadable: list[str] = ()) -> str:
-    """The history page's body: a legend, then per paper its strip of verdicts and its table of nights."""
+def history_markdown(
+    nights: list[Night], tables: dict, links: dict[str, str] | None = None, unreadable: list[str] = ()
+) -> str:
+    """The history page's body: a legend, then per paper its strip of verdicts and its table of nights
+    (``tables``: the papers' tables the verdicts are drawn against, :func:`replib.papers.load_paper_tables`)."""
     links = links or {}
     if not nights:
         return "```{note}\nNo nightly report was found when this book was built.\n```\n"
@@ -134,7 +144,8 @@ def history_markdown(nights: list[Night], links: dict[str, str] | None = None, u
     for n in nights:
         for ch in n.report["chapters"]:
             titles.setdefault(ch["chapter"], ch.get("title") or ch["chapter"])
-    legend = ", ".join(f"{STRIP[v]} {v}" for v in VERDICT_BADGE)
+    verdicts = _verdicts(nights, tables)
+    legend = ", ".join(f"{STRIP[v]} {v}" for v in BADGES)
     out = [
         f"{len(nights)} reports from {nights[0].date} to {nights[-1].date}. Each strip reads oldest → newest "
         f"({legend}; 🎲 a claim's status changed with the seed that night); 🔁 marks a verdict that differs "
@@ -143,9 +154,9 @@ def history_markdown(nights: list[Night], links: dict[str, str] | None = None, u
     ]
     for ch, title in titles.items():
         head = f"{{doc}}`{title} <{links[ch]}>`" if ch in links else title
-        out += [f"## {title}", "", f"Chapter: {head}", "", *_strip(nights, ch), ""]
+        out += [f"## {title}", "", f"Chapter: {head}", "", *_strip(nights, verdicts, ch), ""]
         out += ["| night | profile | verdict | changes with the seed |", "|---|---|---|---|"]
-        out += [*chapter_rows(nights, ch), ""]
+        out += [*chapter_rows(nights, verdicts, ch), ""]
     if unreadable:
         out += ["Reports that could not be read: " + ", ".join(f"`{u}`" for u in unreadable), ""]
     return "\n".join(out)

@@ -15,6 +15,13 @@ report by :func:`report_problems`):
 4. **Sanity checks and stand-ins are labelled**: the checker never gives them *reproduced* (see
    :func:`bookkit.checker.evaluate_claim`); here a sanity claim must not carry a tolerance around
    a paper's number in any profile, since it would read as a reproduction.
+5. **At the paper's word.** A tolerance around a paper's number is no wider than the number's printed
+   precision (half a unit in its last printed digit, :func:`bookkit.paper_tables.printed_tolerance`; a
+   ``spread`` widens it by the value's own standard errors at check time), unless the claim says why in
+   ``tolerance_reason``.
+6. **Each paper number counted once.** Per profile, at most one claim that could be *reproduced* (a
+   tolerance, not sanity, not a stand-in, not an expected failure) refers to a paper number
+   (:func:`double_counted`, over every chapter).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from pathlib import Path
 
 from .checker import ChapterClaims, Claim, split_check
 from .notebooks import read_chapter
+from .paper_tables import PaperTableError, half_unit, load_paper_tables, printed_tolerance, resolve_ref, tolerance_width
 
 INF = math.inf
 #: keys whose values are I(W) (Mu & Viswanath's partition isotropy), compared in log10
@@ -86,9 +94,65 @@ def same_value_groups(chapter_source: str) -> list[list[str]]:
     return [keys for keys in by_expr.values() if len(set(keys)) > 1]
 
 
-def claims_problems(claims: ChapterClaims, code: str = "") -> list[str]:
-    """Every integrity problem of one chapter's claims (``code``: the chapter's code cells, for rule 1)."""
-    out: list[str] = []
+def precision_of(claim: Claim, tables: dict) -> tuple[dict, str]:
+    """(the tolerance the claim's paper value's printed precision allows, the printed text): from its table
+    when the claim refers to one, else from the inline value as the claims file gives it."""
+    if claim.ref:
+        n = resolve_ref(claim.ref, tables)
+        return printed_tolerance(n), n.printed
+    text = repr(claim.paper_value)
+    return {"abs": half_unit(text)}, text
+
+
+def looser_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
+    """Why a tolerance ``spec`` accepts more than the paper's printed precision (None when it does not)."""
+    allowed, printed = precision_of(claim, tables)
+    value = float(claim.paper_value)
+    limit = max(tolerance_width(allowed, value).values())
+    wide = {k: w for k, w in tolerance_width({k: v for k, v in spec.items() if k != "printed"}, value).items()}
+    over = {k: w for k, w in wide.items() if w > limit * (1 + 1e-9)}
+    if not over:
+        return None
+    return f"accepts ±{max(over.values()):.3g} around {printed}, printed to ±{limit:.3g}"
+
+
+def reproducible_checks(claim: Claim) -> list[str]:
+    """The profiles in which ``claim`` could be *reproduced*: a tolerance, not sanity, not a stand-in, not an
+    expected failure."""
+    if claim.sanity or claim.stand_in:
+        return []
+    out = []
+    for profile, check in claim.checks.items():
+        kind, _, expected = split_check(check)
+        if kind == "tolerance" and expected is None:
+            out.append(profile)
+    return out
+
+
+def double_counted(chapters: list[ChapterClaims]) -> list[str]:
+    """Rule 6 over every chapter: a paper number that more than one claim could reproduce in one profile."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for ch in chapters:
+        for c in ch.claims:
+            for profile in reproducible_checks(c) if c.ref else []:
+                seen.setdefault((c.ref, profile), []).append(f"{ch.chapter}:{c.key}")
+    return [
+        f"{ref} could be reproduced by {len(keys)} claims in {profile}: {', '.join(keys)} (count a number once; "
+        "the others are sanity checks, stand-ins or properties)"
+        for (ref, profile), keys in seen.items()
+        if len(keys) > 1
+    ]
+
+
+def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None = None) -> list[str]:
+    """Every integrity problem of one chapter's claims (``code``: the chapter's code cells, for rule 1;
+    ``tables``: the papers' tables, default the project's, two folders above the claims file)."""
+    if tables is None:
+        try:
+            tables = load_paper_tables(Path(claims.path).resolve().parent.parent)
+        except PaperTableError:
+            tables = {}
+    out: list[str] = double_counted([claims])
     where = claims.path.name
     by_key = {c.key: c for c in claims.claims}
     for group in same_value_groups(code):
@@ -122,6 +186,14 @@ def claims_problems(claims: ChapterClaims, code: str = "") -> list[str]:
                 and spec["abs"] >= abs(float(ref))
             ):
                 out.append(f"{where}: {c.key!r}: abs tolerance {spec['abs']} around {ref} accepts 0 ({profile})")
+            if not c.tolerance_reason:
+                why = looser_than_printed(c, spec, tables)
+                if why:
+                    out.append(
+                        f"{where}: {c.key!r} ({profile}): the tolerance {why}: narrow it to the paper's precision "
+                        "(tolerance: {printed: true}, with a spread for our sampling error) or say why in "
+                        "tolerance_reason"
+                    )
     return out
 
 

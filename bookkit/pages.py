@@ -2,8 +2,9 @@
 
 - :func:`reproduces_markdown`: the "what this chapter reproduces" table (claim, paper, ours, status) that
   opens every chapter, with a link to the chapter's recorded numbers as CSV (:func:`claims_csv`);
-- :func:`front_page_markdown`: the front page's first screen: each paper's verdict (:func:`chapter_verdict`),
-  the run it rests on, and its claims counted per status, with links to each chapter;
+- :func:`front_page_markdown`: the front page's first screen: each paper's verdict (:func:`chapter_verdicts`,
+  from :func:`bookkit.verdicts.paper_verdicts`), the run it rests on, and its claims counted per status, with
+  links to each chapter;
 - :func:`what_ran_markdown`: the line under each chapter's title naming the run, models and data files;
 - :func:`claim_target`: the anchor placed before the cell that recorded a claim's value, so the
   validation page can link each claim to the cell that computed it;
@@ -24,6 +25,7 @@ from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
 from .status import STATUS_BADGE, format_value, status_counts
+from .verdicts import VERDICT_BADGE, paper_verdicts
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
@@ -173,41 +175,21 @@ def strip_noise(nb) -> int:
     return removed
 
 
-def chapter_verdict(claims: list[dict]) -> tuple[str, str]:
-    """(verdict, reason) of a chapter's paper from its claims in one report: ``reproduced`` when every claim
-    compared here holds and some compared the paper's value within its tolerance, ``consistent`` when every
-    claim compared holds but only as a property (no paper value within a tolerance), ``partially reproduced``
-    when some hold, ``not reproduced here`` when none does
-    and some fail or deviate, ``inconclusive`` when the others' verdicts depend on the seed or the spread,
-    ``not checked`` when none is compared in the profile (sanity checks are never evidence).
-
-    The integration point of the verdict per paper (issue 27, ``bookkit.verdicts``): the front page, the
-    validation pages and the history page call only this."""
-    paper = [c for c in claims if c.get("paper_value") is not None and c["status"] != "sanity"]
-    checked = [c for c in paper if c["status"] != "unverified"]
-    good = [c for c in checked if c["status"] in ("reproduced", "consistent")]
-    open_ = [c for c in checked if c["status"] == "inconclusive"]
-    unverified = len(paper) - len(checked)
-    later = f"; {unverified} need the paper profile's models or data" if unverified else ""
-    if not checked:
-        return "not checked", f"none of its {len(paper)} paper values is compared in this profile"
-    undecided = f", {len(open_)} inconclusive" if open_ else ""
-    held = f"{len(good)} of the {len(checked)} paper values compared here hold{undecided}{later}"
-    if len(good) == len(checked):  # every compared claim holds: reproduced if a paper value was among them
-        return ("reproduced" if any(c["status"] == "reproduced" for c in good) else "consistent"), held
-    if good:
-        return "partially reproduced", held
-    return ("inconclusive" if len(open_) == len(checked) else "not reproduced here"), held
+#: the verdict of a chapter whose claims refer to no paper table (the book's own experiments)
+OWN_EXPERIMENT = "own experiment"
+BADGES = {**VERDICT_BADGE, OWN_EXPERIMENT: "🔬 the book's own experiment"}
 
 
-VERDICT_BADGE = {
-    "reproduced": "✅ reproduced",
-    "consistent": "☑️ consistent (properties hold)",
-    "partially reproduced": "🟡 partially reproduced",
-    "not reproduced here": "❌ not reproduced here",
-    "inconclusive": "❔ inconclusive",
-    "not checked": "⏸ not checked in this profile",
-}
+def chapter_verdicts(report: dict, tables: dict) -> dict[str, dict]:
+    """chapter -> the verdict on its paper in ``report`` (:func:`bookkit.verdicts.paper_verdicts`: ``verdict``,
+    ``reason``, ``profile``...); a chapter whose claims refer to no paper table gets :data:`OWN_EXPERIMENT`."""
+    out = {v["chapter"]: v for v in paper_verdicts(report, tables)}
+    for ch in report["chapters"]:
+        if ch["chapter"] not in out:
+            mine = [c for c in report["claims"] if c["chapter"] == ch["chapter"]]
+            reason = f"its claims refer to no paper's table; {counts_text(mine)}"
+            out[ch["chapter"]] = {"chapter": ch["chapter"], "verdict": OWN_EXPERIMENT, "reason": reason}
+    return out
 
 
 def counts_text(claims: list[dict]) -> str:
@@ -222,21 +204,21 @@ def run_label(rep: dict) -> str:
     return f"profile `{rep['profile']}`, {str(rep.get('started') or '?')[:10]}{at}"
 
 
-def resting_report(reports: list[dict], chapter: str) -> dict | None:
-    """The report a chapter's verdict rests on: the highest profile (paper, offline, smoke) that compared at
-    least one of its paper values, else the highest that ran it."""
+def resting_report(reports: list[dict], chapter: str, tables: dict) -> dict | None:
+    """The report a chapter's verdict rests on: the highest profile (paper, offline, smoke) in which some of its
+    claims are evidence (its verdict is not "not checked here"), else the highest that ran it."""
     ran = [r for r in reports if any(c["chapter"] == chapter for c in r["chapters"])]
     rank = {p: i for i, p in enumerate(PROFILES)}
     ran.sort(key=lambda r: rank.get(r["profile"], -1), reverse=True)
     for rep in ran:
-        mine = [c for c in rep["claims"] if c["chapter"] == chapter]
-        if chapter_verdict(mine)[0] != "not checked":
+        if chapter_verdicts(rep, tables)[chapter]["verdict"] != "not checked here":
             return rep
     return ran[0] if ran else None
 
 
-def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None) -> str:
-    """Each paper's verdict, the run it rests on, and its claims counted per status: three narrow columns."""
+def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None, tables: dict | None = None) -> str:
+    """Each paper's verdict (:func:`chapter_verdicts` over the papers' ``tables``), the run it rests on, and its
+    claims counted per status: three narrow columns."""
     links = links or {}
     if not reports:
         return "```{note}\nNo runner report was found when this book was built.\n```\n"
@@ -256,13 +238,13 @@ def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None
         "  - claims",
     ]
     for name in chapters:
-        rep = resting_report(reports, name)
+        rep = resting_report(reports, name, tables or {})
         mine = [c for c in rep["claims"] if c["chapter"] == name]
-        verdict, _ = chapter_verdict(mine)
+        verdict = chapter_verdicts(rep, tables or {})[name]["verdict"]
         label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
         out += [
             f"* - {label}",
-            f"  - {VERDICT_BADGE[verdict]} ({rep['profile']}, {str(rep.get('started') or '?')[:10]})",
+            f"  - {BADGES[verdict]} ({rep['profile']}, {str(rep.get('started') or '?')[:10]})",
             f"  - {counts_text(mine)}",
         ]
     out += ["```", ""]

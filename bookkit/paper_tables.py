@@ -7,6 +7,7 @@ registered (referenced by a claim), checked in a profile and reproduced. The tab
 from __future__ import annotations
 
 import copy
+import math
 
 from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and tests use paper_tables.X)
     COLUMNS,
@@ -24,11 +25,51 @@ from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and te
 from .status import STATUS_BADGE, format_value
 
 
+def half_unit(printed: str) -> float:
+    """Half a unit in the last digit of a number as printed: its rounding precision (``"0.990"`` -> 0.0005,
+    ``"5.02E-174"`` -> 5e-177, ``"10662"`` -> 0.5, ``"6.4e6"`` -> 5e4).
+
+    Raises
+    ------
+    ValueError
+        ``printed`` is not a plain decimal number.
+    """
+    text = str(printed).strip().lstrip("+-")
+    mantissa, _, exponent = text.lower().partition("e")
+    if not mantissa or not mantissa.replace(".", "", 1).isdigit():
+        raise ValueError(f"not a printed decimal number: {printed!r}")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def printed_tolerance(number: PaperNumber) -> dict:
+    """The tolerance a number's printed precision allows, in its table's scale: ``{"abs": h}`` (linear) or
+    ``{"log10": log10(1 + h/|v|)}`` (log10), with ``h`` = :func:`half_unit` of the printed value."""
+    h = half_unit(number.printed or repr(number.value))
+    if number.scale == "log10":
+        return {"log10": math.log10(1 + h / abs(number.value))}
+    return {"abs": h}
+
+
+def tolerance_width(spec: dict, value: float) -> dict:
+    """Each part of a tolerance spec as what it accepts: ``abs`` as it is, ``rel`` times ``|value|``,
+    ``log10`` as the largest value above ``value`` minus ``value`` (all absolute half-widths)."""
+    out = {}
+    if "abs" in spec:
+        out["abs"] = float(spec["abs"])
+    if "rel" in spec:
+        out["rel"] = float(spec["rel"]) * abs(value)
+    if "log10" in spec:
+        out["log10"] = abs(value) * (10 ** float(spec["log10"]) - 1)
+    return out
+
+
 def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where: str) -> list[dict]:
     """One claim per selected row: ``key`` and ``claim`` are ``str.format`` templates over the row's fields
     (``parts`` = the id split on ``/``, ``row``, ``column``, ``table``, ``metric``); the other fields
-    (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``) are copied to every claim."""
-    allowed = {"key", "claim", "rows", "checks", "deviation", "sanity", "stand_in", "seeds"}
+    (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``, ``tolerance_reason``) are copied to every
+    claim."""
+    allowed = {"key", "claim", "rows", "checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason"}
     unknown = set(family) - allowed
     if unknown:
         raise PaperTableError(f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
@@ -52,7 +93,7 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
         except (KeyError, IndexError, AttributeError) as exc:
             raise PaperTableError(f"{where}: template field {exc} not available for {n.ref}") from None
         claim = {"key": key, "claim": text, "paper": {"ref": n.ref}}
-        for k in ("checks", "deviation", "sanity", "stand_in", "seeds"):
+        for k in ("checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason"):
             if k in family:
                 claim[k] = copy.deepcopy(family[k])
         out.append(claim)
@@ -137,30 +178,43 @@ def papers_markdown(tables, report: dict | None, refs: dict[tuple[str, str], str
                 out.append(f"- {why}: {', '.join(ids)}")
             out.append("")
         for table in dict.fromkeys(n.table for n in numbers.values()):
-            cells = [n for n in numbers.values() if n.table == table]
-            rows = list(dict.fromkeys(n.row for n in cells))
-            cols = list(dict.fromkeys(n.column for n in cells))
-            grid = {(n.row, n.column): n for n in cells}
-            out += [f"**{table}** (paper / ours, status)", ""]
-            out.append("| | " + " | ".join(c.replace("|", "/") for c in cols) + " |")
-            out.append("|---|" + "---|" * len(cols))
-            for r in rows:
-                line = []
-                for c in cols:
-                    n = grid.get((r, c))
-                    if n is None:
-                        line.append("")
-                        continue
-                    res = by_ref.get(n.ref, [])
-                    if not res:
-                        line.append(
-                            f"{format_value(n.value)}<br><small>{'not run' if n.ref in (refs or {}).values() else 'not registered'}</small>"
-                        )
-                        continue
-                    first = res[0]
-                    ours = "—" if first.get("value") is None else format_value(first["value"])
-                    badge = STATUS_BADGE.get(first["status"], first["status"])
-                    line.append(f"{format_value(n.value)} / {ours}<br><small>{badge} `{first.get('key', '')}`</small>")
-                out.append(f"| {r.replace('|', '/')} | " + " | ".join(line) + " |")
-            out.append("")
+            out += _table_markdown(table, [n for n in numbers.values() if n.table == table], by_ref, refs)
     return "\n".join(out)
+
+
+#: a paper table with more columns than this is listed one number per row (it would not fit the text column)
+GRID_COLUMNS = 3
+
+
+def _number_cell(n: PaperNumber, by_ref: dict, refs: dict | None) -> str:
+    """The paper's value, ours and the status of one number of a paper's table."""
+    res = by_ref.get(n.ref, [])
+    if not res:
+        return f"{format_value(n.value)}<br><small>{'not run' if n.ref in (refs or {}).values() else 'not registered'}</small>"
+    first = res[0]
+    ours = "—" if first.get("value") is None else format_value(first["value"])
+    badge = STATUS_BADGE.get(first["status"], first["status"])
+    return f"{format_value(n.value)} / {ours}<br><small>{badge} `{first.get('key', '')}`</small>"
+
+
+def _table_markdown(table: str, cells: list[PaperNumber], by_ref: dict, refs: dict | None) -> list[str]:
+    """One of a paper's tables with, for each number, the paper's value, ours and the status: as the paper lays
+    it out (rows × columns) when it has at most :data:`GRID_COLUMNS` columns, else one number per row, so that
+    no table is wider than the book's text column."""
+    rows = list(dict.fromkeys(n.row for n in cells))
+    cols = list(dict.fromkeys(n.column for n in cells))
+    out = [f"**{table}** (paper / ours, status)", ""]
+    if len(cols) > GRID_COLUMNS:
+        out += ["| row | column | paper / ours, status |", "|---|---|---|"]
+        for n in cells:
+            out.append(
+                f"| {n.row.replace('|', '/')} | {n.column.replace('|', '/')} | {_number_cell(n, by_ref, refs)} |"
+            )
+        return [*out, ""]
+    grid = {(n.row, n.column): n for n in cells}
+    out.append("| | " + " | ".join(c.replace("|", "/") for c in cols) + " |")
+    out.append("|---|" + "---|" * len(cols))
+    for r in rows:
+        line = [_number_cell(grid[(r, c)], by_ref, refs) if (r, c) in grid else "" for c in cols]
+        out.append(f"| {r.replace('|', '/')} | " + " | ".join(line) + " |")
+    return [*out, ""]

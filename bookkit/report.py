@@ -200,9 +200,13 @@ def format_drift(rows: list[dict]) -> str:
 
 # ------------------------------------------------------------------ the dashboard
 LEGEND = (
-    "**reproduced**: the paper's value within the stated tolerance; **consistent**: a property that "
-    "would fail if the science broke holds; **deviates**: the property holds but the value differs from "
-    "the paper for the stated reason; **unverified**: needs pretrained weights, a GPU or data that the "
+    "**reproduced**: the paper's value within a tolerance derived from its printed precision (or its stated "
+    "±, or our value's spread); **consistent**: a property that would fail if the science broke holds; "
+    "**sanity**: holds by construction (an invariance, a count fixed by the data), never evidence; "
+    "**deviates**: the check holds on a stand-in that differs from the paper's set-up, for the stated reason; "
+    "**expected failure**: the paper's statement does not hold here beyond the value's spread, for the stated "
+    "scientific reason; **inconclusive**: the value's spread (over its sample or over seeds) straddles the "
+    "bound, so no verdict is drawn; **unverified**: needs pretrained weights, a GPU or data that the "
     "profile does not have; **failed**: a check failed, a value is missing or the chapter did not run."
 )
 
@@ -222,6 +226,8 @@ def _note(c: dict) -> str:
         return "failed: " + c["detail"]
     if c["status"] == "deviates":
         return "deviation: " + (c.get("deviation") or c["detail"])
+    if c["status"] == "expected_failure":
+        return "expected failure: " + (c.get("deviation") or c["detail"])
     return c["detail"]
 
 
@@ -329,7 +335,12 @@ def _at_a_glance(reports: list[dict], chapters: list[str], links: dict[str, str]
 def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str]:
     """The values reproduced within tolerance, those deviating or failing, and the unverified by reason."""
     reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]
-    not_repro = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] in ("deviates", "failed")]
+    not_repro = [
+        (r["profile"], c)
+        for r in reports
+        for c in r["claims"]
+        if c["status"] in ("deviates", "expected_failure", "inconclusive", "failed")
+    ]
     out = ["## What this book reproduces, and what it does not", ""]
     if reproduced:
         out += ["Paper values reproduced within tolerance (value vs paper):", ""]
@@ -346,7 +357,7 @@ def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str
         )
     out.append("")
     if not_repro:
-        out += ["Deviating or failing:", ""]
+        out += ["Deviating, failing as documented, inconclusive or failing:", ""]
         for p, c in not_repro:
             out.append(
                 f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}"

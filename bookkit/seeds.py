@@ -1,26 +1,30 @@
 """Verdicts over several seeds: a claim's status must not depend on the seed a chapter ran with.
 
-A chapter run for seeds ``s_1 .. s_n`` gives each claim ``n`` recorded values. How they are combined is the
-claim's ``seeds`` rule (claims file field; default ``all``):
+A chapter run for seeds ``s_1 .. s_n`` gives each claim ``n`` recorded values, each judged on its own first
+(:func:`bookkit.checker.evaluate_claim`, with the value's own spread when the claim has one). How they are
+combined is the claim's ``seeds`` rule (claims file field; default ``all``):
 
 ``all``
-    each seed is checked on its own; the claim gets the status they share, or ``inconclusive`` when the
-    verdict differs between seeds (never a finding or a deviation made of one seed's noise).
+    the claim gets the status every seed shares; when the seeds disagree, the values straddle the bound and
+    the claim is ``inconclusive`` (never a finding, a deviation or an expected failure made of one seed's
+    noise, never passed or failed by chance).
 ``worst``
-    for a statement of the paper about *every* case ("lowers S_inter in every layer"): the check is applied to
-    the worst value over seeds (the smallest for ``gt``/``ge``, the largest for ``lt``/``le``), so it holds
-    only if it holds for every seed. Adding seeds can only make such a verdict stricter.
+    for a statement of the paper about *every* case ("lowers S_inter in every layer"): as ``all`` (seeds
+    that disagree make it ``inconclusive``), and the value shown is the worst over seeds (the smallest for
+    ``gt``/``ge``, the largest for ``lt``/``le``).
 ``mean``
     for a statement about an average: the check is applied to the mean over seeds and to the mean moved by
     two standard errors either way, :math:`\\bar v \\pm 2 s/\\sqrt{n}`; if the three verdicts differ the
     mean is within noise of the bound and the claim is ``inconclusive``.
 
-A claim whose per-seed records are not all finite numbers (a flag, a missing key, a failed notebook), or
-whose check is ``unverified``, always uses ``all``.
+A seed whose value is missing or whose notebook failed makes the claim ``failed`` (a crash is never
+inconclusive). A claim whose per-seed records are not all finite numbers, or whose check is ``unverified``,
+uses ``all``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -63,7 +67,16 @@ def _fmt(v: Any) -> str:
 
 
 def _evaluate_at(claim: Claim, profile: str, records: dict, value: float):
-    return evaluate_claim(claim, profile, {**records, claim.key: value})
+    """The check at ``value`` alone (the mean over seeds carries its own spread, not one seed's)."""
+    return evaluate_claim(dataclasses.replace(claim, spread=None), profile, {**records, claim.key: value})
+
+
+def _broken(result, records: dict, error: str | None) -> bool:
+    """A seed that measured nothing: a failed notebook, a missing value, or a number check on a value that is
+    not a finite number (flags and strings are compared as they are)."""
+    if result.status != "failed":
+        return False
+    return bool(error) or result.key not in records or "not a finite number" in result.detail
 
 
 def combine_claim(
@@ -81,17 +94,19 @@ def combine_claim(
         rule = "all"
     first = records_by_seed[seeds[0]]
     listing = ", ".join(f"seed {s}: {per[s].status} ({_fmt(values[s])})" for s in seeds)
-    if rule == "all":
-        out = per[seeds[0]].to_dict()
+    broken = [s for s in seeds if _broken(per[s], records_by_seed[s], errors_by_seed.get(s))]
+    if broken:
+        out = per[broken[0]].to_dict()
+        out["detail"] = f"seed {broken[0]}: {out['detail']} ({listing})"
+    elif rule in ("all", "worst"):
+        pick = seeds[0] if rule == "all" else _worst_seed(values, spec["op"])
+        out = per[pick].to_dict()
         if len({per[s].status for s in seeds}) > 1:
             out["status"] = "inconclusive"
-            out["detail"] = f"the verdict depends on the seed ({listing})"
+            out["detail"] = f"the verdict depends on the seed: the values straddle the bound ({listing})"
         else:
-            out["detail"] = f"{out['detail']} (every seed: {listing})"
-    elif rule == "worst":
-        worst = _DIRECTION[spec["op"]](values.values())
-        out = _evaluate_at(claim, profile, first, worst).to_dict()
-        out["detail"] = f"worst case over seeds {_fmt(worst)}: {out['detail']} ({listing})"
+            what = "every seed" if rule == "all" else f"worst case over seeds {_fmt(values[pick])}; every seed"
+            out["detail"] = f"{out['detail']} ({what}: {listing})"
     else:  # mean
         xs = list(values.values())
         mean = sum(xs) / len(xs)
@@ -112,6 +127,12 @@ def combine_claim(
         seed_statuses={str(s): per[s].status for s in seeds},
     )
     return out
+
+
+def _worst_seed(values: dict, op: str):
+    """The seed whose value is the worst for a one-sided bound (smallest for gt/ge, largest for lt/le)."""
+    pick = _DIRECTION[op]
+    return pick(values, key=lambda s: values[s])
 
 
 def check_chapter_seeds(

@@ -1,10 +1,34 @@
 """The statuses a claim can get, how they are shown and counted: the bottom of the kit's imports (it imports
 nothing of the kit), so that the checker, the pages, the papers' tables and the reports share one list.
+
+Each status means one thing:
+
+``reproduced``
+    the paper's value, within a tolerance derived from its printed precision (or its stated ±, or our
+    value's spread);
+``consistent``
+    a property that would fail if the science broke holds (or a stand-in meets the paper's value);
+``sanity``
+    a check that holds by construction (an invariance of the algebra, a count fixed by the data, a
+    configuration constant): shown apart, never evidence for the paper;
+``deviates``
+    the check holds, but on a stand-in that differs from the paper's set-up, for the stated reason;
+``expected_failure``
+    the paper's statement does not hold here, as documented (beyond the value's spread), for the stated
+    scientific reason;
+``inconclusive``
+    the value's spread (its bootstrap interval, or the values over seeds) straddles the bound: the data of
+    this run cannot decide, and the claim is neither passed nor failed by chance;
+``failed``
+    a check failed, a value is missing or the chapter did not run;
+``unverified``
+    needs pretrained weights, a GPU or data that the profile does not have.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "EVIDENCE",
     "PASSING",
     "STATUSES",
     "STATUS_BADGE",
@@ -15,19 +39,32 @@ __all__ = [
 ]
 
 #: every status, in the order reports show them
-STATUSES = ("reproduced", "consistent", "sanity", "deviates", "inconclusive", "failed", "unverified")
+STATUSES = (
+    "reproduced",
+    "consistent",
+    "sanity",
+    "deviates",
+    "expected_failure",
+    "inconclusive",
+    "failed",
+    "unverified",
+)
 STATUS_BADGE = {
     "reproduced": "✅ reproduced",
     "consistent": "✅ consistent",
     "sanity": "🔧 sanity",
     "deviates": "⚠️ deviates",
+    "expected_failure": "🔶 expected failure",
     "inconclusive": "❔ inconclusive",
     "failed": "❌ failed",
     "unverified": "⏸ unverified",
 }
-#: statuses that do not fail a run (a deviation is a documented failure of the paper's claim, not a pass:
-#: it is counted and shown apart)
-PASSING = {"reproduced", "consistent", "deviates", "sanity"}
+#: statuses that do not fail a run. A deviation or an expected failure is documented, not a pass: each is
+#: counted and shown apart. An inconclusive claim does not fail the run either (its spread straddles the
+#: bound: no verdict is drawn), but it is never counted as passing (see :func:`summarize`)
+PASSING = {"reproduced", "consistent", "deviates", "expected_failure", "sanity"}
+#: statuses that are evidence about a paper (not sanity, not unverified)
+EVIDENCE = ("reproduced", "consistent", "deviates", "expected_failure", "inconclusive", "failed")
 
 
 def status_counts(claims: list[dict]) -> dict[str, int]:
@@ -36,12 +73,13 @@ def status_counts(claims: list[dict]) -> dict[str, int]:
 
 
 def summarize(claims: list[dict], chapters: list[dict]) -> dict:
-    """Counts per status, and the run's verdict: ``failed`` counts failed and inconclusive claims plus every
-    chapter that did not complete without a failed claim of its own; ``chapter_failures`` the chapters."""
+    """Counts per status, and the run's verdict: ``failed`` counts failed claims plus every chapter that did
+    not complete without a failed claim of its own; ``chapter_failures`` the chapters. An ``inconclusive``
+    claim is counted apart: its spread straddles its bound, so it neither passes nor fails the run."""
     counts = status_counts(claims)
     bad = [c["chapter"] for c in chapters if c.get("status") != "ok"]
     silent = sum(1 for ch in bad if not any(c["chapter"] == ch and c["status"] == "failed" for c in claims))
-    return {**counts, "failed": counts["failed"] + counts["inconclusive"] + silent, "chapter_failures": len(bad)}
+    return {**counts, "failed": counts["failed"] + silent, "chapter_failures": len(bad)}
 
 
 def closing_line(summary: dict) -> str:

@@ -1,7 +1,8 @@
 """The papers' reported numbers as data: one table per paper (``data/papers/<paper>.csv``), each number once.
 
 Columns: ``id`` (unique within the paper, ``/``-separated parts, e.g. ``T2/bert/cluster/stsb``), ``table``,
-``row`` and ``column`` (the paper's labels), ``metric``, ``value``, ``scale`` (``linear`` or ``log10``: the
+``row`` and ``column`` (the paper's labels), ``metric``, ``value`` (as printed: its digits state the paper's
+precision, kept in :attr:`PaperNumber.printed`), ``scale`` (``linear`` or ``log10``: the
 natural scale to compare it in), ``source`` (paper, table and page where known), ``provenance`` (``P``: read
 in the paper or the authors' released results; ``S``: a secondary source, e.g. slides or a third party's
 quote; ``I``: inferred), ``note``, and ``not_registered`` (why no claim checks this number; empty when one
@@ -42,6 +43,7 @@ class PaperNumber:
     provenance: str
     note: str = ""
     not_registered: str = ""
+    printed: str = ""  # the value as the paper prints it ("0.990", "5.02E-174"): its last digit is its precision
 
     @property
     def ref(self) -> str:
@@ -94,7 +96,7 @@ def load_paper_table(path) -> dict[str, PaperNumber]:
             for col in ("table", "row", "column", "metric", "source"):
                 if not row[col].strip():
                     raise PaperTableError(f"{where} ({rid}): {col} is empty")
-            out[rid] = PaperNumber(paper=paper, **{**row, "id": rid, "value": value})
+            out[rid] = PaperNumber(paper=paper, **{**row, "id": rid, "value": value, "printed": row["value"].strip()})
     return out
 
 

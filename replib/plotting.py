@@ -22,6 +22,7 @@ import zlib
 from html import escape
 
 import matplotlib as mpl
+import matplotlib.pyplot as plt
 import seaborn as sns
 from IPython import get_ipython
 from IPython.display import HTML, display
@@ -265,6 +266,9 @@ def stamp_legends(shell=None) -> bool:
     shell = shell if shell is not None else get_ipython()
     if shell is None or not hasattr(shell, "display_formatter"):
         return False
+    backend = mpl.get_backend()
+    if "inline" in backend.lower():  # start the inline backend now (no figure is open yet): its formatter then
+        plt.switch_backend(backend)  # exists to be wrapped, and a cell's first figure shown by plt.show() is stamped
     _wrap_png_formatter(shell)
     if id(shell) not in _HOOKED:
         shell.events.register("post_execute", lambda: _wrap_png_formatter(shell))

@@ -154,20 +154,22 @@ def test_read_records_reads_glue_outputs():
 @pytest.mark.parametrize(
     "check,records,status",
     [
-        # the paper's claim does not hold in this profile, as documented: deviates, with the reason
-        ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
-        ('{tolerance: {abs: 0.1}, expected_failure: "model differs"}', {"k": 2.5}, "deviates"),
+        # the paper's claim does not hold in this profile, as documented: expected_failure, with the reason
+        ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {"k": 2.5}, "expected_failure"),
+        ('{tolerance: {abs: 0.1}, expected_failure: "model differs"}', {"k": 2.5}, "expected_failure"),
         # strict: when it holds after all, the file is out of date -> failed
         ('{property: {op: gt, value: 1}, expected_failure: "model differs"}', {"k": 2.5}, "failed"),
-        # a missing number is never excused
+        # a missing number is never excused, nor one that is not a number
         ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {}, "failed"),
+        ('{property: {op: gt, value: 3}, expected_failure: "model differs"}', {"k": float("nan")}, "failed"),
+        ('{tolerance: {abs: 0.1}, expected_failure: "model differs"}', {"k": float("nan")}, "failed"),
     ],
 )
 def test_expected_failure_is_strict(tmp_path, check, records, status):
     c = _claims(tmp_path, check).claims[0]
     r = evaluate_claim(c, "smoke", records)
     assert r.status == status, r.detail
-    if status == "deviates":
+    if status == "expected_failure":
         assert r.deviation == "model differs" and "expected to fail" in r.check
 
 
@@ -250,6 +252,42 @@ def test_a_stand_in_is_at_best_consistent(tmp_path):
     ch = load_claims(_write(tmp_path, body % "{tolerance: {abs: 0.1}}"))
     r = evaluate_claim(ch.claims[0], "smoke", {"k": 2.0})
     assert r.status == "consistent" and "stand-in" in r.detail
+
+
+# ------------------------------------------------------------------ a value's spread (issue 27)
+@pytest.mark.parametrize(
+    "check,value,se,status",
+    [
+        # a bound within two standard errors of the value: the data cannot decide
+        ("{property: {op: gt, value: 0}}", 0.01, 0.02, "inconclusive"),
+        ("{property: {op: gt, value: 0}}", -0.01, 0.02, "inconclusive"),
+        ("{property: {op: gt, value: 0}}", 0.05, 0.02, "consistent"),
+        ("{property: {op: gt, value: 0}}", -0.05, 0.02, "failed"),
+        ("{property: {op: lt, value: 0.18}}", 0.17, 0.01, "inconclusive"),
+        ("{property: {op: between, value: [1, 2]}}", 1.05, 0.1, "inconclusive"),
+        ("{property: {op: 'true'}}", True, 0.5, "consistent"),  # flags have no spread
+        # a tolerance accepts the paper's value within the tolerance plus two standard errors of ours
+        ("{tolerance: {abs: 0.001}}", 2.05, 0.03, "reproduced"),
+        ("{tolerance: {abs: 0.001}}", 2.08, 0.03, "failed"),
+        # an expected failure is declared only beyond the spread
+        ('{property: {op: gt, value: 3}, expected_failure: "differs"}', 2.99, 0.01, "inconclusive"),
+        ('{property: {op: gt, value: 3}, expected_failure: "differs"}', 2.9, 0.01, "expected_failure"),
+    ],
+)
+def test_a_spread_judges_the_value_on_its_interval(tmp_path, check, value, se, status):
+    ch = _claims(tmp_path, check, "    spread: k_se\n")
+    assert ch.claims[0].spread == "k_se"
+    r = evaluate_claim(ch.claims[0], "smoke", {"k": value, "k_se": se})
+    assert r.status == status, r.detail
+    assert r.spread == se
+
+
+@pytest.mark.parametrize("se", [None, float("nan"), -0.1, "0.1"])
+def test_a_declared_spread_that_is_not_recorded_fails(tmp_path, se):
+    ch = _claims(tmp_path, "{property: {op: gt, value: 0}}", "    spread: k_se\n")
+    records = {"k": 1.0} if se is None else {"k": 1.0, "k_se": se}
+    r = evaluate_claim(ch.claims[0], "smoke", records)
+    assert r.status == "failed" and "spread" in r.detail
 
 
 # ------------------------------------------------------------------ claims files are read safely (issue 28)

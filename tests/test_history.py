@@ -7,9 +7,13 @@ import json
 
 from bookkit import history
 
+#: the papers' tables the verdicts are drawn against (bookkit.verdicts): the claims refer to P:<key>
+TABLES = {"P": {"a": 1.0, "b": 1.0, "c": 1.0}}
+
 
 def _claim(key, status, paper=1.0, seeds=None):
     c = {"chapter": "alpha", "key": key, "claim": key, "paper_value": paper, "value": 1.0, "status": status}
+    c["ref"] = f"P:{key}"
     if seeds:
         c["seed_statuses"] = seeds
     return c
@@ -44,7 +48,11 @@ def _nightly_folder(tmp_path):
         _report("offline", [_claim("a", "reproduced", seeds={"0": "reproduced", "9556": "reproduced"})]),
     )
     flip = {"0": "reproduced", "9557": "failed"}
-    _write(d, "2026-03-02-offline.json", _report("offline", [_claim("a", "inconclusive", seeds=flip)]))
+    night2 = [
+        _claim("a", "inconclusive", seeds=flip),
+        _claim("c", "reproduced", seeds={"0": "reproduced", "9557": "reproduced"}),
+    ]
+    _write(d, "2026-03-02-offline.json", _report("offline", night2))
     _write(d, "2026-03-02-offline.drift.json", "[]")  # not a report: ignored
     _write(d, "2026-03-02-atlas-offline.json", json.dumps({"profile": "offline", "models": []}))  # ignored
     _write(
@@ -74,7 +82,7 @@ def test_nights_are_read_per_profile_and_paper_parts_merged(tmp_path):
 
 def test_a_verdict_that_changes_with_the_seed_or_between_nights_shows(tmp_path):
     nights, unreadable = history.load_nights(_nightly_folder(tmp_path))
-    md = history.history_markdown(nights, {"alpha": "../notebooks/alpha"}, unreadable)
+    md = history.history_markdown(nights, TABLES, {"alpha": "../notebooks/alpha"}, unreadable)
     alpha = md.split("## Alpha (A 2020)")[1].split("## ")[0]
     rows = [line for line in alpha.splitlines() if line.startswith("| 2026")]
     assert [r.split(" | ")[0:2] for r in rows] == [
@@ -85,10 +93,10 @@ def test_a_verdict_that_changes_with_the_seed_or_between_nights_shows(tmp_path):
         ["| 2026-03-01", "`smoke`"],
     ]  # newest first
     assert "`a` (seed 0: reproduced, seed 9557: failed)" in rows[2]  # the verdict that changed with the seed
-    assert "❔ inconclusive" in rows[2] and "🔁 (was inconclusive)" in rows[1]  # then the verdict changed
+    assert "🟡 partially reproduced" in rows[2] and "🔁 (was partially reproduced)" in rows[1]  # then it changed
     assert "no (seeds 0, 9558)" in rows[1] and "one seed" in rows[4]
     strip = next(line for line in alpha.splitlines() if line.startswith("- `offline`"))
-    assert strip == "- `offline`, 2026-03-01 → 2026-03-03: ✅ ❔🎲 ❌"
+    assert strip == "- `offline`, 2026-03-01 → 2026-03-03: ✅ 🟡🎲 ❌"
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in alpha
     assert "`2026-03-03-smoke.json`" in md  # the unreadable report is named, not silently dropped
 
@@ -96,7 +104,7 @@ def test_a_verdict_that_changes_with_the_seed_or_between_nights_shows(tmp_path):
 def test_no_reports_and_a_build_outside_the_nightly(tmp_path):
     nights, unreadable = history.load_nights(tmp_path / "absent")
     assert nights == [] and unreadable == []
-    assert "No nightly report" in history.history_markdown(nights)
+    assert "No nightly report" in history.history_markdown(nights, TABLES)
     own = history.nights_of_runs([_report("smoke", [_claim("a", "reproduced")])])
     assert [(n.date, n.profile) for n in own] == [("2026-03-01", "smoke")]
-    assert "✅ reproduced" in history.history_markdown(own)
+    assert "✅ reproduced" in history.history_markdown(own, TABLES)

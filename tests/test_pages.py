@@ -115,49 +115,50 @@ def _report(profile="smoke", claims=None, started="2026-01-02T00:00:00"):
         "profile": profile,
         "started": started,
         "environment": {"git_commit": "f" * 40},
-        "chapters": [{"chapter": "alpha", "title": "Alpha (A 2020)"}, {"chapter": "beta", "title": "Beta"}],
+        "chapters": [
+            {"chapter": "alpha", "title": "Alpha (A 2020)", "status": "ok"},
+            {"chapter": "beta", "title": "Beta", "status": "ok"},
+        ],
         "claims": _claims() if claims is None else claims,
     }
 
 
+#: the papers' tables the verdicts are drawn against: claims refer to ``<paper>:<id>``
+TABLES = {"A2020": {"iso": 0.216}, "B2021": {"x": 2.0}}
+
+
+def _with_refs(claims):
+    refs = {"a_iso": "A2020:iso", "b_fail": "B2021:x"}
+    return [dict(c, ref=refs.get(c["key"])) for c in claims]
+
+
 def test_front_page_shows_each_papers_verdict_and_counts_in_three_columns():
-    md = pages.front_page_markdown([_report()], links={"alpha": "../notebooks/alpha"})
+    rep = _report(claims=_with_refs(_claims()))
+    rep["chapters"].append(
+        {"chapter": "gamma", "title": "Gamma", "status": "ok"}
+    )  # claims that refer to no paper's table
+    rep["claims"].append(dict(_claims()[1], chapter="gamma", key="g"))
+    md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"}, tables=TABLES)
     assert "profile `smoke`, 2026-01-02, commit `ffffffffff`" in md
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
     rows = md.split("\n```")[1].split("* - ")[1:]
     cells = [[x.strip() for x in ("- " + r).split("\n  - ")] for r in rows]
     assert all(len(c) == 3 for c in cells), cells  # paper, verdict, claims: no column per status
-    alpha, beta = cells[1], cells[2]
-    # alpha: its one paper value (0.216) is reproduced; the property has no paper value
+    alpha, beta, gamma = cells[1:]
     assert alpha[1] == "✅ reproduced (smoke, 2026-01-02)" and alpha[2] == "1 reproduced · 1 consistent"
     assert beta[1].startswith("❌ not reproduced here") and beta[2] == "1 failed"
+    assert gamma[1].startswith("🔬 the book's own experiment") and gamma[2] == "1 consistent"
 
 
-def test_chapter_verdict():
-    c = _claims()[0]
-    ok, bad = dict(c, status="reproduced"), dict(c, status="failed")
-    sanity, unver = dict(c, status="sanity"), dict(c, status="unverified")
-    assert pages.chapter_verdict([ok, ok, sanity])[0] == "reproduced"
-    assert pages.chapter_verdict([dict(c, status="consistent"), sanity])[0] == "consistent"
-    assert pages.chapter_verdict([dict(c, status="consistent"), ok])[0] == "reproduced"
-    assert pages.chapter_verdict([ok, bad])[0] == "partially reproduced"
-    assert pages.chapter_verdict([bad, sanity])[0] == "not reproduced here"
-    undecided = dict(c, status="inconclusive")
-    assert pages.chapter_verdict([undecided])[0] == "inconclusive"
-    assert pages.chapter_verdict([undecided, bad])[0] == "not reproduced here"
-    assert pages.chapter_verdict([undecided, ok])[0] == "partially reproduced"
-    verdict, reason = pages.chapter_verdict([unver, sanity])
-    assert verdict == "not checked" and "none of its 1 paper values" in reason
-    assert "1 need the paper profile" in pages.chapter_verdict([ok, unver])[1]
-
-
-def test_the_verdict_rests_on_the_highest_profile_that_compared_a_paper_value():
-    smoke = _report("smoke", [dict(_claims()[0], status="reproduced")])
-    offline = _report("offline", [dict(_claims()[0], status="failed")], started="2026-01-03T00:00:00")
-    paper = _report("paper", [dict(_claims()[0], status="unverified")])
-    assert pages.resting_report([smoke, offline, paper], "alpha")["profile"] == "offline"
-    md = pages.front_page_markdown([smoke, offline, paper])
+def test_the_verdict_rests_on_the_highest_profile_with_evidence():
+    claim = _with_refs(_claims())[0]
+    smoke = _report("smoke", [dict(claim, status="reproduced")])
+    offline = _report("offline", [dict(claim, status="failed")], started="2026-01-03T00:00:00")
+    paper = _report("paper", [dict(claim, status="unverified")])
+    assert pages.resting_report([smoke, offline, paper], "alpha", TABLES)["profile"] == "offline"
+    md = pages.front_page_markdown([smoke, offline, paper], tables=TABLES)
     assert "❌ not reproduced here (offline, 2026-01-03)" in md
+    assert pages.resting_report([paper], "alpha", TABLES)["profile"] == "paper"  # no evidence anywhere
 
 
 def test_what_ran_names_the_models_and_data_files():
