@@ -67,7 +67,9 @@ const col = document.querySelector('article.bd-article') || document.querySelect
 const folded = Array.from(document.querySelectorAll('details:not([open])'));
 const hidden = Array.from(document.querySelectorAll('.toggle-hidden'));
 folded.forEach(d => d.open = true); hidden.forEach(e => e.classList.remove('toggle-hidden'));
-const right = col.getBoundingClientRect().right;
+const pad = getComputedStyle(col);  // the column's content box: the text's width, without its padding
+const right = col.getBoundingClientRect().right - parseFloat(pad.paddingRight);
+const avail = col.clientWidth - parseFloat(pad.paddingLeft) - parseFloat(pad.paddingRight);
 const out = [];
 col.querySelectorAll('table').forEach((t, i) => {
   const r = t.getBoundingClientRect();
@@ -79,7 +81,7 @@ col.querySelectorAll('table').forEach((t, i) => {
   }
   if (r.right > right + 1 || scrolls) {
     const head = Array.from(t.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
-    out.push({index: i + 1, width: Math.round(r.width), column: Math.round(col.clientWidth), scrolls: scrolls,
+    out.push({index: i + 1, width: Math.round(r.width), column: Math.round(avail), scrolls: scrolls,
               head: head.slice(0, 80)});
   }
 });

@@ -96,7 +96,7 @@ def _verdicts(nights: list[Night], tables: dict) -> list[dict]:
 
 
 def chapter_rows(nights: list[Night], verdicts: list[dict], chapter: str) -> list[str]:
-    """One Markdown table row per night (newest first) for ``chapter``: night, profile, verdict (marked 🔁
+    """One Markdown table row per night (newest first) for ``chapter``: night and profile, verdict (marked 🔁
     when it differs from the previous night of the profile), counts, and the claims that change with the
     seed."""
     rows, previous = [], {}
@@ -109,7 +109,7 @@ def chapter_rows(nights: list[Night], verdicts: list[dict], chapter: str) -> lis
         changed = f" 🔁 (was {before})" if before is not None and before != verdict else ""
         previous[n.profile] = verdict
         rows.append(
-            f"| {n.date} | `{n.profile}` | {BADGES[verdict]}{changed}<br><small>{counts_text(mine)}</small> "
+            f"| {n.date}<br>`{n.profile}` | {BADGES[verdict]}{changed}<br><small>{counts_text(mine)}</small> "
             f"| {_seed_cell(mine)} |"
         )
     return rows[::-1]
@@ -147,7 +147,8 @@ def history_markdown(
     verdicts = _verdicts(nights, tables)
     legend = ", ".join(f"{STRIP[v]} {v}" for v in BADGES)
     out = [
-        f"{len(nights)} reports from {nights[0].date} to {nights[-1].date}. Each strip reads oldest → newest "
+        f"{len(nights)} report{'s' if len(nights) > 1 else ''} from {nights[0].date} to {nights[-1].date}. Each "
+        "strip reads oldest → newest "
         f"({legend}; 🎲 a claim's status changed with the seed that night); 🔁 marks a verdict that differs "
         "from the previous night of the same profile.",
         "",
@@ -155,7 +156,7 @@ def history_markdown(
     for ch, title in titles.items():
         head = f"{{doc}}`{title} <{links[ch]}>`" if ch in links else title
         out += [f"## {title}", "", f"Chapter: {head}", "", *_strip(nights, verdicts, ch), ""]
-        out += ["| night | profile | verdict | changes with the seed |", "|---|---|---|---|"]
+        out += ["| night, profile | verdict | changes with the seed |", "|---|---|---|"]
         out += [*chapter_rows(nights, verdicts, ch), ""]
     if unreadable:
         out += ["Reports that could not be read: " + ", ".join(f"`{u}`" for u in unreadable), ""]

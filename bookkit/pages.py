@@ -177,7 +177,7 @@ def strip_noise(nb) -> int:
 
 #: the verdict of a chapter whose claims refer to no paper table (the book's own experiments)
 OWN_EXPERIMENT = "own experiment"
-BADGES = {**VERDICT_BADGE, OWN_EXPERIMENT: "🔬 the book's own experiment"}
+BADGES = {**VERDICT_BADGE, OWN_EXPERIMENT: "🔬 an experiment of this book"}  # no quote: Sphinx curls quotes
 
 
 def chapter_verdicts(report: dict, tables: dict) -> dict[str, dict]:

@@ -85,12 +85,12 @@ def test_a_verdict_that_changes_with_the_seed_or_between_nights_shows(tmp_path):
     md = history.history_markdown(nights, TABLES, {"alpha": "../notebooks/alpha"}, unreadable)
     alpha = md.split("## Alpha (A 2020)")[1].split("## ")[0]
     rows = [line for line in alpha.splitlines() if line.startswith("| 2026")]
-    assert [r.split(" | ")[0:2] for r in rows] == [
-        ["| 2026-03-03", "`paper`"],
-        ["| 2026-03-03", "`offline`"],
-        ["| 2026-03-02", "`offline`"],
-        ["| 2026-03-01", "`offline`"],
-        ["| 2026-03-01", "`smoke`"],
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| 2026-03-03<br>`paper`",
+        "| 2026-03-03<br>`offline`",
+        "| 2026-03-02<br>`offline`",
+        "| 2026-03-01<br>`offline`",
+        "| 2026-03-01<br>`smoke`",
     ]  # newest first
     assert "`a` (seed 0: reproduced, seed 9557: failed)" in rows[2]  # the verdict that changed with the seed
     assert "🟡 partially reproduced" in rows[2] and "🔁 (was partially reproduced)" in rows[1]  # then it changed

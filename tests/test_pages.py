@@ -147,7 +147,7 @@ def test_front_page_shows_each_papers_verdict_and_counts_in_three_columns():
     alpha, beta, gamma = cells[1:]
     assert alpha[1] == "✅ reproduced (smoke, 2026-01-02)" and alpha[2] == "1 reproduced · 1 consistent"
     assert beta[1].startswith("❌ not reproduced here") and beta[2] == "1 failed"
-    assert gamma[1].startswith("🔬 the book's own experiment") and gamma[2] == "1 consistent"
+    assert gamma[1].startswith("🔬 an experiment of this book") and gamma[2] == "1 consistent"
 
 
 def test_the_verdict_rests_on_the_highest_profile_with_evidence():
