@@ -22,6 +22,7 @@ from pathlib import Path
 from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
 
 from replib.atlas import ROW_METRICS, atlas_rows, compute_atlas, with_config
+from replib.plotting import save_figure
 from replib.profiles import PROFILES
 
 from .errors import USER_ERRORS, one_line
@@ -116,7 +117,7 @@ def plot_metric(atlas: dict, metric: str, path: Path) -> Path:
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # the PNG carries its legend verdict (replib.plotting)
     return path
 
 

@@ -21,12 +21,12 @@ import yaml
 
 from replib._optional import optional_import
 
-from . import atlas, mathjax, pages
+from . import atlas, figures, history, mathjax, pages
 from .errors import BookBuildError
 from .notebooks import for_the_page
 from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
-from .report import dashboard_markdown
+from .report import chapter_claims_markdown, dashboard_markdown, merge
 from .runner import discover_chapters
 from .verdicts import chapter_verdict_markdown, paper_verdicts, verdicts_markdown
 from .yamlfile import load_yaml
@@ -34,29 +34,68 @@ from .yamlfile import load_yaml
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
 
 VALIDATION_PAGE = "book/validation.md"
+#: the validation page split per paper: ``book/validation/<chapter>.md``, one per chapter (sections of
+#: ``book/validation`` in ``_toc.yml``), generated at staging
+VALIDATION_DIR = "book/validation"
 FRONT_PAGE = "book/intro.md"
-#: the line of the front page replaced at staging by the counts per chapter (bookkit.pages)
+#: the line of the front page replaced at staging by each paper's verdict (bookkit.pages)
 FRONT_PAGE_MARKER = "<!-- replib:summary -->"
+HISTORY_PAGE = "book/history.md"
+#: the line of the history page replaced at staging by the verdicts night by night (bookkit.history)
+HISTORY_MARKER = "<!-- replib:history -->"
+
+
+def _paper_refs(root: Path) -> dict[tuple[str, str], str]:
+    """(chapter, key) -> the paper number ``<paper>:<id>`` each claim of the claims files refers to."""
+    return {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
 
 
 def validation_markdown(
     reports: list[dict], root: Path | None = None, claim_links: dict[tuple[str, str], str] | None = None
 ) -> str:
-    """The validation dashboard page: a chapter x status matrix per profile, what is and is not
-    reproduced, the environment, and every claim of every chapter (see
-    :func:`bookkit.report.dashboard_markdown`)."""
+    """The validation overview: each chapter's claims counted per status per profile, what is and is not
+    reproduced, the environment (see :func:`bookkit.report.dashboard_markdown`), and a link to each paper's
+    own page (:func:`paper_validation_markdown`) where its claims are listed."""
     root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
-    page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links)
+    split = {n: f"validation/{n}" for n in toc_chapters(root) if (root / VALIDATION_DIR / f"{n}.md").exists()}
+    page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
     tables = load_paper_tables(root)
     if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.verdicts)
-        verdicts = verdicts_markdown([paper_verdicts(r, tables) for r in reports])
+        verdicts = verdicts_markdown([paper_verdicts(r, tables) for r in merge(reports)])
         page = page.replace("## At a glance", verdicts + "\n## At a glance", 1)
-    if tables:  # the papers' tables with our values, and the coverage per paper (bookkit.paper_tables)
-        refs = {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
-        page += "\n" + papers_markdown(tables, reports[0] if reports else None, refs)
+    if tables and not split:  # a book without pages per paper: the papers' tables here (bookkit.paper_tables)
+        page += "\n" + papers_markdown(tables, reports[0] if reports else None, _paper_refs(root))
     return page
+
+
+def paper_validation_markdown(
+    chapter: str, reports: list[dict], root: Path | None = None, claim_links: dict | None = None
+) -> str:
+    """One paper's validation page: its verdict per profile (:func:`bookkit.pages.chapter_verdicts`), every
+    claim of its chapter, and the paper's tables with, in every cell, the paper's value, ours and the status
+    (:mod:`bookkit.paper_tables`)."""
+    root = Path(root or find_root())
+    reports = merge(reports) if reports else []
+    ran = [r for r in reports if any(c["chapter"] == chapter for c in r["chapters"])]
+    title = next((c.get("title") for r in ran for c in r["chapters"] if c["chapter"] == chapter), None) or chapter
+    out = [f"# {title}: every claim", ""]
+    if not ran:
+        return "\n".join([*out, "```{note}", "No runner report of this chapter was found.", "```", ""])
+    out += [f"The chapter: {{doc}}`{title} <../../notebooks/{chapter}>`. Verdict per profile:", ""]
+    all_tables = load_paper_tables(root)
+    for rep in ran:
+        v = pages.chapter_verdicts(rep, all_tables)[chapter]
+        out.append(f"- {pages.run_label(rep)}: **{pages.BADGES[v['verdict']]}**: {v['reason']}")
+    out += ["", "## Every claim", ""]
+    out += chapter_claims_markdown(chapter, ran, "", claim_links or {})
+    refs = _paper_refs(root)
+    papers = sorted({ref.split(":")[0] for (ch, _), ref in refs.items() if ch == chapter})
+    tables = {p: t for p, t in all_tables.items() if p in papers}
+    if tables:
+        out += ["", papers_markdown(tables, ran[-1], refs)]
+    return "\n".join(out)
 
 
 def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
@@ -76,15 +115,20 @@ def stage(
     report_profiles: list[str] | None = None,
     root: Path | None = None,
     colab_ref: str | None = None,
+    history_dir: Path | None = None,
 ) -> Path:
     """Copy the book tree into ``stage_dir`` with executed notebooks and the pages generated from the report.
 
-    Each chapter is the executed notebook with stderr and progress-bar/warning outputs removed, the "what
-    this chapter reproduces" table after its title, its numbers as ``<chapter>.numbers.csv`` and a target
-    before each cell that recorded a claim; the front page's ``<!-- replib:summary -->`` line becomes the
-    counts per chapter; MathJax is copied to ``_static`` (``mathjax_path``). ``colab_ref`` (a tag or branch
-    holding the runnable notebooks, e.g. ``colab-<commit>`` published by the nightly) replaces
-    ``repository.branch`` in the staged ``_config.yml``, so the Colab buttons open those notebooks.
+    Each chapter is the executed notebook with stderr and progress-bar/warning outputs removed; after its
+    title, the run, models and data that produced it, the "what this chapter reproduces" table and the
+    "paper vs ours" figure (:mod:`bookkit.figures`); its numbers as ``<chapter>.numbers.csv`` and a target
+    before each cell that recorded a claim. The front page's ``<!-- replib:summary -->`` line becomes each
+    paper's verdict; the validation page is split per paper (``book/validation/<chapter>.md``); the history
+    page's ``<!-- replib:history -->`` line becomes the verdicts night by night from the reports in
+    ``history_dir`` (the nightly's ``reports`` folder; default: this build's reports); MathJax is copied to
+    ``_static`` (``mathjax_path``). ``colab_ref`` (a tag or branch holding the runnable notebooks, e.g.
+    ``colab-<commit>`` published by the nightly) replaces ``repository.branch`` in the staged ``_config.yml``,
+    so the Colab buttons open those notebooks.
     """
     root = Path(root or find_root())
     runs_dir = Path(runs_dir or root / "build" / "runs")
@@ -106,6 +150,7 @@ def stage(
     commit = (own[0].get("environment") or {}).get("git_commit") if own else None
     missing = []
     targets: dict[tuple[str, str], str] = {}
+    claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
     verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], load_paper_tables(root))} if own else {}
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
@@ -117,8 +162,15 @@ def stage(
         mine = [c for c in claims if c["chapter"] == chapter]
         found = pages.claim_target(nb, chapter, [c["key"] for c in mine])
         targets.update({(chapter, k): t for k, t in found.items()})
-        verdict = chapter_verdict_markdown(verdicts[chapter]) if chapter in verdicts else ""
-        pages.add_reproduces_cell(nb, verdict + pages.reproduces_markdown(chapter, mine, profile, commit))
+        entry = next((c for c in own[0]["chapters"] if c["chapter"] == chapter), None) if own else None
+        checks = figures.profile_checks(claim_files.get(chapter), profile)
+        figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile)
+        top = [
+            pages.what_ran_markdown(entry, own[0]) if own else "",
+            chapter_verdict_markdown(verdicts[chapter]).strip() if chapter in verdicts else "",
+            pages.reproduces_markdown(chapter, mine, profile, commit),
+        ]
+        pages.add_reproduces_cell(nb, "\n\n".join([t for t in top if t] + ([figure] if figure else [])))
         (stage_dir / "notebooks" / pages.csv_name(chapter)).write_text(pages.claims_csv(mine))
         nbformat.write(nb, str(stage_dir / "notebooks" / ran.name))
     if missing:
@@ -136,11 +188,23 @@ def stage(
     mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
     reports = load_reports(report_profiles or [profile], runs_dir)
     (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root, claim_links=targets))
+    for chapter in toc_chapters(root):
+        page = stage_dir / VALIDATION_DIR / f"{chapter}.md"
+        if page.exists():  # a section of book/validation in _toc.yml
+            page.write_text(paper_validation_markdown(chapter, reports, root, claim_links=targets))
     atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
-    front = stage_dir / FRONT_PAGE
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
-    front.write_text(front.read_text().replace(FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links)))
+    tables = load_paper_tables(root)
+    _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables))
+    nights, unreadable = history.load_nights(history_dir) if history_dir else (history.nights_of_runs(reports), [])
+    _fill(stage_dir / HISTORY_PAGE, HISTORY_MARKER, history.history_markdown(nights, tables, links, unreadable))
     return stage_dir
+
+
+def _fill(page: Path, marker: str, body: str) -> None:
+    """Replace ``marker`` in a staged page by ``body`` (a page the book does not have is left alone)."""
+    if page.exists():
+        page.write_text(page.read_text().replace(marker, body))
 
 
 def tree_digest(folder: Path) -> str:
@@ -161,6 +225,7 @@ def build(
     root: Path | None = None,
     colab_ref: str | None = None,
     force: bool = False,
+    history_dir: Path | None = None,
 ) -> Path:
     """Stage and build the HTML book; returns the folder holding ``index.html``.
 
@@ -170,7 +235,7 @@ def build(
     root = Path(root or find_root())
     final = Path(stage_dir or root / "build" / "book")
     staging = final.with_name(final.name + ".staging")
-    stage(profile, staging, runs_dir, report_profiles, root, colab_ref=colab_ref)
+    stage(profile, staging, runs_dir, report_profiles, root, colab_ref=colab_ref, history_dir=history_dir)
     digest = tree_digest(staging)
     stamp, html = final / ".inputs-sha256", final / "_build" / "html"
     if not force and stamp.exists() and stamp.read_text().strip() == digest and (html / "index.html").exists():

@@ -1,20 +1,28 @@
 """Check the rendered book in a real browser (headless Chromium driven by Selenium).
 
 The built HTML (``build/book/_build/html``) is served on loopback and every page named in ``_toc.yml``
-is loaded in Debian's ``chromium``. A page passes when
+is loaded in Debian's ``chromium``, in a 1280 px wide window (:data:`VIEWPORT_WIDTH`). A page passes when
 
 - the browser console shows no error and the server answered no request with an error (a missing local
   asset is an error);
 - no request leaves the machine except those on :data:`EXTERNAL_ALLOWLIST` (each with its reason); DNS
   for every host but loopback is disabled, so nothing external is fetched in any case;
+- no table of the text column is wider than the column or scrolls inside it, folded content included
+  (:data:`bookkit.browser_js.OVERFLOW`);
+- every figure says what it shows: a figure's PNG carries the verdict of
+  :func:`replib.plotting.legend_problems` (stamped when the notebook showed it, or by
+  :func:`replib.plotting.save_figure`), which must be ``ok``; a plotly figure shows a legend or draws one trace
+  under a title (:func:`_legend_problems`; :data:`UNSTAMPED_FIGURES` lists the exceptions with the reason);
 - on a chapter page: every code cell that calls a plotting API shows a figure (a loaded ``img`` or a
   ``div.plotly-graph-div`` with an ``svg`` inside), every plotly figure of the executed notebook is
   drawn, every ``{glue:text}`` role of the source notebook shows the value the executed notebook
   recorded, formatted as MyST-NB formats it, in order, and the Colab button opens
   ``<colab_url>/github/<org>/<repo>/blob/<branch>/notebooks/<chapter>.ipynb`` of ``_config.yml``; every
-  figure has alt text and a caption (:func:`_figure_text_problems`);
+  figure has alt text and a caption (:func:`_figure_text_problems`); under the title, the "What ran here"
+  line names the report's models and the "paper vs ours" figure shows (:func:`_header_problems`);
 - everywhere: no literal ``{glue`` text and no docutils error box (``system-message``);
-- on the validation page: every key of every claims file is listed.
+- on the front page: each paper's verdict and its claims counted per status, as in the report;
+- on each paper's validation page (``book/validation/<chapter>``): every key of its claims file is listed.
 
 ``check_book`` returns a list of problems (empty: the book is fine) so that tests can assert both that
 the real book passes and that a broken copy fails. A screenshot of each page is saved.
@@ -22,6 +30,7 @@ the real book passes and that a broken copy fails. A screenshot of each page is 
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import json
@@ -32,9 +41,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 from replib._optional import optional_import, require
+from replib.plotting import LEGEND_KEY, png_text
 
+from . import browser_js
 from .expectations import (  # noqa: F401 (re-exported: tests and callers use browser.book_pages etc.)
     GLUE_TEXT,
     NO_FIGURE_TAGS,
@@ -45,14 +57,15 @@ from .expectations import (  # noqa: F401 (re-exported: tests and callers use br
     claim_keys,
     colab_url,
 )
-from .pages import NOISE, csv_name
+from .pages import BADGES, NOISE, csv_name
 from .project import find_root
-from .status import STATUSES
 
 # selenium is optional (without it the browser check says why it cannot run: unavailable_reason)
 webdriver = optional_import("selenium.webdriver")
 chrome_service = optional_import("selenium.webdriver.chrome.service")
 
+#: the width of the browser window: the book is measured at 1280 px (no table wider than the text column)
+VIEWPORT_WIDTH = 1280
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -64,11 +77,16 @@ CHROMIUM_FLAGS = (
     "--disable-quic",
     "--disable-dev-shm-usage",
     "--disable-extensions",
-    "--window-size=1280,2000",
+    f"--window-size={VIEWPORT_WIDTH},2000",
     # no DNS for anything but loopback: an external URL can never be fetched by the test
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 )
 
+#: figures without a legend verdict in their PNG (:func:`replib.plotting.save_figure`), with the reason
+UNSTAMPED_FIGURES: dict[str, str] = {
+    "scaling.png": "book/scaling.png (the running page) was measured by `python -m replib bench --scaling` "
+    "before figures carried their legend verdict; bookkit.scaling.plot draws a legend and stamps the next one",
+}
 #: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
 EXTERNAL_ALLOWLIST: dict[str, str] = {
     # none: MathJax and plotly.js are served with the book (bookkit.mathjax, _static/plotly.min.js)
@@ -151,57 +169,6 @@ def make_driver(user_data_dir: Path | None = None):
 
 
 # ---------------------------------------------------------------- what the book should contain
-_JS_STATE = r"""
-const cells = Array.from(document.querySelectorAll('div.cell'));
-const capOf = (e) => {  // inside a <figure> whose <figcaption> has text
-  const f = e.closest('figure'); const c = f && f.querySelector('figcaption');
-  return !!(c && c.textContent.trim());
-};
-const figOf = (el) => {
-  const imgs = Array.from(el.querySelectorAll('.cell_output img'));
-  const plots = Array.from(el.querySelectorAll('.cell_output div.plotly-graph-div'));
-  return {imgs: imgs.map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0,
-                                alt: (i.getAttribute('alt') || '').trim(), caption: capOf(i)})),
-          plots: plots.map(p => !!p.querySelector('svg')),
-          plotmeta: plots.map(p => {
-            const l = p.closest('[aria-label]');
-            return {label: l ? l.getAttribute('aria-label').trim() : '', caption: capOf(p)};
-          })};
-};
-return {
-  text: document.body ? document.body.innerText : '',
-  pasted: Array.from(document.querySelectorAll('span.pasted-text')).map(s => s.textContent),
-  cells: cells.map(figOf),
-  plotly: Array.from(document.querySelectorAll('div.plotly-graph-div')).map(p => !!p.querySelector('svg')),
-  images: Array.from(document.images).map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
-  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href')),
-  sysmsg: document.querySelectorAll('.system-message, .problematic').length,
-  prose: (() => {  // the visible text outside code: where raw TeX would mean MathJax did not run
-    const main = document.querySelector('main') || document.body;
-    if (!main) return '';
-    const c = main.cloneNode(true);
-    c.querySelectorAll('pre, code, script, style, mjx-container, .cell_input, .highlight').forEach(e => e.remove());
-    return c.textContent;
-  })(),
-  math: document.querySelectorAll('.math').length,
-  mjx: document.querySelectorAll('mjx-container').length,
-  stderr: document.querySelectorAll('.output.stderr, .stderr').length,
-  outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => {  // also in folded cells
-    const c = o.cloneNode(true);
-    c.querySelectorAll('script, style').forEach(e => e.remove());
-    return c.textContent;
-  }),
-  tables: Object.fromEntries(['replib-reproduces', 'replib-summary'].map(k => [k,
-    Array.from(document.querySelectorAll('table.' + k + ' tbody tr')).map(
-      tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
-};
-"""
-_JS_MATHJAX_DONE = r"""
-const done = arguments[arguments.length - 1];
-if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-  MathJax.startup.promise.then(() => done(true), () => done(false));
-} else { done(null); }
-"""
 #: TeX delimiters that MathJax replaces when it runs; left in the prose they mean formulas did not render
 RAW_TEX = re.compile(r"\\\(|\\\[|\$\$")
 
@@ -235,10 +202,10 @@ def _load(driver, server: BookServer, page: Page, settle: float) -> dict:
     time.sleep(settle)
     try:  # let MathJax finish typesetting (it loads asynchronously)
         driver.set_script_timeout(20)
-        driver.execute_async_script(_JS_MATHJAX_DONE)
+        driver.execute_async_script(browser_js.MATHJAX_DONE)
     except Exception:  # no MathJax on the page, or it did not settle: the raw-TeX check below says which
         pass
-    return driver.execute_script(_JS_STATE)
+    return driver.execute_script(browser_js.STATE)
 
 
 def _traffic_problems(driver, server: BookServer, where: str, n_requests: int) -> list[str]:
@@ -289,6 +256,8 @@ def _content_problems(page: Page, state: dict) -> list[str]:
         m = NOISE.search(text)
         if m:
             problems.append(f"{where}: output #{j + 1} shows progress-bar/warning noise: {m.group(0)[:80]!r}")
+    if state["viewport"] != VIEWPORT_WIDTH:
+        problems.append(f"{where}: measured in a {state['viewport']} px window, not {VIEWPORT_WIDTH} px")
     if page.summary is not None:
         problems += _check_summary(page, state)
     problems += [f"{where}: image not loaded: {img['src']}" for img in state["images"] if not img["ok"]]
@@ -304,7 +273,6 @@ def check_page(
     page: Page,
     *,
     root: Path | None = None,
-    all_claim_keys: dict[str, list[str]] | None = None,
     screenshot_dir: Path | None = None,
     settle: float = 0.5,
     config: Path | None = None,
@@ -318,31 +286,77 @@ def check_page(
     state = _load(driver, server, page, settle)
     problems = _traffic_problems(driver, server, where, n_requests)
     problems += _content_problems(page, state)
+    problems += _legend_problems(page, state, server.root)
     if page.chapter:
         if config is None:  # the staged _config.yml (its branch may be the Colab ref), else the project's
             staged = Path(server.root).parents[1] / "_config.yml" if len(Path(server.root).parents) > 1 else None
             config = staged if staged and staged.exists() else None
         problems += _check_chapter(page, state, root, config)
-    if page.source == "book/validation":
-        for chapter, keys in (all_claim_keys or claim_keys(root / "notebooks")).items():
-            missing = [k for k in keys if not re.search(r"(?<![\w.-])" + re.escape(k) + r"(?![\w.-])", state["text"])]
-            if missing:
-                problems.append(f"{where}: claims of {chapter} not listed: {missing}")
+    if page.claim_keys is not None:  # a paper's validation page lists every claim of its chapter
+        missing = [
+            k for k in page.claim_keys if not re.search(r"(?<![\w.-])" + re.escape(k) + r"(?![\w.-])", state["text"])
+        ]
+        if missing:
+            problems.append(f"{where}: claims of {page.source.rsplit('/', 1)[-1]} not listed: {missing}")
     if screenshot_dir is not None:
         screenshot_dir.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(screenshot_dir / (page.html.replace("/", "__").replace(".html", "") + ".png")))
+    problems += _overflow_problems(driver, where)  # after the screenshot: it unfolds folded content meanwhile
     return problems
 
 
 def _check_summary(page: Page, state: dict) -> list[str]:
-    """The front page's table: one row per chapter with the report's counts per status."""
-    rows = {r[0]: r[1:] for r in state["tables"]["replib-summary"] if r}
+    """The front page's table: one row per chapter with a verdict and the report's counts per status."""
+    rows = {r[0]: r for r in state["tables"]["replib-summary"] if r}
     problems = []
     for title, counts in page.summary.items():
         got = rows.get(title)
-        if got != [str(n) for n in counts]:
+        if got is None or got[-1] != counts or not any(v in got[1] for v in BADGES.values()):
             problems.append(
-                f"{page.html}: front page should count {dict(zip(STATUSES, counts))} for {title!r}; page shows {got}"
+                f"{page.html}: front page should show a verdict and count {counts!r} for {title!r}; page shows {got}"
+            )
+    return problems
+
+
+def _overflow_problems(driver, where: str) -> list[str]:
+    """Every table of the text column wider than the column, or scrolling inside it."""
+    return [
+        f"{where}: table #{t['index']} ({t['head']!r}) is {t['width']} px wide in a {t['column']} px text column"
+        + (" (it scrolls)" if t["scrolls"] else "")
+        for t in driver.execute_script(browser_js.OVERFLOW)
+    ]
+
+
+def _legend_verdict(html_root: Path, page_html: str, src: str) -> str | None:
+    """The legend verdict a figure's PNG carries (None: none, or not a PNG served with the book)."""
+    if src.startswith("data:image/png;base64,"):
+        data = base64.b64decode(src.split(",", 1)[1])
+    else:
+        path = (Path(html_root) / page_html).parent / unquote(src.split("?")[0].split("#")[0])
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+    try:
+        return png_text(data).get(LEGEND_KEY)
+    except ValueError:
+        return None
+
+
+def _legend_problems(page: Page, state: dict, html_root: Path) -> list[str]:
+    """Every figure says what it shows: a PNG carries the verdict of :func:`replib.plotting.legend_problems`
+    (stamped when the notebook showed it, or by :func:`replib.plotting.save_figure`), which must be ``ok``; a
+    plotly figure shows a legend, or draws a single trace under a title."""
+    where, problems = page.html, []
+    for src in dict.fromkeys(s for s in state["figures"] if s):
+        verdict = _legend_verdict(html_root, page.html, src)
+        if verdict is None and src.rsplit("/", 1)[-1] not in UNSTAMPED_FIGURES:
+            problems.append(f"{where}: figure {src} carries no legend verdict (not drawn through replib.plotting)")
+        elif verdict is not None and not verdict.startswith("ok"):
+            problems.append(f"{where}: figure {src} has no legend: {verdict}")
+    for i, p in enumerate(state["plotlegend"]):
+        if not (p["legend"] or (p["traces"] == 1 and p["title"])):
+            problems.append(
+                f"{where}: plotly figure #{i + 1} has no legend ({p['traces']} traces, title {p['title']!r})"
             )
     return problems
 
@@ -368,6 +382,22 @@ def _figure_text_problems(where: str, cells: list[dict]) -> list[str]:
     return problems
 
 
+def _header_problems(page: Page, state: dict) -> list[str]:
+    """Under a chapter's title: the line naming the run's models, and the "paper vs ours" figure."""
+    where, problems = page.html, []
+    if page.ran_models is not None:
+        if not state["ran"]:
+            problems.append(f"{where}: no 'What ran here' line under the title")
+        else:
+            missing = [m for m in page.ran_models if m not in state["ran"][0]]
+            if missing:
+                problems.append(f"{where}: the 'What ran here' line does not name the models {missing}")
+    shown = any("paper-vs-ours" in (i["src"] or "") and i["ok"] for i in state["images"])
+    if page.paper_vs_ours and not shown:
+        problems.append(f"{where}: no 'paper vs ours' figure (the chapter has claims with a paper value)")
+    return problems
+
+
 def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = None) -> list[str]:
     where, problems = page.html, []
     cells = state["cells"]
@@ -379,6 +409,7 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
         if not (any(i["ok"] for i in c["imgs"]) or any(c["plots"])):
             problems.append(f"{where}: code cell #{idx + 1} calls a plotting API but shows no figure")
     problems += _figure_text_problems(where, cells)
+    problems += _header_problems(page, state)
     if len(state["plotly"]) < page.n_plotly:
         problems.append(
             f"{where}: {page.n_plotly} plotly figure(s) in the executed notebook, {len(state['plotly'])} on the page"
@@ -430,16 +461,13 @@ def check_book(
     """Serve ``html_dir``, load every page of ``_toc.yml`` (or ``pages``) and return all problems."""
     root = Path(root or find_root())
     pages = pages if pages is not None else book_pages(root, executed_dir)
-    keys = claim_keys(root / "notebooks")
     own = driver is None
     driver = driver or make_driver()
     problems = []
     try:
         with BookServer(html_dir) as server:
             for page in pages:
-                problems += check_page(
-                    driver, server, page, root=root, all_claim_keys=keys, screenshot_dir=screenshot_dir
-                )
+                problems += check_page(driver, server, page, root=root, screenshot_dir=screenshot_dir)
     finally:
         if own:
             driver.quit()

@@ -143,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
     p_book.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     p_book.add_argument("--no-strict", action="store_true")
+    p_book.add_argument(
+        "--history",
+        type=Path,
+        metavar="DIR",
+        help="a folder of nightly reports (<date>-<profile>.json, the reports branch) for the history page "
+        "(default: this build's own reports)",
+    )
     p_all = sub.add_parser("all", help="run + check + book: the main job")
     _add_run_options(p_all)
     p_all.add_argument("--timeout-scale", type=float, default=1.0)
@@ -208,7 +215,7 @@ def _run(args) -> int:
 def _book(args) -> int:
     from .book import build
 
-    html = build(args.profile, strict=not args.no_strict, root=find_root(args.root))
+    html = build(args.profile, strict=not args.no_strict, root=find_root(args.root), history_dir=args.history)
     print(f"book built: {html / 'index.html'}")
     return 0
 

@@ -4,6 +4,7 @@ the report and ``_config.yml`` (the expectations :mod:`bookkit.browser` checks i
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +14,9 @@ import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
 from .notebooks import for_the_page, read_chapter
+from .pages import counts_text
 from .project import chapter_source, find_root, toc_files
 from .status import STATUS_BADGE as BADGE
-from .status import STATUSES, status_counts
 from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure
@@ -34,7 +35,10 @@ class Page:
     n_plotly: int = 0
     glue: list[tuple[str, str]] = field(default_factory=list)  # (key:spec, expected text) in prose order
     claim_badges: list[str] | None = None  # the statuses of the chapter's claims, in order (from the report)
-    summary: dict[str, list[int]] | None = None  # front page: chapter title -> counts per status (report)
+    summary: dict[str, str] | None = None  # front page: chapter title -> its claims counted per status (report)
+    ran_models: list[str] | None = None  # chapter: the models its header must name (the report's models)
+    paper_vs_ours: bool = False  # chapter: the staged "paper vs ours" figure must show (a non-zero paper value)
+    claim_keys: list[str] | None = None  # a paper's validation page: every key of its claims file
 
 
 def _glued_text_plain(nb) -> dict[str, str]:
@@ -94,19 +98,38 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
             pages.append(chapter_expectations(m.group(1), chapter_source(root, m.group(1)), ex))
         else:
             pages.append(Page(source=f, html=f"{f}.html"))
+    keys = claim_keys(root / "notebooks")
+    for page in pages:
+        m = re.fullmatch(r"book/validation/([A-Za-z0-9_\-]+)", page.source)
+        if m and m.group(1) in keys:
+            page.claim_keys = keys[m.group(1)]
     if report is not None:
         for page in pages:
-            if page.chapter:
-                page.claim_badges = [BADGE[c["status"]] for c in report["claims"] if c["chapter"] == page.chapter]
-            elif page.source == "book/intro":
-                page.summary = {
-                    ch.get("title") or ch["chapter"]: [
-                        status_counts([c for c in report["claims"] if c["chapter"] == ch["chapter"]])[st]
-                        for st in STATUSES
-                    ]
-                    for ch in report["chapters"]
-                }
+            _from_report(page, report)
     return pages
+
+
+def _number(v) -> bool:
+    """A finite non-zero number: a paper value the "paper vs ours" figure can draw."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v != 0
+
+
+def _from_report(page: Page, report: dict) -> None:
+    """The expectations a report sets: a chapter's reproduction table, header and figure; the front page's
+    counts per chapter."""
+    if page.chapter:
+        mine = [c for c in report["claims"] if c["chapter"] == page.chapter]
+        page.claim_badges = [BADGE[c["status"]] for c in mine]
+        entry = next((c for c in report["chapters"] if c["chapter"] == page.chapter), {})
+        page.ran_models = [str(m.get("name")) for m in entry.get("models") or []]
+        page.paper_vs_ours = any(_number(c.get("paper_value")) for c in mine)
+    elif page.source == "book/intro":
+        page.summary = {
+            ch.get("title") or ch["chapter"]: counts_text(
+                [c for c in report["claims"] if c["chapter"] == ch["chapter"]]
+            )
+            for ch in report["chapters"]
+        }
 
 
 def colab_url(config_path: Path, chapter: str) -> str:

@@ -2,8 +2,10 @@
 
 - :func:`reproduces_markdown`: the "what this chapter reproduces" table (claim, paper, ours, status) that
   opens every chapter, with a link to the chapter's recorded numbers as CSV (:func:`claims_csv`);
-- :func:`front_page_markdown`: the front page's first screen: counts per chapter (paper) and status, with
+- :func:`front_page_markdown`: the front page's first screen: each paper's verdict (:func:`chapter_verdicts`,
+  from :func:`bookkit.verdicts.paper_verdicts`), the run it rests on, and its claims counted per status, with
   links to each chapter;
+- :func:`what_ran_markdown`: the line under each chapter's title naming the run, models and data files;
 - :func:`claim_target`: the anchor placed before the cell that recorded a claim's value, so the
   validation page can link each claim to the cell that computed it;
 - :func:`strip_noise`: removes stderr streams and progress-bar/warning text from executed outputs.
@@ -18,9 +20,12 @@ import re
 
 import nbformat
 
+from replib.profiles import PROFILES
+from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
-from .status import STATUS_BADGE, STATUSES, format_value, status_counts
+from .status import STATUS_BADGE, format_value, status_counts
+from .verdicts import VERDICT_BADGE, paper_verdicts
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
@@ -170,35 +175,96 @@ def strip_noise(nb) -> int:
     return removed
 
 
-def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None) -> str:
-    """Counts per chapter (paper) and status, for each profile's report, with links to the chapters."""
+#: the verdict of a chapter whose claims refer to no paper table (the book's own experiments)
+OWN_EXPERIMENT = "own experiment"
+BADGES = {**VERDICT_BADGE, OWN_EXPERIMENT: "🔬 an experiment of this book"}  # no quote: Sphinx curls quotes
+
+
+def chapter_verdicts(report: dict, tables: dict) -> dict[str, dict]:
+    """chapter -> the verdict on its paper in ``report`` (:func:`bookkit.verdicts.paper_verdicts`: ``verdict``,
+    ``reason``, ``profile``...); a chapter whose claims refer to no paper table gets :data:`OWN_EXPERIMENT`."""
+    out = {v["chapter"]: v for v in paper_verdicts(report, tables)}
+    for ch in report["chapters"]:
+        if ch["chapter"] not in out:
+            mine = [c for c in report["claims"] if c["chapter"] == ch["chapter"]]
+            reason = f"its claims refer to no paper's table; {counts_text(mine)}"
+            out[ch["chapter"]] = {"chapter": ch["chapter"], "verdict": OWN_EXPERIMENT, "reason": reason}
+    return out
+
+
+def counts_text(claims: list[dict]) -> str:
+    """``3 reproduced · 1 failed``: the non-zero counts per status, in :data:`STATUSES` order."""
+    return " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in status_counts(claims).items() if n) or "no claims"
+
+
+def run_label(rep: dict) -> str:
+    """``profile `offline`, 2026-11-25, commit `0123456789``` of a report."""
+    commit = (rep.get("environment") or {}).get("git_commit")
+    at = f", commit `{commit[:10]}`" if commit else ""
+    return f"profile `{rep['profile']}`, {str(rep.get('started') or '?')[:10]}{at}"
+
+
+def resting_report(reports: list[dict], chapter: str, tables: dict) -> dict | None:
+    """The report a chapter's verdict rests on: the highest profile (paper, offline, smoke) in which some of its
+    claims are evidence (its verdict is not "not checked here"), else the highest that ran it."""
+    ran = [r for r in reports if any(c["chapter"] == chapter for c in r["chapters"])]
+    rank = {p: i for i, p in enumerate(PROFILES)}
+    ran.sort(key=lambda r: rank.get(r["profile"], -1), reverse=True)
+    for rep in ran:
+        if chapter_verdicts(rep, tables)[chapter]["verdict"] != "not checked here":
+            return rep
+    return ran[0] if ran else None
+
+
+def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None, tables: dict | None = None) -> str:
+    """Each paper's verdict (:func:`chapter_verdicts` over the papers' ``tables``), the run it rests on, and its
+    claims counted per status: three narrow columns."""
     links = links or {}
     if not reports:
         return "```{note}\nNo runner report was found when this book was built.\n```\n"
-    out = []
-    for rep in reports:
-        claims = rep["claims"]
-        total = status_counts(claims)
-        commit = (rep.get("environment") or {}).get("git_commit")
+    chapters = list(dict.fromkeys(ch["chapter"] for rep in reports for ch in rep["chapters"]))
+    titles = {ch["chapter"]: ch.get("title") or ch["chapter"] for rep in reports for ch in rep["chapters"]}
+    out = [
+        "**Where each paper stands** (runs: " + "; ".join(run_label(r) for r in reports) + "; every claim on the "
+        "{doc}`validation pages <validation>`):",
+        "",
+        "```{list-table}",
+        ":header-rows: 1",
+        ":class: replib-summary",
+        ":widths: 36 30 34",
+        "",
+        "* - paper (chapter)",
+        "  - verdict (profile, date)",
+        "  - claims",
+    ]
+    for name in chapters:
+        rep = resting_report(reports, name, tables or {})
+        mine = [c for c in rep["claims"] if c["chapter"] == name]
+        verdict = chapter_verdicts(rep, tables or {})[name]["verdict"]
+        label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
         out += [
-            f"**How well it reproduces** (profile `{rep['profile']}`, run {str(rep.get('started', '?'))[:10]}"
-            + (f", commit `{commit[:10]}`" if commit else "")
-            + "): "
-            + ", ".join(f"{n} {s}" for s, n in total.items() if n)
-            + f" of {len(claims)} claims.",
-            "",
-            "```{list-table}",
-            ":header-rows: 1",
-            ":class: replib-summary",
-            "",
-            "* - chapter (paper)",
-            *[f"  - {s}" for s in STATUSES],
+            f"* - {label}",
+            f"  - {BADGES[verdict]} ({rep['profile']}, {str(rep.get('started') or '?')[:10]})",
+            f"  - {counts_text(mine)}",
         ]
-        for ch in rep["chapters"]:
-            name = ch["chapter"]
-            title = ch.get("title") or name
-            label = f"{{doc}}`{_item(title)} <{links[name]}>`" if name in links else _item(title)
-            counts = status_counts([c for c in claims if c["chapter"] == name])
-            out += [f"* - {label}", *[f"  - {counts[s]}" for s in STATUSES]]
-        out += ["```", ""]
+    out += ["```", ""]
     return "\n".join(out)
+
+
+def what_ran_markdown(entry: dict | None, rep: dict) -> str:
+    """The line under a chapter's title naming the run, the models and the data files that produced it (from
+    the report's chapter ``entry``: ``models`` noted by :func:`replib.provenance.note_model`, ``data`` by
+    :func:`replib.provenance.note_data`)."""
+    entry = entry or {}
+    models = entry.get("models") or []
+    names = [f"`{m.get('name')}` ({m.get('kind')}, {revision_label(m)[:19]})" for m in models]
+    if "data" not in entry:
+        data = "not recorded by this run"
+    else:
+        files: dict[str, list[str]] = {}
+        for d in entry["data"]:
+            files.setdefault(str(d.get("dataset")), []).append(str(d.get("file")))
+        data = "; ".join(f"`{k}` ({', '.join(v)})" for k, v in files.items()) or "none read: generated in the chapter"
+    seeds = list((entry.get("seeds") or {}).keys())
+    seeded = f", seeds {', '.join(seeds)}" if len(seeds) > 1 else ""
+    return f"**What ran here**: {run_label(rep)}{seeded}. Models: {'; '.join(names) or 'none'}. Data: {data}."

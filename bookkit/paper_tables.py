@@ -209,30 +209,43 @@ def papers_markdown(tables, report: dict | None, refs: dict[tuple[str, str], str
                 out.append(f"- {why}: {', '.join(ids)}")
             out.append("")
         for table in dict.fromkeys(n.table for n in numbers.values()):
-            cells = [n for n in numbers.values() if n.table == table]
-            rows = list(dict.fromkeys(n.row for n in cells))
-            cols = list(dict.fromkeys(n.column for n in cells))
-            grid = {(n.row, n.column): n for n in cells}
-            out += [f"**{table}** (paper / ours, status)", ""]
-            out.append("| | " + " | ".join(c.replace("|", "/") for c in cols) + " |")
-            out.append("|---|" + "---|" * len(cols))
-            for r in rows:
-                line = []
-                for c in cols:
-                    n = grid.get((r, c))
-                    if n is None:
-                        line.append("")
-                        continue
-                    res = by_ref.get(n.ref, [])
-                    if not res:
-                        line.append(
-                            f"{format_value(n.value)}<br><small>{'not run' if n.ref in (refs or {}).values() else 'not registered'}</small>"
-                        )
-                        continue
-                    first = res[0]
-                    ours = "—" if first.get("value") is None else format_value(first["value"])
-                    badge = STATUS_BADGE.get(first["status"], first["status"])
-                    line.append(f"{format_value(n.value)} / {ours}<br><small>{badge} `{first.get('key', '')}`</small>")
-                out.append(f"| {r.replace('|', '/')} | " + " | ".join(line) + " |")
-            out.append("")
+            out += _table_markdown(table, [n for n in numbers.values() if n.table == table], by_ref, refs)
     return "\n".join(out)
+
+
+#: a paper table with more columns than this is listed one number per row (it would not fit the text column)
+GRID_COLUMNS = 3
+
+
+def _number_cell(n: PaperNumber, by_ref: dict, refs: dict | None) -> str:
+    """The paper's value, ours and the status of one number of a paper's table."""
+    res = by_ref.get(n.ref, [])
+    if not res:
+        return f"{format_value(n.value)}<br><small>{'not run' if n.ref in (refs or {}).values() else 'not registered'}</small>"
+    first = res[0]
+    ours = "—" if first.get("value") is None else format_value(first["value"])
+    badge = STATUS_BADGE.get(first["status"], first["status"])
+    return f"{format_value(n.value)} / {ours}<br><small>{badge} `{first.get('key', '')}`</small>"
+
+
+def _table_markdown(table: str, cells: list[PaperNumber], by_ref: dict, refs: dict | None) -> list[str]:
+    """One of a paper's tables with, for each number, the paper's value, ours and the status: as the paper lays
+    it out (rows × columns) when it has at most :data:`GRID_COLUMNS` columns, else one number per row, so that
+    no table is wider than the book's text column."""
+    rows = list(dict.fromkeys(n.row for n in cells))
+    cols = list(dict.fromkeys(n.column for n in cells))
+    out = [f"**{table}** (paper / ours, status)", ""]
+    if len(cols) > GRID_COLUMNS:
+        out += ["| row | column | paper / ours, status |", "|---|---|---|"]
+        for n in cells:
+            out.append(
+                f"| {n.row.replace('|', '/')} | {n.column.replace('|', '/')} | {_number_cell(n, by_ref, refs)} |"
+            )
+        return [*out, ""]
+    grid = {(n.row, n.column): n for n in cells}
+    out.append("| | " + " | ".join(c.replace("|", "/") for c in cols) + " |")
+    out.append("|---|" + "---|" * len(cols))
+    for r in rows:
+        line = [_number_cell(grid[(r, c)], by_ref, refs) if (r, c) in grid else "" for c in cols]
+        out.append(f"| {r.replace('|', '/')} | " + " | ".join(line) + " |")
+    return [*out, ""]

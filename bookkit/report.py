@@ -24,6 +24,7 @@ from typing import Any
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
+from .pages import counts_text
 from .status import STATUS_BADGE, STATUSES, closing_line, format_value
 from .status import summarize as _summarize
 
@@ -301,7 +302,8 @@ def _substituted_notes(reports: list[dict]) -> list[str]:
 
 
 def _at_a_glance(reports: list[dict], chapters: list[str], links: dict[str, str]) -> list[str]:
-    """Per profile the closing line, then the chapter × status matrix."""
+    """Per profile the closing line, then per chapter its run and its claims counted per status (three or four
+    narrow columns: the statuses are listed in one cell, so the table fits the text column)."""
     out = ["## At a glance", ""]
     for rep in reports:
         s = summarize(rep)  # recomputed: older reports lack the newer statuses
@@ -313,8 +315,8 @@ def _at_a_glance(reports: list[dict], chapters: list[str], links: dict[str, str]
     out.append("")
     multi = len(reports) > 1  # the profile column only when several profiles are shown
     out += [
-        "| chapter | " + ("profile | " if multi else "") + "run | " + " | ".join(STATUS_ORDER) + " |",
-        "|---|" + ("---|" if multi else "") + "---|" + "---:|" * len(STATUS_ORDER),
+        "| chapter | " + ("profile | " if multi else "") + "run | claims |",
+        "|---|" + ("---|" if multi else "") + "---|---|",
     ]
     for ch in chapters:
         short = f"[{ch}]({links[ch]})" if ch in links else ch
@@ -323,14 +325,9 @@ def _at_a_glance(reports: list[dict], chapters: list[str], links: dict[str, str]
             if run is None:
                 continue
             claims = [c for c in rep["claims"] if c["chapter"] == ch]
-            counts = [sum(1 for c in claims if c["status"] == s) for s in STATUS_ORDER]
             state = f"{run.get('seconds', '?')} s" if run.get("status") == "ok" else f"❌ {run.get('status')}"
             out.append(
-                f"| {short} | "
-                + (f"`{rep['profile']}` | " if multi else "")
-                + f"{state} | "
-                + " | ".join(str(n) if n else "·" for n in counts)
-                + " |"
+                f"| {short} | " + (f"`{rep['profile']}` | " if multi else "") + f"{state} | {counts_text(claims)} |"
             )
     return [*out, ""]
 
@@ -378,16 +375,17 @@ def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str
     return out
 
 
-def _chapter_claims(ch: str, reports: list[dict], title: str, claim_links: dict) -> list[str]:
-    """One chapter's section of "Every claim": a warning per profile it did not complete in, then a row per
-    claim with the value, status and check of each profile."""
+def chapter_claims_markdown(ch: str, reports: list[dict], title: str, claim_links: dict) -> list[str]:
+    """One chapter's claims: a warning per profile it did not complete in, then a row per claim with the
+    paper's value and, per profile, our value, its status, the check and the note in one cell (at most two
+    columns besides the profiles, so the table fits the text column)."""
     rows = {}
     for rep in reports:
         for c in rep["claims"]:
             if c["chapter"] == ch:
                 rows.setdefault(c["key"], {})[rep["profile"]] = c
     present = [r["profile"] for r in reports if any(r["profile"] in v for v in rows.values())]
-    out = [f"### {title}", ""]
+    out = [f"### {title}", ""] if title else []
     for rep in reports:
         run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
         if run and run.get("status") != "ok":
@@ -399,30 +397,25 @@ def _chapter_claims(ch: str, reports: list[dict], title: str, claim_links: dict)
                 "",
             ]
     out += [
-        "| claim | paper (source) | " + " | ".join(f"Profile `{p}`" for p in present) + " | notes |",
-        "|---|---|" + "---|" * len(present) + "---|",
+        "| claim | paper (source) | " + " | ".join(f"ours, `{p}`" for p in present) + " |",
+        "|---|---|" + "---|" * len(present),
     ]
     for key, per in rows.items():
         first = next(iter(per.values()))
-        cells, notes = [], []
+        cells = []
         for p in present:
             c = per.get(p)
-            if c is None:
-                cells.append("—")
-                continue
             cells.append(
-                f"{_fmt(c['value'])}<br>{STATUS_BADGE.get(c['status'], c['status'])}<br><small>{_cell(c['check'])}</small>"
+                "—"
+                if c is None
+                else f"{_fmt(c['value'])} {STATUS_BADGE.get(c['status'], c['status'])}"
+                f"<br><small>{_cell(c['check'])}: {_cell(_note(c))}</small>"
             )
-            notes.append((f"`{p}`: " if len(present) > 1 else "") + _cell(_note(c)))
         target = claim_links.get((ch, key))
         where = f" · {{ref}}`computed here <{target}>`" if target else ""
         out.append(
             f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
-            f"{_fmt(first['paper_value'])} ({_cell(first['source'])}) | "
-            + " | ".join(cells)
-            + " | "
-            + "<br>".join(notes)
-            + " |"
+            f"{_fmt(first['paper_value'])}<br><small>{_cell(first['source'])}</small> | " + " | ".join(cells) + " |"
         )
     return [*out, ""]
 
@@ -431,8 +424,10 @@ def dashboard_markdown(
     reports: list[dict],
     chapter_links: dict[str, str] | None = None,
     claim_links: dict[tuple[str, str], str] | None = None,
+    paper_pages: dict[str, str] | None = None,
 ) -> str:
-    """The validation page: summary matrix (chapter × status per profile), then every claim of every chapter.
+    """The validation page: the runs and each chapter's claims counted per status, what is and is not
+    reproduced, the environment, then every claim of every chapter.
 
     Parameters
     ----------
@@ -440,6 +435,8 @@ def dashboard_markdown(
     chapter_links : chapter -> relative link to its page (chapters without one are shown unlinked)
     claim_links : (chapter, key) -> MyST target placed before the cell that computed the claim's value
         (:func:`bookkit.pages.claim_target`); each claim then links to that cell
+    paper_pages : chapter -> the document of its own validation page (the book's split per paper): the
+        claims are listed there, and here a link to each
     """
     links = chapter_links or {}
     out = [
@@ -467,8 +464,12 @@ def dashboard_markdown(
     for rep in reports:
         out += [f"Profile `{rep['profile']}`:", ""] + environment_lines(rep) + [""]
     out += ["## Every claim", ""]
+    if paper_pages:
+        out += ["Every claim of each paper, with the paper's numbers, is on that paper's page:", ""]
+        out += [f"- {{doc}}`{_cell(titles.get(ch, ch))} <{paper_pages[ch]}>`" for ch in titles if ch in paper_pages]
+        return "\n".join([*out, ""])
     for ch in titles:
         title = _cell(titles.get(ch, ch))
         title = f"[{title}]({links[ch]})" if ch in links else title
-        out += _chapter_claims(ch, reports, title, claim_links or {})
+        out += chapter_claims_markdown(ch, reports, title, claim_links or {})
     return "\n".join(out)

@@ -19,7 +19,7 @@ from pathlib import Path
 import filelock
 import nbformat
 
-from replib.provenance import read_models_log
+from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
 
 from . import reuse
@@ -300,6 +300,7 @@ def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
         "seconds": round(sum(p["seconds"] for p in per_seed.values()), 1),
         "notebook": per_seed[plan.seeds[0]]["notebook"],
         "models": read_models_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),
+        "data": read_data_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),  # the data files it read
     }
     if all(p.get("reused") for p in per_seed.values()):
         entry["reused"] = True  # every execution kept from an earlier run (same inputs)

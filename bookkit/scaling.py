@@ -20,6 +20,7 @@ from replib.methods import protein as P
 from replib.methods.cluster_isotropy import cluster_labels
 from replib.metrics import isoscore
 from replib.metrics.lid import lid_mle
+from replib.plotting import save_figure
 
 from .bench_tables import Scaling, fit_power_law
 from .bench_tables import scaling_markdown as markdown
@@ -151,4 +152,4 @@ def plot(rows: list[Scaling], path) -> None:
     ax.set(xscale="log", yscale="log", ylabel="seconds (best of 2)", title="Cost against work, with fitted exponents")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # the PNG carries its legend verdict (replib.plotting)

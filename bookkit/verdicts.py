@@ -164,21 +164,24 @@ def paper_verdicts(report: dict, tables: dict) -> list[dict]:
 
 
 def chapter_verdict_markdown(verdict: dict) -> str:
-    """The verdict shown at the top of a chapter: one admonition with the verdict, the profile and the reason."""
+    """The verdict shown at the top of a chapter: one admonition with the verdict, the profile and the reason.
+
+    A colon fence (MyST ``colon_fence``): the title holds backticks, which a backtick fence's info string may not
+    (CommonMark), so a backtick fence would be read as a paragraph and its closing fence would swallow the page."""
     return "\n".join(
         [
-            f"```{{admonition}} Verdict: {VERDICT_BADGE[verdict['verdict']]} (profile `{verdict['profile']}`)",
+            f":::{{admonition}} Verdict: {VERDICT_BADGE[verdict['verdict']]} (profile `{verdict['profile']}`)",
             ":class: replib-verdict",
             f"{verdict['reason']} Every claim, with its paper value, ours and its status, is in the table below "
             "and on the {doc}`validation page <../book/validation>`.",
-            "```",
+            ":::",
             "",
         ]
     )
 
 
 def verdicts_markdown(verdicts_by_profile: list[list[dict]]) -> str:
-    """The validation page's section "A verdict per paper": one table per profile."""
+    """The validation page's section "A verdict per paper": one list per profile."""
     out = [
         "## A verdict per paper",
         "",
@@ -189,21 +192,16 @@ def verdicts_markdown(verdicts_by_profile: list[list[dict]]) -> str:
         + ".",
         "",
     ]
-    for verdicts in verdicts_by_profile:
-        if not verdicts:
+    for verdicts in verdicts_by_profile:  # a list, not a table: the reasons are paragraphs (no table wider
+        if not verdicts:  # than the text column, issue 29)
             continue
-        out += [
-            f"**Profile `{verdicts[0]['profile']}`**",
-            "",
-            "| paper (chapter) | verdict | numbers reproduced / compared / reported | why |",
-            "|---|---|---|---|",
-        ]
+        out += [f"**Profile `{verdicts[0]['profile']}`**", ""]
         for v in verdicts:
             n = v["numbers"]
-            why = v["reason"].replace("|", "\\|").replace("\n", " ")
             out.append(
-                f"| {v['title'].replace('|', '/')} (`{v['chapter']}`) | {VERDICT_BADGE[v['verdict']]} "
-                f"| {n['reproduced']} / {n['checked']} / {n['reported']} | {why} |"
+                f"- **{v['title']}** (`{v['chapter']}`): {VERDICT_BADGE[v['verdict']]}, "
+                f"{n['reproduced']} / {n['checked']} / {n['reported']} numbers reproduced / compared / reported. "
+                + " ".join(v["reason"].split())
             )
         out.append("")
     return "\n".join(out)

@@ -5,15 +5,30 @@ Colours: models (and other categories) take the seaborn ``PALETTE`` in order; la
 colour map ``LAYER_CMAP`` over ``0 .. n_layers``, layer 0 being the embedding output (``hidden_states[0]``)
 and layer ``l`` the output of block ``l``. :func:`layer_colors` and :func:`model_colors` give the same
 colours to matplotlib (seaborn ``palette=``) and to plotly.
+
+Legends: every figure of the book must say what it shows (:func:`legend_problems` states the rule). In a
+notebook, :func:`setup` makes every matplotlib figure carry its verdict in its PNG (a ``tEXt`` chunk
+:data:`LEGEND_KEY`, read back by :func:`png_text`), so the browser test of the built book can check the very
+images a reader sees (``bookkit.browser``).
+
+:func:`plot_paper_vs_ours`: the paper's value against ours per claim, with the tolerance band.
 """
 
 from __future__ import annotations
 
+import math
+import struct
+import zlib
 from html import escape
 
 import matplotlib as mpl
+import matplotlib.pyplot as plt
 import seaborn as sns
+from IPython import get_ipython
 from IPython.display import HTML, display
+from matplotlib.collections import PathCollection, PolyCollection, QuadMesh
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 
 #: the one seaborn context/style/palette of the book's figures
 CONTEXT, STYLE, PALETTE = "notebook", "whitegrid", "colorblind"
@@ -23,15 +38,37 @@ LAYER_CMAP = "viridis"
 #: (the book's CSS, ``book/_static/replib.css``, frames them as light cards in dark mode)
 RC = {"figure.facecolor": "white", "savefig.facecolor": "white", "axes.facecolor": "white"}
 
-__all__ = ["CONTEXT", "STYLE", "PALETTE", "LAYER_CMAP", "RC", "setup", "layer_colors", "model_colors", "show_plotly"]
+#: the PNG ``tEXt`` keyword holding a figure's legend verdict (:func:`legend_stamp`)
+LEGEND_KEY = "replib:legend"
+
+__all__ = [
+    "CONTEXT",
+    "STYLE",
+    "PALETTE",
+    "LAYER_CMAP",
+    "RC",
+    "LEGEND_KEY",
+    "setup",
+    "layer_colors",
+    "model_colors",
+    "show_plotly",
+    "legend_problems",
+    "legend_stamp",
+    "stamp_legends",
+    "png_text",
+    "save_figure",
+    "plot_paper_vs_ours",
+]
 
 
 def setup(context: str = CONTEXT) -> None:
     """The book's figure style: seaborn ``CONTEXT``/``STYLE``/``PALETTE`` with an opaque white face.
 
-    Every chapter calls it once at the top; it is the only place the style is set.
+    Every chapter calls it once at the top; it is the only place the style is set. In a notebook it also
+    stamps every figure shown with its legend verdict (:func:`stamp_legends`).
     """
     sns.set_theme(context=context, style=STYLE, palette=PALETTE, rc=RC)
+    stamp_legends()
 
 
 def layer_colors(layers, n_layers: int | None = None) -> dict[int, str]:
@@ -85,3 +122,260 @@ def show_plotly(fig, height: int | None = None, caption: str | None = None, alt:
     if caption:
         html = f'<figure class="replib-plotly">{html}<figcaption>{escape(caption)}</figcaption></figure>'
     display(HTML(loader + html))
+
+
+# ------------------------------------------------------------------ legends
+def _is_colour_bar(ax) -> bool:
+    return getattr(ax, "_colorbar", None) is not None or ax.get_label() == "<colorbar>"
+
+
+def _draws_data(ax) -> bool:
+    return ax.get_visible() and bool(ax.lines or ax.collections or ax.containers or ax.images or ax.patches)
+
+
+def _mapped(ax) -> list:
+    """The colour-mapped artists of ``ax`` (images, meshes, hexbins): their colours encode a quantity."""
+    polys = [c for c in ax.collections if type(c) is PolyCollection and c.get_array() is not None]
+    return [*ax.images, *[c for c in ax.collections if isinstance(c, (QuadMesh, AxesImage))], *polys]
+
+
+def _flat(obj) -> list:
+    if isinstance(obj, (list, tuple)):
+        return [a for o in obj for a in _flat(o)]
+    return [] if obj is None else [obj]
+
+
+def _is_rule(line) -> bool:
+    """An unlabelled straight segment parallel to an axis: an error bar or a reference rule, not a series."""
+    if not line.get_label().startswith("_"):
+        return False
+    try:
+        xy = line.get_xydata()
+    except (TypeError, ValueError):
+        return False
+    return len(xy) <= 2 and (min(xy[:, 0]) == max(xy[:, 0]) or min(xy[:, 1]) == max(xy[:, 1]))
+
+
+def _series(ax) -> int:
+    """How many data series ``ax`` draws: its lines, scatter collections, bar/errorbar/stem containers and
+    colour-mapped artists; the parts of a container, error bars and reference rules (:func:`_is_rule`) and
+    fills (confidence bands) are not series of their own."""
+    inside = {id(a) for c in ax.containers for a in _flat(tuple(c))}
+    lines = [ln for ln in ax.lines if ln.get_visible() and id(ln) not in inside and not _is_rule(ln)]
+    points = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_visible() and id(c) not in inside]
+    return len(ax.containers) + len(lines) + len(points) + len(_mapped(ax))
+
+
+def _has_legend(fig) -> bool:
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    return any(lg is not None and lg.get_visible() and lg.get_texts() for lg in legends)
+
+
+def _title(ax) -> str:
+    fig = ax.figure
+    sup = getattr(fig, "_suptitle", None)
+    own = " ".join(ax.get_title(loc) for loc in ("left", "center", "right")).strip()
+    return own or (sup.get_text().strip() if sup is not None else "")
+
+
+def _axis_label(ax, axis: str) -> str:
+    """The label of ``ax``'s x or y axis: its own, a sharing neighbour's, or the figure's sup-label."""
+    get = (lambda a: a.get_xlabel()) if axis == "x" else (lambda a: a.get_ylabel())
+    shared = ax.get_shared_x_axes() if axis == "x" else ax.get_shared_y_axes()
+    for a in [ax, *shared.get_siblings(ax)]:
+        if get(a).strip():
+            return get(a).strip()
+    sup = getattr(ax.figure, f"_sup{axis}label", None)
+    return sup.get_text().strip() if sup is not None else ""
+
+
+def legend_problems(fig) -> list[str]:
+    """What keeps a matplotlib figure from saying what it shows (empty: it does).
+
+    The rule: a figure shows a legend with at least one entry (an axes' or the figure's), or every axes that
+    draws data draws a single series and has a title (its own or the figure's) and both axes labelled (its
+    own labels, a sharing neighbour's, or the figure's sup-labels). Series are lines, scatter collections,
+    bar/errorbar/stem containers and colour-mapped artists; error bars, reference rules (unlabelled segments
+    parallel to an axis) and fills are parts of a series. Whatever the legend, every colour-mapped artist
+    (image, mesh, hexbin) needs the colour bar of its scale (its own, or that of an artist sharing its norm):
+    the legend of a colour scale.
+    """
+    axes = [ax for ax in fig.axes if not _is_colour_bar(ax) and _draws_data(ax)]
+    scales = [a.norm for ax in axes for a in _mapped(ax) if getattr(a, "colorbar", None) is not None]
+    problems = [
+        f"axes {i + 1}: a colour-mapped {type(a).__name__} without a colour bar"
+        for i, ax in enumerate(axes)
+        for a in _mapped(ax)
+        if getattr(a, "colorbar", None) is None and not any(a.norm is n for n in scales)
+    ]
+    if _has_legend(fig):
+        return problems
+    for i, ax in enumerate(axes):
+        n = _series(ax)
+        if n > 1:
+            problems.append(f"axes {i + 1}: {n} series and no legend")
+            continue
+        missing = [what for what, ok in (("a title", _title(ax)), ("an x label", _axis_label(ax, "x")),
+                                         ("a y label", _axis_label(ax, "y"))) if not ok]  # fmt: skip
+        if missing:
+            problems.append(f"axes {i + 1}: no legend, and its single series lacks {', '.join(missing)}")
+    return problems
+
+
+def legend_stamp(fig) -> str:
+    """The legend verdict of ``fig`` in one ASCII line: ``ok: ...`` or ``missing: <problems>``."""
+    problems = legend_problems(fig)
+    if problems:
+        text = "missing: " + "; ".join(problems)
+    elif _has_legend(fig):
+        text = "ok: legend"
+    else:
+        text = "ok: single series with a title and labelled axes"
+    return text.encode("ascii", "replace").decode()
+
+
+_HOOKED: set[int] = set()
+_STAMPING = "_replib_legend_stamp"
+
+
+def _wrap_png_formatter(shell) -> None:
+    """Wrap the notebook's PNG formatter of figures so that each PNG carries :func:`legend_stamp`."""
+    png = shell.display_formatter.formatters.get("image/png")
+    try:
+        current = png.lookup_by_type(Figure)
+    except (AttributeError, KeyError):
+        return
+    if getattr(current, _STAMPING, False):
+        return
+
+    def stamped(fig, _print=current):
+        return _print(fig, metadata={LEGEND_KEY: legend_stamp(fig)})
+
+    setattr(stamped, _STAMPING, True)
+    png.for_type(Figure, stamped)
+
+
+def stamp_legends(shell=None) -> bool:
+    """In a notebook, make every matplotlib figure shown carry its legend verdict (:func:`legend_stamp`) as a
+    PNG ``tEXt`` chunk :data:`LEGEND_KEY`; returns False outside IPython.
+
+    The figure formatter is wrapped now and again after every cell (``post_execute``, registered before the
+    inline backend's own flush when the backend starts later), so a backend activated after this call is
+    stamped too.
+    """
+    shell = shell if shell is not None else get_ipython()
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return False
+    backend = mpl.get_backend()
+    if "inline" in backend.lower():  # start the inline backend now (no figure is open yet): its formatter then
+        plt.switch_backend(backend)  # exists to be wrapped, and a cell's first figure shown by plt.show() is stamped
+    _wrap_png_formatter(shell)
+    if id(shell) not in _HOOKED:
+        shell.events.register("post_execute", lambda: _wrap_png_formatter(shell))
+        _HOOKED.add(id(shell))
+    return True
+
+
+def save_figure(fig, path, **kwargs):
+    """Save ``fig`` as a PNG file carrying its legend verdict (:func:`legend_stamp`, keyword
+    :data:`LEGEND_KEY`), like the figures a notebook shows; returns the path."""
+    if not str(path).lower().endswith(".png"):
+        raise ValueError(f"save_figure writes PNG files; got {path}")
+    fig.savefig(path, metadata={LEGEND_KEY: legend_stamp(fig)}, **kwargs)
+    return path
+
+
+def png_text(data: bytes) -> dict[str, str]:
+    """The text chunks (``tEXt``, ``zTXt``, ``iTXt``) of a PNG file's bytes, keyword -> text."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG file (wrong signature)")
+    out, i = {}, 8
+    while i + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[i : i + 8])
+        body, i = data[i + 8 : i + 8 + n], i + 12 + n
+        key, _, rest = body.partition(b"\0")
+        if kind == b"tEXt":
+            out[key.decode("latin-1")] = rest.decode("latin-1")
+        elif kind == b"zTXt":
+            out[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+        elif kind == b"iTXt":
+            compressed, text = rest[0], rest[2:].split(b"\0", 2)[-1]
+            out[key.decode("latin-1")] = (zlib.decompress(text) if compressed else text).decode("utf-8")
+        elif kind == b"IEND":
+            break
+    return out
+
+
+# ------------------------------------------------------------------ the paper's value against ours
+#: the colour of each claim status in :func:`plot_paper_vs_ours` (indexes into the colorblind palette)
+STATUS_COLOUR = {"reproduced": 2, "consistent": 0, "sanity": 9, "deviates": 1, "expected_failure": 5}
+STATUS_COLOUR |= {"inconclusive": 4, "failed": 3, "unverified": 7}
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _ratio_band(row: dict) -> tuple[float, float] | None:
+    """The accepted interval of ours divided by the paper's value (None without a tolerance)."""
+    lo, hi, p = row.get("low"), row.get("high"), row["paper"]
+    if not (_finite(lo) and _finite(hi)):
+        return None
+    a, b = sorted((lo / p, hi / p))
+    return (a, b) if b > 0 else None
+
+
+def plot_paper_vs_ours(rows: list[dict], title: str = "The paper's values against ours", ax=None) -> Figure:
+    """One row per claim: our value divided by the paper's (log scale, the paper at 1), coloured by status,
+    over the band the claim's tolerance accepts.
+
+    Parameters
+    ----------
+    rows : list of dict
+        ``label``, ``paper`` (non-zero), ``ours`` (None: not computed), ``status`` and, for a tolerance check,
+        ``low``/``high``: the interval of values the check accepts around the paper's value.
+    title : str
+    ax : matplotlib Axes, optional
+
+    A ratio that is not positive (our value has the other sign, or is 0) is drawn at the left edge as ◀.
+    """
+    rows = [r for r in rows if _finite(r.get("paper")) and r["paper"] != 0]
+    fig = ax.figure if ax is not None else Figure(figsize=(7.5, 1.6 + 0.32 * max(len(rows), 1)))
+    ax = ax if ax is not None else fig.add_subplot()
+    ratios = [r["ours"] / r["paper"] if _finite(r.get("ours")) else None for r in rows]
+    bands = [_ratio_band(r) for r in rows]
+    positive = [x for x in ratios if x is not None and x > 0] + [v for b in bands if b for v in b if v > 0] + [1.0]
+    left, right = min(positive) / 2, max(positive) * 2
+    palette = sns.color_palette(PALETTE, 10)
+    drawn = set()
+    for y, (r, x, band) in enumerate(zip(rows, ratios, bands)):
+        if band is not None:
+            label = None if "band" in drawn else "accepted by the tolerance"
+            ax.hlines(y, max(band[0], left), band[1], lw=9, color="0.85", label=label, zorder=1)
+            drawn.add("band")
+        if x is None:
+            ax.text(1, y, " not computed", va="center", fontsize=8, color="0.4")
+            continue
+        status = r.get("status", "?")
+        colour = palette[STATUS_COLOUR.get(status, 7)]
+        label = None if status in drawn else status
+        drawn.add(status)
+        ax.scatter([x if x > 0 else left], [y], marker="o" if x > 0 else "<", s=40, color=colour, zorder=3, label=label)
+    ax.axvline(1, color="k", ls="--", lw=1, label="the paper's value", zorder=2)
+    ax.set_xscale("log")
+    ax.set_xlim(left, right)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([_row_label(r) for r in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel("ours ÷ paper (log scale; ◀: not positive)")
+    ax.set_ylabel("claim (paper, ours)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return fig
+
+
+def _row_label(row: dict) -> str:
+    ours = f"{row['ours']:.3g}" if _finite(row.get("ours")) else "—"
+    label = str(row.get("label", ""))
+    label = label if len(label) <= 34 else label[:33] + "…"
+    return f"{label} ({row['paper']:.3g}, {ours})"

@@ -7,7 +7,7 @@ Steps, in the order the publish job runs them::
     python scripts/nightly.py layout   ARTIFACTS RUNS            # artifacts/run-<profile>/… -> RUNS/<profile>/
     python scripts/nightly.py drift    RUNS REPORTS [--date D] [--summary FILE]
     python scripts/nightly.py profile  RUNS                      # which profile's notebooks the book shows
-    python scripts/nightly.py book     RUNS                      # the book, from that profile
+    python scripts/nightly.py book     RUNS [--history REPORTS]  # the book, from that profile
     python scripts/nightly.py colab    RUNS DEST                 # runnable notebooks for tag colab-<commit>
     python scripts/nightly.py reports  RUNS REPORTS HTML_DIR     # reports/, latest.json, validation.md
     python scripts/nightly.py failures RUNS [-o FILE]            # failing claims as Markdown (the issue body)
@@ -191,15 +191,21 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
     return tag
 
 
-def build_book(runs: Path) -> Path:
+def build_book(runs: Path, history: Path | None = None) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
-    the validation dashboard of every profile that ran; returns the HTML folder."""
+    the validation dashboard of every profile that ran and the history page from the nights' reports in
+    ``history`` (the ``reports`` branch's folder, tonight's included by ``drift``); returns the HTML folder."""
     from bookkit import book
 
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)
     html = book.build(
-        profile, strict=False, runs_dir=Path(runs).resolve(), report_profiles=profiles, colab_ref=colab_ref(runs)
+        profile,
+        strict=False,
+        runs_dir=Path(runs).resolve(),
+        report_profiles=profiles,
+        colab_ref=colab_ref(runs),
+        history_dir=Path(history).resolve() if history else None,
     )
     print("book built from", profile, "with the reports of", profiles, "->", html)
     return html
@@ -282,6 +288,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--date", default=_today())
     sub.choices["drift"].add_argument("--summary", type=Path, default=os.environ.get("GITHUB_STEP_SUMMARY") or None)
     sub.choices["drift"].add_argument("--new", type=Path, help="also copy every file written here")
+    sub.choices["book"].add_argument("--history", type=Path, help="the nights' reports (the history page)")
     sub.choices["failures"].add_argument("-o", "--output", type=Path)
     sub.choices["failures"].add_argument("--run-url")
     sub.choices["fork-config"].add_argument("--repository", required=True, help="owner/name (github.repository)")
@@ -318,7 +325,7 @@ def _dispatch(a):
         "layout": lambda: layout(a.artifacts, a.runs),
         "drift": lambda: drift(a.runs, a.reports, a.date, a.summary, a.new),
         "profile": lambda: book_profile(a.runs),
-        "book": lambda: build_book(a.runs),
+        "book": lambda: build_book(a.runs, a.history),
         "colab": lambda: colab_tree(a.runs, a.dest) or "",
         "reports": lambda: str(publish_reports(a.runs, a.reports, a.html)),
         "failures": lambda: _failures(a),

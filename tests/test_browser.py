@@ -40,11 +40,16 @@ def driver():
 
 
 def test_toc_pages_cover_every_chapter():
-    """Every chapter with a claims file is a page of _toc.yml (no browser needed)."""
+    """Every chapter with a claims file is a page of _toc.yml, and so is its own validation page, which must
+    list every key of its claims file (no browser needed)."""
     pages = browser.book_pages(ROOT)
+    keys = browser.claim_keys(ROOT / "notebooks")
     chapters = {p.chapter for p in pages if p.chapter}
-    assert chapters == set(browser.claim_keys(ROOT / "notebooks")), chapters
+    assert chapters == set(keys), chapters
     assert any(p.source == "book/validation" for p in pages)
+    split = {p.source.rsplit("/", 1)[-1]: p.claim_keys for p in pages if p.source.startswith("book/validation/")}
+    assert split == keys
+    assert any(p.source == "book/history" for p in pages)
 
 
 def test_colab_url_from_config():
@@ -174,11 +179,105 @@ def test_detects_wrong_colab_link(broken, driver):
 @needs_browser
 def test_detects_claim_missing_from_validation_page(broken, driver):
     html, check, _ = broken
-    keys = browser.claim_keys(ROOT / "notebooks")
-    key = next(iter(keys.values()))[0]
-    _edit(html / "book" / "validation.html", re.escape(key) + r"(?![\w.-])", "REMOVED", count=0)
-    problems = check("book/validation.html", driver)
-    assert any("not listed" in p and key in p for p in problems), problems
+    chapter, keys = next(iter(browser.claim_keys(ROOT / "notebooks").items()))
+    page = f"book/validation/{chapter}.html"
+    _edit(html / page, re.escape(keys[0]) + r"(?![\w.-])", "REMOVED", count=0)
+    problems = check(page, driver)
+    assert any("not listed" in p and keys[0] in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_a_table_wider_than_the_text_column(broken, driver):
+    html, check, chapter = broken
+    wide = "<table><tr>" + "".join(f"<th>column_{i}_" + "x" * 30 + "</th>" for i in range(12)) + "</tr></table>"
+    style = "<style>table.forced td, table.forced th { overflow-wrap: normal !important; }</style>"
+    _edit(
+        html / "book" / "running.html",
+        r"(<article[^>]*>)",
+        r"\1" + style + wide.replace("<table>", '<table class="forced">'),
+    )
+    problems = check("book/running.html", driver)
+    assert any("px wide in a" in p and "column_0_" in p for p in problems), problems
+    # a wide table folded in a dropdown is unfolded to be measured
+    _edit(
+        html / chapter.html,
+        r"(<article[^>]*>)",
+        r"\1<details><summary>more</summary>"
+        + style
+        + wide.replace("<table>", '<table class="forced">')
+        + "</details>",
+    )
+    problems = check(chapter.html, driver)
+    assert any("px wide in a" in p and "column_0_" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_a_figure_without_a_legend(broken, driver):
+    """A figure whose PNG says it has no legend, and one that carries no verdict at all, are both reported."""
+    from replib.plotting import LEGEND_KEY, png_text
+
+    html, check, chapter = broken
+    page = (html / chapter.html).read_text()
+    srcs = re.findall(r'<img[^>]*src="\.\./(_images/[^"]+\.png)"', page)
+    stamped = [s for s in srcs if LEGEND_KEY in png_text((html / s).read_bytes())]
+    assert stamped, "no figure of the chapter carries its legend verdict"
+    data = (html / stamped[0]).read_bytes()
+    verdict = png_text(data)[LEGEND_KEY].encode("latin-1")
+    (html / stamped[0]).write_bytes(_retext(data, LEGEND_KEY.encode(), b"missing: axes 1: 2 series and no legend"))
+    problems = check(chapter.html, driver)
+    assert any("has no legend: missing: axes 1: 2 series" in p for p in problems), problems
+    assert verdict.startswith(b"ok")
+    (html / stamped[0]).write_bytes(_retext(data, LEGEND_KEY.encode(), None))
+    problems = check(chapter.html, driver)
+    assert any("carries no legend verdict" in p for p in problems), problems
+
+
+def _retext(png: bytes, key: bytes, text: bytes | None) -> bytes:
+    """``png`` with the tEXt chunk ``key`` replaced by ``text`` (None: removed)."""
+    import struct
+    import zlib
+
+    out, i = [png[:8]], 8
+    while i < len(png):
+        n, kind = struct.unpack(">I4s", png[i : i + 8])
+        chunk, body = png[i : i + 12 + n], png[i + 8 : i + 8 + n]
+        i += 12 + n
+        if kind == b"tEXt" and body.split(b"\0", 1)[0] == key:
+            if text is None:
+                continue
+            body = key + b"\0" + text
+            chunk = struct.pack(">I4s", len(body), kind) + body + struct.pack(">I", zlib.crc32(kind + body))
+        out.append(chunk)
+    return b"".join(out)
+
+
+@needs_browser
+def test_detects_a_plotly_figure_without_a_legend(tmp_path, driver):
+    import plotly
+    import plotly.graph_objects as go
+
+    static = tmp_path / "_static"
+    static.mkdir()
+    shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", static / "plotly.min.js")
+
+    def page_with(fig) -> list[str]:
+        body = fig.to_html(full_html=False, include_plotlyjs=False)
+        (tmp_path / "plot.html").write_text(
+            '<html><head><script src="_static/plotly.min.js"></script></head><body>'
+            f'<div class="cell"><div class="cell_output">{body}</div></div></body></html>'
+        )
+        with browser.BookServer(tmp_path) as server:
+            return browser.check_page(
+                driver, server, browser.Page(source="plot", html="plot.html"), root=ROOT, settle=1.0
+            )
+
+    two = [go.Scatter(x=[0, 1], y=[1, 0], name="a"), go.Scatter(x=[0, 1], y=[0, 1], name="b")]
+    assert page_with(go.Figure(two)) == []  # plotly shows a legend for two traces
+    problems = page_with(go.Figure(two, layout={"showlegend": False}))
+    assert any("plotly figure #1 has no legend (2 traces" in p for p in problems), problems
+    assert page_with(go.Figure(two[:1], layout={"title": {"text": "one trace"}})) == []
+    problems = page_with(go.Figure(two[:1]))
+    assert any("plotly figure #1 has no legend (1 traces, title ''" in p for p in problems), problems
 
 
 @needs_browser
@@ -257,16 +356,32 @@ def test_detects_wrong_reproduction_table(broken, driver):
 
 
 @needs_browser
-def test_detects_wrong_front_page_counts(broken, driver):
+def test_detects_wrong_front_page_counts_or_a_missing_verdict(broken, driver):
     html, check, _ = broken
+    intro = html / "book" / "intro.html"
+    original = intro.read_text()
     _edit(
-        html / "book" / "intro.html",
-        r"(<table[^>]*replib-summary.*?<tbody>.*?<td[^>]*>.*?</td>\s*<td[^>]*>)"
-        r"(?:<p>)?\d+",
-        r"\g<1>987",
+        intro, r"(<table[^>]*replib-summary.*?<tbody>.*?</td>\s*<td[^>]*>.*?</td>\s*<td[^>]*>(?:<p>)?)\d+", r"\g<1>987"
     )
     problems = check("book/intro.html", driver)
-    assert any("front page should count" in p for p in problems), problems
+    assert any("front page should show a verdict and count" in p for p in problems), problems
+    intro.write_text(original)
+    _edit(intro, r"(<table[^>]*replib-summary.*?<tbody>.*?</td>\s*<td[^>]*>(?:<p>)?)[^<]+", r"\g<1>fine")
+    problems = check("book/intro.html", driver)
+    assert any("front page should show a verdict and count" in p for p in problems), problems
+
+
+@needs_browser
+def test_detects_a_chapter_header_without_its_models_or_figure(broken, smoke_book, driver):
+    html, check, _ = broken
+    pages = browser.book_pages(ROOT, smoke_book.executed)
+    chapter = next(p for p in pages if p.chapter and p.ran_models and p.paper_vs_ours)
+    page = html / chapter.html
+    _edit(page, re.escape(chapter.ran_models[0]), "some-other-model", count=0)
+    _edit(page, r'<img[^>]*src="[^"]*paper-vs-ours[^"]*"[^>]*>', "")
+    problems = check(chapter.html, driver)
+    assert any("does not name the models" in p and chapter.ran_models[0] in p for p in problems), problems
+    assert any("no 'paper vs ours' figure" in p for p in problems), problems
 
 
 @needs_browser

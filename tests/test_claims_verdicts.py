@@ -76,9 +76,10 @@ def test_the_smoke_profile_never_checks_a_paper():
 def test_the_markdown_names_the_verdict_and_the_profile():
     v = _one(_c("a", "reproduced", "p:x0"))
     md = chapter_verdict_markdown(v)
-    assert md.startswith("```{admonition} Verdict: ✅ reproduced (profile `offline`)") and md.rstrip().endswith("```")
+    assert md.startswith(":::{admonition} Verdict: ✅ reproduced (profile `offline`)") and md.rstrip().endswith(":::")
     page = verdicts_markdown([[v]])
-    assert "## A verdict per paper" in page and "| A paper (X et al.) (`ch`) | ✅ reproduced | 1 / 1 / 4 |" in page
+    assert "## A verdict per paper" in page
+    assert "- **A paper (X et al.)** (`ch`): ✅ reproduced, 1 / 1 / 4 numbers reproduced / compared / reported." in page
 
 
 def test_the_projects_papers_each_get_a_verdict_from_a_report():

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bookkit import history
 from bookkit.project import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,6 +182,9 @@ def test_workflow_uploads_and_calls_the_publish_script():
     steps = ("layout", "drift", "book", "colab", "reports", "failures", "seed", "fork-config", "matrix")
     for step in steps + ("store-part", "collect-paper", "prune-site", "push-files", "push-tag", "prefetch"):
         assert re.search(rf"scripts/nightly.py {step}\b", text), step
+    # the book's history page is built from the reports branch, tonight's reports included (drift runs first)
+    assert "scripts/nightly.py book build/runs --history reports-branch/reports" in text
+    assert text.index("scripts/nightly.py drift") < text.index("scripts/nightly.py book")
     # every action pinned to a commit; the one local reusable workflow in GitHub's self-repository form
     for line in text.splitlines():
         if "uses:" in line and "$/.github/workflows/" not in line:
@@ -219,6 +223,13 @@ def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_
     assert [(d["key"], d["change"]) for d in drift_rows] == [("a_iso", "value")]
     s = summary.read_text()
     assert "2026-01-01-smoke.json → 2026-01-02" in s and "offline: first night" in s
+    # the history page reads the nights the drift step stored (the folder the book step gets as --history)
+    nights, unreadable = history.load_nights(reports)
+    assert [(n.date, n.profile) for n in nights] == [
+        ("2026-01-01", "smoke"),
+        ("2026-01-02", "smoke"),
+        ("2026-01-02", "offline"),
+    ] and unreadable == []
 
     r = _nightly("profile", "build/runs", cwd=pub)
     assert r.stdout.strip() == "offline"  # the offline run completed (a failed claim is not a failed chapter)

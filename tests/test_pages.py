@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 
 import nbformat
+import numpy as np
 
 from bookkit import pages
 from replib.record import GLUE_PREFIX, RECORD_MIME
@@ -108,22 +110,74 @@ def test_strip_noise_keeps_science():
     assert [o.get("text") for o in nb.cells[1].outputs] == ["n = 3\n"]
 
 
-def test_front_page_counts_per_chapter():
-    rep = {
-        "profile": "smoke",
-        "started": "2026-01-02T00:00:00",
+def _report(profile="smoke", claims=None, started="2026-01-02T00:00:00"):
+    return {
+        "profile": profile,
+        "started": started,
         "environment": {"git_commit": "f" * 40},
-        "chapters": [{"chapter": "alpha", "title": "Alpha (A 2020)"}, {"chapter": "beta", "title": "Beta"}],
-        "claims": _claims(),
+        "chapters": [
+            {"chapter": "alpha", "title": "Alpha (A 2020)", "status": "ok"},
+            {"chapter": "beta", "title": "Beta", "status": "ok"},
+        ],
+        "claims": _claims() if claims is None else claims,
     }
-    md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"})
-    assert "1 reproduced, 1 consistent, 1 failed of 3 claims" in md
+
+
+#: the papers' tables the verdicts are drawn against: claims refer to ``<paper>:<id>``
+TABLES = {"A2020": {"iso": 0.216}, "B2021": {"x": 2.0}}
+
+
+def _with_refs(claims):
+    refs = {"a_iso": "A2020:iso", "b_fail": "B2021:x"}
+    return [dict(c, ref=refs.get(c["key"])) for c in claims]
+
+
+def test_front_page_shows_each_papers_verdict_and_counts_in_three_columns():
+    rep = _report(claims=_with_refs(_claims()))
+    rep["chapters"].append(
+        {"chapter": "gamma", "title": "Gamma", "status": "ok"}
+    )  # claims that refer to no paper's table
+    rep["claims"].append(dict(_claims()[1], chapter="gamma", key="g"))
+    md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"}, tables=TABLES)
+    assert "profile `smoke`, 2026-01-02, commit `ffffffffff`" in md
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
-    rows = md.split("\n```")[1].split("* - ")[2:]
-    cells = [[x.strip() for x in r.split("\n  - ")[1:]] for r in rows]
-    # reproduced, consistent, sanity, deviates, expected_failure, inconclusive, failed, unverified
-    assert cells[0][:8] == ["1", "1", "0", "0", "0", "0", "0", "0"]  # alpha
-    assert cells[1][:8] == ["0", "0", "0", "0", "0", "0", "1", "0"]  # beta: one failed
+    rows = md.split("\n```")[1].split("* - ")[1:]
+    cells = [[x.strip() for x in ("- " + r).split("\n  - ")] for r in rows]
+    assert all(len(c) == 3 for c in cells), cells  # paper, verdict, claims: no column per status
+    alpha, beta, gamma = cells[1:]
+    assert alpha[1] == "✅ reproduced (smoke, 2026-01-02)" and alpha[2] == "1 reproduced · 1 consistent"
+    assert beta[1].startswith("❌ not reproduced here") and beta[2] == "1 failed"
+    assert gamma[1].startswith("🔬 an experiment of this book") and gamma[2] == "1 consistent"
+
+
+def test_the_verdict_rests_on_the_highest_profile_with_evidence():
+    claim = _with_refs(_claims())[0]
+    smoke = _report("smoke", [dict(claim, status="reproduced")])
+    offline = _report("offline", [dict(claim, status="failed")], started="2026-01-03T00:00:00")
+    paper = _report("paper", [dict(claim, status="unverified")])
+    assert pages.resting_report([smoke, offline, paper], "alpha", TABLES)["profile"] == "offline"
+    md = pages.front_page_markdown([smoke, offline, paper], tables=TABLES)
+    assert "❌ not reproduced here (offline, 2026-01-03)" in md
+    assert pages.resting_report([paper], "alpha", TABLES)["profile"] == "paper"  # no evidence anywhere
+
+
+def test_what_ran_names_the_models_and_data_files():
+    entry = {
+        "chapter": "alpha",
+        "models": [{"name": "all-MiniLM-L6-v2", "kind": "packaged", "resolved": "sha256:" + "a" * 64}],
+        "data": [
+            {"dataset": "stsb", "file": "sts-dev.csv", "checksum": "sha256:1", "source": "mirror"},
+            {"dataset": "stsb", "file": "sts-test.csv", "checksum": "sha256:2", "source": "mirror"},
+        ],
+        "seeds": {"0": {}, "8000": {}},
+    }
+    md = pages.what_ran_markdown(entry, _report("offline"))
+    assert md.startswith("**What ran here**: profile `offline`, 2026-01-02, commit `ffffffffff`, seeds 0, 8000.")
+    assert "`all-MiniLM-L6-v2` (packaged, sha256:aaaaaaaaaaaa)" in md
+    assert "Data: `stsb` (sts-dev.csv, sts-test.csv)." in md
+    assert "Data: none read: generated in the chapter." in pages.what_ran_markdown({"data": []}, _report())
+    assert "Data: not recorded by this run." in pages.what_ran_markdown({}, _report())
+    assert "Models: none." in pages.what_ran_markdown({}, _report())
 
 
 def test_progress_off_follows_tqdm_disable(monkeypatch):
@@ -146,3 +200,33 @@ def test_a_long_reproduction_table_is_folded():
     md = pages.reproduces_markdown("alpha", many, "smoke")
     assert ":class: dropdown" in md and md.count("\n* - ") == 1 + len(many)
     assert ":class: dropdown" not in pages.reproduces_markdown("alpha", many[:3], "smoke")
+
+
+def test_tolerance_interval_is_every_bound_of_the_check_at_once():
+    from bookkit.figures import tolerance_interval
+
+    assert tolerance_interval(2.0, {"tolerance": {"abs": 0.5}}) == (1.5, 2.5)
+    assert tolerance_interval(-2.0, {"tolerance": {"rel": 0.25}}) == (-2.5, -1.5)
+    lo, hi = tolerance_interval(1e-5, {"tolerance": {"log10": 1.0}})
+    assert math.isclose(lo, 1e-6) and math.isclose(hi, 1e-4)
+    lo, hi = tolerance_interval(2.0, {"tolerance": {"abs": 0.5, "rel": 0.1}})  # the tighter bound wins
+    assert math.isclose(lo, 1.8) and math.isclose(hi, 2.2)
+    assert tolerance_interval(2.0, {"property": {"op": "gt", "value": 1}}) is None
+    assert tolerance_interval(2.0, {"unverified": "needs a GPU"}) is None and tolerance_interval(2.0, None) is None
+
+
+def test_paper_vs_ours_figure_is_staged_with_its_caption(tmp_path):
+    from bookkit import figures
+    from replib.plotting import LEGEND_KEY, png_text
+
+    claims = [dict(c) for c in _claims()] + [dict(_claims()[0], key="zero", paper_value=0.0)]
+    checks = {"a_iso": {"tolerance": {"abs": 0.01}}, "b_fail": {"tolerance": {"rel": 0.1}}}
+    rows = figures.paper_vs_ours_rows(claims, checks)
+    assert [(r["label"], r["ours"]) for r in rows] == [("a_iso", 0.2204), ("b_fail", None)]  # a.prop: no paper
+    assert np.allclose([(r["low"], r["high"]) for r in rows], [(0.206, 0.226), (1.8, 2.2)])  # value; zero: no ratio
+    md = figures.stage_paper_vs_ours(tmp_path, "alpha", claims, checks, "smoke")
+    png = tmp_path / ("alpha" + figures.FIGURE_SUFFIX)
+    assert png_text(png.read_bytes())[LEGEND_KEY] == "ok: legend"
+    assert md.startswith(":::{figure} alpha.paper-vs-ours.png") and ":alt: " in md
+    assert "2 claims with a non-zero paper value" in md and "1 computed here" in md and "1 claims whose paper" in md
+    assert figures.stage_paper_vs_ours(tmp_path, "beta", claims[1:2], {}, "smoke") is None

@@ -1,6 +1,7 @@
 """Model provenance: every loader notes the weights it served; the runner's log round-trips."""
 
 import json
+import os
 
 import pytest
 
@@ -53,3 +54,31 @@ def test_loaders_note_what_they_served(monkeypatch):
     assert tiny["name"] == "tiny-bert" and tiny["kind"] == "random" and tiny["source"] == "random:seed=5"
     assert mini["kind"] == "packaged" and mini["resolved"] == "sha256:" + MINILM_SAFETENSORS_SHA256
     assert mini["revision"] == "c5e0feb76a64bc391ec36b4f46f4c74ab2ce4dcb" and mini["pinned"] is True
+
+
+def test_data_files_fetched_are_noted_in_the_same_log_apart_from_the_models(tmp_path, monkeypatch):
+    from replib.data import DATASETS, fetch
+    from replib.provenance import note_data, read_data_log
+
+    log = tmp_path / "chapter.jsonl"
+    monkeypatch.setenv(MODELS_LOG_ENV, str(log))
+    note_model("tiny-gpt2", kind="random", source="random:seed=3")
+    note_data("stsb", "sts-dev.csv", checksum="sha256:" + "c" * 64, source="mirror")
+    note_data("stsb", "sts-dev.csv", checksum="sha256:" + "c" * 64, source="cache")  # read twice: one entry
+    assert [e["name"] for e in read_models_log(log)] == ["tiny-gpt2"]  # the data entries are not models
+    assert read_data_log(log) == [
+        {"dataset": "stsb", "file": "sts-dev.csv", "checksum": "sha256:" + "c" * 64, "source": "mirror"}
+    ]
+    # fetch notes what it serves, with the checksum it verified
+    mirror = os.environ.get("REPLIB_DATA_MIRROR")
+    if not mirror:
+        pytest.skip("REPLIB_DATA_MIRROR is not set: no data file to serve")
+    small = [(d.name, r, f) for d in DATASETS.values() for r, f in d.files.items() if f.sha256 and f.size]
+    name, rel, entry = min(small, key=lambda x: x[2].size)
+    fetch(name, rel, mirror=mirror, cache=tmp_path / "cache", download_ok=False)
+    assert read_data_log(log)[-1] == {
+        "dataset": name,
+        "file": rel,
+        "checksum": "sha256:" + entry.sha256,
+        "source": "mirror",
+    }

@@ -41,6 +41,7 @@ import zipfile
 from pathlib import Path
 
 from .._io import CacheLockTimeout, cache_lock, cache_root, hash_file, sha256_file, write_json_atomic
+from ..provenance import note_data
 from .download import (  # noqa: F401 (re-exported: the public errors and download live with the downloader)
     _CHUNK,
     DEFAULT_TIMEOUT,
@@ -311,7 +312,7 @@ def fetch(
         local = Path(mirror).expanduser() / entry.path
         if local.is_file():
             _verify_in_place(local, entry, cache, verify)
-            return local
+            return _noted(dataset, file, entry, local, "mirror")
         errors = ["mirror folder %s has no %s" % (mirror, entry.path)]
     else:
         errors = []
@@ -319,17 +320,24 @@ def fetch(
     with cache_lock(dest, what="%s/%s in the cache %s" % (dataset, file, cache)):
         if dest.is_file():
             _verify_in_place(dest, entry, cache, verify)
-            return dest
+            return _noted(dataset, file, entry, dest, "cache")
         sources = _Sources(entry, dest, timeout, errors)
         if mirror is not None and _is_url(str(mirror)) and sources.from_mirror_url(str(mirror)):
-            return dest
+            return _noted(dataset, file, entry, dest, "mirror")
         if download_ok is None:
             download_ok = not _offline()
         if not download_ok:
             errors.append("downloads disabled (%s set or download_ok=False)" % OFFLINE_ENV)
         elif sources.from_urls() or sources.from_archive(cache):
-            return dest
+            return _noted(dataset, file, entry, dest, "download")
     raise DataNotFoundError(_missing_message(entry, dataset, file, errors))
+
+
+def _noted(dataset: str, file: str, entry: DataFile, path: Path, source: str) -> Path:
+    """``path``, after noting the file for the run's provenance (:func:`replib.provenance.note_data`)."""
+    known = _expected_checksum(path, entry)
+    note_data(dataset, file, checksum=f"{known[0]}:{known[1]}" if known else None, source=source)
+    return path
 
 
 class _Sources:

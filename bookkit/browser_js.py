@@ -1,0 +1,96 @@
+"""The JavaScript :mod:`bookkit.browser` runs in each page of the book (kept apart: it is data to the checker).
+
+- :data:`STATE`: what a page shows (text, figures and their sources, plotly legends, glued values, tables...);
+- :data:`OVERFLOW`: the tables of the text column wider than the column or scrolling inside it;
+- :data:`MATHJAX_DONE`: waits for MathJax to finish typesetting.
+"""
+
+STATE = r"""
+const cells = Array.from(document.querySelectorAll('div.cell'));
+const capOf = (e) => {  // inside a <figure> whose <figcaption> has text
+  const f = e.closest('figure'); const c = f && f.querySelector('figcaption');
+  return !!(c && c.textContent.trim());
+};
+const figOf = (el) => {
+  const imgs = Array.from(el.querySelectorAll('.cell_output img'));
+  const plots = Array.from(el.querySelectorAll('.cell_output div.plotly-graph-div'));
+  return {imgs: imgs.map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0,
+                                alt: (i.getAttribute('alt') || '').trim(), caption: capOf(i)})),
+          plots: plots.map(p => !!p.querySelector('svg')),
+          plotmeta: plots.map(p => {
+            const l = p.closest('[aria-label]');
+            return {label: l ? l.getAttribute('aria-label').trim() : '', caption: capOf(p)};
+          })};
+};
+return {
+  text: document.body ? document.body.innerText : '',
+  pasted: Array.from(document.querySelectorAll('span.pasted-text')).map(s => s.textContent),
+  cells: cells.map(figOf),
+  plotly: Array.from(document.querySelectorAll('div.plotly-graph-div')).map(p => !!p.querySelector('svg')),
+  images: Array.from(document.images).map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href')),
+  sysmsg: document.querySelectorAll('.system-message, .problematic').length,
+  prose: (() => {  // the visible text outside code: where raw TeX would mean MathJax did not run
+    const main = document.querySelector('main') || document.body;
+    if (!main) return '';
+    const c = main.cloneNode(true);
+    c.querySelectorAll('pre, code, script, style, mjx-container, .cell_input, .highlight').forEach(e => e.remove());
+    return c.textContent;
+  })(),
+  math: document.querySelectorAll('.math').length,
+  mjx: document.querySelectorAll('mjx-container').length,
+  stderr: document.querySelectorAll('.output.stderr, .stderr').length,
+  outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => {  // also in folded cells
+    const c = o.cloneNode(true);
+    c.querySelectorAll('script, style').forEach(e => e.remove());
+    return c.textContent;
+  }),
+  viewport: window.innerWidth,
+  figures: Array.from(document.querySelectorAll('main .cell_output img, main figure img')).map(
+    i => i.getAttribute('src')),
+  plotlegend: Array.from(document.querySelectorAll('div.plotly-graph-div')).map(p => {
+    const fl = p._fullLayout || {}; const data = p._fullData || p.data || [];
+    return {traces: data.length, title: ((fl.title && fl.title.text) || '').trim(),
+            legend: !!fl.showlegend && data.some(t => t.showlegend !== false && t.visible !== false)};
+  }),
+  ran: Array.from(document.querySelectorAll('main p')).map(e => e.textContent).filter(
+    t => t.startsWith('What ran here')),
+  tables: Object.fromEntries(['replib-reproduces', 'replib-summary'].map(k => [k,
+    Array.from(document.querySelectorAll('table.' + k + ' tbody tr')).map(
+      tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
+};
+"""
+#: the tables of the page's text column wider than the column, or scrolling inside it; folded content (dropdowns,
+#: toggles) is unfolded while it is measured, so a table a reader unfolds is measured too
+OVERFLOW = r"""
+const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+const folded = Array.from(document.querySelectorAll('details:not([open])'));
+const hidden = Array.from(document.querySelectorAll('.toggle-hidden'));
+folded.forEach(d => d.open = true); hidden.forEach(e => e.classList.remove('toggle-hidden'));
+const pad = getComputedStyle(col);  // the column's content box: the text's width, without its padding
+const right = col.getBoundingClientRect().right - parseFloat(pad.paddingRight);
+const avail = col.clientWidth - parseFloat(pad.paddingLeft) - parseFloat(pad.paddingRight);
+const out = [];
+col.querySelectorAll('table').forEach((t, i) => {
+  const r = t.getBoundingClientRect();
+  if (r.width === 0) return;
+  let el = t, scrolls = false;
+  while (el && el !== col) {
+    if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) { scrolls = true; break; }
+    el = el.parentElement;
+  }
+  if (r.right > right + 1 || scrolls) {
+    const head = Array.from(t.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
+    out.push({index: i + 1, width: Math.round(r.width), column: Math.round(avail), scrolls: scrolls,
+              head: head.slice(0, 80)});
+  }
+});
+folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
+return out;
+"""
+MATHJAX_DONE = r"""
+const done = arguments[arguments.length - 1];
+if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+  MathJax.startup.promise.then(() => done(true), () => done(false));
+} else { done(null); }
+"""
