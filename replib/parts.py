@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ._io import shard_span
 from ._optional import optional_import
 
 __all__ = [
@@ -146,17 +147,6 @@ class Part:
         chosen = dict(self.select).get(name)
         values = list(values)
         return values if chosen is None else [v for v in values if v in chosen]
-
-
-def shard_span(shards: tuple[int, int] | None, n_shards: int) -> range:
-    """The shard indices of part ``(k, n)`` of a job of ``n_shards`` shards: the k-th of n equal ranges (the
-    first ones one longer when they do not divide evenly); every shard when ``shards`` is None."""
-    if shards is None:
-        return range(n_shards)
-    k, n = shards
-    base, extra = divmod(n_shards, n)
-    start = k * base + min(k, extra)
-    return range(start, start + base + (1 if k < extra else 0))
 
 
 # ------------------------------------------------------------------------------------------ building
