@@ -304,7 +304,11 @@ def _bench(args) -> int:
 
 def _report(args) -> int:
     if args.report_cmd == "merge":
-        merged = report.merge([r for path in args.reports for r in report.load(path)])
+        try:  # the project: the claims files of chapters run in parts (checked again on their merged records)
+            root = find_root(args.root)
+        except FileNotFoundError:
+            root = None
+        merged = report.merge([r for path in args.reports for r in report.load(path)], root=root)
         doc = merged[0] if len(merged) == 1 else report.bundle(merged)
         if args.output:
             write_json_atomic(args.output, doc)

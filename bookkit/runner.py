@@ -30,7 +30,7 @@ from .execute import completed, execute_notebook, execution_failure
 from .notebooks import write_runnable
 from .parts import part_states
 from .project import CHAPTER_SUFFIX, find_root, toc_chapters
-from .run_report import format_table, previous_report, write_report
+from .run_report import bind_to_paper_models, format_table, previous_report, write_report
 from .runner_parts import check_part_option, list_parts, run_part
 from .seeds import check_chapter_seeds
 from .status import summarize
@@ -128,30 +128,6 @@ def parse_model_options(values, chapters) -> dict[str, list[str]]:
         if not spec:
             raise ValueError(f"--model {v!r}: empty model spec")
         out.setdefault(key, []).append(spec)
-    return out
-
-
-def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool) -> list[dict]:
-    """Claims of a run on substituted models: a value compared with a paper's number (a tolerance check)
-    belongs to the paper's models, so it becomes ``unverified`` (never "reproduced"); a per-model key that
-    the substituted run did not record is ``unverified`` too. Property claims keep their status."""
-    what = "paper-scale rehearsal" if rehearsal else "run"
-    out = []
-    for r in results:
-        r = dict(r)
-        if r["check"].startswith("tolerance") and r["status"] != "unverified":
-            r["detail"] = (
-                f"{what} on {', '.join(models)}: value bound to the paper's models, not compared "
-                f"(would be: {r['status']}: {r['detail']})"
-            )
-            r["status"] = "unverified"
-        elif r["status"] == "failed" and r["detail"].startswith("value not recorded"):
-            r["detail"] = f"{what} on {', '.join(models)}: {r['detail']} (a key of a model that did not run)"
-            r["status"] = "unverified"
-        r["models"] = list(models)
-        if rehearsal:
-            r["rehearsal"] = True
-        out.append(r)
     return out
 
 
@@ -464,7 +440,7 @@ def run(
         passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
     """
     seeds = _check_arguments(rehearsal, models, seeds)
-    root = Path(root or find_root())
+    root = Path(root or find_root()).resolve()  # the chapters run in root/notebooks: never a relative path
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
     if check_only and seeds is None:
         seeds = previous_report(out_dir).get("seeds")

@@ -13,16 +13,8 @@ from replib.config import CHAPTERS, chapter_parts, profile_params
 from replib.provenance import read_models_log
 
 from .checker import ChapterClaims
-from .parts import (
-    await_parts,
-    merge_records,
-    part_limit,
-    part_notebook,
-    part_row,
-    part_states,
-    read_part_records,
-    states_line,
-)
+from .part_records import await_parts, merge_records, part_limit, part_row
+from .parts import part_notebook, part_states, read_part_records, states_line
 from .seeds import check_chapter_seeds
 
 __all__ = ["check_part_option", "format_parts", "list_parts", "parts_of", "run_part"]
@@ -47,7 +39,9 @@ def check_part_option(found: list[ChapterClaims], part: str, profile: str, seeds
 
 def _models(chapter: str, profile: str, part) -> list[str]:
     """The profile's models a part loads (every model of the chapter for ``rest``)."""
-    return list(part.models) if part.models is not None else list(profile_params(chapter, profile)["models"])
+    if part.models is not None:
+        return list(part.models)
+    return list(profile_params(chapter, profile)["models"]) if chapter in CHAPTERS else []
 
 
 def list_parts(chapters: list[ChapterClaims], profile: str, states_of: Callable | None = None) -> list[dict]:
