@@ -101,11 +101,20 @@ def code_hash(root) -> str:
     return _hash_files(replib_dir(Path(root)).parent, code_files(Path(root)))
 
 
+def _identity(spec: str):
+    """A model spec's content identity; a spec that names nothing loadable (the chapter will say why) by
+    itself."""
+    try:
+        return content_identity(spec)
+    except (ValueError, OSError):
+        return {"unidentified": str(spec)}
+
+
 def _by_content(parameters: dict) -> dict:
     """``parameters`` with the ``models`` specs replaced by their content identities (no paths)."""
     out = dict(parameters)
     if out.get("models"):
-        out["models"] = [content_identity(spec) for spec in out["models"]]
+        out["models"] = [_identity(spec) for spec in out["models"]]
     return out
 
 
