@@ -1,6 +1,6 @@
-"""The runner's side of a chapter's parts (:mod:`replib.parts`): time limits, the list the nightly reads, the
-state of each part in an output folder, the merge of their records (in one folder, or from several reports),
-and the claims that wait for a part.
+"""A chapter's parts (:mod:`replib.parts`) in an output folder: where each part's execution is kept, its state,
+and the values it contributes. The merge of those values, the claims that wait for a part and the merge of
+several reports are :mod:`bookkit.part_records`; running a part is :mod:`bookkit.runner_parts`.
 
 A part runs as its own execution of the chapter (parameter ``part``) into
 ``<out>/notebooks/parts/<chapter>--<part>.ipynb``, with a fingerprint manifest beside it
@@ -15,11 +15,10 @@ A part runs as its own execution of the chapter (parameter ``part``) into
 ``missing``
     it never ran into this folder.
 
-The chapter's records are the records of its done parts, each contributing only the keys it owns; a claim
-whose key is missing while a part that owns it is not done is ``missing`` (waiting for that part), never
-``failed``. The report keeps every part's state, the patterns of the keys it owns and the values it
-contributed, so that ``python -m replib report merge`` combines the parts of one chapter run on different
-machines (:func:`merge_chapter_entries`) without the science package.
+The chapter's records are the records of its done parts, each contributing only the keys it owns
+(:func:`read_part_records`); the report keeps every part's state, the patterns of the keys it owns and the
+values it contributed, so that ``python -m replib report merge`` combines the parts of one chapter run on
+different machines without the science package.
 """
 
 from __future__ import annotations

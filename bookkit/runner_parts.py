@@ -81,12 +81,20 @@ def run_part(plan, ch: ChapterClaims, execute: Callable, fingerprint_of: Callabl
     seed = plan.seeds[0]
     dst = part_notebook(plan.out_dir, ch.chapter, part.name)
     tag = f"{ch.chapter}/{part.name}" + ("" if seed is None else f" seed={seed}")
+    fresh = lambda p: fingerprint_of(plan, ch.chapter, p.name, seed)
     if plan.check_only:
         run = None
     else:
+        needed = [p for p in parts if p.name in part.needs]
+        behind = [n for n, s in part_states(plan.out_dir, ch.chapter, needed, fresh).items() if s["status"] != "done"]
+        if behind:
+            plan.progress(
+                f"[{tag}] reads the caches of parts not done here ({', '.join(behind)}): what they would have "
+                "cached is computed now (slower, unless they ran elsewhere into the same cache folder)"
+            )
         limit = part_limit(part, plan.profile, ch.timeout_for(plan.profile))
         run = execute(plan, ch, seed, dst, tag, part.name, limit)
-    states = part_states(plan.out_dir, ch.chapter, parts, lambda p: fingerprint_of(plan, ch.chapter, p.name, seed))
+    states = part_states(plan.out_dir, ch.chapter, parts, fresh)
     read_part_records(plan.out_dir, states)
     plan.progress(f"[{ch.chapter}] parts: {states_line(states)}")
     records, _, conflicts = merge_records(states)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from ._optional import optional_import, require
 
-__all__ = ["LOCAL", "dask_client", "dask_map"]
+__all__ = ["LOCAL", "dask_client", "dask_map", "on_worker"]
 
 distributed = optional_import("distributed")
 
@@ -55,3 +55,16 @@ def dask_map(client, fn: Callable, args_of: Callable[[int, int], tuple]) -> Call
             future.release()
 
     return map_shards
+
+
+#: what :func:`on_worker` loaded in this (worker) process, by loader
+_LOADED: dict = {}
+
+
+def on_worker(loader: Callable[[], object], fn: Callable, *args):
+    """``fn(loader(), *args)`` in a Dask worker, the object ``loader()`` gives (a model) loaded once per worker
+    process: a shard's task carries how to load the model (a picklable function), never the weights."""
+    key = repr(loader)
+    if key not in _LOADED:
+        _LOADED[key] = loader()
+    return fn(_LOADED[key], *args)

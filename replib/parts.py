@@ -199,8 +199,8 @@ def rest_part(chapter: str, others: Sequence[Part], budget: Budget, data: tuple[
 
 
 def check_parts(chapter: str, parts: Sequence[Part], steps: Sequence[str]) -> tuple[Part, ...]:
-    """Validate a chapter's parts: names unique, chapter right, steps known, fractions summing to 1 (±0.02),
-    ``needs`` naming parts of the chapter, and a last part ``rest`` that runs everything."""
+    """Validate a chapter's parts: names unique, chapter right, steps named and known, fractions summing to 1
+    (±0.02), ``needs`` naming parts of the chapter, and a last part ``rest`` that runs everything."""
     parts = tuple(parts)
     names = [p.name for p in parts]
     problems = []
@@ -209,6 +209,8 @@ def check_parts(chapter: str, parts: Sequence[Part], steps: Sequence[str]) -> tu
     for p in parts:
         if p.chapter != chapter:
             problems.append(f"{p.name}: chapter {p.chapter!r}")
+        if p.steps is None and p.name != REST:
+            problems.append(f"{p.name}: a part other than {REST!r} names its steps (() for the unmarked cells only)")
         unknown = sorted(set(p.steps or ()) - set(steps))
         if unknown:
             problems.append(f"{p.name}: unknown steps {unknown} (steps: {list(steps)})")

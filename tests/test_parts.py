@@ -74,6 +74,8 @@ def test_a_part_is_validated_when_defined():
         check_parts("c", [a, Part("b", "c", 0.5, ok)], steps=("s",))
     with pytest.raises(ValueError, match="fractions sum"):
         check_parts("c", [a, Part(REST, "c", 0.1, ok)], steps=("s",))
+    with pytest.raises(ValueError, match="names its steps"):
+        check_parts("c", [Part("all", "c", 0.5, ok), Part(REST, "c", 0.5, ok)], steps=("s",))
     with pytest.raises(ValueError, match="listed twice"):
         check_parts("c", [a, a, Part(REST, "c", 0.01, ok)], steps=("s",))
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .._io import hash_inputs, run_sharded, shard_span
-from ..distributed import dask_map
+from ..distributed import dask_map, on_worker
 from ..models.proteinbert import tokenize
 from ..models.registry import PROTEIN_RECIPES
 from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, model_identity
@@ -164,7 +164,7 @@ def embed_proteins(
         if loader is None:
             raise ValueError("embedding on a Dask cluster needs loader= (how a worker loads the model)")
         rest = (batch_tokens, return_residues, amp)
-        remote = dask_map(client, _protein_shard_on_worker, lambda a, b: (loader, kept[a:b], layers, *rest))
+        remote = dask_map(client, on_worker, lambda a, b: (loader, _protein_shard, kept[a:b], layers, *rest))
     out = run_sharded(
         len(kept), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}",
         progress=progress, map_shards=remote, shards=shards,
@@ -179,18 +179,6 @@ def _protein_shard(lm, seqs, layers, batch_tokens, return_residues, amp) -> dict
     if lm.spec.recipe == "proteinbert":
         return _proteinbert_shard(lm, seqs, batch_tokens, return_residues)
     return _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, amp)
-
-
-#: models loaded on a Dask worker, by their loader (each worker loads a model once)
-_WORKER_MODELS: dict = {}
-
-
-def _protein_shard_on_worker(loader, seqs, layers, batch_tokens, return_residues, amp) -> dict:
-    """:func:`_protein_shard` on a Dask worker, with the model ``loader()`` gives (loaded once per worker)."""
-    key = repr(loader)
-    if key not in _WORKER_MODELS:
-        _WORKER_MODELS[key] = loader()
-    return _protein_shard(_WORKER_MODELS[key], seqs, layers, batch_tokens, return_residues, amp)
 
 
 def _check_protein_args(model, pooling: str, too_long: str, max_length: int) -> None:

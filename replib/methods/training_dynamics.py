@@ -90,6 +90,7 @@ def parts(profile: str, params: dict) -> list:
             budget=Budget(t4_hours=2.75, peak_rss_gb=10.0, cache_gb=4.0),
             models=(),
             data=data[task],
+            steps=(),  # the unmarked cells: its run trained (or read) and measured; the views are rest's
             select=(("tasks", (task,)),),
             records=(f"{task}_*",),
             description=f"the {task} LM: trained (or read from the training cache) and measured",
