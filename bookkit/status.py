@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 #: every status, in the order reports show them
+#: (``missing``: the claim's value comes from a part of the chapter that has not run yet, bookkit.parts)
 STATUSES = (
     "reproduced",
     "consistent",
@@ -48,6 +49,7 @@ STATUSES = (
     "inconclusive",
     "failed",
     "unverified",
+    "missing",
 )
 STATUS_BADGE = {
     "reproduced": "✅ reproduced",
@@ -58,6 +60,7 @@ STATUS_BADGE = {
     "inconclusive": "❔ inconclusive",
     "failed": "❌ failed",
     "unverified": "⏸ unverified",
+    "missing": "🧩 missing part",
 }
 #: statuses that do not fail a run. A deviation or an expected failure is documented, not a pass: each is
 #: counted and shown apart. An inconclusive claim does not fail the run either (its spread straddles the

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bookkit import reuse, runner
+from replib.models import tiny_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
@@ -161,3 +162,26 @@ def test_tree_digest_sees_content_and_names(tmp_path):
     assert tree_digest(tmp_path) == d0
     (tmp_path / "a").write_text("y")
     assert tree_digest(tmp_path) != d0
+
+
+def test_a_model_folder_is_fingerprinted_by_its_content_not_its_path(project, tmp_path):
+    """Re-pointing ``--model ./x`` at new weights re-executes; the same files elsewhere reuse (issue 28)."""
+
+    def _save_tiny(folder, seed):
+        lm = tiny_model("bert", seed=seed)
+        lm.model.save_pretrained(folder)
+        lm.tokenizer.save_pretrained(folder)
+        return folder
+
+    folder = _save_tiny(tmp_path / "x", seed=0)
+
+    def fp(spec):
+        return reuse.fingerprint(project, "good", {"profile": "smoke", "models": [spec]}, code="c")
+
+    before = fp(str(folder))
+    assert str(folder) not in json.dumps(before)  # no path in the fingerprint
+    copy = tmp_path / "elsewhere" / "x"
+    copy.parent.mkdir()
+    assert fp(str(_save_tiny(copy, seed=0))) == before  # the same files at another path: reused
+    _save_tiny(folder, seed=1)  # other weights at the same path: executed again
+    assert fp(str(folder)) != before
