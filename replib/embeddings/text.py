@@ -10,7 +10,7 @@ import torch
 
 from .._io import hash_inputs, run_sharded
 from ..models.registry import TEXT_RECIPES
-from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, model_identity
+from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, check_precision, model_identity
 
 __all__ = [
     "TEXT_RECIPES",
@@ -107,7 +107,7 @@ def embed_sentences(
     batch_tokens: int | None = None,
     cache_dir=None,
     shard_size: int = 2048,
-    amp: bool = True,
+    precision: str = "fp32",
     progress: bool = True,
 ) -> SentenceEmbeddings:
     """Token matrices and mean-pooled vectors, each sentence encoded alone (Rajaee & Pilehvar; SBERT).
@@ -127,6 +127,9 @@ def embed_sentences(
         Token limit including specials (default: ``tokenizer.model_max_length`` capped at 512).
     batch_tokens : int, optional
         Padded tokens per batch (sentences sorted by length); default 2,048 on CPU, 8,192 on a GPU.
+    precision : {"fp32", "bf16", "fp16"}
+        The forward's precision: float32 (default), or autocast to bfloat16/float16 on the model's device
+        (opt-in; see :data:`replib.embeddings.batching.PRECISIONS`). Part of the cache key.
 
     Returns
     -------
@@ -141,7 +144,7 @@ def embed_sentences(
     (layer,) = _check_layers(layer, n_states)
     batch_tokens = int(batch_tokens or _default_batch_tokens(model))
     info = dict(
-        model_identity(model, amp),
+        model_identity(model, check_precision(precision)),
         fn="embed_sentences",
         layer=layer,
         drop_special=drop_special,
@@ -152,7 +155,7 @@ def embed_sentences(
     )
 
     def compute(a, b):
-        return _sentence_shard(model, texts[a:b], layer, drop_special, max_length, batch_tokens, amp)
+        return _sentence_shard(model, texts[a:b], layer, drop_special, max_length, batch_tokens, precision)
 
     shards = run_sharded(
         len(texts), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
@@ -160,14 +163,14 @@ def embed_sentences(
     return _assemble_sentences(shards, model.spec.hidden_size)
 
 
-def _sentence_shard(model, texts, layer, drop_special, max_length, batch_tokens, amp) -> dict:
+def _sentence_shard(model, texts, layer, drop_special, max_length, batch_tokens, precision) -> dict:
     """Token rows, means, lengths and ids of a shard of sentences (each encoded alone, batched by length)."""
     tok = model.tokenizer
     enc = _special_spans(tok, texts, max_length)
     rows, means = [None] * len(enc), np.zeros((len(enc), model.spec.hidden_size), np.float32)
     for batch in _batches([len(e[0]) for e in enc], batch_tokens):
         ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
-        hs = _hidden_states(model, ids, mask, amp)[layer]
+        hs = _hidden_states(model, ids, mask, precision)[layer]
         for r, i in enumerate(batch):
             full, sl = enc[i]
             keep = sl if drop_special else slice(0, len(full))
@@ -221,7 +224,7 @@ def embed_token_stream(
     batch_windows: int = 4,
     cache_dir=None,
     shard_size: int = 16,
-    amp: bool = True,
+    precision: str = "fp32",
     progress: bool = True,
 ) -> TokenStream:
     """Cai et al.'s per-token embeddings: consecutive non-overlapping windows, no attention mask.
@@ -237,6 +240,8 @@ def embed_token_stream(
         Code layers (``0`` = first block output = ``hidden_states[1]``); default all.
     add_special_tokens : bool
         Passed to ``tokenizer.encode`` per line (True = faithful to the authors' run).
+    precision : {"fp32", "bf16", "fp16"}
+        The forward's precision (float32 by default; see :func:`embed_sentences`).
 
     Returns
     -------
@@ -256,7 +261,7 @@ def embed_token_stream(
             raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
     arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
     info = dict(
-        model_identity(model, amp),
+        model_identity(model, check_precision(precision)),
         fn="embed_token_stream",
         window=window,
         layers=list(layers),
@@ -270,7 +275,7 @@ def embed_token_stream(
         out = {l: [] for l in layers}
         for s in range(a, b, batch_windows):
             x = torch.from_numpy(arr[s : min(b, s + batch_windows)])
-            hs = _hidden_states(model, x, None, amp)
+            hs = _hidden_states(model, x, None, precision)
             for l in layers:
                 out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).numpy())
         return {f"layer_{l}": np.concatenate(v).astype(np.float32) for l, v in out.items()}
