@@ -63,6 +63,14 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _load() -> str:
+    """The machine's load when the table is written (other processes' share of the cores skews timings)."""
+    try:
+        return f" (load average {os.getloadavg()[1]:.1f} over 5 minutes)"
+    except OSError:
+        return ""
+
+
 def markdown(
     rows: list[BenchRow], commit: str | None = None, repeat: int | None = None, threads: int | None = None
 ) -> str:
@@ -72,7 +80,7 @@ def markdown(
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"Machine: {cpu_model()}, {os.cpu_count()} CPU cores{threads}, Python {platform.python_version()}; "
-        f"measured {when}"
+        f"measured {when}{_load()}"
         + (f" at commit `{commit[:12]}`" if commit else "")
         + (f", best of {repeat} runs per timing" if repeat else "")
         + ".",
