@@ -81,3 +81,24 @@ def test_autocast_follows_the_device_type():
     assert (cuda.device, cuda.fast_dtype) == ("cuda", torch.float16)
     assert (cpu.device, cpu.fast_dtype) == ("cpu", torch.bfloat16)
     assert not isinstance(_autocast("cpu", "fp32"), torch.autocast)
+
+
+def test_sentence_layers_from_one_forward_equal_one_call_per_layer():
+    from replib.embeddings import embed_sentence_layers
+
+    lm = tiny_model("bert")
+    texts = ["a man plays a guitar", "the cat sat", "hello world hello tokens and more tokens", "x"]
+    layers = [0, 1, -1]
+    both = embed_sentence_layers(lm, texts, layers, batch_tokens=16)
+    for l in layers:
+        one = embed_sentences(lm, texts, layer=l, batch_tokens=16, progress=False)
+        np.testing.assert_array_equal(both[l].means, one.means)
+        for a, b in zip(both[l].tokens, one.tokens):
+            np.testing.assert_array_equal(a, b)
+    calls = []
+    forward = lm.model.forward
+    lm.model.forward = lambda *a, **k: calls.append(1) or forward(*a, **k)
+    embed_sentence_layers(lm, texts, layers, batch_tokens=10**6, progress=False)
+    assert len(calls) == 1  # one batch, one forward for all three layers
+    with pytest.raises(ValueError, match="distinct"):
+        embed_sentence_layers(lm, texts, [1, 1])
