@@ -16,11 +16,14 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
+import parasail
 import torch
 from scipy.cluster.vq import kmeans2
+from scipy.linalg.blas import ssyrk
 from sklearn.cluster import KMeans
 from sklearn.metrics import silhouette_score as sk_silhouette
 from sklearn.metrics.pairwise import cosine_similarity
+from sklearn.neighbors import NearestNeighbors
 
 from replib._optional import optional_import, require
 from replib.embeddings import embed_sentences
@@ -31,6 +34,7 @@ from replib.metrics.lid import lid_mle
 from replib.metrics.silhouette import silhouette_score
 from replib.models import load_model, minilm_dir
 
+from .bench_forward import _sentence_batches, bare_forward
 from .bench_tables import BenchRow, as_dicts, cpu_model
 from .bench_tables import markdown as _markdown
 
@@ -38,6 +42,7 @@ __all__ = ["BenchRow", "as_dicts", "cpu_model", "markdown", "run"]
 
 isoscore_reference = optional_import("IsoScore.IsoScore")  # the package's module of the same name
 skdim = optional_import("skdim")
+faiss = optional_import("faiss")
 sentence_transformers = optional_import("sentence_transformers")
 
 
@@ -50,21 +55,41 @@ def _best(fn: Callable, repeat: int):
     return best, out
 
 
-def _row(step, size, ours, ref_name, theirs, diff, tol, repeat) -> BenchRow:
+def _row(step, size, ours, ref_name, theirs, diff, tol, repeat, floor=None) -> BenchRow:
+    """Time replib, the reference and (when ``floor = (name, fn)`` is given) the floor, each best of ``repeat``."""
     t_ours, a = _best(ours, repeat)
     t_ref, b = _best(theirs, repeat)
-    return BenchRow(
+    row = BenchRow(
         step, size, t_ours, ref_name, t_ref, t_ref / t_ours if t_ours > 0 else float("inf"), float(diff(a, b)), tol
     )
+    if floor is not None:
+        row.floor, fn = floor
+        row.floor_s = _best(fn, repeat)[0]
+    return row
+
+
+def _gemm_floor(A, B, times: int = 1):
+    """``times`` products ``A @ B`` (one BLAS GEMM each): the essential work of pairwise and assignment steps."""
+
+    def fn():
+        for _ in range(times):
+            out = A @ B
+        return out
+
+    return fn
 
 
 def _maxdiff(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
 
 
-def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
+def bench_isoscore(n: int, d: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     pkg = require(isoscore_reference, "IsoScore", "the IsoScore benchmark's reference", pip="IsoScore==2.0.1")
     X = (rng.normal(size=(n, d)) * np.linspace(0.1, 3, d)).astype(np.float32)
+
+    def floor_fn():  # the scatter matrix XᵀX by one BLAS ssyrk (Xᵀ is Fortran-ordered: no copy), then its spectrum
+        return np.linalg.eigvalsh(ssyrk(1.0, X.T, trans=0, lower=1), UPLO="L")
+
     return _row(
         "IsoScore",
         f"{n}×{d} float32",
@@ -74,10 +99,11 @@ def bench_isoscore(n: int, d: int, rng, repeat: int) -> BenchRow:
         _maxdiff,
         1e-5,
         repeat,
+        ("ssyrk XᵀX + eigvalsh", floor_fn) if floor else None,
     )
 
 
-def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
+def bench_cosine(n: int, d: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     X = rng.normal(size=(n, d)) + 0.5
 
     def reference():
@@ -93,10 +119,11 @@ def bench_cosine(n: int, d: int, rng, repeat: int) -> BenchRow:
         _maxdiff,
         1e-9,
         repeat,
+        ("pairwise GEMM XXᵀ", _gemm_floor(X, X.T)) if floor else None,
     )
 
 
-def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+def bench_silhouette(n: int, d: int, k: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     labels = rng.integers(0, k, size=n)
     X = rng.normal(size=(n, d)) + labels[:, None] * 0.05
     return _row(
@@ -108,10 +135,26 @@ def bench_silhouette(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
         _maxdiff,
         1e-6,
         repeat,
+        ("pairwise GEMM XXᵀ", _gemm_floor(X, X.T)) if floor else None,
     )
 
 
-def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+def _knn_floor(X, k: int):
+    """The k-NN search alone (k + 1 neighbours of every row, itself included) by the engine LID uses: a FAISS
+    flat index in float32 (scikit-learn's brute force when FAISS is absent)."""
+    if faiss is not None:
+        xb = np.ascontiguousarray(X, dtype=np.float32)
+
+        def fn():
+            index = faiss.IndexFlatL2(xb.shape[1])
+            index.add(xb)
+            return index.search(xb, k + 1)
+
+        return "FAISS flat k-NN search", fn
+    return "brute-force k-NN (scikit-learn)", lambda: NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+
+
+def bench_lid(n: int, d: int, k: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     mle = require(skdim, "skdim", "the LID benchmark's reference", pip="scikit-dimension").id.MLE
     X = rng.normal(size=(n, 8)) @ rng.normal(size=(8, d)) + 0.01 * rng.normal(size=(n, d))
     return _row(
@@ -123,10 +166,11 @@ def bench_lid(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
         _maxdiff,
         1e-4,
         repeat,
+        _knn_floor(X, k) if floor else None,
     )
 
 
-def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
+def bench_alignment(n_pairs: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
     seqs = ["".join(rng.choice(aa, size=int(rng.integers(80, 300)))) for _ in range(2 * n_pairs)]
     pairs = list(zip(seqs[::2], seqs[1::2]))
@@ -141,6 +185,9 @@ def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
         a, b = np.asarray(a), np.asarray(b)
         return float(np.abs(a[:, 0] - b[:, 0]).max())
 
+    def floor_fn():  # parasail's striped SIMD alignment, score only (no traceback, no statistics)
+        return [parasail.nw_striped_16(a, b, 10, 1, parasail.pam250).score for a, b in pairs]
+
     return _row(
         "global alignment (PAM250 10/1)",
         f"{n_pairs} pairs",
@@ -150,6 +197,7 @@ def bench_alignment(n_pairs: int, rng, repeat: int) -> BenchRow:
         diff,
         0.0,
         repeat,
+        ("parasail nw_striped_16, score only", floor_fn) if floor else None,
     )
 
 
@@ -162,7 +210,7 @@ def _inertia(X, labels) -> float:
     return total
 
 
-def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+def bench_kmeans(n: int, d: int, k: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     """The cluster chapter's k-means (the authors' ``kmeans2``: 10 Lloyd iterations from k random data
     points, :func:`replib.methods.cluster_isotropy.cluster_labels`) against scikit-learn's Lloyd k-means from
     the same initial points and for the same 10 iterations. The difference reported is the relative
@@ -187,10 +235,11 @@ def bench_kmeans(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
         lambda a, b: abs(_inertia(X, a) - _inertia(X, b)) / _inertia(X, b),
         1e-3,
         repeat,
+        ("10 assignment GEMMs X·Cᵀ", _gemm_floor(X, init.T.copy(), 10)) if floor else None,
     )
 
 
-def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
+def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int, floor: bool = False) -> BenchRow:
     """The same k-means against the authors' own tool, ``scipy.cluster.vq.kmeans2(minit="points")``, from
     the same generator state: the difference reported is the fraction of rows whose cluster differs."""
     centers = rng.normal(size=(k, d)) * 3
@@ -210,10 +259,11 @@ def bench_kmeans2(n: int, d: int, k: int, rng, repeat: int) -> BenchRow:
         lambda a, b: float(np.mean(np.asarray(a) != np.asarray(b))),
         1e-3,
         repeat,
+        ("10 assignment GEMMs X·Cᵀ", _gemm_floor(X, X[:k].T.copy(), 10)) if floor else None,
     )
 
 
-def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
+def bench_embedding(n_texts: int, repeat: int, floor: bool = False) -> BenchRow:
     st_pkg = require(sentence_transformers, "sentence_transformers", "the embedding benchmark's reference")
     lm = load_model("all-MiniLM-L6-v2")
     st = st_pkg.SentenceTransformer(str(minilm_dir()), device="cpu")
@@ -234,6 +284,7 @@ def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
         b /= np.linalg.norm(b, axis=1, keepdims=True)
         return float(np.abs(a - b).max())
 
+    batches = _sentence_batches(lm, texts) if floor else None  # tokenised and padded before the clock starts
     return _row(
         "sentence embedding (MiniLM mean pool)",
         f"{n_texts} texts",
@@ -243,13 +294,20 @@ def bench_embedding(n_texts: int, repeat: int) -> BenchRow:
         diff,
         1e-4,
         repeat,
+        ("bare forward, same batches", lambda: bare_forward(lm, batches)) if floor else None,
     )
 
 
 def run(
-    quick: bool = False, repeat: int = 3, seed: int = 0, steps: list[str] | None = None, progress=print
+    quick: bool = False,
+    repeat: int = 3,
+    seed: int = 0,
+    steps: list[str] | None = None,
+    progress=print,
+    floor: bool = False,
 ) -> list[BenchRow]:
-    """Run the benchmark; ``quick`` uses small sizes (seconds), else the sizes of the issue tracker's table."""
+    """Run the benchmark; ``quick`` uses small sizes (seconds), else the sizes of the issue tracker's table.
+    ``floor`` also times each step's floor: the one BLAS/SIMD call doing its essential work on the same data."""
     rng = np.random.default_rng(seed)
     if quick:
         plan = {
@@ -279,9 +337,9 @@ def run(
             continue
         try:
             if name == "embedding":
-                row = fn(*args, repeat)
+                row = fn(*args, repeat, floor=floor)
             else:
-                row = fn(*args, rng, repeat)
+                row = fn(*args, rng, repeat, floor=floor)
         except ImportError as exc:  # a reference tool or packaged model missing: say so, do not fail
             progress(f"{name}: skipped ({exc})")
             continue
@@ -289,6 +347,7 @@ def run(
         progress(
             f"{row.step}: replib {row.replib_s:.3f} s, {row.reference} {row.reference_s:.3f} s, "
             f"ratio {row.ratio:.2f}, max |diff| {row.max_abs_diff:.2g}"
+            + (f", floor {row.floor_s:.3f} s ({row.over_floor:.2f}×)" if row.floor else "")
         )
     return rows
 

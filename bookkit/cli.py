@@ -105,6 +105,19 @@ def _add_bench_parser(sub) -> None:
     )
     p.add_argument("--json", type=Path, help="also write the rows as JSON here")
     p.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time each step's floor (the one BLAS/SIMD call doing its essential work, same size and dtype) "
+        "and the forward passes: replib's extraction against the bare forward, GFLOP/s against this CPU's GEMM "
+        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench_forward)",
+    )
+    p.add_argument(
+        "--precision",
+        action="store_true",
+        help="also compare the bf16 forward (autocast; fp16 too on CUDA) with float32: tokens per second and the "
+        "difference in IsoScore and effective dimensions",
+    )
+    p.add_argument(
         "--scaling",
         type=Path,
         metavar="DIR",
@@ -296,16 +309,24 @@ def _bench(args) -> int:
         (args.scaling / "scaling_results.txt").write_text(scaling.markdown(rows, machine) + "\n")
         print(scaling.markdown(rows, machine))
         return 0
-    rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps)
-    print(bench.markdown(rows))
+    rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps, floor=args.floor)
+    extra, extra_rows = "", {}
+    if args.floor or args.precision:
+        from . import bench_forward
+
+        extra, extra_rows = bench_forward.sections(args.quick, args.repeat, args.precision, floor=args.floor)
+        extra = "\n\n" + extra
+    print(bench.markdown(rows) + extra)
     if args.json:
-        write_json_atomic(args.json, bench.as_dicts(rows))
+        write_json_atomic(
+            args.json, {"steps": bench.as_dicts(rows), **extra_rows} if extra_rows else bench.as_dicts(rows)
+        )
     if args.markdown:
         try:
             commit = git_commit(find_root(args.root))
         except FileNotFoundError:  # outside a project: the table says no commit
             commit = None
-        args.markdown.write_text(bench.markdown(rows, commit=commit, repeat=args.repeat) + "\n")
+        args.markdown.write_text(bench.markdown(rows, commit=commit, repeat=args.repeat) + extra + "\n")
     return 0 if all(r.equal for r in rows) else 1
 
 

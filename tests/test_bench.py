@@ -39,5 +39,88 @@ def test_power_law_fit_and_estimate_table():
     )
     assert row.predict(1e6) == pytest.approx(2e-3 * 1e9)
     md = bench_tables.scaling_markdown([row], "a machine")
-    assert "| ch | step | 10–10,000 items | 1.50 |" in md and "estimates, not measurements" in md
+    assert "| ch | **step** (dominant) | 10–10,000 items | 1.50 |" in md and "estimates, not measurements" in md
     assert "23.1 days" in md and "2.3 days" in md  # 2e6 s on the CPU, ÷ 10 on the GPU
+
+
+def test_floor_column_and_dominant_step_tables():
+    rows = [
+        bench_tables.BenchRow("x", "1", 2.0, "ref", 4.0, 2.0, 0.0, 0.0, floor="one GEMM", floor_s=1.0),
+        bench_tables.BenchRow("y", "1", 1.0, "ref", 1.0, 1.0, 0.0, 0.0),
+    ]
+    md = bench_tables.markdown(rows)
+    assert "| floor | floor (s) | replib ÷ floor |" in md
+    assert "| one GEMM | 1.000 | 2.00 |" in md and "| - | - | - |" in md
+    assert bench_tables.as_dicts(rows)[1]["floor_s"] is None and bench_tables.as_dicts(rows)[0]["over_floor"] == 2.0
+    sizes = [1, 10]
+    small = bench_tables.Scaling("small", "ch", "items", sizes, [1, 10], 1.0, 1.0, 100, "n", 1.0, "w", calls=5)
+    big = bench_tables.Scaling("big", "ch", "items", sizes, [1, 10], 1.0, 2.0, 100, "n", 1.0, "w", calls=3)
+    assert small.paper_seconds == 500 and big.paper_seconds == 600  # calls multiply the extrapolation
+    md = bench_tables.scaling_markdown([small, big], "m")
+    assert "| ch | **big** (dominant) |" in md and "| ch | small |" in md and "100 items × 5: n" in md
+
+
+def test_forward_flop_count_equals_torch_flop_counter():
+    """The forward's matrix-product FLOP formula against torch's own count of every GEMM (eager attention,
+    so that attention's two products are counted as bmm)."""
+    import types
+
+    import torch
+    import transformers as tr
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from bookkit.bench_forward import encoder_gemm_flop
+
+    cfg = tr.BertConfig(
+        vocab_size=40,
+        hidden_size=48,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=80,
+        attn_implementation="eager",
+    )
+    model = tr.BertModel(cfg, add_pooling_layer=False).eval()
+    shapes = [(3, 17), (2, 29)]
+    with FlopCounterMode(display=False) as counter, torch.inference_mode():
+        for B, P in shapes:
+            ids = torch.randint(5, 30, (B, P))
+            model(input_ids=ids, attention_mask=torch.ones_like(ids))
+    assert encoder_gemm_flop(types.SimpleNamespace(model=model), shapes) == counter.get_total_flops()
+
+
+@pytest.mark.slow  # loads MiniLM and embeds 64 sentences and 8 proteins, twice each
+def test_forward_rows_extractor_computes_what_the_bare_forward_computes():
+    from bookkit import bench_forward
+
+    rows = bench_forward.forward_rows(quick=True, repeat=1, progress=lambda *_: None)
+    assert [r.model for r in rows] == ["all-MiniLM-L6-v2", "tiny-protbert"]
+    for r in rows:
+        assert r.max_abs_diff < 1e-5, r  # same vectors: the same batches, the same pooling
+        assert 0 < r.tokens <= r.padded_tokens and r.flop > 0 and r.replib_s > 0 and r.raw_s > 0
+    assert "| replib ÷ bare |" in bench_tables.forward_markdown(rows)
+
+
+@pytest.mark.slow  # imports the reference tools and FAISS
+def test_quick_bench_times_the_floor_of_each_step():
+    from bookkit import bench
+
+    rows = bench.run(quick=True, repeat=1, steps=["isoscore", "lid", "alignment", "kmeans"], floor=True, progress=print)
+    assert [r.floor != "" and r.floor_s > 0 for r in rows] == [True] * 4
+    assert all(r.equal for r in rows)
+
+
+def test_padding_rows_on_swissprot_lengths():
+    """The protein extractor's batches (sorted over the whole input, 16,384-token budget) pad at most 5 % of the
+    tokens on Swiss-Prot's lengths (the issue's bound); sorting within shards of 256 padded about 15 %."""
+    from bookkit import bench_forward
+    from replib.data import DataNotFoundError
+
+    try:
+        rows = bench_forward.padding_rows()
+    except DataNotFoundError as exc:  # no data mirror here
+        pytest.skip(str(exc))
+    swiss = [r for r in rows if r.data.startswith("Swiss-Prot")]
+    now = [r for r in swiss if "whole input" in r.batching]
+    before = [r for r in swiss if "before" in r.batching]
+    assert len(now) == 2 and all(r.padding_waste <= 0.05 for r in now)
+    assert all(b.padding_waste > 0.10 for b in before)

@@ -320,7 +320,7 @@ def test_embedding_cache_recomputes_a_copied_shard(tmp_path):
     with pytest.warns(ShardWarning, match="shard-00002.npz"):
         out = embed_proteins(lm, seqs, layers=(-1,), shard_size=3, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(out.pooled[-1], ref.pooled[-1])
-    other = embed_proteins(lm, seqs, layers=(-1,), shard_size=3, cache_dir=tmp_path, progress=False, amp=False)
+    other = embed_proteins(lm, seqs, layers=(-1,), shard_size=3, cache_dir=tmp_path, progress=False, precision="fp32")
     np.testing.assert_array_equal(other.pooled[-1], ref.pooled[-1])
 
 

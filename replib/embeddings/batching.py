@@ -1,5 +1,6 @@
 """Shared machinery of the embedding extractors: length-sorted batches, padding on the recipe's side,
-hidden states under ``torch.inference_mode`` and (CUDA only) autocast."""
+hidden states under ``torch.inference_mode`` in the precision asked for (float32 by default; bf16 or fp16
+autocast only when asked, see :data:`PRECISIONS`)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,34 @@ from ..models.base import state_sha256, weights_dtype
 RESULT_ENV = ("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 
 
-def _autocast(device: str, amp: bool):
-    if amp and str(device).startswith("cuda"):
-        dt = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.autocast("cuda", dtype=dt)
-    return contextlib.nullcontext()
+#: the forward's precision: ``"fp32"`` (the default everywhere: every recorded number is float32), or autocast
+#: to bfloat16 / float16 (matrix products in half precision, reductions and normalisations in float32), opt-in
+#: until its differences are measured below the claims' tolerances (``python -m replib bench --precision``)
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def _pad_id(tok) -> int:
+def check_precision(precision: str) -> str:
+    """``precision`` if it is one of :data:`PRECISIONS`, else a ``ValueError`` naming them."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}; got {precision!r}")
+    return precision
+
+
+def _autocast(device, precision: str):
+    """Autocast to ``precision`` on the device's type (CPU or CUDA); nothing for ``"fp32"``."""
+    dtype = PRECISIONS[check_precision(precision)]
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(str(device).split(":")[0], dtype=dtype)
+
+
+def pad_token_id(tok) -> int:
+    """The tokenizer's padding id (0 when it has none: the attention mask hides the pads)."""
     pid = getattr(tok, "pad_token_id", None)
     return int(pid) if pid is not None else 0
 
 
-def _batches(lengths, batch_tokens: int, max_batch: int = 256):
+def length_batches(lengths, batch_tokens: int, max_batch: int = 256):
     """Index batches in increasing-length order with ``len(batch) * max_len <= batch_tokens``."""
     order = np.argsort(np.asarray(lengths), kind="stable")
     batch, cur = [], 0
@@ -44,7 +60,24 @@ def _batches(lengths, batch_tokens: int, max_batch: int = 256):
         yield batch
 
 
-def _pad(seqs, pad_id: int, left: bool):
+def padded_tokens(lengths, batch_tokens: int, shard_size: int | None = None) -> int:
+    """Tokens the forward passes compute (padding included) when ``lengths``, in this order, are cut into shards
+    of ``shard_size`` (one shard when ``None``) and each shard into :func:`length_batches`.
+
+    The padding waste is ``1 - sum(lengths) / padded_tokens(...)``.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    step = shard_size or max(len(lengths), 1)
+    total = 0
+    for s in range(0, len(lengths), step):
+        part = lengths[s : s + step]
+        total += sum(len(b) * int(part[b].max()) for b in length_batches(part, batch_tokens))
+    return total
+
+
+def pad_batch(seqs, pad_id: int, left: bool):
+    """Token id lists as one ``(batch, longest)`` id tensor and its attention mask, padded on the left or
+    right."""
     P = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), P), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), P), dtype=torch.long)
@@ -58,10 +91,13 @@ def _pad(seqs, pad_id: int, left: bool):
     return ids, mask
 
 
-def _hidden_states(lm, ids, mask, amp: bool):
+_batches, _pad, _pad_id = length_batches, pad_batch, pad_token_id  # the names the extractors use
+
+
+def _hidden_states(lm, ids, mask, precision: str = "fp32"):
     """All hidden states (tuple, index 0 = embeddings) as float32 CPU tensors."""
     dev = lm.device
-    with torch.inference_mode(), _autocast(dev, amp):
+    with torch.inference_mode(), _autocast(dev, precision):
         kw = {
             "input_ids": ids.to(dev),
             "attention_mask": None if mask is None else mask.to(dev),
@@ -79,12 +115,13 @@ def _check_layers(layers, n_states: int):
     return layers
 
 
-def model_identity(lm, amp: bool) -> dict:
+def model_identity(lm, precision: str = "fp32") -> dict:
     """What of the model shapes its outputs, by content (part of every embedding cache key).
 
     The loader's :attr:`~replib.models.base.LoadedModel.identity` (hashes of the weight files loaded, of
     ``config.json`` and of the tokenizer files for a folder; the Hub commit; the weights' hash for tiny
-    models), the recipe, the parameters' dtype, the device type, autocast (CUDA only), the float32 matmul
+    models), the recipe, the parameters' dtype, the device type, the autocast precision (``False`` for
+    float32, as before autocast was a choice: float32 caches keep their keys), the float32 matmul
     precision, the environment variables of :data:`RESULT_ENV` that are set, and the torch and transformers
     versions. Never a path: a copied folder reuses the cache, the same path with other files does not.
     """
@@ -95,7 +132,7 @@ def model_identity(lm, amp: bool) -> dict:
         "recipe": lm.spec.recipe,
         "dtype": weights_dtype(lm.model) or ident.get("dtype"),  # as loaded when the module is not inspectable
         "device": device,
-        "autocast": bool(amp) and device == "cuda",
+        "autocast": False if check_precision(precision) == "fp32" else precision,
         "matmul_precision": torch.get_float32_matmul_precision(),
         "env": {k: os.environ[k] for k in RESULT_ENV if k in os.environ},
         "torch": torch.__version__,

@@ -8,8 +8,8 @@ Three entry points:
 
 All of them encode each item alone (so the result never depends on the batch), then batch by length
 (sorted, padded by hand on the side the recipe needs, attention mask from the true lengths), run
-under ``torch.inference_mode`` and -- on CUDA only -- autocast (fp16/bf16), and return float32 numpy
-arrays (metrics downstream cast to float64). Work is cut into shards cached on disk when
+under ``torch.inference_mode`` in float32 (autocast to bf16/fp16 only when asked: ``precision=``), and
+return float32 numpy arrays (metrics downstream cast to float64). Work is cut into shards cached on disk when
 ``cache_dir`` is given (see :func:`replib._io.run_sharded`).
 
 Layer indices for proteins and sentences index ``hidden_states`` (``0`` = embedding output,
@@ -19,7 +19,17 @@ first block (``hidden_states[1:]``).
 
 from __future__ import annotations
 
-from .batching import _autocast, _batches, _check_layers, _hidden_states, _model_info, _pad, _pad_id  # noqa: F401
+from .batching import (  # noqa: F401
+    PRECISIONS,
+    _autocast,
+    _batches,
+    _check_layers,
+    _hidden_states,
+    _model_info,
+    _pad,
+    _pad_id,
+    check_precision,
+)
 from .proteins import (  # noqa: F401
     PROTEIN_RECIPES,
     ProteinEmbeddings,
@@ -36,6 +46,7 @@ from .text import (  # noqa: F401
     SentenceEmbeddings,
     TokenStream,
     _special_spans,
+    embed_sentence_layers,
     embed_sentences,
     embed_token_stream,
     token_stream_ids,

@@ -10,12 +10,13 @@ import torch
 
 from .._io import hash_inputs, run_sharded
 from ..models.registry import TEXT_RECIPES
-from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, model_identity
+from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, check_precision, model_identity
 
 __all__ = [
     "TEXT_RECIPES",
     "SentenceEmbeddings",
     "TokenStream",
+    "embed_sentence_layers",
     "embed_sentences",
     "embed_token_stream",
     "token_stream_ids",
@@ -107,7 +108,7 @@ def embed_sentences(
     batch_tokens: int | None = None,
     cache_dir=None,
     shard_size: int = 2048,
-    amp: bool = True,
+    precision: str = "fp32",
     progress: bool = True,
 ) -> SentenceEmbeddings:
     """Token matrices and mean-pooled vectors, each sentence encoded alone (Rajaee & Pilehvar; SBERT).
@@ -127,23 +128,64 @@ def embed_sentences(
         Token limit including specials (default: ``tokenizer.model_max_length`` capped at 512).
     batch_tokens : int, optional
         Padded tokens per batch (sentences sorted by length); default 2,048 on CPU, 8,192 on a GPU.
+    precision : {"fp32", "bf16", "fp16"}
+        The forward's precision: float32 (default), or autocast to bfloat16/float16 on the model's device
+        (opt-in; see :data:`replib.embeddings.batching.PRECISIONS`). Part of the cache key.
 
     Returns
     -------
     SentenceEmbeddings
+    """
+    (layer,) = _check_layers(layer, model.spec.n_layers + 1)
+    kw = dict(max_length=max_length, batch_tokens=batch_tokens, cache_dir=cache_dir, shard_size=shard_size)
+    return embed_sentence_layers(model, texts, (layer,), drop_special, precision=precision, progress=progress, **kw)[
+        layer
+    ]
+
+
+def embed_sentence_layers(
+    model,
+    texts,
+    layers,
+    drop_special: bool = True,
+    *,
+    max_length: int | None = None,
+    batch_tokens: int | None = None,
+    cache_dir=None,
+    shard_size: int = 2048,
+    precision: str = "fp32",
+    progress: bool = True,
+) -> dict:
+    """:func:`embed_sentences` at several hidden states from one forward pass per batch.
+
+    Each layer's result equals ``embed_sentences(model, texts, layer=l, ...)`` bit for bit (the same batches
+    through the same forward); the model runs once instead of once per layer.
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Indices into ``hidden_states`` (0 = embedding output, -1 = last block).
+    Others
+        As :func:`embed_sentences`.
+
+    Returns
+    -------
+    dict int -> SentenceEmbeddings
+        Keyed by the layer indices as given.
     """
     tok = model.tokenizer
     if model.spec.recipe not in TEXT_RECIPES:
         raise ValueError(f"model {model.name} has recipe {model.spec.recipe!r}, not a text recipe")
     texts = [str(t) for t in texts]
     max_length = int(max_length or min(getattr(tok, "model_max_length", 512) or 512, 512))
-    n_states = model.spec.n_layers + 1
-    (layer,) = _check_layers(layer, n_states)
+    layers = _check_layers(list(layers), model.spec.n_layers + 1)
+    if not layers or len(set(layers)) != len(layers):
+        raise ValueError(f"layers must be distinct and at least one; got {list(layers)}")
     batch_tokens = int(batch_tokens or _default_batch_tokens(model))
     info = dict(
-        model_identity(model, amp),
+        model_identity(model, check_precision(precision)),
         fn="embed_sentences",
-        layer=layer,
+        layers=list(layers),
         drop_special=drop_special,
         max_length=max_length,
         batch_tokens=batch_tokens,
@@ -152,47 +194,50 @@ def embed_sentences(
     )
 
     def compute(a, b):
-        return _sentence_shard(model, texts[a:b], layer, drop_special, max_length, batch_tokens, amp)
+        return _sentence_shard(model, texts[a:b], layers, drop_special, max_length, batch_tokens, precision)
 
     shards = run_sharded(
         len(texts), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
     )
-    return _assemble_sentences(shards, model.spec.hidden_size)
+    return {l: _assemble_sentences(shards, l, model.spec.hidden_size) for l in layers}
 
 
-def _sentence_shard(model, texts, layer, drop_special, max_length, batch_tokens, amp) -> dict:
-    """Token rows, means, lengths and ids of a shard of sentences (each encoded alone, batched by length)."""
+def _sentence_shard(model, texts, layers, drop_special, max_length, batch_tokens, precision) -> dict:
+    """Token rows and means per layer, lengths and ids of a shard of sentences (each encoded alone, batched by
+    length; one forward per batch for every layer)."""
     tok = model.tokenizer
     enc = _special_spans(tok, texts, max_length)
-    rows, means = [None] * len(enc), np.zeros((len(enc), model.spec.hidden_size), np.float32)
+    d = model.spec.hidden_size
+    rows = {l: [None] * len(enc) for l in layers}
+    means = {l: np.zeros((len(enc), d), np.float32) for l in layers}
     for batch in _batches([len(e[0]) for e in enc], batch_tokens):
         ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
-        hs = _hidden_states(model, ids, mask, amp)[layer]
-        for r, i in enumerate(batch):
-            full, sl = enc[i]
-            keep = sl if drop_special else slice(0, len(full))
-            x = hs[r, keep].numpy()
-            rows[i] = x
-            means[i] = np.mean(x, axis=0, dtype=np.float64) if len(x) else np.nan
+        states = _hidden_states(model, ids, mask, precision)
+        for l in layers:
+            hs = states[l]
+            for r, i in enumerate(batch):
+                full, sl = enc[i]
+                x = hs[r, sl if drop_special else slice(0, len(full))].numpy()
+                rows[l][i] = x
+                means[l][i] = np.mean(x, axis=0, dtype=np.float64) if len(x) else np.nan
     ids_out = [np.asarray(e[0][(e[1] if drop_special else slice(None))], np.int64) for e in enc]
-    lens = np.array([len(x) for x in rows], np.int64)
-    return {
-        "tokens": np.concatenate(rows).astype(np.float32)
-        if rows
-        else np.zeros((0, model.spec.hidden_size), np.float32),
-        "means": means,
-        "lengths": lens,
+    out = {
+        "lengths": np.array([len(x) for x in rows[layers[0]]], np.int64),
         "ids": np.concatenate(ids_out) if ids_out else np.zeros(0, np.int64),
     }
+    for l in layers:
+        out[f"tokens_{l}"] = np.concatenate(rows[l]).astype(np.float32) if enc else np.zeros((0, d), np.float32)
+        out[f"means_{l}"] = means[l]
+    return out
 
 
-def _assemble_sentences(shards, hidden_size: int) -> SentenceEmbeddings:
+def _assemble_sentences(shards, layer: int, hidden_size: int) -> SentenceEmbeddings:
     tokens, ids = [], []
     for s in shards:
         offs = np.concatenate([[0], np.cumsum(s["lengths"])])
-        tokens += [s["tokens"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
+        tokens += [s[f"tokens_{layer}"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
         ids += [s["ids"][offs[i] : offs[i + 1]] for i in range(len(s["lengths"]))]
-    means = np.concatenate([s["means"] for s in shards]) if shards else np.zeros((0, hidden_size), np.float32)
+    means = np.concatenate([s[f"means_{layer}"] for s in shards]) if shards else np.zeros((0, hidden_size), np.float32)
     return SentenceEmbeddings(tokens, means, ids)
 
 
@@ -221,7 +266,7 @@ def embed_token_stream(
     batch_windows: int = 4,
     cache_dir=None,
     shard_size: int = 16,
-    amp: bool = True,
+    precision: str = "fp32",
     progress: bool = True,
 ) -> TokenStream:
     """Cai et al.'s per-token embeddings: consecutive non-overlapping windows, no attention mask.
@@ -237,6 +282,8 @@ def embed_token_stream(
         Code layers (``0`` = first block output = ``hidden_states[1]``); default all.
     add_special_tokens : bool
         Passed to ``tokenizer.encode`` per line (True = faithful to the authors' run).
+    precision : {"fp32", "bf16", "fp16"}
+        The forward's precision (float32 by default; see :func:`embed_sentences`).
 
     Returns
     -------
@@ -256,7 +303,7 @@ def embed_token_stream(
             raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
     arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
     info = dict(
-        model_identity(model, amp),
+        model_identity(model, check_precision(precision)),
         fn="embed_token_stream",
         window=window,
         layers=list(layers),
@@ -270,7 +317,7 @@ def embed_token_stream(
         out = {l: [] for l in layers}
         for s in range(a, b, batch_windows):
             x = torch.from_numpy(arr[s : min(b, s + batch_windows)])
-            hs = _hidden_states(model, x, None, amp)
+            hs = _hidden_states(model, x, None, precision)
             for l in layers:
                 out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).numpy())
         return {f"layer_{l}": np.concatenate(v).astype(np.float32) for l, v in out.items()}

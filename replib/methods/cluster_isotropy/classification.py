@@ -51,7 +51,7 @@ def pair_token_features(
     if tok.pad_token is None:  # GPT-2 has no pad token: pad with EOS (rows are kept, masked in attention)
         tok.pad_token = tok.eos_token
     info = dict(
-        _model_info(model, amp=False),
+        _model_info(model),
         fn="pair_token_features",
         max_length=int(max_length),
         batch_size=int(batch_size),

@@ -13,7 +13,7 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from ..._io import progress_off
-from ...embeddings import embed_sentences
+from ...embeddings import embed_sentence_layers
 from ...metrics import partition_isotropy
 from .setup import make_transform
 from .transform import (
@@ -189,9 +189,8 @@ def zero_mean_isotropy(pool, ks, seeds):
 
 
 def layer_isotropy(model, texts, *, cache_dir=None, progress: bool = True):
-    """log10 I(W) of the token pool of ``texts`` at every hidden state (0 = embeddings), special tokens dropped."""
-    out = []
-    for layer in range(model.spec.n_layers + 1):
-        emb = embed_sentences(model, texts, layer=layer, drop_special=True, cache_dir=cache_dir, progress=progress)
-        out.append(partition_isotropy(np.concatenate(emb.tokens)).log10)
-    return out
+    """log10 I(W) of the token pool of ``texts`` at every hidden state (0 = embeddings), special tokens dropped
+    (every layer from one forward pass per batch)."""
+    layers = range(model.spec.n_layers + 1)
+    embs = embed_sentence_layers(model, texts, layers, drop_special=True, cache_dir=cache_dir, progress=progress)
+    return [partition_isotropy(np.concatenate(embs[layer].tokens)).log10 for layer in layers]
