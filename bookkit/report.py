@@ -25,8 +25,8 @@ from typing import Any
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
-from .pages import counts_text
 from .claims import CLAIMS_SUFFIX, load_claims
+from .pages import counts_text
 from .part_records import merge_chapter_entries
 from .run_report import bind_to_paper_models
 from .seeds import check_chapter_seeds
