@@ -66,9 +66,15 @@ def _helper_patterns() -> tuple[frozenset, tuple, tuple]:
     keys, and the constant head and tail of their f-strings as key prefixes and suffixes."""
     literal, prefixes, suffixes = set(), [], []
     for path in sorted((ROOT / "replib" / "methods").rglob("*.py")):
-        for fn in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(fn, ast.FunctionDef) and fn.name.endswith("_records")):
-                continue
+        tree = ast.parse(path.read_text())
+        helpers = [fn for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) and fn.name.endswith("_records")]
+        if helpers:  # a module's key tables (a dict of keys at its top level, read by its helpers) count too
+            for node in tree.body:
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+                    literal |= {
+                        k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    }
+        for fn in helpers:
             for node in ast.walk(fn):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str):
                     literal.add(node.value)

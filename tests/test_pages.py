@@ -133,19 +133,19 @@ def _with_refs(claims):
 
 
 def test_front_page_shows_each_papers_verdict_and_counts_in_three_columns():
-    rep = _report(claims=_with_refs(_claims()))
+    rep = _report("offline", claims=_with_refs(_claims()))  # smoke checks code paths, never a paper
     rep["chapters"].append(
         {"chapter": "gamma", "title": "Gamma", "status": "ok"}
     )  # claims that refer to no paper's table
     rep["claims"].append(dict(_claims()[1], chapter="gamma", key="g"))
     md = pages.front_page_markdown([rep], links={"alpha": "../notebooks/alpha"}, tables=TABLES)
-    assert "profile `smoke`, 2026-01-02, commit `ffffffffff`" in md
+    assert "profile `offline`, 2026-01-02, commit `ffffffffff`" in md
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
     rows = md.split("\n```")[1].split("* - ")[1:]
     cells = [[x.strip() for x in ("- " + r).split("\n  - ")] for r in rows]
     assert all(len(c) == 3 for c in cells), cells  # paper, verdict, claims: no column per status
     alpha, beta, gamma = cells[1:]
-    assert alpha[1] == "✅ reproduced (smoke, 2026-01-02)" and alpha[2] == "1 reproduced · 1 consistent"
+    assert alpha[1] == "✅ reproduced (offline, 2026-01-02)" and alpha[2] == "1 reproduced · 1 consistent"
     assert beta[1].startswith("❌ not reproduced here") and beta[2] == "1 failed"
     assert gamma[1].startswith("🔬 an experiment of this book") and gamma[2] == "1 consistent"
 

@@ -177,7 +177,7 @@ def test_validation_markdown_from_the_runner_report(smoke_book):
     """The overview links each paper's page; each paper's page lists every claim of its chapter."""
     rep = json.loads(smoke_book.report.read_text())
     md = validation_markdown([rep])
-    assert "[IsoScore" in md and "../notebooks/isoscore.ipynb" in md and "<validation/isoscore>" in md
+    assert "**IsoScore" in md and "../notebooks/isoscore.ipynb" in md and "<validation/isoscore>" in md
     for ch in {c["chapter"] for c in rep["claims"]}:
         page = paper_validation_markdown(ch, [rep])
         for c in rep["claims"]:
@@ -247,6 +247,6 @@ def test_the_validation_page_opens_with_a_verdict_per_paper():
     chapters = [{"chapter": "isoscore", "title": "IsoScore (Rudman et al. 2022)", "status": "ok", "seconds": 1.0}]
     md = validation_markdown([_report("offline", chapters=chapters, claims=[rot, xf])], ROOT)
     assert md.index("## A verdict per paper") < md.index("## At a glance")
-    row = next(line for line in md.splitlines() if line.startswith("| IsoScore (Rudman et al. 2022) (`isoscore`)"))
-    assert "🟡 partially reproduced" in row and "| 1 / 2 / " in row and "MiniLM's last layer" in row
+    row = next(line for line in md.splitlines() if line.startswith("- **IsoScore (Rudman et al. 2022)** (`isoscore`)"))
+    assert "🟡 partially reproduced" in row and "1 / 2 / " in row and "MiniLM's last layer" in row
     assert "**expected failure**" in md and "🔶 expected failure" in md

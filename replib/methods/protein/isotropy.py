@@ -168,8 +168,14 @@ def global_records(glob: pd.DataFrame, tiny: bool, user_models: list) -> dict:
     for stat in ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine"):
         for name in user_models:  # the reader's models, under their label; never compared with the paper
             out[f"{name}_{stat}"] = G.loc[name, stat]
+        paper_keys = {  # the claims' keys, spelled out
+            "prot_bert": f"prot_bert_{stat}",
+            "prot_bert_bfd": f"prot_bert_bfd_{stat}",
+            "prot_xlnet": f"prot_xlnet_{stat}",
+            "proteinbert": f"proteinbert_{stat}",
+        }
         for name in paper_models:  # pretrained: compared with the paper; tiny random stand-ins: recorded apart
-            out[f"standin_{name}_{stat}" if tiny else f"{name}_{stat}"] = G.loc[name, stat]
+            out[f"standin_{name}_{stat}" if tiny else paper_keys[name]] = G.loc[name, stat]
     return out
 
 
