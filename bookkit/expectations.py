@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
-from .notebooks import for_the_page, read_chapter
+from .notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_chapter
 from .pages import counts_text
 from .project import chapter_source, find_root, toc_files
 from .status import STATUS_BADGE as BADGE
@@ -23,7 +23,6 @@ from .yamlfile import load_yaml
 PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")
 #: cell tags that hide outputs (no figure expected) or opt out explicitly
 NO_FIGURE_TAGS = {"remove-output", "remove-cell", "replib-no-figure"}
-GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 
 
 @dataclass
@@ -41,18 +40,6 @@ class Page:
     claim_keys: list[str] | None = None  # a paper's validation page: every key of its claims file
 
 
-def _glued_text_plain(nb) -> dict[str, str]:
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            meta = o.get("metadata", {}).get("scrapbook")
-            if meta and "name" in meta:
-                tp = o.get("data", {}).get(meta.get("mime_prefix", "") + "text/plain")
-                if tp is not None:
-                    out[meta["name"]] = "".join(tp) if isinstance(tp, list) else tp
-    return out
-
-
 def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -> Page:
     """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
     src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
@@ -60,12 +47,11 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
     if ran is not None:  # as staged for the page (papermill's injected cell removed)
         ran = for_the_page(ran)
-    glued = _glued_text_plain(ran) if ran is not None else {}
+    glued = glued_values(ran) if ran is not None else {}
     for cell in src.cells:
         if cell.cell_type == "markdown":
             for role in GLUE_TEXT.findall(cell.source):
-                parts = role.rsplit(":", 1)
-                key, spec = (parts[0], parts[1]) if len(parts) == 2 and not parts[0].endswith(":") else (role, "s")
+                key, spec = glue_role(role)
                 tp = glued.get(key)
                 page.glue.append((role, format_glue_text(tp, spec) if tp is not None else f"<{key} not recorded>"))
     # the page shows the executed notebook (papermill adds an injected-parameters cell): count its code cells

@@ -8,15 +8,19 @@ an executed notebook for the book: papermill's injected-parameters cell is remov
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
 import jupytext
 import nbformat
+from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
 from .project import chapter_source, repository
 
 BOOTSTRAP_TAG = "replib-bootstrap"
+#: a ``{glue:text}`key:spec``` role in a chapter's prose
+GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
@@ -89,4 +93,48 @@ def for_the_page(nb):
         tags = cell.metadata.get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
+    return nb
+
+
+def glue_role(role: str) -> tuple[str, str]:
+    """``(key, format spec)`` of a glue role's content (``"iso:.3f"`` -> ``("iso", ".3f")``; no spec: ``"s"``)."""
+    parts = role.rsplit(":", 1)
+    return (parts[0], parts[1]) if len(parts) == 2 and not parts[0].endswith(":") else (role, "s")
+
+
+def glued_values(nb) -> dict[str, str]:
+    """The plain text of every value an executed notebook glued (``replib.record``), by key."""
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            meta = o.get("metadata", {}).get("scrapbook")
+            if meta and "name" in meta:
+                tp = o.get("data", {}).get(meta.get("mime_prefix", "") + "text/plain")
+                if tp is not None:
+                    out[meta["name"]] = "".join(tp) if isinstance(tp, list) else tp
+    return out
+
+
+def colab_prose(nb, glued: dict[str, str], run: str):
+    """The runnable notebook for Colab, which shows MyST roles as raw text: every ``{glue:text}`` role in the
+    prose becomes the value ``run`` glued (formatted as the book renders it), or ``key`` in code type when
+    that run has none; a note after the title says whose numbers the prose holds (the cells compute the
+    reader's own)."""
+    n = 0
+
+    def value(m: re.Match) -> str:
+        nonlocal n
+        n += 1
+        key, spec = glue_role(m.group(1))
+        return format_glue_text(glued[key], spec) if key in glued else f"`{key}`"
+
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = GLUE_TEXT.sub(value, cell.source)
+    if n:
+        note = nbformat.v4.new_markdown_cell(
+            f"*The numbers in this notebook's text are those of {run}; running the cells computes yours.*"
+        )
+        at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
+        nb.cells.insert(at, note)
     return nb

@@ -181,8 +181,21 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "notebooks").mkdir(parents=True)
-    for nb in nbs:
-        shutil.copy2(nb, dest / "notebooks" / nb.name)
+    import nbformat
+
+    from bookkit import notebooks
+
+    run = f"the book's `{book_profile(runs)}` run of commit {tag[len('colab-') :]}"
+    for nb in nbs:  # Colab shows MyST roles raw: the prose gets the values that run glued
+        executed = Path(runs) / book_profile(runs) / "notebooks" / nb.name
+        try:
+            glued = notebooks.glued_values(nbformat.read(str(executed), as_version=4)) if executed.exists() else {}
+            prose = notebooks.colab_prose(nbformat.read(str(nb), as_version=4), glued, run)
+        except (OSError, ValueError, nbformat.ValidationError) as exc:  # published as it is, with why
+            print(f"colab: {nb.name} copied as it is ({exc.__class__.__name__}: {str(exc)[:200]})", file=sys.stderr)
+            shutil.copy2(nb, dest / "notebooks" / nb.name)
+            continue
+        nbformat.write(prose, str(dest / "notebooks" / nb.name))
     (dest / "README.md").write_text(
         f"Runnable notebooks of commit {tag[len('colab-') :]} for the book's Colab buttons, built by the nightly "
         "from notebooks/<chapter>.md (the Colab bootstrap cell checks out that commit). Not a source: edit the "

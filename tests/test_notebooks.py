@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from bookkit.claims import load_claims
-from bookkit.notebooks import read_chapter
+from bookkit.notebooks import colab_prose, read_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
@@ -134,3 +134,22 @@ def test_glued_keys_are_recorded():
         literal, prefixes, _ = _recorded_patterns(code)
         for key in re.findall(r"\{glue(?::text)?\}`([A-Za-z0-9_.\-]+)", md):
             assert key in literal or any(key.startswith(p) for p in prefixes if p), f"{path.name}: glue {key!r}"
+
+
+def test_colab_prose_puts_the_runs_values_in_place_of_glue_roles():
+    """Colab shows MyST roles as raw text: the published runnable notebook carries the run's values."""
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Title"),
+            nbformat.v4.new_markdown_cell(
+                "IsoScore is {glue:text}`iso:.3f`, cosine {glue}`cos` and {glue:text}`gone`."
+            ),
+            nbformat.v4.new_code_cell("record('iso', 0.21634)"),
+        ]
+    )
+    out = colab_prose(nb, {"iso": "0.21634", "cos": "0.5"}, "the book's `offline` run of commit abc")
+    assert out.cells[1].source.startswith("*The numbers in this notebook's text are those of the book's `offline`")
+    assert out.cells[2].source == "IsoScore is 0.216, cosine 0.5 and `gone`."
+    assert out.cells[3].source == "record('iso', 0.21634)"  # code untouched
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# No roles")])
+    assert len(colab_prose(plain, {}, "x").cells) == 1  # nothing to explain
