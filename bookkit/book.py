@@ -152,6 +152,7 @@ def stage(
     targets: dict[tuple[str, str], str] = {}
     claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
     verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], load_paper_tables(root))} if own else {}
+    rehearsal = pages.read_rehearsal(root / pages.REHEARSAL_CSV)
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
         if not ran.exists():
@@ -167,6 +168,7 @@ def stage(
         figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile)
         top = [
             pages.what_ran_markdown(entry, own[0]) if own else "",
+            pages.colab_budget_markdown(chapter, rehearsal),
             chapter_verdict_markdown(verdicts[chapter]).strip() if chapter in verdicts else "",
             pages.reproduces_markdown(chapter, mine, profile, commit),
         ]

@@ -17,6 +17,7 @@ import csv
 import hashlib
 import io
 import re
+from pathlib import Path
 
 import nbformat
 
@@ -268,3 +269,41 @@ def what_ran_markdown(entry: dict | None, rep: dict) -> str:
     seeds = list((entry.get("seeds") or {}).keys())
     seeded = f", seeds {', '.join(seeds)}" if len(seeds) > 1 else ""
     return f"**What ran here**: {run_label(rep)}{seeded}. Models: {'; '.join(names) or 'none'}. Data: {data}."
+
+
+#: the rehearsal of the paper profile (``python -m replib rehearsal``): one row per part of every chapter
+REHEARSAL_CSV = "book/rehearsal.csv"
+
+
+def read_rehearsal(path) -> list[dict]:
+    """The rows of ``book/rehearsal.csv`` (empty when it does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
+    """The line under a chapter's title saying what its ``paper`` profile asks of a Colab session, from the
+    rehearsal at paper scale (full-size architectures with random weights, the full data): the parts, the
+    largest part's T4-hours, peak memory and cache, and the T4-hours in all ("" without rehearsal rows)."""
+    mine = [r for r in rows if r.get("chapter") == chapter]
+    if not mine:
+        return ""
+
+    def num(r, k):
+        try:
+            return float(r[k])
+        except (KeyError, TypeError, ValueError):
+            return float("nan")
+
+    t4 = [num(r, "t4_hours_estimate") for r in mine]
+    ok = sum(r.get("status") == "ok" for r in mine)
+    return (
+        f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/running>`, "
+        f"{ok} of {len(mine)} parts ok): {len(mine)} parts, one T4 session each (`--part NAME`); the largest "
+        f"needs {max(t4):.2g} T4-hours, {max(num(r, 'peak_rss_gb') for r in mine):.1f} GB of RAM and "
+        f"{max(num(r, 'cache_gb') for r in mine):.1f} GB of disk; {sum(t4):.2g} T4-hours in all (estimated "
+        "from measured FLOPs, not timed on a T4)."
+    )

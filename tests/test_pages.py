@@ -230,3 +230,21 @@ def test_paper_vs_ours_figure_is_staged_with_its_caption(tmp_path):
     assert md.startswith(":::{figure} alpha.paper-vs-ours.png") and ":alt: " in md
     assert "2 claims with a non-zero paper value" in md and "1 computed here" in md and "1 claims whose paper" in md
     assert figures.stage_paper_vs_ours(tmp_path, "beta", claims[1:2], {}, "smoke") is None
+
+
+def test_colab_budget_line_from_the_rehearsal(tmp_path):
+    """Each chapter's header says what its paper profile asks of a Colab session, from book/rehearsal.csv."""
+    path = tmp_path / "rehearsal.csv"
+    path.write_text(
+        "chapter,part,model,data,fraction_of_paper,seconds,peak_rss_gb,cache_gb,status,t4_hours_estimate\n"
+        "alpha,m1,fullsize m1,d,0.01,10,3.9,1.8,ok,2.5\n"
+        "alpha,rest,the parts,d,1,5,1.2,0.1,ok,0.5\n"
+        "beta,m1,fullsize m1,d,0.01,10,1.0,0.1,failed,0.1\n"
+    )
+    rows = pages.read_rehearsal(path)
+    line = pages.colab_budget_markdown("alpha", rows)
+    assert "2 of 2 parts ok" in line and "largest needs 2.5 T4-hours, 3.9 GB of RAM and 1.8 GB of disk" in line
+    assert "3 T4-hours in all" in line
+    assert "0 of 1 parts ok" in pages.colab_budget_markdown("beta", rows)
+    assert pages.colab_budget_markdown("gamma", rows) == ""
+    assert pages.read_rehearsal(tmp_path / "none.csv") == []
