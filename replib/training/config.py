@@ -16,12 +16,12 @@ _SHAPES = {
     #           layers hidden heads   ffn  seq_len batch   steps     lr  warmup  n_val  save_every
     "protein": {
         "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
-        "offline": (4,    128,    4,   512,    64,    8,     128,  2e-3,      8,    64,     32),
+        "offline": (4,    128,    4,   512,   128,   32,     320,  2e-3,     32,   256,     64),
         "paper":   (6,    320,   20,  1280,   512,   64,  50_000,  4e-4,   2000,  2048,   1000),
     },
     "text": {
         "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
-        "offline": (4,    128,    4,   512,    64,    8,     128,  2e-3,      8,    64,     32),
+        "offline": (4,    128,    4,   512,   128,   16,     768,  2e-3,     32,   128,     64),
         "paper":   (6,    512,    8,  2048,   256,   32,  50_000,  6e-4,   2000,  2048,   1000),
     },
 }
@@ -60,6 +60,19 @@ def config_for(profile: str) -> dict:
     if profile not in _CFG:
         raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(_CFG)}")
     return copy.deepcopy(_CFG[profile])
+
+
+#: how many evenly spaced evaluations of the validation loss are logged besides the checkpoints (the
+#: flattening criterion of :mod:`replib.training.quality` reads the one at three quarters of training)
+EVAL_POINTS = 8
+
+
+def eval_steps(total: int) -> list[int]:
+    """Steps at which the validation loss is logged: the checkpoints (:func:`log_spaced_steps`) and
+    ``ceil(k * total / EVAL_POINTS)`` for ``k = 1..EVAL_POINTS`` (weights are saved at the checkpoints only)."""
+    total = int(total)
+    linear = {-(-k * total // EVAL_POINTS) for k in range(1, EVAL_POINTS + 1)} if total > 0 else set()
+    return sorted(set(log_spaced_steps(total)) | linear)
 
 
 def log_spaced_steps(total: int) -> list[int]:
