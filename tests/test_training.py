@@ -172,6 +172,17 @@ def test_the_run_key_changes_with_each_input(tmp_path, monkeypatch):
     monkeypatch.undo()
     cache._identity.cache_clear()
     assert run_dir("protein", cfg, 0, root=tmp_path) == base
+    # text: another corpus split, or the same split with one line changed
+    text = _tiny("text")
+    text_base = run_dir("text", text, 0, root=tmp_path)
+    assert run_dir("text", {**text, "train_split": "test"}, 0, root=tmp_path) != text_base
+    real = cache.load_lm_corpus
+    monkeypatch.setattr(cache, "load_lm_corpus", lambda name, split: [*real(name, split)[:-1], "changed"])
+    cache._identity.cache_clear()
+    assert run_dir("text", text, 0, root=tmp_path) != text_base
+    monkeypatch.undo()
+    cache._identity.cache_clear()
+    assert run_dir("text", text, 0, root=tmp_path) == text_base
     # code: one changed line in a training module, or another library version
     copy = tmp_path / "code"
     shutil.copytree(Path(cache.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -221,6 +232,24 @@ def test_kill_and_resume_gives_bit_identical_weights(task, tmp_path):
     # a different seed gives different weights (the comparison can fail)
     other = train_lm(task, cfg, 4, root=tmp_path / "a", progress=False)
     assert not all(np.array_equal(wa[k], _weights(other.final_dir)[k]) for k in wa)
+
+
+@needs_mirror
+def test_a_run_killed_after_an_evaluation_only_step_resumes_to_the_same_result(tmp_path):
+    cfg = {**_tiny("protein"), "steps": 12}  # evaluations at 3, 5, 6, 9, 11 besides the checkpoints 0, 1, 2, 4, 8
+    assert set(eval_steps(12)) - set(log_spaced_steps(12)) == {3, 5, 6, 9, 11}
+    full = train_lm("protein", cfg, 5, root=tmp_path / "a", progress=False)
+
+    def kill(step):
+        if step == 10:  # resumable state last saved at checkpoint 8: the evaluation at 9 is redone
+            raise TrainingInterrupted(step)
+
+    with pytest.raises(TrainingInterrupted):
+        train_lm("protein", cfg, 5, root=tmp_path / "b", callback=kill, progress=False)
+    resumed = train_lm("protein", cfg, 5, root=tmp_path / "b", progress=False)
+    _same_run(full, resumed)
+    assert resumed.training()["unigram"] == full.training()["unigram"]
+    assert [r["step"] for r in resumed.log()] == eval_steps(12)
 
 
 @needs_mirror
