@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 
 #: ESM-2-style masked protein LM and GPT-2-style causal LM, per profile. ``steps`` optimizer updates of
-#: ``batch`` sequences of ``seq_len`` tokens. ``offline`` is sized for about 12 minutes of the whole
-#: chapter on 2 shared CPU cores; ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
+#: ``batch`` sequences of ``seq_len`` tokens. ``offline`` is sized so that both models end clearly below
+#: their unigram baselines (measured cold on 2 busy CPU cores: about 17 min for the protein model, 37 min
+#: for the text model; cached after, see book/running.md); ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
 #: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split) — expected about 1 h for both
 #: on one A100/H100-class GPU, not measured here.
 #: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
