@@ -10,8 +10,18 @@ import numpy as np
 import pytest
 
 from replib.metrics import avg_pairwise_cosine, cosine_contributions, rogue_dimensions
-from replib.training import TrainingInterrupted, config_for, log_spaced_steps, mask_tokens, train_lm
-from replib.training.data import ESM_RECIPE, STANDARD_IDS, protein_batch
+from replib.training import (
+    TrainingInterrupted,
+    config_for,
+    eval_steps,
+    log_spaced_steps,
+    mask_tokens,
+    relative_drop,
+    residue_counts,
+    train_lm,
+    unigram_cross_entropy,
+)
+from replib.training.data import ESM_RECIPE, STANDARD_IDS, encode_protein, protein_batch
 from replib.training.loop import lr_at
 
 _MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
@@ -62,6 +72,13 @@ def test_log_spaced_steps():
         log_spaced_steps(-1)
 
 
+def test_eval_steps_are_the_checkpoints_and_eight_even_steps():
+    assert eval_steps(512) == [0, 1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 320, 384, 448, 512]
+    assert set(log_spaced_steps(1000)) <= set(eval_steps(1000))
+    assert {125, 250, 375, 500, 625, 750, 875, 1000} <= set(eval_steps(1000))
+    assert eval_steps(6) == [0, 1, 2, 3, 4, 5, 6] and eval_steps(0) == [0]
+
+
 def test_lr_warmup_and_decay():
     cfg = {"lr": 1.0, "warmup": 10, "steps": 100}
     assert lr_at(0, cfg) == 0 and lr_at(10, cfg) == 1.0 and np.isclose(lr_at(100, cfg), 0.1)
@@ -90,6 +107,94 @@ def test_protein_batch_is_a_function_of_seed_and_step():
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert not all(np.array_equal(a[k], c[k]) for k in a)
     assert (a["clean_ids"][:, 0] == 0).all()  # <cls>
+
+
+# ------------------------------------------------------------------------------ unigram baseline, flattening
+def test_unigram_cross_entropy_matches_scikit_learn_log_loss(rng):
+    from sklearn.metrics import log_loss
+
+    counts = rng.integers(0, 50, size=12)
+    counts[3] = 0  # an id never seen in training keeps a finite loss (add-one)
+    targets = rng.integers(0, 12, size=300)
+    p = (counts + 1) / (counts.sum() + 12)  # Laplace's rule, written out
+    expected = log_loss(targets, np.tile(p, (len(targets), 1)), labels=np.arange(12))
+    assert np.isclose(unigram_cross_entropy(counts, targets), expected, rtol=1e-12)
+    # a model that has learned the frequencies of a skewed vocabulary beats the uniform guess ln V
+    assert unigram_cross_entropy([1000, 10, 10, 10], [0] * 90 + [1] * 10) < np.log(4)
+
+
+def test_unigram_cross_entropy_refuses_bad_input():
+    with pytest.raises(ValueError, match="target ids"):
+        unigram_cross_entropy([1, 2, 3], [0, 3])
+    with pytest.raises(ValueError, match="no target"):
+        unigram_cross_entropy([1, 2, 3], [])
+    with pytest.raises(ValueError, match="non-negative"):
+        unigram_cross_entropy([1, -2, 3], [0])
+
+
+def test_residue_counts_equal_the_encoder_token_by_token():
+    seqs = ["MKVLAAGIW", "xacdefghik", "BZUOX*-", ""]
+    expected = np.bincount(np.concatenate([encode_protein(s) for s in seqs]), minlength=33)
+    assert np.array_equal(residue_counts(seqs), expected)
+
+
+def test_relative_drop_over_the_last_quarter():
+    log = [{"step": s, "val_loss": v} for s, v in [(0, 5.0), (4, 3.0), (6, 2.5), (8, 2.4)]]
+    assert np.isclose(relative_drop(log), (2.5 - 2.4) / 2.5)  # from step 6 = 3/4 of 8 to step 8
+    assert np.isclose(relative_drop(log, 0.5), (3.0 - 2.4) / 3.0)
+    rising = log[:-1] + [{"step": 8, "val_loss": 2.6}]
+    assert relative_drop(rising) < 0  # overfitting: the loss rose again
+    with pytest.raises(ValueError, match="no validation loss logged"):
+        relative_drop([{"step": 0, "val_loss": 5.0}, {"step": 8, "val_loss": 2.0}])
+    with pytest.raises(ValueError, match="last_frac"):
+        relative_drop(log, 1.5)
+
+
+# ------------------------------------------------------------------------------------------ cache key
+@needs_mirror
+def test_the_run_key_changes_with_each_input(tmp_path, monkeypatch):
+    import shutil
+
+    import pandas as pd
+
+    from replib.training import cache, run_dir
+
+    cfg = _tiny("protein")
+    base = run_dir("protein", cfg, 0, root=tmp_path)
+    assert run_dir("protein", dict(cfg), 0, root=tmp_path) == base  # the same inputs, the same folder
+    assert run_dir("protein", cfg, 1, root=tmp_path) != base  # seed
+    for field, value in [("steps", 7), ("lr", 1e-3), ("hidden", 32), ("subset", "20k"), ("n_val", 9)]:
+        assert run_dir("protein", {**cfg, field: value}, 0, root=tmp_path) != base, field  # configuration
+    # data: the same subset name with other sequences
+    monkeypatch.setattr(cache, "load_swissprot", lambda subset: pd.DataFrame({"sequence": ["MKV", "ACDE"]}))
+    cache._identity.cache_clear()
+    assert run_dir("protein", cfg, 0, root=tmp_path) != base
+    monkeypatch.undo()
+    cache._identity.cache_clear()
+    assert run_dir("protein", cfg, 0, root=tmp_path) == base
+    # text: another corpus split, or the same split with one line changed
+    text = _tiny("text")
+    text_base = run_dir("text", text, 0, root=tmp_path)
+    assert run_dir("text", {**text, "train_split": "test"}, 0, root=tmp_path) != text_base
+    real = cache.load_lm_corpus
+    monkeypatch.setattr(cache, "load_lm_corpus", lambda name, split: [*real(name, split)[:-1], "changed"])
+    cache._identity.cache_clear()
+    assert run_dir("text", text, 0, root=tmp_path) != text_base
+    monkeypatch.undo()
+    cache._identity.cache_clear()
+    assert run_dir("text", text, 0, root=tmp_path) == text_base
+    # code: one changed line in a training module, or another library version
+    copy = tmp_path / "code"
+    shutil.copytree(Path(cache.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert cache.code_version(copy) == cache.code_version()
+    (copy / "loop.py").write_text((copy / "loop.py").read_text() + "\n# changed\n")
+    changed = cache.code_version(copy)
+    assert changed["source"] != cache.code_version()["source"]
+    original = cache.code_version()
+    monkeypatch.setattr(cache, "code_version", lambda: changed)
+    assert run_dir("protein", cfg, 0, root=tmp_path) != base
+    monkeypatch.setattr(cache, "code_version", lambda: {**original, "torch": "0.0"})
+    assert run_dir("protein", cfg, 0, root=tmp_path) != base
 
 
 # ------------------------------------------------------------------------------------------ resume
@@ -122,7 +227,7 @@ def test_kill_and_resume_gives_bit_identical_weights(task, tmp_path):
     wa, wb = _weights(full.final_dir), _weights(resumed.final_dir)
     assert wa.keys() == wb.keys()
     assert all(np.array_equal(wa[k], wb[k]) for k in wa)
-    assert [r["step"] for r in resumed.log()] == log_spaced_steps(6)
+    assert [r["step"] for r in resumed.log()] == eval_steps(6)
     assert [r["val_loss"] for r in resumed.log()] == [r["val_loss"] for r in full.log()]
     # a different seed gives different weights (the comparison can fail)
     other = train_lm(task, cfg, 4, root=tmp_path / "a", progress=False)
@@ -130,8 +235,27 @@ def test_kill_and_resume_gives_bit_identical_weights(task, tmp_path):
 
 
 @needs_mirror
+def test_a_run_killed_after_an_evaluation_only_step_resumes_to_the_same_result(tmp_path):
+    cfg = {**_tiny("protein"), "steps": 12}  # evaluations at 3, 5, 6, 9, 11 besides the checkpoints 0, 1, 2, 4, 8
+    assert set(eval_steps(12)) - set(log_spaced_steps(12)) == {3, 5, 6, 9, 11}
+    full = train_lm("protein", cfg, 5, root=tmp_path / "a", progress=False)
+
+    def kill(step):
+        if step == 10:  # resumable state last saved at checkpoint 8: the evaluation at 9 is redone
+            raise TrainingInterrupted(step)
+
+    with pytest.raises(TrainingInterrupted):
+        train_lm("protein", cfg, 5, root=tmp_path / "b", callback=kill, progress=False)
+    resumed = train_lm("protein", cfg, 5, root=tmp_path / "b", progress=False)
+    _same_run(full, resumed)
+    assert resumed.training()["unigram"] == full.training()["unigram"]
+    assert [r["step"] for r in resumed.log()] == eval_steps(12)
+
+
+@needs_mirror
 def test_final_folder_loads_through_model_layer(tmp_path):
     from replib.models import USED_MODELS, load_trained
+    from replib.training import CheckpointError
 
     run = train_lm("protein", _tiny("protein"), 0, root=tmp_path, progress=False)
     sums = json.loads((run.final_dir / "sha256.json").read_text())
@@ -142,6 +266,29 @@ def test_final_folder_loads_through_model_layer(tmp_path):
     (run.final_dir / "model.safetensors").write_bytes(b"corrupt")
     with pytest.raises(ValueError, match="sha256"):
         load_trained(run.final_dir)
+    with pytest.raises(CheckpointError, match=r"model\.safetensors: sha256 .* corrupted"):
+        train_lm("protein", _tiny("protein"), 0, root=tmp_path, progress=False)  # a cached run is verified
+
+
+@needs_mirror
+@pytest.mark.parametrize("task", ["protein", "text"])
+def test_the_recorded_unigram_baseline_scores_the_validation_tokens(task, tmp_path):
+    from replib.training.loop import prepare_data
+
+    cfg = _tiny(task)
+    run = train_lm(task, cfg, 0, root=tmp_path, progress=False)
+    data = prepare_data(task, cfg, 0, run.dir)
+    if task == "protein":
+        counts = np.bincount(np.concatenate([encode_protein(s) for s in data["train"]]), minlength=33)
+        targets = np.concatenate([b["labels"][b["labels"] != -100] for b in data["val_batches"]])
+    else:
+        counts = np.bincount(data["train"], minlength=data["vocab_size"])
+        targets = np.concatenate([b["input_ids"][:, 1:].ravel() for b in data["val_batches"]])
+    expected = -np.mean([np.log((counts[t] + 1) / (counts.sum() + len(counts))) for t in targets])
+    unigram = run.training()["unigram"]
+    assert unigram["n_tokens"] == len(targets) and np.isclose(unigram["val_loss"], expected, rtol=1e-12)
+    assert [r["step"] for r in run.log()] == eval_steps(cfg["steps"])  # the validation loss at every eval step
+    assert not run.checkpoint(3).exists() and run.checkpoint(4).exists()  # weights at the checkpoints only
 
 
 # ------------------------------------------------------------------ faults: kills, torn writes, corruption
@@ -230,7 +377,7 @@ def test_a_run_killed_mid_write_resumes_to_the_uninterrupted_result(tmp_path, mo
     assert all(json.loads(line)["step"] >= 0 for line in lines)  # no torn line: every line is a whole row
     resumed = train_lm("text", cfg, 3, root=tmp_path / "b", progress=False)
     _same_run(full, resumed)
-    assert len((run_b / "log.jsonl").read_text().splitlines()) == len(log_spaced_steps(cfg["steps"]))
+    assert len((run_b / "log.jsonl").read_text().splitlines()) == len(eval_steps(cfg["steps"]))
 
 
 @needs_mirror
@@ -285,4 +432,4 @@ def test_two_processes_starting_together_train_one_run_once(tmp_path):
     assert json.loads(outs[0][0]) == json.loads(outs[1][0])  # the same final files
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     lines = (run_dir / "log.jsonl").read_text().splitlines()
-    assert [json.loads(line)["step"] for line in lines] == log_spaced_steps(cfg["steps"])  # trained once
+    assert [json.loads(line)["step"] for line in lines] == eval_steps(cfg["steps"])  # trained once

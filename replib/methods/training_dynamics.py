@@ -29,7 +29,9 @@ from ..training import (
     measure_run,
     summarize_run,
     trained_model,
+    training_quality,
 )
+from ..training.quality import FLATTENING  # noqa: F401 (the chapter states the criterion: td.FLATTENING)
 
 TASKS = ("protein", "text")
 
@@ -119,8 +121,33 @@ def model_records(runs: dict) -> dict:
     return out
 
 
+def quality_table(runs: dict) -> pd.DataFrame:
+    """How far each run trained (:func:`replib.training.training_quality`), one row per model: the final
+    validation perplexity beside the unigram baseline's on the same tokens, their ratio, and the relative
+    fall of the validation loss over the last quarter of training (flattened below
+    ``FLATTENING["max_rel_drop"]``)."""
+    rows = {}
+    for task, run in runs.items():
+        q = training_quality(run)
+        rows[task] = {"val_ppl_final": run.log()[-1]["val_ppl"], **q}
+    return pd.DataFrame(rows).T
+
+
+def quality_records(table: pd.DataFrame) -> dict:
+    """The recorded numbers of :func:`quality_table`: ``<task>_unigram_ppl``, ``<task>_ppl_vs_unigram``,
+    ``<task>_val_loss_rel_drop_last_quarter``, ``<task>_flattened`` and ``<task>_n_val_tokens``."""
+    out = {}
+    for task, row in table.iterrows():
+        out[f"{task}_unigram_ppl"] = float(row.unigram_ppl)
+        out[f"{task}_ppl_vs_unigram"] = float(row.ppl_vs_unigram)
+        out[f"{task}_val_loss_rel_drop_last_quarter"] = float(row.val_loss_rel_drop_last_quarter)
+        out[f"{task}_flattened"] = bool(row.flattened)
+        out[f"{task}_n_val_tokens"] = int(row.n_val_tokens)
+    return out
+
+
 def training_log(runs: dict) -> pd.DataFrame:
-    """The training logs of both runs (validation loss and perplexity per checkpoint), column ``model``."""
+    """The training logs of both runs (validation loss and perplexity per evaluation step), column ``model``."""
     return pd.concat([pd.DataFrame(r.log()).assign(model=t) for t, r in runs.items()])
 
 

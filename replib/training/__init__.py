@@ -9,11 +9,15 @@
   run folder;
 - :mod:`.checkpoints`: checkpoints and resume states with their sha256 beside them, verified on load
   (:class:`CheckpointError`), and the log rewritten atomically;
+- :mod:`.cache`: the content key of a run folder (configuration, data identity, code version);
+- :mod:`.quality`: how far a run trained (the unigram baseline of the validation loss, the flattening
+  criterion);
 - :mod:`.measure`: isotropy of every checkpoint and layer.
 """
 
-from .checkpoints import CheckpointError, verify_checkpoint
-from .config import config_for, log_spaced_steps
+from .cache import code_version, data_identity, run_key, run_key_parts
+from .checkpoints import CheckpointError, verify_checkpoint, verify_final
+from .config import config_for, eval_steps, log_spaced_steps
 from .data import ESM_RECIPE, mask_tokens, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 from .loop import TrainingInterrupted, TrainRun, load_checkpoint_model, run_dir, train_lm, trained_model
 from .measure import (
@@ -24,12 +28,20 @@ from .measure import (
     measure_layer,
     measure_run,
     summarize_run,
+    training_quality,
 )
+from .quality import FLATTENING, relative_drop, residue_counts, unigram_baseline, unigram_cross_entropy
 
 __all__ = [
+    "code_version",
+    "data_identity",
+    "run_key",
+    "run_key_parts",
     "CheckpointError",
     "verify_checkpoint",
+    "verify_final",
     "config_for",
+    "eval_steps",
     "log_spaced_steps",
     "ESM_RECIPE",
     "mask_tokens",
@@ -51,4 +63,10 @@ __all__ = [
     "measure_layer",
     "measure_run",
     "summarize_run",
+    "training_quality",
+    "FLATTENING",
+    "relative_drop",
+    "residue_counts",
+    "unigram_baseline",
+    "unigram_cross_entropy",
 ]

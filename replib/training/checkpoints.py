@@ -14,7 +14,7 @@ from safetensors.torch import load_file, load_model, save_file, save_model
 
 from .._io import atomic_path, atomic_write, sha256_file, write_json_atomic
 
-__all__ = ["CheckpointError", "verify_checkpoint"]
+__all__ = ["CheckpointError", "verify_checkpoint", "verify_final"]
 
 
 class CheckpointError(ValueError):
@@ -55,6 +55,31 @@ def verify_checkpoint(path: Path) -> None:
             f"{path}: sha256 {got} differs from the {expected} recorded when it was written: the checkpoint is "
             f"corrupted. Delete the run folder {path.parent.parent} to train it again"
         )
+
+
+def verify_final(folder: Path) -> None:
+    """Check every file listed in a finished run's ``final/sha256.json`` against its recorded sha256.
+
+    Raises
+    ------
+    CheckpointError
+        ``sha256.json`` is missing or unreadable, or a listed file is missing or differs; the message names
+        the file and says how to train the run again.
+    """
+    folder = Path(folder)
+    again = f"Delete the run folder {folder.parent} to train it again"
+    try:
+        sums = json.loads((folder / "sha256.json").read_text())
+    except (OSError, ValueError):
+        raise CheckpointError(f"{folder}: no readable sha256.json; the run cannot be trusted. {again}") from None
+    for name, expected in sorted(sums.items()):
+        path = folder / name
+        got = sha256_file(path) if path.is_file() else "(missing)"
+        if got != expected:
+            raise CheckpointError(
+                f"{path}: sha256 {got} differs from the {expected} recorded when the run finished: the trained "
+                f"model is corrupted. {again}"
+            )
 
 
 def _save_weights(model, path: Path) -> None:

@@ -2,16 +2,23 @@
 
 Layout of a run folder (``$REPLIB_CACHE_DIR/training/<task>-<config hash>-s<seed>/``)::
 
-    run.json                  the task, configuration and seed (written first)
+    run.json                  the task, seed and everything the folder's key is made of (written first)
     tokenizer/                the tokenizer (ESM-2 vocabulary, or the BPE trained on the training text)
     ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...,
                               each with its sha256 beside it (``step_000000.safetensors.sha256``)
-    log.jsonl                 one JSON line per checkpoint: step, lr, train loss, validation loss/perplexity
+    log.jsonl                 one JSON line per evaluation step (the checkpoints and 8 evenly spaced steps,
+                              :func:`replib.training.config.eval_steps`): step, lr, train loss,
+                              validation loss/perplexity
     resume.json + resume-<step>/       the latest resumable state: model.safetensors, optim.safetensors
                               (AdamW moments and the torch RNG state as plain tensors), each with its
                               ``.sha256``, and state.json
     final/                    Hugging Face layout: model.safetensors, config.json, tokenizer files,
-                              sha256.json (sha256 of every file), training.json
+                              sha256.json (sha256 of every file), training.json (configuration, log,
+                              the unigram baseline of the validation loss, token counts)
+
+The folder's name is content-keyed (:mod:`replib.training.cache`): configuration, data identity, code
+version of the training modules and library versions; any change trains a new folder. A finished run is
+reused only after every file of ``final/`` matches its sha256.
 
 Every file is written atomically (:mod:`replib._io`), the log included: a new row rewrites the whole log
 through a temporary file, so a kill mid-write leaves the previous log, never a torn line. Every checkpoint
@@ -25,7 +32,6 @@ restarted finishes with bit-identical weights (tested in ``tests/test_training.p
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import shutil
@@ -43,6 +49,7 @@ from ..data import load_swissprot
 from ..data.loaders import load_lm_corpus
 from ..models.tiny import ESM_VOCAB
 from ..profiles import torch_device
+from .cache import RUN_FORMAT, run_key, run_key_parts  # noqa: F401 (RUN_FORMAT re-exported)
 from .checkpoints import (  # noqa: F401 (CheckpointError and verify_checkpoint re-exported)
     CheckpointError,
     _append_log,
@@ -52,9 +59,11 @@ from .checkpoints import (  # noqa: F401 (CheckpointError and verify_checkpoint 
     _save_resume,
     _save_weights,
     verify_checkpoint,
+    verify_final,
 )
-from .config import config_for, log_spaced_steps
+from .config import config_for, eval_steps, log_spaced_steps
 from .data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
+from .quality import unigram_baseline
 
 TASKS = ("protein", "text")
 #: seconds a run waits for another process training the same run folder (paper-scale runs take hours)
@@ -79,14 +88,23 @@ class TrainRun:
         return log_spaced_steps(self.cfg["steps"])
 
     @property
+    def eval_steps(self) -> list[int]:
+        """Steps whose validation loss is logged (the checkpoints and evenly spaced steps)."""
+        return eval_steps(self.cfg["steps"])
+
+    @property
     def final_dir(self) -> Path:
         return self.dir / "final"
+
+    def training(self) -> dict:
+        """``final/training.json``: configuration, log, the unigram baseline (``unigram``) and token counts."""
+        return json.loads((self.final_dir / "training.json").read_text())
 
     def checkpoint(self, step: int) -> Path:
         return self.dir / "ckpt" / f"step_{step:06d}.safetensors"
 
     def log(self) -> list[dict]:
-        """Checkpoint log rows, one per step (a row re-written after a resume replaces the earlier one)."""
+        """Log rows, one per evaluation step (a row re-written after a resume replaces the earlier one)."""
         return _read_log(self.dir / "log.jsonl")
 
     def sha256(self) -> dict:
@@ -98,17 +116,12 @@ def _check_task(task: str) -> None:
         raise ValueError(f"task must be one of {TASKS}; got {task!r}")
 
 
-#: version of the run folder's layout, part of its name: runs written before checkpoints carried their
-#: sha256 (layout 1) are never read as verified ones, they are trained again in a folder of their own
-RUN_FORMAT = 2
-
-
 def run_dir(task: str, cfg: dict, seed: int = 0, root=None) -> Path:
-    """The run folder: ``<root or cache>/training/<task>-<sha256(config, layout)[:12]>-s<seed>``."""
+    """The run folder: ``<root or cache>/training/<task>-<key>-s<seed>``, ``key`` the content key of
+    :func:`replib.training.cache.run_key` (configuration, data identity, code version, layout)."""
     _check_task(task)
-    key = hashlib.sha256(json.dumps({"config": cfg, "format": RUN_FORMAT}, sort_keys=True).encode()).hexdigest()[:12]
     base = Path(root) if root is not None else cache_root("training")
-    return base / f"{task}-{key}-s{seed}"
+    return base / f"{task}-{run_key(task, cfg)}-s{int(seed)}"
 
 
 # ------------------------------------------------------------------------------------- model & data
@@ -292,22 +305,23 @@ def train_lm(
     Returns
     -------
     TrainRun
-        With ``final/`` complete. A run whose ``final/`` exists is returned without training.
+        With ``final/`` complete. A run whose ``final/`` exists is returned without training, once every
+        file of it matches the sha256 recorded in ``final/sha256.json``.
 
     Raises
     ------
     CheckpointError
-        The resume state on disk fails its sha256.
+        The resume state or a file of ``final/`` on disk fails its sha256.
     replib._io.CacheLockTimeout
         Another process trained the same run folder for longer than :data:`TRAIN_LOCK_TIMEOUT`.
     """
     _check_task(task)
     run = TrainRun(task, dict(cfg), int(seed), run_dir(task, cfg, seed, root))
-    if (run.final_dir / "sha256.json").exists():
-        return run
-    with cache_lock(run.dir, timeout=TRAIN_LOCK_TIMEOUT, what=f"the training run {run.dir}"):
-        if not (run.final_dir / "sha256.json").exists():  # another process may have finished it meanwhile
-            _train(run, callback, progress, device or torch_device())
+    if not (run.final_dir / "sha256.json").exists():
+        with cache_lock(run.dir, timeout=TRAIN_LOCK_TIMEOUT, what=f"the training run {run.dir}"):
+            if not (run.final_dir / "sha256.json").exists():  # another process may have finished it meanwhile
+                _train(run, callback, progress, device or torch_device())
+    verify_final(run.final_dir)
     return run
 
 
@@ -315,16 +329,17 @@ def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
     """Train ``run`` from its resume state (or from scratch) to its last step and export ``final/``."""
     cfg, task = run.cfg, run.task
     run.dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run.dir / "run.json", {"task": task, "config": cfg, "seed": run.seed})
+    write_json_atomic(run.dir / "run.json", {"task": task, "seed": run.seed, **run_key_parts(task, cfg)})
     data = prepare_data(task, cfg, run.seed, run.dir)
     model = build_model(task, cfg, data["vocab_size"], run.seed).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
     start = _load_resume(run.dir, model, opt)
-    schedule = set(run.steps)
+    schedule, evals = set(run.steps), set(run.eval_steps)
     model.train()
 
     def checkpoint(step, train_loss):
-        _save_weights(model, run.checkpoint(step))
+        if step in schedule:
+            _save_weights(model, run.checkpoint(step))
         vl = validation_loss(model, data["val_batches"])
         _append_log(
             run.dir,
@@ -339,14 +354,16 @@ def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
     bar = tqdm(range(start + 1, total + 1), initial=start, total=total, desc=f"train {task}", disable=not progress)
     for step in bar:
         loss = _update(model, opt, data["make_batch"](step), lr_at(step, cfg), device)
-        if step in schedule:
+        if step in evals:
             checkpoint(step, loss)
         if step in schedule or step % cfg["save_every"] == 0 or step == total:
             _save_resume(run.dir, model, opt, step)
         bar.set_postfix(loss=f"{loss:.3f}")
         if callback is not None:
             callback(step)
-    extra = {"token_counts": data["counts"].tolist()} if "counts" in data else {}
+    extra = {"unigram": unigram_baseline(task, data)}
+    if "counts" in data:
+        extra["token_counts"] = data["counts"].tolist()
     _export_final(run, model.cpu(), data["tokenizer"], extra)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,8 +24,9 @@ from ..metrics import (
     s_intra,
 )
 from ..metrics.lid import lid_mle
-from .data import encode_protein, protein_batch, text_batch
+from .data import protein_batch, text_batch
 from .loop import TrainRun, load_checkpoint_model, prepare_data
+from .quality import FLATTENING, relative_drop, residue_counts
 
 #: IsoScore* settings: a small sample (``n_star`` points) shrunk towards the covariance of all points
 ISOSCORE_STAR = {"n_star": 64, "zeta": 0.25}
@@ -136,12 +138,18 @@ def embedding_frequency_stats(W, counts, min_count: int = 1) -> dict:
 def _counts(run: TrainRun, data: dict) -> np.ndarray:
     if "counts" in data:
         return data["counts"]
-    ids = np.concatenate([encode_protein(s) for s in data["train"]])
-    return np.bincount(ids, minlength=data["vocab_size"])
+    return residue_counts(data["train"], data["vocab_size"])
+
+
+def _measure_key(mcfg: dict) -> str:
+    """Key of a run's measurement tables: the settings and the source of this module."""
+    source = Path(__file__).read_text(encoding="utf-8")
+    return hashlib.sha256(json.dumps({"measure": mcfg, "code": source}, sort_keys=True).encode()).hexdigest()[:10]
 
 
 def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Measure every checkpoint of a finished run; results cached beside the run (``measure-<hash>.csv``).
+    """Measure every checkpoint of a finished run; results cached beside the run (``measure-<key>-*.csv``,
+    keyed by ``mcfg`` and this module's source).
 
     Returns
     -------
@@ -150,7 +158,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     embeddings : DataFrame
         One row per step with :func:`embedding_frequency_stats`' columns, validation loss and perplexity.
     """
-    key = hashlib.sha256(json.dumps(mcfg, sort_keys=True).encode()).hexdigest()[:10]
+    key = _measure_key(mcfg)
     f_layers, f_emb = run.dir / f"measure-{key}-layers.csv", run.dir / f"measure-{key}-embedding.csv"
     if f_layers.exists() and f_emb.exists():
         return pd.read_csv(f_layers), pd.read_csv(f_emb)
@@ -230,4 +238,27 @@ def summarize_run(layers: pd.DataFrame, emb: pd.DataFrame) -> dict:
         "rare_gap_ratio": float(e.rare_frequent_gap.loc[final_step] / e.rare_frequent_gap.loc[first_step]),
         "emb_isoscore_step0": float(e.emb_isoscore.loc[first_step]),
         "emb_isoscore_final": float(e.emb_isoscore.loc[final_step]),
+    }
+
+
+def training_quality(run: TrainRun) -> dict:
+    """How far a finished run trained: its final validation perplexity beside the unigram baseline, and the
+    flattening of its validation curve (:mod:`replib.training.quality`).
+
+    Returns
+    -------
+    dict
+        ``unigram_ppl`` (the baseline's perplexity on the same validation tokens), ``ppl_vs_unigram`` (final
+        validation perplexity / unigram perplexity, i.e. ``exp`` of the loss difference),
+        ``val_loss_rel_drop_last_quarter`` (:func:`~replib.training.quality.relative_drop`), ``flattened``
+        (that drop below ``FLATTENING["max_rel_drop"]``) and ``n_val_tokens`` (validation tokens scored).
+    """
+    log, unigram = run.log(), run.training()["unigram"]
+    drop = relative_drop(log, FLATTENING["last_frac"])
+    return {
+        "unigram_ppl": float(unigram["val_ppl"]),
+        "ppl_vs_unigram": float(log[-1]["val_ppl"] / unigram["val_ppl"]),
+        "val_loss_rel_drop_last_quarter": drop,
+        "flattened": bool(drop < FLATTENING["max_rel_drop"]),
+        "n_val_tokens": int(unigram["n_tokens"]),
     }
