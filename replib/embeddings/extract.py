@@ -36,6 +36,7 @@ from .text import (  # noqa: F401
     SentenceEmbeddings,
     TokenStream,
     _special_spans,
+    embed_sentence_layers,
     embed_sentences,
     embed_token_stream,
     token_stream_ids,

@@ -13,7 +13,7 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from ..._io import progress_off
-from ...embeddings import embed_sentences
+from ...embeddings import embed_sentence_layers
 from ...metrics import partition_isotropy
 from .setup import make_transform
 from .transform import (
@@ -189,9 +189,11 @@ def zero_mean_isotropy(pool, ks, seeds):
 
 
 def layer_isotropy(model, texts, *, cache_dir=None, progress: bool = True):
-    """log10 I(W) of the token pool of ``texts`` at every hidden state (0 = embeddings), special tokens dropped."""
-    out = []
-    for layer in range(model.spec.n_layers + 1):
-        emb = embed_sentences(model, texts, layer=layer, drop_special=True, cache_dir=cache_dir, progress=progress)
-        out.append(partition_isotropy(np.concatenate(emb.tokens)).log10)
-    return out
+    """log10 I(W) of the token pool of ``texts`` at every hidden state (0 = embeddings), special tokens dropped.
+
+    One forward pass per batch gives every hidden state (:func:`replib.embeddings.embed_sentence_layers`):
+    13 hidden states of a 12-layer model cost one pass, not 13; each layer's pool is the one
+    ``embed_sentences(model, texts, layer=l)`` gives, so the values are those of a pass per layer.
+    """
+    per_layer = embed_sentence_layers(model, texts, drop_special=True, cache_dir=cache_dir, progress=progress)
+    return [partition_isotropy(np.concatenate(per_layer[layer].tokens)).log10 for layer in sorted(per_layer)]
