@@ -42,8 +42,35 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapter names, as --chapters (default: all)")
     p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
     p.add_argument("--chapters", nargs="*", help="chapter names (default: all)")
+    p.add_argument(
+        "--part",
+        metavar="NAME",
+        help="run one part of one chapter (replib.parts: a model, a data set, a shard range, or rest); the "
+        "chapter's claims are checked on the records of every part kept in the output folder, a claim of a "
+        "part that has not run is 'missing'",
+    )
+    p.add_argument(
+        "--list-parts",
+        action="store_true",
+        help="list the parts of the chapters (default: all) with their time limits, models and state in the "
+        "output folder (done, stale, failed, missing); nothing runs",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="with --list-parts: a JSON list of {chapter, part, timeout_minutes, models} (the nightly's matrix)",
+    )
+    p.add_argument(
+        "--scheduler",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the chapters' parallel steps (alignment pairs, embedding shards) on Dask: a scheduler's "
+        "address (tcp://host:8786), or without one a LocalCluster on this machine",
+    )
     p.add_argument(
         "--model",
         action="append",
@@ -184,11 +211,16 @@ def _run(args) -> int:
 
     if args.rehearsal and args.profile != "paper":
         raise ValueError("--rehearsal runs the paper profile: add --profile paper")
+    if args.json and not args.list_parts:
+        raise ValueError("--json goes with --list-parts")
     root = find_root(args.root)
     models = _model_specs(args.model, chapter_names(root), Path.cwd())
+    chapters = _chapters(args)
+    if args.list_parts:
+        return _list_parts(args, root, chapters, models)
     rep = run(
         profile=args.profile,
-        chapters=args.chapters,
+        chapters=chapters,
         check_only=args.cmd == "check",
         timeout_scale=getattr(args, "timeout_scale", 1.0),
         root=root,
@@ -196,6 +228,8 @@ def _run(args) -> int:
         rehearsal=args.rehearsal,
         seeds=args.seeds,
         force=getattr(args, "force", False),
+        part=args.part,
+        scheduler=args.scheduler,
     )
     print(format_table(rep))
     failed = rep["summary"]["failed"] > 0 or rep["summary"]["chapter_failures"] > 0
@@ -203,6 +237,27 @@ def _run(args) -> int:
         html = build(args.profile, root=root, force=args.force)
         print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0
+
+
+def _chapters(args) -> list[str] | None:
+    """The chapters named positionally and with ``--chapters`` (None: all)."""
+    if args.chapters is None and not args.chapter:
+        return None
+    return [*args.chapter, *(args.chapters or [])]
+
+
+def _list_parts(args, root: Path, chapters, models) -> int:
+    """``--list-parts``: a table with each part's state, or (``--json``) the nightly's list."""
+    from .runner import part_list
+    from .runner_parts import format_parts
+
+    out_dir = root / "build" / "runs" / ("rehearsal" if args.rehearsal else args.profile)
+    rows = part_list(args.profile, chapters, root, out_dir, models=models or None, states=not args.json)
+    if args.json:
+        print(json.dumps([{k: r[k] for k in ("chapter", "part", "timeout_minutes", "models")} for r in rows]))
+    else:
+        print(format_parts(rows))
+    return 0
 
 
 def _book(args) -> int:
@@ -249,7 +304,11 @@ def _bench(args) -> int:
 
 def _report(args) -> int:
     if args.report_cmd == "merge":
-        merged = report.merge([r for path in args.reports for r in report.load(path)])
+        try:  # the project: the claims files of chapters run in parts (checked again on their merged records)
+            root = find_root(args.root)
+        except FileNotFoundError:
+            root = None
+        merged = report.merge([r for path in args.reports for r in report.load(path)], root=root)
         doc = merged[0] if len(merged) == 1 else report.bundle(merged)
         if args.output:
             write_json_atomic(args.output, doc)

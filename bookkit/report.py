@@ -8,7 +8,8 @@ A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``):
 Command line (``python -m replib report ...``):
 
 - ``merge A.json B.json ... -o OUT.json``: one report per profile (a chapter run later replaces the
-  same chapter run earlier), written as a single report or, for several profiles, a bundle;
+  same chapter run earlier; the parts of a chapter run in parts combine), written as a single report or,
+  for several profiles, a bundle;
 - ``drift OLD.json NEW.json``: the claims whose status or value changed, with the relative change;
 - ``dashboard REPORT.json ... -o validation.md``: the validation page as Markdown.
 """
@@ -24,6 +25,10 @@ from typing import Any
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
+from .claims import CLAIMS_SUFFIX, load_claims
+from .part_records import merge_chapter_entries
+from .run_report import bind_to_paper_models
+from .seeds import check_chapter_seeds
 from .status import STATUS_BADGE, STATUSES, closing_line, format_value
 from .status import summarize as _summarize
 
@@ -55,11 +60,28 @@ def summarize(report: dict) -> dict:
     return _summarize(report["claims"], report["chapters"])
 
 
-def merge(reports: Iterable[dict]) -> list[dict]:
+def _merge_parts(chapter: str, profile: str, entries: list[tuple[dict, dict]], root) -> tuple[dict, list[dict]]:
+    """One chapter run in parts (:mod:`bookkit.part_records`) from several reports: every part's newest done
+    state, the claims checked again on the records of the done parts (the claims file under ``root``)."""
+    if root is None:
+        raise ValueError(f"merging the parts of {chapter} checks its claims again: run from the project or give --root")
+    claims = load_claims(Path(root) / "notebooks" / f"{chapter}{CLAIMS_SUFFIX}")
+    entry, results = merge_chapter_entries(
+        entries, claims, lambda cl, records: check_chapter_seeds(cl, profile, {None: records}, {None: None})
+    )
+    if entry.get("models_override"):  # a run on substituted models: values bound to the paper's stay unverified
+        results = bind_to_paper_models(results, entry["models_override"], bool(entries[-1][1].get("rehearsal")))
+    return entry, results
+
+
+def merge(reports: Iterable[dict], root=None) -> list[dict]:
     """Merge reports: one per profile, in PROFILES order; for each chapter the latest run wins.
 
     Runs of single chapters (``--chapters X``) on different nights or machines combine into one report
-    per profile; a chapter present in several reports is taken from the one that started last.
+    per profile; a chapter present in several reports is taken from the one that started last. A chapter
+    whose latest entry is a part (``--part``) is merged from every report of its parts instead: each part's
+    newest done run, the claims checked again on their records (the claims file under ``root``, the
+    project), a claim of a part that has not run ``missing``.
     """
     by_profile: dict[str, list[dict]] = {}
     for rep in reports:
@@ -91,6 +113,12 @@ def merge(reports: Iterable[dict]) -> list[dict]:
             ],
         }
         for name, (ch, rep) in chapters.items():
+            if "parts" in ch:
+                entries = [(c, r) for r in reps for c in r["chapters"] if c["chapter"] == name and "parts" in c]
+                entry, results = _merge_parts(name, profile, entries, root)
+                merged["chapters"].append({**entry, "started": rep.get("started")})
+                merged["claims"].extend(results)
+                continue
             merged["chapters"].append({**ch, "started": rep.get("started")})
             merged["claims"].extend(c for c in rep["claims"] if c["chapter"] == name)
         merged["summary"] = summarize(merged)

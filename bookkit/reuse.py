@@ -9,7 +9,9 @@ An execution's *fingerprint* is a sha256 over everything that can change what a 
 - the data and model identities: the data registry (sha256 of every file) and the model registry are
   part of that code (``replib/data/mirror_files.tsv``, ``replib/data/sources.py``,
   ``replib/models/registry.py``), and a file is always verified against its sha256 when read;
-- every injected parameter (profile, seed, models);
+- every injected parameter (profile, seed, part, models), a model the reader names by its content
+  (:func:`replib.models.content_identity`: the hashes of a folder's files, a Hub revision, never a path), so
+  that re-pointing ``--model ./x`` at new weights re-executes and the same files elsewhere reuse;
 - the Python version and the versions of the packages that compute (numpy, scipy, scikit-learn, torch,
   transformers, IsoScore, …) and of the packaged models.
 
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import replib
 from replib._io import write_json_atomic
+from replib.models import content_identity
 
 #: packages whose version can change a chapter's numbers (and the packaged models)
 PACKAGES = (
@@ -93,14 +96,28 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def fingerprint(root, chapter: str, parameters: dict) -> dict:
-    """``{"fingerprint": sha256, "parts": {...}}`` of one execution of ``chapter`` with ``parameters``."""
+def code_hash(root) -> str:
+    """The sha256 of the ``replib`` code a chapter run from ``root`` imports (:func:`code_files`)."""
+    return _hash_files(replib_dir(Path(root)).parent, code_files(Path(root)))
+
+
+def _by_content(parameters: dict) -> dict:
+    """``parameters`` with the ``models`` specs replaced by their content identities (no paths)."""
+    out = dict(parameters)
+    if out.get("models"):
+        out["models"] = [content_identity(spec) for spec in out["models"]]
+    return out
+
+
+def fingerprint(root, chapter: str, parameters: dict, code: str | None = None) -> dict:
+    """``{"fingerprint": sha256, "parts": {...}}`` of one execution of ``chapter`` with ``parameters``;
+    ``code`` is :func:`code_hash` when the caller has it already (several parts of one chapter)."""
     root = Path(root)
     source = root / "notebooks" / f"{chapter}.md"
     parts = {
         "chapter_source": hashlib.sha256(source.read_bytes()).hexdigest(),
-        "replib_code": _hash_files(replib_dir(root).parent, code_files(root)),
-        "parameters": json.loads(json.dumps(parameters, sort_keys=True, default=str)),
+        "replib_code": code if code is not None else code_hash(root),
+        "parameters": json.loads(json.dumps(_by_content(parameters), sort_keys=True, default=str)),
         "python": platform.python_version(),
         "packages": package_versions(),
     }

@@ -1,5 +1,6 @@
 """The runner's report on disk (``<out>/report.json``): reading the last one, merging a partial run into it,
-keeping it as it is when nothing changed, and the plain-text table the command line prints."""
+keeping it as it is when nothing changed, the plain-text table the command line prints, and the claims of a
+run on substituted models (:func:`bind_to_paper_models`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,34 @@ from replib._io import write_json_atomic
 
 from .status import closing_line, summarize
 
-__all__ = ["format_table", "previous_report", "write_report"]
+__all__ = ["bind_to_paper_models", "format_table", "previous_report", "write_report"]
 
 #: report fields that change with every run (when it ran), not with what it found
 _VOLATILE = ("started", "finished", "merged_from")
+
+
+def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool) -> list[dict]:
+    """Claims of a run on substituted models: a value compared with a paper's number (a tolerance check)
+    belongs to the paper's models, so it becomes ``unverified`` (never "reproduced"); a per-model key that
+    the substituted run did not record is ``unverified`` too. Property claims keep their status."""
+    what = "paper-scale rehearsal" if rehearsal else "run"
+    out = []
+    for r in results:
+        r = dict(r)
+        if r["check"].startswith("tolerance") and r["status"] != "unverified":
+            r["detail"] = (
+                f"{what} on {', '.join(models)}: value bound to the paper's models, not compared "
+                f"(would be: {r['status']}: {r['detail']})"
+            )
+            r["status"] = "unverified"
+        elif r["status"] == "failed" and r["detail"].startswith("value not recorded"):
+            r["detail"] = f"{what} on {', '.join(models)}: {r['detail']} (a key of a model that did not run)"
+            r["status"] = "unverified"
+        r["models"] = list(models)
+        if rehearsal:
+            r["rehearsal"] = True
+        out.append(r)
+    return out
 
 
 def previous_report(out_dir: Path) -> dict:

@@ -28,8 +28,10 @@ from .environment import environment_info
 from .errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
 from .notebooks import write_runnable
+from .parts import part_states
 from .project import CHAPTER_SUFFIX, find_root, toc_chapters
-from .run_report import format_table, previous_report, write_report
+from .run_report import bind_to_paper_models, format_table, previous_report, write_report
+from .runner_parts import check_part_option, list_parts, run_part
 from .seeds import check_chapter_seeds
 from .status import summarize
 
@@ -41,6 +43,7 @@ __all__ = [
     "format_table",
     "notebook_name",
     "parse_model_options",
+    "part_list",
     "run",
     "run_lock",
 ]
@@ -128,30 +131,6 @@ def parse_model_options(values, chapters) -> dict[str, list[str]]:
     return out
 
 
-def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool) -> list[dict]:
-    """Claims of a run on substituted models: a value compared with a paper's number (a tolerance check)
-    belongs to the paper's models, so it becomes ``unverified`` (never "reproduced"); a per-model key that
-    the substituted run did not record is ``unverified`` too. Property claims keep their status."""
-    what = "paper-scale rehearsal" if rehearsal else "run"
-    out = []
-    for r in results:
-        r = dict(r)
-        if r["check"].startswith("tolerance") and r["status"] != "unverified":
-            r["detail"] = (
-                f"{what} on {', '.join(models)}: value bound to the paper's models, not compared "
-                f"(would be: {r['status']}: {r['detail']})"
-            )
-            r["status"] = "unverified"
-        elif r["status"] == "failed" and r["detail"].startswith("value not recorded"):
-            r["detail"] = f"{what} on {', '.join(models)}: {r['detail']} (a key of a model that did not run)"
-            r["status"] = "unverified"
-        r["models"] = list(models)
-        if rehearsal:
-            r["rehearsal"] = True
-        out.append(r)
-    return out
-
-
 def notebook_name(chapter: str, seed: int | None, first: bool) -> str:
     """The executed notebook of one chapter and seed: ``<chapter>.ipynb`` for the first (or only) seed, the one
     the book shows; ``<chapter>.seed-<n>.ipynb`` for the others."""
@@ -174,6 +153,9 @@ class _Plan:
     force: bool
     ref: str | None = None  # the commit the runnable notebooks' Colab bootstrap checks out
     previous: dict = field(default_factory=dict)  # (chapter, seed) -> seconds of the run that executed it
+    part: str | None = None  # run this part of the chapter (bookkit.runner_parts)
+    scheduler: str | None = None  # the Dask scheduler the chapters' parallel steps go to ("local": a LocalCluster)
+    code: str | None = None  # the replib code's hash, computed once (bookkit.reuse.code_hash)
 
     def models_for(self, chapter: str) -> list[str] | None:
         if not self.models:
@@ -202,20 +184,41 @@ def _previous_seconds(out_dir: Path) -> dict:
     return previous
 
 
-def _execute(plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: str) -> _SeedRun:
-    """Execute one chapter for one seed, or reuse the kept execution when its inputs are unchanged
-    (:mod:`bookkit.reuse`; never with ``force``)."""
-    limit = int(ch.timeout_for(plan.profile) * plan.timeout_scale)
-    plan.progress(f"[{tag}] running profile={plan.profile} (limit {limit} s) ...")
-    src = plan.out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
-    write_runnable(plan.root, ch.chapter, src, ref=plan.ref)
+def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = None) -> dict:
+    """The parameters injected into one execution (besides the profile): models, seed, part."""
     params = {}
-    chosen = plan.models_for(ch.chapter)
+    chosen = plan.models_for(chapter)
     if chosen:
         params["models"] = chosen
     if seed is not None:
         params["seed"] = seed
-    fp = reuse.fingerprint(plan.root, ch.chapter, {"profile": plan.profile, **params})
+    if part is not None:
+        params["part"] = part
+    if plan.scheduler is not None:
+        params["scheduler"] = plan.scheduler
+    return params
+
+
+def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
+    """The fingerprint of one execution (:mod:`bookkit.reuse`); the code is hashed once per run. Where the
+    work runs (``scheduler``) does not change what it computes."""
+    if plan.code is None:
+        plan.code = reuse.code_hash(plan.root)
+    what = {k: v for k, v in params.items() if k != "scheduler"}
+    return reuse.fingerprint(plan.root, chapter, {"profile": plan.profile, **what}, code=plan.code)
+
+
+def _execute(
+    plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: str, part: str | None = None, limit=None
+) -> _SeedRun:
+    """Execute one chapter (or one part of it) for one seed, or reuse the kept execution when its inputs are
+    unchanged (:mod:`bookkit.reuse`; never with ``force``)."""
+    limit = int((limit or ch.timeout_for(plan.profile)) * plan.timeout_scale)
+    plan.progress(f"[{tag}] running profile={plan.profile} (limit {limit} s) ...")
+    src = plan.out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
+    write_runnable(plan.root, ch.chapter, src, ref=plan.ref)
+    params = _parameters(plan, ch.chapter, seed, part)
+    fp = _fingerprint(plan, ch.chapter, params)
     kept = None if plan.force else reuse.reusable(dst, fp, completed)
     if kept is not None:
         seconds = float(kept.get("seconds") or 0.0)
@@ -227,7 +230,7 @@ def _execute(plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: s
         dst,
         plan.profile,
         timeout=limit,
-        models_log=plan.out_dir / "models" / f"{ch.chapter}.jsonl",
+        models_log=plan.out_dir / "models" / f"{dst.stem if part else ch.chapter}.jsonl",
         root=plan.root,
         cwd=plan.root / "notebooks",
         extra_parameters=params or None,
@@ -236,6 +239,11 @@ def _execute(plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: s
     if status == "ok" and dst.exists() and completed(dst):
         reuse.write_manifest(dst, fp, seconds)
     return _SeedRun(status, error, seconds, dst)
+
+
+def _part_fingerprint(plan: _Plan, chapter: str, part: str, seed: int | None) -> dict:
+    """The fingerprint one part's execution has now (its state: done or stale)."""
+    return _fingerprint(plan, chapter, _parameters(plan, chapter, seed, part))
 
 
 def _read_executed(run: _SeedRun) -> _SeedRun:
@@ -317,6 +325,10 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     if ch.error:
         plan.progress(f"[{ch.chapter}] not run: {ch.error}")
         return _not_run(ch), []
+    if plan.part is not None:  # one part, then the chapter from every part kept in the output folder
+        chosen = plan.models_for(ch.chapter)
+        entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
+        return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
     runs = {seed: _run_seed(plan, ch, seed, i == 0) for i, seed in enumerate(plan.seeds)}
     results = check_chapter_seeds(
         ch,
@@ -330,6 +342,28 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     return _chapter_entry(plan, ch, runs), results
 
 
+def part_list(
+    profile: str,
+    chapters: list[str] | None = None,
+    root: Path | None = None,
+    out_dir: Path | None = None,
+    models: dict | None = None,
+    seed: int | None = None,
+    states: bool = True,
+) -> list[dict]:
+    """Every part of the chapters (default: all) in ``profile``: ``{"chapter", "part", "timeout_minutes",
+    "models"}`` (:func:`bookkit.parts.part_row`), with ``states`` also each part's ``status`` in the output
+    folder (default ``build/runs/<profile>``): done, stale, failed or missing (:mod:`bookkit.parts`)."""
+    root = Path(root or find_root())
+    out_dir = Path(out_dir or root / "build" / "runs" / profile)
+    plan = _Plan(profile, root, out_dir, True, 1.0, models, False, print, [seed], False)
+
+    def states_of(chapter, parts):
+        return part_states(out_dir, chapter, parts, lambda p: _part_fingerprint(plan, chapter, p.name, seed))
+
+    return list_parts(discover_chapters(root, only=chapters), profile, states_of if states else None)
+
+
 def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] | None:
     if rehearsal and not models:
         raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
@@ -341,7 +375,9 @@ def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] |
     return seeds
 
 
-def _new_report(profile: str, root: Path, models: dict | None, rehearsal: bool, seeds: list | None) -> dict:
+def _new_report(
+    profile: str, root: Path, models: dict | None, rehearsal: bool, seeds: list | None, part: str | None = None
+) -> dict:
     """The head of a run's report: profile, start, environment, the run's options; no chapter yet."""
     report = {
         "profile": profile,
@@ -356,6 +392,8 @@ def _new_report(profile: str, root: Path, models: dict | None, rehearsal: bool, 
         report["rehearsal"] = True
     if seeds:
         report["seeds"] = seeds
+    if part is not None:
+        report["part"] = part
     return report
 
 
@@ -371,6 +409,8 @@ def run(
     rehearsal: bool = False,
     seeds: list[int] | None = None,
     force: bool = False,
+    part: str | None = None,
+    scheduler: str | None = None,
 ) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
@@ -394,16 +434,22 @@ def run(
     force : execute every chapter even when its inputs are unchanged (by default an execution with the same
         fingerprint as the kept notebook's is reused: :mod:`bookkit.reuse`); the claims are always
         re-checked
+    part : run only this part of the one chapter in ``chapters`` (:mod:`replib.parts`); its entry in the
+        report then gathers every part kept in ``out_dir`` (:mod:`bookkit.runner_parts`)
+    scheduler : a Dask scheduler address for the chapters' parallel steps (``"local"``: a LocalCluster),
+        passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
     """
     seeds = _check_arguments(rehearsal, models, seeds)
-    root = Path(root or find_root())
+    root = Path(root or find_root()).resolve()  # the chapters run in root/notebooks: never a relative path
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
     if check_only and seeds is None:
         seeds = previous_report(out_dir).get("seeds")
-    report = _new_report(profile, root, models, rehearsal, seeds)
+    report = _new_report(profile, root, models, rehearsal, seeds, part)
     found = discover_chapters(root, only=chapters)
     if not found:
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
+    if part is not None:
+        check_part_option(found, part, profile, seeds)
     plan = _Plan(
         profile=profile,
         root=root,
@@ -416,6 +462,8 @@ def run(
         seeds=list(seeds or [None]),
         force=force,
         ref=report["environment"].get("git_commit"),
+        part=part,
+        scheduler=scheduler,
     )
     with run_lock(out_dir):
         plan.previous = _previous_seconds(out_dir) if check_only else {}

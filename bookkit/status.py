@@ -15,7 +15,8 @@ __all__ = [
 ]
 
 #: every status, in the order reports show them
-STATUSES = ("reproduced", "consistent", "sanity", "deviates", "inconclusive", "failed", "unverified")
+#: (``missing``: the claim's value comes from a part of the chapter that has not run yet, bookkit.parts)
+STATUSES = ("reproduced", "consistent", "sanity", "deviates", "inconclusive", "failed", "unverified", "missing")
 STATUS_BADGE = {
     "reproduced": "✅ reproduced",
     "consistent": "✅ consistent",
@@ -24,6 +25,7 @@ STATUS_BADGE = {
     "inconclusive": "❔ inconclusive",
     "failed": "❌ failed",
     "unverified": "⏸ unverified",
+    "missing": "🧩 missing part",
 }
 #: statuses that do not fail a run (a deviation is a documented failure of the paper's claim, not a pass:
 #: it is counted and shown apart)

@@ -46,6 +46,7 @@ __all__ = [
     "CACHE_ENV",
     "run_sharded",
     "shard_cache_key",
+    "shard_span",
     "ShardWarning",
 ]
 
@@ -298,6 +299,7 @@ def run_sharded(
     unit: str = "item",
     map_shards: Callable[[list], Iterable[dict]] | None = None,
     on_shard_written: Callable[[int], None] | None = None,
+    shards: tuple[int, int] | None = None,
 ) -> list[dict]:
     """Compute ``compute(start, stop) -> dict of arrays`` per shard, cached, verified and resumable.
 
@@ -325,11 +327,14 @@ def run_sharded(
         ``joblib.Parallel(return_as="generator")``); default: ``compute`` on each span in turn.
     on_shard_written : callable, optional
         Called with the shard index after a shard file is stored (tests simulate a kill with it).
+    shards : (k, n), optional
+        Only the k-th of n equal ranges of the shards (:func:`shard_span`): one part of a job run in parts
+        (:mod:`replib.parts`), each part's shards cached for the run that assembles them all.
 
     Returns
     -------
     list of dict
-        One dict of arrays per shard, in order.
+        One dict of arrays per shard (of the range, with ``shards``), in order.
     """
     if shard_size < 1:
         raise ValueError("shard_size must be >= 1")
@@ -337,18 +342,20 @@ def run_sharded(
         raise ValueError("n_items must be >= 0")
     n_shards = -(-n_items // shard_size)
     spans = [(i * shard_size, min(n_items, (i + 1) * shard_size)) for i in range(n_shards)]
+    chosen = shard_span(shards, n_shards)
     out: list = [None] * n_shards
     folder, key = None, None
     if cache_dir is not None:
         key = shard_cache_key(info, n_items, shard_size)
         manifest = {"key": key, "format": SHARD_FORMAT, "info": info, "n_items": n_items, "shard_size": shard_size}
         folder = _open_folder(cache_dir, key, dict(manifest, n_shards=n_shards))
-        for i in range(n_shards):
+        for i in chosen:
             out[i] = _read_shard(folder / f"shard-{i:05d}.npz", key, i, spans[i])
-    todo = [i for i in range(n_shards) if out[i] is None]
+    todo = [i for i in chosen if out[i] is None]
+    total = sum(spans[i][1] - spans[i][0] for i in chosen)
     bar = tqdm(
-        total=n_items,
-        initial=n_items - sum(spans[i][1] - spans[i][0] for i in todo),
+        total=total,
+        initial=total - sum(spans[i][1] - spans[i][0] for i in todo),
         desc=desc,
         unit=unit,
         disable=progress_off(progress),
@@ -363,7 +370,20 @@ def run_sharded(
         out[i] = res
         bar.update(spans[i][1] - spans[i][0])
     bar.close()
-    return out
+    return [out[i] for i in chosen]
+
+
+def shard_span(shards: tuple[int, int] | None, n_shards: int) -> range:
+    """The shard indices of part ``(k, n)`` of a job of ``n_shards`` shards: the k-th of n equal ranges (the
+    first ones one longer when they do not divide evenly); every shard when ``shards`` is None."""
+    if shards is None:
+        return range(n_shards)
+    k, n = shards
+    if not (0 <= k < n):
+        raise ValueError(f"shards must be (k, n) with 0 <= k < n; got {shards}")
+    base, extra = divmod(n_shards, n)
+    start = k * base + min(k, extra)
+    return range(start, start + base + (1 if k < extra else 0))
 
 
 PROGRESS_OFF_ENV = "TQDM_DISABLE"

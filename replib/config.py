@@ -12,11 +12,15 @@ package (``replib.methods.<package>.config``, listed in :data:`CHAPTERS`). Such 
   by code from the validated table; ``default`` is the profile's model list, ``given`` whether the reader
   chose the models.
 
+* ``STEPS`` and ``parts(profile, params) -> list of Part``: the chapter's steps and its parts for one
+  profile and its parameters (:mod:`replib.parts`), read with :func:`chapter_parts`.
+
 A chapter's set-up cell is then one call::
 
-    cfg = chapter_config("protein_isotropy", profile, models=models, seed=seed)
+    cfg = chapter_config("protein_isotropy", profile, models=models, seed=seed, part=part)
     cfg.profile, cfg.seed, cfg.models     # the resolved profile, the seed, the models as ModelRefs
     cfg.n_global, cfg["n_global"]         # a parameter, by attribute or by item
+    cfg.part, cfg.runs("embed")           # the part (None: the whole chapter); does it run this step?
 
 The parameters are read-only (:class:`Params`: lists become tuples, dicts read-only mappings) and can be
 pickled, so a configuration travels to worker processes as it is.
@@ -33,10 +37,20 @@ from types import ModuleType
 from typing import Any
 
 from .models import ModelRef, model_refs
+from .parts import Part, check_parts
 from .profiles import PROFILES, resolve_profile
 from .schema import validate
 
-__all__ = ["CHAPTERS", "ChapterConfig", "Params", "chapter_config", "chapter_table", "profile_params"]
+__all__ = [
+    "CHAPTERS",
+    "ChapterConfig",
+    "Params",
+    "chapter_config",
+    "chapter_parts",
+    "chapter_table",
+    "find_part",
+    "profile_params",
+]
 
 #: chapter -> the module holding its table (``TABLE``, ``SCHEMA`` and optionally ``derive``)
 CHAPTERS = {
@@ -126,6 +140,9 @@ class ChapterConfig:
         (``str(ref)`` is the normalised spec, ``ref.slug`` its name in record keys).
     params : Params
         Everything else, read-only; ``cfg.name`` and ``cfg["name"]`` read one parameter.
+    part : Part or None
+        The part of the chapter this configuration runs (:mod:`replib.parts`); None: the whole chapter.
+        Its models and parameter subsets are already applied to ``models`` and ``params``.
     """
 
     chapter: str
@@ -133,9 +150,10 @@ class ChapterConfig:
     seed: int
     models: tuple[ModelRef, ...]
     params: Params
+    part: Part | None = None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name == "params":
+        if name.startswith("_") or name in ("params", "part"):
             raise AttributeError(name)
         try:
             return self.params[name]
@@ -166,7 +184,21 @@ class ChapterConfig:
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             raise KeyError(f"{self.chapter} config ({self.profile}) has no parameters {unknown}")
-        return ChapterConfig(self.chapter, self.profile, self.seed, self.models, Params({**self.params, **params}))
+        params = Params({**self.params, **params})
+        return ChapterConfig(self.chapter, self.profile, self.seed, self.models, params, self.part)
+
+    def runs(self, step: str) -> bool:
+        """True when this configuration runs the chapter's step ``step`` (always for the whole chapter)."""
+        return self.part is None or self.part.runs(step)
+
+    def selected(self, name: str, values) -> list:
+        """``values`` narrowed to the part's selection ``name`` (all of them for the whole chapter)."""
+        return list(values) if self.part is None else self.part.selected(name, values)
+
+    @property
+    def shards(self) -> tuple[int, int] | None:
+        """The part's share ``(k, n)`` of the chapter's sharded job, or None (every shard)."""
+        return None if self.part is None else self.part.shards
 
 
 def chapter_table(chapter: str) -> ModuleType:
@@ -195,7 +227,51 @@ def profile_params(chapter: str, profile: str) -> dict:
     return params
 
 
-def chapter_config(chapter: str, profile: str | None = None, *, models=None, seed: int = 0) -> ChapterConfig:
+def chapter_parts(chapter: str, profile: str) -> tuple[Part, ...]:
+    """The parts of a chapter in one profile, in order (the last is ``rest``): the ``parts(profile, params)``
+    of its config module on the profile's validated parameters, checked by :func:`replib.parts.check_parts`."""
+    table = chapter_table(chapter)
+    return check_parts(chapter, table.parts(profile, profile_params(chapter, profile)), table.STEPS)
+
+
+def find_part(chapter: str, profile: str, name: str) -> Part:
+    """One part of a chapter by name; a ValueError lists the chapter's parts."""
+    parts = {p.name: p for p in chapter_parts(chapter, profile)}
+    if name not in parts:
+        raise ValueError(f"{chapter} has no part {name!r} in profile {profile!r}; parts: {', '.join(parts)}")
+    return parts[name]
+
+
+def _part_models(part: Part, refs: tuple, default: list, given: bool) -> tuple:
+    """The models a part runs: the profile's models it names; with the reader's models (``given``), those in
+    the same positions when the reader gave as many as the profile has (a stand-in for each), else all."""
+    if part.models is None:
+        return refs
+    if given and len(refs) != len(default):
+        return refs
+    positions = [i for i, spec in enumerate(default) if spec in part.models]
+    return tuple(refs[i] for i in positions)
+
+
+def _part_params(part: Part, params: dict, chapter: str) -> dict:
+    """``params`` with the part's parameter subsets applied (each must be a subset of the profile's list)."""
+    out = dict(params)
+    for name, values in part.select:
+        if name not in out:
+            continue  # a named selection the chapter reads with cfg.selected
+        unknown = [v for v in values if v not in out[name]]
+        if unknown:
+            raise ValueError(f"{chapter} part {part.name}: {name} {unknown} not in the profile's {list(out[name])}")
+        if isinstance(out[name], dict):  # a mapping (the manifolds chapter's corpora): keep the chosen keys
+            out[name] = {k: v for k, v in out[name].items() if k in values}
+        else:
+            out[name] = [v for v in out[name] if v in values]
+    return out
+
+
+def chapter_config(
+    chapter: str, profile: str | None = None, *, models=None, seed: int = 0, part: str | None = None
+) -> ChapterConfig:
     """Build a chapter's :class:`ChapterConfig` from its table.
 
     Parameters
@@ -208,6 +284,9 @@ def chapter_config(chapter: str, profile: str | None = None, *, models=None, see
         The chapter's papermill ``models`` parameter: None for the profile's models, else one spec or a
         list of specs (registry key, folder, Hugging Face id), parsed by :func:`replib.models.model_refs`.
     seed : int
+    part : str or None
+        The name of one of the chapter's parts (:func:`chapter_parts`): its models and parameter subsets are
+        applied; None (default) runs the whole chapter.
 
     Returns
     -------
@@ -227,7 +306,10 @@ def chapter_config(chapter: str, profile: str | None = None, *, models=None, see
     default = params.pop("models")
     refs = model_refs(models, default)
     given = not (models is None or (isinstance(models, (list, tuple)) and not models))
+    chosen = find_part(chapter, profile, part) if part is not None else None
+    if chosen is not None:
+        refs, params = _part_models(chosen, refs, default, given), _part_params(chosen, params, chapter)
     derive = getattr(chapter_table(chapter), "derive", None)
     if derive is not None:
         params = derive(params, refs, default=default, given=given)
-    return ChapterConfig(chapter, profile, int(seed), refs, Params(params))
+    return ChapterConfig(chapter, profile, int(seed), refs, Params(params), chosen)

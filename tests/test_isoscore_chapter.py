@@ -60,11 +60,14 @@ def _fake_layers(models):
     return iso.ContextualLayers(pd.DataFrame(rows), streams)
 
 
-def test_paper_layer_keys_only_for_the_four_models_of_the_paper_profile():
+def test_paper_layer_keys_only_for_the_paper_models_that_ran_in_the_paper_profile():
     paper = chapter_config("isoscore", "paper")
     four = _fake_layers(paper.model_specs)
     rec = iso.paper_layer_records(four, paper)
     assert set(rec) == {f"paper_{s}_layer{i}" for s in ("bert", "distilbert", "gpt", "gpt2") for i in (0, 1)}
     assert rec["paper_gpt_layer1"] == 0.1
-    assert iso.paper_layer_records(_fake_layers(paper.model_specs[:3]), paper) == {}  # one of the four missing
+    # a part that runs some of the four (replib.parts) records theirs, the same values as the whole run
+    three = iso.paper_layer_records(_fake_layers(paper.model_specs[:3]), paper)
+    assert set(three) == {k for k in rec if not k.startswith("paper_gpt2_")} and three["paper_gpt_layer1"] == 0.1
+    assert iso.paper_layer_records(_fake_layers(["all-MiniLM-L6-v2"]), paper) == {}  # not one of the paper's
     assert iso.paper_layer_records(four, chapter_config("isoscore", "offline")) == {}  # not the paper profile

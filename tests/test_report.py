@@ -225,23 +225,7 @@ def _invocations() -> list[tuple[str, str]]:
     return out
 
 
-#: options the workflows call that the command line does not have yet (the paper profile in parts, issue 26)
-NOT_YET = ("--list-parts", "--part")
-
-
-@pytest.mark.parametrize(
-    "where,line",
-    [
-        pytest.param(
-            w,
-            line,
-            marks=pytest.mark.xfail(strict=True, reason="issue 26: the paper profile's parts are not in the CLI"),
-        )
-        if any(o in line.split() for o in NOT_YET)
-        else (w, line)
-        for w, line in _invocations()
-    ],
-)
+@pytest.mark.parametrize("where,line", _invocations())
 def test_every_command_ci_calls_exists(where, line):
     """The command line accepts every command the workflows and scripts call (parsed, not run)."""
     args = cli.build_parser().parse_args(shlex.split(line))

@@ -4,12 +4,14 @@ ProteinBERT recipes). See :mod:`replib.embeddings.extract`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from .._io import hash_inputs, run_sharded
+from .._io import hash_inputs, run_sharded, shard_span
+from ..distributed import dask_map
 from ..models.proteinbert import tokenize
 from ..models.registry import PROTEIN_RECIPES
 from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, model_identity
@@ -88,6 +90,9 @@ def embed_proteins(
     shard_size: int = 256,
     amp: bool = True,
     progress: bool = True,
+    shards: tuple[int, int] | None = None,
+    client=None,
+    loader: Callable[[], object] | None = None,
 ) -> ProteinEmbeddings:
     """Per-residue and mean-pooled protein embeddings with the model's own recipe.
 
@@ -117,6 +122,13 @@ def embed_proteins(
         Shard cache folder (resumable).
     return_residues : bool
         Also return per-residue matrices.
+    shards : (k, n), optional
+        Only the k-th of n equal ranges of the shards (one part of a chapter, :mod:`replib.parts`): computed,
+        cached, and returned for their sequences only.
+    client, loader : optional
+        A ``distributed.Client`` (:func:`replib.distributed.dask_client`) and a picklable function that loads
+        ``model`` again on a worker (once per worker): the shards are computed on the cluster and cached here,
+        the same arrays as the serial path.
 
     Returns
     -------
@@ -145,14 +157,40 @@ def embed_proteins(
     )
 
     def compute(a, b):
-        if recipe == "proteinbert":
-            return _proteinbert_shard(model, kept[a:b], batch_tokens, return_residues)
-        return _hf_protein_shard(model, kept[a:b], layers, batch_tokens, return_residues, amp)
+        return _protein_shard(model, kept[a:b], layers, batch_tokens, return_residues, amp)
 
-    shards = run_sharded(
-        len(kept), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}", progress=progress
-    )
-    return _assemble_proteins(shards, keep, trunc, return_residues)
+    remote = None
+    if client is not None:
+        if loader is None:
+            raise ValueError("embedding on a Dask cluster needs loader= (how a worker loads the model)")
+        rest = (batch_tokens, return_residues, amp)
+        remote = dask_map(client, _protein_shard_on_worker, lambda a, b: (loader, kept[a:b], layers, *rest))
+    out = run_sharded(
+        len(kept), shard_size, compute, info=info, cache_dir=cache_dir, desc=f"embed {model.name}",
+        progress=progress, map_shards=remote, shards=shards,
+    )  # fmt: skip
+    span = shard_span(shards, -(-len(kept) // shard_size))
+    rows = slice(span.start * shard_size, min(len(kept), span.stop * shard_size))
+    return _assemble_proteins(out, keep[rows], trunc[rows], return_residues)
+
+
+def _protein_shard(lm, seqs, layers, batch_tokens, return_residues, amp) -> dict:
+    """One shard's arrays with the model's recipe."""
+    if lm.spec.recipe == "proteinbert":
+        return _proteinbert_shard(lm, seqs, batch_tokens, return_residues)
+    return _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, amp)
+
+
+#: models loaded on a Dask worker, by their loader (each worker loads a model once)
+_WORKER_MODELS: dict = {}
+
+
+def _protein_shard_on_worker(loader, seqs, layers, batch_tokens, return_residues, amp) -> dict:
+    """:func:`_protein_shard` on a Dask worker, with the model ``loader()`` gives (loaded once per worker)."""
+    key = repr(loader)
+    if key not in _WORKER_MODELS:
+        _WORKER_MODELS[key] = loader()
+    return _protein_shard(_WORKER_MODELS[key], seqs, layers, batch_tokens, return_residues, amp)
 
 
 def _check_protein_args(model, pooling: str, too_long: str, max_length: int) -> None:

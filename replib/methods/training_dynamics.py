@@ -5,6 +5,8 @@ the protein chapter read the same table); this module adapts that table to :func
 (``TABLE``, ``SCHEMA``: the ``protein`` and ``text`` runs and the ``measure`` settings, no models of the
 reader's) and holds the chapter's steps: train (or read) both runs, measure every checkpoint and layer, and
 the numbers the chapter records :cite:`lin2023esm2,gao2019representation,timkey2021rogue`.
+
+Parts (:mod:`replib.parts`): ``protein`` and ``text`` (one run each: trained or read, measured) and ``rest``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 
 from ..metrics import avg_pairwise_cosine, cosine_contributions
 from ..models import load_trained
+from ..parts import Budget, Part, rest_part
 from ..profiles import PROFILES
 from ..training import (
     config_for,
@@ -71,13 +74,37 @@ SCHEMA = {
 }
 #: the training table of :mod:`replib.training.config`, one row per profile, with no models to choose
 TABLE = {profile: {"models": [], **config_for(profile)} for profile in PROFILES}
+#: the chapter's steps (cells marked ``# step: NAME``)
+STEPS = ("views",)
+
+
+def parts(profile: str, params: dict) -> list:
+    """``protein`` and ``text`` (one run each, selected with ``cfg.selected("tasks", TASKS)``) and ``rest``.
+    Declared budgets (paper profile): each run trains from scratch, checkpointed (a killed part resumes)."""
+    data = {"protein": ("swissprot",), "text": (params["text"]["corpus"],)}
+    runs = [
+        Part(
+            name=task,
+            chapter="training_dynamics",
+            fraction=0.45,
+            budget=Budget(t4_hours=2.75, peak_rss_gb=10.0, cache_gb=4.0),
+            models=(),
+            data=data[task],
+            select=(("tasks", (task,)),),
+            records=(f"{task}_*",),
+            description=f"the {task} LM: trained (or read from the training cache) and measured",
+        )
+        for task in TASKS
+    ]
+    return [*runs, rest_part("training_dynamics", runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]
 
 
 # ------------------------------------------------------------------------------------------ training
 def train_runs(cfg) -> dict:
-    """Both runs at the profile's sizes and the chapter's seed (:func:`replib.training.trained_model`: read
-    from the training cache, or trained now); task -> :class:`~replib.training.TrainRun`."""
-    return {task: trained_model(task, cfg.profile, cfg.seed) for task in TASKS}
+    """Both runs (a part's: ``cfg.selected("tasks", TASKS)``) at the profile's sizes and the chapter's seed
+    (:func:`replib.training.trained_model`: read from the training cache, or trained now); task ->
+    :class:`~replib.training.TrainRun`."""
+    return {task: trained_model(task, cfg.profile, cfg.seed) for task in cfg.selected("tasks", TASKS)}
 
 
 def model_records(runs: dict) -> dict:
@@ -114,10 +141,9 @@ def run_summaries(tables: dict) -> dict:
 
 
 def summary_records(summaries: dict) -> dict:
-    """Every summarised quantity of both runs: ``protein_<quantity>`` and ``text_<quantity>``
+    """Every summarised quantity of each run: ``protein_<quantity>`` and ``text_<quantity>``
     (``text_final_avg_cos_last``...)."""
-    out = {f"protein_{k}": v for k, v in summaries["protein"].items()}
-    return out | {f"text_{k}": v for k, v in summaries["text"].items()}
+    return {f"{task}_{k}": v for task, summary in summaries.items() for k, v in summary.items()}
 
 
 def rogue_contributions(run, n_tokens: int = 300) -> tuple[np.ndarray, float]:

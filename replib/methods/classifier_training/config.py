@@ -13,9 +13,15 @@
 * ``smoke``: tens of updates, every 5th, a few hundred items.
 
 ``models`` are the SBERT models of the GLUE appendix; the first also runs setups (i) and (ii).
+
+Parts (:mod:`replib.parts`): ``setups`` (Sec. 1's random-data checks and the sentence- and word-level setups
+with the first model), one GLUE part per model (``glue-<model>``: every GLUE task with it) and ``rest``.
 """
 
 from __future__ import annotations
+
+from ...models import ModelRef
+from ...parts import Budget, Part, model_parts, rest_part
 
 _TRAIN = {
     "type": "object",
@@ -118,3 +124,36 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
     records, the registry name for the profile's own model and the slug for a reader's model."""
     first = models[0]
     return {**params, "sbert_model": str(first), "sbert_label": first.slug if given else str(first)}
+
+
+#: the chapter's steps (cells marked ``# step: NAME``)
+STEPS = ("theory", "sentence", "words", "glue", "table")
+
+
+def parts(profile: str, params: dict) -> list:
+    """``setups``, ``glue-<model>`` per model and ``rest`` (see the module docstring). Declared budgets (paper
+    profile): SBERT vectors of the polarity, SNLI and GLUE items are computed once (minutes on a T4); the
+    linear classifiers train 1,000 (250 on GLUE) updates for 5 seeds with the metrics after every update."""
+    first = params["models"][0]
+    setups = Part(
+        name="setups",
+        chapter="classifiers",
+        fraction=0.4,
+        budget=Budget(t4_hours=2.0, peak_rss_gb=10.0, cache_gb=3.0),
+        models=(first,),
+        data=("polarity", "snli", "glove", "wordnet"),
+        steps=("theory", "sentence", "words"),
+        description=f"Sec. 1's checks, setups (i)-(iv) with {first}",
+    )
+    glue = model_parts(
+        "classifiers",
+        params["models"],
+        {m: f"glue-{ModelRef.parse(m).slug}" for m in params["models"]},
+        fraction={"*": 0.5 / len(params["models"])},
+        budget={"*": Budget(t4_hours=1.5, peak_rss_gb=10.0, cache_gb=4.0)},
+        steps=("glue",),
+        records=lambda label: (),
+        data=tuple(f"glue/{t}" for t in params["glue_tasks"]),
+    )
+    out = [setups, *glue]
+    return [*out, rest_part("classifiers", out, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=8.0))]

@@ -7,9 +7,16 @@
 A reader's ``models`` replace the profile's; the first of them also runs the deck ablations and the
 classification protocol, and a model without the paper's hyperparameters gets them chosen on STS-B dev
 (``tune_models``, :func:`derive`).
+
+Parts (:mod:`replib.parts`): one per model (I(W) per layer, Table 1 and the STS experiment), ``deck`` (the
+seed deck's ablations with ``deck_model``), ``classify`` (the classification protocol with ``clf_model``) and
+``rest``.
 """
 
 from __future__ import annotations
+
+from ...models import ModelRef
+from ...parts import Budget, Part, model_parts, rest_part
 
 #: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
 PAPER_HPARAMS = {
@@ -117,3 +124,61 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
     if given:
         out.update(deck_model=specs[0], clf_model=specs[0])
     return out
+
+
+#: the chapter's steps (cells marked ``# step: NAME``)
+STEPS = ("layers", "sts", "deck", "classify")
+
+
+def _model_records(label: str) -> list[str]:
+    """One model's keys: I(W) per layer, Table 1, and its STS and I(W) per method and data set."""
+    return [
+        f"layer_{label}_*",
+        f"table1_{label}_*",
+        f"sts_{label}_*",
+        f"iw_{label}_*",
+        f"sts_delta_{label}_*",
+        f"iw_gain_{label}_cluster_log10",
+    ]
+
+
+def parts(profile: str, params: dict) -> list:
+    """One part per model, ``deck``, ``classify`` and ``rest`` (see the module docstring). Declared budgets
+    (paper profile): a model's STS experiment (7 data sets, 3 methods, 5 seeds) and its 13 layers of k-means
+    are CPU minutes after seconds of embedding; the classification protocol fine-tunes BERT on SST-2, CoLA,
+    RTE and MRPC for 10 epochs with each method (about 2 T4-hours)."""
+    labels = {m: ModelRef.parse(m).slug for m in params["models"]}
+    each = model_parts(
+        "cluster_isotropy",
+        params["models"],
+        labels,
+        fraction={"*": 0.45 / len(params["models"])},
+        budget={"*": Budget(t4_hours=1.0, peak_rss_gb=10.0, cache_gb=4.0)},
+        steps=("layers", "sts"),
+        records=_model_records,
+        data=("sts",),
+    )
+    deck = Part(
+        name="deck",
+        chapter="cluster_isotropy",
+        fraction=0.1,
+        budget=Budget(t4_hours=0.5, peak_rss_gb=8.0, cache_gb=2.0),
+        models=(params["deck_model"],),
+        data=("STS15", "STS-B"),
+        steps=("deck",),
+        records=("deck_*",),
+        description=f"the seed deck's ablations with {params['deck_model']}",
+    )
+    classify = Part(
+        name="classify",
+        chapter="cluster_isotropy",
+        fraction=0.4,
+        budget=Budget(t4_hours=2.5, peak_rss_gb=10.0, cache_gb=4.0),
+        models=(params["clf_model"],),
+        data=tuple(params["clf_tasks"]),
+        steps=("classify",),
+        records=("clf_*",),
+        description=f"the classification protocol with {params['clf_model']}",
+    )
+    out = [*each, deck, classify]
+    return [*out, rest_part("cluster_isotropy", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]

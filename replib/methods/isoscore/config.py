@@ -4,9 +4,15 @@ The synthetic tests take seconds at every profile; ``smoke`` only uses coarser s
 embeds WikiText-2 with a tiny random BERT (``smoke``), the packaged all-MiniLM-L6-v2 on the test split
 (``offline``) or the four models of the IsoScore authors' per-layer results on 3,000 lines of the train
 split (``paper``), whose values are then recorded per layer (``paper_layer_keys``).
+
+Parts (:mod:`replib.parts`): one per model (its contextual layers, ``paper_<model>_layer*``) and ``rest`` (the
+synthetic tests and the statistics over every model, from the embeddings the model parts cached).
 """
 
 from __future__ import annotations
+
+from ...models import ModelRef
+from ...parts import Budget, model_parts, rest_part
 
 #: the four language models of the authors' released per-layer results, and their short names in record keys
 PAPER_LMS = {"bert-base-uncased": "bert", "distilbert-base-uncased": "distilbert", "openai-gpt": "gpt", "gpt2": "gpt2"}
@@ -36,3 +42,27 @@ TABLE = {
                   paper_layer_keys=True),
 }
 # fmt: on
+
+
+#: the chapter's steps (cells marked ``# step: NAME``)
+STEPS = ("synthetic", "contextual")
+
+
+def parts(profile: str, params: dict) -> list:
+    """One part per model (WikiText-2 through it, every layer scored) and ``rest``.
+
+    Declared budgets (paper profile, the rehearsal measures them): a BERT-size model over 3,000 lines of the
+    train split is minutes of GPU time; its token vectors of every layer are held and cached as float32.
+    """
+    labels = {m: ModelRef.parse(m).slug for m in params["models"]}
+    each = model_parts(
+        "isoscore",
+        params["models"],
+        labels,
+        fraction={"*": 0.8 / len(params["models"])},
+        budget={"*": Budget(t4_hours=0.25, peak_rss_gb=10.0, cache_gb=9.0)},
+        steps=("contextual",),
+        records=lambda label: (f"paper_{label}_layer*",),
+        data=("wikitext2",),
+    )
+    return [*each, rest_part("isoscore", each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0), ("wikitext2",))]

@@ -72,10 +72,10 @@ def contextual_records(ctx: ContextualLayers, seed: int) -> dict:
 
 
 def paper_layer_records(ctx: ContextualLayers, cfg) -> dict:
-    """Every layer of the paper's four models, e.g. ``paper_bert_layer11``, compared with the authors'
-    released values; empty unless the profile records them (``cfg.paper_layer_keys``) and all four ran."""
-    names = set(ctx.streams)
-    if not cfg.paper_layer_keys or not set(PAPER_LMS) <= names:
+    """Every layer of each of the paper's four models that ran, e.g. ``paper_bert_layer11``, compared with the
+    authors' released values; empty unless the profile records them (``cfg.paper_layer_keys``). A model's
+    keys depend on that model only, so a part that runs one model records its own (:mod:`replib.parts`)."""
+    if not cfg.paper_layer_keys:
         return {}
     values = ctx.per_layer.set_index(["model", "layer"])["isoscore"]
     return {f"paper_{PAPER_LMS[m]}_layer{int(layer)}": v for (m, layer), v in values.items() if m in PAPER_LMS}

@@ -7,11 +7,15 @@
 A reader's ``models`` replace the profile's. The paper's models keep their display names (``BERT``...: their
 Table 3 values stay bound to them); any other model is shown under its slug, with its first, middle and last
 layers as Swiss-roll views (:func:`derive`).
+
+Parts (:mod:`replib.parts`): one per model and corpus (its token stream and every layer's analysis, both
+cached) and ``rest`` (the statistics over every model, GloVe, the checks and the views).
 """
 
 from __future__ import annotations
 
-from ...models import model_n_layers
+from ...models import ModelRef, model_n_layers
+from ...parts import Budget, Part, rest_part
 
 #: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
 PAPER_MODELS = {
@@ -166,3 +170,39 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
         named[display] = [str(ref), n]
         swiss.setdefault(display, sorted({min(1, n - 1), n // 2, n - 1}))
     return {**params, "named_models": named, "swiss_layers": swiss}
+
+
+#: the chapter's steps (cells marked ``# step: NAME``)
+STEPS = ("layers", "views")
+#: declared T4-hours per Transformer block of one model over each corpus's train split at paper scale (the
+#: layer analysis, k-means, silhouette and LID, is CPU work on the GPU machine; WikiText-2 train has about
+#: twice PTB train's tokens)
+_HOURS_PER_BLOCK = {"ptb": 0.08, "wikitext2": 0.16}
+
+
+def parts(profile: str, params: dict) -> list:
+    """One part per model and corpus, and ``rest`` (see the module docstring)."""
+    cells = []
+    for spec in params["models"]:
+        blocks = KNOWN_MODELS.get(spec, (None, 12))[1]
+        for corpus in params["corpora"]:
+            hours = _HOURS_PER_BLOCK.get(corpus, 0.16) * blocks
+            cells.append((spec, corpus, hours))
+    total = sum(h for *_, h in cells) + 0.5  # + rest
+    out = [
+        Part(
+            name=f"{ModelRef.parse(spec).slug}-{corpus}",
+            chapter="manifolds",
+            fraction=hours / total,
+            budget=Budget(t4_hours=round(min(hours * 1.25, 3.0), 2), peak_rss_gb=12.0, cache_gb=10.0),
+            models=(spec,),
+            data=(params["corpora"][corpus][0],),
+            steps=("layers",),
+            select=(("corpora", (corpus,)),),
+            records=(),
+            description=f"{spec} on {corpus}: the token stream and every layer's analysis (cached)",
+        )
+        for spec, corpus, hours in cells
+    ]
+    data = tuple(sorted({c[0] for c in params["corpora"].values()})) + ("glove",)
+    return [*out, rest_part("manifolds", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]

@@ -3,15 +3,21 @@ GloVe."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..._io import atomic_write, cache_key, hash_inputs
 from ...data import load_lm_corpus
 from ...embeddings import embed_token_stream
-from ...models import load_glove, resolve_model
+from ...models import content_identity, load_glove, resolve_model
 from .analysis import analyse_layers
+
+#: the parameters a layer's analysis depends on (threads and processes only change where it runs)
+_ANALYSIS_KEYS = ("ks", "threshold", "max_per_type", "lid_k", "sil_sample", "n_init", "kmeans_fit", "lid_queries")
 
 #: Table 3 of Cai et al. 2021, average LID with cosine distance [S: authors' slides, seed 002].
 PAPER_LID_TABLE3 = {
@@ -104,18 +110,39 @@ def _summary_line(model: str, corpus: str, layer: int, r: dict) -> str:
     )
 
 
+def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
+    """:func:`~.analysis.analyse_layers` of ``layers`` of ``stream``, kept in ``cache_dir/layers`` (atomic
+    pickle under a key of the model's content, the lines, the layers and every analysis parameter): a part of
+    the chapter analyses one model and corpus, and ``rest`` reads every result back instead of redoing it."""
+    path = None
+    if cache_dir is not None:
+        info = {**what, "layers": list(layers), "seed": cfg.seed, **{k: cfg[k] for k in _ANALYSIS_KEYS}}
+        path = Path(cache_dir) / "layers" / f"{cache_key(info)}.pkl"
+        if path.exists():
+            try:
+                return pickle.loads(path.read_bytes())
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError):  # torn or foreign: recompute
+                pass
+    layer_mats = {layer: stream.layers[layer] for layer in layers}
+    rows = analyse_layers(layer_mats, stream.tokens, cfg, seed=cfg.seed)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda fh: pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL))
+    return rows
+
+
 def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
     """Embed every corpus with every model of ``cfg.named_models`` (:func:`embed_corpus`, cached in
     ``cache_dir``) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
-    on a small machine), ``cfg.layers_per_pass`` layers at a time."""
+    on a small machine, results cached in ``cache_dir/layers``), ``cfg.layers_per_pass`` layers at a time."""
     rows, extras, streams = [], {}, {}
     for mname, (model_id, n_layers) in cfg["named_models"].items():
         model = load_stream_model(model_id, seed=cfg.seed)
         for ckey, lines in corpora.items():
+            what = {"model": content_identity(model_id), "lines": hash_inputs(lines), "window": cfg["window"]}
             for layers in layer_passes(n_layers, cfg["layers_per_pass"]):
                 stream = embed_corpus(model, lines, window=cfg["window"], layers=layers, cache_dir=cache_dir)
-                layer_mats = {layer: stream.layers[layer] for layer in layers}
-                for layer, r in zip(layers, analyse_layers(layer_mats, stream.tokens, cfg, seed=cfg.seed)):
+                for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
                     rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))
                     print(_summary_line(mname, ckey, layer, r))

@@ -9,9 +9,15 @@ samples, tiny same-architecture random models (``tiny``: sequences cut at 256 re
 Alignment settings (global, PAM250, gap open 10, extend 1) are the same at every profile; the local analysis
 requires ``min_ratio`` · n residues per amino acid. With ``tiny`` the paper's models are replaced by random
 stand-ins whose values are recorded under ``standin_`` keys, never compared with the paper.
+
+Parts (:mod:`replib.parts`): one per model (its embeddings of the global sample and its row of the global
+table; ProtBERT's part also runs the per-residue analysis), ESM-2 650M in two halves of the sequences at
+paper scale, the alignment pairs in shard ranges (``align-1`` ...), and ``rest``.
 """
 
 from __future__ import annotations
+
+from ...parts import Budget, Part, model_parts, rest_part
 
 #: the four models of Hakim et al. (registry keys, also their row labels and record-key names)
 PAPER_MODELS = ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"]
@@ -73,3 +79,91 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
     """``default_models``: the profile's own models; any other model in ``models`` is the reader's, recorded
     under its own label and never compared with the paper."""
     return {**params, "default_models": list(default)}
+
+
+#: the chapter's steps (cells marked ``# step: NAME``)
+STEPS = ("embed", "local", "align", "tables")
+_STATS = ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine")
+#: declared T4-hours of each model's embeddings of ~570k Swiss-Prot sequences (paper profile): about 2 for a
+#: 420M-parameter ProtTrans model (issue 26, by measured FLOPs), scaled by parameters for the others
+_T4_HOURS = {
+    "prot_bert": 2.1,
+    "prot_bert_bfd": 2.0,
+    "prot_xlnet": 2.0,
+    "proteinbert": 0.2,
+    "esm2_t6_8M": 0.05,
+    "esm2_t12_35M": 0.2,
+    "esm2_t30_150M": 0.8,
+    "esm2_t33_650M": 3.1,
+}
+#: the alignment pairs in this many shard ranges; ESM-2 650M (over 3 T4-hours) in this many halves
+_ALIGN_PARTS = {"smoke": 2, "offline": 2, "paper": 4}
+_SPLIT = {"esm2_t33_650M": 2}
+
+
+def _model_records(label: str) -> list[str]:
+    """The keys of one model's part: its row of the global table (or its stand-in's), its ESM layers, and for
+    ProtBERT the per-residue analysis."""
+    keys = [f"{label}_{s}" for s in _STATS] + [f"standin_{label}_{s}" for s in _STATS]
+    keys.append(
+        "standin_esm_layer_isoscores" if label == "tiny-esm" else f"esm_{label.replace('-', '_')}_layer_isoscores"
+    )
+    if label == "prot_bert":
+        keys += ["local_*", "standin_local_mean_eff_dims"]
+    return keys
+
+
+def parts(profile: str, params: dict) -> list:
+    """The protein chapter's parts for one profile and its parameters (see the module docstring)."""
+    total = sum(_T4_HOURS.get(m, 0.2) for m in params["models"]) + 0.6 + 0.5  # + alignment + rest
+    data = ("swissprot",)
+    out = []
+    for spec in params["models"]:
+        hours = _T4_HOURS.get(spec, 0.2)
+        halves = _SPLIT.get(spec, 1) if profile == "paper" else 1
+        if halves == 1:
+            steps = ("embed", "local") if spec == "prot_bert" else ("embed",)
+            budget = Budget(t4_hours=round(min(hours * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=6.0)
+            out += model_parts(
+                "protein_isotropy",
+                [spec],
+                {},
+                fraction={"*": hours / total},
+                budget={"*": budget},
+                steps=steps,
+                records=_model_records,
+                data=data,
+            )
+            continue
+        for k in range(halves):  # a model over 3 T4-hours: its sequences in halves, cached; rest assembles them
+            out.append(
+                Part(
+                    name=f"{spec}-{k + 1}",
+                    chapter="protein_isotropy",
+                    fraction=hours / halves / total,
+                    budget=Budget(t4_hours=round(min(hours / halves * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0),
+                    models=(spec,),
+                    data=data,
+                    steps=("embed",),
+                    shards=(k, halves),
+                    records=(),
+                    description=f"{spec}: embeddings of shard range {k + 1} of {halves} (cached)",
+                )
+            )
+    n = _ALIGN_PARTS[profile]
+    for k in range(n):
+        out.append(
+            Part(
+                name=f"align-{k + 1}",
+                chapter="protein_isotropy",
+                fraction=0.6 / n / total,
+                budget=Budget(t4_hours=0.5, peak_rss_gb=4.0, cache_gb=0.5),
+                models=(),
+                data=data,
+                steps=("align",),
+                shards=(k, n),
+                records=(),
+                description=f"global alignments of pair shard range {k + 1} of {n} (cached)",
+            )
+        )
+    return [*out, rest_part("protein_isotropy", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]

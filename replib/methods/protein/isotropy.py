@@ -156,25 +156,20 @@ def global_table(vectors: dict, models: dict, baselines: dict) -> pd.DataFrame:
 
 def global_records(glob: pd.DataFrame, tiny: bool, user_models: list) -> dict:
     """The global table's claimed numbers: the two composition baselines; the reader's models under their
-    label; the paper's four models under their names when all four ran with their real weights (``tiny``
-    false), else their stand-ins under ``standin_<name>`` (never compared with the paper)."""
+    label; each of the paper's four models that ran under its name with its real weights (``tiny`` false),
+    else its stand-in under ``standin_<name>`` (never compared with the paper). A model's keys depend on that
+    model only, so a part that runs one model records its own (:mod:`replib.parts`)."""
     G = glob.set_index("embedding")
     out = {}
     for stat in ("isoscore", "eff_dims", "avg_cosine"):
         out[f"aa_composition_{stat}"] = G.loc["aa_composition", stat]
         out[f"2mer_composition_{stat}"] = G.loc["2mer_composition", stat]
     paper_models = [n for n in ("prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert") if n in G.index]
-    real = not tiny and len(paper_models) == 4  # the pretrained models: compared with the paper
     for stat in ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine"):
         for name in user_models:  # the reader's models, under their label; never compared with the paper
             out[f"{name}_{stat}"] = G.loc[name, stat]
-        if real:
-            out[f"prot_bert_{stat}"] = G.loc["prot_bert", stat]
-            out[f"prot_bert_bfd_{stat}"] = G.loc["prot_bert_bfd", stat]
-            out[f"prot_xlnet_{stat}"] = G.loc["prot_xlnet", stat]
-            out[f"proteinbert_{stat}"] = G.loc["proteinbert", stat]
-        else:  # tiny random stand-ins: recorded, never compared with the paper
-            out.update({f"standin_{name}_{stat}": G.loc[name, stat] for name in paper_models})
+        for name in paper_models:  # pretrained: compared with the paper; tiny random stand-ins: recorded apart
+            out[f"standin_{name}_{stat}" if tiny else f"{name}_{stat}"] = G.loc[name, stat]
     return out
 
 

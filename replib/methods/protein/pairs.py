@@ -12,7 +12,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
-from ..._io import hash_array, hash_inputs, run_sharded
+from ..._io import hash_array, hash_inputs, run_sharded, shard_span
 from ..._validation import check_array
 from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
@@ -106,6 +106,7 @@ def alignment_pair_stats(
     progress: bool = True,
     seq_ids=None,
     on_chunk: Callable[[int], None] | None = None,
+    shards: tuple[int, int] | None = None,
 ) -> pd.DataFrame:
     """Alignment score, matches, length and identity for many pairs: chunked, parallel, resumable.
 
@@ -133,11 +134,15 @@ def alignment_pair_stats(
         Names for error messages.
     on_chunk : callable, optional
         Called with the chunk index after a chunk is stored (tests simulate a kill with it).
+    shards : (k, n), optional
+        Only the k-th of n equal ranges of the chunks (one part of the chapter, :mod:`replib.parts`): they are
+        computed and stored, and only their pairs returned.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``i``, ``j``, ``score``, ``matches``, ``length``, ``identity`` (one row per pair, input order).
+        Columns ``i``, ``j``, ``score``, ``matches``, ``length``, ``identity`` (one row per pair, input order;
+        with ``shards``, the pairs of those chunks).
     """
     pairs = _check_pairs(pairs, len(seqs), chunk_size)
     mapped, info = _alignment_job(seqs, pairs, seq_ids, gap_open, gap_extend, matrix)
@@ -164,12 +169,15 @@ def alignment_pair_stats(
             progress=progress,
             map_shards=map_chunks,
             on_shard_written=on_chunk,
+            shards=shards,
         )
     cols = {
         k: np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64)
         for k in ("score", "matches", "length")
     }
-    df = pd.DataFrame({"i": pairs[:, 0], "j": pairs[:, 1], **cols})
+    span = shard_span(shards, -(-len(pairs) // chunk_size))
+    rows = pairs[span.start * chunk_size : min(len(pairs), span.stop * chunk_size)]
+    df = pd.DataFrame({"i": rows[:, 0], "j": rows[:, 1], **cols})
     df["identity"] = df["matches"] / df["length"]
     return df
 

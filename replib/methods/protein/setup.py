@@ -3,6 +3,7 @@ the mean-pooled protein embeddings of every model."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -68,13 +69,18 @@ def load_protein_model(name, tiny: bool, seed: int = 0):
     return load_model(name)
 
 
-def embed_global(lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None, progress: bool = True):
-    """Mean-pooled protein embeddings through :func:`replib.embeddings.embed_proteins` (the model's recipe).
+def embed_global(
+    lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None, progress: bool = True, **where
+):
+    """Mean-pooled protein embeddings through :func:`replib.embeddings.embed_proteins` (the model's recipe);
+    ``where``: its ``shards``, ``client`` and ``loader`` (a part's share, the Dask path).
 
     Returns the :class:`~replib.embeddings.ProteinEmbeddings`; ``.pooled[layer]`` is (n, d) and for
     ProteinBERT ``.pooled["global"]`` is its 512-d global output.
     """
-    return embed_proteins(lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
+    return embed_proteins(
+        lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress, **where
+    )
 
 
 @dataclass
@@ -99,9 +105,11 @@ class ModelEmbeddings:
     missing: list = field(default_factory=list)
 
 
-def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True) -> ModelEmbeddings:
+def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True, client=None) -> ModelEmbeddings:
     """Load every model of ``cfg`` (:func:`load_protein_model`) and embed ``seqs`` (:func:`embed_global`,
-    at most ``cfg.max_length`` residues): the last layer, and every layer of ESM models."""
+    at most ``cfg.max_length`` residues): the last layer, and every layer of ESM models. A part with
+    ``cfg.shards`` embeds its share of the sequences (the vectors of those only); with a Dask ``client``
+    (:func:`replib.distributed.dask_client`) the shards are computed on its workers."""
     require_protein_models(cfg)  # a reader's text model is refused before anything is loaded
     out = ModelEmbeddings()
     for ref in cfg.models:
@@ -114,7 +122,10 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
             continue
         is_esm = lm.spec.recipe == "esm"
         layers = tuple(range(lm.spec.n_layers + 1)) if is_esm else (-1,)
-        emb = embed_global(lm, seqs, layers=layers, max_length=cfg.max_length, cache_dir=cache_dir, progress=progress)
+        where = {"shards": cfg.shards}
+        if client is not None:
+            where.update(client=client, loader=functools.partial(load_protein_model, str(ref), cfg.tiny, cfg.seed))
+        emb = embed_global(lm, seqs, layers, cfg.max_length, cache_dir, progress, **where)
         out.models[name] = (lm, emb)
         out.vectors[name] = emb.pooled["global"] if lm.spec.recipe == "proteinbert" else emb.pooled[layers[-1]]
         if is_esm:

@@ -1,0 +1,265 @@
+"""The paper profile in parts: each chapter's work cut into named parts that each fit one Colab T4 session.
+
+A :class:`Part` is data: its name and chapter, the models it loads, the data it reads, its fraction of the
+chapter's paper work, its declared :class:`Budget` (at most :data:`COLAB_T4`: 3 T4-hours, 12 GB peak memory,
+10 GB of cache; the rehearsal measures each part against it) and what it selects of the chapter's work:
+
+* ``models``: the profile's models it runs (the chapter's ``cfg.models`` are narrowed to them);
+* ``steps``: the chapter's steps it runs. A code cell whose first line is ``# step: NAME`` runs only in the
+  parts that run step ``NAME`` (:func:`select_cells`); unmarked cells run in every part;
+* ``select``: parameter subsets (``{"glue_tasks": ["cola", "sst2"]}``) and other named selections read with
+  ``cfg.selected(name, values)`` (the training chapter's runs);
+* ``shards``: ``(k, n)``, the ``k``-th of ``n`` equal ranges of a sharded job's shards (alignment pairs,
+  sequences to embed); its shards are computed and cached, nothing is assembled;
+* ``records``: the record keys it owns (``fnmatch`` patterns). A part's notebook may record more (a table
+  over the part's models only); only the keys it owns count, so that no part ever contributes a value
+  computed on a subset of what the key means.
+
+Every chapter ends with a part ``rest`` that runs every step with every model and owns every key: the whole
+chapter, cheap once the other parts filled the caches it reads (``needs``). A notebook run with ``part=None``
+is the same work (:func:`replib.config.chapter_config`). The parts of each chapter are defined in its config
+module (``parts(profile, params)``, beside ``TABLE``) and read with :func:`replib.config.chapter_parts`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ._io import shard_span
+from ._optional import optional_import
+
+__all__ = [
+    "COLAB_T4",
+    "REST",
+    "STEP_MARK",
+    "Budget",
+    "Part",
+    "cell_steps",
+    "check_parts",
+    "model_parts",
+    "rest_part",
+    "select_cells",
+    "shard_span",
+]
+
+_ipython = optional_import("IPython")
+
+#: part and chapter names travel as file names, artifact names and command arguments
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: the name of every chapter's last part: the whole chapter, from the other parts' caches
+REST = "rest"
+#: a code cell's first line ``# step: NAME[, NAME ...]`` names the steps it belongs to
+STEP_MARK = re.compile(r"^#\s*step:\s*([A-Za-z0-9_.,\s-]+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a part may use: GPU time in T4-hours, peak resident memory and cache on disk in GB (10⁹ bytes)."""
+
+    t4_hours: float
+    peak_rss_gb: float
+    cache_gb: float
+
+    def within(self, limit: Budget) -> list[str]:
+        """What exceeds ``limit`` (empty when nothing does)."""
+        return [
+            f"{name} {getattr(self, name):g} > {getattr(limit, name):g}"
+            for name in ("t4_hours", "peak_rss_gb", "cache_gb")
+            if not 0 <= getattr(self, name) <= getattr(limit, name)
+        ]
+
+
+#: one Colab session with a T4 GPU: at most 3 hours of work per part (free sessions end after a few hours and
+#: when idle), 12 GB of RAM (the standard runtime has 12.7 GB) and 10 GB of cache (Drive's free 15 GB, with room
+#: for the weights)
+COLAB_T4 = Budget(t4_hours=3.0, peak_rss_gb=12.0, cache_gb=10.0)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a chapter's work (see the module docstring).
+
+    Attributes
+    ----------
+    name, chapter : str
+    fraction : float
+        Its share of the chapter's paper work (0 < fraction <= 1; a chapter's parts sum to 1).
+    budget : Budget
+        Declared for the paper profile, within :data:`COLAB_T4`.
+    models : tuple of str or None
+        The profile's model specs it runs; None: every model of the chapter.
+    data : tuple of str
+        The data sets it reads (documentation; the rehearsal's table).
+    steps : tuple of str or None
+        The chapter's steps it runs; None: every step.
+    select : tuple of (name, tuple of values)
+        Parameter subsets and named selections (see :meth:`selected`).
+    shards : (k, n) or None
+        The k-th of n equal ranges of the chapter's sharded job.
+    records : tuple of str
+        ``fnmatch`` patterns of the record keys it owns.
+    needs : tuple of str
+        Parts whose cached results it reads (it computes them itself when they are missing: slower).
+    description : str
+    """
+
+    name: str
+    chapter: str
+    fraction: float
+    budget: Budget
+    models: tuple[str, ...] | None = None
+    data: tuple[str, ...] = ()
+    steps: tuple[str, ...] | None = None
+    select: tuple[tuple[str, tuple], ...] = ()
+    shards: tuple[int, int] | None = None
+    records: tuple[str, ...] = ("*",)
+    needs: tuple[str, ...] = ()
+    description: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        problems = []
+        for what in (self.name, self.chapter):
+            if not isinstance(what, str) or not NAME.match(what):
+                problems.append(f"name {what!r} must match {NAME.pattern}")
+        if not (isinstance(self.fraction, (int, float)) and 0 < self.fraction <= 1):
+            problems.append(f"fraction must be in (0, 1], got {self.fraction!r}")
+        problems += self.budget.within(COLAB_T4)
+        if self.shards is not None:
+            k, n = self.shards
+            if not (isinstance(k, int) and isinstance(n, int) and 0 <= k < n):
+                problems.append(f"shards must be (k, n) with 0 <= k < n, got {self.shards!r}")
+        if problems:
+            raise ValueError(f"part {self.chapter}/{self.name}: " + "; ".join(problems))
+
+    def runs(self, step: str) -> bool:
+        """True when this part runs the chapter's step ``step``."""
+        return self.steps is None or step in self.steps
+
+    def owns(self, key: str) -> bool:
+        """True when the record ``key`` is this part's (one of its ``records`` patterns matches)."""
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.records)
+
+    def selected(self, name: str, values: Iterable) -> list:
+        """``values`` narrowed to this part's selection ``name`` (all of them when it selects none), in order."""
+        chosen = dict(self.select).get(name)
+        values = list(values)
+        return values if chosen is None else [v for v in values if v in chosen]
+
+
+# ------------------------------------------------------------------------------------------ building
+def model_parts(
+    chapter: str,
+    models: Sequence[str],
+    labels: dict[str, str],
+    *,
+    fraction: dict[str, float],
+    budget: dict[str, Budget],
+    steps: tuple[str, ...],
+    records,
+    data: tuple[str, ...] = (),
+) -> list[Part]:
+    """One part per model (named by its label): that model only, ``steps``, owning ``records(label)``.
+
+    ``fraction`` and ``budget`` map a model spec to its values (key ``"*"``: every other model)."""
+    out = []
+    for spec in models:
+        label = labels.get(spec, spec)
+        out.append(
+            Part(
+                name=label,
+                chapter=chapter,
+                fraction=fraction.get(spec, fraction.get("*")),
+                budget=budget.get(spec, budget.get("*")),
+                models=(spec,),
+                data=data,
+                steps=steps,
+                records=tuple(records(label)),
+                description=f"{spec}: " + ", ".join(steps),
+            )
+        )
+    return out
+
+
+def rest_part(chapter: str, others: Sequence[Part], budget: Budget, data: tuple[str, ...] = ()) -> Part:
+    """The chapter's last part: every step with every model, owning every key, reading the caches of
+    ``others``; its fraction is what the others leave."""
+    left = 1.0 - sum(p.fraction for p in others)
+    return Part(
+        name=REST,
+        chapter=chapter,
+        fraction=round(max(left, 0.01), 4),
+        budget=budget,
+        data=data,
+        needs=tuple(p.name for p in others),
+        description="every step with every model, reading the other parts' caches",
+    )
+
+
+def check_parts(chapter: str, parts: Sequence[Part], steps: Sequence[str]) -> tuple[Part, ...]:
+    """Validate a chapter's parts: names unique, chapter right, steps known, fractions summing to 1 (±0.02),
+    ``needs`` naming parts of the chapter, and a last part ``rest`` that runs everything."""
+    parts = tuple(parts)
+    names = [p.name for p in parts]
+    problems = []
+    if len(set(names)) != len(names):
+        problems.append(f"part names listed twice: {sorted(n for n in set(names) if names.count(n) > 1)}")
+    for p in parts:
+        if p.chapter != chapter:
+            problems.append(f"{p.name}: chapter {p.chapter!r}")
+        unknown = sorted(set(p.steps or ()) - set(steps))
+        if unknown:
+            problems.append(f"{p.name}: unknown steps {unknown} (steps: {list(steps)})")
+        if set(p.needs) - set(names):
+            problems.append(f"{p.name}: needs unknown parts {sorted(set(p.needs) - set(names))}")
+    if not parts or parts[-1].name != REST or parts[-1].steps is not None or parts[-1].models is not None:
+        problems.append(f"the last part must be {REST!r}, with every step and every model")
+    total = sum(p.fraction for p in parts)
+    if abs(total - 1.0) > 0.02:
+        problems.append(f"fractions sum to {total:.3f}, not 1")
+    if problems:
+        raise ValueError(f"{chapter} parts: " + "; ".join(problems))
+    return parts
+
+
+# ------------------------------------------------------------------------------------------ notebooks
+def cell_steps(code: str) -> tuple[str, ...] | None:
+    """The steps a code cell belongs to (its first non-blank line ``# step: a, b``), or None (every part)."""
+    for line in code.splitlines():
+        if line.strip():
+            m = STEP_MARK.match(line.strip())
+            return tuple(s.strip() for s in m.group(1).split(",") if s.strip()) if m else None
+    return None
+
+
+class _SkipOtherSteps:
+    """An IPython input transformer: a cell marked with steps the part does not run becomes one printed line."""
+
+    def __init__(self, part: Part):
+        self.part = part
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        steps = cell_steps("".join(lines))
+        if steps is None or any(self.part.runs(s) for s in steps):
+            return lines
+        note = f"step {', '.join(steps)}: not in part {self.part.name}, skipped"
+        return [f"print({note!r})\n"]
+
+
+def select_cells(part: Part | None, shell=None) -> bool:
+    """Run only the cells of ``part`` from here on in this IPython kernel: a cell whose first line is
+    ``# step: NAME`` runs when the part runs step ``NAME`` and is skipped (one printed line) otherwise. With
+    ``part=None`` (the whole chapter) every cell runs. Outside IPython nothing is skipped.
+
+    Returns True when a selection is active."""
+    shell = shell if shell is not None else (_ipython.get_ipython() if _ipython is not None else None)
+    if shell is None:
+        return False
+    post = shell.input_transformers_post
+    post[:] = [t for t in post if not isinstance(t, _SkipOtherSteps)]
+    if part is None:
+        return False
+    post.append(_SkipOtherSteps(part))
+    return True

@@ -1,0 +1,206 @@
+"""The paper profile in parts (replib.parts, replib.config.chapter_parts): the definitions of every chapter,
+what a part selects, the cells it runs, and the shard ranges of the sharded jobs."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import jupytext
+import numpy as np
+import pytest
+
+from bookkit import part_records as kit_parts
+from bookkit import runner
+from replib._io import run_sharded, shard_span
+from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table, find_part
+from replib.methods import protein as P
+from replib.parts import COLAB_T4, REST, Budget, Part, cell_steps, check_parts, select_cells
+from replib.profiles import PROFILES
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the nightly's rule for names (scripts/nightly_tasks.py SAFE_NAME) and a hosted runner's job limit
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+HOSTED_LIMIT_MINUTES = 330
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_every_chapter_is_in_parts_in_every_profile(chapter, profile):
+    parts = chapter_parts(chapter, profile)
+    assert len(parts) >= 2 and parts[-1].name == REST and parts[-1].needs == tuple(p.name for p in parts[:-1])
+    assert sum(p.fraction for p in parts) == pytest.approx(1.0, abs=0.02)
+    default = chapter_config(chapter, profile).model_specs
+    for p in parts:
+        assert SAFE_NAME.match(p.name) and p.chapter == chapter
+        assert not p.budget.within(COLAB_T4), (p.name, p.budget)  # one Colab T4 session
+        assert p.models is None or set(p.models) <= set(default), p.name  # the profile's own models
+        assert p.steps is None or set(p.steps) <= set(chapter_table(chapter).STEPS)
+    # a paper part's job (its limit plus the set-up around it) fits a hosted runner's 6 hours
+    if profile == "paper":
+        for p in parts:
+            row = kit_parts.part_row(chapter, p, profile, 21600 if chapter != "manifolds" else 43200, [])
+            assert row["timeout_minutes"] <= HOSTED_LIMIT_MINUTES, (chapter, p.name)
+
+
+def test_the_paper_splits_where_the_issue_asks():
+    protein = [p.name for p in chapter_parts("protein_isotropy", "paper")]
+    assert {"prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert", "esm2_t33_650M-1", "align-1"} <= set(protein)
+    assert [p.shards for p in chapter_parts("protein_isotropy", "paper") if p.name.startswith("align-")] == [
+        (k, 4) for k in range(4)
+    ]
+    assert [p.name for p in chapter_parts("isoscore", "paper")] == ["bert", "distilbert", "gpt", "gpt2", REST]
+    assert {p.name for p in chapter_parts("training_dynamics", "paper")} == {"protein", "text", REST}
+    assert {"glue-minilm", "glue-mpnet", "glue-distilroberta"} <= {
+        p.name for p in chapter_parts("classifiers", "paper")
+    }
+    manifolds = {p.name for p in chapter_parts("manifolds", "paper")}
+    assert {"bert-ptb", "gpt2-wikitext2"} <= manifolds
+
+
+def test_a_part_is_validated_when_defined():
+    ok = Budget(1.0, 4.0, 2.0)
+    with pytest.raises(ValueError, match="t4_hours 4 > 3"):
+        Part("x", "protein_isotropy", 0.5, Budget(4.0, 4.0, 2.0))
+    with pytest.raises(ValueError, match="must match"):
+        Part("x; rm -rf /", "protein_isotropy", 0.5, ok)
+    with pytest.raises(ValueError, match="fraction"):
+        Part("x", "protein_isotropy", 0.0, ok)
+    with pytest.raises(ValueError, match="shards"):
+        Part("x", "protein_isotropy", 0.5, ok, shards=(2, 2))
+    a = Part("a", "c", 0.5, ok, steps=("s",))
+    with pytest.raises(ValueError, match="unknown steps"):
+        check_parts("c", [a, Part(REST, "c", 0.5, ok)], steps=("t",))
+    with pytest.raises(ValueError, match="last part must be"):
+        check_parts("c", [a, Part("b", "c", 0.5, ok)], steps=("s",))
+    with pytest.raises(ValueError, match="fractions sum"):
+        check_parts("c", [a, Part(REST, "c", 0.1, ok)], steps=("s",))
+    with pytest.raises(ValueError, match="listed twice"):
+        check_parts("c", [a, a, Part(REST, "c", 0.01, ok)], steps=("s",))
+
+
+def test_a_part_narrows_the_models_and_the_parameters_and_names_its_steps():
+    cfg = chapter_config("isoscore", "paper", part="gpt")
+    assert cfg.model_specs == ["openai-gpt"] and cfg.part.name == "gpt"
+    assert cfg.runs("contextual") and not cfg.runs("synthetic")
+    whole = chapter_config("isoscore", "paper")
+    assert whole.part is None and whole.runs("synthetic") and len(whole.models) == 4
+    m = chapter_config("manifolds", "paper", part="gpt2-wikitext2")
+    assert list(m.corpora) == ["wikitext2"] and list(m.named_models) == ["GPT2"]
+    glue = chapter_config("classifiers", "paper", part="glue-mpnet")
+    assert glue.model_specs == ["all-mpnet-base-v2"] and glue.sbert_model == "all-mpnet-base-v2"
+    t = chapter_config("training_dynamics", "paper", part="text")
+    assert t.selected("tasks", ("protein", "text")) == ["text"]
+    assert chapter_config("training_dynamics", "paper").selected("tasks", ("protein", "text")) == ["protein", "text"]
+    align = chapter_config("protein_isotropy", "smoke", part="align-2")
+    assert align.models == () and align.shards == (1, 2)
+    assert (
+        chapter_config("protein_isotropy", "smoke", part=REST).model_specs
+        == chapter_config("protein_isotropy", "smoke").model_specs
+    )
+    with pytest.raises(ValueError, match="has no part 'nope'.*parts: bert, distilbert"):
+        chapter_config("isoscore", "paper", part="nope")
+
+
+def test_a_readers_models_stand_in_for_the_profiles_by_position():
+    # as many models as the profile has: the part runs the reader's model in its model's place (the rehearsal's
+    # full-size stand-ins); another number of models: the part runs all of them
+    four = ["tiny-bert", "tiny-gpt2", "tiny-esm", "tiny-protbert"]
+    assert chapter_config("isoscore", "paper", models=four, part="gpt").model_specs == ["tiny-esm"]
+    assert chapter_config("isoscore", "paper", models=["tiny-bert"], part="gpt").model_specs == ["tiny-bert"]
+
+
+@pytest.mark.parametrize("n_shards", [0, 1, 5, 7, 128])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_shard_ranges_cover_every_shard_once(n_shards, n):
+    spans = [shard_span((k, n), n_shards) for k in range(n)]
+    assert [i for s in spans for i in s] == list(range(n_shards))
+    assert max(len(s) for s in spans) - min(len(s) for s in spans) <= 1
+    assert shard_span(None, n_shards) == range(n_shards)
+    with pytest.raises(ValueError):
+        shard_span((n, n), n_shards)
+
+
+def test_a_sharded_job_in_parts_equals_it_whole_and_the_whole_reads_the_parts_back(tmp_path):
+    computed = []
+
+    def compute(a, b):
+        computed.append(a)
+        return {"x": np.arange(a, b, dtype=np.float64) ** 2}
+
+    whole = np.concatenate([s["x"] for s in run_sharded(23, 4, compute, info={"t": 1}, progress=False)])
+    computed.clear()
+    pieces = [
+        run_sharded(23, 4, compute, info={"t": 1}, cache_dir=tmp_path, progress=False, shards=(k, 3)) for k in (0, 1, 2)
+    ]
+    assert len(computed) == 6  # every shard once, over the three parts
+    np.testing.assert_array_equal(np.concatenate([s["x"] for p in pieces for s in p]), whole)
+    computed.clear()
+    again = run_sharded(23, 4, compute, info={"t": 1}, cache_dir=tmp_path, progress=False)
+    assert computed == []  # the whole job reads what the parts stored
+    np.testing.assert_array_equal(np.concatenate([s["x"] for s in again]), whole)
+
+
+def test_the_alignment_pairs_in_shard_ranges_are_the_rows_of_the_whole(rng, tmp_path):
+    aa = np.array(list("ACDEFGHIKLMNPQRSTVWY"))
+    seqs = ["".join(rng.choice(aa, size=int(rng.integers(15, 40)))) for _ in range(12)]
+    pairs = P.all_pairs(len(seqs))
+    whole = P.alignment_pair_stats(seqs, pairs, chunk_size=10, progress=False)
+    pieces = [
+        P.alignment_pair_stats(seqs, pairs, chunk_size=10, progress=False, out_dir=tmp_path, shards=(k, 3))
+        for k in range(3)
+    ]
+    assert [len(p) for p in pieces] == [30, 20, 16]  # 66 pairs in 7 chunks of 10: chunks 0-2, 3-4, 5-6
+    stacked = np.concatenate([p[["i", "j", "score", "matches", "length"]].to_numpy() for p in pieces])
+    np.testing.assert_array_equal(stacked, whole[["i", "j", "score", "matches", "length"]].to_numpy())
+
+
+class _Shell:
+    """The part of IPython's shell that select_cells uses."""
+
+    def __init__(self):
+        self.input_transformers_post = []
+
+    def run(self, code: str) -> str:
+        lines = code.splitlines(keepends=True)
+        for t in self.input_transformers_post:
+            lines = t(lines)
+        return "".join(lines)
+
+
+def test_a_part_skips_the_cells_of_the_steps_it_does_not_run():
+    assert cell_steps("\n# step: embed, local\nx = 1\n") == ("embed", "local")
+    assert cell_steps("x = 1  # step: embed\n") is None and cell_steps("") is None
+    shell, part = _Shell(), find_part("protein_isotropy", "smoke", "prot_bert")
+    assert select_cells(part, shell=shell)
+    assert shell.run("# step: local\nx = 1\n") == "# step: local\nx = 1\n"
+    skipped = shell.run("# step: tables\nx = 1\n")
+    assert "x = 1" not in skipped and "not in part prot_bert" in skipped
+    assert shell.run("y = 2\n") == "y = 2\n"  # unmarked cells run in every part
+    assert select_cells(None, shell=shell) is False and shell.input_transformers_post == []  # the whole chapter
+    assert select_cells(part) is False  # no IPython kernel: nothing is skipped
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_every_chapter_takes_a_part_and_marks_its_cells_with_known_steps(chapter):
+    text = (ROOT / "notebooks" / f"{chapter}.md").read_text()
+    assert re.search(r"^part = None\b", text, re.M), "the parameters cell has no `part = None`"
+    assert "part=part)" in text and "select_cells(cfg.part)" in text
+    cells = [c.source for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
+    marked = [s for c in cells if (s := cell_steps(c)) is not None]
+    steps = set(chapter_table(chapter).STEPS)
+    assert {s for m in marked for s in m} == steps  # every step has its cells, every mark names a step
+
+
+def test_the_nightly_matrix_takes_the_part_list_of_the_paper_profile():
+    """scripts/nightly.py matrix accepts what `run --profile paper --list-parts --json` prints: safe names, every
+    part listed once, every job within a hosted runner's limit, and the models to prefetch."""
+    spec = importlib.util.spec_from_file_location("nightly_tasks", ROOT / "scripts" / "nightly_tasks.py")
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    rows = runner.part_list("paper", root=ROOT, states=False)
+    legs = tasks.part_matrix(rows, limit_minutes=tasks.HOSTED_LIMIT_MINUTES)["include"]
+    assert [(x["chapter"], x["part"]) for x in legs[:-1]] == [(r["chapter"], r["part"]) for r in rows]
+    assert {r["chapter"] for r in rows} == set(CHAPTERS) and legs[-1]["chapter"] == "atlas"
+    prot = next(x for x in legs if x["part"] == "prot_bert")
+    assert prot["models"] == ["prot_bert"] and prot["timeout_minutes"] <= tasks.HOSTED_LIMIT_MINUTES
+    assert next(x for x in legs if x["part"] == "align-1")["models"] == []  # nothing to download
