@@ -86,3 +86,26 @@ def test_compute_must_return_every_layer_with_the_same_rows():
         stream_layers(N_ITEMS, 8, lambda a, b: {0: data[0][:8]}, layers=[0, 1], info={}, progress=False)
     with pytest.raises(ValueError, match="rows"):
         stream_layers(N_ITEMS, 8, lambda a, b: {0: data[0][:8], 1: data[0][:9]}, layers=[0, 1], info={}, progress=False)
+
+
+def test_shard_ranges_merge_to_the_whole_stream(tmp_path):
+    from replib.methods.streaming import merge_streams
+
+    data = _data(seed=5)
+    keep = sample_rows(N_ITEMS * ROWS_PER_ITEM, 40, seed=1)
+    kw = dict(layers=[0, "last"], info={"t": 5}, keep=keep, rows_per_item=ROWS_PER_ITEM, progress=False)
+    whole = stream_layers(N_ITEMS, 8, _compute(data), **kw)
+    ranges = [stream_layers(N_ITEMS, 8, _compute(data), shards=(k, 3), state_dir=tmp_path, **kw) for k in range(3)]
+    assert sum(r.n_rows for r in ranges) == whole.n_rows
+    merged = merge_streams(ranges)
+    a, b = merged.table().set_index("layer"), whole.table().set_index("layer")
+    for col in ("isoscore", "effective_dims", "avg_cosine", "mean_norm"):
+        np.testing.assert_allclose(a[col], b[col], rtol=1e-12)
+    for layer in (0, "last"):
+        np.testing.assert_array_equal(merged.kept[layer], whole.kept[layer])
+    # each range's state is its own: reading them back computes nothing
+    calls = []
+    again = [
+        stream_layers(N_ITEMS, 8, _compute(data, calls), shards=(k, 3), state_dir=tmp_path, **kw) for k in range(3)
+    ]
+    assert calls == [] and merge_streams(again).table().equals(merged.table())

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .._io import atomic_write, cache_key, progress_off
+from .._io import atomic_write, cache_key, progress_off, shard_span
 from ..metrics import LayerAccumulator
 
-__all__ = ["StreamedLayers", "stream_layers", "sample_rows"]
+__all__ = ["StreamedLayers", "merge_streams", "sample_rows", "stream_layers"]
 
 STATE_FORMAT = 1
 
@@ -45,7 +45,7 @@ class StreamedLayers:
         layer -> (len(keep), d) float32: the rows whose global index is in ``keep``, in index order (layers of
         ``keep_layers`` only).
     keep : ndarray of int
-        The kept rows' global indices (sorted).
+        The kept rows' global indices (sorted; with a shard range, those of the range are the ones in ``kept``).
     n_rows : int
         Rows seen per layer.
     """
@@ -130,6 +130,8 @@ def stream_layers(
     info: dict,
     keep=None,
     keep_layers=None,
+    shards: tuple[int, int] | None = None,
+    rows_per_item: int = 1,
     state_dir=None,
     checkpoint_seconds: float = 300.0,
     desc: str = "stream",
@@ -154,6 +156,12 @@ def stream_layers(
         Global row indices to keep (e.g. :func:`sample_rows`, or ``range(n)`` for the first n proteins).
     keep_layers : iterable, optional
         Layers whose kept rows are stored (default: every layer).
+    shards : (k, n), optional
+        Only the k-th of n equal ranges of the shards (:func:`replib._io.shard_span`: one part of a chapter);
+        its state is its own, and :func:`merge_streams` of the n ranges is the whole stream.
+    rows_per_item : int
+        Rows ``compute`` returns per item (1 per protein, the window length per window): where a shard
+        range starts in the global row numbering of ``keep``.
     state_dir : path-like, optional
         Folder of the checkpoint (``<state_dir>/<key>.npz``); None: no checkpoint.
     checkpoint_seconds : float
@@ -180,35 +188,24 @@ def stream_layers(
                 "layers": [str(x) for x in layers],
                 "keep": cache_key({"k": keep.tolist()}),
                 "keep_layers": [str(x) for x in keep_layers],
+                "shards": list(shards) if shards else None,
             }
         ),
     }
     path = None if state_dir is None else Path(state_dir) / f"{meta['key']}.npz"
     state = None if path is None else _load_state(path, layers, keep_layers, meta)
-    stats, kept, first, n_rows, done = state or ({}, {layer: [] for layer in keep_layers}, 0, 0, False)
-    n_shards = -(-n_items // shard_size)
-    if not done:
-        _fold_shards(
-            compute,
-            layers,
-            keep,
-            keep_layers,
-            stats,
-            kept,
-            (first, n_shards, n_rows, n_items, shard_size),
-            path,
-            meta,
-            checkpoint_seconds,
-            desc,
-            progress,
-            on_shard,
-        )
-        n_rows = next(iter(stats.values())).count if stats else 0
+    span = shard_span(shards, -(-n_items // shard_size))
+    start = (span.start, span.start * shard_size * rows_per_item)  # first shard, its first row
+    stats, kept, first, next_row, done = state or ({}, {layer: [] for layer in keep_layers}, *start, False)
+    if not done and len(span):
+        todo = (first, span.stop, next_row, n_items, shard_size)
+        _fold_shards(compute, layers, keep, kept, stats, todo, path, meta, checkpoint_seconds, desc, progress, on_shard)
+    n_rows = next(iter(stats.values())).count if stats else 0
     kept = {layer: (np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)) for layer, parts in kept.items()}
     return StreamedLayers(stats, kept, keep, n_rows)
 
 
-def _fold_shards(compute, layers, keep, keep_layers, stats, kept, span, path, meta, every, desc, progress, on_shard):
+def _fold_shards(compute, layers, keep, kept, stats, span, path, meta, every, desc, progress, on_shard):
     """The loop of :func:`stream_layers`: fold shards ``first..n_shards-1`` and checkpoint."""
     first, n_shards, n_rows, n_items, size = span
     last_save = time.monotonic()
@@ -240,3 +237,22 @@ def _fold_shards(compute, layers, keep, keep_layers, stats, kept, span, path, me
         if on_shard is not None:
             on_shard(i)
     bar.close()
+
+
+def merge_streams(streams) -> StreamedLayers:
+    """The whole stream from the streams of its shard ranges, in order (:func:`stream_layers` with ``shards=(k,
+    n)`` for k = 0..n-1): accumulators merged, kept rows concatenated. Equal to one uninterrupted stream to
+    rounding (the accumulators' merge re-centres exactly; the sums are added in another order)."""
+    streams = list(streams)
+    if not streams:
+        raise ValueError("no streams to merge")
+    stats: dict = {}
+    for st in streams:
+        for layer, acc in st.stats.items():
+            stats.setdefault(layer, LayerAccumulator(acc.n_features)).merge(acc)
+    kept = {}
+    for layer in streams[0].kept:
+        parts = [st.kept[layer] for st in streams if st.kept[layer].size]
+        kept[layer] = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+    keep = np.unique(np.concatenate([st.keep for st in streams]))
+    return StreamedLayers(stats, kept, keep, sum(st.n_rows for st in streams))

@@ -73,7 +73,9 @@ from .residues import (
     accumulate_residues,
     local_records,
     local_reference_lines,
+    local_samples,
     residue_rows,
+    sample_records,
     streaming_vs_memory,
 )
 from .setup import (
@@ -138,6 +140,8 @@ __all__ = [
     "streaming_vs_memory",
     "local_records",
     "local_reference_lines",
+    "local_samples",
+    "sample_records",
     "ModelEmbeddings",
     "global_sample",
     "model_label",
