@@ -109,3 +109,29 @@ def test_shard_ranges_merge_to_the_whole_stream(tmp_path):
         stream_layers(N_ITEMS, 8, _compute(data, calls), shards=(k, 3), state_dir=tmp_path, **kw) for k in range(3)
     ]
     assert calls == [] and merge_streams(again).table().equals(merged.table())
+
+
+def test_spooled_sample_is_on_disk_and_resumes(tmp_path):
+    data = _data(seed=7)
+    keep = sample_rows(N_ITEMS * ROWS_PER_ITEM, 100, seed=2)
+    kw = dict(layers=[0, "last"], info={"t": 7}, keep=keep, rows_per_item=ROWS_PER_ITEM, progress=False)
+    whole = stream_layers(N_ITEMS, 6, _compute(data), **kw)
+
+    def kill(i):
+        if i == 5:
+            raise Killed
+
+    for every in (0, 10**6):  # a checkpoint after every shard; none before the kill (rows spooled past it)
+        folder = tmp_path / str(every)
+        with pytest.raises(Killed):
+            stream_layers(
+                N_ITEMS, 6, _compute(data), state_dir=folder, spool=True, checkpoint_seconds=every, on_shard=kill, **kw
+            )
+        # rows the killed run spooled after its last checkpoint are cut off on resume
+        resumed = stream_layers(N_ITEMS, 6, _compute(data), state_dir=folder, spool=True, **kw)
+        for layer in (0, "last"):
+            assert isinstance(resumed.kept[layer], np.memmap)
+            np.testing.assert_array_equal(resumed.kept[layer], whole.kept[layer])
+        assert resumed.table().equals(whole.table())
+    with pytest.raises(ValueError, match="state_dir"):
+        stream_layers(N_ITEMS, 6, _compute(data), spool=True, **kw)

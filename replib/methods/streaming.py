@@ -16,6 +16,7 @@ stream is read back from its state without embedding anything.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,18 +89,62 @@ def _layer_key(layer) -> str:
     return f"L{layer}"
 
 
+class _Kept:
+    """The kept rows of one layer: in memory, or spooled to an append-only float32 file (``spool``: the rows of
+    a large sample never all in memory; read back memory-mapped). Its ``state`` is what a checkpoint saves."""
+
+    def __init__(self, spool: Path | None = None):
+        self.parts: list = []
+        self.spool, self.count, self.dim = spool, 0, 0
+
+    def append(self, X: np.ndarray) -> None:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        self.dim = X.shape[1]
+        self.count += len(X)
+        if self.spool is None:
+            self.parts.append(X)
+            return
+        with open(self.spool, "ab") as fh:
+            fh.write(X.tobytes())
+
+    def state(self) -> np.ndarray:
+        """In memory: the rows; spooled: ``[count, dim]`` (the file is flushed to disk first)."""
+        if self.spool is None:
+            return np.concatenate(self.parts) if self.parts else np.zeros((0, 0), np.float32)
+        if self.spool.exists():
+            with open(self.spool, "rb+") as fh:
+                os.fsync(fh.fileno())
+        return np.array([self.count, self.dim], np.int64)
+
+    def restore(self, saved: np.ndarray) -> None:
+        """Back to a checkpoint's state (a spool file is cut to the rows the checkpoint had)."""
+        if self.spool is None:
+            self.parts = [saved] if saved.size else []
+            self.count, self.dim = len(saved), (saved.shape[1] if saved.size else 0)
+            return
+        self.count, self.dim = (int(v) for v in saved)
+        with open(self.spool, "ab") as fh:
+            fh.truncate(self.count * self.dim * 4)
+
+    def rows(self) -> np.ndarray:
+        if self.spool is None:
+            return np.concatenate(self.parts) if self.parts else np.zeros((0, 0), np.float32)
+        if self.count == 0:
+            return np.zeros((0, self.dim), np.float32)
+        return np.memmap(self.spool, dtype=np.float32, mode="r", shape=(self.count, self.dim))
+
+
 def _save_state(path: Path, stats: dict, kept: dict, shard: int, n_rows: int, done: bool, meta: dict) -> None:
     arrays = {"__meta__": np.array(json.dumps(dict(meta, shard=shard, n_rows=n_rows, done=done)))}
     for layer, acc in stats.items():
         arrays.update({f"{_layer_key(layer)}:{k}": v for k, v in acc.state_dict().items()})
-    for layer, parts in kept.items():
-        rows = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
-        arrays[f"kept:{_layer_key(layer)}"] = rows
+    for layer, rows in kept.items():
+        arrays[f"kept:{_layer_key(layer)}"] = rows.state()
     atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
 
-def _load_state(path: Path, layers, keep_layers, meta: dict):
-    """The saved (stats, kept, shard, n_rows, done), or None when absent or made by another job."""
+def _load_state(path: Path, layers, kept: dict, meta: dict):
+    """The saved (stats, shard, n_rows, done) with ``kept`` restored, or None when absent or another job's."""
     if not path.exists():
         return None
     try:
@@ -107,18 +152,17 @@ def _load_state(path: Path, layers, keep_layers, meta: dict):
             saved = json.loads(str(z["__meta__"][()]))
             if {k: saved.get(k) for k in meta} != meta:
                 return None
-            stats, kept = {}, {}
+            stats = {}
             for layer in layers:
                 prefix = f"{_layer_key(layer)}:"
                 state = {k[len(prefix) :]: z[k] for k in z.files if k.startswith(prefix)}
                 if state:
                     stats[layer] = LayerAccumulator.from_state_dict(state)
-            for layer in keep_layers:
-                rows = z[f"kept:{_layer_key(layer)}"]
-                kept[layer] = [rows] if rows.size else []
+            for layer, rows in kept.items():
+                rows.restore(z[f"kept:{_layer_key(layer)}"])
     except (OSError, ValueError, KeyError):
         return None
-    return stats, kept, int(saved["shard"]), int(saved["n_rows"]), bool(saved["done"])
+    return stats, int(saved["shard"]), int(saved["n_rows"]), bool(saved["done"])
 
 
 def stream_layers(
@@ -133,6 +177,7 @@ def stream_layers(
     shards: tuple[int, int] | None = None,
     rows_per_item: int = 1,
     state_dir=None,
+    spool: bool = False,
     checkpoint_seconds: float = 300.0,
     desc: str = "stream",
     progress: bool = True,
@@ -164,6 +209,10 @@ def stream_layers(
         range starts in the global row numbering of ``keep``.
     state_dir : path-like, optional
         Folder of the checkpoint (``<state_dir>/<key>.npz``); None: no checkpoint.
+    spool : bool
+        Write the kept rows to ``<state_dir>/<key>.kept/`` as they come (append-only files, cut back to the
+        last checkpoint on resume) and return them memory-mapped: a large sample of every layer is never in
+        memory at once. Needs ``state_dir``.
     checkpoint_seconds : float
         Write the state at most this often (and always after the last shard).
     on_shard : callable, optional
@@ -193,16 +242,27 @@ def stream_layers(
         ),
     }
     path = None if state_dir is None else Path(state_dir) / f"{meta['key']}.npz"
-    state = None if path is None else _load_state(path, layers, keep_layers, meta)
+    if spool and path is None:
+        raise ValueError("spool=True keeps the rows in state_dir: give one")
+    kept = {layer: _Kept(_spool_file(path, layer) if spool else None) for layer in keep_layers}
+    state = None if path is None else _load_state(path, layers, kept, meta)
     span = shard_span(shards, -(-n_items // shard_size))
-    start = (span.start, span.start * shard_size * rows_per_item)  # first shard, its first row
-    stats, kept, first, next_row, done = state or ({}, {layer: [] for layer in keep_layers}, *start, False)
+    if state is None:
+        for rows in kept.values():
+            rows.restore(np.zeros((0, 0), np.float32) if rows.spool is None else np.zeros(2, np.int64))
+        state = ({}, span.start, span.start * shard_size * rows_per_item, False)  # first shard, its first row
+    stats, first, next_row, done = state
     if not done and len(span):
         todo = (first, span.stop, next_row, n_items, shard_size)
         _fold_shards(compute, layers, keep, kept, stats, todo, path, meta, checkpoint_seconds, desc, progress, on_shard)
     n_rows = next(iter(stats.values())).count if stats else 0
-    kept = {layer: (np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)) for layer, parts in kept.items()}
-    return StreamedLayers(stats, kept, keep, n_rows)
+    return StreamedLayers(stats, {layer: rows.rows() for layer, rows in kept.items()}, keep, n_rows)
+
+
+def _spool_file(path: Path, layer) -> Path:
+    folder = path.with_suffix(".kept")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{_layer_key(layer)}.f32"
 
 
 def _fold_shards(compute, layers, keep, kept, stats, span, path, meta, every, desc, progress, on_shard):
@@ -226,7 +286,7 @@ def _fold_shards(compute, layers, keep, kept, stats, span, path, meta, every, de
                 raise ValueError(f"layer {layer} has {len(X)} rows, layer {layers[0]} {n_new}")
             stats.setdefault(layer, LayerAccumulator(X.shape[1])).update(X)
             if layer in kept and hi > lo:
-                kept[layer].append(np.asarray(X[keep[lo:hi] - n_rows], dtype=np.float32))
+                kept[layer].append(X[keep[lo:hi] - n_rows])
         n_rows += n_new
         del out
         last = i == n_shards - 1
