@@ -92,3 +92,27 @@ def test_isoscore_contextual_streamed_equals_in_memory(tmp_path):
     sampled = iso.contextual_layers(cfg.replace(stream=True, package_sample=50), cache_dir=tmp_path / "s")
     assert len(sampled.streams[sampled.first].kept[0]) == 50
     pd.testing.assert_frame_equal(sampled.per_layer, streamed.per_layer)
+
+
+def test_manifolds_streamed_equals_in_memory(tmp_path):
+    from replib.methods import manifolds as mf
+    from replib.metrics import avg_pairwise_cosine, isoscore
+
+    cfg = chapter_config("manifolds", "smoke").replace(corpora={"ptb": ["ptb", "test", 120]})
+    corpora = mf.load_corpora(cfg)
+    memory = mf.analyse_models(cfg, corpora, cache_dir=tmp_path / "m")
+    streamed = mf.analyse_models(cfg.replace(stream=True, analysis_sample=None), corpora, cache_dir=tmp_path / "s")
+    a, b = memory.results, streamed.results
+    same = [c for c in a.columns if c != "isoscore"]
+    pd.testing.assert_frame_equal(a[same], b[same])  # every token kept: the same analysis, bit for bit
+    for (model, corpus, layer), r in b.set_index(["model", "corpus", "layer"]).iterrows():
+        X = memory.streams[(model, corpus)].layers[layer].astype(np.float64)
+        assert r["isoscore"] == pytest.approx(isoscore(X), rel=1e-9)
+        assert r["avg_cosine"] == pytest.approx(avg_pairwise_cosine(X), rel=1e-9)
+        assert r["n_tokens_stream"] == len(X)
+    # a sample: the streamed statistics unchanged, the analysis on the sampled tokens (spooled, memory-mapped)
+    sampled = mf.analyse_models(cfg.replace(stream=True, analysis_sample=500), corpora, cache_dir=tmp_path / "s")
+    assert (sampled.results["n_tokens"] == 500).all()
+    np.testing.assert_array_equal(sampled.results["isoscore"], b["isoscore"])
+    stream = next(iter(sampled.streams.values()))
+    assert isinstance(stream.layers[0], np.memmap) and len(stream.tokens) == 500
