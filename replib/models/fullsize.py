@@ -49,7 +49,9 @@ __all__ = [
     "FullSize",
     "fullsize_config",
     "fullsize_model",
+    "fullsize_spec",
     "n_parameters",
+    "parameter_count",
     "random_architecture",
     "save_fullsize",
 ]
@@ -227,6 +229,21 @@ def _module(arch: FullSize, seed: int):
         model.load_keras_weights(random_weights(model, seed))
         return model
     return tr.AutoModel.from_config(fullsize_config(arch.name))
+
+
+def fullsize_spec(name: str) -> ModelSpec:
+    """The :class:`~replib.models.ModelSpec` of a stand-in (recipe, layers, width) without building its weights."""
+    arch = _arch(name)
+    return _spec(arch, None if arch.config == "ProteinBERT" else type("_M", (), {"config": fullsize_config(name)}))
+
+
+def parameter_count(name: str) -> int:
+    """Parameters of a stand-in (the paper model's), counted on PyTorch's ``meta`` device: no weights are
+    allocated or initialised, so it takes milliseconds even for the 650M-parameter ESM-2."""
+    arch = _arch(name)
+    with torch.device("meta"):
+        model = ProteinBERT() if arch.config == "ProteinBERT" else tr.AutoModel.from_config(fullsize_config(name))
+    return n_parameters(model)
 
 
 def _spec(arch: FullSize, model) -> ModelSpec:

@@ -9,7 +9,13 @@ the sizes per profile :cite:`rudman2022isoscore`.
 from __future__ import annotations
 
 from .config import PAPER_LMS
-from .contextual import ContextualLayers, contextual_layers, contextual_records, paper_layer_records
+from .contextual import (
+    ContextualLayers,
+    contextual_layers,
+    contextual_records,
+    paper_layer_records,
+    stream_contextual,
+)
 from .properties import (
     DEFLATION_SIZES,
     ROTATION_ANGLES,
@@ -35,6 +41,7 @@ __all__ = [
     "contextual_layers",
     "contextual_records",
     "paper_layer_records",
+    "stream_contextual",
     "DEFLATION_SIZES",
     "ROTATION_ANGLES",
     "ROTATION_COV",

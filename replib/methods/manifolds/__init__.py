@@ -38,6 +38,7 @@ from .setup import (
     load_corpora,
     load_stream_model,
     static_glove,
+    stream_corpus,
 )
 from .summary import (
     anisotropy_records,
@@ -70,6 +71,7 @@ __all__ = [
     "load_stream_model",
     "embed_corpus",
     "static_glove",
+    "stream_corpus",
     "load_corpora",
     "layer_passes",
     "LayerRun",

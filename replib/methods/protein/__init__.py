@@ -39,6 +39,7 @@ from .isotropy import (
     AMINO_ACIDS,
     HAKIM2025_CORRELATIONS,
     HAKIM2025_REPORTED,
+    accumulated_isotropy,
     effective_dimensions_from_isoscore,
     esm_layer_curves,
     esm_layer_records,
@@ -93,6 +94,7 @@ from .setup import (
 __all__ = [
     "AMINO_ACIDS",
     "HAKIM2025_REPORTED",
+    "accumulated_isotropy",
     "HAKIM2025_CORRELATIONS",
     "PAPER_MODELS",
     "PAPER_LOCAL_MEAN_EFF_DIMS",
