@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_write, hash_array, write_json_atomic
-from ..config import chapter_config
+from ..config import chapter_config, chapter_parts
 from ..methods import protein as P
 from ..methods.protein.config import stream_ranges
 from ..methods.protein.streamed import protein_layers, protein_shard_compute, stream_protein_model
@@ -34,6 +34,10 @@ from .standins import PAPER_SWISSPROT, swissprot_standin
 
 __all__ = ["rehearse_protein"]
 
+#: real alignments rehearsed of each pair range (the rest part's pair tables run on all ranges' together)
+ALIGN_PAIRS = 20_000
+#: proteins whose composition baselines are computed here (extrapolated linearly to every protein)
+COMPOSITION_PROTEINS = 50_000
 #: CPU seconds the smaller forward measurement aims at (the larger is 4x)
 FORWARD_TARGET_CPU = 6.0
 
@@ -142,7 +146,7 @@ def _local(lm, seqs, cfg, ctx, basis) -> tuple[list, dict]:
                              on_gpu=True)  # fmt: skip
     forward.flops_full = count_flops(run, n1) * full / units(n1)
     per = 2.0 * 360 * basis.shape[1] ** 2  # a residue's covariance update, ~360 residues a protein
-    n_fold = stats_items(len(samples[0]), per, ctx.stats_flops / len(samples), ctx.max_items)
+    n_fold = stats_items(len(samples[0]), per, ctx.stats_flops / (2 * len(samples)), ctx.max_items)
     samples = [s[:n_fold] for s in samples]
     rng = np.random.default_rng(ctx.seed)
 
@@ -164,23 +168,33 @@ def _local(lm, seqs, cfg, ctx, basis) -> tuple[list, dict]:
     return [forward, stats], records
 
 
+def _align_range(cfg, k: int, n_ranges: int, ctx) -> tuple[np.ndarray, int]:
+    """Range ``k`` (0-based) of ``n_ranges`` equal ranges of the 6.4 million pairs of the pair proteins: its
+    first :data:`ALIGN_PAIRS` pairs (``ctx.max_items``), and the range's size."""
+    pairs = P.all_pairs(cfg.n_pair_proteins)
+    lo, hi = k * len(pairs) // n_ranges, (k + 1) * len(pairs) // n_ranges
+    n = ALIGN_PAIRS if ctx.max_items is None else ctx.max_items
+    return pairs[lo : lo + min(n, hi - lo)], hi - lo
+
+
+def _aligned(pair_seqs, pairs, cfg, ctx) -> pd.DataFrame:
+    return P.alignment_pair_stats(
+        pair_seqs, pairs, out_dir=Path(ctx.workdir) / "alignments", chunk_size=cfg.chunk_size, n_jobs=1,
+        progress=ctx.progress, **P.alignment_settings(cfg),
+    )  # fmt: skip
+
+
 def _align_part(part, ctx) -> dict:
     cfg, sp, index, seqs = _proteins(ctx.seed, str(ctx.workdir))
     pair_seqs = seqs[: cfg.n_pair_proteins]
-    pairs = P.all_pairs(len(pair_seqs))
-    if ctx.max_items is not None:
-        pairs = pairs[: ctx.max_items]
-    share = 1.0 / part.shards[1]
-    aln, cpu, wall = timed(
-        P.alignment_pair_stats, pair_seqs, pairs, out_dir=Path(ctx.workdir) / "alignments",
-        chunk_size=cfg.chunk_size, n_jobs=2, seq_ids=sp.accession.iloc[index[: len(pair_seqs)]].tolist(),
-        shards=part.shards, progress=ctx.progress, **P.alignment_settings(cfg),
-    )  # fmt: skip
-    full = int(round(len(pairs) * share))
-    cost = Cost(f"global alignments (PAM250, gap 10/1), range {part.shards[0] + 1} of {part.shards[1]}", [len(aln)],
-                [cpu], [wall], full)  # fmt: skip
-    cost.cpu_full = cpu * full / max(len(aln), 1)
-    notes = [f"{len(aln):,} real pairs of {len(pair_seqs):,} proteins of the full Swiss-Prot set"]
+    k, n_ranges = part.shards
+    pairs, full = _align_range(cfg, k, n_ranges, ctx)
+    aln, cpu, wall = timed(_aligned, pair_seqs, pairs, cfg, ctx)
+    cost = Cost(f"global alignments (PAM250, gap 10/1), range {k + 1} of {n_ranges}", [len(aln)], [cpu], [wall], full)
+    cost.cpu_full = cpu * full / max(len(aln), 1)  # every pair is one alignment: linear in the pairs
+    notes = [
+        f"{len(aln):,} real alignments of the range's {full:,} pairs of {len(pair_seqs):,} proteins of the full set"
+    ]
     return {"model": "none (parasail)", "costs": [cost], "records": {}, "notes": notes}
 
 
@@ -198,8 +212,10 @@ def _rest_part(part, ctx) -> dict:
         layers_of[spec] = protein_layers(SimpleNamespace(spec=fullsize_spec(spec)))
         stats_all[spec] = st.stats
         stats[spec], kept[spec] = st.stats[layers_of[spec][-1]], st.kept[layers_of[spec][-1]]
-    baselines, cpu, wall = timed(P.composition_baselines, seqs, cfg.kmer_max)
-    costs.append(_cost_here("composition baselines of every protein", len(seqs), cpu, wall))
+    n_comp = min(len(seqs), COMPOSITION_PROTEINS if ctx.max_items is None else ctx.max_items)
+    baselines, cpu, wall = timed(P.composition_baselines, seqs[:n_comp], cfg.kmer_max)
+    costs.append(_cost_here("composition baselines of every protein", n_comp, cpu, wall))
+    costs[-1].full, costs[-1].cpu_full = len(seqs), cpu * len(seqs) / n_comp
     models = {spec: (SimpleNamespace(name=spec), None) for spec in cfg.models}
     glob = P.global_table(kept, models, baselines, stats=stats)
     records.update(P.global_records(glob, False, []))
@@ -207,12 +223,12 @@ def _rest_part(part, ctx) -> dict:
     records.update(P.esm_layer_records({s: [stats_all[s][k].summary()["isoscore"] for k in layers_of[s]]
                                         for s in stats_all if fullsize_spec(s).recipe == "esm"}, False))  # fmt: skip
     pair_seqs = seqs[: cfg.n_pair_proteins]
-    pairs = P.all_pairs(len(pair_seqs))
-    if ctx.max_items is not None:
-        pairs = pairs[: ctx.max_items]
-    aln = P.alignment_pair_stats(pair_seqs, pairs, out_dir=Path(ctx.workdir) / "alignments", chunk_size=cfg.chunk_size,
-                                 n_jobs=2, progress=ctx.progress, **P.alignment_settings(cfg))  # fmt: skip
+    n_ranges = max(p.shards[1] for p in chapter_parts("protein_isotropy", "paper") if p.name.startswith("align-"))
+    ranges = [_align_range(cfg, k, n_ranges, ctx) for k in range(n_ranges)]
+    pairs = np.concatenate([r[0] for r in ranges])
+    aln = pd.concat([_aligned(pair_seqs, r[0], cfg, ctx) for r in ranges], ignore_index=True)  # the parts' chunks
     records.update({"pair_n_proteins": len(pair_seqs), "n_pairs": len(pairs)})
+    all_pairs = sum(r[1] for r in ranges)
     xc, cpu, wall = timed(
         P.alignment_crosscheck, pair_seqs, aln, cfg.n_biopython, ctx.seed, **P.alignment_settings(cfg)
     )
@@ -227,6 +243,7 @@ def _rest_part(part, ctx) -> dict:
 
     (tabs, corr), cpu, wall = timed(tables)
     costs.append(_cost_here(f"pair tables and correlations, {len(pairs):,} pairs x {len(tabs)}", len(pairs), cpu, wall))
+    costs[-1].full, costs[-1].cpu_full = all_pairs, cpu * all_pairs / len(pairs)
     records.update(P.pair_correlation_records(tabs, [], False))
     records["pairs_high_identity"] = int((aln.identity >= 0.3).sum())
     records.update(_parts_records(ctx, cfg))
