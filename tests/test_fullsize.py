@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-import transformers as tr
 
 from replib.embeddings import embed_proteins, embed_sentences
 from replib.models import resolve_model
-from replib.models.fullsize import FULLSIZE, fullsize_config, fullsize_model, n_parameters, save_fullsize
+from replib.models.fullsize import (
+    FULLSIZE,
+    fullsize_config,
+    fullsize_model,
+    fullsize_spec,
+    n_parameters,
+    parameter_count,
+    save_fullsize,
+)
 from replib.models.registry import REGISTRY
 
 #: parameter counts the papers and model cards report (millions) and the widths of the registry
@@ -31,17 +37,11 @@ REPORTED_MILLIONS = {
 }
 
 
-def _meta_parameters(name: str) -> int:
-    """Parameters of the architecture, counted on the meta device (nothing allocated)."""
-    with torch.device("meta"):
-        return n_parameters(tr.AutoModel.from_config(fullsize_config(name)))
-
-
 @pytest.mark.parametrize("name", sorted(REPORTED_MILLIONS))
 def test_sizes_are_the_papers(name):
     # the reported counts are rounded (ESM-2's are its names) and some count output heads an encoder does not
     # have (a masked-LM head, ESM-2's contact head): within 10 %; the shapes are checked exactly below
-    count = _meta_parameters(name)
+    count = parameter_count(name)  # on the meta device: nothing allocated
     assert abs(count / 1e6 - REPORTED_MILLIONS[name]) / REPORTED_MILLIONS[name] < 0.10, count
     cfg = fullsize_config(name)
     spec = REGISTRY[name]
@@ -131,3 +131,10 @@ def test_saved_sentence_encoder_loads_as_a_folder(tmp_path):
 def test_proteinbert_has_no_folder():
     with pytest.raises(ValueError, match="not a transformers model"):
         save_fullsize("proteinbert", "/nonexistent/x")
+
+
+@pytest.mark.parametrize("name", ["esm2_t6_8M", "proteinbert"])
+def test_parameter_count_and_spec_without_weights_match_the_built_model(name):
+    lm = fullsize_model(name, seed=0)
+    assert parameter_count(name) == n_parameters(lm.model)
+    assert fullsize_spec(name) == lm.spec
