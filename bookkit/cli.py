@@ -392,7 +392,7 @@ def _rehearsal(args) -> int:
     csv_path = args.csv or root / "book" / "rehearsal.csv"
     workdir = args.workdir or root / "build" / "rehearsal" / "work"
     if args.render:
-        rows = rehearsal.refresh(csv_path, workdir)
+        rows = rehearsal.refresh(csv_path, workdir, args.chapter or toc_chapters(root))
     else:
         rehearsal.rehearse(
             args.chapter or toc_chapters(root), csv_path, workdir, part=args.part, force=args.force, scale=args.scale,

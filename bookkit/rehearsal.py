@@ -151,16 +151,21 @@ def result_values(res: dict) -> dict:
     }
 
 
-def refresh(csv_path: Path, workdir: Path) -> list[dict]:
+def refresh(csv_path: Path, workdir: Path, chapters: Iterable[str] = ()) -> list[dict]:
     """The ``ok`` rows' values computed again from the parts' stored results in ``workdir`` (the measured
-    seconds, memory and cache stay), written back to ``csv_path``."""
-    rows = read_rows(csv_path)
-    for r in rows:
+    seconds, memory and cache stay), and a row with status ``missing`` for each part of ``chapters`` that has
+    none (never rehearsed); written back to ``csv_path``."""
+    order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
+    rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+    for key in order:
+        rows.setdefault(key, {"chapter": key[0], "part": key[1], "status": "missing"})
+    for r in rows.values():
         path = Path(workdir) / r["chapter"] / "results" / f"{r['part']}.json"
         if r["status"] == "ok" and path.exists():
             r.update(result_values(json.loads(path.read_text())))
-    write_rows(csv_path, rows)
-    return rows
+    out = _ordered(rows, order)
+    write_rows(csv_path, out)
+    return out
 
 
 def _child(chapter: str, part: str, ctx, out_json: Path, log: Path) -> int:  # pragma: no cover - forked
@@ -255,15 +260,15 @@ def markdown_table(rows: list[dict]) -> str:
             "T4-hours (est.)"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [r["chapter"], f"`{r['part']}`", r["model"], r["data"], r["fraction_of_paper"], r["seconds"],
-                 r["peak_rss_gb"], r["cache_gb"], r["status"], r["t4_hours_estimate"]]  # fmt: skip
+        cells = [r.get(k) or "" for k in COLUMNS]
+        cells[1] = f"`{r['part']}`"
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     ok = [r for r in rows if r["status"] == "ok"]
-    t4 = sum(float(r["t4_hours_estimate"]) for r in ok if r["t4_hours_estimate"])
-    secs = sum(float(r["seconds"]) for r in rows if r["seconds"])
+    t4 = sum(float(r["t4_hours_estimate"]) for r in ok if r.get("t4_hours_estimate"))
+    secs = sum(float(r["seconds"]) for r in rows if r.get("seconds"))
     lines.append("")
     lines.append(f"{len(ok)} of {len(rows)} parts `ok`; {secs / 60:.0f} minutes here in all; {t4:.1f} T4-hours "
-                 "estimated for the whole paper profile.")  # fmt: skip
+                 "estimated for the parts that are `ok`.")  # fmt: skip
     return "\n".join(lines)
 
 

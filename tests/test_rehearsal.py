@@ -146,6 +146,10 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
     text = next(r for r in rows if r["part"] == "text")
     assert text["t4_hours_estimate"] == "1" and text["fraction_of_paper"] == "0.01" and text["seconds"] == "1.0"
     assert next(r for r in rows if r["part"] == "rest")["t4_hours_estimate"] == "0.25"  # no result: kept
+    rows = R.refresh(out, tmp_path, ["training_dynamics", "isoscore"])  # the parts never rehearsed: missing
+    assert [r["part"] for r in rows if r["chapter"] == "isoscore"] == ["bert", "distilbert", "gpt", "gpt2", "rest"]
+    assert {r["status"] for r in rows if r["chapter"] == "isoscore"} == {"missing"}
+    assert [(r["part"], r["status"]) for r in R.read_rows(out)] == [(r["part"], r["status"]) for r in rows]
 
 
 def test_read_rows_rejects_other_columns(tmp_path):
@@ -163,7 +167,7 @@ def test_render_running_replaces_only_the_table(tmp_path):
     text = page.read_text()
     assert text.startswith("before\n") and text.endswith(f"{R.MARK_END}\nafter\n") and "old table" not in text
     assert "| training_dynamics | `protein` |" in text
-    assert "2 of 3 parts `ok`" in text and "0.5 T4-hours" in text
+    assert "2 of 3 parts `ok`" in text and "0.5 T4-hours estimated for the parts that are `ok`" in text
     page.write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         R.render_running(page, rows)
