@@ -183,12 +183,14 @@ def _measure_cost(model, make_batch, mcfg: dict, n_checkpoints: int, seq_len: in
     """One checkpoint's measurements (every layer, the paper's ``n_tokens``) times the checkpoints."""
     model.eval()
     n_tokens = mcfg["n_tokens"] if ctx.max_items is None else min(mcfg["n_tokens"], ctx.max_items)
-    batch = make_batch(10**6, -(-n_tokens // seq_len))
+    batch = make_batch(10**6, 4 * -(-n_tokens // seq_len))  # padding is dropped: proteins are shorter
     ids = torch.from_numpy(np.ascontiguousarray(batch["input_ids"]))
+    real = np.flatnonzero(np.asarray(batch["attention_mask"]).ravel())[:n_tokens]
     with torch.no_grad():
-        out = model(input_ids=ids, output_hidden_states=True)
-    states = [h.reshape(-1, h.shape[-1])[:n_tokens].double().numpy() for h in out.hidden_states]
-    types = ids.numpy().ravel()[:n_tokens]
+        out = model(input_ids=ids, attention_mask=torch.from_numpy(np.asarray(batch["attention_mask"])),
+                    output_hidden_states=True)  # fmt: skip
+    states = [h.reshape(-1, h.shape[-1])[real].double().numpy() for h in out.hidden_states]
+    types = ids.numpy().ravel()[real]
 
     def run():
         for X in states:
