@@ -50,8 +50,10 @@ def _here(what: str, n: int, cpu: float, wall: float) -> Cost:
 
 def _training_cost(what: str, n_items: int, dim: int, n_classes: int, config, ctx, full_updates: int) -> Cost:
     """The chapter's training loop (metrics after every update) at two numbers of updates on ``n_items``
-    stand-in vectors of width ``dim``, one seed; extrapolated to ``full_updates`` (updates x seeds)."""
-    n_items = n_items if ctx.max_items is None else min(n_items, ctx.max_items)
+    stand-in vectors of width ``dim``, one seed; extrapolated to ``full_updates`` (updates x seeds). With
+    ``ctx.max_items`` fewer items are trained on, and the work is counted in item-updates (linear in the
+    items)."""
+    n_full, n_items = n_items, n_items if ctx.max_items is None else min(n_items, ctx.max_items)
     setup = ct.synthetic_setup(n_items, dim, n_classes, seed=ctx.seed, name="stand-in")
     u1 = max(2, int(round(5 * ctx.scale)))
 
@@ -61,8 +63,9 @@ def _training_cost(what: str, n_items: int, dim: int, n_classes: int, config, ct
         with tempfile.TemporaryDirectory(dir=ctx.workdir) as fresh:  # no checkpoint of another size is resumed
             return ct.run_seeds(setup, cfg, cache_dir=fresh, progress=False)
 
-    cost, _ = scaled_cost(what, run, [u1, 4 * u1], full_updates, on_gpu=True, precision="fp32")
-    cost.flops_full = count_flops(run, u1) * full_updates / u1
+    cost, _ = scaled_cost(what, run, [u1, 4 * u1], full_updates * n_full, units=lambda u: u * n_items, on_gpu=True,
+                          precision="fp32")  # fmt: skip
+    cost.flops_full = count_flops(run, u1) * full_updates * n_full / (u1 * n_items)
     return cost
 
 
@@ -136,9 +139,7 @@ def _batches(task: str, cfg: dict, seed: int, folder):
     """The stand-in training data of a paper-shaped run and ``make_batch(step, n)`` (``n`` sequences)."""
     if task == "protein":
         train, val = protein_split(swissprot_standin().sequence.tolist(), cfg["n_val"], seed)
-        return 33, lambda step, n: {
-            k: v for k, v in protein_batch(train, step, seed, n, cfg["seq_len"]).items() if k != "clean_ids"
-        }
+        return 33, lambda step, n: protein_batch(train, step, seed, n, cfg["seq_len"])
     text = text_split(corpus_standin("wikitext2"))
     tok = train_bpe_tokenizer(text, cfg["vocab"], folder)
     stream = encode_text(tok, text)
@@ -165,7 +166,8 @@ def rehearse_training_dynamics(part, ctx) -> dict:
 
     def run(n):
         state["step"] += 1
-        _update(model, opt, make_batch(state["step"], n), cfg["lr"], "cpu")
+        batch = {k: v for k, v in make_batch(state["step"], n).items() if k != "clean_ids"}
+        _update(model, opt, batch, cfg["lr"], "cpu")
 
     steps, seq_len = cfg["steps"], cfg["seq_len"]
     full = cfg["batch"] * seq_len * steps
@@ -184,7 +186,8 @@ def _measure_cost(model, make_batch, mcfg: dict, n_checkpoints: int, seq_len: in
     model.eval()
     n_tokens = mcfg["n_tokens"] if ctx.max_items is None else min(mcfg["n_tokens"], ctx.max_items)
     batch = make_batch(10**6, 4 * -(-n_tokens // seq_len))  # padding is dropped: proteins are shorter
-    ids = torch.from_numpy(np.ascontiguousarray(batch["input_ids"]))
+    # the unmasked sequences (a masked-LM batch's <mask> tokens are zero rows of ESM's embedding output)
+    ids = torch.from_numpy(np.ascontiguousarray(batch.get("clean_ids", batch["input_ids"])))
     real = np.flatnonzero(np.asarray(batch["attention_mask"]).ravel())[:n_tokens]
     with torch.no_grad():
         out = model(input_ids=ids, attention_mask=torch.from_numpy(np.asarray(batch["attention_mask"])),
