@@ -202,7 +202,7 @@ def _rest_part(part, ctx) -> dict:
     cfg, sp, index, seqs = _proteins(ctx.seed, str(ctx.workdir))
     costs, records = [], {}
     stats, kept, layers_of, stats_all = {}, {}, {}, {}
-    for spec in cfg.models:
+    for spec in map(str, cfg.models):
         path = _basis_path(ctx, spec)
         if not path.exists():
             raise FileNotFoundError(f"{path}: rehearse the part {spec} before rest")
@@ -216,7 +216,7 @@ def _rest_part(part, ctx) -> dict:
     baselines, cpu, wall = timed(P.composition_baselines, seqs[:n_comp], cfg.kmer_max)
     costs.append(_cost_here("composition baselines of every protein", n_comp, cpu, wall))
     costs[-1].full, costs[-1].cpu_full = len(seqs), cpu * len(seqs) / n_comp
-    models = {spec: (SimpleNamespace(name=spec), None) for spec in cfg.models}
+    models = {spec: (SimpleNamespace(name=spec), None) for spec in map(str, cfg.models)}
     glob = P.global_table(kept, models, baselines, stats=stats)
     records.update(P.global_records(glob, False, []))
     records["aa_isoscore_package_diff"] = P.package_difference(baselines["aa_composition"])
