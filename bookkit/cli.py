@@ -1,4 +1,4 @@
-"""Command line: ``python -m replib run|check|book|all|notebooks|bench|report|card`` (``python -m bookkit`` is
+"""Command line: ``python -m replib run|check|book|all|notebooks|bench|report|card|rehearsal`` (``python -m bookkit`` is
 the same).
 
 Every command works on a project root (``--root``, default: the folder holding ``_toc.yml`` at or above the
@@ -169,6 +169,29 @@ def _add_card_parser(sub) -> None:
     p.add_argument("--device", help="torch device (default: cuda when available)")
 
 
+def _add_rehearsal_parser(sub) -> None:
+    p = sub.add_parser(
+        "rehearsal",
+        help="the paper profile rehearsed part by part at paper scale with full-size stand-ins; one row per part "
+        "in book/rehearsal.csv (bookkit.rehearsal)",
+    )
+    p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
+    p.add_argument("--part", metavar="NAME", help="only this part")
+    p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
+    p.add_argument("--workdir", type=Path, help="streams, bases, logs (default build/rehearsal/work)")
+    p.add_argument("--force", action="store_true", help="rehearse parts whose row is ok again")
+    p.add_argument("--scale", type=float, default=1.0, help="sizes of the forward measurements")
+    p.add_argument("--stats-flops", type=float, default=3e11, help="accumulator work of a part's statistics here")
+    p.add_argument("--max-items", type=int, help="cap the statistics' items (tests)")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds before a part is killed")
+    p.add_argument(
+        "--render",
+        action="store_true",
+        help="rehearse nothing: compute the rows' estimates again from the parts' stored results and write the "
+        "table into book/running.md",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (every command and option)."""
     ap = _Parser(prog="python -m replib", description=__doc__.split("\n\n")[0])
@@ -204,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_parser(sub)
     _add_report_parser(sub)
     _add_card_parser(sub)
+    _add_rehearsal_parser(sub)
     for p in sub.choices.values():  # --root and --debug after the command too (the top level's defaults stay)
         p.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -389,6 +413,24 @@ def _card(args) -> int:
     return 0
 
 
+def _rehearsal(args) -> int:
+    from . import rehearsal
+
+    root = find_root(args.root)
+    csv_path = args.csv or root / "book" / "rehearsal.csv"
+    workdir = args.workdir or root / "build" / "rehearsal" / "work"
+    if args.render:
+        rows = rehearsal.refresh(csv_path, workdir, args.chapter or toc_chapters(root))
+    else:
+        rehearsal.rehearse(
+            args.chapter or toc_chapters(root), csv_path, workdir, part=args.part, force=args.force, scale=args.scale,
+            max_items=args.max_items, stats_flops=args.stats_flops, timeout=args.timeout,
+        )  # fmt: skip
+        rows = rehearsal.read_rows(csv_path)
+    rehearsal.render_running(root / "book" / "running.md", rows)
+    return 0 if rows and all(r["status"] == "ok" for r in rows) else 1
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "check": _run,
@@ -398,6 +440,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "bench": _bench,
     "report": _report,
     "card": _card,
+    "rehearsal": _rehearsal,
 }
 
 

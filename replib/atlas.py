@@ -31,21 +31,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import torch
-import transformers as tr
-from transformers import AutoTokenizer
 
 from ._io import cache_root, write_json_atomic
 from .card import CardConfig, compute_card, layer_card, text_sample
 from .models import (
-    LoadedModel,
-    ModelSpec,
     ModelUnavailableError,
     load_glove,
     load_trained,
-    minilm_dir,
     resolve_model,
 )
+from .models.fullsize import random_architecture
 from .training import run_dir
 from .training.config import config_for
 
@@ -144,39 +139,6 @@ def atlas_entries(profile: str) -> list[AtlasEntry]:
 
 
 # ----------------------------------------------------------------------------------------- loaders
-def random_architecture(arch: str, seed: int = 0):
-    """A full-size architecture with seeded random weights, on CPU in eval mode.
-
-    Parameters
-    ----------
-    arch : {"bert-base", "gpt2"}
-        ``transformers.BertConfig()`` (12 layers, width 768, 12 heads) or ``transformers.GPT2Config()``
-        (the 124M GPT-2: 12 layers, width 768), the vocabulary size set to the tokenizer's.
-    seed : int
-
-    Returns
-    -------
-    replib.models.LoadedModel
-        Recipe ``text``, ``source = "random:seed=<seed>"``.
-    """
-
-    tok = AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))  # bert-base-uncased WordPiece
-    torch.manual_seed(seed)
-    if arch == "bert-base":
-        cfg = tr.BertConfig(vocab_size=tok.vocab_size)
-        model = tr.BertModel(cfg, add_pooling_layer=False)
-        layers, hidden, family = cfg.num_hidden_layers, cfg.hidden_size, "bert"
-    elif arch == "gpt2":
-        cfg = tr.GPT2Config(vocab_size=tok.vocab_size)
-        model = tr.GPT2Model(cfg)
-        layers, hidden, family = cfg.n_layer, cfg.n_embd, "gpt2"
-    else:
-        raise ValueError(f"unknown architecture {arch!r}; expected 'bert-base' or 'gpt2'")
-    name = f"random-{arch}"
-    spec = ModelSpec(name, f"local:{name}", "random", family, hidden, layers, "text", "n/a (random weights)", False)
-    return LoadedModel(name, model.eval(), tok, spec, "cpu", f"random:seed={seed}")
-
-
 def trained_folder(task: str, profile: str, seed: int = 0, root=None) -> Path:
     """The ``final/`` folder of the training chapter's ``task`` run at ``profile``'s sizes.
 

@@ -13,6 +13,8 @@ from .extract import (
     protein_text,
     residue_slice,
     token_stream_ids,
+    token_windows,
+    window_hidden_states,
 )
 
 __all__ = [
@@ -30,4 +32,6 @@ __all__ = [
     "protein_text",
     "residue_slice",
     "token_stream_ids",
+    "token_windows",
+    "window_hidden_states",
 ]

@@ -50,4 +50,6 @@ from .text import (  # noqa: F401
     embed_sentences,
     embed_token_stream,
     token_stream_ids,
+    token_windows,
+    window_hidden_states,
 )

@@ -20,6 +20,8 @@ __all__ = [
     "embed_sentences",
     "embed_token_stream",
     "token_stream_ids",
+    "token_windows",
+    "window_hidden_states",
 ]
 
 
@@ -289,19 +291,10 @@ def embed_token_stream(
     -------
     TokenStream
     """
-    if window < 1:
-        raise ValueError("window must be >= 1")
     tok = model.tokenizer
-    ids = token_stream_ids(tok, list(lines), add_special_tokens)
-    n_win = len(ids) // window
-    if n_win == 0:
-        raise ValueError(f"stream has {len(ids)} tokens < one window of {window}")
-    n_layers = model.spec.n_layers
-    layers = tuple(range(n_layers)) if layers is None else tuple(int(l) for l in layers)
-    for l in layers:
-        if not 0 <= l < n_layers:
-            raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
-    arr = np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
+    arr = token_windows(tok, lines, window, add_special_tokens)
+    n_win = len(arr)
+    layers = _code_layers(model, layers)
     info = dict(
         model_identity(model, check_precision(precision)),
         fn="embed_token_stream",
@@ -314,13 +307,8 @@ def embed_token_stream(
     )
 
     def compute(a, b):
-        out = {l: [] for l in layers}
-        for s in range(a, b, batch_windows):
-            x = torch.from_numpy(arr[s : min(b, s + batch_windows)])
-            hs = _hidden_states(model, x, None, precision)
-            for l in layers:
-                out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).numpy())
-        return {f"layer_{l}": np.concatenate(v).astype(np.float32) for l, v in out.items()}
+        states = window_hidden_states(model, arr[a:b], layers, batch_windows=batch_windows, precision=precision)
+        return {f"layer_{l}": v for l, v in states.items()}
 
     shards = run_sharded(
         n_win, shard_size, compute, info=info, cache_dir=cache_dir, desc=f"stream {model.name}", progress=progress
@@ -334,3 +322,39 @@ def embed_token_stream(
         np.repeat(np.arange(n_win), window),
         np.tile(np.arange(window), n_win),
     )
+
+
+def token_windows(tokenizer, lines, window: int = 512, add_special_tokens: bool = True) -> np.ndarray:
+    """Cai et al.'s stream (:func:`token_stream_ids`) cut into consecutive ``window``-token windows, the short
+    tail dropped: an ``(n_windows, window)`` int64 array."""
+    if window < 1:
+        raise ValueError("window must be >= 1")
+    ids = token_stream_ids(tokenizer, list(lines), add_special_tokens)
+    n_win = len(ids) // window
+    if n_win == 0:
+        raise ValueError(f"stream has {len(ids)} tokens < one window of {window}")
+    return np.asarray(ids[: n_win * window], np.int64).reshape(n_win, window)
+
+
+def _code_layers(model, layers) -> tuple:
+    n_layers = model.spec.n_layers
+    layers = tuple(range(n_layers)) if layers is None else tuple(int(l) for l in layers)
+    for l in layers:
+        if not 0 <= l < n_layers:
+            raise ValueError(f"code layer {l} out of range 0..{n_layers - 1}")
+    return layers
+
+
+def window_hidden_states(model, windows, layers=None, *, batch_windows: int = 4, precision: str = "fp32") -> dict:
+    """Every token's vector at code layers ``layers`` (``0`` = first block output) of windows of token ids
+    (:func:`token_windows`), ``batch_windows`` at a time, no attention mask (Cai et al.): code layer ->
+    ``(n_windows * window, d)`` float32, tokens in stream order. :func:`embed_token_stream` computes its shards
+    with it."""
+    windows = np.asarray(windows, np.int64)
+    layers = _code_layers(model, layers)
+    out = {l: [] for l in layers}
+    for s in range(0, len(windows), batch_windows):
+        hs = _hidden_states(model, torch.from_numpy(windows[s : s + batch_windows]), None, precision)
+        for l in layers:
+            out[l].append(hs[l + 1].reshape(-1, hs[l + 1].shape[-1]).numpy())
+    return {l: np.concatenate(v).astype(np.float32) for l, v in out.items()}

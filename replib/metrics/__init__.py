@@ -11,7 +11,13 @@ from .isoscore import (
 )
 from .partition import PartitionIsotropy, partition_isotropy, rudman_partition_score, rudman_partition_score_gaussian
 from .rogue import RogueDimensions, cosine_contributions, rogue_dimensions
-from .streaming import CovarianceAccumulator
+from .streaming import (
+    CosineAccumulator,
+    CovarianceAccumulator,
+    LayerAccumulator,
+    PartitionAccumulator,
+    streaming_partition_isotropy,
+)
 from .types import s_inter, s_intra, type_codes, type_frequencies
 
 __all__ = [
@@ -27,6 +33,10 @@ __all__ = [
     "rudman_partition_score",
     "rudman_partition_score_gaussian",
     "CovarianceAccumulator",
+    "CosineAccumulator",
+    "LayerAccumulator",
+    "PartitionAccumulator",
+    "streaming_partition_isotropy",
     "cosine_contributions",
     "rogue_dimensions",
     "RogueDimensions",

@@ -1,13 +1,29 @@
-"""Streaming (out-of-core) covariance so IsoScore can use more vectors than fit in memory."""
+"""Streaming (out-of-core) statistics of a point cloud, so that every layer of a model can be measured on more
+vectors than fit in memory (issue 26): the covariance (IsoScore, effective dimensions), the exact average
+pairwise cosine and the norms as running sums, and the partition isotropy I(W) in two passes.
+
+Every accumulator takes batches of rows in any split, merges with another one (parallel or resumed work) and
+round-trips through ``state_dict`` / ``from_state_dict`` (arrays for ``np.savez``), so a long accumulation is
+checkpointed and resumed exactly. On data that fit in memory each equals the in-memory metric to rounding
+(``tests/test_streaming.py``: 1e-9 relative).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .._validation import check_array
+from .cosine import unit_rows
 from .isoscore import isoscore_from_covariance
+from .partition import PartitionIsotropy
 
-__all__ = ["CovarianceAccumulator"]
+__all__ = [
+    "CosineAccumulator",
+    "CovarianceAccumulator",
+    "LayerAccumulator",
+    "PartitionAccumulator",
+    "streaming_partition_isotropy",
+]
 
 
 class CovarianceAccumulator:
@@ -120,3 +136,221 @@ class CovarianceAccumulator:
     def _require(self, m: int) -> None:
         if self.count < m:
             raise ValueError(f"need at least {m} accumulated samples; have {self.count}")
+
+
+class CosineAccumulator:
+    r"""Running sums for the exact average pairwise cosine and the norms of a stream of rows.
+
+    Keeps the count N, the sum of unit rows :math:`u = \sum_i \hat x_i` and the sums of the norms and of
+    their squares, so that
+
+    .. math:: \overline{\cos} = \frac{\lVert u \rVert^2 - N}{N(N-1)}
+
+    over every pair (:func:`~replib.metrics.avg_pairwise_cosine`, Ethayarajh 2019), in O(d) memory.
+    """
+
+    def __init__(self, n_features: int | None = None):
+        self.n_features = n_features
+        self.count = 0
+        self._unit_sum: np.ndarray | None = None
+        self._norm_sum = 0.0
+        self._norm_sq_sum = 0.0
+
+    def update(self, X) -> CosineAccumulator:
+        """Add a batch of shape (n_samples, n_features); a zero row is an error (its cosine is undefined)."""
+        X = check_array(X, min_samples=1, min_features=1, metric="CosineAccumulator")
+        if self.n_features is None:
+            self.n_features = X.shape[1]
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"batch has {X.shape[1]} features; the accumulator has {self.n_features}")
+        if self._unit_sum is None:
+            self._unit_sum = np.zeros(self.n_features)
+        self._unit_sum += unit_rows(X).sum(axis=0)
+        norms = np.linalg.norm(X, axis=1)
+        self._norm_sum += float(norms.sum())
+        self._norm_sq_sum += float(norms @ norms)
+        self.count += X.shape[0]
+        return self
+
+    def merge(self, other: CosineAccumulator) -> CosineAccumulator:
+        """Fold another accumulator into this one."""
+        if other.count == 0:
+            return self
+        if self.count == 0:
+            self.n_features, self._unit_sum = other.n_features, other._unit_sum.copy()
+        elif other.n_features != self.n_features:
+            raise ValueError("accumulators have different numbers of features")
+        else:
+            self._unit_sum += other._unit_sum
+        self.count += other.count
+        self._norm_sum += other._norm_sum
+        self._norm_sq_sum += other._norm_sq_sum
+        return self
+
+    def avg_cosine(self) -> float:
+        """Mean cosine over every unordered pair of distinct rows seen."""
+        if self.count < 2:
+            raise ValueError(f"need at least 2 accumulated samples; have {self.count}")
+        n = self.count
+        return float((self._unit_sum @ self._unit_sum - n) / (n * (n - 1.0)))
+
+    def mean_norm(self) -> float:
+        """Mean Euclidean norm of the rows."""
+        if self.count < 1:
+            raise ValueError("no accumulated samples")
+        return self._norm_sum / self.count
+
+    def std_norm(self) -> float:
+        """Standard deviation (ddof=1) of the rows' norms."""
+        if self.count < 2:
+            raise ValueError(f"need at least 2 accumulated samples; have {self.count}")
+        n = self.count
+        return float(np.sqrt(max(0.0, (self._norm_sq_sum - self._norm_sum**2 / n) / (n - 1))))
+
+    def state_dict(self) -> dict:
+        if self.count < 1:
+            raise ValueError("no accumulated samples")
+        sums = np.array([self._norm_sum, self._norm_sq_sum])
+        return {"count": np.array(self.count), "unit_sum": self._unit_sum, "norm_sums": sums}
+
+    @classmethod
+    def from_state_dict(cls, state) -> CosineAccumulator:
+        acc = cls(int(np.asarray(state["unit_sum"]).shape[0]))
+        acc.count = int(state["count"])
+        acc._unit_sum = np.array(state["unit_sum"], dtype=np.float64)
+        acc._norm_sum, acc._norm_sq_sum = (float(v) for v in np.asarray(state["norm_sums"], dtype=np.float64))
+        return acc
+
+
+class LayerAccumulator:
+    """Everything the chapters measure on one layer's vectors, in one pass: the covariance
+    (:class:`CovarianceAccumulator`: IsoScore, effective dimensions), the average cosine and the norms
+    (:class:`CosineAccumulator`), the uncentred scatter :math:`W^\top W` and the largest absolute entry (the
+    eigenvectors of the partition isotropy's second pass, :class:`PartitionAccumulator`).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(500, 8))
+    >>> acc = LayerAccumulator()
+    >>> for batch in np.array_split(X, 7):
+    ...     _ = acc.update(batch)
+    >>> acc.summary()["n_samples"]
+    500
+    """
+
+    def __init__(self, n_features: int | None = None):
+        self.cov = CovarianceAccumulator(n_features)
+        self.cos = CosineAccumulator(n_features)
+        self.max_abs = 0.0
+
+    @property
+    def count(self) -> int:
+        return self.cov.count
+
+    @property
+    def n_features(self) -> int | None:
+        return self.cov.n_features
+
+    def update(self, X) -> LayerAccumulator:
+        """Add a batch of shape (n_samples, n_features)."""
+        X = check_array(X, min_samples=1, min_features=1, metric="LayerAccumulator")
+        self.cov.update(X)
+        self.cos.update(X)
+        self.max_abs = max(self.max_abs, float(np.max(np.abs(X))))
+        return self
+
+    def merge(self, other: LayerAccumulator) -> LayerAccumulator:
+        self.cov.merge(other.cov)
+        self.cos.merge(other.cos)
+        self.max_abs = max(self.max_abs, other.max_abs)
+        return self
+
+    def uncentred_scatter(self) -> np.ndarray:
+        """:math:`W^\top W` of every row seen (from the shifted sums: :math:`S + s c^\top + c s^\top + m c c^\top`)."""
+        c, s, S, m = self.cov.shift, self.cov._sum, self.cov._scatter, self.cov.count
+        if m < 1:
+            raise ValueError("no accumulated samples")
+        return S + np.outer(s, c) + np.outer(c, s) + m * np.outer(c, c)
+
+    def partition_directions(self) -> np.ndarray:
+        """The eigenvectors (columns) of :math:`W^\top W`, as :func:`~replib.metrics.partition_isotropy` takes
+        them (``numpy.linalg.eigh`` of the scatter of ``W / max|W|``)."""
+        scale = self.max_abs if self.max_abs > 0 else 1.0
+        return np.linalg.eigh(self.uncentred_scatter() / (scale * scale))[1]
+
+    def summary(self) -> dict:
+        """``n_samples``, ``n_features``, ``isoscore``, ``eff_dims`` (ι(n−1)+1), ``avg_cosine``, ``mean_norm``."""
+        iota = self.cov.isoscore()
+        return {
+            "n_samples": self.count,
+            "n_features": self.n_features,
+            "isoscore": iota,
+            "eff_dims": iota * (self.n_features - 1) + 1.0,
+            "avg_cosine": self.cos.avg_cosine(),
+            "mean_norm": self.cos.mean_norm(),
+        }
+
+    def state_dict(self) -> dict:
+        out = {f"cov_{k}": v for k, v in self.cov.state_dict().items()}
+        out.update({f"cos_{k}": v for k, v in self.cos.state_dict().items()})
+        out["max_abs"] = np.array(self.max_abs)
+        return out
+
+    @classmethod
+    def from_state_dict(cls, state) -> LayerAccumulator:
+        acc = cls()
+        acc.cov = CovarianceAccumulator.from_state_dict({k[4:]: state[k] for k in state if k.startswith("cov_")})
+        acc.cos = CosineAccumulator.from_state_dict({k[4:]: state[k] for k in state if k.startswith("cos_")})
+        acc.max_abs = float(state["max_abs"])
+        return acc
+
+
+class PartitionAccumulator:
+    r"""Second pass of the streaming partition isotropy :math:`I(W) = \min_u F(u) / \max_u F(u)`,
+    :math:`F(u) = \sum_i \exp(u^\top w_i)` (Mu & Viswanath 2018), with the directions of the first pass
+    (:meth:`LayerAccumulator.partition_directions`): a running log-sum-exp per direction, in float64.
+
+    Feeding the same rows (any split) gives :func:`~replib.metrics.partition_isotropy` (``sign="eigh"``).
+    """
+
+    def __init__(self, directions):
+        self.U = np.asarray(directions, dtype=np.float64)
+        self._max: np.ndarray | None = None
+        self._sum: np.ndarray | None = None
+        self.count = 0
+
+    def update(self, X) -> PartitionAccumulator:
+        X = check_array(X, min_samples=1, min_features=self.U.shape[0], metric="PartitionAccumulator")
+        if X.shape[1] != self.U.shape[0]:
+            raise ValueError(f"batch has {X.shape[1]} features; the directions have {self.U.shape[0]}")
+        B = X @ self.U
+        bm = B.max(axis=0)
+        if self._max is None:
+            self._max, self._sum = bm, np.zeros_like(bm)
+        else:
+            new = np.maximum(self._max, bm)
+            self._sum *= np.exp(self._max - new)
+            self._max = new
+        self._sum += np.exp(B - self._max).sum(axis=0)
+        self.count += X.shape[0]
+        return self
+
+    def isotropy(self) -> PartitionIsotropy:
+        """I(W) of every row seen, linear and log10, with log F(u) per direction."""
+        if self.count < 2:
+            raise ValueError(f"need at least 2 accumulated samples; have {self.count}")
+        log_f = np.log(self._sum) + self._max
+        log_i = float(log_f.min() - log_f.max())
+        return PartitionIsotropy(value=float(np.exp(log_i)), log10=float(log_i / np.log(10.0)), log_partition=log_f)
+
+
+def streaming_partition_isotropy(batches) -> PartitionIsotropy:
+    """I(W) of the rows of ``batches()`` (a callable returning a fresh iterable of batches), in two passes:
+    the scatter and its eigenvectors, then the log-sum-exp along each (:class:`PartitionAccumulator`)."""
+    first = LayerAccumulator()
+    for X in batches():
+        first.update(X)
+    second = PartitionAccumulator(first.partition_directions())
+    for X in batches():
+        second.update(X)
+    return second.isotropy()

@@ -10,7 +10,13 @@ the sizes per profile :cite:`rudman2022isoscore`.
 from __future__ import annotations
 
 from .config import PAPER_LMS
-from .contextual import ContextualLayers, contextual_layers, contextual_records, paper_layer_records
+from .contextual import (
+    ContextualLayers,
+    contextual_layers,
+    contextual_records,
+    paper_layer_records,
+    stream_contextual,
+)
 from .paper_checks import (
     contextual_layer_records,
     cosine_rank_records,
@@ -42,6 +48,7 @@ __all__ = [
     "contextual_layers",
     "contextual_records",
     "paper_layer_records",
+    "stream_contextual",
     "contextual_layer_records",
     "cosine_rank_records",
     "paper_layer_spread_records",

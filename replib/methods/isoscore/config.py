@@ -20,7 +20,17 @@ PAPER_LMS = {"bert-base-uncased": "bert", "distilbert-base-uncased": "distilbert
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["models", "sweep", "n_rot", "split", "n_lines", "window", "paper_layer_keys"],
+    "required": [
+        "models",
+        "sweep",
+        "n_rot",
+        "split",
+        "n_lines",
+        "window",
+        "paper_layer_keys",
+        "stream",
+        "package_sample",
+    ],
     "properties": {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "sweep": {"type": "integer", "minimum": 2, "description": "points of the meatball and k-of-512 sweeps"},
@@ -29,17 +39,23 @@ SCHEMA = {
         "n_lines": {"type": "integer", "minimum": 1},
         "window": {"type": "integer", "minimum": 8, "description": "tokens per window of the token stream"},
         "paper_layer_keys": {"type": "boolean", "description": "record every layer of the paper's four models"},
+        "stream": {"type": "boolean", "description": "fold every token into per-layer accumulators (no stream held)"},
+        "package_sample": {
+            "type": "integer",
+            "minimum": 2,
+            "description": "tokens per layer of the first model kept for the package check when streaming",
+        },
     },
 }
 
 # fmt: off
 TABLE = {
     "smoke": dict(models=["tiny-bert"], sweep=6, n_rot=10_000, split="test", n_lines=120, window=64,
-                  paper_layer_keys=False),
+                  paper_layer_keys=False, stream=False, package_sample=20_000),
     "offline": dict(models=["all-MiniLM-L6-v2"], sweep=21, n_rot=10_000, split="test", n_lines=600, window=512,
-                    paper_layer_keys=False),
+                    paper_layer_keys=False, stream=False, package_sample=20_000),
     "paper": dict(models=list(PAPER_LMS), sweep=21, n_rot=10_000, split="train", n_lines=3000, window=512,
-                  paper_layer_keys=True),
+                  paper_layer_keys=True, stream=True, package_sample=20_000),
 }
 # fmt: on
 

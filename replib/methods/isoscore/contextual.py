@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from ... import synthetic
-from ..._io import cache_root
+from ..._io import cache_root, hash_inputs
 from ...data import load_lm_corpus
-from ...embeddings import embed_token_stream
+from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
 from ...metrics import isoscore
 from ...models import resolve_model
 from ..layerwise import layer_isotropy
+from ..streaming import StreamedLayers, sample_rows, stream_layers
 from .config import PAPER_LMS
 from .properties import package_isoscore
 
@@ -26,7 +28,9 @@ class ContextualLayers:
     per_layer : pandas.DataFrame
         :func:`replib.methods.layerwise.layer_isotropy` of every model, stacked (column ``model``).
     streams : dict
-        model spec -> its :class:`~replib.embeddings.TokenStream`.
+        model spec -> its :class:`~replib.embeddings.TokenStream`, or with ``cfg.stream`` its
+        :class:`~replib.methods.streaming.StreamedLayers` (every token folded into per-layer accumulators; the
+        first model keeps a seeded sample of ``cfg.package_sample`` tokens per layer for the package check).
     """
 
     per_layer: pd.DataFrame
@@ -46,12 +50,38 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
     lines = load_lm_corpus("wikitext2", cfg.split)[: cfg.n_lines]
     cache_dir = cache_root("embeddings") if cache_dir is None else cache_dir
     tables, streams = [], {}
-    for ref in cfg.models:
+    for i, ref in enumerate(cfg.models):
         name = str(ref)
         lm = resolve_model(name, seed=cfg.seed)
+        if cfg.get("stream"):
+            sample = cfg.package_sample if i == 0 else 0
+            streams[name] = stream_contextual(lm, lines, cfg.window, sample, cfg.seed, Path(cache_dir) / "streams")
+            tables.append(streams[name].table(name).drop(columns="mean_norm"))
+            continue
         streams[name] = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir)
         tables.append(layer_isotropy(streams[name].layers, model=name))
     return ContextualLayers(pd.concat(tables, ignore_index=True), streams)
+
+
+def stream_contextual(lm, lines, window: int, sample: int, seed: int, state_dir=None, **kw) -> StreamedLayers:
+    """Every code layer of ``lm`` over the token windows of ``lines`` folded into accumulators, 16 windows a
+    shard (:func:`replib.methods.streaming.stream_layers`), keeping a seeded sample of ``sample`` tokens per
+    layer (:func:`~replib.methods.streaming.sample_rows`). ``kw``: ``compute``/``info`` of another source of
+    vectors (the rehearsal's), ``progress``."""
+    windows = token_windows(lm.tokenizer, lines, window)
+    layers = list(range(lm.spec.n_layers))
+    compute = kw.pop("compute", None) or (lambda a, b: window_hidden_states(lm, windows[a:b], layers))
+    info = kw.pop("info", None) or dict(
+        model_identity(lm),
+        fn="window_hidden_states",
+        window=window,
+        inputs=hash_inputs(map(str, windows.ravel())),
+    )
+    keep = sample_rows(windows.size, sample, seed) if sample else None
+    return stream_layers(
+        len(windows), 16, compute, layers=layers, info=info, keep=keep, rows_per_item=window, state_dir=state_dir,
+        desc=f"stream {lm.name}", **kw,
+    )  # fmt: skip
 
 
 def contextual_records(ctx: ContextualLayers, seed: int) -> dict:
@@ -59,15 +89,17 @@ def contextual_records(ctx: ContextualLayers, seed: int) -> dict:
     the first model's size, and the largest difference from the authors' package on the first model's
     layers."""
     first, per_layer = ctx.first, ctx.per_layer
-    m, n = ctx.streams[first].layers[0].shape
+    stream = ctx.streams[first]
+    # streamed (paper): the token count and width from the accumulators, the package on the kept sample
+    mats = stream.kept if isinstance(stream, StreamedLayers) else stream.layers
+    m = int(per_layer.loc[per_layer.model == first, "n_tokens"].iloc[0])
+    n = int(per_layer.loc[per_layer.model == first, "n_features"].iloc[0])
     return {
         "contextual_model": first,
-        "contextual_n_tokens": int(per_layer.loc[per_layer.model == first, "n_tokens"].iloc[0]),
+        "contextual_n_tokens": m,
         "contextual_isoscore_max": per_layer["isoscore"].max(),
         "contextual_gaussian_isoscore": isoscore(synthetic.isotropic_gaussian(m, n, seed=seed)),
-        "contextual_package_max_abs_diff": max(
-            abs(isoscore(X) - package_isoscore(X)) for X in ctx.streams[first].layers.values()
-        ),
+        "contextual_package_max_abs_diff": max(abs(isoscore(X) - package_isoscore(X)) for X in mats.values()),
     }
 
 

@@ -39,6 +39,7 @@ from .setup import (
     load_corpora,
     load_stream_model,
     static_glove,
+    stream_corpus,
 )
 from .spread import (
     DROP_DRAWS,
@@ -85,6 +86,7 @@ __all__ = [
     "load_stream_model",
     "embed_corpus",
     "static_glove",
+    "stream_corpus",
     "load_corpora",
     "layer_passes",
     "LayerRun",

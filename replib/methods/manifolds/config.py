@@ -59,6 +59,8 @@ SCHEMA = {
         "lid_check_points",
         "threads",
         "layer_jobs",
+        "stream",
+        "analysis_sample",
     ],
     "properties": {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
@@ -92,6 +94,12 @@ SCHEMA = {
         "lid_check_points": {"type": "integer", "minimum": 10},
         "threads": _INT_OR_NULL,
         "layer_jobs": _INT_OR_NULL,
+        "stream": {
+            "type": "boolean",
+            "description": "one pass over every layer: IsoScore and the average cosine over every token from "
+            "accumulators, the rest of a layer's analysis on a documented sample of analysis_sample tokens",
+        },
+        "analysis_sample": _INT_OR_NULL,
     },
 }
 
@@ -113,6 +121,8 @@ _BASE = dict(
     lid_check_points=3000,
     threads=1,  # BLAS/OpenMP threads per layer: 1 on a small shared machine, None = no limit
     layer_jobs=None,  # processes over layers (analyse_layers): None = one per core when threads == 1
+    stream=False,
+    analysis_sample=None,
 )
 TABLE = {
     "smoke": dict(
@@ -153,6 +163,10 @@ TABLE = {
         lid_queries=50_000,
         glove_queries=50_000,
         layers_per_pass=2,
+        # every token streamed (IsoScore, average cosine); clusters, LID, S_inter/S_intra on 200,000 tokens drawn
+        # with the seed (the paper's k-means already fits 200,000 points); the samples live on disk, a layer at a time
+        stream=True,
+        analysis_sample=200_000,
         lid_check_points=5000,
         threads=None,
     ),

@@ -12,8 +12,9 @@ import pandas as pd
 
 from ..._io import atomic_write, cache_key, hash_inputs
 from ...data import load_lm_corpus
-from ...embeddings import embed_token_stream
+from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
 from ...models import content_identity, load_glove, resolve_model
+from ..streaming import sample_rows, stream_layers
 from .analysis import analyse_layers
 
 #: the parameters a layer's analysis depends on (threads and processes only change where it runs)
@@ -131,6 +132,46 @@ def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
     return rows
 
 
+def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dict]:
+    """The streamed paper path of one model and corpus (``cfg.stream``): every code layer's tokens folded into
+    accumulators in one pass, 16 windows a shard (:func:`replib.methods.streaming.stream_layers`), and a seeded
+    sample of ``cfg.analysis_sample`` tokens kept for the rest of the analysis (spooled to ``state_dir`` and
+    memory-mapped when one is given). ``kw``: ``compute``/``info`` of another source of vectors (the
+    rehearsal's), ``progress``.
+
+    Returns
+    -------
+    sample : the sampled tokens as a stream (``layers``: layer -> (n_sample, d), ``tokens``, ``token_ids``)
+    exact : layer -> :meth:`~replib.metrics.LayerAccumulator.summary` over every token
+    """
+    windows = token_windows(model.tokenizer, list(lines), cfg["window"])
+    ids = windows.ravel()
+    layers = list(range(model.spec.n_layers))
+    compute = kw.pop("compute", None) or (lambda a, b: window_hidden_states(model, windows[a:b], layers))
+    info = kw.pop("info", None) or dict(
+        model_identity(model), fn="window_hidden_states", window=cfg["window"], inputs=hash_inputs(map(str, ids))
+    )
+    keep = sample_rows(ids.size, cfg["analysis_sample"], cfg.seed)
+    st = stream_layers(
+        len(windows), 16, compute, layers=layers, info=info, keep=keep, rows_per_item=cfg["window"],
+        state_dir=state_dir, spool=state_dir is not None, desc=f"stream {model.name}", **kw,
+    )  # fmt: skip
+    sample = _Stream(st.kept, list(model.tokenizer.convert_ids_to_tokens(ids[keep].tolist())), ids[keep])
+    return sample, {layer: st.stats[layer].summary() for layer in layers}
+
+
+def _exact_columns(r: dict, exact: dict) -> dict:
+    """A streamed layer's row: IsoScore and the average cosine over every token (the analysis' own IsoScore,
+    on the sample, kept as ``isoscore_sample``) and the number of tokens streamed."""
+    return dict(
+        r,
+        isoscore_sample=r["isoscore"],
+        isoscore=exact["isoscore"],
+        avg_cosine=exact["avg_cosine"],
+        n_tokens_stream=exact["n_samples"],
+    )
+
+
 def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
     """Embed every corpus with every model of ``cfg.named_models`` (:func:`embed_corpus`, cached in
     ``cache_dir``) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
@@ -140,6 +181,17 @@ def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
         model = load_stream_model(model_id, seed=cfg.seed)
         for ckey, lines in corpora.items():
             what = {"model": content_identity(model_id), "lines": hash_inputs(lines), "window": cfg["window"]}
+            if cfg.get("stream"):
+                state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
+                sample, exact = stream_corpus(model, lines, cfg, state_dir)
+                what = dict(what, sample=cfg["analysis_sample"])
+                layers = list(range(n_layers))
+                for layer, r in zip(layers, _analysed_layers(sample, layers, cfg, cache_dir, what)):
+                    extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
+                    rows.append(dict(model=mname, corpus=ckey, layer=layer, **_exact_columns(r, exact[layer])))
+                    print(_summary_line(mname, ckey, layer, r))
+                streams[(mname, ckey)] = sample
+                continue
             for layers in layer_passes(n_layers, cfg["layers_per_pass"]):
                 stream = embed_corpus(model, lines, window=cfg["window"], layers=layers, cache_dir=cache_dir)
                 for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):

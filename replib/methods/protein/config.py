@@ -42,6 +42,8 @@ SCHEMA = {
         "gap_extend",
         "matrix",
         "min_ratio",
+        "stream",
+        "local_samples",
     ],
     "properties": {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
@@ -59,10 +61,21 @@ SCHEMA = {
         "gap_extend": {"type": "integer", "minimum": 1},
         "matrix": {"type": "string"},
         "min_ratio": {"type": "number", "minimum": 0, "description": "residues per amino acid / dimension"},
+        "stream": {
+            "type": "boolean",
+            "description": "stream every model's vectors into per-layer accumulators (replib.methods.streaming): "
+            "no table of every protein's vectors is held; the pair proteins' rows are kept",
+        },
+        "local_samples": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 2,
+            "description": "disjoint samples of n_local proteins for the per-residue analysis (2: their spread)",
+        },
     },
 }
 
-_COMMON = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, kmer_max=2)
+_COMMON = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, kmer_max=2, stream=False, local_samples=1)
 # fmt: off
 TABLE = {
     "smoke": dict(_COMMON, models=PAPER_MODELS + ["tiny-esm"], subset="5k", n_global=200, n_pair_proteins=40,
@@ -70,7 +83,8 @@ TABLE = {
     "offline": dict(_COMMON, models=PAPER_MODELS + ["tiny-esm"], subset="20k", n_global=1500, n_pair_proteins=800,
                     n_biopython=300, n_local=400, max_length=256, chunk_size=20000, n_jobs=2, tiny=True),
     "paper": dict(_COMMON, models=PAPER_MODELS + _ESM_PAPER, subset="current", n_global=None, n_pair_proteins=3578,
-                  n_biopython=2000, n_local=5000, max_length=1022, chunk_size=50000, n_jobs=-1, tiny=False),
+                  n_biopython=2000, n_local=5000, max_length=1022, chunk_size=50000, n_jobs=-1, tiny=False,
+                  stream=True, local_samples=2),
 }
 # fmt: on
 
@@ -99,6 +113,11 @@ _T4_HOURS = {
 #: the alignment pairs in this many shard ranges; ESM-2 650M (over 3 T4-hours) in this many halves
 _ALIGN_PARTS = {"smoke": 2, "offline": 2, "paper": 4}
 _SPLIT = {"esm2_t33_650M": 2}
+
+
+def stream_ranges(spec: str, profile: str) -> int:
+    """The shard ranges a model's stream is cut into (its parts; one unless a model needs several sessions)."""
+    return _SPLIT.get(str(spec), 1) if profile == "paper" else 1
 
 
 def _model_records(label: str) -> list[str]:

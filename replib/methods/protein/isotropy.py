@@ -120,6 +120,22 @@ def global_isotropy(E) -> dict:
     }
 
 
+def accumulated_isotropy(acc) -> dict:
+    """:func:`global_isotropy` of every vector folded into a :class:`~replib.metrics.LayerAccumulator` (the
+    streamed paper path): the same keys, from the accumulated covariance and running sums."""
+    s = acc.summary()
+    k = effective_dimensions_from_isoscore(s["isoscore"], s["n_features"])
+    return {
+        "n_samples": s["n_samples"],
+        "n_features": s["n_features"],
+        "isoscore": s["isoscore"],
+        "eff_dims": k,
+        "eff_dims_ceil": round_effective_dimensions(k, "ceil"),
+        "eff_dims_round": round_effective_dimensions(k, "round"),
+        "avg_cosine": s["avg_cosine"],
+    }
+
+
 # ------------------------------------------------------------------------------ the chapter's tables
 def rounding_table(reported: dict | None = None) -> pd.DataFrame:
     """The paper's reported IsoScores ι and widths n through k = ι(n−1)+1 and each rounding rule, beside the
@@ -143,10 +159,20 @@ def rounding_table(reported: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def global_table(vectors: dict, models: dict, baselines: dict) -> pd.DataFrame:
+def global_table(vectors: dict, models: dict, baselines: dict, stats: dict | None = None) -> pd.DataFrame:
     """:func:`global_isotropy` of every model's vectors (column ``model``: the loaded model's name) and of
-    every composition baseline, one row per representation (column ``embedding``)."""
-    rows = [{"embedding": name, "model": models[name][0].name, **global_isotropy(E)} for name, E in vectors.items()]
+    every composition baseline, one row per representation (column ``embedding``). A model in ``stats``
+    (label -> :class:`~replib.metrics.LayerAccumulator`, the streamed paper path) is measured on every vector
+    it accumulated (:func:`accumulated_isotropy`), not on its kept ``vectors`` (the pair proteins only)."""
+    stats = stats or {}
+    rows = [
+        {
+            "embedding": name,
+            "model": models[name][0].name,
+            **(accumulated_isotropy(stats[name]) if name in stats else global_isotropy(E)),
+        }
+        for name, E in vectors.items()
+    ]
     rows += [
         {"embedding": name, "model": "composition (no parameters)", **global_isotropy(E)}
         for name, E in baselines.items()
@@ -195,10 +221,13 @@ def esm_layer_curves(models: dict) -> pd.DataFrame:
     for lm, emb in models.values():
         if lm.spec.recipe != "esm":
             continue
-        layers = sorted(layer for layer in emb.pooled if isinstance(layer, int))
+        streamed = hasattr(emb, "stats")  # a StreamedLayers of the paper path: its accumulators
+        per_layer = emb.stats if streamed else emb.pooled
+        layers = sorted(layer for layer in per_layer if isinstance(layer, int))
         label = f"{lm.name} ({lm.spec.n_layers} layers)"
         for layer in layers:
-            isoscore_l = global_isotropy(emb.pooled[layer])["isoscore"]
+            X = per_layer[layer]
+            isoscore_l = X.summary()["isoscore"] if streamed else global_isotropy(X)["isoscore"]
             rows.append({"model": label, "depth": layer / layers[-1], "isoscore": isoscore_l})
     return pd.DataFrame(rows, columns=["model", "depth", "isoscore"])
 

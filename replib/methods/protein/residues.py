@@ -177,6 +177,25 @@ def local_records(acc: ResidueIsotropy, model_name: str, label: str, tiny: bool)
     }
 
 
+def local_samples(seqs: Sequence[str], n_local: int, n_samples: int = 1) -> list[list[str]]:
+    """``n_samples`` disjoint samples of ``n_local`` proteins for the per-residue analysis: consecutive slices of
+    the chapter's seeded random order (the first is the one every profile uses)."""
+    if n_samples < 1 or n_samples * n_local > len(seqs):
+        raise ValueError(f"{n_samples} samples of {n_local} proteins need more than the {len(seqs)} given")
+    return [list(seqs[k * n_local : (k + 1) * n_local]) for k in range(n_samples)]
+
+
+def sample_records(first: ResidueIsotropy, others=()) -> dict:
+    """The size of the per-residue sample (``local_n_residues``: residues folded in; the paper states none)
+    and, with a second sample, its mean effective dimensions and the spread between the two
+    (``local_mean_eff_dims_sample2``, ``local_mean_eff_dims_spread``: the absolute difference)."""
+    out = {"local_n_residues": int(sum(a.count for a in first.acc.values()))}
+    for k, acc in enumerate(others, start=2):
+        out[f"local_mean_eff_dims_sample{k}"] = acc.mean_effective_dimensions()
+        out["local_mean_eff_dims_spread"] = abs(acc.mean_effective_dimensions() - first.mean_effective_dimensions())
+    return out
+
+
 def local_reference_lines(n_features: int, tiny: bool) -> list[tuple[float, str, str]]:
     """Horizontal lines of the local figure, ``(y, line style, label)``: the width n, and the paper's ~14
     effective dimensions when the real models ran (not beside tiny stand-ins)."""

@@ -6,12 +6,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from ...embeddings import embed_proteins
 from ...models import REGISTRY, load_model, model_slug, require_protein_model, resolve_model, tiny_model
+from .config import stream_ranges
 from .isotropy import global_isotropy
+from .streamed import protein_layers, stream_protein_model
 
 #: Paper models -> tiny same-architecture stand-ins (``tiny_model`` family, seed) for smoke/offline.
 _TINY_STANDINS = {
@@ -95,6 +98,9 @@ class ModelEmbeddings:
         label -> (n_proteins, d) array: the mean-pooled last layer, ProteinBERT's global output.
     esm_layers : dict
         label -> IsoScore of the mean-pooled vectors of every layer (0 = embedding output), ESM models only.
+    stats : dict
+        Streamed (``cfg.stream``): label -> the :class:`~replib.metrics.LayerAccumulator` of the table's layer,
+        whose ``vectors`` are then the pair proteins' rows only.
     missing : list
         Labels of models whose code path could not run (:class:`NotImplementedError` while loading).
     """
@@ -103,6 +109,7 @@ class ModelEmbeddings:
     vectors: dict = field(default_factory=dict)
     esm_layers: dict = field(default_factory=dict)
     missing: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
 
 
 def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True, client=None) -> ModelEmbeddings:
@@ -120,6 +127,9 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
             out.missing.append(name)
             print("skipped", name, "-", exc)
             continue
+        if cfg.get("stream"):
+            _stream_model(out, name, lm, ref, seqs, cfg, cache_dir, progress)
+            continue
         is_esm = lm.spec.recipe == "esm"
         layers = tuple(range(lm.spec.n_layers + 1)) if is_esm else (-1,)
         where = {"shards": cfg.shards}
@@ -131,6 +141,23 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
         if is_esm:
             out.esm_layers[name] = [global_isotropy(emb.pooled[layer])["isoscore"] for layer in layers]
     return out
+
+
+def _stream_model(out: ModelEmbeddings, name: str, lm, ref, seqs, cfg, cache_dir, progress) -> None:
+    """The streamed paper path of :func:`embed_models` for one model (:func:`.streamed.stream_protein_model`):
+    a part's shard range, or every range merged."""
+    state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
+    ranges = stream_ranges(str(ref), cfg.profile)
+    st = stream_protein_model(
+        lm, seqs, n_keep=cfg.n_pair_proteins, max_length=cfg.max_length, state_dir=state_dir, ranges=ranges,
+        shards=cfg.shards, progress=progress,
+    )  # fmt: skip
+    layers = protein_layers(lm)
+    out.models[name] = (lm, st)
+    out.vectors[name] = st.kept[layers[-1]]
+    out.stats[name] = st.stats[layers[-1]]
+    if lm.spec.recipe == "esm":
+        out.esm_layers[name] = [st.stats[layer].summary()["isoscore"] for layer in layers]
 
 
 def require_protein_models(cfg) -> None:

@@ -1,0 +1,283 @@
+"""The paper-scale rehearsal's driver: every part of every chapter rehearsed in its own forked child process
+(the science imported once, in the parent), its peak memory and cache measured, one row each in
+``book/rehearsal.csv``, rendered on the running page (issue 26, items 3 and 4).
+
+``python -m replib rehearsal [CHAPTER ...] [--part NAME]`` runs the parts whose row is not ``ok`` yet (a
+killed rehearsal resumes: finished rows are kept, the CSV is rewritten atomically after each part, and each
+part's streams resume from their checkpoints); ``--force`` runs them again; ``--render`` only writes the
+table into ``book/running.md``.
+
+Peak memory is the child's maximum resident set (``os.wait4``'s ``ru_maxrss``: the part's own process with
+what it inherited from the parent, about the 0.5 GB of the imported libraries, its threads, and the children
+it waited for). Cache is what the part added on disk under the rehearsal's work
+folder and ``$REPLIB_CACHE_DIR`` while it ran, plus the weights the paper profile downloads for its models
+(float32, parameters counted from the configurations: the stand-ins' weights are built in memory).
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from replib._io import atomic_write, cache_root, write_json_atomic
+from replib.config import chapter_parts
+from replib.models.fullsize import FULLSIZE, parameter_count
+from replib.rehearsal import Context, rehearse_part, summarize
+
+__all__ = [
+    "COLUMNS",
+    "MARK_BEGIN",
+    "MARK_END",
+    "dir_bytes",
+    "markdown_table",
+    "read_rows",
+    "refresh",
+    "rehearse",
+    "result_values",
+    "render_running",
+    "run_part",
+    "write_rows",
+]
+
+#: the columns of book/rehearsal.csv, in order
+COLUMNS = (
+    "chapter",
+    "part",
+    "model",
+    "data",
+    "fraction_of_paper",
+    "seconds",
+    "peak_rss_gb",
+    "cache_gb",
+    "status",
+    "t4_hours_estimate",
+)
+#: the rehearsal table sits between these lines of book/running.md
+MARK_BEGIN = "<!-- rehearsal table: begin (python -m replib rehearsal --render) -->"
+MARK_END = "<!-- rehearsal table: end -->"
+_GB = 1e9
+
+
+def dir_bytes(*folders: Path) -> int:
+    """Bytes of the files under ``folders`` (missing folders count 0; files that vanish meanwhile too)."""
+    total = 0
+    for folder in folders:
+        for root, _, files in os.walk(folder):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    pass
+    return total
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a rehearsal CSV (none when it does not exist); a file with other columns is an error."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise ValueError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
+        return list(reader)
+
+
+def write_rows(path: Path, rows: Iterable[dict]) -> None:
+    """Write the rows atomically, in :data:`COLUMNS` order."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row.get(k, "") for k in COLUMNS})
+    atomic_write(path, lambda fh: fh.write(buf.getvalue()), mode="w")
+
+
+def _weights_gb(models: Iterable[str]) -> float:
+    return sum(4 * parameter_count(m) for m in models if m in FULLSIZE) / _GB
+
+
+def run_part(
+    chapter: str, part: str, workdir: Path, *, scale: float = 1.0, max_items: int | None = None,
+    stats_flops: float = 3e11, timeout: float = 1800.0,
+) -> dict:  # fmt: skip
+    """Rehearse one part in a forked child process (the parent imported the science once; the child inherits
+    it) and return its CSV row (``status``: ``ok``, ``failed`` or ``timeout``; the child's output in
+    ``workdir/<chapter>/logs/<part>.log``, its result in ``workdir/<chapter>/results/<part>.json``)."""
+    workdir = Path(workdir) / chapter
+    out_json = workdir / "results" / f"{part}.json"
+    log = workdir / "logs" / f"{part}.log"
+    for folder in (out_json.parent, log.parent):
+        folder.mkdir(parents=True, exist_ok=True)
+    out_json.unlink(missing_ok=True)
+    ctx = Context(workdir, 0, scale, max_items, False, stats_flops)
+    watched = (workdir, cache_root())
+    before, t0 = dir_bytes(*watched), time.monotonic()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+        os._exit(_child(chapter, part, ctx, out_json, log))
+    status, rusage = _wait(pid, timeout)
+    seconds = time.monotonic() - t0
+    grown = max(dir_bytes(*watched) - before, 0)
+    row = {"chapter": chapter, "part": part, "seconds": round(seconds, 1), "status": status,
+           "peak_rss_gb": round(rusage.ru_maxrss * 1024 / _GB, 2) if rusage else ""}  # fmt: skip
+    if status == "ok" and out_json.exists():
+        res = json.loads(out_json.read_text())
+        row.update(result_values(res), cache_gb=round(grown / _GB + _weights_gb(res.get("models", [])), 2))
+    elif status == "ok":
+        row["status"] = "failed"
+    return row
+
+
+def result_values(res: dict) -> dict:
+    """A row's model, data, fraction and T4 estimate from a part's stored result, the totals computed again
+    from its measured costs (:func:`replib.rehearsal.summarize`: the estimate's constants are the code's)."""
+    totals = summarize(res)
+    return {
+        "model": res["model"],
+        "data": res["data"],
+        "fraction_of_paper": f"{totals['fraction_of_paper']:.3g}",
+        "t4_hours_estimate": f"{totals['t4_hours_estimate']:.3g}",
+    }
+
+
+def refresh(csv_path: Path, workdir: Path, chapters: Iterable[str] = ()) -> list[dict]:
+    """The ``ok`` rows' values computed again from the parts' stored results in ``workdir`` (the measured
+    seconds, memory and cache stay), and a row with status ``missing`` for each part of ``chapters`` that has
+    none (never rehearsed); written back to ``csv_path``."""
+    order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
+    rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+    for key in order:
+        rows.setdefault(key, {"chapter": key[0], "part": key[1], "status": "missing"})
+    for r in rows.values():
+        path = Path(workdir) / r["chapter"] / "results" / f"{r['part']}.json"
+        if r["status"] == "ok" and path.exists():
+            r.update(result_values(json.loads(path.read_text())))
+    out = _ordered(rows, order)
+    write_rows(csv_path, out)
+    return out
+
+
+def _child(chapter: str, part: str, ctx, out_json: Path, log: Path) -> int:  # pragma: no cover - forked
+    """The forked child: output to ``log``, the part's result to ``out_json``; its exit status."""
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.stdout = sys.stderr = open(fd, "w", buffering=1)
+    try:
+        out = rehearse_part(chapter, part, ctx)
+        write_json_atomic(out_json, json.loads(json.dumps(out, default=_plain)))
+        print(json.dumps({k: out[k] for k in ("t4_hours_estimate", "fraction_of_paper")}), flush=True)
+        return 0
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        return 1
+
+
+def _plain(value):
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def _wait(pid: int, timeout: float):
+    """Wait for the child (killed after ``timeout`` seconds): its status and resource usage."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, code, rusage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return ("ok" if os.waitstatus_to_exitcode(code) == 0 else "failed"), rusage
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            _, _, rusage = os.wait4(pid, 0)
+            return "timeout", rusage
+        time.sleep(0.5)
+
+
+def _selected(chapters: Iterable[str], part: str | None) -> list[tuple[str, str]]:
+    out = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
+    if part is not None:
+        out = [(c, p) for c, p in out if p == part]
+        if not out:
+            raise ValueError(f"no part {part!r} in {', '.join(chapters)}")
+    return out
+
+
+def rehearse(
+    chapters: Iterable[str], csv_path: Path, workdir: Path, *, part: str | None = None, force: bool = False,
+    runner: Callable[..., dict] = run_part, **kw,
+) -> list[dict]:  # fmt: skip
+    """Rehearse the parts of ``chapters`` (or the one named ``part``) whose row in ``csv_path`` is not ``ok``
+    (all of them with ``force``), writing the CSV after each part; rows are kept in the chapters' part order
+    and rows of other parts are kept as they are. ``kw`` goes to ``runner`` (:func:`run_part`)."""
+    chapters = list(chapters)
+    order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
+    rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+    for chapter, name in _selected(chapters, part):
+        if not force and rows.get((chapter, name), {}).get("status") == "ok":
+            print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
+            continue
+        print(f"[{chapter} {name}] rehearsing ...", flush=True)
+        r = runner(chapter, name, workdir, **kw)
+        print(f"[{chapter} {name}] {r['status']} in {r['seconds']} s, peak {r.get('peak_rss_gb')} GB, "
+              f"{r.get('t4_hours_estimate', '?')} T4-h", flush=True)  # fmt: skip
+        rows = _store(csv_path, r, order)
+    return _ordered(rows, order)
+
+
+def _store(csv_path: Path, row: dict, order: list) -> dict:
+    """Put one row into the CSV under a lock, re-reading it first (two rehearsals of different chapters may
+    write the same table)."""
+    csv_path = Path(csv_path)
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(csv_path.with_name(csv_path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+        rows[(row["chapter"], row["part"])] = row
+        write_rows(csv_path, _ordered(rows, order))
+    return rows
+
+
+def _ordered(rows: dict, order: list) -> list[dict]:
+    rank = {key: i for i, key in enumerate(order)}
+    return sorted(
+        rows.values(), key=lambda r: (rank.get((r["chapter"], r["part"]), len(rank)), r["chapter"], r["part"])
+    )
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The rows as a Markdown table (the running page's), with totals."""
+    head = ["chapter", "part", "model", "data", "fraction of paper", "seconds", "peak RSS GB", "cache GB", "status",
+            "T4-hours (est.)"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r.get(k) or "" for k in COLUMNS]
+        cells[1] = f"`{r['part']}`"
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    ok = [r for r in rows if r["status"] == "ok"]
+    t4 = sum(float(r["t4_hours_estimate"]) for r in ok if r.get("t4_hours_estimate"))
+    secs = sum(float(r["seconds"]) for r in rows if r.get("seconds"))
+    lines.append("")
+    lines.append(f"{len(ok)} of {len(rows)} parts `ok`; {secs / 60:.0f} minutes here in all; {t4:.1f} T4-hours "
+                 "estimated for the parts that are `ok`.")  # fmt: skip
+    return "\n".join(lines)
+
+
+def render_running(md_path: Path, rows: list[dict]) -> None:
+    """Replace the table between :data:`MARK_BEGIN` and :data:`MARK_END` in ``md_path`` (both must be there)."""
+    text = Path(md_path).read_text()
+    if MARK_BEGIN not in text or MARK_END not in text:
+        raise ValueError(f"{md_path}: no rehearsal table markers ({MARK_BEGIN!r} ... {MARK_END!r})")
+    head, rest = text.split(MARK_BEGIN, 1)
+    _, tail = rest.split(MARK_END, 1)
+    new = f"{head}{MARK_BEGIN}\n{markdown_table(rows)}\n{MARK_END}{tail}"
+    atomic_write(md_path, lambda fh: fh.write(new), mode="w")

@@ -1,0 +1,101 @@
+"""The paper profile rehearsed at paper scale on a CPU, part by part (issue 26, items 3 and 4).
+
+Every part of every chapter (:mod:`replib.parts`) runs here with stand-ins of the papers' sizes: full-size
+random-weight architectures (:mod:`replib.models.fullsize`) and data of the papers' sizes
+(:mod:`.standins`). What a part would take more than about an hour to do on two cores, its forward passes
+above all, is measured at two sizes 4x apart, its cost exponent fitted and extrapolated
+(:func:`.core.scaled_cost`); its statistics run at the paper's size anyway, fed with vectors of the models'
+full width (:func:`.core.feeder`), so that memory and streaming are proven at paper size. Each part returns
+its costs, the records it computes (property claims are evaluated on them; values bound to the papers' models
+never are), and its Colab T4 estimate (:func:`.core.t4_hours`).
+
+``python -m replib.rehearsal run CHAPTER PART`` rehearses one part (the kit's ``python -m replib rehearsal``
+runs them in child processes and measures their peak memory and cache: :mod:`bookkit.rehearsal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import find_part
+from .core import Cost
+from .protein import rehearse_protein
+from .text import rehearse_cluster_isotropy, rehearse_isoscore, rehearse_manifolds
+from .training import rehearse_classifiers, rehearse_training_dynamics
+
+__all__ = ["Context", "REHEARSALS", "rehearse_part", "summarize"]
+
+#: chapter -> the function that rehearses one of its parts
+REHEARSALS = {
+    "isoscore": rehearse_isoscore,
+    "protein_isotropy": rehearse_protein,
+    "classifiers": rehearse_classifiers,
+    "manifolds": rehearse_manifolds,
+    "cluster_isotropy": rehearse_cluster_isotropy,
+    "training_dynamics": rehearse_training_dynamics,
+}
+
+
+@dataclass
+class Context:
+    """Where and how a part is rehearsed.
+
+    Attributes
+    ----------
+    workdir : Path
+        The chapter's rehearsal folder (its parts share it: streams' states, alignments, bases).
+    seed : int
+    scale : float
+        Multiplies the sizes of the forward measurements (1.0: about a minute of CPU for the smaller).
+    max_items : int or None
+        Caps the items of the statistics (tests); None: as many as ``stats_flops`` allows.
+    progress : bool
+    stats_flops : float
+        Accumulator work the streamed statistics of one part may do here (floating-point operations: rows x
+        layers x 2 d² for the covariances); 10¹² is about a minute of one core. The items are all of the
+        paper's when they fit, else the first that fit, and the rest is extrapolated linearly.
+    """
+
+    workdir: Path
+    seed: int = 0
+    scale: float = 1.0
+    max_items: int | None = None
+    progress: bool = False
+    stats_flops: float = 1e12
+
+
+def summarize(out: dict) -> dict:
+    """A part's totals from its costs (:class:`~replib.rehearsal.core.Cost`, or their dicts): the T4 estimate
+    (each step's :attr:`~replib.rehearsal.core.Cost.t4_seconds`), the share of the paper's work that ran here,
+    and CPU seconds.
+
+    The share weights each step by its CPU seconds *here* at the paper's size (measured, or extrapolated): the
+    one unit every step has, forward passes included. A part whose forward passes ran on 5 of 570,000 proteins
+    and whose statistics ran on all of them has a small share, because the forward passes are its work."""
+    costs = [c if isinstance(c, Cost) else Cost.from_dict(c) for c in out["costs"]]
+    work = [max(c.cpu_full, 0.0) for c in costs]
+    total = sum(work)
+    fraction = sum(w * c.measured_fraction for w, c in zip(work, costs)) / total if total > 0 else 1.0
+    return {
+        "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,
+        "fraction_of_paper": fraction,
+        "gpu_flops_paper": sum(c.flops_full or 0.0 for c in costs if c.on_gpu),
+        "cpu_seconds_paper": sum(c.cpu_full for c in costs if not c.on_gpu),
+        "cpu_seconds_here": sum(sum(c.cpu) for c in costs),
+    }
+
+
+def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
+    """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`)."""
+    if chapter not in REHEARSALS:
+        raise ValueError(f"unknown chapter {chapter!r}; chapters: {sorted(REHEARSALS)}")
+    p = find_part(chapter, "paper", part)
+    Path(ctx.workdir).mkdir(parents=True, exist_ok=True)
+    out = REHEARSALS[chapter](p, ctx)
+    out.update(summarize(out))
+    out.update(
+        chapter=chapter, part=part, data=", ".join(p.data) or "-", budget=vars(p.budget), models=list(p.models or ())
+    )
+    out["costs"] = [c.as_dict() for c in out["costs"]]
+    return out

@@ -1,0 +1,230 @@
+"""What every rehearsed part measures: costs at two sizes with the fitted exponent, floating-point work, the
+vectors that feed the statistics at full size, and the T4 estimate (issue 26, items 3 and 4).
+
+Times are taken twice: wall-clock seconds (``time.perf_counter``) and the process' CPU seconds
+(``time.process_time``, every thread of the process). The machine the rehearsal ran on is shared, so the CPU
+seconds, which do not grow when other processes take the cores, are what the extrapolations use.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import psutil
+from torch.utils.flop_counter import FlopCounterMode
+
+__all__ = [
+    "COLAB_CPU_PER_CORE_HERE",
+    "Cost",
+    "T4_EFFICIENCY",
+    "T4_FP16_TFLOPS",
+    "T4_FP32_EFFICIENCY",
+    "T4_FP32_TFLOPS",
+    "count_flops",
+    "cpu_seconds",
+    "feeder",
+    "fit_exponent",
+    "four_times",
+    "scaled_cost",
+    "stats_items",
+    "t4_hours",
+    "timed",
+]
+
+#: NVIDIA T4 datasheet: 65 TFLOP/s mixed precision (FP16 tensor cores, FP32 accumulate), 8.1 TFLOP/s FP32
+T4_FP16_TFLOPS = 65.0
+T4_FP32_TFLOPS = 8.1
+#: share of the FP16 tensor peak a Hugging Face encoder reaches on a T4 in eager PyTorch with autocast (the
+#: chapters' forward passes on CUDA): the card's 70 W cap holds its clocks below the 1.59 GHz boost under
+#: sustained tensor load, and softmax, layer norms, GELU and the padding are memory-bound kernels on its
+#: 320 GB/s; 25 % (16 TFLOP/s) is the estimate's value
+T4_EFFICIENCY = 0.25
+#: share of the FP32 peak of the training loops (the book trains in float32, no autocast): SGEMM runs close to
+#: the 8.1 TFLOP/s on large matrices, the 320-768-wide layers, the optimizer and the memory-bound kernels
+#: bring a step to about half
+T4_FP32_EFFICIENCY = 0.5
+#: Colab's T4 runtime has 2 vCPUs (one physical core, two hyperthreads): its CPU work (alignments, k-means,
+#: accumulators) is taken to run at one core of this machine per second
+COLAB_CPU_PER_CORE_HERE = 1.0
+
+
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process (every thread), its live child processes (joblib's workers)
+    and its finished children."""
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:  # ended meanwhile: counted below once reaped
+            pass
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return total + ru.ru_utime + ru.ru_stime
+
+
+def timed(fn: Callable, *args, **kwargs):
+    """``(result, cpu_seconds, wall_seconds)`` of one call (CPU: :func:`cpu_seconds`, child processes too)."""
+    c0, w0 = cpu_seconds(), time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, cpu_seconds() - c0, time.perf_counter() - w0
+
+
+def fit_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> tuple[float, float]:
+    """``(a, b)`` of ``t = a · n^b`` fitted by least squares in log-log (two sizes: through both points)."""
+    x, y = np.log(np.asarray(sizes, float)), np.log(np.maximum(np.asarray(seconds, float), 1e-9))
+    if len(x) < 2 or np.ptp(x) == 0:
+        raise ValueError("need two different sizes to fit an exponent")
+    b, log_a = np.polyfit(x, y, 1)
+    return float(math.exp(log_a)), float(b)
+
+
+@dataclass
+class Cost:
+    """One step's cost: measured at ``sizes`` (items), extrapolated to ``full`` items.
+
+    Attributes
+    ----------
+    what : str
+    sizes : list of int
+    cpu, wall : list of float
+        Seconds at each size (CPU of this process; wall clock).
+    full : int
+        The paper's number of items.
+    exponent : float
+        ``b`` of ``cpu = a · n^b`` (1.0 when measured at full size).
+    cpu_full : float
+        CPU seconds at ``full`` items (measured when ``sizes[-1] == full``, else extrapolated).
+    flops_full : float or None
+        Floating-point operations at ``full`` items (counted on a sample, scaled by items).
+    on_gpu : bool
+        Whether the paper profile runs this step on the GPU (forward passes) or on the CPU.
+    precision : {"fp16", "fp32"}
+        How a GPU step runs there: forward passes under autocast (FP16 tensor cores), training in float32.
+    """
+
+    what: str
+    sizes: list
+    cpu: list
+    wall: list
+    full: int
+    exponent: float = 1.0
+    cpu_full: float = 0.0
+    flops_full: float | None = None
+    on_gpu: bool = False
+    notes: list = field(default_factory=list)
+    precision: str = "fp16"
+
+    @property
+    def t4_seconds(self) -> float:
+        """Seconds of a T4 at the paper's size: FLOPs over the peak of :attr:`precision` times its assumed
+        efficiency (GPU steps), or the CPU seconds here at one core a second (CPU steps)."""
+        if not self.on_gpu:
+            return self.cpu_full / COLAB_CPU_PER_CORE_HERE
+        peak, eff = (
+            (T4_FP32_TFLOPS, T4_FP32_EFFICIENCY) if self.precision == "fp32" else (T4_FP16_TFLOPS, T4_EFFICIENCY)
+        )
+        return (self.flops_full or 0.0) / (peak * 1e12 * eff)
+
+    @property
+    def measured_fraction(self) -> float:
+        """The largest measured size over the paper's (1.0: measured at full size)."""
+        return min(1.0, self.sizes[-1] / self.full) if self.full else 1.0
+
+    def as_dict(self) -> dict:
+        return dict(asdict(self), measured_fraction=self.measured_fraction)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Cost:
+        """A cost back from :meth:`as_dict` (a stored part result)."""
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def scaled_cost(
+    what: str, run: Callable[[int], object], sizes: Sequence[int], full: int, units: Callable[[int], int] | None = None,
+    **kw,
+) -> tuple[Cost, list]:  # fmt: skip
+    """Run ``run(n)`` at each of ``sizes`` (at least 4x apart for an exponent), fit ``cpu = a n^b`` and
+    extrapolate to ``full`` (a size equal to ``full`` is the measurement itself).
+
+    ``units(n)``, when given, is the work of the first ``n`` items in a finer unit (residues, tokens: items of
+    unequal length), and the fit and ``full`` are in that unit.
+
+    Returns
+    -------
+    Cost, and the results of ``run`` at each size
+    """
+    sizes = sorted(int(n) for n in sizes)
+    outs, cpu, wall = [], [], []
+    for n in sizes:
+        out, c, w = timed(run, n)
+        outs.append(out)
+        cpu.append(c)
+        wall.append(w)
+    x = [int(units(n)) for n in sizes] if units is not None else sizes
+    cost = Cost(what, x, cpu, wall, int(full), **kw)
+    if x[-1] >= full:
+        cost.cpu_full = cpu[-1]
+    else:
+        a, b = fit_exponent(x, cpu)
+        cost.exponent, cost.cpu_full = b, a * float(full) ** b
+    return cost, outs
+
+
+def four_times(units: Callable[[int], int], n1: int, n_max: int) -> int:
+    """The smallest item count whose work (``units``) is at least four times that of the first ``n1`` items
+    (at most ``n_max``)."""
+    target, n = 4 * units(n1), 4 * n1
+    while n > n1 + 1 and units(n - 1) >= target:
+        n -= 1
+    while units(n) < target and n < n_max:
+        n += 1
+    return n
+
+
+def stats_items(full: int, flops_per_item: float, budget: float, cap: int | None = None) -> int:
+    """How many of ``full`` items the streamed statistics take here: all of them when their accumulator work
+    (``flops_per_item``: rows x layers x 2 d² for a covariance) fits ``budget`` floating-point operations,
+    else as many as fit (at least one), at most ``cap``."""
+    n = full if flops_per_item * full <= budget else max(1, int(budget // max(flops_per_item, 1.0)))
+    return min(n, cap) if cap is not None else n
+
+
+def count_flops(fn: Callable, *args, **kwargs) -> float:
+    """Floating-point operations of one call, counted by ``torch.utils.flop_counter.FlopCounterMode`` (matrix
+    products and attention: what dominates a Transformer's forward pass)."""
+    with FlopCounterMode(display=False) as counter:
+        fn(*args, **kwargs)
+    return float(counter.get_total_flops())
+
+
+def t4_hours(gpu_flops: float, cpu_seconds: float, efficiency: float = T4_EFFICIENCY) -> float:
+    """Colab T4 hours of a part: its GPU work at ``efficiency`` of the FP16 tensor peak, plus its CPU work
+    (measured here in CPU seconds, :data:`COLAB_CPU_PER_CORE_HERE`)."""
+    gpu_s = gpu_flops / (T4_FP16_TFLOPS * 1e12 * efficiency)
+    return (gpu_s + cpu_seconds / COLAB_CPU_PER_CORE_HERE) / 3600.0
+
+
+def feeder(basis: dict, seed: int, *, rows_per_item: int = 1, noise: float = 0.05) -> Callable[[int, int], dict]:
+    """``compute(a, b)`` of full-width stand-in vectors for the statistics at paper size: for each layer, rows
+    of ``basis[layer]`` (the stand-in model's real outputs at the measured size) drawn with replacement, plus
+    Gaussian noise of ``noise`` times each coordinate's spread, ``rows_per_item`` rows per item; seeded by
+    ``(seed, a)``, so a shard always gets the same rows (a resumed stream equals an uninterrupted one)."""
+    basis = {k: np.asarray(v, np.float32) for k, v in basis.items()}
+    spread = {k: v.std(axis=0).astype(np.float32) * noise for k, v in basis.items()}
+
+    def compute(a: int, b: int) -> dict:
+        rng = np.random.default_rng([seed, a])
+        n = (b - a) * rows_per_item
+        out = {}
+        for k, B in basis.items():
+            idx = rng.integers(0, len(B), n)
+            out[k] = B[idx] + rng.standard_normal((n, B.shape[1]), dtype=np.float32) * spread[k]
+        return out
+
+    return compute

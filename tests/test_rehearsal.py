@@ -1,0 +1,190 @@
+"""The paper-scale rehearsal (issue 26, items 3 and 4): the cost-exponent fit and extrapolation, the T4
+estimate, the row schema of book/rehearsal.csv, the driver's resumability and the running page's table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from bookkit import rehearsal as R
+from replib.rehearsal import core, summarize
+from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items, t4_hours
+
+
+def test_fit_exponent_recovers_a_power_law():
+    sizes = [10, 40, 160, 640]
+    a, b = fit_exponent(sizes, [0.3 * n**1.7 for n in sizes])
+    assert b == pytest.approx(1.7, rel=1e-12)
+    assert a == pytest.approx(0.3, rel=1e-10)
+
+
+def test_fit_exponent_needs_two_sizes():
+    with pytest.raises(ValueError, match="two different sizes"):
+        fit_exponent([5, 5], [1.0, 2.0])
+
+
+def test_scaled_cost_extrapolates_with_the_fitted_exponent(monkeypatch):
+    # deterministic "CPU seconds": 2 n^1.5 at each size; the run's results are returned in order
+    monkeypatch.setattr(core, "timed", lambda fn, n: (fn(n), 2.0 * n**1.5, 1.0))
+    cost, outs = scaled_cost("step", lambda n: n * 10, [16, 4], 1024)
+    assert outs == [40, 160]
+    assert cost.sizes == [4, 16]
+    assert cost.exponent == pytest.approx(1.5, rel=1e-12)
+    assert cost.cpu_full == pytest.approx(2.0 * 1024**1.5, rel=1e-10)
+    assert cost.measured_fraction == pytest.approx(16 / 1024)
+
+
+def test_scaled_cost_in_units_and_at_full_size(monkeypatch):
+    monkeypatch.setattr(core, "timed", lambda fn, n: (None, 0.5 * (3 * n), 1.0))
+    cost, _ = scaled_cost("tokens", lambda n: None, [1, 4], 3 * 100, units=lambda n: 3 * n)
+    assert cost.sizes == [3, 12] and cost.full == 300
+    assert cost.exponent == pytest.approx(1.0) and cost.cpu_full == pytest.approx(150.0)
+    full, _ = scaled_cost("all", lambda n: None, [25, 100], 100)
+    assert full.cpu_full == 0.5 * 300 and full.measured_fraction == 1.0 and full.exponent == 1.0
+
+
+def test_four_times_and_stats_items():
+    lengths = [5, 1, 1, 1, 1, 10, 2, 2]
+    cum = [sum(lengths[:n]) for n in range(len(lengths) + 1)]
+    n2 = four_times(lambda n: cum[n], 1, len(lengths))
+    assert cum[n2] >= 4 * cum[1] and cum[n2 - 1] < 4 * cum[1]
+    assert stats_items(1000, 1e6, 1e12) == 1000  # fits: every item
+    assert stats_items(1000, 1e10, 1e12) == 100  # the first that fit
+    assert stats_items(1000, 1e13, 1e12) == 1  # at least one
+    assert stats_items(1000, 1e6, 1e12, cap=10) == 10
+
+
+def test_t4_hours_from_the_datasheet():
+    # an hour of the FP16 tensor peak (65 TFLOP/s, NVIDIA T4 datasheet) at 25 % efficiency is one T4-hour
+    assert t4_hours(65e12 * 0.25 * 3600, 0.0) == pytest.approx(1.0)
+    assert t4_hours(65e12 * 3600, 0.0, efficiency=1.0) == pytest.approx(1.0)
+    assert t4_hours(0.0, 1800.0) == pytest.approx(0.5)  # CPU work: one core of this machine per second
+
+
+def test_t4_seconds_per_precision():
+    fp16 = Cost("forward", [1], [1.0], [1.0], 10, on_gpu=True, flops_full=65e12 * 0.25)
+    fp32 = Cost("training", [1], [1.0], [1.0], 10, on_gpu=True, flops_full=8.1e12 * 0.5, precision="fp32")
+    cpu = Cost("alignments", [1], [1.0], [1.0], 10, cpu_full=42.0)
+    assert fp16.t4_seconds == pytest.approx(1.0) and fp32.t4_seconds == pytest.approx(1.0)
+    assert cpu.t4_seconds == 42.0
+    assert Cost.from_dict(fp32.as_dict()) == fp32
+
+
+def _cost(cpu_full, sizes, full, on_gpu=False, flops=None):
+    c = Cost("x", sizes, [1.0] * len(sizes), [1.0] * len(sizes), full, on_gpu=on_gpu)
+    c.cpu_full, c.flops_full = cpu_full, flops
+    return c
+
+
+def test_summarize_weights_the_fraction_by_the_work_here():
+    forward = _cost(900.0, [1, 4], 400, on_gpu=True, flops=65e12 * 0.25 * 1800)  # 1 % ran, half a T4-hour
+    stats = _cost(100.0, [100], 100)  # all of it ran
+    out = summarize({"costs": [forward, stats]})
+    assert out["fraction_of_paper"] == pytest.approx((900 * 4 / 400 + 100 * 1.0) / 1000)
+    assert out["t4_hours_estimate"] == pytest.approx(0.5 + 100 / 3600)
+    assert out["cpu_seconds_here"] == 3.0
+
+
+# ------------------------------------------------------------------------------------------ the driver
+CHAPTER = "training_dynamics"  # three parts: protein, text, rest
+
+
+def _fake_runner(calls, fail=()):
+    def runner(chapter, part, workdir, **kw):
+        calls.append(part)
+        ok = part not in fail
+        return {"chapter": chapter, "part": part, "model": f"m,{part}", "data": "d", "fraction_of_paper": "0.5",
+                "seconds": 1.0, "peak_rss_gb": 0.1, "cache_gb": 0.0, "status": "ok" if ok else "failed",
+                "t4_hours_estimate": "0.25" if ok else ""}  # fmt: skip
+
+    return runner
+
+
+def test_rows_have_the_schema(tmp_path):
+    out = tmp_path / "rehearsal.csv"
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]))
+    with open(out, newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        rows = list(reader)
+    assert header == [
+        "chapter", "part", "model", "data", "fraction_of_paper", "seconds", "peak_rss_gb", "cache_gb", "status",
+        "t4_hours_estimate",
+    ]  # fmt: skip
+    assert [r[1] for r in rows] == ["protein", "text", "rest"]  # the chapter's part order
+    assert rows[0][2] == "m,protein"  # a comma in a field is quoted, not a new column
+    assert all(len(r) == len(header) for r in rows)
+
+
+def test_a_rehearsal_resumes_keeping_ok_rows(tmp_path):
+    out, calls = tmp_path / "rehearsal.csv", []
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls, fail={"text"}))
+    assert calls == ["protein", "text", "rest"]
+    first = R.read_rows(out)
+    calls.clear()
+    rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    assert calls == ["text"]  # only the row that was not ok
+    assert rows[0] == first[0] and all(r["status"] == "ok" for r in rows)
+    calls.clear()
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part="rest", force=True)
+    assert calls == ["rest"]
+    with pytest.raises(ValueError, match="no part 'nope'"):
+        R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part="nope")
+
+
+def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
+    out = tmp_path / "r.csv"
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]))
+    forward = _cost(900.0, [1, 4], 400, on_gpu=True, flops=65e12 * 0.25 * 3600)
+    res = {"model": "m", "data": "d", "costs": [forward.as_dict()]}
+    (tmp_path / CHAPTER / "results").mkdir(parents=True)
+    (tmp_path / CHAPTER / "results" / "text.json").write_text(json.dumps(res))
+    rows = R.refresh(out, tmp_path)
+    text = next(r for r in rows if r["part"] == "text")
+    assert text["t4_hours_estimate"] == "1" and text["fraction_of_paper"] == "0.01" and text["seconds"] == "1.0"
+    assert next(r for r in rows if r["part"] == "rest")["t4_hours_estimate"] == "0.25"  # no result: kept
+    rows = R.refresh(out, tmp_path, ["training_dynamics", "isoscore"])  # the parts never rehearsed: missing
+    assert [r["part"] for r in rows if r["chapter"] == "isoscore"] == ["bert", "distilbert", "gpt", "gpt2", "rest"]
+    assert {r["status"] for r in rows if r["chapter"] == "isoscore"} == {"missing"}
+    assert [(r["part"], r["status"]) for r in R.read_rows(out)] == [(r["part"], r["status"]) for r in rows]
+
+
+def test_read_rows_rejects_other_columns(tmp_path):
+    bad = tmp_path / "x.csv"
+    bad.write_text("chapter,part\nisoscore,bert\n")
+    with pytest.raises(ValueError, match="expected"):
+        R.read_rows(bad)
+
+
+def test_render_running_replaces_only_the_table(tmp_path):
+    rows = R.rehearse([CHAPTER], tmp_path / "r.csv", tmp_path, runner=_fake_runner([], fail={"rest"}))
+    page = tmp_path / "running.md"
+    page.write_text(f"before\n{R.MARK_BEGIN}\nold table\n{R.MARK_END}\nafter\n")
+    R.render_running(page, rows)
+    text = page.read_text()
+    assert text.startswith("before\n") and text.endswith(f"{R.MARK_END}\nafter\n") and "old table" not in text
+    assert "| training_dynamics | `protein` |" in text
+    assert "2 of 3 parts `ok`" in text and "0.5 T4-hours estimated for the parts that are `ok`" in text
+    page.write_text("no markers\n")
+    with pytest.raises(ValueError, match="markers"):
+        R.render_running(page, rows)
+
+
+def test_run_part_measures_a_real_part_in_a_child(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    row = R.run_part("classifiers", "rest", tmp_path / "work")
+    assert row["status"] == "ok", (tmp_path / "work" / "classifiers" / "logs" / "rest.log").read_text()
+    assert set(row) == set(R.COLUMNS)
+    assert 0 < row["peak_rss_gb"] < 12 and row["seconds"] > 0
+    assert float(row["fraction_of_paper"]) == 1.0  # its one step runs at the paper's size
+    assert math.isfinite(float(row["t4_hours_estimate"]))
+
+
+def test_run_part_reports_a_failing_part(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    row = R.run_part("cluster_isotropy", "rest", tmp_path / "work")  # needs a model part's basis first
+    assert row["status"] == "failed"
+    assert "rehearse the part" in (tmp_path / "work" / "cluster_isotropy" / "logs" / "rest.log").read_text()
