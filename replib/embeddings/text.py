@@ -148,7 +148,7 @@ def embed_sentences(
 def embed_sentence_layers(
     model,
     texts,
-    layers,
+    layers=None,
     drop_special: bool = True,
     *,
     max_length: int | None = None,
@@ -165,8 +165,8 @@ def embed_sentence_layers(
 
     Parameters
     ----------
-    layers : sequence of int
-        Indices into ``hidden_states`` (0 = embedding output, -1 = last block).
+    layers : sequence of int, optional
+        Indices into ``hidden_states`` (0 = embedding output, -1 = last block); default every hidden state.
     Others
         As :func:`embed_sentences`.
 
@@ -180,6 +180,7 @@ def embed_sentence_layers(
         raise ValueError(f"model {model.name} has recipe {model.spec.recipe!r}, not a text recipe")
     texts = [str(t) for t in texts]
     max_length = int(max_length or min(getattr(tok, "model_max_length", 512) or 512, 512))
+    layers = range(model.spec.n_layers + 1) if layers is None else layers
     layers = _check_layers(list(layers), model.spec.n_layers + 1)
     if not layers or len(set(layers)) != len(layers):
         raise ValueError(f"layers must be distinct and at least one; got {list(layers)}")

@@ -289,7 +289,7 @@ def _sentence_forward(lm, texts, spec, ctx) -> tuple[Cost, dict]:
     n1 = max(8, min(len(texts) // 4, int(round(64 * ctx.scale))))
 
     def run(n):
-        return embed_sentence_layers(lm, sample[:n], range(lm.spec.n_layers + 1), progress=False)
+        return embed_sentence_layers(lm, sample[:n], progress=False)
 
     cost, outs = scaled_cost(f"forward passes of {spec} (sentences, every hidden state)", run, [n1, 4 * n1], len(texts))
     cost.on_gpu = True
