@@ -50,7 +50,10 @@ return {
     i => i.getAttribute('src')),
   plotlegend: Array.from(document.querySelectorAll('div.plotly-graph-div')).map(p => {
     const fl = p._fullLayout || {}; const data = p._fullData || p.data || [];
-    return {traces: data.length, title: ((fl.title && fl.title.text) || '').trim(),
+    // the title the figure was given (p.layout): plotly.js fills _fullLayout's empty title with the
+    // placeholder 'Click to enter Plot title'
+    const t = (p.layout || {}).title;
+    return {traces: data.length, title: String((t && typeof t === 'object' ? t.text : t) || '').trim(),
             legend: !!fl.showlegend && data.some(t => t.showlegend !== false && t.visible !== false)};
   }),
   ran: Array.from(document.querySelectorAll('main p')).map(e => e.textContent).filter(

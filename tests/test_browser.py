@@ -107,9 +107,11 @@ def test_unbroken_copy_passes(broken, driver):
 @needs_browser
 def test_detects_removed_figure(broken, driver):
     html, check, chapter = broken
-    _edit(html / chapter.html, r'<img[^>]*src="\.\./_images/[^"]+"[^>]*>', "")
+    # every image: the first one on a chapter page is now the "paper vs ours" figure under the title
+    _edit(html / chapter.html, r'<img[^>]*src="\.\./_images/[^"]+"[^>]*>', "", count=0)
     problems = check(chapter.html, driver)
     assert any("shows no figure" in p for p in problems), problems
+    assert any("no 'paper vs ours' figure" in p for p in problems), problems
 
 
 @needs_browser
@@ -286,8 +288,10 @@ def test_plotly_figure_must_be_drawn(tmp_path, driver):
     import plotly
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Scatter3d(x=[0, 1, 2], y=[1, 0, 2], z=[2, 1, 0], mode="markers"))
-    body = fig.to_html(full_html=False, include_plotlyjs=False)
+    fig = go.Figure(
+        go.Scatter3d(x=[0, 1, 2], y=[1, 0, 2], z=[2, 1, 0], mode="markers"), layout={"title": {"text": "3-D"}}
+    )
+    body = fig.to_html(full_html=False, include_plotlyjs=False)  # one trace under a title: its legend is fine
     static = tmp_path / "_static"
     static.mkdir()
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", static / "plotly.min.js")
