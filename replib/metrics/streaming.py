@@ -26,6 +26,17 @@ __all__ = [
 ]
 
 
+def _checked_batch(acc, X, name: str) -> np.ndarray:
+    """A batch checked once at the accumulator's edge (:func:`check_array`); the first batch fixes
+    ``acc.n_features``, a later batch of another width is a ``ValueError``."""
+    X = check_array(X, min_samples=1, min_features=1, metric=name)
+    if acc.n_features is None:
+        acc.n_features = X.shape[1]
+    if X.shape[1] != acc.n_features:
+        raise ValueError(f"batch has {X.shape[1]} features; the accumulator has {acc.n_features}")
+    return X
+
+
 class CovarianceAccumulator:
     r"""Accumulate the covariance of a stream of batches, float64, shifted for stability.
 
@@ -61,11 +72,7 @@ class CovarianceAccumulator:
 
     def update(self, X) -> CovarianceAccumulator:
         """Add a batch of shape (n_samples, n_features); a batch of one row is allowed."""
-        X = check_array(X, min_samples=1, min_features=1, metric="CovarianceAccumulator")
-        if self.n_features is None:
-            self.n_features = X.shape[1]
-        if X.shape[1] != self.n_features:
-            raise ValueError(f"batch has {X.shape[1]} features; the accumulator has {self.n_features}")
+        X = _checked_batch(self, X, "CovarianceAccumulator")
         if self.shift is None:
             self.shift = X.mean(axis=0)
             self._sum = np.zeros(self.n_features)
@@ -158,11 +165,7 @@ class CosineAccumulator:
 
     def update(self, X) -> CosineAccumulator:
         """Add a batch of shape (n_samples, n_features); a zero row is an error (its cosine is undefined)."""
-        X = check_array(X, min_samples=1, min_features=1, metric="CosineAccumulator")
-        if self.n_features is None:
-            self.n_features = X.shape[1]
-        if X.shape[1] != self.n_features:
-            raise ValueError(f"batch has {X.shape[1]} features; the accumulator has {self.n_features}")
+        X = _checked_batch(self, X, "CosineAccumulator")
         if self._unit_sum is None:
             self._unit_sum = np.zeros(self.n_features)
         self._unit_sum += unit_rows(X).sum(axis=0)
