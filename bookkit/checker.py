@@ -183,9 +183,8 @@ def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s:
     """A tolerance with our value's standard error ``s``: agreement within the tolerance plus ``Z_SPREAD * s``
     reproduces the paper's number when that interval is at most ``max(tolerance, REL_PRECISION * |paper|)``
     wide on each side, else it is ``inconclusive``; disagreement beyond it fails."""
-    status, detail = _tolerance_verdict(claim, check, spec, value)
     if not s or not _is_finite_number(value):
-        return status, detail
+        return _tolerance_verdict(claim, check, spec, value)
     half, ref = Z_SPREAD * s, float(claim.paper_value)
     closer = max(abs(value - ref) - half, 0.0)  # the interval's point nearest the paper's value
     status, detail = _tolerance_verdict(claim, check, spec, ref + math.copysign(closer, value - ref))
