@@ -249,6 +249,16 @@ def test_lid_backends_agree(manifold5, variant, metric):
     assert got.n_zero_distance == ref.n_zero_distance
 
 
+def test_lid_with_faiss_and_n_jobs_leaves_the_process_thread_count_alone(manifold5):
+    """FAISS sets OpenMP's thread count for the whole process (torch shares it): a search on one thread must
+    not leave torch on one thread (CI found it: a training run then resumed differently in another process)."""
+    faiss = pytest.importorskip("faiss")
+    torch = pytest.importorskip("torch")
+    before = (faiss.omp_get_max_threads(), torch.get_num_threads())
+    lid_mle(manifold5, k=20, backend="faiss", n_jobs=1 if before[0] > 1 else 2)
+    assert (faiss.omp_get_max_threads(), torch.get_num_threads()) == before
+
+
 # --------------------------------------------------------------------------------------- token kinds
 @pytest.mark.parametrize(
     "tok,kind",

@@ -408,6 +408,28 @@ def test_a_corrupted_checkpoint_or_resume_state_is_refused(tmp_path):
         train_lm("protein", cfg, 3, root=tmp_path / "b", progress=False)
 
 
+@needs_mirror
+def test_a_resume_on_another_thread_count_is_warned_about(tmp_path):
+    """Bit-identical resumes hold on the same thread count only (float sums reduce in another order): a
+    resume on another count says so instead of silently drifting."""
+    torch = pytest.importorskip("torch")
+
+    def stop(step):
+        if step == 3:
+            raise TrainingInterrupted(step)
+
+    cfg = _tiny("protein")
+    with pytest.raises(TrainingInterrupted):
+        train_lm("protein", cfg, 3, root=tmp_path, callback=stop, progress=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(before + 1)
+    try:
+        with pytest.warns(UserWarning, match=rf"resumed on {before + 1} torch threads, trained so far on {before}"):
+            train_lm("protein", cfg, 3, root=tmp_path, progress=False)
+    finally:
+        torch.set_num_threads(before)
+
+
 def _sha256_of(path):
     import hashlib
 

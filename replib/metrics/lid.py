@@ -215,14 +215,21 @@ def _knn_faiss(
     """
     faiss_ = require(faiss, "faiss", "LID's FAISS backend", pip="faiss-cpu")
     m = min(len(index), n_neighbors + margin)
+    # FAISS' thread count is the process's OpenMP setting, shared with torch (one libgomp): set it for this
+    # search only and restore it, or every later torch op in the process runs on n_jobs threads (a training
+    # run then no longer resumes bit for bit in another process).
+    before = faiss_.omp_get_max_threads()
     if n_jobs is not None and n_jobs > 0:
         faiss_.omp_set_num_threads(int(n_jobs))
-    xb = np.ascontiguousarray(index, dtype=np.float32)
-    flat = faiss_.IndexFlatL2(xb.shape[1])
-    if hasattr(faiss_, "StandardGpuResources") and faiss_.get_num_gpus() > 0:  # pragma: no cover - GPU only
-        flat = faiss_.index_cpu_to_gpu(faiss_.StandardGpuResources(), 0, flat)
-    flat.add(xb)
-    _, cand = flat.search(np.ascontiguousarray(queries, dtype=np.float32), m)
+    try:
+        xb = np.ascontiguousarray(index, dtype=np.float32)
+        flat = faiss_.IndexFlatL2(xb.shape[1])
+        if hasattr(faiss_, "StandardGpuResources") and faiss_.get_num_gpus() > 0:  # pragma: no cover - GPU only
+            flat = faiss_.index_cpu_to_gpu(faiss_.StandardGpuResources(), 0, flat)
+        flat.add(xb)
+        _, cand = flat.search(np.ascontiguousarray(queries, dtype=np.float32), m)
+    finally:
+        faiss_.omp_set_num_threads(before)
     return _refine(index, queries, cand.astype(np.int64), n_neighbors, n_jobs=n_jobs)
 
 

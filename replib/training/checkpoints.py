@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -104,7 +105,8 @@ def _save_resume(folder: Path, model, opt, step: int) -> None:
     tensors["rng.torch"] = torch.get_rng_state()
     _write_checked(sub / "optim.safetensors", lambda tmp: save_file(tensors, tmp))
     groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in sd["param_groups"]]
-    write_json_atomic(sub / "state.json", {"step": step, "param_groups": groups})
+    state = {"step": step, "param_groups": groups, "threads": torch.get_num_threads()}
+    write_json_atomic(sub / "state.json", state)
     write_json_atomic(folder / "resume.json", {"step": step, "folder": sub.name})
     for old in folder.glob("resume-*"):
         if old.name != sub.name:
@@ -126,7 +128,16 @@ def _load_resume(folder: Path, model, opt) -> int:
         if key.startswith("opt."):
             _, i, k = key.split(".", 2)
             state.setdefault(int(i), {})[k] = v
-    groups = json.loads((sub / "state.json").read_text())["param_groups"]
+    saved = json.loads((sub / "state.json").read_text())
+    groups = saved["param_groups"]
+    threads = saved.get("threads")
+    if threads is not None and threads != torch.get_num_threads():
+        warnings.warn(
+            f"{folder.name}: resumed on {torch.get_num_threads()} torch threads, trained so far on {threads}; "
+            "float sums are reduced in another order, so the result will not be bit-identical to an "
+            "uninterrupted run (set torch.set_num_threads or OMP_NUM_THREADS to match)",
+            stacklevel=3,
+        )
     for g in groups:
         if "betas" in g:
             g["betas"] = tuple(g["betas"])

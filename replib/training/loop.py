@@ -27,7 +27,8 @@ and resume state is verified against its sha256 when it is loaded; a corrupted o
 folder (:func:`replib._io.cache_lock`): a second run of the same configuration waits, then finds it done.
 Batches are a pure function of ``(seed, step)`` and the learning rate a pure function of ``step``, so the
 resumable state is the weights, the optimizer moments and the torch RNG; a run killed at any point and
-restarted finishes with bit-identical weights (tested in ``tests/test_training.py``, with real kills).
+restarted on the same number of threads finishes with bit-identical weights (tested in
+``tests/test_training.py``, with real kills); a resume on another thread count is warned about.
 """
 
 from __future__ import annotations
