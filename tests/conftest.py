@@ -66,7 +66,7 @@ def _stored(path: Path) -> str | None:
     return path.read_text().strip() if path.exists() else None
 
 
-#: tests over about 1.3 s on the shared 2-core build machine (``pytest --durations``): marked ``slow`` here, so
+#: tests over about a second on the shared 2-core build machine (``pytest --durations``): marked ``slow`` here, so
 #: that the quick loop (``scripts/quick.sh``) leaves them out without touching their modules; a test module's
 #: owner may move a name to a ``@pytest.mark.slow`` decorator. A name that no longer exists is reported.
 SLOW = {
@@ -74,6 +74,7 @@ SLOW = {
         "card_equals_the_chapters_functions",
         "card_resumes_at_the_next_layer",
         "minilm_folder_card_equals_registry_card",
+        "text_card_layer_l_is_hidden_states_l",
     ],
     "tests/test_classifiers.py": [
         "pairs_and_parameter_counts",
@@ -91,7 +92,9 @@ SLOW = {
         "fresh_classifier_per_condition",
         "global_equals_numpy_all_but_the_top_and_one_cluster",
     ],
-    "tests/test_data.py": ["wordnet_lemma_counts_match_the_published_statistics"],
+    "tests/test_data.py": [
+        "wordnet_lemma_counts_match_the_published_statistics",
+    ],
     "tests/test_embeddings.py": [
         "protein_pooling_equals_single_sequence_reference",
         "proteinbert_recipe",
@@ -99,15 +102,27 @@ SLOW = {
         "sbert_mean_pooling_matches_sentence_transformers",
         "xlnet_left_padding_batch_independent",
     ],
-    "tests/test_pairs_dask.py": ["dask_backend_gives_the_serial_results_and_resumes"],
-    "tests/test_protein_isotropy.py": ["pair_engine_matches_direct_calls_and_jobs", "gap_convention_by_hand"],
-    "tests/test_faults_data.py": ["vouched_pickle_may_hold_arrays_only"],
+    "tests/test_pairs_dask.py": [
+        "dask_backend_gives_the_serial_results_and_resumes",
+    ],
+    "tests/test_protein_isotropy.py": [
+        "pair_engine_matches_direct_calls_and_jobs",
+        "gap_convention_by_hand",
+    ],
+    "tests/test_faults_data.py": [
+        "vouched_pickle_may_hold_arrays_only",
+    ],
     "tests/test_manifolds.py": [
         "levina_bickel_matches_scikit_dimension",
         "choose_clusters_finds_separated_blobs_and_is_deterministic",
         "layers_in_worker_processes_give_the_serial_results",
+        "choose_clusters_survives_a_silhouette_sample_with_one_cluster",
+        "choose_clusters_threshold_gives_one_cluster_on_a_gaussian",
     ],
-    "tests/test_models.py": ["glove"],
+    "tests/test_models.py": [
+        "glove",
+        "tiny_models_deterministic",
+    ],
     "tests/test_models_proteinbert.py": [
         "port_matches_keras_every_block",
         "wrong_weight_order_is_caught_by_shapes_or_values",
@@ -118,15 +133,62 @@ SLOW = {
         "minilm_folder_equals_registry_key",
         "transformers_layout_without_pooling_is_text",
     ],
-    "tests/test_nightly.py": ["publish_finds_every_report_in_the_workflows_artifact_layout"],
+    "tests/test_nightly.py": [
+        "publish_finds_every_report_in_the_workflows_artifact_layout",
+        "parts_are_stored_as_they_land_and_the_latest_of_each_is_shown",
+        "push_files_and_tag_to_a_remote",
+    ],
     "tests/test_reliability_caches.py": [
         "corrupted_checkpoint_restarts_training_with_a_warning",
         "embedding_cache_recomputes_a_copied_shard",
         "no_single_flipped_byte_serves_wrong_data_or_crashes",
     ],
-    "tests/test_training.py": ["final_folder_loads_through_model_layer", "kill_and_resume_gives_bit_identical_weights"],
-    "tests/test_atlas.py": ["random_full_size_architectures"],
-    "tests/test_models_reliability.py": ["auto_map_never_runs_the_folders_code_even_when_the_prompt_is_answered_yes"],
+    "tests/test_training.py": [
+        "final_folder_loads_through_model_layer",
+        "kill_and_resume_gives_bit_identical_weights",
+        "two_processes_starting_together_train_one_run_once",
+        "a_run_killed_mid_write_resumes_to_the_uninterrupted_result",
+        "a_run_killed_after_an_evaluation_only_step_resumes_to_the_same_result",
+        "the_recorded_unigram_baseline_scores_the_validation_tokens",
+        "a_corrupted_checkpoint_or_resume_state_is_refused",
+        "a_resume_on_another_thread_count_is_warned_about",
+    ],
+    "tests/test_atlas.py": [
+        "random_full_size_architectures",
+    ],
+    "tests/test_models_reliability.py": [
+        "auto_map_never_runs_the_folders_code_even_when_the_prompt_is_answered_yes",
+        "repointed_folder_recomputes_instead_of_serving_old_embeddings",
+        "same_named_folders_get_distinct_slugs_and_cards",
+    ],
+    "tests/test_reliability_downloads.py": [
+        "two_runs_starting_together_download_a_file_once",
+        "two_runs_verifying_files_together_lose_no_record",
+        "a_server_that_drips_bytes_is_stopped_at_the_overall_deadline",
+        "a_lock_held_too_long_is_a_clear_error_and_dies_with_its_process",
+    ],
+    "tests/test_isoscore_chapter.py": [
+        "orientation_fraction_and_deflation",
+        "invariances_streaming_and_the_authors_package",
+    ],
+    "tests/test_fullsize.py": [
+        "saved_sentence_encoder_loads_as_a_folder",
+        "seeded_and_deterministic",
+        "proteinbert_at_its_full_sequence_length",
+    ],
+    "tests/test_rehearsal_layer_isotropy.py": [
+        "layers_equal_a_pass_per_layer",
+        "layers_are_cached_and_resumed",
+    ],
+    "tests/test_embeddings_batching.py": [
+        "embed_proteins_sorts_by_length_over_the_whole_input",
+    ],
+    "tests/test_bench.py": [
+        "padding_rows_on_swissprot_lengths",
+    ],
+    "tests/test_reuse.py": [
+        "a_model_folder_is_fingerprinted_by_its_content_not_its_path",
+    ],
 }
 #: module fixtures that take seconds to build: every test of the module that uses one is ``slow`` too (marking
 #: only some would move the fixture's cost to the next test that uses it)
