@@ -152,6 +152,21 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
     assert [(r["part"], r["status"]) for r in R.read_rows(out)] == [(r["part"], r["status"]) for r in rows]
 
 
+def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
+    out = tmp_path / "r.csv"
+    stale = {"chapter": CHAPTER, "part": "text-2", "status": "ok", "seconds": "9"}  # e.g. a range since re-cut
+    other = {"chapter": "elsewhere", "part": "x", "status": "ok", "seconds": "9"}  # a chapter not rehearsed here
+    R.write_rows(out, [stale, other])
+    rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]), part="rest")
+    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, "rest"), ("elsewhere", "x")]
+    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [(CHAPTER, "rest"), ("elsewhere", "x")]
+    R.write_rows(out, [stale, other])
+    rows = R.refresh(out, tmp_path, [CHAPTER])
+    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, p) for p in ("protein", "text", "rest")] + [
+        ("elsewhere", "x")
+    ]
+
+
 def test_read_rows_rejects_other_columns(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("chapter,part\nisoscore,bert\n")
