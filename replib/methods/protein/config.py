@@ -99,8 +99,9 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 STEPS = ("embed", "local", "align", "tables")
 _STATS = ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine")
 #: T4-hours of each model's embeddings of ~570k Swiss-Prot sequences (paper profile), as the rehearsal measured
-#: them (book/rehearsal.csv: measured FLOPs and throughput of the full-size stand-ins, issue 26; ESM-2 650M is
-#: the sum of its two halves of the first rehearsal, 3.26 + 3.65)
+#: them (book/rehearsal.csv: measured FLOPs and throughput of the full-size stand-ins, issue 26; a model in
+#: shard ranges is the sum of its parts: ProtXLNet 1.58 + 1.58, ESM-2 650M 1.82 + 1.81 + 1.93, where a first
+#: rehearsal in two halves gave 3.26 + 3.65, its streamed statistics' CPU seconds varying with the load)
 _T4_HOURS = {
     "prot_bert": 2.98,
     "prot_bert_bfd": 2.6,
@@ -109,11 +110,11 @@ _T4_HOURS = {
     "esm2_t6_8M": 0.11,
     "esm2_t12_35M": 0.55,
     "esm2_t30_150M": 1.2,
-    "esm2_t33_650M": 6.9,
+    "esm2_t33_650M": 5.6,
 }
 #: the alignment pairs in this many shard ranges
 _ALIGN_PARTS = {"smoke": 2, "offline": 2, "paper": 4}
-#: a model over 3 T4-hours: its sequences in this many shard ranges (a part each, at most ~2.3 T4-hours)
+#: a model over 3 T4-hours: its sequences in this many shard ranges (a part each, at most ~2 T4-hours)
 _SPLIT = {"prot_xlnet": 2, "esm2_t33_650M": 3}
 
 
