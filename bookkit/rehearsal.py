@@ -226,14 +226,29 @@ def rehearse(
     rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
     for chapter, name in _selected(chapters, part):
         if not force and rows.get((chapter, name), {}).get("status") == "ok":
-            print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
-            continue
+            if not _recut(workdir, chapter, name):
+                print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
+                continue
+            print(f"[{chapter} {name}] its row measured another shard range of the same name", flush=True)
         print(f"[{chapter} {name}] rehearsing ...", flush=True)
         r = runner(chapter, name, workdir, **kw)
         print(f"[{chapter} {name}] {r['status']} in {r['seconds']} s, peak {r.get('peak_rss_gb')} GB, "
               f"{r.get('t4_hours_estimate', '?')} T4-h", flush=True)  # fmt: skip
         rows = _store(csv_path, r, order)
     return _ordered(rows, order)
+
+
+def _recut(workdir: Path, chapter: str, name: str) -> bool:
+    """Whether the part's stored result measured other shard ranges than the part now has (a model cut into
+    three ranges keeps the names ``-1`` and ``-2`` of its former halves); a result that does not say: no."""
+    path = Path(workdir) / chapter / "results" / f"{name}.json"
+    if not path.exists():
+        return False
+    stored = json.loads(path.read_text()).get("shards", "unknown")
+    if stored == "unknown":
+        return False
+    shards = next(p.shards for p in chapter_parts(chapter, "paper") if p.name == name)
+    return stored != (list(shards) if shards else None)
 
 
 def _store(csv_path: Path, row: dict, order: list) -> dict:

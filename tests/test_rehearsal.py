@@ -167,6 +167,19 @@ def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
     ]
 
 
+def test_an_ok_row_of_a_part_cut_into_other_ranges_is_rehearsed_again(tmp_path):
+    out, calls = tmp_path / "r.csv", []
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    results = tmp_path / CHAPTER / "results"
+    results.mkdir(parents=True)
+    (results / "text.json").write_text(json.dumps({"shards": [0, 2]}))  # measured as range 1 of 2
+    (results / "protein.json").write_text(json.dumps({"shards": None}))  # measured as the part is now
+    (results / "rest.json").write_text(json.dumps({}))  # a result that does not say
+    calls.clear()
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    assert calls == ["text"]
+
+
 def test_read_rows_rejects_other_columns(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("chapter,part\nisoscore,bert\n")
