@@ -154,9 +154,10 @@ def result_values(res: dict) -> dict:
 def refresh(csv_path: Path, workdir: Path, chapters: Iterable[str] = ()) -> list[dict]:
     """The ``ok`` rows' values computed again from the parts' stored results in ``workdir`` (the measured
     seconds, memory and cache stay), and a row with status ``missing`` for each part of ``chapters`` that has
-    none (never rehearsed); written back to ``csv_path``."""
+    none (never rehearsed), the rows of parts that ``chapters`` no longer have dropped; written back to
+    ``csv_path``."""
     order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
-    rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+    rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
     for key in order:
         rows.setdefault(key, {"chapter": key[0], "part": key[1], "status": "missing"})
     for r in rows.values():
@@ -217,21 +218,37 @@ def rehearse(
     runner: Callable[..., dict] = run_part, **kw,
 ) -> list[dict]:  # fmt: skip
     """Rehearse the parts of ``chapters`` (or the one named ``part``) whose row in ``csv_path`` is not ``ok``
-    (all of them with ``force``), writing the CSV after each part; rows are kept in the chapters' part order
-    and rows of other parts are kept as they are. ``kw`` goes to ``runner`` (:func:`run_part`)."""
+    (all of them with ``force``), writing the CSV after each part; rows are kept in the chapters' part order,
+    rows of other chapters are kept as they are, and rows of parts ``chapters`` no longer have are dropped.
+    ``kw`` goes to ``runner`` (:func:`run_part`)."""
     chapters = list(chapters)
     order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
-    rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+    rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
     for chapter, name in _selected(chapters, part):
         if not force and rows.get((chapter, name), {}).get("status") == "ok":
-            print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
-            continue
+            if not _recut(workdir, chapter, name):
+                print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
+                continue
+            print(f"[{chapter} {name}] its row measured another shard range of the same name", flush=True)
         print(f"[{chapter} {name}] rehearsing ...", flush=True)
         r = runner(chapter, name, workdir, **kw)
         print(f"[{chapter} {name}] {r['status']} in {r['seconds']} s, peak {r.get('peak_rss_gb')} GB, "
               f"{r.get('t4_hours_estimate', '?')} T4-h", flush=True)  # fmt: skip
         rows = _store(csv_path, r, order)
     return _ordered(rows, order)
+
+
+def _recut(workdir: Path, chapter: str, name: str) -> bool:
+    """Whether the part's stored result measured other shard ranges than the part now has (a model cut into
+    three ranges keeps the names ``-1`` and ``-2`` of its former halves); a result that does not say: no."""
+    path = Path(workdir) / chapter / "results" / f"{name}.json"
+    if not path.exists():
+        return False
+    stored = json.loads(path.read_text()).get("shards", "unknown")
+    if stored == "unknown":
+        return False
+    shards = next(p.shards for p in chapter_parts(chapter, "paper") if p.name == name)
+    return stored != (list(shards) if shards else None)
 
 
 def _store(csv_path: Path, row: dict, order: list) -> dict:
@@ -241,10 +258,19 @@ def _store(csv_path: Path, row: dict, order: list) -> dict:
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with open(csv_path.with_name(csv_path.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+        rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
         rows[(row["chapter"], row["part"])] = row
         write_rows(csv_path, _ordered(rows, order))
     return rows
+
+
+def _current(rows: dict, order: list) -> dict:
+    """``rows`` without those of a chapter in ``order`` whose part is not in ``order`` (a part the chapter no
+    longer has, e.g. after a model was cut into more shard ranges: its row would be a stale measurement);
+    other chapters' rows are kept."""
+    chapters = {c for c, _ in order}
+    keys = set(order)
+    return {k: r for k, r in rows.items() if k[0] not in chapters or k in keys}
 
 
 def _ordered(rows: dict, order: list) -> list[dict]:

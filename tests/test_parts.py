@@ -4,6 +4,7 @@ what a part selects, the cells it runs, and the shard ranges of the sharded jobs
 import importlib.util
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import jupytext
 import numpy as np
@@ -14,6 +15,8 @@ from bookkit import runner
 from replib._io import run_sharded, shard_span
 from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table, find_part
 from replib.methods import protein as P
+from replib.methods.protein import config as PC
+from replib.methods.protein.streamed import stream_protein_model
 from replib.parts import COLAB_T4, REST, Budget, Part, cell_steps, check_parts, select_cells
 from replib.profiles import PROFILES
 
@@ -44,7 +47,7 @@ def test_every_chapter_is_in_parts_in_every_profile(chapter, profile):
 
 def test_the_paper_splits_where_the_issue_asks():
     protein = [p.name for p in chapter_parts("protein_isotropy", "paper")]
-    assert {"prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert", "esm2_t33_650M-1", "align-1"} <= set(protein)
+    assert {"prot_bert", "prot_bert_bfd", "prot_xlnet-1", "proteinbert", "esm2_t33_650M-1", "align-1"} <= set(protein)
     assert [p.shards for p in chapter_parts("protein_isotropy", "paper") if p.name.startswith("align-")] == [
         (k, 4) for k in range(4)
     ]
@@ -55,6 +58,48 @@ def test_the_paper_splits_where_the_issue_asks():
     }
     manifolds = {p.name for p in chapter_parts("manifolds", "paper")}
     assert {"bert-ptb", "gpt2-wikitext2"} <= manifolds
+
+
+def test_a_model_over_the_session_is_cut_into_ranges_that_fit_it():
+    # the declared T4-hours are the rehearsal's measurements (book/rehearsal.csv): a model over 3 is cut into
+    # shard ranges of at most 2.5 each (a margin for the measurement's spread), one part per range
+    parts = chapter_parts("protein_isotropy", "paper")
+    for spec, hours in PC._T4_HOURS.items():
+        n = PC.stream_ranges(spec, "paper")
+        assert hours / n <= 2.5 or (n == 1 and hours <= COLAB_T4.t4_hours), (spec, hours, n)
+        mine = [p for p in parts if p.models == (spec,)]
+        if n > 1:
+            assert [(p.name, p.shards) for p in mine] == [(f"{spec}-{k + 1}", (k, n)) for k in range(n)]
+        else:
+            assert [p.name for p in mine] == [spec] and mine[0].shards is None
+    assert max(PC.stream_ranges(s, "paper") for s in PC._T4_HOURS) > 2  # a split other than halves is covered
+    assert {PC.stream_ranges(s, "offline") for s in PC._T4_HOURS} == {1}
+
+
+@pytest.mark.parametrize("n_ranges", [2, 3, 4])
+def test_a_protein_stream_in_any_number_of_ranges_is_the_whole_stream(rng, tmp_path, n_ranges):
+    seqs = ["M" * int(k) for k in rng.integers(5, 30, size=37)]
+    X = {layer: rng.standard_normal((len(seqs), 6)) for layer in range(3)}
+    lm = SimpleNamespace(name="toy", spec=SimpleNamespace(recipe="esm", n_layers=2))
+
+    def compute(a, b):
+        return {layer: X[layer][a:b] for layer in X}
+
+    kw = dict(n_keep=11, max_length=64, shard_size=4, compute=compute, info={"toy": 1}, progress=False)
+    whole = stream_protein_model(lm, seqs, **kw)
+    parts = [stream_protein_model(lm, seqs, state_dir=tmp_path, shards=(k, n_ranges), **kw) for k in range(n_ranges)]
+    assert sum(p.n_rows for p in parts) == len(seqs)
+
+    def boom(a, b):
+        raise AssertionError("the whole stream must read the parts' states back")
+
+    merged = stream_protein_model(lm, seqs, state_dir=tmp_path, ranges=n_ranges, **{**kw, "compute": boom})
+    assert merged.n_rows == whole.n_rows == len(seqs)
+    np.testing.assert_allclose(merged.kept[2], whole.kept[2], rtol=0, atol=0)
+    np.testing.assert_array_equal(merged.kept[2], X[2][:11].astype(np.float32))
+    for layer in X:
+        for key, value in whole.stats[layer].summary().items():
+            assert merged.stats[layer].summary()[key] == pytest.approx(value, rel=1e-9), (layer, key)
 
 
 def test_a_part_is_validated_when_defined():

@@ -152,6 +152,34 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
     assert [(r["part"], r["status"]) for r in R.read_rows(out)] == [(r["part"], r["status"]) for r in rows]
 
 
+def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
+    out = tmp_path / "r.csv"
+    stale = {"chapter": CHAPTER, "part": "text-2", "status": "ok", "seconds": "9"}  # e.g. a range since re-cut
+    other = {"chapter": "elsewhere", "part": "x", "status": "ok", "seconds": "9"}  # a chapter not rehearsed here
+    R.write_rows(out, [stale, other])
+    rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]), part="rest")
+    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, "rest"), ("elsewhere", "x")]
+    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [(CHAPTER, "rest"), ("elsewhere", "x")]
+    R.write_rows(out, [stale, other])
+    rows = R.refresh(out, tmp_path, [CHAPTER])
+    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, p) for p in ("protein", "text", "rest")] + [
+        ("elsewhere", "x")
+    ]
+
+
+def test_an_ok_row_of_a_part_cut_into_other_ranges_is_rehearsed_again(tmp_path):
+    out, calls = tmp_path / "r.csv", []
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    results = tmp_path / CHAPTER / "results"
+    results.mkdir(parents=True)
+    (results / "text.json").write_text(json.dumps({"shards": [0, 2]}))  # measured as range 1 of 2
+    (results / "protein.json").write_text(json.dumps({"shards": None}))  # measured as the part is now
+    (results / "rest.json").write_text(json.dumps({}))  # a result that does not say
+    calls.clear()
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    assert calls == ["text"]
+
+
 def test_read_rows_rejects_other_columns(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("chapter,part\nisoscore,bert\n")

@@ -94,8 +94,8 @@ def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
     Path(ctx.workdir).mkdir(parents=True, exist_ok=True)
     out = REHEARSALS[chapter](p, ctx)
     out.update(summarize(out))
-    out.update(
-        chapter=chapter, part=part, data=", ".join(p.data) or "-", budget=vars(p.budget), models=list(p.models or ())
-    )
+    shards = list(p.shards) if p.shards else None  # which range a part of a split model measured
+    out.update(chapter=chapter, part=part, data=", ".join(p.data) or "-", budget=vars(p.budget),
+               models=list(p.models or ()), shards=shards)  # fmt: skip
     out["costs"] = [c.as_dict() for c in out["costs"]]
     return out

@@ -11,8 +11,8 @@ requires ``min_ratio`` · n residues per amino acid. With ``tiny`` the paper's m
 stand-ins whose values are recorded under ``standin_`` keys, never compared with the paper.
 
 Parts (:mod:`replib.parts`): one per model (its embeddings of the global sample and its row of the global
-table; ProtBERT's part also runs the per-residue analysis), ESM-2 650M in two halves of the sequences at
-paper scale, the alignment pairs in shard ranges (``align-1`` ...), and ``rest``.
+table; ProtBERT's part also runs the per-residue analysis), a model over 3 T4-hours in shard ranges of the
+sequences at paper scale (``prot_xlnet-1`` ..., ``esm2_t33_650M-1`` ...: :data:`_SPLIT`), the alignment pairs in shard ranges (``align-1`` ...), and ``rest``.
 """
 
 from __future__ import annotations
@@ -98,21 +98,24 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("embed", "local", "align", "tables")
 _STATS = ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine")
-#: declared T4-hours of each model's embeddings of ~570k Swiss-Prot sequences (paper profile): about 2 for a
-#: 420M-parameter ProtTrans model (issue 26, by measured FLOPs), scaled by parameters for the others
+#: T4-hours of each model's embeddings of ~570k Swiss-Prot sequences (paper profile), as the rehearsal measured
+#: them (book/rehearsal.csv: measured FLOPs and throughput of the full-size stand-ins, issue 26; a model in
+#: shard ranges is the sum of its parts: ProtXLNet 1.58 + 1.58, ESM-2 650M 1.82 + 1.81 + 1.93, where a first
+#: rehearsal in two halves gave 3.26 + 3.65, its streamed statistics' CPU seconds varying with the load)
 _T4_HOURS = {
-    "prot_bert": 2.1,
-    "prot_bert_bfd": 2.0,
-    "prot_xlnet": 2.0,
-    "proteinbert": 0.2,
-    "esm2_t6_8M": 0.05,
-    "esm2_t12_35M": 0.2,
-    "esm2_t30_150M": 0.8,
-    "esm2_t33_650M": 3.1,
+    "prot_bert": 2.98,
+    "prot_bert_bfd": 2.6,
+    "prot_xlnet": 3.16,
+    "proteinbert": 0.034,
+    "esm2_t6_8M": 0.11,
+    "esm2_t12_35M": 0.55,
+    "esm2_t30_150M": 1.2,
+    "esm2_t33_650M": 5.6,
 }
-#: the alignment pairs in this many shard ranges; ESM-2 650M (over 3 T4-hours) in this many halves
+#: the alignment pairs in this many shard ranges
 _ALIGN_PARTS = {"smoke": 2, "offline": 2, "paper": 4}
-_SPLIT = {"esm2_t33_650M": 2}
+#: a model over 3 T4-hours: its sequences in this many shard ranges (a part each, at most ~2 T4-hours)
+_SPLIT = {"prot_xlnet": 2, "esm2_t33_650M": 3}
 
 
 def stream_ranges(spec: str, profile: str) -> int:
@@ -139,8 +142,8 @@ def parts(profile: str, params: dict) -> list:
     out = []
     for spec in params["models"]:
         hours = _T4_HOURS.get(spec, 0.2)
-        halves = _SPLIT.get(spec, 1) if profile == "paper" else 1
-        if halves == 1:
+        n_ranges = stream_ranges(spec, profile)
+        if n_ranges == 1:
             steps = ("embed", "local") if spec == "prot_bert" else ("embed",)
             budget = Budget(t4_hours=round(min(hours * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=6.0)
             out += model_parts(
@@ -154,19 +157,19 @@ def parts(profile: str, params: dict) -> list:
                 data=data,
             )
             continue
-        for k in range(halves):  # a model over 3 T4-hours: its sequences in halves, cached; rest assembles them
+        for k in range(n_ranges):  # a model over 3 T4-hours: its sequences in ranges, cached; rest assembles them
             out.append(
                 Part(
                     name=f"{spec}-{k + 1}",
                     chapter="protein_isotropy",
-                    fraction=hours / halves / total,
-                    budget=Budget(t4_hours=round(min(hours / halves * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0),
+                    fraction=hours / n_ranges / total,
+                    budget=Budget(t4_hours=round(min(hours / n_ranges * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0),
                     models=(spec,),
                     data=data,
                     steps=("embed",),
-                    shards=(k, halves),
+                    shards=(k, n_ranges),
                     records=(),
-                    description=f"{spec}: embeddings of shard range {k + 1} of {halves} (cached)",
+                    description=f"{spec}: embeddings of shard range {k + 1} of {n_ranges} (cached)",
                 )
             )
     n = _ALIGN_PARTS[profile]
