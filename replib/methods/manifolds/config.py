@@ -9,13 +9,18 @@ Table 3 values stay bound to them); any other model is shown under its slug, wit
 layers as Swiss-roll views (:func:`derive`).
 
 Parts (:mod:`replib.parts`): one per model and corpus (its token stream and every layer's analysis, both
-cached) and ``rest`` (the statistics over every model, GloVe, the checks and the views).
+cached), cut into layer ranges where one part would not fit a Colab session (:func:`layer_ranges`), and
+``rest`` (the statistics over every model, GloVe, the checks and the views).
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ...models import ModelRef, model_n_layers
-from ...parts import Budget, Part, rest_part
+from ...parts import COLAB_T4, Budget, Part, rest_part
 
 #: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
 PAPER_MODELS = {
@@ -188,35 +193,59 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("layers", "views")
-#: declared T4-hours per Transformer block of one model over each corpus's train split at paper scale (the
-#: layer analysis, k-means, silhouette and LID, is CPU work on the GPU machine; WikiText-2 train has about
-#: twice PTB train's tokens)
-_HOURS_PER_BLOCK = {"ptb": 0.08, "wikitext2": 0.16}
+#: declared T4-hours per Transformer block of one model over each corpus's train split at paper scale, as the
+#: rehearsal measured them (book/rehearsal.csv, gpt2-ptb): a layer's analysis on the 200,000-token sample is
+#: about 0.62 T4-hours whatever the corpus (k-means for every k with its restarts, the silhouette, S_*, IsoScore
+#: and LID's refinement on the CPU; LID's neighbour search is seconds on the GPU), plus the block's share of the
+#: token stream's accumulators (PTB train 0.02, WikiText-2 train, twice the tokens, 0.04); the forward passes
+#: are seconds on the GPU
+_HOURS_PER_BLOCK = {"ptb": 0.64, "wikitext2": 0.67}
+#: the declared budget is the measure with this margin, and a model-corpus part whose budget would pass
+#: :data:`~replib.parts.COLAB_T4`'s hours is cut into layer ranges that each fit
+_MARGIN = 1.25
+
+
+def layer_ranges(n_blocks: int, hours: float, limit: float = COLAB_T4.t4_hours) -> list:
+    """The layer ranges of one model and corpus (``hours`` for every block): as few equal consecutive ranges
+    as keep each range's ``hours`` share with :data:`_MARGIN` within ``limit``."""
+    n = max(1, min(n_blocks, math.ceil(hours * _MARGIN / limit - 1e-9)))
+    return [list(map(int, r)) for r in np.array_split(np.arange(n_blocks), n)]
 
 
 def parts(profile: str, params: dict) -> list:
-    """One part per model and corpus, and ``rest`` (see the module docstring)."""
+    """One part per model and corpus, cut into layer ranges (``bert-ptb-1``, ``bert-ptb-2``...) where one
+    would not fit a Colab session (the later ranges resume the first's token stream), and ``rest`` (see the
+    module docstring)."""
     cells = []
     for spec in params["models"]:
         blocks = KNOWN_MODELS.get(spec, (None, 12))[1]
         for corpus in params["corpora"]:
             hours = _HOURS_PER_BLOCK.get(corpus, 0.16) * blocks
-            cells.append((spec, corpus, hours))
-    total = sum(h for *_, h in cells) + 0.5  # + rest
-    out = [
-        Part(
-            name=f"{ModelRef.parse(spec).slug}-{corpus}",
-            chapter="manifolds",
-            fraction=hours / total,
-            budget=Budget(t4_hours=round(min(hours * 1.25, 3.0), 2), peak_rss_gb=12.0, cache_gb=10.0),
-            models=(spec,),
-            data=(params["corpora"][corpus][0],),
-            steps=("layers",),
-            select=(("corpora", (corpus,)),),
-            records=(),
-            description=f"{spec} on {corpus}: the token stream and every layer's analysis (cached)",
-        )
-        for spec, corpus, hours in cells
-    ]
+            ranges = layer_ranges(blocks, hours)
+            cells += [(spec, corpus, i, len(ranges), r, hours * len(r) / blocks) for i, r in enumerate(ranges)]
+    total = sum(c[-1] for c in cells) + 0.5  # + rest
+    out = [_part(spec, corpus, i, n, layers, hours, total, params) for spec, corpus, i, n, layers, hours in cells]
     data = tuple(sorted({c[0] for c in params["corpora"].values()})) + ("glove",)
     return [*out, rest_part("manifolds", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+
+
+def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, total: float, params: dict) -> Part:
+    base = f"{ModelRef.parse(spec).slug}-{corpus}"
+    name = base if n == 1 else f"{base}-{i + 1}"
+    select = (("corpora", (corpus,)),) if n == 1 else (("corpora", (corpus,)), ("layers", tuple(layers)))
+    what = "the token stream and every layer's analysis" if n == 1 else (
+        f"layers {layers[0]}-{layers[-1]}'s analysis" + (" and the token stream" if i == 0 else
+                                                          f" (the token stream of {base}-1, resumed)"))  # fmt: skip
+    return Part(
+        name=name,
+        chapter="manifolds",
+        fraction=hours / total,
+        budget=Budget(t4_hours=round(min(hours * _MARGIN, COLAB_T4.t4_hours), 2), peak_rss_gb=12.0, cache_gb=10.0),
+        models=(spec,),
+        data=(params["corpora"][corpus][0],),
+        steps=("layers",),
+        select=select,
+        records=(),
+        needs=() if i == 0 else (f"{base}-1",),
+        description=f"{spec} on {corpus}: {what} (cached)",
+    )
