@@ -153,10 +153,13 @@ def result_values(res: dict) -> dict:
 
 def refresh(csv_path: Path, workdir: Path, chapters: Iterable[str] = ()) -> list[dict]:
     """The ``ok`` rows' values computed again from the parts' stored results in ``workdir`` (the measured
-    seconds, memory and cache stay), and a row with status ``missing`` for each part of ``chapters`` that has
-    none (never rehearsed); written back to ``csv_path``."""
+    seconds, memory and cache stay), a row with status ``missing`` for each part of ``chapters`` that has
+    none (never rehearsed), and no row for a part that ``chapters`` no longer define (a part cut in two);
+    written back to ``csv_path``."""
+    chapters = list(chapters)
     order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
     rows = {(r["chapter"], r["part"]): r for r in read_rows(csv_path)}
+    rows = {key: r for key, r in rows.items() if key[0] not in chapters or key in order}
     for key in order:
         rows.setdefault(key, {"chapter": key[0], "part": key[1], "status": "missing"})
     for r in rows.values():
