@@ -215,11 +215,13 @@ def test_the_nightly_matrix_takes_the_part_list_of_the_paper_profile():
 
 
 def test_layer_ranges_keep_each_part_within_a_session():
-    assert layer_ranges(12, 2.0) == [list(range(12))]  # 2.5 h with the margin: one part
-    assert layer_ranges(12, 2.5) == [list(range(6)), list(range(6, 12))]  # 3.1 h: two
-    assert layer_ranges(6, 7.0) == [[0, 1], [2, 3], [4, 5]]  # 8.75 h: three
-    assert layer_ranges(6, 7.5) == [[0, 1], [2, 3], [4], [5]]  # 9.4 h: four
-    assert layer_ranges(2, 100.0) == [[0], [1]]  # never more ranges than layers
+    assert layer_ranges(12, 0.2, 0.5) == [list(range(12))]  # 2.9 h: one part
+    assert layer_ranges(12, 0.25, 0.5) == [list(range(6)), list(range(6, 12))]  # 3.5 h: two, the first 2.0
+    # the first range computes the stream too: 4 layers x 0.7 + 0.45 = 3.25 > 3, so ranges of 3
+    assert layer_ranges(12, 0.7, 0.45) == [list(range(k, k + 3)) for k in (0, 3, 6, 9)]
+    assert layer_ranges(12, 0.7, 0.0) == [list(range(k, k + 4)) for k in (0, 4, 8)]
+    assert layer_ranges(2, 5.0, 0.0) == [[0], [1]]  # never more ranges than layers
+    assert layer_ranges(3, 1.0, 0.0) == [[0, 1, 2]]  # exactly the limit fits
     for p in chapter_parts("manifolds", "paper"):
         chosen = dict(p.select).get("layers")
         if chosen is not None:

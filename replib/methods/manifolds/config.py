@@ -15,8 +15,6 @@ cached), cut into layer ranges where one part would not fit a Colab session (:fu
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...models import ModelRef, model_n_layers
@@ -193,23 +191,26 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("layers", "views")
-#: declared T4-hours per Transformer block of one model over each corpus's train split at paper scale, as the
-#: rehearsal measured them (book/rehearsal.csv, gpt2-ptb): a layer's analysis on the 200,000-token sample is
-#: about 0.62 T4-hours whatever the corpus (k-means for every k with its restarts, the silhouette, S_*, IsoScore
-#: and LID's refinement on the CPU; LID's neighbour search is seconds on the GPU), plus the block's share of the
-#: token stream's accumulators (PTB train 0.02, WikiText-2 train, twice the tokens, 0.04); the forward passes
-#: are seconds on the GPU
-_HOURS_PER_BLOCK = {"ptb": 0.64, "wikitext2": 0.67}
-#: the declared budget is the measure with this margin, and a model-corpus part whose budget would pass
-#: :data:`~replib.parts.COLAB_T4`'s hours is cut into layer ranges that each fit
-_MARGIN = 1.25
+#: T4-hours of one layer's analysis on the 200,000-token sample, whatever the corpus (k-means for every k with
+#: its restarts, the silhouette, S_*, IsoScore and LID's refinement on the CPU; LID's neighbour search is
+#: seconds on the GPU): the costliest layer the rehearsal measured (book/rehearsal.csv; 0.35 to 0.82 over
+#: the layers of GPT-2 on PTB and GPT on WikiText-2), rounded up
+_HOURS_PER_LAYER = 0.85
+#: T4-hours of a 12-block model's token stream over each corpus's train split (the accumulators on the CPU;
+#: WikiText-2 train has about twice PTB train's tokens; the forward passes are seconds on the GPU), as the
+#: rehearsal measured them; a model with fewer blocks takes its share
+_STREAM_HOURS = {"ptb": 0.25, "wikitext2": 0.45}
 
 
-def layer_ranges(n_blocks: int, hours: float, limit: float = COLAB_T4.t4_hours) -> list:
-    """The layer ranges of one model and corpus (``hours`` for every block): as few equal consecutive ranges
-    as keep each range's ``hours`` share with :data:`_MARGIN` within ``limit``."""
-    n = max(1, min(n_blocks, math.ceil(hours * _MARGIN / limit - 1e-9)))
-    return [list(map(int, r)) for r in np.array_split(np.arange(n_blocks), n)]
+def layer_ranges(n_blocks: int, per_layer: float, stream: float, limit: float = COLAB_T4.t4_hours) -> list:
+    """The layer ranges of one model and corpus: as few equal consecutive ranges as keep each within ``limit``
+    T4-hours, at ``per_layer`` hours a layer, the first range also computing the token stream (``stream``
+    hours; the later ones resume it). Every layer alone when even that does not fit."""
+    for n in range(1, n_blocks + 1):
+        ranges = [list(map(int, r)) for r in np.array_split(np.arange(n_blocks), n)]
+        if len(ranges[0]) * per_layer + stream <= limit + 1e-9:
+            return ranges
+    return [[k] for k in range(n_blocks)]
 
 
 def parts(profile: str, params: dict) -> list:
@@ -220,9 +221,10 @@ def parts(profile: str, params: dict) -> list:
     for spec in params["models"]:
         blocks = KNOWN_MODELS.get(spec, (None, 12))[1]
         for corpus in params["corpora"]:
-            hours = _HOURS_PER_BLOCK.get(corpus, 0.16) * blocks
-            ranges = layer_ranges(blocks, hours)
-            cells += [(spec, corpus, i, len(ranges), r, hours * len(r) / blocks) for i, r in enumerate(ranges)]
+            stream = _STREAM_HOURS.get(corpus, 0.45) * blocks / 12
+            ranges = layer_ranges(blocks, _HOURS_PER_LAYER, stream)
+            cells += [(spec, corpus, i, len(ranges), r, len(r) * _HOURS_PER_LAYER + (stream if i == 0 else 0.0))
+                      for i, r in enumerate(ranges)]  # fmt: skip
     total = sum(c[-1] for c in cells) + 0.5  # + rest
     out = [_part(spec, corpus, i, n, layers, hours, total, params) for spec, corpus, i, n, layers, hours in cells]
     data = tuple(sorted({c[0] for c in params["corpora"].values()})) + ("glove",)
@@ -240,7 +242,7 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
         name=name,
         chapter="manifolds",
         fraction=hours / total,
-        budget=Budget(t4_hours=round(min(hours * _MARGIN, COLAB_T4.t4_hours), 2), peak_rss_gb=12.0, cache_gb=10.0),
+        budget=Budget(t4_hours=round(min(hours, COLAB_T4.t4_hours), 2), peak_rss_gb=12.0, cache_gb=10.0),
         models=(spec,),
         data=(params["corpora"][corpus][0],),
         steps=("layers",),
