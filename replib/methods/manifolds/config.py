@@ -192,14 +192,14 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("layers", "views")
 #: T4-hours of one layer's analysis on the 200,000-token sample, whatever the corpus (k-means for every k with
-#: its restarts, the silhouette, S_*, IsoScore and LID's refinement on the CPU; LID's neighbour search is
-#: seconds on the GPU): the costliest layer the rehearsal measured (book/rehearsal.csv; 0.35 to 0.82 over
-#: the layers of GPT-2 on PTB and GPT on WikiText-2), rounded up
-_HOURS_PER_LAYER = 0.85
+#: its restarts, the silhouette, S_*, IsoScore and LID's refinement on the CPU; LID's neighbour search, 8
+#: seconds on the GPU): the costliest layer the rehearsal measured (book/rehearsal.csv: 0.35 to 0.86 over the
+#: layers of GPT-2 and BERT on PTB and GPT on WikiText-2, the last layer of BERT the costliest)
+_HOURS_PER_LAYER = 0.86
 #: T4-hours of a 12-block model's token stream over each corpus's train split (the accumulators on the CPU;
-#: WikiText-2 train has about twice PTB train's tokens; the forward passes are seconds on the GPU), as the
-#: rehearsal measured them; a model with fewer blocks takes its share
-_STREAM_HOURS = {"ptb": 0.25, "wikitext2": 0.45}
+#: WikiText-2 train has about twice PTB train's tokens; the forward passes are seconds on the GPU), the
+#: largest the rehearsal measured; a model with fewer blocks takes its share
+_STREAM_HOURS = {"ptb": 0.26, "wikitext2": 0.38}
 
 
 def layer_ranges(n_blocks: int, per_layer: float, stream: float, limit: float = COLAB_T4.t4_hours) -> list:
@@ -221,7 +221,7 @@ def parts(profile: str, params: dict) -> list:
     for spec in params["models"]:
         blocks = KNOWN_MODELS.get(spec, (None, 12))[1]
         for corpus in params["corpora"]:
-            stream = _STREAM_HOURS.get(corpus, 0.45) * blocks / 12
+            stream = _STREAM_HOURS.get(corpus, 0.38) * blocks / 12
             ranges = layer_ranges(blocks, _HOURS_PER_LAYER, stream)
             cells += [(spec, corpus, i, len(ranges), r, len(r) * _HOURS_PER_LAYER + (stream if i == 0 else 0.0))
                       for i, r in enumerate(ranges)]  # fmt: skip
