@@ -17,6 +17,7 @@ from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table
 from replib.methods import protein as P
 from replib.methods.protein import config as PC
 from replib.methods.protein.streamed import stream_protein_model
+from replib.methods.manifolds.config import layer_ranges
 from replib.parts import COLAB_T4, REST, Budget, Part, cell_steps, check_parts, select_cells
 from replib.profiles import PROFILES
 
@@ -56,8 +57,12 @@ def test_the_paper_splits_where_the_issue_asks():
     assert {"glue-minilm", "glue-mpnet", "glue-distilroberta"} <= {
         p.name for p in chapter_parts("classifiers", "paper")
     }
-    manifolds = {p.name for p in chapter_parts("manifolds", "paper")}
-    assert {"bert-ptb", "gpt2-wikitext2"} <= manifolds
+    manifolds = chapter_parts("manifolds", "paper")
+    for model in ("bert", "distilbert", "gpt", "gpt2"):  # every layer of every model and corpus, once
+        for corpus in ("ptb", "wikitext2"):
+            cells = [p for p in manifolds if re.fullmatch(f"{model}-{corpus}(-[0-9]+)?", p.name)]
+            chosen = [v for p in cells for v in dict(p.select).get("layers", range(6 if model == "distilbert" else 12))]
+            assert cells and chosen == list(range(6 if model == "distilbert" else 12)), (model, corpus)
 
 
 def test_a_model_over_the_session_is_cut_into_ranges_that_fit_it():
@@ -131,7 +136,8 @@ def test_a_part_narrows_the_models_and_the_parameters_and_names_its_steps():
     assert cfg.runs("contextual") and not cfg.runs("synthetic")
     whole = chapter_config("isoscore", "paper")
     assert whole.part is None and whole.runs("synthetic") and len(whole.models) == 4
-    m = chapter_config("manifolds", "paper", part="gpt2-wikitext2")
+    name = next(p.name for p in chapter_parts("manifolds", "paper") if p.name.startswith("gpt2-wikitext2"))
+    m = chapter_config("manifolds", "paper", part=name)
     assert list(m.corpora) == ["wikitext2"] and list(m.named_models) == ["GPT2"]
     glue = chapter_config("classifiers", "paper", part="glue-mpnet")
     assert glue.model_specs == ["all-mpnet-base-v2"] and glue.sbert_model == "all-mpnet-base-v2"
@@ -251,3 +257,19 @@ def test_the_nightly_matrix_takes_the_part_list_of_the_paper_profile():
     prot = next(x for x in legs if x["part"] == "prot_bert")
     assert prot["models"] == ["prot_bert"] and prot["timeout_minutes"] <= tasks.HOSTED_LIMIT_MINUTES
     assert next(x for x in legs if x["part"] == "align-1")["models"] == []  # nothing to download
+
+
+def test_layer_ranges_keep_each_part_within_a_session():
+    assert layer_ranges(12, 0.2, 0.5) == [list(range(12))]  # 2.9 h: one part
+    assert layer_ranges(12, 0.25, 0.5) == [list(range(6)), list(range(6, 12))]  # 3.5 h: two, the first 2.0
+    # the first range computes the stream too: 4 layers x 0.7 + 0.45 = 3.25 > 3, so ranges of 3
+    assert layer_ranges(12, 0.7, 0.45) == [list(range(k, k + 3)) for k in (0, 3, 6, 9)]
+    assert layer_ranges(12, 0.7, 0.0) == [list(range(k, k + 4)) for k in (0, 4, 8)]
+    assert layer_ranges(2, 5.0, 0.0) == [[0], [1]]  # never more ranges than layers
+    assert layer_ranges(3, 1.0, 0.0) == [[0, 1, 2]]  # exactly the limit fits
+    for p in chapter_parts("manifolds", "paper"):
+        chosen = dict(p.select).get("layers")
+        if chosen is not None:
+            assert p.name[-2] == "-" and (p.needs == () or p.needs[0].endswith("-1")), p.name
+            cfg = chapter_config("manifolds", "paper", part=p.name)
+            assert cfg.selected("layers", range(12)) == list(chosen)

@@ -146,6 +146,7 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
     text = next(r for r in rows if r["part"] == "text")
     assert text["t4_hours_estimate"] == "1" and text["fraction_of_paper"] == "0.01" and text["seconds"] == "1.0"
     assert next(r for r in rows if r["part"] == "rest")["t4_hours_estimate"] == "0.25"  # no result: kept
+    R.write_rows(out, [*R.read_rows(out), dict(rows[0], chapter="isoscore", part="gone")])  # a part since removed
     rows = R.refresh(out, tmp_path, ["training_dynamics", "isoscore"])  # the parts never rehearsed: missing
     assert [r["part"] for r in rows if r["chapter"] == "isoscore"] == ["bert", "distilbert", "gpt", "gpt2", "rest"]
     assert {r["status"] for r in rows if r["chapter"] == "isoscore"} == {"missing"}

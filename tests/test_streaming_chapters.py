@@ -3,6 +3,8 @@ the same configuration with ``stream`` on and off, every recorded statistic to 1
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from replib.config import chapter_config
 from replib.data import load_swissprot
 from replib.methods import protein as P
+from replib.parts import COLAB_T4, Part
 
 pytestmark = pytest.mark.slow
 
@@ -116,3 +119,10 @@ def test_manifolds_streamed_equals_in_memory(tmp_path):
     np.testing.assert_array_equal(sampled.results["isoscore"], b["isoscore"])
     stream = next(iter(sampled.streams.values()))
     assert isinstance(stream.layers[0], np.memmap) and len(stream.tokens) == 500
+    # a part's layer range: only its layers analysed, each as in the whole run, from the same (resumed) stream
+    ranged = dataclasses.replace(cfg.replace(stream=True, analysis_sample=500), part=Part(
+        "tiny-ranged-2", "manifolds", 0.5, COLAB_T4, steps=("layers",), select=(("layers", (1,)),)))  # fmt: skip
+    one = mf.analyse_models(ranged, corpora, cache_dir=tmp_path / "s").results
+    assert sorted(set(one["layer"])) == [1]
+    whole = sampled.results[sampled.results["layer"] == 1].reset_index(drop=True)
+    pd.testing.assert_frame_equal(one.reset_index(drop=True), whole)

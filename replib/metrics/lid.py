@@ -50,7 +50,7 @@ from .cosine import unit_rows
 
 faiss = optional_import("faiss")
 
-__all__ = ["lid_mle", "LIDResult", "cai_over_levina_bickel", "CAI_ZERO_CLAMP"]
+__all__ = ["lid_mle", "LIDResult", "cai_over_levina_bickel", "CAI_ZERO_CLAMP", "GPU_SEARCH_MIN_PAIRS"]
 
 #: the authors' clamp for non-positive distances (``analysis.py``)
 CAI_ZERO_CLAMP = 1e-8
@@ -58,6 +58,9 @@ _VARIANTS = ("cai", "levina_bickel")
 _METRICS = ("euclidean", "cosine")
 _DUPLICATES = ("keep", "drop")
 _BACKENDS = ("auto", "sklearn", "torch", "faiss")
+#: ``backend="auto"`` searches with torch on the GPU when there is one and the search compares more than this
+#: many (index row, query) pairs
+GPU_SEARCH_MIN_PAIRS = 10**9
 
 
 def cai_over_levina_bickel(k: int) -> float:
@@ -250,7 +253,7 @@ def _knn_distances(
     ``copy_of[j]`` (first copy of index row j) makes the distance between exact copies exactly 0.
     """
     if backend == "auto":  # torch only for large searches (and only then imported)
-        large = len(index) * len(queries) > 10**9
+        large = len(index) * len(queries) > GPU_SEARCH_MIN_PAIRS
         backend = "torch" if large and _cuda_available() else "faiss" if _faiss_available() else "sklearn"
     if backend == "torch":
         dist, idx = _knn_torch(index, queries, k + 1, device)

@@ -7,10 +7,12 @@ work counted), then the chapter's statistics at the paper's size fed with vector
 
 * IsoScore (``bert``...): every token of 3,000 lines of the WikiText-2 train stand-in through the chapter's
   streamed per-layer statistics (:func:`replib.methods.isoscore.stream_contextual`);
-* manifolds (``bert-ptb``...): every token of the PTB or WikiText-2 train stand-in through the streamed
-  pass with its spooled sample of 200,000 tokens (:func:`replib.methods.manifolds.stream_corpus`); a layer's
-  analysis (k-means with the silhouette, LID, S_inter/S_intra) at two sample sizes, extrapolated to the
-  200,000-token sample and every layer (on this CPU it would take days);
+* manifolds (``bert-ptb-1``...): every token of the PTB or WikiText-2 train stand-in through the streamed
+  pass with its spooled sample of 200,000 tokens (:func:`replib.methods.manifolds.stream_corpus`; a model's
+  later layer ranges resume the first's stream); the analysis of the part's layers, its CPU work (k-means
+  with the silhouette, S_inter/S_intra, LID's refinement) measured at two sample sizes in the paper's regime
+  and extrapolated to the 200,000-token sample, LID's neighbour search counted as GPU work
+  (:mod:`.layers`);
 * cluster isotropy (``bert``...): every STS data set's token pool at its real size through the paper's
   methods and seeds (:func:`replib.methods.cluster_isotropy.run_sts`), and the layers' I(W) on STS-B dev.
 
@@ -35,12 +37,15 @@ from ..metrics import partition_isotropy
 from ..metrics.lid import lid_mle
 from ..models.fullsize import fullsize_model
 from .core import Cost, count_flops, feeder, scaled_cost, stats_items, timed
+from .layers import analysis_costs
 from .standins import corpus_standin
 
 __all__ = ["rehearse_cluster_isotropy", "rehearse_isoscore", "rehearse_manifolds"]
 
 #: CPU seconds the smaller forward measurement aims at (the larger is 4x)
 FORWARD_TARGET_CPU = 6.0
+#: tokens of the smaller measurement of a layer's analysis (the larger is 4x: both within the spooled sample)
+ANALYSIS_FIRST = 2500
 _GFLOP_PER_CPU_S = 30.0
 
 
@@ -187,7 +192,9 @@ def _isoscore_rest(cfg, lines, ctx) -> dict:
 
 # ------------------------------------------------------------------------------------------ manifolds
 def rehearse_manifolds(part, ctx) -> dict:
-    """A model-and-corpus part (``bert-ptb``...), or ``rest`` (GloVe and the checks)."""
+    """A model-and-corpus part (``bert-ptb``, or a layer range ``bert-ptb-1``...), or ``rest`` (GloVe and the
+    checks). A later layer range (a part that ``needs`` the first) reuses the first range's stand-in outputs and
+    resumes its token stream: its costs are its layers' analysis and the stream's reading."""
     cfg = chapter_config("manifolds", "paper", seed=ctx.seed)
     if part.name == "rest":
         return _manifolds_rest(cfg, ctx)
@@ -196,39 +203,40 @@ def rehearse_manifolds(part, ctx) -> dict:
     lm = fullsize_model(spec, seed=ctx.seed)
     lines = corpus_standin(corpus)
     windows = token_windows(lm.tokenizer, lines, cfg["window"])
-    forward, basis = _window_forward(lm, windows, spec, ctx)
+    costs, key = [], f"{spec}-{corpus}"
+    if part.needs:
+        basis = _load_basis(ctx, key)
+    else:
+        forward, basis = _window_forward(lm, windows, spec, ctx)
+        np.savez(_basis(ctx, key), **{str(k): v for k, v in basis.items()})
+        costs.append(forward)
     lines = _stats_lines(lm, lines, cfg["window"], ctx, len(windows))
-    state_dir = Path(ctx.workdir) / "streams"
     out, cpu, wall = timed(
-        mf.stream_corpus, lm, lines, cfg, state_dir, compute=feeder(basis, ctx.seed, rows_per_item=cfg["window"]),
-        info=_feed_info(spec, basis), progress=ctx.progress,
+        mf.stream_corpus, lm, lines, cfg, Path(ctx.workdir) / "streams",
+        compute=feeder(basis, ctx.seed, rows_per_item=cfg["window"]), info=_feed_info(spec, basis),
+        progress=ctx.progress,
     )  # fmt: skip
     sample, exact = out
     n_tokens = exact[0]["n_samples"]
-    stats = _linear(f"streamed pass, {lm.spec.n_layers} layers x {lm.spec.hidden_size}, sample of {len(sample.tokens):,}"
-                    " spooled", n_tokens, windows.size, cpu, wall)  # fmt: skip
-    analysis = _layer_analysis(sample, cfg, lm.spec.n_layers, ctx)
-    notes = [f"{n_tokens:,} tokens of the {corpus} train stand-in ({len(windows):,} windows)"]
-    return {"model": f"fullsize {spec} (random weights)", "costs": [forward, stats, analysis], "records": {},
-            "notes": notes}  # fmt: skip
+    if part.needs:
+        costs.append(_here(f"the token stream of {part.needs[0]} resumed (read back)", n_tokens, cpu, wall))
+    else:
+        costs.append(_linear(f"streamed pass, {lm.spec.n_layers} layers x {lm.spec.hidden_size}, sample of "
+                             f"{len(sample.tokens):,} spooled", n_tokens, windows.size, cpu, wall))  # fmt: skip
+    layers = part.selected("layers", range(lm.spec.n_layers))
+    costs += _layer_analysis(sample, cfg, layers, ctx)
+    notes = [f"{n_tokens:,} tokens of the {corpus} train stand-in ({len(windows):,} windows); layers "
+             f"{layers[0]}-{layers[-1]} analysed"]  # fmt: skip
+    return {"model": f"fullsize {spec} (random weights)", "costs": costs, "records": {}, "notes": notes}
 
 
-def _layer_analysis(sample, cfg, n_layers: int, ctx) -> Cost:
-    """One layer's analysis (the last) at two sample sizes 4x apart, extrapolated to the whole sample and every
-    layer: :func:`replib.methods.manifolds.analyse_layer` with the paper's settings."""
-    last = n_layers - 1
-    X, tokens = sample.layers[last], np.asarray(sample.tokens)
-    n1 = max(100, min(len(tokens) // 4, int(round(1000 * ctx.scale))))
-    full = int(cfg["analysis_sample"])  # the paper profile's sample of each layer
-
-    def run(n):
-        return mf.analyse_layer(np.asarray(X[:n]), tokens[:n], cfg, cfg.seed, lid_metrics=("cosine", "euclidean"))
-
-    cost, _ = scaled_cost(f"a layer's analysis (k-means x{len(cfg['ks'])} ks x{cfg['n_init']} inits, LID, S_*)",
-                          run, [n1, 4 * n1], full)  # fmt: skip
-    cost.full, cost.cpu_full = full * n_layers, cost.cpu_full * n_layers  # every layer: n_layers times one layer
-    cost.notes.append(f"one layer measured, extrapolated to the {full:,}-token sample of each of {n_layers} layers")
-    return cost
+def _layer_analysis(sample, cfg, layers: list, ctx) -> list:
+    """The analysis of the part's ``layers`` at paper size, each component in its own regime
+    (:func:`~replib.rehearsal.layers.analysis_costs`: the CPU work measured on the last of them at two sizes 4x
+    apart, LID's neighbour search counted as GPU work)."""
+    X, tokens = sample.layers[layers[-1]], np.asarray(sample.tokens)
+    n1 = max(100, min(len(tokens) // 4, int(round(ANALYSIS_FIRST * ctx.scale))))
+    return analysis_costs(X, tokens, cfg, len(layers), n1)
 
 
 def _manifolds_rest(cfg, ctx) -> dict:

@@ -9,13 +9,16 @@ Table 3 values stay bound to them); any other model is shown under its slug, wit
 layers as Swiss-roll views (:func:`derive`).
 
 Parts (:mod:`replib.parts`): one per model and corpus (its token stream and every layer's analysis, both
-cached) and ``rest`` (the statistics over every model, GloVe, the checks and the views).
+cached), cut into layer ranges where one part would not fit a Colab session (:func:`layer_ranges`), and
+``rest`` (the statistics over every model, GloVe, the checks and the views).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...models import ModelRef, model_n_layers
-from ...parts import Budget, Part, rest_part
+from ...parts import COLAB_T4, Budget, Part, rest_part
 
 #: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
 PAPER_MODELS = {
@@ -188,35 +191,63 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("layers", "views")
-#: declared T4-hours per Transformer block of one model over each corpus's train split at paper scale (the
-#: layer analysis, k-means, silhouette and LID, is CPU work on the GPU machine; WikiText-2 train has about
-#: twice PTB train's tokens)
-_HOURS_PER_BLOCK = {"ptb": 0.08, "wikitext2": 0.16}
+#: T4-hours of one layer's analysis on the 200,000-token sample, whatever the corpus (k-means for every k with
+#: its restarts, the silhouette, S_*, IsoScore and LID's refinement on the CPU; LID's neighbour search, 8
+#: seconds on the GPU): the costliest layer the rehearsal measured (book/rehearsal.csv: 0.35 to 0.86 over the
+#: layers of GPT-2 and BERT on PTB and GPT on WikiText-2, the last layer of BERT the costliest)
+_HOURS_PER_LAYER = 0.86
+#: T4-hours of a 12-block model's token stream over each corpus's train split (the accumulators on the CPU;
+#: WikiText-2 train has about twice PTB train's tokens; the forward passes are seconds on the GPU), the
+#: largest the rehearsal measured; a model with fewer blocks takes its share
+_STREAM_HOURS = {"ptb": 0.26, "wikitext2": 0.38}
+
+
+def layer_ranges(n_blocks: int, per_layer: float, stream: float, limit: float = COLAB_T4.t4_hours) -> list:
+    """The layer ranges of one model and corpus: as few equal consecutive ranges as keep each within ``limit``
+    T4-hours, at ``per_layer`` hours a layer, the first range also computing the token stream (``stream``
+    hours; the later ones resume it). Every layer alone when even that does not fit."""
+    for n in range(1, n_blocks + 1):
+        ranges = [list(map(int, r)) for r in np.array_split(np.arange(n_blocks), n)]
+        if len(ranges[0]) * per_layer + stream <= limit + 1e-9:
+            return ranges
+    return [[k] for k in range(n_blocks)]
 
 
 def parts(profile: str, params: dict) -> list:
-    """One part per model and corpus, and ``rest`` (see the module docstring)."""
+    """One part per model and corpus, cut into layer ranges (``bert-ptb-1``, ``bert-ptb-2``...) where one
+    would not fit a Colab session (the later ranges resume the first's token stream), and ``rest`` (see the
+    module docstring)."""
     cells = []
     for spec in params["models"]:
         blocks = KNOWN_MODELS.get(spec, (None, 12))[1]
         for corpus in params["corpora"]:
-            hours = _HOURS_PER_BLOCK.get(corpus, 0.16) * blocks
-            cells.append((spec, corpus, hours))
-    total = sum(h for *_, h in cells) + 0.5  # + rest
-    out = [
-        Part(
-            name=f"{ModelRef.parse(spec).slug}-{corpus}",
-            chapter="manifolds",
-            fraction=hours / total,
-            budget=Budget(t4_hours=round(min(hours * 1.25, 3.0), 2), peak_rss_gb=12.0, cache_gb=10.0),
-            models=(spec,),
-            data=(params["corpora"][corpus][0],),
-            steps=("layers",),
-            select=(("corpora", (corpus,)),),
-            records=(),
-            description=f"{spec} on {corpus}: the token stream and every layer's analysis (cached)",
-        )
-        for spec, corpus, hours in cells
-    ]
+            stream = _STREAM_HOURS.get(corpus, 0.38) * blocks / 12
+            ranges = layer_ranges(blocks, _HOURS_PER_LAYER, stream)
+            cells += [(spec, corpus, i, len(ranges), r, len(r) * _HOURS_PER_LAYER + (stream if i == 0 else 0.0))
+                      for i, r in enumerate(ranges)]  # fmt: skip
+    total = sum(c[-1] for c in cells) + 0.5  # + rest
+    out = [_part(spec, corpus, i, n, layers, hours, total, params) for spec, corpus, i, n, layers, hours in cells]
     data = tuple(sorted({c[0] for c in params["corpora"].values()})) + ("glove",)
     return [*out, rest_part("manifolds", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+
+
+def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, total: float, params: dict) -> Part:
+    base = f"{ModelRef.parse(spec).slug}-{corpus}"
+    name = base if n == 1 else f"{base}-{i + 1}"
+    select = (("corpora", (corpus,)),) if n == 1 else (("corpora", (corpus,)), ("layers", tuple(layers)))
+    what = "the token stream and every layer's analysis" if n == 1 else (
+        f"layers {layers[0]}-{layers[-1]}'s analysis" + (" and the token stream" if i == 0 else
+                                                          f" (the token stream of {base}-1, resumed)"))  # fmt: skip
+    return Part(
+        name=name,
+        chapter="manifolds",
+        fraction=hours / total,
+        budget=Budget(t4_hours=round(min(hours, COLAB_T4.t4_hours), 2), peak_rss_gb=12.0, cache_gb=10.0),
+        models=(spec,),
+        data=(params["corpora"][corpus][0],),
+        steps=("layers",),
+        select=select,
+        records=(),
+        needs=() if i == 0 else (f"{base}-1",),
+        description=f"{spec} on {corpus}: {what} (cached)",
+    )

@@ -175,7 +175,9 @@ def _exact_columns(r: dict, exact: dict) -> dict:
 def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
     """Embed every corpus with every model of ``cfg.named_models`` (:func:`embed_corpus`, cached in
     ``cache_dir``) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
-    on a small machine, results cached in ``cache_dir/layers``), ``cfg.layers_per_pass`` layers at a time."""
+    on a small machine, results cached in ``cache_dir/layers``), ``cfg.layers_per_pass`` layers at a time; a
+    part's selection ``layers`` (:meth:`~replib.config.ChapterConfig.selected`) narrows the layers analysed
+    (streamed: the token stream still covers every layer, so a model's later layer ranges resume it)."""
     rows, extras, streams = [], {}, {}
     for mname, (model_id, n_layers) in cfg["named_models"].items():
         model = load_stream_model(model_id, seed=cfg.seed)
@@ -185,7 +187,7 @@ def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
                 state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
                 sample, exact = stream_corpus(model, lines, cfg, state_dir)
                 what = dict(what, sample=cfg["analysis_sample"])
-                layers = list(range(n_layers))
+                layers = cfg.selected("layers", range(n_layers))  # a part's layer range (the stream: every layer)
                 for layer, r in zip(layers, _analysed_layers(sample, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
                     rows.append(dict(model=mname, corpus=ckey, layer=layer, **_exact_columns(r, exact[layer])))
@@ -193,6 +195,9 @@ def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
                 streams[(mname, ckey)] = sample
                 continue
             for layers in layer_passes(n_layers, cfg["layers_per_pass"]):
+                layers = cfg.selected("layers", layers)
+                if not layers:
+                    continue
                 stream = embed_corpus(model, lines, window=cfg["window"], layers=layers, cache_dir=cache_dir)
                 for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
