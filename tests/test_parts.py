@@ -15,9 +15,9 @@ from bookkit import runner
 from replib._io import run_sharded, shard_span
 from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table, find_part
 from replib.methods import protein as P
+from replib.methods.manifolds.config import layer_ranges
 from replib.methods.protein import config as PC
 from replib.methods.protein.streamed import stream_protein_model
-from replib.methods.manifolds.config import layer_ranges
 from replib.parts import COLAB_T4, REST, Budget, Part, cell_steps, check_parts, select_cells
 from replib.profiles import PROFILES
 
