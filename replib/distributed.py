@@ -12,15 +12,36 @@ from __future__ import annotations
 import atexit
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ._optional import optional_import, require
 
-__all__ = ["LOCAL", "dask_client", "dask_map", "on_worker"]
+__all__ = ["LOCAL", "THREAD_VARIABLES", "dask_client", "dask_map", "on_worker", "thread_environment_kept"]
 
 distributed = optional_import("distributed")
 
 #: the ``scheduler`` value that starts a LocalCluster on this machine
 LOCAL = "local"
+
+
+#: the variables a Dask nanny sets for its workers (``distributed.nanny.pre-spawn-environ``): it sets them in
+#: the starting process's ``os.environ`` and leaves them there, so every later subprocess (a training run, a
+#: papermill kernel) would run on one thread
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MALLOC_TRIM_THRESHOLD_")
+
+
+@contextmanager
+def thread_environment_kept():
+    """Run the block, then put :data:`THREAD_VARIABLES` of ``os.environ`` back as they were (set or unset)."""
+    before = {k: os.environ.get(k) for k in THREAD_VARIABLES}
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def dask_client(scheduler: str | None, n_workers: int | None = None):
@@ -32,10 +53,11 @@ def dask_client(scheduler: str | None, n_workers: int | None = None):
         return None
     dist = require(distributed, "distributed", "the Dask path (--scheduler)", pip="distributed")
     if scheduler == LOCAL:
-        cluster = dist.LocalCluster(
-            n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None
-        )
-        client = dist.Client(cluster)
+        with thread_environment_kept():
+            cluster = dist.LocalCluster(
+                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None
+            )
+            client = dist.Client(cluster)
         atexit.register(cluster.close)
     else:
         client = dist.Client(scheduler)

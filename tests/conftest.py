@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from replib.distributed import thread_environment_kept
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -219,6 +221,14 @@ def pytest_collection_modifyitems(config, items):
         gone = [n for n in names if path in collected and (path, n) not in seen]
         if gone:
             warnings.warn(f"conftest.SLOW names tests that {path} no longer has: {gone}", stacklevel=1)
+
+
+@pytest.fixture(autouse=True)
+def _thread_environment_restored():
+    """A library that sets OMP_NUM_THREADS & co. in ``os.environ`` (a Dask nanny does, for its workers) must not
+    leave every later test's subprocesses on one thread: the variables are put back after each test."""
+    with thread_environment_kept():
+        yield
 
 
 @pytest.fixture(scope="session")

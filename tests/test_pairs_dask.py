@@ -3,13 +3,14 @@ and the protein embedding shards give the same results as the serial run and res
 chunks back). This is the route to a real cluster (issues 18 and 26)."""
 
 import functools
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bookkit import cli, runner
-from replib.distributed import dask_client
+from replib.distributed import THREAD_VARIABLES, dask_client
 from replib.embeddings import embed_proteins
 from replib.methods import protein as P
 from replib.models import tiny_model
@@ -89,7 +90,11 @@ def test_the_dask_path_needs_a_loader_and_connects_by_scheduler(tmp_path, rng):
     with pytest.raises(ValueError, match="loader"):
         embed_proteins(lm, _proteins(rng, 3), client=object(), progress=False)
     assert dask_client(None) is None  # no scheduler: the serial and joblib paths
+    before = {k: os.environ.get(k) for k in THREAD_VARIABLES}
     client = dask_client("local", n_workers=2)
+    # the nanny sets OMP_NUM_THREADS=1 & co. in this process for its workers; left there, every later
+    # subprocess (a training run, a chapter's kernel) would run on one thread (CI found it)
+    assert {k: os.environ.get(k) for k in THREAD_VARIABLES} == before
     try:
         assert len(client.scheduler_info()["workers"]) == 2
         done = []
