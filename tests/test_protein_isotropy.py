@@ -498,16 +498,14 @@ def test_alignment_crosscheck_on_real_pairs(real_seqs):
 def test_bootstrap_se_of_a_maximum_sees_one_rare_value():
     """The bootstrap spread of a maximum: zero when every value is equal, about the gap to the next value times
     sqrt(p(1-p)) with p = 1-(1-1/n)^n when one value stands out; the mean's agrees with s/sqrt(n)."""
-    from replib.methods.protein.crosscheck import bootstrap_se
-
-    assert bootstrap_se(np.full(50, 0.02), np.max, seed=1) == 0.0
+    assert P.bootstrap_se(np.full(50, 0.02), np.max, seed=1) == 0.0
     x = np.r_[np.full(299, 0.02), 0.07]
     p = 1 - (1 - 1 / 300) ** 300
-    assert bootstrap_se(x, np.max, n_boot=4000, seed=2) == pytest.approx(0.05 * np.sqrt(p * (1 - p)), rel=0.05)
+    assert P.bootstrap_se(x, np.max, n_boot=4000, seed=2) == pytest.approx(0.05 * np.sqrt(p * (1 - p)), rel=0.05)
     y = np.random.default_rng(3).normal(size=400)
-    assert bootstrap_se(y, np.mean, n_boot=4000, seed=4) == pytest.approx(y.std(ddof=1) / 20, rel=0.08)
+    assert P.bootstrap_se(y, np.mean, n_boot=4000, seed=4) == pytest.approx(y.std(ddof=1) / 20, rel=0.08)
     with pytest.raises(ValueError, match="at least 2 finite"):
-        bootstrap_se([0.1, np.nan])
+        P.bootstrap_se([0.1, np.nan])
 
 
 def test_global_sample_and_rounding_table():

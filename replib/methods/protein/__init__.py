@@ -92,6 +92,7 @@ from .setup import (
 )
 from .spreads import (
     PAPER_GLOBAL_MODELS,
+    bootstrap_se,
     comparator_records,
     correlation_spread_records,
     global_spread_records,
@@ -129,6 +130,7 @@ __all__ = [
     "rescore_alignment",
     "CrossCheck",
     "alignment_crosscheck",
+    "bootstrap_se",
     "alignment_settings",
     "crosscheck_records",
     "all_pairs",

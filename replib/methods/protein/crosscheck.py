@@ -17,6 +17,7 @@ from .alignment import (
     map_residues_for_alignment,
     rescore_alignment,
 )
+from .spreads import bootstrap_se
 
 
 def alignment_settings(cfg) -> dict:
@@ -90,20 +91,6 @@ def alignment_crosscheck(
     worst = (bio.identity - check.identity).abs().idxmax()
     table, both = _rescore_worst(seqs, check, bio, worst, settings)
     return CrossCheck(check, bio, kern, too_short, worst, table, both, seed)
-
-
-def bootstrap_se(values, statistic=np.max, n_boot: int = 1000, seed: int = 0) -> float:
-    r"""Bootstrap standard error of ``statistic(values)``: the standard deviation of the statistic over
-    ``n_boot`` resamples of the values with replacement (Efron & Tibshirani 1993, ch. 6).
-
-    For the largest of a sample it says whether the maximum rests on one rare value: a value missing from
-    about :math:`(1 - 1/n)^n \approx 37\%` of the resamples spreads the maximum over the gap to the next one.
-    """
-    x = np.asarray(values, dtype=float).ravel()
-    if x.size < 2 or not np.isfinite(x).all():
-        raise ValueError(f"bootstrap_se needs at least 2 finite values; got {x.size} (finite: {np.isfinite(x).all()})")
-    idx = np.random.default_rng(seed).integers(0, x.size, size=(n_boot, x.size))
-    return float(np.std([statistic(x[i]) for i in idx], ddof=1))
 
 
 def crosscheck_records(cc: CrossCheck) -> dict:
