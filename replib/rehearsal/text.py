@@ -12,7 +12,9 @@ work counted), then the chapter's statistics at the paper's size fed with vector
   later layer ranges resume the first's stream); the analysis of the part's layers, its CPU work (k-means
   with the silhouette, S_inter/S_intra, LID's refinement) measured at two sample sizes in the paper's regime
   and extrapolated to the 200,000-token sample, LID's neighbour search counted as GPU work
-  (:mod:`.layers`);
+  (:mod:`.layers`); a part whose estimate is near the session's budget is measured at a third size
+  (:func:`~replib.rehearsal.layers.escalates`), on rows beyond the spooled sample made as the stream makes
+  them (:func:`_standin_rows`);
 * cluster isotropy (``bert``...): every STS data set's token pool at its real size through the paper's
   methods and seeds (:func:`replib.methods.cluster_isotropy.run_sts`), and the layers' I(W) on STS-B dev.
 
@@ -33,11 +35,12 @@ from ..embeddings import embed_sentence_layers, token_windows, window_hidden_sta
 from ..methods import cluster_isotropy as ci
 from ..methods import isoscore as iso
 from ..methods import manifolds as mf
+from ..methods.manifolds.setup import SHARD_WINDOWS
 from ..metrics import partition_isotropy
 from ..metrics.lid import lid_mle
 from ..models.fullsize import fullsize_model
 from .core import Cost, count_flops, feeder, scaled_cost, stats_items, timed
-from .layers import analysis_costs
+from .layers import THIRD_SIZE, add_analysis_size, analysis_costs, escalates
 from .standins import corpus_standin
 
 __all__ = ["rehearse_cluster_isotropy", "rehearse_isoscore", "rehearse_manifolds"]
@@ -224,19 +227,61 @@ def rehearse_manifolds(part, ctx) -> dict:
         costs.append(_linear(f"streamed pass, {lm.spec.n_layers} layers x {lm.spec.hidden_size}, sample of "
                              f"{len(sample.tokens):,} spooled", n_tokens, windows.size, cpu, wall))  # fmt: skip
     layers = part.selected("layers", range(lm.spec.n_layers))
-    costs += _layer_analysis(sample, cfg, layers, ctx)
+    hours_before = sum(c.t4_seconds for c in costs) / 3600.0
+
+    def rows(n):
+        return _standin_rows(lm, windows, basis, sample, layers[-1], n, cfg["window"], ctx.seed)
+
+    costs += _layer_analysis(sample, cfg, layers, ctx, hours_before, rows)
     notes = [f"{n_tokens:,} tokens of the {corpus} train stand-in ({len(windows):,} windows); layers "
              f"{layers[0]}-{layers[-1]} analysed"]  # fmt: skip
     return {"model": f"fullsize {spec} (random weights)", "costs": costs, "records": {}, "notes": notes}
 
 
-def _layer_analysis(sample, cfg, layers: list, ctx) -> list:
+def _layer_analysis(sample, cfg, layers: list, ctx, hours_before: float = 0.0, rows=None) -> list:
     """The analysis of the part's ``layers`` at paper size, each component in its own regime
     (:func:`~replib.rehearsal.layers.analysis_costs`: the CPU work measured on the last of them at two sizes 4x
-    apart, LID's neighbour search counted as GPU work)."""
+    apart, LID's neighbour search counted as GPU work). When the part's estimate (``hours_before``, its other
+    steps, plus the analysis) passes the escalation rule (:func:`~replib.rehearsal.layers.escalates`), the
+    analysis is measured again at ``THIRD_SIZE n1`` tokens, ``rows(n)`` giving them where the sample is
+    shorter, and refitted on the two largest sizes."""
     X, tokens = sample.layers[layers[-1]], np.asarray(sample.tokens)
     n1 = max(100, min(len(tokens) // 4, int(round(ANALYSIS_FIRST * ctx.scale))))
-    return analysis_costs(X, tokens, cfg, len(layers), n1)
+    costs = analysis_costs(X, tokens, cfg, len(layers), n1)
+    hours = hours_before + sum(c.t4_seconds for c in costs) / 3600.0
+    n3 = THIRD_SIZE * n1
+    if not escalates(hours) or n3 > int(cfg["analysis_sample"]):
+        return costs
+    source = "the spooled sample"
+    if n3 > len(tokens):
+        if rows is None:
+            raise ValueError(f"a third size of {n3:,} tokens needs rows beyond the sample's {len(tokens):,}")
+        X, tokens, source = rows(n3)
+    costs = add_analysis_size(costs, X, tokens, cfg, n3, source)
+    costs[0].notes.append(f"escalated: {hours:.2f} T4-hours from the two smaller sizes > 90 % of a session")
+    return costs
+
+
+def _standin_rows(lm, windows, basis, sample, layer: int, n: int, window: int, seed: int):
+    """``n`` rows of ``layer`` and their tokens as the part's stream makes them, for a measurement beyond the
+    spooled sample (which holds every streamed token, whole windows, in order): the sample's rows, then the
+    next windows of the corpus (``windows``) with rows from the same :func:`~replib.rehearsal.core.feeder`
+    (``basis``, ``seed``, :data:`SHARD_WINDOWS` windows a shard, each seeded by its first window, so no shard
+    repeats the stream's). Returns ``(X, tokens, where they come from)``."""
+    kept = len(sample.tokens)
+    if kept % window or not np.array_equal(np.asarray(sample.token_ids), windows[: kept // window].ravel()):
+        raise ValueError("the spooled sample is not the corpus' first whole windows: cannot continue it")
+    first, last = kept // window, -(-n // window)
+    if last > len(windows):
+        raise ValueError(f"{n:,} tokens need {last:,} windows; the corpus has {len(windows):,}")
+    compute = feeder(basis, seed, rows_per_item=window)
+    more = [compute(a, min(a + SHARD_WINDOWS, last))[layer] for a in range(first, last, SHARD_WINDOWS)]
+    X = np.concatenate([np.asarray(sample.layers[layer]), *more])[:n]
+    ids = windows[:last].ravel()[:n]
+    tokens = np.asarray(lm.tokenizer.convert_ids_to_tokens(ids.tolist()))
+    source = (f"the {kept:,} spooled tokens, then windows {first:,}-{last - 1:,} of the stand-in corpus with "
+              "vectors from the stream's feeder")  # fmt: skip
+    return X, tokens, source
 
 
 def _manifolds_rest(cfg, ctx) -> dict:

@@ -132,9 +132,13 @@ def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
     return rows
 
 
+#: windows of one shard of the streamed pass (:func:`stream_corpus`)
+SHARD_WINDOWS = 16
+
+
 def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dict]:
     """The streamed paper path of one model and corpus (``cfg.stream``): every code layer's tokens folded into
-    accumulators in one pass, 16 windows a shard (:func:`replib.methods.streaming.stream_layers`), and a seeded
+    accumulators in one pass, :data:`SHARD_WINDOWS` windows a shard (:func:`replib.methods.streaming.stream_layers`), and a seeded
     sample of ``cfg.analysis_sample`` tokens kept for the rest of the analysis (spooled to ``state_dir`` and
     memory-mapped when one is given). ``kw``: ``compute``/``info`` of another source of vectors (the
     rehearsal's), ``progress``.
@@ -153,7 +157,7 @@ def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dic
     )
     keep = sample_rows(ids.size, cfg["analysis_sample"], cfg.seed)
     st = stream_layers(
-        len(windows), 16, compute, layers=layers, info=info, keep=keep, rows_per_item=cfg["window"],
+        len(windows), SHARD_WINDOWS, compute, layers=layers, info=info, keep=keep, rows_per_item=cfg["window"],
         state_dir=state_dir, spool=state_dir is not None, desc=f"stream {model.name}", **kw,
     )  # fmt: skip
     sample = _Stream(st.kept, list(model.tokenizer.convert_ids_to_tokens(ids[keep].tolist())), ids[keep])
