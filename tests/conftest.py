@@ -155,6 +155,7 @@ SLOW = {
         "a_corrupted_checkpoint_or_resume_state_is_refused",
         "a_resume_on_another_thread_count_is_warned_about",
         "a_run_trained_in_step_ranges_equals_the_uninterrupted_run",
+        "the_chapters_range_parts_train_one_run_in_turn",
     ],
     "tests/test_atlas.py": [
         "random_full_size_architectures",

@@ -502,3 +502,25 @@ def test_a_run_trained_in_step_ranges_equals_the_uninterrupted_run(task, tmp_pat
     _same_run(whole, done)  # bit-identical weights and the same log, row by row
     with pytest.raises(ValueError, match="multiple of save_every"):
         train_until(task, cfg, 7, 5, root=tmp_path / "c", progress=False)
+
+
+@needs_mirror
+def test_the_chapters_range_parts_train_one_run_in_turn(tmp_path, monkeypatch):
+    import dataclasses
+
+    from replib.config import chapter_config
+    from replib.methods import training_dynamics as td
+    from replib.parts import Budget, Part
+    from replib.training.ranges import resume_step
+
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    whole = chapter_config("training_dynamics", "smoke", seed=3)
+    every = whole["protein"]["save_every"]
+    select = (("tasks", ("protein",)), ("until", (every,)))
+    first = Part("protein-1", "training_dynamics", 0.5, Budget(0.1, 1.0, 1.0), models=(), steps=(), select=select)
+    runs = td.train_runs(dataclasses.replace(whole, part=first))  # a range before the last: trains, stops
+    assert list(runs) == ["protein"] and resume_step(runs["protein"].dir) == every < whole["protein"]["steps"]
+    assert not runs["protein"].final_dir.exists() and td.progress_table(runs).loc["protein", "updates_done"] == every
+    done = td.train_runs(whole)["protein"]  # the whole chapter (as the last range): resumes the same folder
+    assert done.dir == runs["protein"].dir and (done.final_dir / "sha256.json").exists()
+    _same_run(train_lm("protein", config_for("smoke")["protein"], 3, root=tmp_path / "ref", progress=False), done)
