@@ -30,7 +30,7 @@ from pathlib import Path
 from replib._io import atomic_write, cache_root, write_json_atomic
 from replib.config import chapter_parts
 from replib.models.fullsize import FULLSIZE, parameter_count
-from replib.rehearsal import Context, rehearse_part, summarize
+from replib.rehearsal import Context, rehearse_part, selection, summarize
 
 __all__ = [
     "COLUMNS",
@@ -239,16 +239,16 @@ def rehearse(
 
 
 def _recut(workdir: Path, chapter: str, name: str) -> bool:
-    """Whether the part's stored result measured other shard ranges than the part now has (a model cut into
-    three ranges keeps the names ``-1`` and ``-2`` of its former halves); a result that does not say: no."""
+    """Whether the part's stored result measured other shard ranges, or another selection (layers, a step
+    range), than the part now has (a model cut into three ranges keeps the names ``-1`` and ``-2`` of its
+    former halves); what a result does not say is taken as unchanged."""
     path = Path(workdir) / chapter / "results" / f"{name}.json"
     if not path.exists():
         return False
-    stored = json.loads(path.read_text()).get("shards", "unknown")
-    if stored == "unknown":
-        return False
-    shards = next(p.shards for p in chapter_parts(chapter, "paper") if p.name == name)
-    return stored != (list(shards) if shards else None)
+    stored = json.loads(path.read_text())
+    part = next(p for p in chapter_parts(chapter, "paper") if p.name == name)
+    now = {"shards": list(part.shards) if part.shards else None, "select": selection(part)}
+    return any(key in stored and stored[key] != value for key, value in now.items())
 
 
 def _store(csv_path: Path, row: dict, order: list) -> dict:

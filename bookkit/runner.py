@@ -27,6 +27,7 @@ from .claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
 from .environment import environment_info
 from .errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
+from .limits import model_limit_scale
 from .notebooks import write_runnable
 from .parts import part_states
 from .project import CHAPTER_SUFFIX, find_root, toc_chapters
@@ -213,8 +214,10 @@ def _execute(
 ) -> _SeedRun:
     """Execute one chapter (or one part of it) for one seed, or reuse the kept execution when its inputs are
     unchanged (:mod:`bookkit.reuse`; never with ``force``)."""
-    limit = int((limit or ch.timeout_for(plan.profile)) * plan.timeout_scale)
-    plan.progress(f"[{tag}] running profile={plan.profile} (limit {limit} s) ...")
+    models = model_limit_scale(ch.chapter, plan.profile, plan.models_for(ch.chapter))  # a reader's bigger model
+    limit = int((limit or ch.timeout_for(plan.profile)) * plan.timeout_scale * models)
+    why = f", x{models:.1f} for the models' forward work" if models > 1 else ""
+    plan.progress(f"[{tag}] running profile={plan.profile} (limit {limit} s{why}) ...")
     src = plan.out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
     write_runnable(plan.root, ch.chapter, src, ref=plan.ref)
     params = _parameters(plan, ch.chapter, seed, part)

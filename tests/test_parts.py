@@ -15,6 +15,7 @@ from bookkit import runner
 from replib._io import run_sharded, shard_span
 from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table, find_part
 from replib.methods import protein as P
+from replib.methods import training_dynamics as td
 from replib.methods.manifolds.config import layer_ranges
 from replib.methods.protein import config as PC
 from replib.methods.protein.streamed import stream_protein_model
@@ -53,7 +54,15 @@ def test_the_paper_splits_where_the_issue_asks():
         (k, 4) for k in range(4)
     ]
     assert [p.name for p in chapter_parts("isoscore", "paper")] == ["bert", "distilbert", "gpt", "gpt2", REST]
-    assert {p.name for p in chapter_parts("training_dynamics", "paper")} == {"protein", "text", REST}
+    training = chapter_parts("training_dynamics", "paper")
+    for task in ("protein", "text"):  # each run over a session: cut into consecutive step ranges
+        mine = [p for p in training if dict(p.select).get("tasks") == (task,)]
+        ends = [dict(p.select)["until"][0] for p in mine]
+        assert len(mine) >= 2 and [p.name for p in mine] == [f"{task}-{k + 1}" for k in range(len(mine))]
+        assert ends == sorted(ends) and ends[-1] == 50_000 and all(e % 1000 == 0 for e in ends)  # on resume points
+        assert [p.needs for p in mine] == [(), *[(p.name,) for p in mine[:-1]]]  # each resumes the one before
+        assert [p.records for p in mine] == [()] * (len(mine) - 1) + [(f"{task}_*",)]  # the last one measures
+        assert [p.runs("measure") for p in mine] == [False] * (len(mine) - 1) + [True]
     assert {"glue-minilm", "glue-mpnet", "glue-distilroberta"} <= {
         p.name for p in chapter_parts("classifiers", "paper")
     }
@@ -141,8 +150,12 @@ def test_a_part_narrows_the_models_and_the_parameters_and_names_its_steps():
     assert list(m.corpora) == ["wikitext2"] and list(m.named_models) == ["GPT2"]
     glue = chapter_config("classifiers", "paper", part="glue-mpnet")
     assert glue.model_specs == ["all-mpnet-base-v2"] and glue.sbert_model == "all-mpnet-base-v2"
-    t = chapter_config("training_dynamics", "paper", part="text")
+    t = chapter_config("training_dynamics", "paper", part="text-1")
     assert t.selected("tasks", ("protein", "text")) == ["text"]
+    assert td.range_end(t, "text") == 25_000 and not t.runs("measure")  # a range before the last only trains
+    last = chapter_config("training_dynamics", "paper", part="text-2")
+    assert td.range_end(last, "text") == 50_000 and last.runs("measure") and not last.runs("views")
+    assert td.range_end(chapter_config("training_dynamics", "paper"), "text") == 50_000  # the whole chapter
     assert chapter_config("training_dynamics", "paper").selected("tasks", ("protein", "text")) == ["protein", "text"]
     align = chapter_config("protein_isotropy", "smoke", part="align-2")
     assert align.models == () and align.shards == (1, 2)

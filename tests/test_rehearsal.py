@@ -10,6 +10,7 @@ import math
 import pytest
 
 from bookkit import rehearsal as R
+from replib.config import chapter_parts, find_part
 from replib.rehearsal import core, summarize
 from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items, t4_hours
 
@@ -89,7 +90,8 @@ def test_summarize_weights_the_fraction_by_the_work_here():
 
 
 # ------------------------------------------------------------------------------------------ the driver
-CHAPTER = "training_dynamics"  # three parts: protein, text, rest
+CHAPTER = "training_dynamics"  # its runs' step ranges (protein-1, ..., text-2) and rest
+NAMES = [p.name for p in chapter_parts(CHAPTER, "paper")]
 
 
 def _fake_runner(calls, fail=()):
@@ -114,19 +116,19 @@ def test_rows_have_the_schema(tmp_path):
         "chapter", "part", "model", "data", "fraction_of_paper", "seconds", "peak_rss_gb", "cache_gb", "status",
         "t4_hours_estimate",
     ]  # fmt: skip
-    assert [r[1] for r in rows] == ["protein", "text", "rest"]  # the chapter's part order
-    assert rows[0][2] == "m,protein"  # a comma in a field is quoted, not a new column
+    assert [r[1] for r in rows] == NAMES and NAMES[0] == "protein-1" and NAMES[-1] == "rest"  # the chapter's order
+    assert rows[0][2] == "m,protein-1"  # a comma in a field is quoted, not a new column
     assert all(len(r) == len(header) for r in rows)
 
 
 def test_a_rehearsal_resumes_keeping_ok_rows(tmp_path):
     out, calls = tmp_path / "rehearsal.csv", []
-    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls, fail={"text"}))
-    assert calls == ["protein", "text", "rest"]
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls, fail={"text-1"}))
+    assert calls == NAMES
     first = R.read_rows(out)
     calls.clear()
     rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
-    assert calls == ["text"]  # only the row that was not ok
+    assert calls == ["text-1"]  # only the row that was not ok
     assert rows[0] == first[0] and all(r["status"] == "ok" for r in rows)
     calls.clear()
     R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part="rest", force=True)
@@ -141,9 +143,9 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
     forward = _cost(900.0, [1, 4], 400, on_gpu=True, flops=65e12 * 0.25 * 3600)
     res = {"model": "m", "data": "d", "costs": [forward.as_dict()]}
     (tmp_path / CHAPTER / "results").mkdir(parents=True)
-    (tmp_path / CHAPTER / "results" / "text.json").write_text(json.dumps(res))
+    (tmp_path / CHAPTER / "results" / "text-1.json").write_text(json.dumps(res))
     rows = R.refresh(out, tmp_path)
-    text = next(r for r in rows if r["part"] == "text")
+    text = next(r for r in rows if r["part"] == "text-1")
     assert text["t4_hours_estimate"] == "1" and text["fraction_of_paper"] == "0.01" and text["seconds"] == "1.0"
     assert next(r for r in rows if r["part"] == "rest")["t4_hours_estimate"] == "0.25"  # no result: kept
     R.write_rows(out, [*R.read_rows(out), dict(rows[0], chapter="isoscore", part="gone")])  # a part since removed
@@ -155,7 +157,7 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
 
 def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
     out = tmp_path / "r.csv"
-    stale = {"chapter": CHAPTER, "part": "text-2", "status": "ok", "seconds": "9"}  # e.g. a range since re-cut
+    stale = {"chapter": CHAPTER, "part": "text-9", "status": "ok", "seconds": "9"}  # e.g. a range since re-cut
     other = {"chapter": "elsewhere", "part": "x", "status": "ok", "seconds": "9"}  # a chapter not rehearsed here
     R.write_rows(out, [stale, other])
     rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]), part="rest")
@@ -163,9 +165,7 @@ def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
     assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [(CHAPTER, "rest"), ("elsewhere", "x")]
     R.write_rows(out, [stale, other])
     rows = R.refresh(out, tmp_path, [CHAPTER])
-    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, p) for p in ("protein", "text", "rest")] + [
-        ("elsewhere", "x")
-    ]
+    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, p) for p in NAMES] + [("elsewhere", "x")]
 
 
 def test_an_ok_row_of_a_part_cut_into_other_ranges_is_rehearsed_again(tmp_path):
@@ -173,12 +173,16 @@ def test_an_ok_row_of_a_part_cut_into_other_ranges_is_rehearsed_again(tmp_path):
     R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
     results = tmp_path / CHAPTER / "results"
     results.mkdir(parents=True)
-    (results / "text.json").write_text(json.dumps({"shards": [0, 2]}))  # measured as range 1 of 2
-    (results / "protein.json").write_text(json.dumps({"shards": None}))  # measured as the part is now
+    (results / "text-1.json").write_text(json.dumps({"shards": [0, 2]}))  # measured as range 1 of 2
+    (results / "protein-1.json").write_text(json.dumps({"shards": None}))  # measured as the part is now
     (results / "rest.json").write_text(json.dumps({}))  # a result that does not say
+    now = [[name, list(values)] for name, values in find_part(CHAPTER, "paper", "protein-2").select]
+    (results / "protein-2.json").write_text(json.dumps({"shards": None, "select": now}))  # the same step range
+    before = [["tasks", ["protein"]], ["until", [25_000]]]  # the same name, another step range (halves)
+    (results / "protein-3.json").write_text(json.dumps({"shards": None, "select": before}))
     calls.clear()
     R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
-    assert calls == ["text"]
+    assert calls == ["protein-3", "text-1"]
 
 
 def test_read_rows_rejects_other_columns(tmp_path):
@@ -189,14 +193,14 @@ def test_read_rows_rejects_other_columns(tmp_path):
 
 
 def test_render_running_replaces_only_the_table(tmp_path):
-    rows = R.rehearse([CHAPTER], tmp_path / "r.csv", tmp_path, runner=_fake_runner([], fail={"rest"}))
+    rows = R.rehearse([CHAPTER], tmp_path / "r.csv", tmp_path, runner=_fake_runner([], fail={"rest", "text-2"}))
     page = tmp_path / "running.md"
     page.write_text(f"before\n{R.MARK_BEGIN}\nold table\n{R.MARK_END}\nafter\n")
     R.render_running(page, rows)
     text = page.read_text()
     assert text.startswith("before\n") and text.endswith(f"{R.MARK_END}\nafter\n") and "old table" not in text
-    assert "| training_dynamics | `protein` |" in text
-    assert "2 of 3 parts `ok`" in text and "0.5 T4-hours estimated for the parts that are `ok`" in text
+    assert "| training_dynamics | `protein-1` |" in text
+    assert "4 of 6 parts `ok`" in text and "1.0 T4-hours estimated for the parts that are `ok`" in text
     page.write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         R.render_running(page, rows)

@@ -455,3 +455,72 @@ def test_two_processes_starting_together_train_one_run_once(tmp_path):
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     lines = (run_dir / "log.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == eval_steps(cfg["steps"])  # trained once
+
+
+# ------------------------------------------------------------------------------------------ step ranges
+def test_step_ranges_cover_the_updates_and_end_on_resume_points():
+    from replib.training.ranges import step_ranges
+
+    assert step_ranges(50_000, 1000, 3) == [(1, 17_000), (17_001, 33_000), (33_001, 50_000)]
+    assert step_ranges(50_000, 1000, 1) == [(1, 50_000)]
+    for steps, every, n in [(50_000, 1000, 2), (768, 64, 5), (17, 4, 4), (8, 4, 2)]:
+        ranges = step_ranges(steps, every, n)
+        assert len(ranges) == n and ranges[0][0] == 1 and ranges[-1][1] == steps
+        assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:]))  # consecutive, nothing twice or left out
+        assert all(last % every == 0 and first <= last for first, last in ranges[:-1])
+    with pytest.raises(ValueError, match="cannot be cut"):
+        step_ranges(6, 100, 2)  # no resume point below the last update
+    with pytest.raises(ValueError, match="cannot be cut"):
+        step_ranges(8, 4, 3)  # one resume point (4) for two cuts
+    with pytest.raises(ValueError):
+        step_ranges(0, 4, 1)
+
+
+def test_n_ranges_is_the_fewest_that_fit():
+    from replib.training.ranges import n_ranges
+
+    assert [n_ranges(h, 2.5) for h in (0.0, 2.5, 2.51, 5.0, 5.05, 7.6)] == [1, 1, 2, 2, 3, 4]
+    with pytest.raises(ValueError):
+        n_ranges(1.0, 0.0)
+
+
+@needs_mirror
+@pytest.mark.parametrize("task", ["protein", "text"])
+def test_a_run_trained_in_step_ranges_equals_the_uninterrupted_run(task, tmp_path):
+    from replib.training.ranges import resume_step, step_ranges, train_until
+
+    cfg = {**_tiny(task), "steps": 12, "save_every": 3}  # cuts at 3 and 9: resume points that are not checkpoints
+    whole = train_lm(task, cfg, 7, root=tmp_path / "a", progress=False)
+    ranges = step_ranges(12, 3, 3)
+    assert ranges == [(1, 3), (4, 9), (10, 12)]
+    for _, last in ranges[:-1]:
+        part = train_until(task, cfg, 7, last, root=tmp_path / "b", progress=False)
+        assert resume_step(part.dir) == last and not part.final_dir.exists()  # stopped there, resumable
+    assert train_until(task, cfg, 7, 3, root=tmp_path / "b", progress=False).dir == part.dir  # past it: nothing
+    assert resume_step(part.dir) == 9
+    done = train_until(task, cfg, 7, 12, root=tmp_path / "b", progress=False)
+    _same_run(whole, done)  # bit-identical weights and the same log, row by row
+    with pytest.raises(ValueError, match="multiple of save_every"):
+        train_until(task, cfg, 7, 5, root=tmp_path / "c", progress=False)
+
+
+@needs_mirror
+def test_the_chapters_range_parts_train_one_run_in_turn(tmp_path, monkeypatch):
+    import dataclasses
+
+    from replib.config import chapter_config
+    from replib.methods import training_dynamics as td
+    from replib.parts import Budget, Part
+    from replib.training.ranges import resume_step
+
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    whole = chapter_config("training_dynamics", "smoke", seed=3)
+    every = whole["protein"]["save_every"]
+    select = (("tasks", ("protein",)), ("until", (every,)))
+    first = Part("protein-1", "training_dynamics", 0.5, Budget(0.1, 1.0, 1.0), models=(), steps=(), select=select)
+    runs = td.train_runs(dataclasses.replace(whole, part=first))  # a range before the last: trains, stops
+    assert list(runs) == ["protein"] and resume_step(runs["protein"].dir) == every < whole["protein"]["steps"]
+    assert not runs["protein"].final_dir.exists() and td.progress_table(runs).loc["protein", "updates_done"] == every
+    done = td.train_runs(whole)["protein"]  # the whole chapter (as the last range): resumes the same folder
+    assert done.dir == runs["protein"].dir and (done.final_dir / "sha256.json").exists()
+    _same_run(train_lm("protein", config_for("smoke")["protein"], 3, root=tmp_path / "ref", progress=False), done)

@@ -6,7 +6,9 @@ the protein chapter read the same table); this module adapts that table to :func
 reader's) and holds the chapter's steps: train (or read) both runs, measure every checkpoint and layer, and
 the numbers the chapter records :cite:`lin2023esm2,gao2019representation,timkey2021rogue`.
 
-Parts (:mod:`replib.parts`): ``protein`` and ``text`` (one run each: trained or read, measured) and ``rest``.
+Parts (:mod:`replib.parts`): each run's training, cut into consecutive step ranges where one session would not
+hold it (``protein-1``, ``protein-2``...: :mod:`replib.training.ranges`; the last range also measures the run),
+and ``rest``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..training import (
     training_quality,
 )
 from ..training.quality import FLATTENING  # noqa: F401 (the chapter states the criterion: td.FLATTENING)
+from ..training.ranges import n_ranges, resume_step, step_ranges, train_until
 
 TASKS = ("protein", "text")
 
@@ -77,37 +80,85 @@ SCHEMA = {
 #: the training table of :mod:`replib.training.config`, one row per profile, with no models to choose
 TABLE = {profile: {"models": [], **config_for(profile)} for profile in PROFILES}
 #: the chapter's steps (cells marked ``# step: NAME``)
-STEPS = ("views",)
+STEPS = ("measure", "views")
+#: T4-hours of each run at the paper's size, (training, measuring its checkpoints), from the rehearsal
+#: (book/rehearsal.csv, the parts ``protein`` and ``text`` before they were cut: 7.36e16 and 6.70e16 FLOP of
+#: float32 updates at half the T4's FP32 peak, and 352 and 659 CPU-seconds of measurements); the smaller
+#: profiles' runs take minutes
+_T4_HOURS = {"paper": {"protein": (5.05, 0.10), "text": (4.60, 0.18)}}
+_SMALL = (0.05, 0.01)
+#: T4-hours a range aims at: a Colab session's 3 less a margin for the estimate's spread (as the protein
+#: chapter's shard ranges)
+SESSION_T4_HOURS = 2.5
 
 
 def parts(profile: str, params: dict) -> list:
-    """``protein`` and ``text`` (one run each, selected with ``cfg.selected("tasks", TASKS)``) and ``rest``.
-    Declared budgets (paper profile): each run trains from scratch, checkpointed (a killed part resumes)."""
+    """Each run's updates in as few consecutive step ranges as keep a part within :data:`SESSION_T4_HOURS`
+    (:func:`replib.training.ranges.step_ranges` at the declared ``_T4_HOURS``): ``protein`` when one range
+    holds it, else ``protein-1``, ``protein-2``..., each training from the resume state the one before left
+    (selections ``tasks`` and ``until``); the last range also measures the run and owns its records. Then
+    ``rest``."""
     data = {"protein": ("swissprot",), "text": (params["text"]["corpus"],)}
-    runs = [
-        Part(
-            name=task,
-            chapter="training_dynamics",
-            fraction=0.45,
-            budget=Budget(t4_hours=2.75, peak_rss_gb=10.0, cache_gb=4.0),
-            models=(),
-            data=data[task],
-            steps=(),  # the unmarked cells: its run trained (or read) and measured; the views are rest's
-            select=(("tasks", (task,)),),
-            records=(f"{task}_*",),
-            description=f"the {task} LM: trained (or read from the training cache) and measured",
-        )
-        for task in TASKS
-    ]
+    hours = {task: _T4_HOURS.get(profile, {}).get(task, _SMALL) for task in TASKS}
+    total = sum(sum(h) for h in hours.values()) + 0.05  # + rest
+    runs = []
+    for task in TASKS:
+        train, measure = hours[task]
+        n = n_ranges(train, SESSION_T4_HOURS - measure)
+        ranges = step_ranges(params[task]["steps"], params[task]["save_every"], n)
+        for k, (first, last) in enumerate(ranges):
+            final = k == n - 1
+            share = train * (last - first + 1) / params[task]["steps"] + (measure if final else 0.0)
+            runs.append(
+                Part(
+                    name=task if n == 1 else f"{task}-{k + 1}",
+                    chapter="training_dynamics",
+                    fraction=round(share / total, 4),
+                    budget=Budget(t4_hours=round(share, 2), peak_rss_gb=10.0, cache_gb=4.0),
+                    models=(),
+                    data=data[task],
+                    steps=("measure",) if final else (),  # a range before the last only trains
+                    select=(("tasks", (task,)), ("until", (last,))),
+                    records=(f"{task}_*",) if final else (),
+                    needs=(f"{task}-{k}",) if k else (),
+                    description=f"the {task} LM: updates {first:,}-{last:,} of {params[task]['steps']:,} trained "
+                    f"(resumed, or read from the training cache){', and the run measured' if final else ''}",
+                )
+            )
     return [*runs, rest_part("training_dynamics", runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]
 
 
 # ------------------------------------------------------------------------------------------ training
+def range_end(cfg, task: str) -> int:
+    """The last update of ``task``'s run that this part trains: its step range's end (the part's ``until``
+    selection), or the run's last update."""
+    chosen = dict(cfg.part.select).get("until") if cfg.part is not None else None
+    return int(chosen[0]) if chosen else int(cfg[task]["steps"])
+
+
 def train_runs(cfg) -> dict:
-    """Both runs (a part's: ``cfg.selected("tasks", TASKS)``) at the profile's sizes and the chapter's seed
-    (:func:`replib.training.trained_model`: read from the training cache, or trained now); task ->
-    :class:`~replib.training.TrainRun`."""
-    return {task: trained_model(task, cfg.profile, cfg.seed) for task in cfg.selected("tasks", TASKS)}
+    """Both runs (a part's: ``cfg.selected("tasks", TASKS)``) at the profile's sizes and the chapter's seed,
+    trained up to the part's :func:`range_end` (:func:`replib.training.ranges.train_until`; the whole run:
+    :func:`replib.training.trained_model`, read from the training cache or trained now); task ->
+    :class:`~replib.training.TrainRun` (partial, without ``final/``, for a range before the last)."""
+    out = {}
+    for task in cfg.selected("tasks", TASKS):
+        until = range_end(cfg, task)
+        sizes = config_for(cfg.profile)[task]  # the dict trained_model keys the run folder by
+        whole = until == sizes["steps"]
+        out[task] = trained_model(task, cfg.profile, cfg.seed) if whole else train_until(task, sizes, cfg.seed, until)
+    return out
+
+
+def progress_table(runs: dict) -> pd.DataFrame:
+    """How far each run is: updates done (its latest resume state), of how many, and whether ``final/`` is
+    exported."""
+    rows = {
+        task: {"updates_done": max(resume_step(run.dir), 0), "of": run.cfg["steps"],
+               "final": (run.final_dir / "sha256.json").exists()}
+        for task, run in runs.items()
+    }  # fmt: skip
+    return pd.DataFrame(rows).T
 
 
 def model_records(runs: dict) -> dict:

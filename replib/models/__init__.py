@@ -24,7 +24,7 @@ from .proteinbert import ProteinBERT, ProteinBertTokenizer, load_proteinbert
 from .recipes import infer_recipe, model_recipe, require_protein_model, require_text_model
 from .ref import ModelRef, model_refs
 from .registry import PROTEINBERT_WEIGHTS, REGISTRY, ModelSpec, get_spec, list_models
-from .resolve import model_n_layers, model_slug, resolve_model, select_models
+from .resolve import forward_flops_per_token, model_n_layers, model_slug, resolve_model, select_models
 from .source import ModelSource, describe_model
 from .static import load_static_vectors
 from .tiny import ESM_VOCAB, PROTBERT_VOCAB, tiny_model
@@ -54,6 +54,7 @@ __all__ = [
     "model_refs",
     "ModelSource",
     "describe_model",
+    "forward_flops_per_token",
     "model_n_layers",
     "model_slug",
     "resolve_model",

@@ -33,6 +33,7 @@ __all__ = [
     "ModelUnavailableError",
     "check_hub_available",
     "describe_model",
+    "forward_flops_per_token",
     "infer_recipe",
     "model_n_layers",
     "model_slug",
@@ -74,6 +75,13 @@ def select_models(models, default) -> list[str]:
     return [str(r) for r in model_refs(models, ())]
 
 
+def _config_of(src):
+    if src.kind == "local":
+        return load_config(src.transformer_dir)
+    local_only = check_hub_available(src.location, src.revision)
+    return load_config(hub_config_dir(src.location, src.revision, None, local_only))
+
+
 def model_n_layers(spec) -> int:
     """Number of Transformer blocks of a model spec, read from its registry entry or config (no weights)."""
     src = describe_model(spec)
@@ -83,15 +91,39 @@ def model_n_layers(spec) -> int:
         return get_spec(src.name).n_layers
     if src.kind == "static":
         raise ModelUnavailableError(f"{src.location} is a word-vector file: it has no layers")
-    if src.kind == "local":
-        config = load_config(src.transformer_dir)
-    else:
-        local_only = check_hub_available(src.location, src.revision)
-        config = load_config(hub_config_dir(src.location, src.revision, None, local_only))
+    config = _config_of(src)
     n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
     if n is None:
         raise ModelUnavailableError(f"{spec}: its config has no number of layers")
     return int(n)
+
+
+def forward_flops_per_token(spec) -> float:
+    r"""Floating-point operations of one token through a model's Transformer blocks, from its registry entry or
+    config (no weights): :math:`2 L (4 h^2 + 2 h f)`, twice the blocks' weights (attention projections
+    :math:`4 h^2`, feed-forward :math:`2 h f`) for ``L`` blocks of width ``h`` and feed-forward width ``f``
+    (4h where the entry or config does not say) :cite:`kaplan2020scaling`. Attention's scores and the embedding
+    lookup are left out; a word-vector file (no forward pass) is 0.
+    """
+    src = describe_model(spec)
+    if src.kind == "static":
+        return 0.0
+    if src.kind == "tiny":
+        layers, h, f = (6, 512, None) if src.name == "tiny-proteinbert" else (
+            _TINY["num_hidden_layers"], _TINY["hidden_size"], _TINY["intermediate_size"])  # fmt: skip
+    elif src.kind == "registry":
+        entry = get_spec(src.name)
+        layers, h, f = entry.n_layers, entry.hidden_size, None
+    else:
+        c = _config_of(src)
+        layers = getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None)
+        h = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or getattr(c, "n_embd", None)
+        f = getattr(c, "intermediate_size", None) or getattr(c, "n_inner", None) or getattr(c, "d_inner", None)
+        if layers is None or h is None:
+            raise ModelUnavailableError(f"{spec}: its config has no number of layers or width")
+    h = int(h)
+    f = int(f) if f else 4 * h
+    return 2.0 * int(layers) * (4 * h * h + 2 * h * f)
 
 
 def _spec_from_config(name: str, hf_id: str, revision: str, config, recipe: str, notes: str) -> ModelSpec:

@@ -24,7 +24,7 @@ from .protein import rehearse_protein
 from .text import rehearse_cluster_isotropy, rehearse_isoscore, rehearse_manifolds
 from .training import rehearse_classifiers, rehearse_training_dynamics
 
-__all__ = ["Context", "REHEARSALS", "rehearse_part", "summarize"]
+__all__ = ["Context", "REHEARSALS", "rehearse_part", "selection", "summarize"]
 
 #: chapter -> the function that rehearses one of its parts
 REHEARSALS = {
@@ -86,6 +86,11 @@ def summarize(out: dict) -> dict:
     }
 
 
+def selection(part) -> list:
+    """A part's selections as JSON (``[[name, [values...]], ...]``): which layers, tasks or step range it measured."""
+    return [[name, list(values)] for name, values in part.select]
+
+
 def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
     """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`)."""
     if chapter not in REHEARSALS:
@@ -96,6 +101,6 @@ def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
     out.update(summarize(out))
     shards = list(p.shards) if p.shards else None  # which range a part of a split model measured
     out.update(chapter=chapter, part=part, data=", ".join(p.data) or "-", budget=vars(p.budget),
-               models=list(p.models or ()), shards=shards)  # fmt: skip
+               models=list(p.models or ()), shards=shards, select=selection(p))  # fmt: skip
     out["costs"] = [c.as_dict() for c in out["costs"]]
     return out

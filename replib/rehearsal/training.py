@@ -7,10 +7,10 @@
 * ``glue-<model>``: the full-size SBERT stand-in's forward passes at two sizes extrapolated to the eight
   GLUE training sets (the paper's sizes), and 250 updates x 5 seeds with metrics on 10,000 items measured
   at two numbers of updates on QQP-sized vectors;
-* training ``protein`` / ``text``: the paper-shaped ESM-2 8M-like and GPT-2 models trained for a few
-  updates at two counts on the stand-in data (Swiss-Prot 2014, the WikiText-2 train stand-in), extrapolated
-  to 50,000 updates, and one checkpoint's measurements at the paper's settings (every layer) times the
-  number of checkpoints.
+* training ``protein-1``, ``protein-2``... / ``text-1``...: the paper-shaped ESM-2 8M-like and GPT-2 models
+  trained for a few updates at two counts on the stand-in data (Swiss-Prot 2014, the WikiText-2 train
+  stand-in), extrapolated to the part's range of the 50,000 updates; the last range adds one checkpoint's
+  measurements at the paper's settings (every layer) times the number of checkpoints.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..config import chapter_config
+from ..config import chapter_config, chapter_parts
 from ..data import load_glue, load_polarity, load_snli
 from ..embeddings import embed_sentences
 from ..methods import classifier_training as ct
@@ -147,7 +147,8 @@ def _batches(task: str, cfg: dict, seed: int, folder):
 
 
 def rehearse_training_dynamics(part, ctx) -> dict:
-    """``protein``, ``text`` (training at the paper's shape) or ``rest`` (the summaries, from the parts).
+    """A range of a run's updates (``protein-1``..., training at the paper's shape; the last range also measures
+    the run) or ``rest`` (the summaries, from the parts).
 
     The updates are timed on slices of the paper's batch (2 and 8 sequences of the paper's length: the cost
     per token), fitted in tokens and extrapolated to the paper's batch x steps tokens."""
@@ -155,8 +156,11 @@ def rehearse_training_dynamics(part, ctx) -> dict:
     if part.name == "rest":
         return {"model": "none", "costs": [_here("summaries of the two runs' tables", 1, 0.0, 0.0)], "records": {},
                 "notes": ["the summaries read the two parts' measurement tables (nothing to compute at scale)"]}  # fmt: skip
-    task = part.name
+    select = dict(part.select)
+    task, until = select["tasks"][0], select["until"][0]
     cfg = paper[task]
+    first = 1 + max((dict(p.select)["until"][0] for p in chapter_parts("training_dynamics", "paper")
+                     if dict(p.select).get("tasks") == (task,) and dict(p.select)["until"][0] < until), default=0)  # fmt: skip
     vocab, make_batch = _batches(task, cfg, ctx.seed, Path(ctx.workdir) / f"tok-{task}")
     model = build_model(task, cfg, vocab, ctx.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
@@ -169,16 +173,20 @@ def rehearse_training_dynamics(part, ctx) -> dict:
         batch = {k: v for k, v in make_batch(state["step"], n).items() if k != "clean_ids"}
         _update(model, opt, batch, cfg["lr"], "cpu")
 
-    steps, seq_len = cfg["steps"], cfg["seq_len"]
+    steps, seq_len = until - first + 1, cfg["seq_len"]
     full = cfg["batch"] * seq_len * steps
-    train, _ = scaled_cost(f"{task} LM updates (tokens; paper: {steps:,} x {cfg['batch']} x {seq_len})", run,
-                           [s1, 4 * s1], full, units=lambda n: n * seq_len, on_gpu=True, precision="fp32")  # fmt: skip
+    train, _ = scaled_cost(f"{task} LM updates {first:,}-{until:,} of {cfg['steps']:,} (tokens; x {cfg['batch']} x "
+                           f"{seq_len})", run, [s1, 4 * s1], full, units=lambda n: n * seq_len, on_gpu=True,
+                           precision="fp32")  # fmt: skip
     train.flops_full = count_flops(run, s1) * full / (s1 * seq_len)
-    measure = _measure_cost(model, make_batch, paper["measure"], len(log_spaced_steps(steps)), seq_len, ctx)
+    costs = [train]
     n_params = sum(p.numel() for p in model.parameters())
-    notes = [f"{n_params:,} parameters; {len(log_spaced_steps(steps))} checkpoints measured in the paper profile"]
-    return {"model": f"{task} LM at the paper's shape (random init)", "costs": [train, measure], "records": {},
-            "notes": notes}  # fmt: skip
+    notes = [f"{n_params:,} parameters; updates {first:,}-{until:,} of {cfg['steps']:,}"]
+    if part.runs("measure"):  # the run's last range measures every checkpoint
+        n_ckpt = len(log_spaced_steps(cfg["steps"]))
+        costs.append(_measure_cost(model, make_batch, paper["measure"], n_ckpt, seq_len, ctx))
+        notes.append(f"{n_ckpt} checkpoints measured in the paper profile")
+    return {"model": f"{task} LM at the paper's shape (random init)", "costs": costs, "records": {}, "notes": notes}
 
 
 def _measure_cost(model, make_batch, mcfg: dict, n_checkpoints: int, seq_len: int, ctx) -> Cost:
