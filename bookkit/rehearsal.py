@@ -30,7 +30,7 @@ from pathlib import Path
 from replib._io import atomic_write, cache_root, write_json_atomic
 from replib.config import chapter_parts
 from replib.models.fullsize import FULLSIZE, parameter_count
-from replib.rehearsal import Context, rehearse_part, selection, summarize
+from replib.rehearsal import REHEARSALS, Context, rehearse_part, selection, summarize
 
 __all__ = [
     "COLUMNS",
@@ -274,7 +274,11 @@ def _current(rows: dict, order: list) -> dict:
 
 
 def _ordered(rows: dict, order: list) -> list[dict]:
-    rank = {key: i for i, key in enumerate(order)}
+    """The rows in the book's order (chapters as :data:`~replib.rehearsal.REHEARSALS` lists them, each
+    chapter's parts in its order), whichever chapters were rehearsed; rows of parts no chapter has last."""
+    book = [(c, p.name) for c in REHEARSALS for p in chapter_parts(c, "paper")]
+    known = set(book)
+    rank = {key: i for i, key in enumerate([*book, *(k for k in order if k not in known)])}
     return sorted(
         rows.values(), key=lambda r: (rank.get((r["chapter"], r["part"]), len(rank)), r["chapter"], r["part"])
     )

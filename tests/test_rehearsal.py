@@ -168,6 +168,16 @@ def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
     assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, p) for p in NAMES] + [("elsewhere", "x")]
 
 
+def test_rehearsing_one_chapter_keeps_the_table_in_the_books_order(tmp_path):
+    out = tmp_path / "r.csv"
+    first = {"chapter": "isoscore", "part": "bert", "status": "ok", "seconds": "9"}  # the book's first chapter
+    R.write_rows(out, [first])
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]))  # the book's last chapter, rehearsed alone
+    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [("isoscore", "bert")] + [
+        (CHAPTER, p) for p in NAMES
+    ]
+
+
 def test_an_ok_row_of_a_part_cut_into_other_ranges_is_rehearsed_again(tmp_path):
     out, calls = tmp_path / "r.csv", []
     R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
