@@ -156,6 +156,7 @@ SLOW = {
         "a_resume_on_another_thread_count_is_warned_about",
         "a_run_trained_in_step_ranges_equals_the_uninterrupted_run",
         "the_chapters_range_parts_train_one_run_in_turn",
+        "a_run_trains_on_its_configured_threads_and_gives_the_process_its_own_back",
     ],
     "tests/test_atlas.py": [
         "random_full_size_architectures",

@@ -418,7 +418,7 @@ def test_a_resume_on_another_thread_count_is_warned_about(tmp_path):
         if step == 3:
             raise TrainingInterrupted(step)
 
-    cfg = _tiny("protein")
+    cfg = {**_tiny("protein"), "threads": None}  # the process's thread count, whatever it is
     with pytest.raises(TrainingInterrupted):
         train_lm("protein", cfg, 3, root=tmp_path, callback=stop, progress=False)
     before = torch.get_num_threads()
@@ -428,6 +428,25 @@ def test_a_resume_on_another_thread_count_is_warned_about(tmp_path):
             train_lm("protein", cfg, 3, root=tmp_path, progress=False)
     finally:
         torch.set_num_threads(before)
+
+
+@needs_mirror
+def test_a_run_trains_on_its_configured_threads_and_gives_the_process_its_own_back(tmp_path):
+    torch = pytest.importorskip("torch")
+    cfg = _tiny("protein")
+    assert cfg["threads"] == 1 and config_for("offline")["text"]["threads"] == 1  # the small profiles: one
+    seen, before = [], torch.get_num_threads()
+    torch.set_num_threads(before + 1)
+    try:
+        run = train_lm("protein", cfg, 3, root=tmp_path, callback=lambda _: seen.append(torch.get_num_threads()),
+                       progress=False)  # fmt: skip
+        assert set(seen) == {1} and torch.get_num_threads() == before + 1
+    finally:
+        torch.set_num_threads(before)
+    state = json.loads(
+        (run.dir / json.loads((run.dir / "resume.json").read_text())["folder"] / "state.json").read_text()
+    )
+    assert state["threads"] == 1
 
 
 def _sha256_of(path):

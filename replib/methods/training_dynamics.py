@@ -57,7 +57,7 @@ _RUN = {
         key: {"type": "integer", "minimum": 1}
         for key in ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "warmup", "n_val", "save_every")
     }
-    | {"lr": {"type": "number", "exclusiveMinimum": 0}},
+    | {"lr": {"type": "number", "exclusiveMinimum": 0}, "threads": {"type": ["integer", "null"], "minimum": 1}},
 }
 SCHEMA = {
     "type": "object",

@@ -6,8 +6,7 @@ import copy
 
 #: ESM-2-style masked protein LM and GPT-2-style causal LM, per profile. ``steps`` optimizer updates of
 #: ``batch`` sequences of ``seq_len`` tokens. ``offline`` is sized so that both models end clearly below
-#: their unigram baselines (measured cold on 2 busy CPU cores: about 17 min for the protein model, 37 min
-#: for the text model; cached after, see book/running.md); ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
+#: their unigram baselines (cached after training, see book/running.md); ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
 #: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split) — expected about 1 h for both
 #: on one A100/H100-class GPU, not measured here.
 #: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
@@ -27,6 +26,12 @@ _SHAPES = {
     },
 }
 # fmt: on
+#: torch threads of the training loop per profile (None: torch's default). The small models of ``smoke`` and
+#: ``offline`` (4 layers of width 128) train on one thread: their matrices are too small for a second thread
+#: to pay, and with the other core busy an OpenMP pool of two spins at its barriers (measured on 2 busy cores:
+#: 387 ms an update of the offline text model on one thread, 3,441 ms on two). A fixed count also makes the
+#: weights independent of the machine's cores: bit-identity holds on one thread count (replib.training.loop)
+_THREADS = {"smoke": 1, "offline": 1, "paper": None}
 #: the data of each model per profile: protein = the Swiss-Prot subset; text = corpus, splits, vocabulary
 _PROTEIN_DATA = {"smoke": "5k", "offline": "20k", "paper": "current"}
 _TEXT_DATA = {"smoke": ("valid", 512), "offline": ("valid", 2048), "paper": ("train", 16_384)}
@@ -41,8 +46,13 @@ _MEASURE = {
 def _profile(profile: str) -> dict:
     split, vocab = _TEXT_DATA[profile]
     return {
-        "protein": {"subset": _PROTEIN_DATA[profile], **dict(zip(_SHAPE, _SHAPES["protein"][profile]))},
+        "protein": {
+            "subset": _PROTEIN_DATA[profile],
+            "threads": _THREADS[profile],
+            **dict(zip(_SHAPE, _SHAPES["protein"][profile])),
+        },
         "text": {
+            "threads": _THREADS[profile],
             "corpus": "wikitext2",
             "train_split": split,
             "eval_split": "test",

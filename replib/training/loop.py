@@ -33,6 +33,7 @@ restarted on the same number of threads finishes with bit-identical weights (tes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
@@ -291,7 +292,8 @@ def train_lm(
         ``protein``: ``EsmForMaskedLM`` on Swiss-Prot with the ESM masking recipe; ``text``:
         ``GPT2LMHeadModel`` on WikiText-2/PTB with a BPE trained on the training text.
     cfg : dict
-        ``config_for(profile)[task]``.
+        ``config_for(profile)[task]``; its ``threads`` (if any, not None) is torch's thread count while the
+        run trains (restored after).
     seed : int
         Seeds the initialisation, the batches and the masking.
     root : path-like, optional
@@ -321,9 +323,24 @@ def train_lm(
     if not (run.final_dir / "sha256.json").exists():
         with cache_lock(run.dir, timeout=TRAIN_LOCK_TIMEOUT, what=f"the training run {run.dir}"):
             if not (run.final_dir / "sha256.json").exists():  # another process may have finished it meanwhile
-                _train(run, callback, progress, device or torch_device())
+                with torch_threads(cfg.get("threads")):
+                    _train(run, callback, progress, device or torch_device())
     verify_final(run.final_dir)
     return run
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """torch's intra-op threads set to ``n`` for the block (None: left as they are), restored after."""
+    if n is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
