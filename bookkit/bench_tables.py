@@ -121,7 +121,8 @@ class Scaling:
     """A step measured at several sizes of its work, its fitted power law, and the paper profile's work.
 
     ``calls`` is how many times the paper profile does this work (models of the same geometry, seeds,
-    evaluations): the extrapolated time is ``calls * a * paper_work**b``."""
+    evaluations): the extrapolated time is ``calls * a * paper_work**b``, or with ``linear`` (forward passes)
+    ``calls * paper_work`` times the largest measurement's seconds per item."""
 
     step: str
     chapter: str
@@ -135,8 +136,11 @@ class Scaling:
     speedup: float
     speedup_note: str
     calls: float = 1.0
+    linear: bool = False
 
     def predict(self, work: float) -> float:
+        if self.linear:
+            return float(self.seconds[-1] / self.sizes[-1] * work)
         return float(self.coefficient * work**self.exponent)
 
     @property
@@ -167,7 +171,9 @@ def scaling_markdown(rows: list[Scaling], machine: str) -> str:
             top[r.chapter] = r
     lines = [
         f"Measured on {machine}. *b*: fitted exponent of *t* = *a* · *W*^*b*. The last two columns extrapolate the "
-        "fit to the paper profile's work and divide by an assumed GPU speed-up: **estimates, not measurements**.",
+        "fit to the paper profile's work (a forward pass, *(linear)*, at its larger measurement's cost per item: "
+        "batches of one shape are linear in their items) and divide by an assumed GPU speed-up: **estimates, not "
+        "measurements**.",
         "",
         "| chapter | step | sizes (work) | *b* | paper-profile work | CPU, extrapolated | one H100 (estimate) | "
         "assumed speed-up |",
@@ -178,7 +184,7 @@ def scaling_markdown(rows: list[Scaling], machine: str) -> str:
         step = f"**{r.step}** (dominant)" if top[r.chapter] is r else r.step
         calls = f" × {r.calls:g}" if r.calls != 1 else ""
         lines.append(
-            f"| {r.chapter} | {step} | {r.sizes[0]:,}–{r.sizes[-1]:,} {r.unit} | {r.exponent:.2f} | "
+            f"| {r.chapter} | {step} | {r.sizes[0]:,}–{r.sizes[-1]:,} {r.unit} | {r.exponent:.2f}{' (linear)' * r.linear} | "
             f"{r.paper_work:,.0f} {r.unit}{calls}: {r.paper_note} | {_human(cpu)} | {_human(cpu / r.speedup)} | "
             f"{r.speedup:.0f}× ({r.speedup_note}) |"
         )

@@ -43,6 +43,24 @@ def test_power_law_fit_and_estimate_table():
     assert "23.1 days" in md and "2.3 days" in md  # 2e6 s on the CPU, ÷ 10 on the GPU
 
 
+def test_a_forward_pass_is_extrapolated_at_its_cost_per_item():
+    # 1 item in 3 s, 3 items in 6 s (a fitted exponent of 0.63: batching helps a little); 1,000 items are 1,000 x
+    # the larger measurement's 2 s per item, not the power law's 3 * 1000**0.63
+    sizes, seconds = [1, 3], [3.0, 6.0]
+    a, b = bench_tables.fit_power_law(sizes, seconds)
+    row = bench_tables.Scaling("forward", "ch", "items", sizes, seconds, b, a, 1000, "n", 1.0, "w", linear=True)
+    assert row.predict(1000) == pytest.approx(2000.0) and row.paper_seconds == pytest.approx(2000.0)
+    assert bench_tables.Scaling("k", "ch", "items", sizes, seconds, b, a, 1000, "n", 1.0, "w").predict(
+        1000
+    ) == pytest.approx(a * 1000**b)
+    assert f"| {b:.2f} (linear) |" in bench_tables.scaling_markdown([row], "m")
+    from bookkit import scaling  # the steps are built lazily: no model or data is loaded here
+
+    work = dict.fromkeys(["protein_length", "sts_length", "clf_length", "isoscore_windows", "manifolds_windows",
+                          "sts_sentences", "clf_sentences"], 10)  # fmt: skip
+    assert all(st.linear for st in scaling._forward_steps(work))
+
+
 def test_floor_column_and_dominant_step_tables():
     rows = [
         bench_tables.BenchRow("x", "1", 2.0, "ref", 4.0, 2.0, 0.0, 0.0, floor="one GEMM", floor_s=1.0),
