@@ -49,6 +49,9 @@ __all__ = [
     "run_lock",
 ]
 
+#: the largest seed a chapter can take: numpy's ``RandomState`` and scikit-learn's ``random_state`` accept 0 .. 2**32 - 1
+MAX_SEED = 2**32 - 1
+
 
 def _claims_or_error(name: str, path: Path) -> ChapterClaims:
     """The chapter's claims; a malformed claims file gives an entry with the error, so that this chapter fails
@@ -376,6 +379,9 @@ def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] |
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"--seeds needs distinct seeds, got {seeds}")
+    bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
+    if bad:  # refused here, before a chapter runs into numpy's or scikit-learn's error on each claim
+        raise ValueError(f"--seeds takes integers from 0 to 2**32 - 1 (numpy's and scikit-learn's range), got {bad}")
     return seeds
 
 

@@ -64,6 +64,14 @@ def test_unknown_chapter_and_repeated_seeds(project, capsys):
     assert code == 2 and "unknown chapter(s) ['nope']; known: ['good'" in _one_error_line(err)
     code, _, err = _main(capsys, "--root", project, "check", "--chapters", "good", "--seeds", "1", "1")
     assert code == 2 and "distinct seeds" in _one_error_line(err)
+    for seed in ("-1", str(2**32)):  # before: the chapter ran into numpy's error on every claim
+        code, _, err = _main(
+            capsys, "--root", project, "run", "--profile", "smoke", "--chapters", "good", "--seeds", seed
+        )
+        assert code == 2 and f"from 0 to 2**32 - 1 (numpy's and scikit-learn's range), got [{seed}]" in _one_error_line(
+            err
+        )
+        assert not (project / "build").exists()  # refused before anything ran
     code, _, err = _main(capsys, "--root", project, "run", "--profile", "smoke", "--rehearsal")
     assert code == 2 and "--profile paper" in _one_error_line(err)
 
