@@ -12,6 +12,9 @@ An execution's *fingerprint* is a sha256 over everything that can change what a 
 - every injected parameter (profile, seed, part, models), a model the reader names by its content
   (:func:`replib.models.content_identity`: the hashes of a folder's files, a Hub revision, never a path), so
   that re-pointing ``--model ./x`` at new weights re-executes and the same files elsewhere reuse;
+- the environment variables that change numerical results (:data:`replib.embeddings.batching.RESULT_ENV`:
+  TF32 and cuBLAS settings) that are set, inherited by the chapter's kernel (absent when none is set, so
+  fingerprints made before they were counted stay valid);
 - the Python version and the versions of the packages that compute (numpy, scipy, scikit-learn, torch,
   transformers, IsoScore, …) and of the packaged models.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 from datetime import datetime, timezone
 from importlib import metadata
@@ -33,6 +37,7 @@ from pathlib import Path
 
 import replib
 from replib._io import write_json_atomic
+from replib.embeddings.batching import RESULT_ENV
 from replib.models import content_identity
 
 #: packages whose version can change a chapter's numbers (and the packaged models)
@@ -118,6 +123,12 @@ def _by_content(parameters: dict) -> dict:
     return out
 
 
+def result_env() -> dict[str, str]:
+    """The environment variables of :data:`~replib.embeddings.batching.RESULT_ENV` that are set (the chapter's
+    kernel inherits them)."""
+    return {k: os.environ[k] for k in RESULT_ENV if k in os.environ}
+
+
 def fingerprint(root, chapter: str, parameters: dict, code: str | None = None) -> dict:
     """``{"fingerprint": sha256, "parts": {...}}`` of one execution of ``chapter`` with ``parameters``;
     ``code`` is :func:`code_hash` when the caller has it already (several parts of one chapter)."""
@@ -130,6 +141,9 @@ def fingerprint(root, chapter: str, parameters: dict, code: str | None = None) -
         "python": platform.python_version(),
         "packages": package_versions(),
     }
+    env = result_env()
+    if env:
+        parts["env"] = env
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     return {"fingerprint": digest, "parts": parts}
 

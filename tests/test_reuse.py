@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bookkit import reuse, runner
+from replib.embeddings.batching import RESULT_ENV
 from replib.models import tiny_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
@@ -125,6 +126,17 @@ def test_fingerprint_parts(project):
     assert set(fp["parts"]) == {"chapter_source", "replib_code", "parameters", "python", "packages"}
     assert fp["parts"]["parameters"] == {"profile": "smoke", "seed": 3}
     assert fp != reuse.fingerprint(project, "good", {"profile": "smoke", "seed": 4})
+
+
+def test_a_setting_that_changes_results_changes_the_fingerprint(project, monkeypatch):
+    for name in RESULT_ENV:
+        monkeypatch.delenv(name, raising=False)
+    plain = reuse.fingerprint(project, "good", {"profile": "smoke"})
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")  # TF32 matmuls in the chapter's kernel: other numbers
+    tf32 = reuse.fingerprint(project, "good", {"profile": "smoke"})
+    assert tf32["fingerprint"] != plain["fingerprint"] and tf32["parts"]["env"] == {"NVIDIA_TF32_OVERRIDE": "1"}
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    assert reuse.fingerprint(project, "good", {"profile": "smoke"})["fingerprint"] != tf32["fingerprint"]
 
 
 def test_an_unchanged_book_is_not_rebuilt(smoke_book, monkeypatch, tmp_path, capsys):
