@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from replib.embeddings import embed_sentences
+from replib.methods.classifier_training.sbert import _sbert_model
 from replib.models import (
     CorruptModelFileError,
     ModelUnavailableError,
@@ -125,6 +126,28 @@ def test_auto_map_is_refused_by_every_reader_of_a_config(tmp_path):
     (tok_code / "tokenizer_config.json").write_text(json.dumps(cfg))
     with pytest.raises(UntrustedCodeError, match="tokenizer_config.json has an 'auto_map'"):
         resolve_model(str(tok_code), device="cpu")
+    assert not marker.exists()
+
+
+def test_a_sentence_transformers_folder_with_code_is_refused_naming_the_file(tmp_path):
+    """The classifiers chapter loads a reader's folder with sentence-transformers, not resolve_model: the same
+    refusal, before sentence-transformers reads the folder (before: transformers' 'contains custom code')."""
+    marker = tmp_path / "marker.txt"
+    folder = _folder_with_code(tmp_path / "evil-sbert", marker)
+    with pytest.raises(UntrustedCodeError, match=f"{folder / 'config.json'} has an 'auto_map'"):
+        _sbert_model(str(folder))
+    plain = _save_tiny(tmp_path / "custom-module")  # a plain encoder whose modules.json names its own module
+    (plain / "evil_module.py").write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n")
+    (plain / "modules.json").write_text(
+        json.dumps(
+            [
+                {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                {"idx": 1, "name": "1", "path": "", "type": "evil_module.Mod"},
+            ]
+        )
+    )
+    with pytest.raises(UntrustedCodeError, match=f"{plain / 'modules.json'} names the module 'evil_module.Mod'"):
+        _sbert_model(str(plain))
     assert not marker.exists()
 
 

@@ -7,6 +7,7 @@ vectors (after the model's own pooling and Normalize module), not a mean of hidd
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,7 +16,8 @@ import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
-from ...models import describe_model, get_spec, minilm_dir, model_slug, weights_sha256
+from ...models import UntrustedCodeError, describe_model, get_spec, minilm_dir, model_slug, weights_sha256
+from ...models.files import check_no_remote_code
 from ...models.registry import MINILM_SAFETENSORS_SHA256
 from ...models.resolve import check_hub_available
 from ...provenance import note_model
@@ -81,6 +83,35 @@ def _note(spec, kind: str, source: str, resolved, pinned: bool | None = None) ->
     )
 
 
+def check_sbert_folder_code(folder) -> None:
+    """Refuse a sentence-transformers folder that names its own Python code: an ``auto_map`` in its
+    ``config.json`` or ``tokenizer_config.json`` (:func:`replib.models.files.check_no_remote_code`), or a
+    module in ``modules.json`` outside the ``sentence_transformers`` package (sentence-transformers would
+    import it). Nothing of the folder is imported.
+
+    Raises
+    ------
+    replib.models.UntrustedCodeError
+        Naming the file that names the code.
+    """
+    check_no_remote_code(folder)
+    modules = Path(folder) / "modules.json"
+    if not modules.is_file():
+        return
+    try:
+        entries = json.loads(modules.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UntrustedCodeError(f"{modules} is not readable JSON ({exc})") from None
+    for entry in entries if isinstance(entries, list) else [entries]:
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if not isinstance(kind, str) or not kind.startswith("sentence_transformers."):
+            raise UntrustedCodeError(
+                f"{modules} names the module {kind!r}, not one of sentence_transformers': replib never runs "
+                "code shipped with a model (trust_remote_code=False); use a model built from sentence-transformers' "
+                "own modules"
+            )
+
+
 def _sbert_model(model_name: str, device=None):
     """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
     SentenceTransformer = require(
@@ -91,15 +122,16 @@ def _sbert_model(model_name: str, device=None):
         spec = _sbert_spec(model_name)
         src = _sbert_source(model_name)
         if model_name not in _HUB and Path(src).is_dir():  # a user's folder, keyed by its weights' sha256
-            _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
+            check_sbert_folder_code(src)
+            _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
             _note(spec, "local", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
         elif Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
-            _SBERT_MODELS[key] = SentenceTransformer(src, device=device)
+            _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
             _note(spec, "packaged", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
         else:  # from the Hub at the registry's (or the given) revision; offline and uncached fails at once
             local_only = check_hub_available(src, spec.revision)
             m = _SBERT_MODELS[key] = SentenceTransformer(
-                src, device=device, revision=spec.revision, local_files_only=local_only
+                src, device=device, revision=spec.revision, local_files_only=local_only, trust_remote_code=False
             )
             try:
                 served = m[0].auto_model.config._commit_hash
