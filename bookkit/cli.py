@@ -41,6 +41,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}; see {self.prog} --help\n")
 
 
+def _positive(kind: type) -> Callable[[str], int | float]:
+    """An argparse type: ``kind(text)`` when it is greater than 0 (a count, a size, a scale, a time), else a
+    one-line argument error before anything runs."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if not value > 0:  # also NaN
+            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text!r}")
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapter names, as --chapters (default: all)")
     p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
@@ -99,7 +116,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def _add_bench_parser(sub) -> None:
     p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench)")
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    p.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
+    p.add_argument("--repeat", type=_positive(int), default=3, help="best of this many runs per timing")
     p.add_argument(
         "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans kmeans2 embedding (default all)"
     )
@@ -163,9 +180,9 @@ def _add_card_parser(sub) -> None:
         "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
     )
     p.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
-    p.add_argument("--max-rows", type=int, default=5000, help="rows per layer kept for the metrics")
-    p.add_argument("--n-lines", type=int, default=400, help="WikiText-2 lines (text models)")
-    p.add_argument("--n-proteins", type=int, default=100, help="Swiss-Prot sequences (protein models)")
+    p.add_argument("--max-rows", type=_positive(int), default=5000, help="rows per layer kept for the metrics")
+    p.add_argument("--n-lines", type=_positive(int), default=400, help="WikiText-2 lines (text models)")
+    p.add_argument("--n-proteins", type=_positive(int), default=100, help="Swiss-Prot sequences (protein models)")
     p.add_argument("--device", help="torch device (default: cuda when available)")
 
 
@@ -180,10 +197,12 @@ def _add_rehearsal_parser(sub) -> None:
     p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
     p.add_argument("--workdir", type=Path, help="streams, bases, logs (default build/rehearsal/work)")
     p.add_argument("--force", action="store_true", help="rehearse parts whose row is ok again")
-    p.add_argument("--scale", type=float, default=1.0, help="sizes of the forward measurements")
-    p.add_argument("--stats-flops", type=float, default=3e11, help="accumulator work of a part's statistics here")
-    p.add_argument("--max-items", type=int, help="cap the statistics' items (tests)")
-    p.add_argument("--timeout", type=float, default=1800.0, help="seconds before a part is killed")
+    p.add_argument("--scale", type=_positive(float), default=1.0, help="sizes of the forward measurements")
+    p.add_argument(
+        "--stats-flops", type=_positive(float), default=3e11, help="accumulator work of a part's statistics here"
+    )
+    p.add_argument("--max-items", type=_positive(int), help="cap the statistics' items (tests)")
+    p.add_argument("--timeout", type=_positive(float), default=1800.0, help="seconds before a part is killed")
     p.add_argument(
         "--render",
         action="store_true",
@@ -200,7 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     _add_run_options(p_run)
-    p_run.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every chapter's time limit")
+    p_run.add_argument(
+        "--timeout-scale", type=_positive(float), default=1.0, help="multiply every chapter's time limit"
+    )
     p_run.add_argument("--force", action="store_true", help="execute every chapter even when its inputs are unchanged")
     _add_run_options(sub.add_parser("check", help="check claims of already executed notebooks (no execution)"))
     p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
@@ -215,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_all = sub.add_parser("all", help="run + check + book: the main job")
     _add_run_options(p_all)
-    p_all.add_argument("--timeout-scale", type=float, default=1.0)
+    p_all.add_argument("--timeout-scale", type=_positive(float), default=1.0)
     p_all.add_argument(
         "--force", action="store_true", help="execute every chapter and rebuild the book even when nothing changed"
     )

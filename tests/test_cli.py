@@ -49,6 +49,12 @@ def _one_error_line(err: str) -> str:
         (["run", "--frobnicate"], "unrecognized arguments: --frobnicate"),
         (["fly"], "invalid choice: 'fly'"),
         ([], "the following arguments are required"),
+        # before: the chapters ran to 'exceeded the chapter limit of -600 s', the card to numpy's 'negative dimensions'
+        (["run", "--timeout-scale", "-1"], "argument --timeout-scale: must be greater than 0, got '-1'"),
+        (["all", "--timeout-scale", "nan"], "argument --timeout-scale: must be greater than 0, got 'nan'"),
+        (["card", "tiny-bert", "--max-rows", "-3"], "argument --max-rows: must be greater than 0, got '-3'"),
+        (["card", "tiny-bert", "--n-lines", "0"], "argument --n-lines: must be greater than 0, got '0'"),
+        (["bench", "--repeat", "x"], "argument --repeat: invalid int value: 'x'"),
     ],
 )
 def test_a_bad_argument_is_one_line_with_where_to_look(capsys, argv, match):
