@@ -19,6 +19,8 @@ from pathlib import Path
 import filelock
 import nbformat
 
+from replib.config import require_chapter_models
+from replib.models import ModelUnavailableError, WrongModelKindError
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
 
@@ -280,7 +282,8 @@ def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> 
 
 
 def _not_run(ch: ChapterClaims) -> dict:
-    """The entry of a chapter whose claims file is malformed: it fails, the others run."""
+    """The entry of a chapter that does not run (a malformed claims file, a model of the wrong kind): it fails,
+    the others run."""
     return {
         "chapter": ch.chapter,
         "title": ch.title,
@@ -290,6 +293,22 @@ def _not_run(ch: ChapterClaims) -> dict:
         "notebook": None,
         "models": [],
     }
+
+
+def _wrong_model_kind(plan: _Plan, chapter: str) -> str | None:
+    """Why the reader's models cannot run ``chapter`` (a text model given to the protein chapter:
+    :func:`replib.config.require_chapter_models`), or None. Checked before a kernel starts; a model whose kind
+    cannot be read here is left to the chapter, which says why."""
+    chosen = plan.models_for(chapter)
+    if plan.check_only or not chosen:
+        return None
+    try:
+        require_chapter_models(chapter, chosen)
+    except WrongModelKindError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except (ModelUnavailableError, OSError):
+        return None
+    return None
 
 
 def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
@@ -332,6 +351,10 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     if ch.error:
         plan.progress(f"[{ch.chapter}] not run: {ch.error}")
         return _not_run(ch), []
+    wrong = _wrong_model_kind(plan, ch.chapter)
+    if wrong:
+        plan.progress(f"[{ch.chapter}] not run: {wrong}")
+        return {**_not_run(ch), "error": wrong, "models_override": plan.models_for(ch.chapter)}, []
     if plan.part is not None:  # one part, then the chapter from every part kept in the output folder
         chosen = plan.models_for(ch.chapter)
         entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .models import ModelRef, model_refs
+from .models import ModelRef, model_refs, require_protein_model
 from .parts import Part, check_parts
 from .profiles import PROFILES, resolve_profile
 from .schema import validate
@@ -50,6 +50,7 @@ __all__ = [
     "chapter_table",
     "find_part",
     "profile_params",
+    "require_chapter_models",
 ]
 
 #: chapter -> the module holding its table (``TABLE``, ``SCHEMA`` and optionally ``derive``)
@@ -61,6 +62,25 @@ CHAPTERS = {
     "cluster_isotropy": "replib.methods.cluster_isotropy.config",
     "training_dynamics": "replib.methods.training_dynamics",
 }
+
+#: chapter -> the check every model a reader gives it must pass (the other chapters take any text model or
+#: word-vector file; the protein chapter's own steps check again, :func:`replib.methods.protein.setup.require_protein_models`)
+MODEL_KIND_CHECKS = {"protein_isotropy": require_protein_model}
+
+
+def require_chapter_models(chapter: str, specs) -> None:
+    """Refuse, before the chapter runs and before any weights are loaded, a reader's model it cannot use.
+
+    Raises
+    ------
+    replib.models.WrongModelKindError
+        "this chapter needs a protein model; <name> is a text model ..." (the protein chapter).
+    replib.models.ModelUnavailableError
+        For a spec whose kind cannot be read here (the chapter would say the same).
+    """
+    check = MODEL_KIND_CHECKS.get(chapter)
+    for spec in specs if check else ():
+        check(str(spec))
 
 
 # ------------------------------------------------------------------------------------------ params

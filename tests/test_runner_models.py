@@ -84,3 +84,33 @@ def test_dashboard_labels_substituted_runs(project):
         models={"*": ["tiny-bert"]},
     )
     assert "ran on the reader's models" in dashboard_markdown([rep])
+
+
+@pytest.mark.chapter
+def test_a_text_model_given_to_the_protein_chapter_is_refused_before_it_runs(tmp_path):
+    """Issue 28, 13: one line naming the refusal, no kernel started (before: the chapter ran and each of its
+    claims failed with the same refusal)."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES, root)
+    notebooks = root / "notebooks"
+    (notebooks / "good.md").rename(notebooks / "protein_isotropy.md")
+    claims = (notebooks / "good.claims.yml").read_text().replace("chapter: good", "chapter: protein_isotropy", 1)
+    (notebooks / "protein_isotropy.claims.yml").write_text(claims)
+    (notebooks / "good.claims.yml").unlink()
+    (root / "_toc.yml").write_text(
+        (root / "_toc.yml").read_text().replace("notebooks/good", "notebooks/protein_isotropy")
+    )
+    lines = []
+    rep = runner.run(
+        "smoke", chapters=["protein_isotropy"], root=root, progress=lines.append, models={"*": ["tiny-bert"]}
+    )
+    (entry,) = rep["chapters"]
+    assert entry["status"] == "error" and rep["claims"] == [] and rep["summary"]["chapter_failures"] == 1
+    assert entry["error"].startswith("WrongModelKindError: this chapter needs a protein model; tiny-bert is a text")
+    assert entry["models_override"] == ["tiny-bert"]
+    assert any(x.startswith("[protein_isotropy] not run: WrongModelKindError") for x in lines)
+    assert not (root / "build" / "runs" / "smoke" / "notebooks" / "protein_isotropy.ipynb").exists()
+    rep = runner.run(
+        "smoke", chapters=["protein_isotropy"], root=root, progress=lines.append, models={"*": ["tiny-esm"]}
+    )
+    assert rep["chapters"][0]["status"] == "ok"  # a protein model runs
