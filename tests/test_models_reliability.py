@@ -290,6 +290,14 @@ def test_folder_without_tokenizer_says_so(tmp_path):
         resolve_model(str(folder), device="cpu")
 
 
+def test_a_sentence_transformers_folder_without_tokenizer_says_so(tmp_path):
+    """The classifiers chapter's route (before: sentence-transformers built a tokenizer with no vocabulary and
+    embedded every sentence as unknown tokens, silently)."""
+    folder = _save_tiny(tmp_path / "no-tok", tokenizer=False)
+    with pytest.raises(NoTokenizerError, match=r"no tokenizer in .*no-tok \(expected one of: tokenizer.json"):
+        _sbert_model(str(folder))
+
+
 # ------------------------------------------------------------------------ 12. a Hub id offline
 def test_hub_id_of_a_registry_model_offline_says_not_cached_and_offline(no_network, tmp_path):
     from replib.methods.classifier_training import polarity_setup

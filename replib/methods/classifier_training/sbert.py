@@ -17,7 +17,7 @@ import torch
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
 from ...models import UntrustedCodeError, describe_model, get_spec, minilm_dir, model_slug, weights_sha256
-from ...models.files import check_no_remote_code
+from ...models.files import check_no_remote_code, require_tokenizer, st_transformer_dir
 from ...models.registry import MINILM_SAFETENSORS_SHA256
 from ...models.resolve import check_hub_available
 from ...provenance import note_model
@@ -123,6 +123,8 @@ def _sbert_model(model_name: str, device=None):
         src = _sbert_source(model_name)
         if model_name not in _HUB and Path(src).is_dir():  # a user's folder, keyed by its weights' sha256
             check_sbert_folder_code(src)
+            # sentence-transformers builds a tokenizer with no vocabulary from a folder without one, and embeds
+            require_tokenizer(st_transformer_dir(Path(src)) if (Path(src) / "modules.json").is_file() else src)
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
             _note(spec, "local", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
         elif Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
