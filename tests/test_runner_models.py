@@ -114,3 +114,21 @@ def test_a_text_model_given_to_the_protein_chapter_is_refused_before_it_runs(tmp
         "smoke", chapters=["protein_isotropy"], root=root, progress=lines.append, models={"*": ["tiny-esm"]}
     )
     assert rep["chapters"][0]["status"] == "ok"  # a protein model runs
+
+
+def test_an_expected_failure_of_the_profiles_model_that_holds_on_another_model_is_consistent():
+    from bookkit.checker import XFAIL_HOLDS
+    from bookkit.run_report import bind_to_paper_models
+
+    holds = {
+        "check": "property gt 3.4",
+        "status": "failed",
+        "detail": f"{XFAIL_HOLDS}(MiniLM has little to gain) but holds now (9.2 gt 3.4): update the claims file",
+    }
+    broken = {"check": "property gt 5.0", "status": "failed", "detail": "check failed: property does not hold"}
+    kept = {"check": "property gt 0", "status": "expected_failure", "detail": "does not hold here, as documented"}
+    out = bind_to_paper_models([holds, broken, kept], ["/models/wide"], rehearsal=False)
+    assert out[0]["status"] == "consistent" and "holds on this model" in out[0]["detail"]
+    assert "update the claims file" not in out[0]["detail"]
+    assert [r["status"] for r in out[1:]] == ["failed", "expected_failure"]  # a failing property stays failing
+    assert holds["status"] == "failed"  # the input is not changed
