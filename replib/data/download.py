@@ -99,6 +99,7 @@ class _Transfer:
     timeout: float
     deadline: float | None
     hashes: list = field(default_factory=list)
+    headers: dict = field(default_factory=dict)
     n: int = 0
     t_end: float = float("inf")
 
@@ -124,6 +125,7 @@ def download(
     md5: str | None = None,
     deadline: float | None = None,
     max_bytes: int = MAX_BYTES,
+    headers: dict | None = None,
 ) -> str:
     """Download ``url`` atomically to ``dest`` and return the observed sha256.
 
@@ -149,6 +151,9 @@ def download(
         The exact expected length. No more than ``size`` (or ``max_bytes``) bytes are ever accepted: a
         larger ``Content-Length`` is refused before the body is read, and a body that runs past it is
         stopped at once (:class:`DownloadTooLargeError`).
+    headers : dict, optional
+        Request headers sent to ``url``'s server only, never to a server it redirects to (an access token
+        stays with the Hub, not its storage).
 
     Raises
     ------
@@ -165,16 +170,16 @@ def download(
     """
     dest = Path(dest)
     with cache_lock(dest, what="the download of %s" % dest):
-        return _download_locked(url, dest, sha256, size, timeout, md5, deadline, max_bytes)
+        return _download_locked(url, dest, sha256, size, timeout, md5, deadline, max_bytes, headers)
 
 
-def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_bytes) -> str:
+def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_bytes, headers=None) -> str:
     """:func:`download` with ``dest``'s lock held."""
     part = partial_path(dest)
     pinned = sha256 is not None or md5 is not None
     limit = min(size, max_bytes) if size is not None else max_bytes
     h, h5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False) if md5 is not None else None
-    t = _Transfer(url, part, limit, timeout, deadline, [x for x in (h, h5) if x is not None])
+    t = _Transfer(url, part, limit, timeout, deadline, [x for x in (h, h5) if x is not None], dict(headers or {}))
     try:
         announced = _transfer(t, resume=pinned, dest=dest)
         _check_length(url, t.n, announced, size)
@@ -214,6 +219,8 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
     total length the server announced, if it did. Network timeouts become :class:`DownloadTimeoutError`."""
     have = t.part.stat().st_size if resume and t.part.is_file() else 0
     req = urllib.request.Request(url=t.url, headers={"User-Agent": _USER_AGENT})
+    for k, v in t.headers.items():
+        req.add_unredirected_header(k, v)
     if have:
         req.add_header("Range", "bytes=%d-" % have)
     try:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import threading
+import urllib.parse
 from pathlib import Path
 
 from huggingface_hub import hf_hub_download, try_to_load_from_cache
@@ -22,19 +22,23 @@ from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 from .base import offline_mode
 from .errors import ModelUnavailableError, UntrustedCodeError
 from .files import CODE_CONFIGS, check_no_remote_code, pooling_mode
+from .hub_fetch import fetch_hub_snapshot
 
-__all__ = ["check_hub_available", "hub_cached", "hub_config_dir", "hub_pooling"]
+__all__ = ["check_hub_available", "hub_cached", "hub_config_dir", "hub_pooling", "hub_snapshot"]
+
+#: the files read to decide how to load a repository (code check, recipe, pooling)
+CONFIG_FILES = (*CODE_CONFIGS, "modules.json", "1_Pooling/config.json")
 
 
 def _hub_reachable(timeout: float = 0.8) -> bool:
     """Whether a TCP connection to the Hub opens within ``timeout`` seconds (DNS included, in a thread)."""
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    host = re.sub(r"^https?://", "", endpoint).split("/")[0].split(":")[0]
+    url = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
     ok = []
 
     def probe():
         try:
-            socket.create_connection((host, 443), timeout=timeout).close()
+            socket.create_connection((host, port), timeout=timeout).close()
             ok.append(True)
         except OSError:
             pass
@@ -74,6 +78,26 @@ def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> b
         f"{revision}`) and copy the cache, or save the model to a folder and pass that folder's path "
         "(e.g. `--model /path/to/model`)."
     )
+
+
+def hub_snapshot(hf_id: str, revision: str = "main", cache_dir=None, *, configs_only: bool = False) -> Path:
+    """The local snapshot folder of ``hf_id@revision``, its files brought first when the Hub is reachable.
+
+    Online, what a loader needs (or only :data:`CONFIG_FILES`) comes through
+    :func:`~replib.models.hub_fetch.fetch_hub_snapshot`: size cap, per-read and overall deadlines, checksums.
+    Offline, the cached snapshot is used (:func:`check_hub_available`). Either way the loaders then read the
+    cache with ``local_files_only=True``, and the folder has passed :func:`hub_config_dir`'s code check.
+
+    Raises
+    ------
+    ModelUnavailableError, UntrustedCodeError
+        As :func:`check_hub_available` and :func:`hub_config_dir`.
+    replib.data.download.DownloadTooLargeError, replib.data.download.DownloadTimeoutError
+        The model is larger than the cap, or its download outlasts the deadline.
+    """
+    if not check_hub_available(hf_id, revision, cache_dir):
+        fetch_hub_snapshot(hf_id, revision, cache_dir, select=CONFIG_FILES if configs_only else None)
+    return hub_config_dir(hf_id, revision, cache_dir, local_only=True)
 
 
 def hub_config_dir(hf_id: str, revision: str = "main", cache_dir=None, local_only: bool = False) -> Path:

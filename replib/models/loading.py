@@ -21,7 +21,7 @@ from ..provenance import note_model
 from .base import LoadedModel, default_device, offline_mode, weights_dtype
 from .errors import ModelUnavailableError
 from .files import check_no_remote_code, folder_identity, require_tokenizer, weight_files
-from .hub import check_hub_available, hub_config_dir
+from .hub import hub_snapshot
 from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
@@ -217,11 +217,11 @@ def _load_registry_folder(spec: ModelSpec, folder: Path, packaged: bool) -> Load
 
 def _load_registry_hub(spec: ModelSpec, cache_dir) -> LoadedModel:
     """A registry model from the Hub at its pinned revision; offline and not cached fails before any download."""
-    local_only = check_hub_available(spec.hf_id, spec.revision, cache_dir)
-    config_dir = hub_config_dir(spec.hf_id, spec.revision, cache_dir, local_only)  # refuses an auto_map first
+    # the files come through the book's downloader (size cap, deadlines, checksums); refuses an auto_map first
+    config_dir = hub_snapshot(spec.hf_id, spec.revision, cache_dir)
     mem_len = spec.extra.get("mem_len", 512)
     model, tok, commit = load_from_hub(
-        spec.hf_id, spec.revision, spec.recipe, spec.family, spec.safetensors, cache_dir, local_only, mem_len
+        spec.hf_id, spec.revision, spec.recipe, spec.family, spec.safetensors, cache_dir, True, mem_len
     )
     commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
     source = f"hf:{spec.hf_id}@{spec.revision}"

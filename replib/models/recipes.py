@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from .errors import ModelUnavailableError, WrongModelKindError
 from .files import pooling_mode
-from .hub import check_hub_available, hub_config_dir, hub_pooling
+from .hub import hub_pooling, hub_snapshot
 from .loading import load_config
 from .ref import ModelRef
 from .registry import PROTEIN_RECIPES, TEXT_RECIPES, TINY_RECIPES, get_spec
@@ -78,9 +78,8 @@ def model_recipe(spec, *, cache_dir=None) -> str:
         return "static"
     if src.kind == "local":
         return infer_recipe(load_config(src.transformer_dir), pooling_mode(Path(src.location)))
-    local_only = check_hub_available(src.location, src.revision, cache_dir)
-    folder = hub_config_dir(src.location, src.revision, cache_dir, local_only)
-    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir, local_only))
+    folder = hub_snapshot(src.location, src.revision, cache_dir, configs_only=True)
+    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir, local_only=True))
 
 
 def _kind_of(recipe: str) -> str:

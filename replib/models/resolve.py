@@ -20,7 +20,7 @@ from ..provenance import note_model
 from .base import LoadedModel, default_device
 from .errors import ModelUnavailableError
 from .files import pooling_mode, weights_sha256
-from .hub import check_hub_available, hub_config_dir, hub_pooling
+from .hub import check_hub_available, hub_pooling, hub_snapshot
 from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
 from .recipes import infer_recipe
 from .ref import ModelRef, model_refs, slugify
@@ -78,8 +78,7 @@ def select_models(models, default) -> list[str]:
 def _config_of(src):
     if src.kind == "local":
         return load_config(src.transformer_dir)
-    local_only = check_hub_available(src.location, src.revision)
-    return load_config(hub_config_dir(src.location, src.revision, None, local_only))
+    return load_config(hub_snapshot(src.location, src.revision, None, configs_only=True))
 
 
 def model_n_layers(spec) -> int:
@@ -222,11 +221,11 @@ def _load_local(src: ModelSource, recipe, device, dtype) -> LoadedModel:
 
 
 def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir) -> LoadedModel:
-    local_only = check_hub_available(src.location, src.revision, cache_dir)
-    config_dir = hub_config_dir(src.location, src.revision, cache_dir, local_only)  # refuses an auto_map
+    # the files come through the book's downloader (size cap, deadlines, checksums); refuses an auto_map
+    config_dir = hub_snapshot(src.location, src.revision, cache_dir)
     config = load_config(config_dir)
-    rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir, local_only))
-    model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, local_only)
+    rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir, local_only=True))
+    model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, True)
     device = default_device(device)
     model = finish(model, dtype, device)
     commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit

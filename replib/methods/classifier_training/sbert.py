@@ -18,8 +18,8 @@ from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
 from ...models import UntrustedCodeError, describe_model, get_spec, minilm_dir, model_slug, weights_sha256
 from ...models.files import check_no_remote_code, require_tokenizer, st_transformer_dir
+from ...models.hub import hub_snapshot
 from ...models.registry import MINILM_SAFETENSORS_SHA256
-from ...models.resolve import check_hub_available
 from ...provenance import note_model
 from .training import _cache_root
 
@@ -131,9 +131,13 @@ def _sbert_model(model_name: str, device=None):
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
             _note(spec, "packaged", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
         else:  # from the Hub at the registry's (or the given) revision; offline and uncached fails at once
-            local_only = check_hub_available(src, spec.revision)
+            # the files come through the book's downloader (size cap, deadlines, checksums) into the Hugging
+            # Face cache, and the snapshot is checked as a reader's folder is before sentence-transformers reads it
+            snapshot = hub_snapshot(src, spec.revision)
+            check_sbert_folder_code(snapshot)
+            require_tokenizer(st_transformer_dir(snapshot) if (snapshot / "modules.json").is_file() else snapshot)
             m = _SBERT_MODELS[key] = SentenceTransformer(
-                src, device=device, revision=spec.revision, local_files_only=local_only, trust_remote_code=False
+                src, device=device, revision=spec.revision, local_files_only=True, trust_remote_code=False
             )
             try:
                 served = m[0].auto_model.config._commit_hash

@@ -1,0 +1,231 @@
+"""Hugging Face Hub downloads through the book's own downloader: a size cap on the whole model, per-read and
+overall deadlines, resumption and a checksum for every file, into the standard Hugging Face cache.
+
+``transformers`` and ``sentence-transformers`` would download a model with ``huggingface_hub``, which has a
+per-read timeout but no cap on what a repository brings and no overall deadline: a server that drips bytes
+holds a run for ever, and a repository with every weight format in it brings all of them. Here the files a
+loader needs are listed first (one call to the Hub's API with the files' sizes and hashes), their total is
+checked against :data:`MAX_MODEL_BYTES` before a byte is fetched, and each file comes through
+:func:`replib.data.download.download` (size fixed by the listing, sha256 for LFS files and the git blob hash
+for the others, resumable, one deadline for the whole model). The files are laid out as the Hugging Face
+cache holds them (``models--org--name/blobs``, ``snapshots/<commit>``, ``refs/<revision>``), so the loaders
+then read them with ``local_files_only=True`` and never reach the network themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+import huggingface_hub.constants as hf_constants
+from huggingface_hub import HfApi
+from huggingface_hub.file_download import repo_folder_name
+from huggingface_hub.utils import get_token
+
+from ..data.download import (
+    DEFAULT_TIMEOUT,
+    ChecksumError,
+    DownloadTimeoutError,
+    DownloadTooLargeError,
+    default_deadline,
+    download,
+)
+from .errors import ModelUnavailableError
+
+__all__ = ["HubFile", "MAX_MODEL_BYTES", "MAX_MODEL_BYTES_ENV", "fetch_hub_snapshot", "hub_listing", "needed_files"]
+
+#: environment variable that raises (or lowers) the cap on one model's download, in bytes
+MAX_MODEL_BYTES_ENV = "REPLIB_HUB_MAX_BYTES"
+#: the most bytes one model may bring from the Hub by default (the largest paper model, ESM-2 650M, is 2.6 GB)
+MAX_MODEL_BYTES = 10 * 2**30
+#: weight and export formats no loader here reads: never downloaded
+_SKIP = re.compile(
+    r"(^|/)(tf_model\.h5|flax_model\.msgpack|rust_model\.ot|model\.onnx.*|.*\.tflite|.*\.mlmodel|.*\.ckpt.*|"
+    r"coreml/.*|onnx/.*|openvino/.*|.*\.gguf|.*\.h5|.*\.msgpack|.*\.ot)$"
+)
+_TORCH_BIN = re.compile(r"(^|/)(pytorch_model.*\.bin|pytorch_model\.bin\.index\.json)$")
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hub repository at a commit: its path, exact size and hashes (``sha256`` for LFS files,
+    the git blob id for every file)."""
+
+    path: str
+    size: int
+    blob_id: str | None
+    sha256: str | None
+
+    @property
+    def etag(self) -> str:
+        """The name of the file's blob in the Hugging Face cache (the LFS sha256, else the git blob id)."""
+        return self.sha256 or self.blob_id or hashlib.sha256(self.path.encode()).hexdigest()
+
+
+def max_model_bytes() -> int:
+    """The cap on one model's download: ``$REPLIB_HUB_MAX_BYTES`` or :data:`MAX_MODEL_BYTES`."""
+    raw = os.environ.get(MAX_MODEL_BYTES_ENV, "").strip()
+    if not raw:
+        return MAX_MODEL_BYTES
+    try:
+        value = int(float(raw))
+    except ValueError:
+        raise ValueError(f"{MAX_MODEL_BYTES_ENV}={raw!r} is not a number of bytes") from None
+    if value <= 0:
+        raise ValueError(f"{MAX_MODEL_BYTES_ENV}={raw!r} must be a positive number of bytes")
+    return value
+
+
+def hub_listing(hf_id: str, revision: str, *, endpoint: str | None = None, timeout: float = DEFAULT_TIMEOUT):
+    """The commit that ``revision`` names and the repository's files at it, with sizes and hashes.
+
+    Returns
+    -------
+    commit : str
+    files : list of HubFile
+
+    Raises
+    ------
+    ModelUnavailableError
+        When the Hub does not list the files' sizes (nothing would bound the download).
+    """
+    api = HfApi(endpoint=endpoint or hf_constants.ENDPOINT)
+    info = api.model_info(hf_id, revision=revision, files_metadata=True, timeout=timeout)
+    files = []
+    for s in info.siblings or []:
+        if s.size is None:
+            raise ModelUnavailableError(
+                f"{hf_id}@{revision}: the Hub did not give the size of {s.rfilename}, so its download cannot be "
+                "capped; download the model where you trust the source and pass its folder (--model PATH)"
+            )
+        files.append(HubFile(s.rfilename, int(s.size), s.blob_id, s.lfs.sha256 if s.lfs else None))
+    return info.sha, files
+
+
+def needed_files(files: list[HubFile]) -> list[HubFile]:
+    """The files a ``transformers``/``sentence-transformers`` loader reads: configuration, tokenizer and
+    sentence-transformers files, and one weight format (safetensors where the repository has them, else the
+    PyTorch pickles); TensorFlow, Flax, ONNX and other exports are left out."""
+    keep = [f for f in files if not _SKIP.search(f.path)]
+    if any(f.path.endswith(".safetensors") for f in keep):
+        keep = [f for f in keep if not _TORCH_BIN.search(f.path)]
+    return keep
+
+
+def fetch_hub_snapshot(
+    hf_id: str,
+    revision: str,
+    cache_dir=None,
+    *,
+    endpoint: str | None = None,
+    max_bytes: int | None = None,
+    deadline: float | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    select: tuple[str, ...] | None = None,
+) -> Path:
+    """Download what a loader needs of ``hf_id@revision`` into the Hugging Face cache; return the snapshot folder.
+
+    Parameters
+    ----------
+    max_bytes : int, optional
+        The most bytes the model's files may add up to (default :func:`max_model_bytes`); more is refused
+        before any download, naming the size and how to raise the cap.
+    deadline : float, optional
+        Seconds for the whole model (default :func:`replib.data.download.default_deadline` of its total size).
+    timeout : float
+        Seconds for the connection and each read.
+    select : tuple of str, optional
+        Only these paths (those the repository has), e.g. the configuration files.
+
+    Raises
+    ------
+    DownloadTooLargeError
+        The files add up to more than ``max_bytes``, or a server sends more than the listing says.
+    DownloadTimeoutError
+        The deadline passed (the bytes of the file in flight are kept and resumed next time).
+    ChecksumError
+        A file's bytes differ from the listed hash.
+    """
+    endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
+    commit, files = hub_listing(hf_id, revision, endpoint=endpoint, timeout=timeout)
+    files = needed_files(files) if select is None else [f for f in files if f.path in select]
+    total, cap = sum(f.size for f in files), max_model_bytes() if max_bytes is None else max_bytes
+    if total > cap:
+        raise DownloadTooLargeError(
+            f"{hf_id}@{revision} would download {total / 1e9:.2f} GB ({len(files)} files), more than the "
+            f"{cap / 1e9:.2f} GB allowed; set {MAX_MODEL_BYTES_ENV} to a larger number of bytes, or download it "
+            "yourself and pass its folder (--model PATH)"
+        )
+    root = Path(cache_dir or hf_constants.HF_HUB_CACHE) / repo_folder_name(repo_id=hf_id, repo_type="model")
+    snap = root / "snapshots" / commit
+    t_end = time.monotonic() + (default_deadline(total) if deadline is None else deadline)
+    for f in files:
+        if not (snap / f.path).is_file():
+            _fetch_file(endpoint, hf_id, commit, f, root, t_end, timeout)
+    if revision != commit:
+        _write_ref(root, revision, commit)
+    return snap
+
+
+def _fetch_file(endpoint: str, hf_id: str, commit: str, f: HubFile, root: Path, t_end: float, timeout: float):
+    """One file into ``blobs/`` (checked) and linked from ``snapshots/<commit>/``."""
+    left = t_end - time.monotonic()
+    if left <= 0:
+        raise DownloadTimeoutError(f"{hf_id}@{commit}: the download's overall deadline passed before {f.path}")
+    url = f"{endpoint}/{hf_id}/resolve/{commit}/{urllib.parse.quote(f.path)}"
+    blob = root / "blobs" / f.etag
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    if not blob.is_file():
+        token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        download(
+            url,
+            blob,
+            f.sha256,
+            size=f.size,
+            timeout=min(timeout, left),
+            deadline=left,
+            max_bytes=f.size,
+            headers=headers,
+        )
+        if f.sha256 is None and f.blob_id is not None and _git_blob_id(blob) != f.blob_id:
+            blob.unlink()
+            raise ChecksumError(f"{url}: git blob hash differs from the listed {f.blob_id}; the file was removed")
+    _link(blob, root / "snapshots" / commit / f.path)
+
+
+def _git_blob_id(path: Path) -> str:
+    """git's object id of a file: sha1 of ``b"blob <size>\\0"`` followed by its bytes."""
+    h = hashlib.sha1(usedforsecurity=False)
+    h.update(b"blob %d\0" % path.stat().st_size)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _link(blob: Path, dest: Path) -> None:
+    """``dest`` pointing at ``blob`` (a relative symlink as ``huggingface_hub`` makes, or a copy), atomically."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.link")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    try:
+        tmp.symlink_to(os.path.relpath(blob, dest.parent))
+    except OSError:  # no symlinks here (some Windows setups): a copy
+        tmp.write_bytes(blob.read_bytes())
+    os.replace(tmp, dest)
+
+
+def _write_ref(root: Path, revision: str, commit: str) -> None:
+    ref = root / "refs" / revision
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    tmp = ref.with_name(f".{ref.name}.{os.getpid()}.tmp")
+    tmp.write_text(commit)
+    os.replace(tmp, ref)
