@@ -303,6 +303,7 @@ def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path
     from replib import provenance
 
     monkeypatch.setattr(provenance, "USED_MODELS", [])
+    monkeypatch.setattr(ct.sbert, "_SBERT_MODELS", {})  # loaded here, whatever tests ran before in the process
     texts = ["a man plays a guitar", "isotropy", "ok"]
     first = ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)
     again = ct.sbert_embeddings(texts, cache_dir=tmp_path, progress=False)

@@ -97,12 +97,13 @@ def hub_snapshot(hf_id: str, revision: str = "main", cache_dir=None, *, configs_
     """
     if not check_hub_available(hf_id, revision, cache_dir):
         fetch_hub_snapshot(hf_id, revision, cache_dir, select=CONFIG_FILES if configs_only else None)
-    return hub_config_dir(hf_id, revision, cache_dir, local_only=True)
+    return hub_config_dir(hf_id, revision, cache_dir)
 
 
-def hub_config_dir(hf_id: str, revision: str = "main", cache_dir=None, local_only: bool = False) -> Path:
+def hub_config_dir(hf_id: str, revision: str = "main", cache_dir=None) -> Path:
     """The local snapshot folder holding ``config.json`` (and ``tokenizer_config.json`` when the repository has
-    one) of ``hf_id@revision``, checked with :func:`~replib.models.files.check_no_remote_code`.
+    one) of ``hf_id@revision`` in the cache (never the network: :func:`hub_snapshot` brings the files), checked
+    with :func:`~replib.models.files.check_no_remote_code`.
 
     Raises
     ------
@@ -111,7 +112,7 @@ def hub_config_dir(hf_id: str, revision: str = "main", cache_dir=None, local_onl
     ModelUnavailableError
         When the repository has no ``config.json``.
     """
-    kw = dict(revision=revision, cache_dir=cache_dir, local_files_only=local_only)
+    kw = dict(revision=revision, cache_dir=cache_dir, local_files_only=True)  # the cache only
     try:
         config = Path(hf_hub_download(hf_id, "config.json", **kw))
     except (EntryNotFoundError, LocalEntryNotFoundError) as exc:
@@ -128,10 +129,10 @@ def hub_config_dir(hf_id: str, revision: str = "main", cache_dir=None, local_onl
     return config.parent
 
 
-def hub_pooling(hf_id: str, revision: str = "main", cache_dir=None, local_only: bool = False) -> str | None:
+def hub_pooling(hf_id: str, revision: str = "main", cache_dir=None) -> str | None:
     """The sentence-transformers pooling mode of a Hub repository (:func:`~replib.models.files.pooling_mode`),
-    or None when it has no ``modules.json`` (a plain ``transformers`` model) or it cannot be fetched."""
-    kw = dict(revision=revision, cache_dir=cache_dir, local_files_only=local_only)
+    or None when the cached snapshot has no ``modules.json`` (a plain ``transformers`` model)."""
+    kw = dict(revision=revision, cache_dir=cache_dir, local_files_only=True)  # the cache only
     try:
         mods = Path(hf_hub_download(hf_id, "modules.json", **kw))
         for m in json.loads(mods.read_text()):

@@ -79,7 +79,7 @@ def model_recipe(spec, *, cache_dir=None) -> str:
     if src.kind == "local":
         return infer_recipe(load_config(src.transformer_dir), pooling_mode(Path(src.location)))
     folder = hub_snapshot(src.location, src.revision, cache_dir, configs_only=True)
-    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir, local_only=True))
+    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir))
 
 
 def _kind_of(recipe: str) -> str:

@@ -224,7 +224,7 @@ def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir) -> LoadedModel
     # the files come through the book's downloader (size cap, deadlines, checksums); refuses an auto_map
     config_dir = hub_snapshot(src.location, src.revision, cache_dir)
     config = load_config(config_dir)
-    rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir, local_only=True))
+    rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir))
     model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, True)
     device = default_device(device)
     model = finish(model, dtype, device)
