@@ -590,9 +590,7 @@ def test_semcor_zip_reads_every_tag_file_of_the_three_concordances(tmp_path):
 
     one, two = _semcor_xml(_SEMCOR_TEXT[:1]), _semcor_xml(_SEMCOR_TEXT[1:])
     path = tmp_path / "semcor.zip"
-    path.write_bytes(
-        _semcor_zip({"semcor/brownv/tagfiles/br-x02.xml": two, "semcor/brown1/tagfiles/br-x01.xml": one})
-    )
+    path.write_bytes(_semcor_zip({"semcor/brownv/tagfiles/br-x02.xml": two, "semcor/brown1/tagfiles/br-x01.xml": one}))
     sentences = read_semcor_zip(path)
     assert [s.doc for s in sentences] == ["brown1/br-x01", "brownv/br-x02", "brownv/br-x02"]
     path.write_bytes(_semcor_zip({"semcor/brown1/other/br-x01.xml": one}))
