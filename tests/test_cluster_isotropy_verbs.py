@@ -186,3 +186,17 @@ def test_the_chapter_step_records_table_4_only_where_the_profile_asks(rng, monke
     assert set(rec) == {k for k in rec if k.startswith("semcor_")} and "semcor_removed_pcs_dt_sm_minus_st_dm_max" in rec
     off = SimpleNamespace(semcor=False)
     assert ci.semcor_experiment(off, None, {}).empty and ci.semcor_records(pd.DataFrame(), off) == {}
+
+
+def test_the_semcor_part_is_paper_only_and_not_rehearsed_as_a_model_part(tmp_path):
+    from replib.config import chapter_parts
+    from replib.rehearsal import Context, rehearse_part
+
+    paper = {p.name: p for p in chapter_parts("cluster_isotropy", "paper")}
+    assert paper["semcor"].steps == ("semcor",) and paper["semcor"].records == ("semcor_*",)
+    assert set(paper["semcor"].models) == {"gpt2", "bert-base-uncased", "roberta-base"}
+    assert all(
+        "semcor" not in {p.name for p in chapter_parts("cluster_isotropy", prof)} for prof in ("smoke", "offline")
+    )
+    with pytest.raises(NotImplementedError, match="no rehearsal yet"):
+        rehearse_part("cluster_isotropy", "semcor", Context(workdir=tmp_path))
