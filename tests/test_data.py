@@ -530,3 +530,113 @@ def test_wordnet_tag_counts_say_which_words_are_mostly_nouns(wordnet):
         from replib.data import load_wordnet_supersenses
 
         load_wordnet_supersenses("preposition")
+
+
+# ------------------------------------------------------------------------ SemCor (NLTK's XML conversion)
+def _semcor_xml(sentences) -> bytes:
+    """A tag file in SemCor's format (a synthetic text, never a copy of SemCor): ``sentences`` is a list of
+    token lists, each token ``word`` (untagged), ``(word, pos)`` or ``(word, pos, lemma, wnsn)``."""
+    out = ['<contextfile concordance="brown">', '<context filename="br-x01" paras="yes">', '<p pnum="1">']
+    for k, tokens in enumerate(sentences, 1):
+        out.append(f'<s snum="{k}">')
+        for t in tokens:
+            if isinstance(t, str):
+                out.append(f"<punc>{t}</punc>" if t in ".,;" else f'<wf cmd="ignore">{t}</wf>')
+            elif len(t) == 2:
+                out.append(f'<wf cmd="ignore" pos="{t[1]}">{t[0]}</wf>')
+            else:
+                out.append(f'<wf cmd="done" pos="{t[1]}" lemma="{t[2]}" wnsn="{t[3]}" lexsn="2:38:00::">{t[0]}</wf>')
+        out.append("</s>")
+    return "\n".join(out + ["</p>", "</context>", "</contextfile>"]).encode()
+
+
+def _semcor_zip(files: dict) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("semcor/README", b"not a tag file")
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+_SEMCOR_TEXT = [
+    [("The", "DT"), ("dog", "NN", "dog", "1"), ("ran", "VBD", "run", "1"), "home", "."],
+    [("Fulton_County", "NNP", "group", "1"), ("runs", "VBZ", "run", "2"), ("the", "DT"), "company", "."],
+    [("He", "PRP"), ("had", "VBD", "have", "1;2"), ("been", "VBN", "be", "0"), ("saying", "VBG", "say", "3")],
+]
+
+
+def test_semcor_parser_reads_tokens_tags_and_single_senses_of_verbs():
+    from replib.data.semcor import parse_semcor_xml
+
+    s1, s2, s3 = parse_semcor_xml(_semcor_xml(_SEMCOR_TEXT), "brown1/br-x01")
+    assert s1.tokens == ("The", "dog", "ran", "home", ".") and s1.doc == "brown1/br-x01" and s1.snum == "1"
+    assert [(v.index, v.lemma, v.sense, v.tag) for v in s1.verbs] == [(2, "run", "1", "VBD")]  # the noun is no verb
+    assert s2.tokens[0] == "Fulton County" and s2.text == "Fulton County runs the company ."  # multi-word unit
+    assert [(v.index, v.sense, v.tag) for v in s2.verbs] == [(1, "2", "VBZ")]
+    # several senses ("1;2") and sense 0 are no single sense: only "saying" counts
+    assert [(v.index, v.lemma, v.sense, v.tag) for v in s3.verbs] == [(3, "say", "3", "VBG")]
+    with pytest.raises(ValueError, match="not a SemCor XML"):
+        parse_semcor_xml(b"<s><wf>unclosed</s>", "brown1/bad")
+    with pytest.raises(ValueError, match="no sentence"):
+        parse_semcor_xml(b"<contextfile/>", "brown1/empty")
+
+
+def test_semcor_zip_reads_every_tag_file_of_the_three_concordances(tmp_path):
+    from replib.data.semcor import read_semcor_zip
+
+    one, two = _semcor_xml(_SEMCOR_TEXT[:1]), _semcor_xml(_SEMCOR_TEXT[1:])
+    path = tmp_path / "semcor.zip"
+    path.write_bytes(_semcor_zip({"semcor/brownv/tagfiles/br-x02.xml": two, "semcor/brown1/tagfiles/br-x01.xml": one}))
+    sentences = read_semcor_zip(path)
+    assert [s.doc for s in sentences] == ["brown1/br-x01", "brownv/br-x02", "brownv/br-x02"]
+    path.write_bytes(_semcor_zip({"semcor/brown1/other/br-x01.xml": one}))
+    with pytest.raises(ValueError, match="no semcor/brown"):
+        read_semcor_zip(path)
+
+
+def test_semcor_entry_is_pinned_by_nltks_published_md5():
+    entry = DATASETS["semcor"].files["semcor.zip"]
+    assert entry.md5 == "46c095f0ab7090132567f87252af724f" and entry.size == 4397021  # NLTK's index.xml
+    assert entry.urls == ("https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/semcor.zip",)
+    assert not entry.in_mirror and entry.sha256 is None and DATASETS["semcor"].parser == "load_semcor"
+
+
+def test_semcor_through_a_loopback_mirror_and_a_wrong_md5_refused(monkeypatch, tmp_path, http_mirror):
+    """The loader reads the zip through the data layer; bytes that are not the registered ones are refused."""
+    import dataclasses
+
+    from replib.data import load_semcor
+
+    root, url = http_mirror
+    data = _semcor_zip({"semcor/brown2/tagfiles/br-x01.xml": _semcor_xml(_SEMCOR_TEXT)})
+    real = DATASETS["semcor"].files["semcor.zip"]
+    entry = dataclasses.replace(real, md5=hashlib.md5(data).hexdigest(), size=len(data))  # the fixture's md5
+    monkeypatch.setitem(DATASETS["semcor"].files, "semcor.zip", entry)
+    _serve(root, entry, data)
+    monkeypatch.setenv("REPLIB_DATA_MIRROR", url)
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    sentences = load_semcor()
+    assert len(sentences) == 3 and sentences[0].verbs[0].lemma == "run"
+    assert (tmp_path / "cache" / "data" / "semcor" / "semcor.zip").read_bytes() == data
+    # the same bytes against NLTK's published md5 (they are not NLTK's zip): refused, nothing cached
+    monkeypatch.setitem(DATASETS["semcor"].files, "semcor.zip", dataclasses.replace(real, size=len(data)))
+    cache = tmp_path / "other"
+    with pytest.raises(ChecksumError, match="md5"):
+        fetch("semcor", "semcor.zip", mirror=url, cache=cache)
+    assert _listing(cache / "semcor") == []
+
+
+def test_semcor_missing_offline_says_where_it_comes_from(monkeypatch, tmp_path):
+    from replib.data import load_semcor
+
+    monkeypatch.setenv("REPLIB_DATA_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPLIB_DATA_OFFLINE", "1")
+    with pytest.raises(DataNotFoundError) as exc:
+        load_semcor()
+    msg = str(exc.value)
+    assert "semcor/semcor.zip" in msg and "REPLIB_DATA_MIRROR" in msg and "nltk_data" in msg

@@ -7,6 +7,7 @@ offline mirror to read data without network access; downloads are cached in
 
 from .loaders import load_glue, load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb
 from .registry import DATASETS, get_file
+from .semcor import load_semcor
 from .store import ChecksumError, DataNotFoundError, IncompleteDownloadError, cache_dir, fetch
 from .swissprot import load_swissprot, validate_residues
 from .wordnet import load_wordnet_supersenses, load_wordnet_tag_counts
@@ -24,6 +25,7 @@ __all__ = [
     "validate_residues",
     "load_wordnet_supersenses",
     "load_wordnet_tag_counts",
+    "load_semcor",
     "DATASETS",
     "get_file",
     "cache_dir",

@@ -265,6 +265,9 @@ _SOURCES: dict[str, Callable[[str], dict]] = {
 }
 
 WORDNET_DEB_URL = "http://deb.debian.org/debian/pool/main/w/wordnet/wordnet-base_3.0-37_all.deb"
+SEMCOR_ZIP_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/semcor.zip"
+#: NLTK's published md5 of semcor.zip (nltk_data index.xml at commit 005569f5; the same md5 in an older spec)
+SEMCOR_ZIP_MD5 = "46c095f0ab7090132567f87252af724f"
 
 # Files that the offline mirror does not hold (paper profile, or fetched from a package archive).
 _EXTRA_FILES = {
@@ -279,6 +282,21 @@ _EXTRA_FILES = {
             "the Princeton WordNet 3.0 database, https://wordnetcode.princeton.edu/3.0/WordNet-3.0.tar.gz",
             note="6.5 MB; read in Python by replib.data.wordnet (no apt needed); sha256 and size from the "
             "Debian bookworm Packages index",
+        ),
+    },
+    "semcor": {
+        "semcor.zip": DataFile(
+            "semcor/semcor.zip",
+            None,
+            4397021,
+            urls=(SEMCOR_ZIP_URL,),
+            in_mirror=False,
+            md5=SEMCOR_ZIP_MD5,
+            canonical="NLTK data package semcor (SemCor 3.0 in XML, converted by NLTK from the Princeton "
+            "distribution); listed in nltk_data's index.xml with size 4397021 and this md5",
+            note="paper profile (Rajaee & Pilehvar 2021, Table 4); 4.4 MB; not in the offline mirror, so no "
+            "sha256 could be observed from a verified copy: pinned by NLTK's published md5. Read in Python by "
+            "replib.data.semcor (no nltk needed)",
         ),
     },
     "ptb": {
@@ -418,6 +436,14 @@ _META = {
         "WordNet 3.0 licence (Princeton University; free use with attribution)",
         "fellbaum1998wordnet",
         "load_wordnet_supersenses",
+    ),
+    "semcor": (
+        "SemCor 3.0 (NLTK's XML conversion): about 37,000 Brown corpus sentences whose content words "
+        "(brown1, brown2) or verbs (brownv) carry WordNet 3.0 senses and Penn Treebank tags",
+        "https://www.nltk.org/nltk_data/",
+        "WordNet licence (Princeton University; SemCor is distributed with the WordNet terms)",
+        "miller1993semcor",
+        "load_semcor",
     ),
     "swissprot": (
         "UniProtKB/Swiss-Prot sequences with GO biological-process annotations (January 2014, from "

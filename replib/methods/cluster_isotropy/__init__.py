@@ -26,7 +26,9 @@ The package is split by concern, and re-exports every public name here:
 * :mod:`.spreads`: the spread of the values compared with the paper (run-to-run sd over seeds, binomial
   errors of the classification scores);
 * :mod:`.classification`: the classification protocol (flattened last-layer token matrix, MLP) with a fresh
-  classifier for every condition.
+  classifier for every condition;
+* :mod:`.verbs`: Table 4, verb tense against meaning on SemCor (mean distances to the occurrences with the
+  same/different tense and sense).
 
 See the chapter ``notebooks/cluster_isotropy``.
 """
@@ -58,6 +60,8 @@ from .experiments import (
     layer_sentences,
     notebook_records,
     plane_views,
+    semcor_experiment,
+    semcor_records,
     short_names,
     sts_experiment,
     sts_records,
@@ -107,6 +111,16 @@ from .transform import (
     lloyd_points,
     remove_cluster_directions,
     transform_residuals,
+)
+from .verbs import (
+    anchor_distances,
+    pairwise_distances,
+    select_polysemous_verbs,
+    tense_meaning_distances,
+    verb_occurrences,
+    verb_tense,
+    verb_vectors,
+    word_pieces,
 )
 
 __all__ = [
@@ -175,4 +189,15 @@ __all__ = [
     "deck_table",
     "classification_experiment",
     "classification_records",
+    "semcor_experiment",
+    "semcor_records",
+    # Table 4 (SemCor)
+    "verb_tense",
+    "verb_occurrences",
+    "select_polysemous_verbs",
+    "pairwise_distances",
+    "anchor_distances",
+    "tense_meaning_distances",
+    "word_pieces",
+    "verb_vectors",
 ]

@@ -9,8 +9,8 @@ classification protocol, and a model without the paper's hyperparameters gets th
 (``tune_models``, :func:`derive`).
 
 Parts (:mod:`replib.parts`): one per model (I(W) per layer, Table 1 and the STS experiment), ``deck`` (the
-seed deck's ablations with ``deck_model``), ``classify`` (the classification protocol with ``clf_model``) and
-``rest``.
+seed deck's ablations with ``deck_model``), ``classify`` (the classification protocol with ``clf_model``),
+``semcor`` (Table 4 on SemCor, every model; the paper profile only) and ``rest``.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ SCHEMA = {
         "clf_max_length",
         "demo_clusters",
         "demo_pc",
+        "semcor",
+        "semcor_min_count",
     ],
     "properties": {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
@@ -89,6 +91,8 @@ SCHEMA = {
         "clf_max_length": {"type": "integer", "minimum": 4},
         "demo_clusters": {"type": "integer", "minimum": 1, "description": "clusters of the transform's demo"},
         "demo_pc": {"type": "integer", "minimum": 0, "description": "directions removed in the demo"},
+        "semcor": {"type": "boolean", "description": "Table 4: verb tense vs meaning on SemCor (downloaded)"},
+        "semcor_min_count": {"type": "integer", "minimum": 1, "description": "occurrences of each kept sense"},
     },
 }
 
@@ -99,18 +103,19 @@ TABLE = {
                   tune_seeds=3, datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5,
                   layer_sample=None, table1_ks=[1, 3, 6, 9, 20], deck_model="bert-base-uncased", deck_seeds=5,
                   clf_model="bert-base-uncased", clf_tasks=["RTE", "CoLA", "SST-2", "MRPC"], clf_sizes=None,
-                  clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27, demo_pc=12),
+                  clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27, demo_pc=12, semcor=True,
+                  semcor_min_count=10),
     "offline": dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=_GRID, grid_pc=_GRID, tune_seeds=3,
                     datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
                     table1_ks=[1, 3, 6, 9, 20], deck_model="all-MiniLM-L6-v2", deck_seeds=1,
                     clf_model="all-MiniLM-L6-v2", clf_tasks=["SST-2", "RTE", "MRPC", "CoLA"],
                     clf_sizes=[800, 200, 400], clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27,
-                    demo_pc=12),
+                    demo_pc=12, semcor=False, semcor_min_count=10),
     "smoke": dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=[2, 4, 6], grid_pc=[2, 4, 6],
                   tune_seeds=1, datasets=["STS12", "STS-B"], stsb_split="test", max_pairs=150, seeds=2,
                   layer_sample=150, table1_ks=[1, 3, 6], deck_model="tiny-bert", deck_seeds=1, clf_model="tiny-bert",
                   clf_tasks=["SST-2"], clf_sizes=[120, 40, 60], clf_epochs=3, clf_lr=1e-3, clf_max_length=16,
-                  demo_clusters=6, demo_pc=4),
+                  demo_clusters=6, demo_pc=4, semcor=False, semcor_min_count=10),
 }
 # fmt: on
 
@@ -127,7 +132,7 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 
 
 #: the chapter's steps (cells marked ``# step: NAME``)
-STEPS = ("layers", "sts", "deck", "classify")
+STEPS = ("layers", "sts", "deck", "classify", "semcor")
 
 
 def _model_records(label: str) -> list[str]:
@@ -181,4 +186,18 @@ def parts(profile: str, params: dict) -> list:
         description=f"the classification protocol with {params['clf_model']}",
     )
     out = [*each, deck, classify]
+    if params["semcor"]:  # the paper profile only: SemCor is downloaded there (4.4 MB)
+        out.append(
+            Part(
+                name="semcor",
+                chapter="cluster_isotropy",
+                fraction=0.02,
+                budget=Budget(t4_hours=0.5, peak_rss_gb=8.0, cache_gb=4.0),
+                models=tuple(params["models"]),
+                data=("semcor",),
+                steps=("semcor",),
+                records=("semcor_*",),
+                description="Table 4: verb tense against meaning on SemCor, every model",
+            )
+        )
     return [*out, rest_part("cluster_isotropy", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]

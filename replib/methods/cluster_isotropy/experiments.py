@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...data import load_semcor
+from ...metrics import partition_isotropy
 from ...models import model_slug
 from .classification import compare_classification, pair_token_features
 from .setup import (
@@ -20,6 +22,7 @@ from .setup import (
 )
 from .sts import layer_isotropy, run_sts, token_pool, tune_hyperparameters, zero_mean_isotropy
 from .transform import ClusterIsotropy, all_but_the_top, transform_residuals
+from .verbs import GROUPS, select_polysemous_verbs, tense_meaning_distances, verb_occurrences, verb_vectors
 
 #: STS data sets -> their names in record keys
 DATASET_KEYS = {
@@ -244,6 +247,66 @@ def sts_records(summary: pd.DataFrame, cfg) -> dict:
         for method in ("cluster", "global"):
             out[f"sts_delta_{short[name]}_{method}"] = (S.loc[name][method] - S.loc[name]["baseline"]).mean()
         out[f"iw_gain_{short[name]}_cluster_log10"] = (L.loc[name]["cluster"] - L.loc[name]["baseline"]).min()
+    return out
+
+
+# ------------------------------------------------------------------------------------ Table 4 (SemCor)
+#: Table 4's two representations: the last layer as it is, and after the global method ("RemovedPCs")
+SEMCOR_VARIANTS = ("base", "removed_pcs")
+
+
+def semcor_experiment(cfg, models: ChapterModels, hparams: dict, cache_dir=None) -> pd.DataFrame:
+    """Table 4: verb tense against meaning on SemCor for every model, on the last layer (``base``) and after
+    the global method fitted on the verb vectors (``removed_pcs``: mean and the model's ``global_pc`` top
+    directions removed), with I(W) of the verb vectors; nothing (an empty frame) unless ``cfg.semcor``.
+
+    Returns
+    -------
+    DataFrame
+        One row per model and variant: ``st_sm``, ``st_dm``, ``dt_sm`` and their ``_spread``
+        (:func:`~.verbs.tense_meaning_distances`), ``isotropy``, ``isotropy_log10``, ``n_verbs``,
+        ``n_anchors``, ``n_occurrences``.
+    """
+    if not cfg.semcor:
+        return pd.DataFrame()
+    sentences = load_semcor()
+    occ = select_polysemous_verbs(verb_occurrences(sentences), min_count=cfg.semcor_min_count)
+    rows = []
+    for name in cfg.model_specs:
+        X, kept = verb_vectors(models(name), sentences, occ, cache_dir=cache_dir)
+        o = occ[kept]
+        for variant in SEMCOR_VARIANTS:
+            Y = X if variant == "base" else all_but_the_top(X, hparams[name]["global_pc"])
+            iw = partition_isotropy(Y)
+            d = tense_meaning_distances(Y, o["lemma"], o["sense"], o["tense"])
+            rows.append(
+                {
+                    "model": name,
+                    "variant": variant,
+                    **d,
+                    "isotropy": iw.value,
+                    "isotropy_log10": iw.log10,
+                    "n_occurrences": len(o),
+                }  # fmt: skip
+            )
+    return pd.DataFrame(rows)
+
+
+def semcor_records(table: pd.DataFrame, cfg) -> dict:
+    """Table 4's cells (``semcor_gpt2_base_st_sm``, ..., ``semcor_bert_removed_pcs_isotropy``), the spread of
+    each distance (``..._spread``) and, over the models, the largest DT-SM minus ST-DM after the global method
+    (``semcor_removed_pcs_dt_sm_minus_st_dm_max``: the paper finds meaning ahead of tense there, < 0)."""
+    if table.empty:
+        return {}
+    short = short_names(cfg)
+    out = {}
+    for _, r in table.iterrows():
+        key = f"semcor_{short[r['model']]}_{r['variant']}"
+        for g in GROUPS:
+            out[f"{key}_{g}"], out[f"{key}_{g}_spread"] = r[g], r[f"{g}_spread"]
+        out[f"{key}_isotropy"] = r["isotropy"]
+    after = table[table["variant"] == "removed_pcs"]
+    out["semcor_removed_pcs_dt_sm_minus_st_dm_max"] = float((after["dt_sm"] - after["st_dm"]).max())
     return out
 
 
