@@ -543,3 +543,17 @@ def test_the_chapters_range_parts_train_one_run_in_turn(tmp_path, monkeypatch):
     done = td.train_runs(whole)["protein"]  # the whole chapter (as the last range): resumes the same folder
     assert done.dir == runs["protein"].dir and (done.final_dir / "sha256.json").exists()
     _same_run(train_lm("protein", config_for("smoke")["protein"], 3, root=tmp_path / "ref", progress=False), done)
+
+
+def test_task_ranges_are_the_range_parts_selections():
+    """The rehearsal reads a range's first update from ``task_ranges``: the same cuts as the chapter's parts."""
+    from replib.config import chapter_parts
+    from replib.methods import training_dynamics as td
+
+    paper = config_for("paper")
+    for task in td.TASKS:
+        ranges = td.task_ranges("paper", paper, task)
+        ends = [dict(p.select)["until"][0] for p in chapter_parts("training_dynamics", "paper")
+                if dict(p.select).get("tasks") == (task,)]  # fmt: skip
+        assert [last for _, last in ranges] == ends and len(ends) >= 2
+        assert [first for first, _ in ranges] == [1, *[e + 1 for e in ends[:-1]]]

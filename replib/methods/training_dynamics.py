@@ -104,8 +104,8 @@ def parts(profile: str, params: dict) -> list:
     runs = []
     for task in TASKS:
         train, measure = hours[task]
-        n = n_ranges(train, SESSION_T4_HOURS - measure)
-        ranges = step_ranges(params[task]["steps"], params[task]["save_every"], n)
+        ranges = task_ranges(profile, params, task)
+        n = len(ranges)
         for k, (first, last) in enumerate(ranges):
             final = k == n - 1
             share = train * (last - first + 1) / params[task]["steps"] + (measure if final else 0.0)
@@ -126,6 +126,14 @@ def parts(profile: str, params: dict) -> list:
                 )
             )
     return [*runs, rest_part("training_dynamics", runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]
+
+
+def task_ranges(profile: str, params: dict, task: str) -> list[tuple[int, int]]:
+    """The ``(first, last)`` updates of each range ``task``'s run is cut into in ``profile`` (one range when a
+    session holds the run): the ranges of :func:`parts`, for whoever needs a range's first update."""
+    train, measure = _T4_HOURS.get(profile, {}).get(task, _SMALL)
+    n = n_ranges(train, SESSION_T4_HOURS - measure)
+    return step_ranges(params[task]["steps"], params[task]["save_every"], n)
 
 
 # ------------------------------------------------------------------------------------------ training

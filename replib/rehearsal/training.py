@@ -21,10 +21,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..config import chapter_config, chapter_parts
+from ..config import chapter_config
 from ..data import load_glue, load_polarity, load_snli
 from ..embeddings import embed_sentences
 from ..methods import classifier_training as ct
+from ..methods import training_dynamics as td
 from ..models import resolve_model
 from ..models.fullsize import fullsize_model
 from ..training import config_for, log_spaced_steps
@@ -159,8 +160,7 @@ def rehearse_training_dynamics(part, ctx) -> dict:
     select = dict(part.select)
     task, until = select["tasks"][0], select["until"][0]
     cfg = paper[task]
-    first = 1 + max((dict(p.select)["until"][0] for p in chapter_parts("training_dynamics", "paper")
-                     if dict(p.select).get("tasks") == (task,) and dict(p.select)["until"][0] < until), default=0)  # fmt: skip
+    first = next(a for a, b in td.task_ranges("paper", paper, task) if b == until)
     vocab, make_batch = _batches(task, cfg, ctx.seed, Path(ctx.workdir) / f"tok-{task}")
     model = build_model(task, cfg, vocab, ctx.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)
