@@ -211,6 +211,12 @@ def _add_rehearsal_parser(sub) -> None:
     )
 
 
+_JOBS_HELP = (
+    "execute this many chapters (and seeds) at once, each kernel with cores/N BLAS and OpenMP threads "
+    "(default 1: one at a time, with every core); not with --part"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser (every command and option)."""
     ap = _Parser(prog="python -m replib", description=__doc__.split("\n\n")[0])
@@ -223,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout-scale", type=_positive(float), default=1.0, help="multiply every chapter's time limit"
     )
     p_run.add_argument("--force", action="store_true", help="execute every chapter even when its inputs are unchanged")
+    p_run.add_argument("--jobs", type=_positive(int), default=1, help=_JOBS_HELP)
     _add_run_options(sub.add_parser("check", help="check claims of already executed notebooks (no execution)"))
     p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
     p_book.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
@@ -240,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_all.add_argument(
         "--force", action="store_true", help="execute every chapter and rebuild the book even when nothing changed"
     )
+    p_all.add_argument("--jobs", type=_positive(int), default=1, help=_JOBS_HELP)
     p_nb = sub.add_parser(
         "notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)"
     )
@@ -295,6 +303,7 @@ def _run(args) -> int:
         force=getattr(args, "force", False),
         part=args.part,
         scheduler=args.scheduler,
+        jobs=getattr(args, "jobs", 1),
     )
     print(format_table(rep))
     failed = rep["summary"]["failed"] > 0 or rep["summary"]["chapter_failures"] > 0

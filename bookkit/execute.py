@@ -66,9 +66,19 @@ def papermill_command(src: Path, dst: Path, cwd: Path, cell_timeout: int, params
     return cmd
 
 
-def kernel_environment(profile: str, root: Path | None, models_log: Path | None) -> dict[str, str]:
-    """The environment of a chapter's kernel (see the module docstring)."""
+#: the variables that set the threads of numpy's BLAS, torch and OpenMP in a kernel
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def kernel_environment(
+    profile: str, root: Path | None, models_log: Path | None, threads: int | None = None
+) -> dict[str, str]:
+    """The environment of a chapter's kernel (see the module docstring); ``threads``: the kernel's BLAS and
+    OpenMP threads (:data:`THREAD_ENV`, a value the user set wins)."""
     env = dict(os.environ)
+    if threads is not None:
+        for k in THREAD_ENV:
+            env.setdefault(k, str(threads))
     if root is not None:  # the chapter imports this project's replib
         env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     # the inline backend: with Agg (or an inherited MPLBACKEND=Agg) figures never reach the notebook/book
@@ -113,6 +123,7 @@ def execute_notebook(
     models_log: Path | None = None,
     root: Path | None = None,
     cwd: Path | None = None,
+    threads: int | None = None,
 ) -> tuple[str, str | None, float]:
     """Run one notebook (``.ipynb``) with papermill in a subprocess, with ``root`` on ``PYTHONPATH`` and
     ``cwd`` (default: the notebook's folder) as working directory.
@@ -125,7 +136,7 @@ def execute_notebook(
     dst.parent.mkdir(parents=True, exist_ok=True)
     cwd = Path(cwd or src.parent)
     cmd = papermill_command(src, dst, cwd, cell_timeout or timeout, {"profile": profile, **(extra_parameters or {})})
-    env = kernel_environment(profile, root, models_log)
+    env = kernel_environment(profile, root, models_log, threads)
     t0 = time.monotonic()
     log_path = dst.with_suffix(".log")
     with open(log_path, "w") as logf:

@@ -5,14 +5,23 @@ run on substituted models (:func:`bind_to_paper_models`)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 from replib._io import write_json_atomic
 
 from .checker import XFAIL_HOLDS
+from .environment import environment_info
 from .status import closing_line, summarize
 
-__all__ = ["bind_to_paper_models", "format_table", "previous_report", "write_report"]
+__all__ = [
+    "bind_to_paper_models",
+    "format_table",
+    "new_report",
+    "previous_report",
+    "previous_seconds",
+    "write_report",
+]
 
 #: report fields that change with every run (when it ran), not with what it found
 _VOLATILE = ("started", "finished", "merged_from")
@@ -125,3 +134,36 @@ def format_table(report: dict) -> str:
                 lines.append(f"  FAILED {c['key']}: {c['detail']}")
     lines.append(closing_line(report["summary"]))
     return "\n".join(lines)
+
+
+def previous_seconds(out_dir: Path) -> dict:
+    """``(chapter, seed) -> seconds`` of the report in ``out_dir``: a re-check keeps the run times of the run
+    that executed the notebooks."""
+    previous = {}
+    for c in previous_report(out_dir).get("chapters", []):
+        for s, info in (c.get("seeds") or {}).items():
+            previous[(c["chapter"], int(s))] = info.get("seconds", 0.0)
+        previous[(c["chapter"], None)] = c.get("seconds", 0.0)
+    return previous
+
+
+def new_report(
+    profile: str, root: Path, models: dict | None, rehearsal: bool, seeds: list | None, part: str | None = None
+) -> dict:
+    """The head of a run's report: profile, start, environment, the run's options; no chapter yet."""
+    report = {
+        "profile": profile,
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "environment": environment_info(root),
+        "chapters": [],
+        "claims": [],
+    }
+    if models:
+        report["models_override"] = models
+    if rehearsal:
+        report["rehearsal"] = True
+    if seeds:
+        report["seeds"] = seeds
+    if part is not None:
+        report["part"] = part
+    return report

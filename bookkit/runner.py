@@ -9,14 +9,11 @@ notebooks (over several seeds by :mod:`bookkit.seeds`); the report is written as
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import filelock
 import nbformat
 
 from replib.config import require_chapter_models
@@ -26,14 +23,22 @@ from replib.record import read_records
 
 from . import reuse
 from .claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
-from .environment import environment_info
 from .errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
+from .lanes import lane_threads, run_lanes
 from .limits import model_limit_scale
 from .notebooks import write_runnable
 from .parts import part_states
 from .project import CHAPTER_SUFFIX, find_root, toc_chapters
-from .run_report import bind_to_paper_models, format_table, previous_report, write_report
+from .run_report import (
+    bind_to_paper_models,
+    format_table,
+    new_report,
+    previous_report,
+    previous_seconds,
+    write_report,
+)
+from .runlock import run_lock
 from .runner_parts import check_part_option, list_parts, run_part
 from .seeds import check_chapter_seeds
 from .status import summarize
@@ -95,34 +100,6 @@ def discover_chapters(root: Path | None = None, only: list[str] | None = None) -
     return [_claims_or_error(n, paths[n]) for n in names]
 
 
-@contextmanager
-def run_lock(out_dir: Path):
-    """One runner at a time per output folder: an exclusive lock (``filelock``) on ``out_dir/.lock``, which
-    the system releases when its process ends in any way, so a lock left by a killed runner never blocks the
-    next one. ``out_dir/.lock.pid`` names the owner for the message. The report, the executed notebooks and
-    the logs of two concurrent runs can therefore never interleave."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    owner = out_dir / ".lock.pid"
-    lock = filelock.FileLock(out_dir / ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        try:
-            pid = f" (pid {int(owner.read_text().strip())})"
-        except (OSError, ValueError):
-            pid = ""
-        raise RunLockedError(
-            f"another runner{pid} is writing into {out_dir}; wait for it or use another output folder"
-        ) from None
-    try:
-        owner.write_text(str(os.getpid()))
-        yield
-    finally:
-        owner.unlink(missing_ok=True)
-        lock.release()
-
-
 def parse_model_options(values, chapters) -> dict[str, list[str]]:
     """``--model`` values to ``{chapter or "*": [specs]}``: ``chapter=SPEC`` for one chapter (``chapter`` one of
     ``chapters``), anything else for every chapter. Order is kept; a chapter's own models replace the global
@@ -162,6 +139,8 @@ class _Plan:
     part: str | None = None  # run this part of the chapter (bookkit.runner_parts)
     scheduler: str | None = None  # the Dask scheduler the chapters' parallel steps go to ("local": a LocalCluster)
     code: str | None = None  # the replib code's hash, computed once (bookkit.reuse.code_hash)
+    threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
+    executed: dict = field(default_factory=dict)  # (chapter, seed) -> _SeedRun, executed on lanes beforehand
 
     def models_for(self, chapter: str) -> list[str] | None:
         if not self.models:
@@ -177,17 +156,6 @@ class _SeedRun:
     notebook: Path
     records: dict = field(default_factory=dict)
     reused: str | None = None
-
-
-def _previous_seconds(out_dir: Path) -> dict:
-    """``(chapter, seed) -> seconds`` of the report in ``out_dir``: a re-check keeps the run times of the run
-    that executed the notebooks."""
-    previous = {}
-    for c in previous_report(out_dir).get("chapters", []):
-        for s, info in (c.get("seeds") or {}).items():
-            previous[(c["chapter"], int(s))] = info.get("seconds", 0.0)
-        previous[(c["chapter"], None)] = c.get("seconds", 0.0)
-    return previous
 
 
 def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = None) -> dict:
@@ -242,6 +210,7 @@ def _execute(
         root=plan.root,
         cwd=plan.root / "notebooks",
         extra_parameters=params or None,
+        threads=plan.threads,
     )
     plan.progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
     if status == "ok" and dst.exists() and completed(dst):
@@ -359,7 +328,7 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
         chosen = plan.models_for(ch.chapter)
         entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
         return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
-    runs = {seed: _run_seed(plan, ch, seed, i == 0) for i, seed in enumerate(plan.seeds)}
+    runs = {s: plan.executed.get((ch.chapter, s)) or _run_seed(plan, ch, s, i == 0) for i, s in enumerate(plan.seeds)}
     results = check_chapter_seeds(
         ch,
         plan.profile,
@@ -370,6 +339,26 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     if chosen:
         results = bind_to_paper_models(results, chosen, plan.rehearsal)
     return _chapter_entry(plan, ch, runs), results
+
+
+def _run_on_lanes(plan: _Plan, found: list[ChapterClaims], jobs: int) -> dict:
+    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.lanes`), longest first (its
+    time in the previous report, else its limit); ``(chapter, seed) -> _SeedRun``."""
+    chapters = {ch.chapter: ch for ch in found if not ch.error and not _wrong_model_kind(plan, ch.chapter)}
+    before = previous_seconds(plan.out_dir)
+
+    def cost(name: str) -> float:
+        return float(before.get((name, plan.seeds[0])) or chapters[name].timeout_for(plan.profile))
+
+    plan.progress(
+        f"[lanes] {len(chapters)} chapters x {len(plan.seeds)} seeds on {jobs} lanes, {plan.threads} thread(s) each"
+    )
+    return run_lanes(
+        jobs,
+        [(name, plan.seeds) for name in chapters],
+        lambda name, seed, first: _run_seed(plan, chapters[name], seed, first),
+        cost,
+    )
 
 
 def part_list(
@@ -408,28 +397,6 @@ def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] |
     return seeds
 
 
-def _new_report(
-    profile: str, root: Path, models: dict | None, rehearsal: bool, seeds: list | None, part: str | None = None
-) -> dict:
-    """The head of a run's report: profile, start, environment, the run's options; no chapter yet."""
-    report = {
-        "profile": profile,
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "environment": environment_info(root),
-        "chapters": [],
-        "claims": [],
-    }
-    if models:
-        report["models_override"] = models
-    if rehearsal:
-        report["rehearsal"] = True
-    if seeds:
-        report["seeds"] = seeds
-    if part is not None:
-        report["part"] = part
-    return report
-
-
 def run(
     profile: str = "offline",
     chapters: list[str] | None = None,
@@ -444,6 +411,7 @@ def run(
     force: bool = False,
     part: str | None = None,
     scheduler: str | None = None,
+    jobs: int = 1,
 ) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
@@ -471,13 +439,17 @@ def run(
         report then gathers every part kept in ``out_dir`` (:mod:`bookkit.runner_parts`)
     scheduler : a Dask scheduler address for the chapters' parallel steps (``"local"``: a LocalCluster),
         passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
+    jobs : execute this many chapters (and seeds) at once, each kernel with ``cores // jobs`` threads
+        (:mod:`bookkit.lanes`); not with ``part`` or ``check_only``
     """
     seeds = _check_arguments(rehearsal, models, seeds)
+    if jobs > 1 and part is not None:
+        raise ValueError("--jobs runs whole chapters side by side; --part runs one part of one chapter")
     root = Path(root or find_root()).resolve()  # the chapters run in root/notebooks: never a relative path
     out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
     if check_only and seeds is None:
         seeds = previous_report(out_dir).get("seeds")
-    report = _new_report(profile, root, models, rehearsal, seeds, part)
+    report = new_report(profile, root, models, rehearsal, seeds, part)
     found = discover_chapters(root, only=chapters)
     if not found:
         raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
@@ -497,9 +469,12 @@ def run(
         ref=report["environment"].get("git_commit"),
         part=part,
         scheduler=scheduler,
+        threads=lane_threads(jobs) if jobs > 1 else None,
     )
     with run_lock(out_dir):
-        plan.previous = _previous_seconds(out_dir) if check_only else {}
+        if jobs > 1 and part is None and not check_only:
+            plan.executed = _run_on_lanes(plan, found, jobs)
+        plan.previous = previous_seconds(out_dir) if check_only else {}
         for ch in found:
             entry, results = _run_chapter(plan, ch)
             report["chapters"].append(entry)

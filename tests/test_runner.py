@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bookkit import execute, runner
+from bookkit.errors import RunLockedError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,7 +221,7 @@ def test_two_runners_cannot_write_one_folder(tmp_path):
     out = tmp_path / "out"
     with runner.run_lock(out):
         assert (out / ".lock.pid").read_text() == str(os.getpid())
-        with pytest.raises(runner.RunLockedError, match=f"another runner \\(pid {os.getpid()}\\)"):
+        with pytest.raises(RunLockedError, match=f"another runner \\(pid {os.getpid()}\\)"):
             with runner.run_lock(out):
                 pass
     with runner.run_lock(out):  # released: the next runner takes it
@@ -234,7 +235,7 @@ def test_a_lock_held_by_another_process_and_one_left_by_a_killed_runner(tmp_path
     out = tmp_path / "out"
     holder = _holder(out)
     try:
-        with pytest.raises(runner.RunLockedError, match=f"pid {holder.pid}"):
+        with pytest.raises(RunLockedError, match=f"pid {holder.pid}"):
             with runner.run_lock(out):
                 pass
     finally:
