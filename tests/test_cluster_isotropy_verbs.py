@@ -188,9 +188,8 @@ def test_the_chapter_step_records_table_4_only_where_the_profile_asks(rng, monke
     assert ci.semcor_experiment(off, None, {}).empty and ci.semcor_records(pd.DataFrame(), off) == {}
 
 
-def test_the_semcor_part_is_paper_only_and_not_rehearsed_as_a_model_part(tmp_path):
+def test_the_semcor_part_is_paper_only():
     from replib.config import chapter_parts
-    from replib.rehearsal import Context, rehearse_part
 
     paper = {p.name: p for p in chapter_parts("cluster_isotropy", "paper")}
     assert paper["semcor"].steps == ("semcor",) and paper["semcor"].records == ("semcor_*",)
@@ -198,5 +197,3 @@ def test_the_semcor_part_is_paper_only_and_not_rehearsed_as_a_model_part(tmp_pat
     assert all(
         "semcor" not in {p.name for p in chapter_parts("cluster_isotropy", prof)} for prof in ("smoke", "offline")
     )
-    with pytest.raises(NotImplementedError, match="no rehearsal yet"):
-        rehearse_part("cluster_isotropy", "semcor", Context(workdir=tmp_path))

@@ -100,7 +100,8 @@ def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
     out = REHEARSALS[chapter](p, ctx)
     out.update(summarize(out))
     shards = list(p.shards) if p.shards else None  # which range a part of a split model measured
-    out.update(chapter=chapter, part=part, data=", ".join(p.data) or "-", budget=vars(p.budget),
+    data = out.pop("data", None) or ", ".join(p.data) or "-"  # a part may name the stand-in it ran on
+    out.update(chapter=chapter, part=part, data=data, budget=vars(p.budget),
                models=list(p.models or ()), shards=shards, select=selection(p))  # fmt: skip
     out["costs"] = [c.as_dict() for c in out["costs"]]
     return out

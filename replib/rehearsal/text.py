@@ -16,7 +16,8 @@ work counted), then the chapter's statistics at the paper's size fed with vector
   (:func:`~replib.rehearsal.layers.escalates`), on rows beyond the spooled sample made as the stream makes
   them (:func:`_standin_rows`);
 * cluster isotropy (``bert``...): every STS data set's token pool at its real size through the paper's
-  methods and seeds (:func:`replib.methods.cluster_isotropy.run_sts`), and the layers' I(W) on STS-B dev.
+  methods and seeds (:func:`replib.methods.cluster_isotropy.run_sts`), and the layers' I(W) on STS-B dev;
+  ``semcor`` (Table 4) on the SemCor-shaped stand-in (:mod:`.semcor`).
 
 Each chapter's ``rest`` runs what its notebook computes besides (the synthetic tests of the IsoScore chapter,
 the transform checks and Table 1 of the cluster chapter...) at full size.
@@ -41,6 +42,7 @@ from ..metrics.lid import lid_mle
 from ..models.fullsize import fullsize_model
 from .core import Cost, count_flops, feeder, scaled_cost, stats_items, timed
 from .layers import THIRD_SIZE, add_analysis_size, analysis_costs, escalates
+from .semcor import rehearse_semcor
 from .standins import corpus_standin
 
 __all__ = ["rehearse_cluster_isotropy", "rehearse_isoscore", "rehearse_manifolds"]
@@ -299,13 +301,10 @@ def _manifolds_rest(cfg, ctx) -> dict:
 
 # ------------------------------------------------------------------------------------------ cluster isotropy
 def rehearse_cluster_isotropy(part, ctx) -> dict:
-    """A model's part (``gpt2``, ``bert``, ``roberta``: layers and STS), ``deck``, ``classify`` or ``rest``
-    (``semcor`` is refused: not rehearsed yet)."""
-    if part.name == "semcor":  # not a model part: it must not be rehearsed as one (its STS work is not its own)
-        raise NotImplementedError(
-            "the semcor part (Table 4) has no rehearsal yet: SemCor is not in the mirror and no stand-in of its "
-            "verb occurrences is registered; its budget is declared, not measured"
-        )
+    """A model's part (``gpt2``, ``bert``, ``roberta``: layers and STS), ``deck``, ``classify``, ``semcor``
+    (Table 4 on the SemCor-shaped stand-in: :func:`~replib.rehearsal.semcor.rehearse_semcor`) or ``rest``."""
+    if part.name == "semcor":  # not a model part: its work is its own (verbs of SemCor), not STS
+        return rehearse_semcor(part, ctx)
     cfg = chapter_config("cluster_isotropy", "paper", seed=ctx.seed, part=part.name)
     spec = str(cfg.models[0]) if part.name not in ("deck", "classify") else cfg.deck_model
     if part.name == "rest":

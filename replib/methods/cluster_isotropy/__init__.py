@@ -62,6 +62,7 @@ from .experiments import (
     plane_views,
     semcor_experiment,
     semcor_records,
+    semcor_rows,
     short_names,
     sts_experiment,
     sts_records,
@@ -191,6 +192,7 @@ __all__ = [
     "classification_records",
     "semcor_experiment",
     "semcor_records",
+    "semcor_rows",
     # Table 4 (SemCor)
     "verb_tense",
     "verb_occurrences",

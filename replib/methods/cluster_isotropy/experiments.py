@@ -274,22 +274,31 @@ def semcor_experiment(cfg, models: ChapterModels, hparams: dict, cache_dir=None)
     rows = []
     for name in cfg.model_specs:
         X, kept = verb_vectors(models(name), sentences, occ, cache_dir=cache_dir)
-        o = occ[kept]
-        for variant in SEMCOR_VARIANTS:
-            Y = X if variant == "base" else all_but_the_top(X, hparams[name]["global_pc"])
-            iw = partition_isotropy(Y)
-            d = tense_meaning_distances(Y, o["lemma"], o["sense"], o["tense"])
-            rows.append(
-                {
-                    "model": name,
-                    "variant": variant,
-                    **d,
-                    "isotropy": iw.value,
-                    "isotropy_log10": iw.log10,
-                    "n_occurrences": len(o),
-                }  # fmt: skip
-            )
+        rows += semcor_rows(name, X, occ[kept], hparams[name]["global_pc"])
     return pd.DataFrame(rows)
+
+
+def semcor_rows(name: str, X, occ: pd.DataFrame, global_pc: int) -> list[dict]:
+    """Table 4's two rows of one model from its verb vectors: ``X`` (n_occurrences, n_features), one row per
+    row of ``occ`` (columns ``lemma``, ``sense``, ``tense``), on the last layer as it is (``base``) and after
+    the global method with ``global_pc`` directions removed (``removed_pcs``); the columns of
+    :func:`semcor_experiment`."""
+    rows = []
+    for variant in SEMCOR_VARIANTS:
+        Y = X if variant == "base" else all_but_the_top(X, global_pc)
+        iw = partition_isotropy(Y)
+        d = tense_meaning_distances(Y, occ["lemma"], occ["sense"], occ["tense"])
+        rows.append(
+            {
+                "model": name,
+                "variant": variant,
+                **d,
+                "isotropy": iw.value,
+                "isotropy_log10": iw.log10,
+                "n_occurrences": len(occ),
+            }  # fmt: skip
+        )
+    return rows
 
 
 def semcor_records(table: pd.DataFrame, cfg) -> dict:
