@@ -37,8 +37,9 @@ __all__ = [
 TRAIN_TOKENS = {"ptb": 929_589, "wikitext2": 2_088_628}
 #: sequences of the current Swiss-Prot release the paper used (about; Hakim et al. give ~570,000)
 PAPER_SWISSPROT = 570_000
-#: SemCor 3.0's sentences, its three parts (brown1, brown2, brownv): Raganato, Camacho-Collados & Navigli 2017
-#: (EACL, "Word Sense Disambiguation: a unified evaluation framework", Table 2); Rajaee & Pilehvar 2021 say ~37K
+#: SemCor 3.0's sentences, its three parts (brown1, brown2, brownv): the count usually given for it (e.g. in the
+#: WSD evaluation framework of Raganato et al. 2017), recalled and not checked here against the corpus, which this
+#: machine does not have; Rajaee & Pilehvar 2021 say ~37K
 SEMCOR_SENTENCES = 37_176
 #: the ``doc`` of every stand-in sentence: nothing of it is SemCor's
 SEMCOR_STANDIN_DOC = "standin/wikitext2"
@@ -112,9 +113,9 @@ def semcor_standin(
 
     Why it bounds the real workload from above (our choices, not SemCor's numbers): the forward passes see
     every sentence (the chapter embeds only those holding a kept verb), and 3 verbs a sentence (111,528)
-    exceed what SemCor's verb density suggests: its verbs-only part tags 41,497 verbs in 316,814 tokens
-    (Landes, Leacock & Tengi 1998), which over all its 676,546 tokens (that part and the all-words part's
-    359,732) is about 88,600. Nearly all stand-in occurrences pass the paper's rule (the Zipf tail's rare
+    exceed the verb annotations SemCor is usually said to hold (under 90,000; a recalled figure, not checked
+    here against the corpus, which this machine does not have: the first paper run prints the real count).
+    Nearly all stand-in occurrences pass the paper's rule (the Zipf tail's rare
     lemmas and senses do not), and a head this heavy (the top lemma about a quarter of them) makes the
     distances' cost, which grows as the sum of the squared group sizes, large.
 
