@@ -28,6 +28,7 @@ from huggingface_hub import HfApi
 from huggingface_hub.file_download import repo_folder_name
 from huggingface_hub.utils import get_token
 
+from .._io import atomic_write
 from ..data.download import (
     DEFAULT_TIMEOUT,
     ChecksumError,
@@ -165,15 +166,19 @@ def fetch_hub_snapshot(
     root = Path(cache_dir or hf_constants.HF_HUB_CACHE) / repo_folder_name(repo_id=hf_id, repo_type="model")
     snap = root / "snapshots" / commit
     t_end = time.monotonic() + (default_deadline(total) if deadline is None else deadline)
+    token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     for f in files:
         if not (snap / f.path).is_file():
-            _fetch_file(endpoint, hf_id, commit, f, root, t_end, timeout)
+            _fetch_file(endpoint, hf_id, commit, f, root, t_end, timeout, headers)
     if revision != commit:
         _write_ref(root, revision, commit)
     return snap
 
 
-def _fetch_file(endpoint: str, hf_id: str, commit: str, f: HubFile, root: Path, t_end: float, timeout: float):
+def _fetch_file(
+    endpoint: str, hf_id: str, commit: str, f: HubFile, root: Path, t_end: float, timeout: float, headers: dict | None
+):
     """One file into ``blobs/`` (checked) and linked from ``snapshots/<commit>/``."""
     left = t_end - time.monotonic()
     if left <= 0:
@@ -182,8 +187,6 @@ def _fetch_file(endpoint: str, hf_id: str, commit: str, f: HubFile, root: Path, 
     blob = root / "blobs" / f.etag
     blob.parent.mkdir(parents=True, exist_ok=True)
     if not blob.is_file():
-        token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
-        headers = {"Authorization": f"Bearer {token}"} if token else None
         download(
             url,
             blob,
@@ -224,8 +227,4 @@ def _link(blob: Path, dest: Path) -> None:
 
 
 def _write_ref(root: Path, revision: str, commit: str) -> None:
-    ref = root / "refs" / revision
-    ref.parent.mkdir(parents=True, exist_ok=True)
-    tmp = ref.with_name(f".{ref.name}.{os.getpid()}.tmp")
-    tmp.write_text(commit)
-    os.replace(tmp, ref)
+    atomic_write(root / "refs" / revision, lambda fh: fh.write(commit.encode()))

@@ -112,6 +112,16 @@ def check_sbert_folder_code(folder) -> None:
             )
 
 
+def check_sbert_folder(folder) -> None:
+    """What a reader's folder or a Hub snapshot must pass before sentence-transformers reads it: no code of
+    its own (:func:`check_sbert_folder_code`) and a tokenizer (sentence-transformers would otherwise build one
+    with no vocabulary and embed every sentence as unknown tokens; :func:`replib.models.files.require_tokenizer`
+    on the Transformer module's folder)."""
+    folder = Path(folder)
+    check_sbert_folder_code(folder)
+    require_tokenizer(st_transformer_dir(folder) if (folder / "modules.json").is_file() else folder)
+
+
 def _sbert_model(model_name: str, device=None):
     """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
     SentenceTransformer = require(
@@ -122,9 +132,7 @@ def _sbert_model(model_name: str, device=None):
         spec = _sbert_spec(model_name)
         src = _sbert_source(model_name)
         if model_name not in _HUB and Path(src).is_dir():  # a user's folder, keyed by its weights' sha256
-            check_sbert_folder_code(src)
-            # sentence-transformers builds a tokenizer with no vocabulary from a folder without one, and embeds
-            require_tokenizer(st_transformer_dir(Path(src)) if (Path(src) / "modules.json").is_file() else src)
+            check_sbert_folder(src)
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
             _note(spec, "local", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
         elif Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
@@ -133,9 +141,7 @@ def _sbert_model(model_name: str, device=None):
         else:  # from the Hub at the registry's (or the given) revision; offline and uncached fails at once
             # the files come through the book's downloader (size cap, deadlines, checksums) into the Hugging
             # Face cache, and the snapshot is checked as a reader's folder is before sentence-transformers reads it
-            snapshot = hub_snapshot(src, spec.revision)
-            check_sbert_folder_code(snapshot)
-            require_tokenizer(st_transformer_dir(snapshot) if (snapshot / "modules.json").is_file() else snapshot)
+            check_sbert_folder(hub_snapshot(src, spec.revision))
             m = _SBERT_MODELS[key] = SentenceTransformer(
                 src, device=device, revision=spec.revision, local_files_only=True, trust_remote_code=False
             )
