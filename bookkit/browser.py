@@ -163,9 +163,32 @@ def make_driver(user_data_dir: Path | None = None):
     opts.binary_location = browser
     for flag in CHROMIUM_FLAGS:
         opts.add_argument(flag)
-    opts.add_argument(f"--user-data-dir={user_data_dir or tempfile.mkdtemp(prefix='replib-chromium-')}")
+    # A profile of our own is removed when the driver quits (a profile is ~280 MB; left behind by every run,
+    # they once filled the disk CI shares with /tmp)
+    own = None
+    if user_data_dir is None:
+        own = tempfile.TemporaryDirectory(prefix="replib-chromium-", ignore_cleanup_errors=True)
+        user_data_dir = own.name
+    opts.add_argument(f"--user-data-dir={user_data_dir}")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    return wd.Chrome(service=chrome_service.Service(executable_path=driver), options=opts)
+    try:
+        drv = wd.Chrome(service=chrome_service.Service(executable_path=driver), options=opts)
+    except BaseException:
+        if own is not None:
+            own.cleanup()
+        raise
+    if own is not None:
+        quit_browser = drv.quit
+
+        def quit_and_remove_profile():
+            try:
+                quit_browser()
+            finally:
+                own.cleanup()
+
+        drv.quit = quit_and_remove_profile
+        drv.replib_profile_dir = Path(own.name)
+    return drv
 
 
 # ---------------------------------------------------------------- what the book should contain

@@ -75,6 +75,17 @@ def test_every_page_of_the_book(smoke_book, driver):
             assert p.glue, f"chapter {p.chapter} glues no number into its prose"
 
 
+@needs_browser
+def test_the_browser_profile_is_removed_on_quit():
+    """Each driver writes a ~280 MB profile; left in /tmp by every run, they once filled CI's disk."""
+    d = browser.make_driver()
+    profile = d.replib_profile_dir
+    d.get("about:blank")
+    assert profile.is_dir() and any(profile.iterdir())
+    d.quit()
+    assert not profile.exists()
+
+
 # ------------------------------------------------------------------ the checker must catch breakage
 @pytest.fixture
 def broken(smoke_book, tmp_path):
