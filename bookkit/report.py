@@ -10,14 +10,13 @@ Command line (``python -m replib report ...``):
 - ``merge A.json B.json ... -o OUT.json``: one report per profile (a chapter run later replaces the
   same chapter run earlier; the parts of a chapter run in parts combine), written as a single report or,
   for several profiles, a bundle;
-- ``drift OLD.json NEW.json``: the claims whose status or value changed, with the relative change;
+- ``drift OLD.json NEW.json``: the claims whose status or value changed (:mod:`bookkit.drift`);
 - ``dashboard REPORT.json ... -o validation.md``: the validation page as Markdown.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -131,99 +130,14 @@ def bundle(reports: list[dict]) -> dict:
     return {"kind": BUNDLE_KIND, "reports": reports}
 
 
-# ------------------------------------------------------------------ drift
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def relative_change(old, new) -> float | None:
-    """(new - old) / |old| for numbers (``inf`` when old is 0 and new is not); None otherwise."""
-    if not (_num(old) and _num(new)):
-        return None
-    if old == new:
-        return 0.0
-    if old == 0 or not math.isfinite(old):
-        return math.inf
-    return (new - old) / abs(old)
-
-
-def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
-    """Claims whose status or value changed between two sets of reports (matched by profile, chapter, key).
-
-    Values are equal when both are numbers within ``rtol`` (relative) or when they compare equal
-    otherwise. Claims present on one side only are reported as ``added`` / ``removed``.
-    """
-
-    def index(reps):
-        return {(r["profile"], c["chapter"], c["key"]): c for r in merge(reps) for c in r["claims"]}
-
-    a, b = index(old), index(new)
-    rows = []
-    for k in sorted(set(a) | set(b)):
-        ca, cb = a.get(k), b.get(k)
-        va, vb = (ca or {}).get("value"), (cb or {}).get("value")
-        sa, sb = (ca or {}).get("status", "absent"), (cb or {}).get("status", "absent")
-        rel = relative_change(va, vb)
-        if ca is None or cb is None:
-            change = "added" if ca is None else "removed"
-        elif sa != sb:
-            change = "status"
-        elif rel is not None:
-            if abs(rel) <= rtol or (math.isnan(rel) if isinstance(rel, float) else False):
-                continue
-            change = "value"
-        elif va != vb:
-            change = "value"
-        else:
-            continue
-        rows.append(
-            {
-                "profile": k[0],
-                "chapter": k[1],
-                "key": k[2],
-                "change": change,
-                "old_status": sa,
-                "new_status": sb,
-                "old_value": va,
-                "new_value": vb,
-                "relative_change": rel,
-            }
-        )
-    return rows
-
-
-def _fmt(v) -> str:
+# ------------------------------------------------------------------ Markdown cells
+def md_value(v) -> str:
     """A value for a Markdown table cell (:func:`bookkit.status.format_value`, pipes escaped)."""
-    return _cell(format_value(v))
+    return md_cell(format_value(v))
 
 
-def _cell(text) -> str:
+def md_cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _rel(r) -> str:
-    if r is None:
-        return "—"
-    if math.isinf(r):
-        return "∞"
-    return f"{r:+.2%}"
-
-
-def format_drift(rows: list[dict]) -> str:
-    """Drift rows as a Markdown table (or a one-line note when nothing changed)."""
-    if not rows:
-        return "No claim changed status or value."
-    out = ["| profile | chapter | claim | change | status | value | relative change |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        status = r["old_status"] if r["old_status"] == r["new_status"] else f"{r['old_status']} → {r['new_status']}"
-        out.append(
-            f"| {r['profile']} | {r['chapter']} | `{r['key']}` | {r['change']} | {status} "
-            f"| {_fmt(r['old_value'])} → {_fmt(r['new_value'])} | {_rel(r['relative_change'])} |"
-        )
-    n_status = sum(1 for r in rows if r["change"] in ("status", "added", "removed"))
-    out.append("")
-    out.append(f"{len(rows)} claim(s) changed, {n_status} of them in status.")
-    return "\n".join(out)
 
 
 # ------------------------------------------------------------------ the dashboard
@@ -313,14 +227,14 @@ def _substituted_notes(reports: list[dict]) -> list[str]:
                 "```{warning}",
                 f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
                 "paper profile's code paths and data sizes ran with substituted models "
-                f"({_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
+                f"({md_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
                 "```",
                 "",
             ]
         elif override:
             out += [
                 "```{note}",
-                f"Profile `{rep['profile']}` ran on the reader's models ({_cell(json.dumps(override))}): "
+                f"Profile `{rep['profile']}` ran on the reader's models ({md_cell(json.dumps(override))}): "
                 "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
                 "model's short name.",
                 "```",
@@ -375,10 +289,10 @@ def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str
         by_ch = {}
         for p, c in reproduced:
             by_ch.setdefault((c["chapter"], p), []).append(
-                f"`{c['key']}` {_fmt(c['value'])} vs {_fmt(c['paper_value'])}"
+                f"`{c['key']}` {md_value(c['value'])} vs {md_value(c['paper_value'])}"
             )
         for (ch, p), items in by_ch.items():
-            out.append(f"- {_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
+            out.append(f"- {md_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
     else:
         out.append(
             "No paper value was reproduced within tolerance in these runs (the properties checked are listed below)."
@@ -388,7 +302,7 @@ def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str
         out += ["Deviating, failing as documented, inconclusive or failing:", ""]
         for p, c in not_repro:
             out.append(
-                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {_cell(_note(c))}"
+                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {md_cell(_note(c))}"
             )
         out.append("")
     unver = {}
@@ -398,7 +312,7 @@ def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str
                 unver.setdefault(c["detail"], []).append(f"`{c['key']}` (`{r['profile']}`)")
     if unver:
         out += ["Unverified, by reason:", ""]
-        out += [f"- {_cell(reason)}: {', '.join(keys)}" for reason, keys in unver.items()]
+        out += [f"- {md_cell(reason)}: {', '.join(keys)}" for reason, keys in unver.items()]
         out.append("")
     return out
 
@@ -420,7 +334,7 @@ def chapter_claims_markdown(ch: str, reports: list[dict], title: str, claim_link
             out += [
                 "```{warning}",
                 f"Profile `{rep['profile']}`: the chapter did not complete "
-                f"({run.get('status')}): {_cell(run.get('error') or '')[:600]}",
+                f"({run.get('status')}): {md_cell(run.get('error') or '')[:600]}",
                 "```",
                 "",
             ]
@@ -436,14 +350,16 @@ def chapter_claims_markdown(ch: str, reports: list[dict], title: str, claim_link
             cells.append(
                 "—"
                 if c is None
-                else f"{_fmt(c['value'])} {STATUS_BADGE.get(c['status'], c['status'])}"
-                f"<br><small>{_cell(c['check'])}: {_cell(_note(c))}</small>"
+                else f"{md_value(c['value'])} {STATUS_BADGE.get(c['status'], c['status'])}"
+                f"<br><small>{md_cell(c['check'])}: {md_cell(_note(c))}</small>"
             )
         target = claim_links.get((ch, key))
         where = f" · {{ref}}`computed here <{target}>`" if target else ""
         out.append(
-            f"| {_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
-            f"{_fmt(first['paper_value'])}<br><small>{_cell(first['source'])}</small> | " + " | ".join(cells) + " |"
+            f"| {md_cell(first['claim'])}<br><small>`{key}`{where}</small> | "
+            f"{md_value(first['paper_value'])}<br><small>{md_cell(first['source'])}</small> | "
+            + " | ".join(cells)
+            + " |"
         )
     return [*out, ""]
 
@@ -494,10 +410,10 @@ def dashboard_markdown(
     out += ["## Every claim", ""]
     if paper_pages:
         out += ["Every claim of each paper, with the paper's numbers, is on that paper's page:", ""]
-        out += [f"- {{doc}}`{_cell(titles.get(ch, ch))} <{paper_pages[ch]}>`" for ch in titles if ch in paper_pages]
+        out += [f"- {{doc}}`{md_cell(titles.get(ch, ch))} <{paper_pages[ch]}>`" for ch in titles if ch in paper_pages]
         return "\n".join([*out, ""])
     for ch in titles:
-        title = _cell(titles.get(ch, ch))
+        title = md_cell(titles.get(ch, ch))
         title = f"[{title}]({links[ch]})" if ch in links else title
         out += chapter_claims_markdown(ch, reports, title, claim_links or {})
     return "\n".join(out)

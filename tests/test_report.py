@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import cli, report
+from bookkit import cli, drift, report
 from bookkit.book import paper_validation_markdown, validation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,10 +116,10 @@ def test_merge_latest_chapter_wins_and_profiles_stay_apart():
 
 
 def test_relative_change():
-    assert report.relative_change(2.0, 3.0) == pytest.approx(0.5)
-    assert report.relative_change(-2.0, -3.0) == pytest.approx(-0.5)
-    assert report.relative_change(0.0, 1.0) == math.inf
-    assert report.relative_change(True, False) is None and report.relative_change("a", "b") is None
+    assert drift.relative_change(2.0, 3.0) == pytest.approx(0.5)
+    assert drift.relative_change(-2.0, -3.0) == pytest.approx(-0.5)
+    assert drift.relative_change(0.0, 1.0) == math.inf
+    assert drift.relative_change(True, False) is None and drift.relative_change("a", "b") is None
 
 
 def test_drift_reports_status_and_value_changes_only():
@@ -133,15 +133,15 @@ def test_drift_reports_status_and_value_changes_only():
         if c["key"] == "a_repro":
             c["value"] = 0.216 * (1 + 1e-12)  # below rtol: not drift
     new["claims"].append(_claim("alpha", "a_new", "consistent", 1.0))
-    rows = {r["key"]: r for r in report.drift([old], [new])}
+    rows = {r["key"]: r for r in drift.drift([old], [new])}
     assert set(rows) == {"a_prop", "b_fail", "a_new"}
     assert rows["a_prop"]["change"] == "value" and rows["a_prop"]["relative_change"] == pytest.approx(0.1)
     assert rows["b_fail"]["change"] == "status" and rows["b_fail"]["new_status"] == "consistent"
     assert rows["a_new"]["change"] == "added"
-    table = report.format_drift(list(rows.values()))
+    table = drift.format_drift(list(rows.values()))
     assert "+10.00%" in table and "failed → consistent" in table
-    assert report.drift([old], [copy.deepcopy(old)]) == []
-    assert report.format_drift([]).startswith("No claim changed")
+    assert drift.drift([old], [copy.deepcopy(old)]) == []
+    assert drift.format_drift([]).startswith("No claim changed")
 
 
 def test_dashboard_lists_everything():
