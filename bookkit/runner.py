@@ -141,6 +141,7 @@ class _Plan:
     code: str | None = None  # the replib code's hash, computed once (bookkit.reuse.code_hash)
     threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
     executed: dict = field(default_factory=dict)  # (chapter, seed) -> _SeedRun, executed on lanes beforehand
+    wrong_kind: dict = field(default_factory=dict)  # chapter -> _wrong_model_kind's answer, computed once
 
     def models_for(self, chapter: str) -> list[str] | None:
         if not self.models:
@@ -268,16 +269,18 @@ def _wrong_model_kind(plan: _Plan, chapter: str) -> str | None:
     """Why the reader's models cannot run ``chapter`` (a text model given to the protein chapter:
     :func:`replib.config.require_chapter_models`), or None. Checked before a kernel starts; a model whose kind
     cannot be read here is left to the chapter, which says why."""
-    chosen = plan.models_for(chapter)
-    if plan.check_only or not chosen:
-        return None
-    try:
-        require_chapter_models(chapter, chosen)
-    except WrongModelKindError as exc:
-        return f"{type(exc).__name__}: {exc}"
-    except (ModelUnavailableError, OSError):
-        return None
-    return None
+    if chapter in plan.wrong_kind:  # asked once by the lanes and again by the chapter's own run
+        return plan.wrong_kind[chapter]
+    chosen, why = plan.models_for(chapter), None
+    if not plan.check_only and chosen:
+        try:
+            require_chapter_models(chapter, chosen)
+        except WrongModelKindError as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        except (ModelUnavailableError, OSError):
+            why = None
+    plan.wrong_kind[chapter] = why
+    return why
 
 
 def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
