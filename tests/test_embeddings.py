@@ -188,3 +188,34 @@ def test_minilm_stsb_spearman(minilm):
     # reference: the published score of all-MiniLM-L6-v2 on STS-B test (MTEB STSBenchmark, cosine
     # Spearman x 100 = 82.03), independent of this code
     assert abs(rho - 0.8203) < 0.005
+
+
+def test_tiny_models_temporary_folder_is_removed_at_exit(tmp_path):
+    """Without REPLIB_CACHE_DIR the tiny models live in a folder of the process's own, removed when it exits
+    (test runs had left hundreds in /tmp), and not by a forked child that exits first."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from replib.models import tiny\n"
+        "d = tiny._root(); tiny._protbert_tok()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    sys.exit(0)\n"  # the child runs atexit handlers: the folder must survive it
+        "os.waitpid(pid, 0)\n"
+        "print(d, (d / 'protbert' / 'vocab.txt').exists())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "REPLIB_CACHE_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    folder, survived_child = out.stdout.split()
+    assert survived_child == "True"
+    assert folder.startswith(tempfile_prefix()) and not os.path.exists(folder)
+
+
+def tempfile_prefix() -> str:
+    import os
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), "replib-tiny-")

@@ -6,9 +6,11 @@ Tokenizer files are written once per process to a temporary folder (or ``$REPLIB
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
+import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -103,9 +105,19 @@ def _root() -> Path:
     global _DIR
     if _DIR is None:
         base = os.environ.get("REPLIB_CACHE_DIR")
-        _DIR = Path(base) / "tiny" if base else Path(tempfile.mkdtemp(prefix="replib-tiny-"))
+        if base:
+            _DIR = Path(base) / "tiny"
+        else:  # this process's own folder, removed when it exits (tests made hundreds of them)
+            _DIR = Path(tempfile.mkdtemp(prefix="replib-tiny-"))
+            atexit.register(_remove_if_owner, _DIR, os.getpid())
         _DIR.mkdir(parents=True, exist_ok=True)
     return _DIR
+
+
+def _remove_if_owner(folder: Path, pid: int) -> None:
+    """At exit, remove ``folder`` in the process that made it (not in a forked child exiting)."""
+    if os.getpid() == pid:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write_text(path: Path, text: str) -> None:
