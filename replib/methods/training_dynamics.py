@@ -30,7 +30,7 @@ from ..training import (
     load_checkpoint_model,
     measure_run,
     summarize_run,
-    trained_model,
+    trained_models,
     training_quality,
 )
 from ..training.quality import FLATTENING  # noqa: F401 (the chapter states the criterion: td.FLATTENING)
@@ -149,13 +149,14 @@ def train_runs(cfg) -> dict:
     trained up to the part's :func:`range_end` (:func:`replib.training.ranges.train_until`; the whole run:
     :func:`replib.training.trained_model`, read from the training cache or trained now); task ->
     :class:`~replib.training.TrainRun` (partial, without ``final/``, for a range before the last)."""
-    out = {}
-    for task in cfg.selected("tasks", TASKS):
-        until = range_end(cfg, task)
-        sizes = config_for(cfg.profile)[task]  # the dict trained_model keys the run folder by
-        whole = until == sizes["steps"]
-        out[task] = trained_model(task, cfg.profile, cfg.seed) if whole else train_until(task, sizes, cfg.seed, until)
-    return out
+    tasks, sizes = cfg.selected("tasks", TASKS), config_for(cfg.profile)  # the dicts the run folders are keyed by
+    until = {task: range_end(cfg, task) for task in tasks}
+    whole = [task for task in tasks if until[task] == sizes[task]["steps"]]
+    out = trained_models(whole, cfg.profile, cfg.seed)  # side by side when both train now (replib.training.parallel)
+    for task in tasks:
+        if task not in out:
+            out[task] = train_until(task, sizes[task], cfg.seed, until[task])
+    return {task: out[task] for task in tasks}
 
 
 def progress_table(runs: dict) -> pd.DataFrame:

@@ -9,6 +9,7 @@
   run folder;
 - :mod:`.checkpoints`: checkpoints and resume states with their sha256 beside them, verified on load
   (:class:`CheckpointError`), and the log rewritten atomically;
+- :mod:`.parallel`: the runs not yet cached trained side by side, one worker process each;
 - :mod:`.cache`: the content key of a run folder (configuration, data identity, code version);
 - :mod:`.quality`: how far a run trained (the unigram baseline of the validation loss, the flattening
   criterion);
@@ -30,6 +31,7 @@ from .measure import (
     summarize_run,
     training_quality,
 )
+from .parallel import parallel_workers, trained_models
 from .quality import FLATTENING, relative_drop, residue_counts, unigram_baseline, unigram_cross_entropy
 
 __all__ = [
@@ -56,6 +58,8 @@ __all__ = [
     "run_dir",
     "train_lm",
     "trained_model",
+    "trained_models",
+    "parallel_workers",
     "embedding_frequency_stats",
     "eval_inputs",
     "frequency_projection",
