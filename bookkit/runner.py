@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from replib.config import require_chapter_models
+from replib.config import execution_order, require_chapter_models
 from replib.models import ModelUnavailableError, WrongModelKindError
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
@@ -478,8 +478,10 @@ def run(
         if jobs > 1 and part is None and not check_only:
             plan.executed = _run_on_lanes(plan, found, jobs)
         plan.previous = previous_seconds(out_dir) if check_only else {}
-        for ch in found:
-            entry, results = _run_chapter(plan, ch)
+        by_name = {ch.chapter: ch for ch in found}
+        done = {name: _run_chapter(plan, by_name[name]) for name in execution_order(list(by_name))}
+        for ch in found:  # the report in the book's order
+            entry, results = done[ch.chapter]
             report["chapters"].append(entry)
             report["claims"].extend(results)
         # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once

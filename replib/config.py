@@ -48,6 +48,7 @@ __all__ = [
     "chapter_config",
     "chapter_parts",
     "chapter_table",
+    "execution_order",
     "find_part",
     "profile_params",
     "require_chapter_models",
@@ -62,6 +63,12 @@ CHAPTERS = {
     "cluster_isotropy": "replib.methods.cluster_isotropy.config",
     "training_dynamics": "replib.methods.training_dynamics",
 }
+
+#: chapter -> the chapters that read an artefact it makes (the training chapter's trained runs: the protein
+#: chapter's row of this book's own protein LM). A run executes the maker first (:func:`execution_order`), so
+#: that it makes the artefact in its own way (the training chapter trains its two runs side by side) and the
+#: readers find it cached.
+SHARED_ARTEFACTS = {"training_dynamics": ("protein_isotropy",)}
 
 #: chapter -> the check every model a reader gives it must pass (the other chapters take any text model or
 #: word-vector file; the protein chapter's own steps check again, :func:`replib.methods.protein.setup.require_protein_models`)
@@ -81,6 +88,18 @@ def require_chapter_models(chapter: str, specs) -> None:
     check = MODEL_KIND_CHECKS.get(chapter)
     for spec in specs if check else ():
         check(str(spec))
+
+
+def execution_order(chapters) -> list[str]:
+    """``chapters`` (book order) in the order a run executes them: each maker of :data:`SHARED_ARTEFACTS` moved
+    just before the first of its readers, the others in their order. The report keeps the book's order."""
+    order = list(chapters)
+    for maker, readers in SHARED_ARTEFACTS.items():
+        first = min((order.index(r) for r in readers if r in order), default=None)
+        if maker in order and first is not None and order.index(maker) > first:
+            order.remove(maker)
+            order.insert(first, maker)
+    return order
 
 
 # ------------------------------------------------------------------------------------------ params

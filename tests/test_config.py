@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from replib.config import CHAPTERS, Params, chapter_config, chapter_table, profile_params
+from replib.config import (
+    CHAPTERS,
+    SHARED_ARTEFACTS,
+    Params,
+    chapter_config,
+    chapter_table,
+    execution_order,
+    profile_params,
+)
 from replib.profiles import PROFILES
 from replib.schema import SchemaError
 
@@ -103,3 +111,22 @@ def test_derived_parameters_depend_on_the_chosen_models(tmp_path):
     mine = chapter_config("classifiers", "offline", models=["gpt2", "all-MiniLM-L6-v2"])
     assert mine.sbert_model == "gpt2" and mine.sbert_label == "gpt2"
     assert chapter_config("classifiers", "offline", models="all-MiniLM-L6-v2").sbert_label == "minilm"
+
+
+def test_a_maker_of_a_shared_artefact_runs_before_its_readers():
+    """The training chapter makes the trained runs the protein chapter reads: executed first; the rest keep
+    their order, and a maker or reader run alone is unchanged."""
+    book = list(CHAPTERS)
+    order = execution_order(book)
+    assert sorted(order) == sorted(book)
+    for maker, readers in SHARED_ARTEFACTS.items():
+        assert maker in CHAPTERS and set(readers) <= set(CHAPTERS)
+        assert all(order.index(maker) < order.index(r) for r in readers)
+    assert [c for c in order if c not in SHARED_ARTEFACTS] == [c for c in book if c not in SHARED_ARTEFACTS]
+    assert execution_order(["training_dynamics", "isoscore", "protein_isotropy"]) == [
+        "training_dynamics",
+        "isoscore",
+        "protein_isotropy",
+    ]
+    assert execution_order(["protein_isotropy"]) == ["protein_isotropy"]
+    assert execution_order(["isoscore", "training_dynamics"]) == ["isoscore", "training_dynamics"]
