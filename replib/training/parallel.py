@@ -92,12 +92,13 @@ def _train_side_by_side(tasks: list[str], profile: str, seed: int, root, n: int,
     bars = {
         t: tqdm(total=sizes[t]["steps"], desc=f"train {t} (worker)", disable=not progress, leave=False) for t in tasks
     }
+    folders = {t: run_dir(t, sizes[t], seed, root) for t in tasks}
     try:
         pending = set(futures.values())
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_EXCEPTION)
             for t, bar in bars.items():
-                bar.n = max(_updates_done(run_dir(t, sizes[t], seed, root)), bar.n)
+                bar.n = max(_updates_done(folders[t]), bar.n)
                 bar.refresh()
             if any(f.exception() for f in done):
                 wait(pending)  # let the others end (resumable) before raising
