@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from replib.config import execution_order, require_chapter_models
+from replib.config import TAKES_NO_MODEL, execution_order, require_chapter_models
 from replib.models import ModelUnavailableError, WrongModelKindError
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
@@ -144,7 +144,7 @@ class _Plan:
     wrong_kind: dict = field(default_factory=dict)  # chapter -> _wrong_model_kind's answer, computed once
 
     def models_for(self, chapter: str) -> list[str] | None:
-        if not self.models:
+        if not self.models or chapter in TAKES_NO_MODEL:
             return None
         return self.models.get(chapter) or self.models.get("*") or None
 
@@ -323,6 +323,8 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     if ch.error:
         plan.progress(f"[{ch.chapter}] not run: {ch.error}")
         return _not_run(ch), []
+    if plan.models and ch.chapter in TAKES_NO_MODEL:
+        plan.progress(f"[{ch.chapter}] --model does not apply: the chapter trains its own models (run on them)")
     wrong = _wrong_model_kind(plan, ch.chapter)
     if wrong:
         plan.progress(f"[{ch.chapter}] not run: {wrong}")

@@ -49,6 +49,7 @@ __all__ = [
     "chapter_parts",
     "chapter_table",
     "execution_order",
+    "TAKES_NO_MODEL",
     "find_part",
     "profile_params",
     "require_chapter_models",
@@ -69,6 +70,10 @@ CHAPTERS = {
 #: that it makes the artefact in its own way (the training chapter trains its two runs side by side) and the
 #: readers find it cached.
 SHARED_ARTEFACTS = {"training_dynamics": ("protein_isotropy",)}
+
+#: the chapters that take no model of the reader's: the training chapter trains its own two (``--model`` does
+#: not apply to it; the runner says so and runs it on its own models)
+TAKES_NO_MODEL = frozenset({"training_dynamics"})
 
 #: chapter -> the check every model a reader gives it must pass (the other chapters take any text model or
 #: word-vector file; the protein chapter's own steps check again, :func:`replib.methods.protein.setup.require_protein_models`)

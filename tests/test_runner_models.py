@@ -1,6 +1,7 @@
 """``python -m replib run --model``: model specs reach every chapter's ``models`` parameter, and claims bound
 to the paper's models are not reported as reproduced on another model (issue 14)."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -114,6 +115,31 @@ def test_a_text_model_given_to_the_protein_chapter_is_refused_before_it_runs(tmp
         "smoke", chapters=["protein_isotropy"], root=root, progress=lines.append, models={"*": ["tiny-esm"]}
     )
     assert rep["chapters"][0]["status"] == "ok"  # a protein model runs
+
+
+def test_the_training_chapter_says_model_does_not_apply_and_runs_on_its_own(tmp_path):
+    """The training chapter trains its own models: ``--model`` is not passed to it (it ran before and silently
+    ignored it), the run says so, and the chapter's entry carries no reader's model."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES, root)
+    notebooks = root / "notebooks"
+    (notebooks / "good.md").rename(notebooks / "training_dynamics.md")
+    claims = (notebooks / "good.claims.yml").read_text().replace("chapter: good", "chapter: training_dynamics", 1)
+    (notebooks / "training_dynamics.claims.yml").write_text(claims)
+    (notebooks / "good.claims.yml").unlink()
+    (root / "_toc.yml").write_text(
+        (root / "_toc.yml").read_text().replace("notebooks/good", "notebooks/training_dynamics")
+    )
+    lines = []
+    rep = runner.run(
+        "smoke", chapters=["training_dynamics"], root=root, progress=lines.append, models={"*": ["tiny-bert"]}
+    )
+    (entry,) = rep["chapters"]
+    assert entry["status"] == "ok" and "models_override" not in entry
+    assert any(x.startswith("[training_dynamics] --model does not apply") for x in lines)
+    executed = json.loads((root / "build" / "runs" / "smoke" / "notebooks" / "training_dynamics.ipynb").read_text())
+    injected = [c for c in executed["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    assert injected and all("tiny-bert" not in "".join(c["source"]) for c in injected)  # not passed as a parameter
 
 
 def test_an_expected_failure_of_the_profiles_model_that_holds_on_another_model_is_consistent():
