@@ -383,6 +383,58 @@ def test_tuning_grid_matches_evaluate_sts():
     assert g[(3, 2)] == pytest.approx(evaluate_sts(t1, t2, gold, ClusterIsotropy(3, 2, random_state=5)).spearman)
 
 
+def test_tuning_grid_fits_the_global_method_once_for_every_seed(monkeypatch):
+    t1, t2, gold = _toy_sts(seed=3)
+    calls = []
+    grid_scores = ci.sts._grid_scores
+    monkeypatch.setattr(ci.sts, "_grid_scores", lambda *a, **kw: calls.append(a[4]) or grid_scores(*a, **kw))
+    grid = tune_hyperparameters(t1, t2, gold, ks=(1, 3), pcs=(0, 2), seeds=(5, 6, 7), progress=False)
+    assert calls == [1, 3, 3, 3]  # k = 1 is one partition whatever the seed
+    assert len(grid) == 12 and sorted(grid["seed"].unique()) == [5, 6, 7]
+    one = grid[grid.n_clusters == 1].pivot(index="n_pc", columns="seed", values="spearman")
+    assert (one.nunique(axis=1) == 1).all()
+    for s in (5, 6, 7):  # every seed's rows are those of a grid run with that seed alone
+        alone = tune_hyperparameters(t1, t2, gold, ks=(1, 3), pcs=(0, 2), seeds=(s,), progress=False)
+        pd.testing.assert_frame_equal(grid[grid.seed == s].reset_index(drop=True), alone, check_exact=True)
+
+
+def _deck_setup(monkeypatch):
+    """A two-data-set toy for the deck: cfg, the STS pairs and token matrices by data set, and a spy on run_sts."""
+    from types import SimpleNamespace
+
+    exp = ci.experiments
+    data = {ds: _toy_sts(seed=i, n_pairs=60) for i, ds in enumerate(("STS12", "STS15", "STS-B"))}
+    cfg = SimpleNamespace(
+        model_specs=["m"], datasets=list(data), deck_model="m", deck_seeds=2, stsb_split="test", max_pairs=None, seed=0
+    )
+    monkeypatch.setattr(exp, "load_sts_pairs", lambda ds, **kw: pd.DataFrame({"score": data[ds][2], "ds": ds}))
+    monkeypatch.setattr(exp, "embed_pairs", lambda model, df, **kw: data[df["ds"].iloc[0]][:2])
+    ran = []
+    run_sts = exp.run_sts
+    monkeypatch.setattr(
+        exp, "run_sts", lambda *a, methods, **kw: ran.append(list(methods)) or run_sts(*a, methods=methods, **kw)
+    )
+    return cfg, ran
+
+
+def test_deck_takes_its_sts_equivalent_rows_from_the_sts_experiment(monkeypatch):
+    cfg, ran = _deck_setup(monkeypatch)
+    hparams, seeds = {"m": {"n_clusters": 3, "n_pc": 2, "global_pc": 2}}, [0, 1, 2]
+    sts = ci.sts_experiment(cfg, lambda name: name, hparams, seeds)
+    ran.clear()
+    alone = ci.deck_experiment(cfg, lambda name: name, hparams, seeds)
+    assert ran == [["baseline", *ci.DECK_VARIANTS]] * 2
+    ran.clear()
+    reused = ci.deck_experiment(cfg, lambda name: name, hparams, seeds, sts=sts)
+    assert ran == [["Mean", "K-means+Mean", "GMM+Mean+PCA"]] * 2  # the other three are the STS rows
+    pd.testing.assert_frame_equal(reused, alone, check_exact=True)  # the same rows, values and order
+    # without the deck's data set in the STS rows (or without STS rows), every variant runs
+    ran.clear()
+    partial = ci.deck_experiment(cfg, lambda name: name, hparams, seeds, sts=sts[sts.dataset != "STS-B"])
+    assert ran == [["Mean", "K-means+Mean", "GMM+Mean+PCA"], ["baseline", *ci.DECK_VARIANTS]]
+    pd.testing.assert_frame_equal(partial, alone, check_exact=True)
+
+
 # ----------------------------------------------------------------------------------------- classification
 def test_fresh_classifier_per_condition():
     rng = np.random.default_rng(0)

@@ -320,19 +320,65 @@ def semcor_records(table: pd.DataFrame, cfg) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- deck
-def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=None) -> pd.DataFrame:
+def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=None, sts=None) -> pd.DataFrame:
     """The seed deck's variants (:data:`DECK_VARIANTS`) and the baseline (``Pre-trained``) on STS15 and STS-B
-    with ``cfg.deck_model``, ``cfg.deck_seeds`` seeds."""
-    rows = []
+    with ``cfg.deck_model``, ``cfg.deck_seeds`` seeds.
+
+    ``sts``: the rows of :func:`sts_experiment` (or None). The deck's ``Pre-trained``, ``Mean+PCA`` and
+    ``K-means+Mean+PCA`` are the STS experiment's baseline, global and cluster-based methods (the same
+    transforms with the same hyperparameters and seeds on the same pools), so their rows are taken from
+    ``sts`` where it holds them for the deck's model, data set and seeds, and only the other variants run.
+    """
+    rows, deck_seeds = [], list(seeds[: cfg.deck_seeds])
+    methods = ["baseline"] + list(DECK_VARIANTS)
     for ds in ("STS15", "STS-B"):
-        df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
-        tok = embed_pairs(models(cfg.deck_model), df, cache_dir=cache_dir)
-        methods = ["baseline"] + list(DECK_VARIANTS)
-        for r in run_sts(
-            *tok, df["score"], methods=methods, hparams=hparams[cfg.deck_model], seeds=seeds[: cfg.deck_seeds]
-        ):
-            rows.append({"dataset": ds, **r})
+        done = _deck_rows_from_sts(sts, cfg.deck_model, ds, deck_seeds)
+        todo = [m for m in methods if m not in done]
+        if todo:
+            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
+            tok = embed_pairs(models(cfg.deck_model), df, cache_dir=cache_dir)
+            for r in run_sts(*tok, df["score"], methods=todo, hparams=hparams[cfg.deck_model], seeds=deck_seeds):
+                done.setdefault(r["method"], []).append(r)
+        rows += [{"dataset": ds, **r} for m in methods for r in done[m]]  # the order of one run_sts call
     return pd.DataFrame(rows).replace({"method": {"baseline": "Pre-trained"}})
+
+
+#: deck variant -> the STS experiment's method that is the same computation (:func:`deck_experiment`)
+DECK_FROM_STS = {"baseline": "baseline", "Mean+PCA": "global", "K-means+Mean+PCA": "cluster"}
+
+
+def _deck_rows_from_sts(sts, model: str, dataset: str, seeds: list) -> dict:
+    """Deck variant -> its rows as :func:`~.sts.run_sts` returns them, from the STS experiment's rows of
+    ``model`` on ``dataset`` (a deterministic method's one row; the cluster-based method's row of every seed
+    of ``seeds``, in that order); a variant is left out where ``sts`` does not hold all of its rows."""
+    if sts is None or sts.empty:
+        return {}
+    here = sts[(sts["model"] == model) & (sts["dataset"] == dataset)]
+    out = {}
+    for variant, method in DECK_FROM_STS.items():
+        mine = here[here["method"] == method]
+        if method == "cluster":
+            picked = [mine[mine["seed"] == s] for s in seeds]
+            if any(len(p) != 1 for p in picked):
+                continue
+            found = [(s, p.iloc[0]) for s, p in zip(seeds, picked)]
+        elif len(mine) == 1:
+            found = [(None, mine.iloc[0])]
+        else:
+            continue
+        out[variant] = [{"method": variant, "seed": s, **_run_sts_values(r)} for s, r in found]
+    return out
+
+
+def _run_sts_values(row) -> dict:
+    """The values of one of :func:`sts_experiment`'s rows that :func:`~.sts.run_sts` returns."""
+    return {
+        "spearman": float(row["spearman"]),
+        "pearson": float(row["pearson"]),
+        "iw": float(row["iw"]),
+        "iw_log10": float(row["iw_log10"]),
+        "n_tokens": int(row["n_tokens"]),
+    }
 
 
 def deck_records(deck: pd.DataFrame, cfg) -> dict:

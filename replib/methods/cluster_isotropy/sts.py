@@ -118,27 +118,37 @@ def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), cluster
     """Spearman x 100 on a dev set for every ``(n_clusters, n_pc)`` of a grid (the paper: STS-B dev, [5, 30]).
 
     Clusters and cluster bases are computed once per ``(k, seed)`` and reused for every ``n_pc``;
-    ``k = 1`` is the global method. Returns a DataFrame with columns ``n_clusters, n_pc, seed, spearman``.
+    ``k = 1`` is the global method, deterministic: computed once and repeated for every seed. Returns a
+    DataFrame with columns ``n_clusters, n_pc, seed, spearman``.
     """
     pool, lengths = token_pool(list(tokens1) + list(tokens2))
     n = len(tokens1)
-    rows = []
+    rows, scores = [], {}
     todo = [(k, s) for k in ks for s in seeds]
     for k, s in tqdm(todo, desc="grid", disable=progress_off(progress)):
-        labels, _ = cluster_labels(pool, int(k), clusterer=clusterer, random_state=s)
-        # grouped and centred once per clustering; every n_pc projects a copy (the arithmetic of
-        # cluster_bases + remove_cluster_directions, without redoing the grouping and centring)
-        Z, order, bounds, _, bases = _fit_groups(pool, labels, int(k), max(int(p) for p in pcs))
-        for p in pcs:
-            if p >= pool.shape[1]:
-                continue
-            W = Z.copy()
-            _remove_group_directions(W, bounds, bases, int(p))
-            m = mean_pool(_ungroup(W, order), lengths)
-            rows.append(
-                {"n_clusters": int(k), "n_pc": int(p), "seed": s, "spearman": sts_correlations(m[:n], m[n:], gold)[0]}
-            )
+        key = (int(k), None if int(k) == 1 else s)  # one cluster is the same partition for every seed: fitted once
+        if key not in scores:
+            scores[key] = _grid_scores(pool, lengths, n, gold, int(k), pcs, clusterer=clusterer, random_state=s)
+        rows += [{"n_clusters": int(k), "n_pc": p, "seed": s, "spearman": sp} for p, sp in scores[key]]
     return pd.DataFrame(rows)
+
+
+def _grid_scores(pool, lengths, n: int, gold, k: int, pcs, *, clusterer: str, random_state) -> list:
+    """``(n_pc, Spearman x 100)`` for every ``n_pc`` of ``pcs`` below the width, after one clustering of the pool
+    into ``k`` clusters: grouped and centred once, every ``n_pc`` projects a copy (the arithmetic of
+    :func:`~.transform.cluster_bases` + :func:`~.transform.remove_cluster_directions`, without redoing the
+    grouping and centring)."""
+    labels, _ = cluster_labels(pool, k, clusterer=clusterer, random_state=random_state)
+    Z, order, bounds, _, bases = _fit_groups(pool, labels, k, max(int(p) for p in pcs))
+    out = []
+    for p in pcs:
+        if p >= pool.shape[1]:
+            continue
+        W = Z.copy()
+        _remove_group_directions(W, bounds, bases, int(p))
+        m = mean_pool(_ungroup(W, order), lengths)
+        out.append((int(p), sts_correlations(m[:n], m[n:], gold)[0]))
+    return out
 
 
 def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: bool = False):
