@@ -278,7 +278,7 @@ def _wrong_model_kind(plan: _Plan, chapter: str) -> str | None:
         except WrongModelKindError as exc:
             why = f"{type(exc).__name__}: {exc}"
         except (ModelUnavailableError, OSError):
-            why = None
+            pass  # a kind that cannot be read here: left to the chapter
     plan.wrong_kind[chapter] = why
     return why
 

@@ -87,20 +87,25 @@ def test_dashboard_labels_substituted_runs(project):
     assert "ran on the reader's models" in dashboard_markdown([rep])
 
 
+def _fixture_as(tmp_path, chapter: str):
+    """A copy of the fixture project whose good chapter is named ``chapter`` (file, claims and table of
+    contents)."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES, root)
+    notebooks = root / "notebooks"
+    (notebooks / "good.md").rename(notebooks / f"{chapter}.md")
+    claims = (notebooks / "good.claims.yml").read_text().replace("chapter: good", f"chapter: {chapter}", 1)
+    (notebooks / f"{chapter}.claims.yml").write_text(claims)
+    (notebooks / "good.claims.yml").unlink()
+    (root / "_toc.yml").write_text((root / "_toc.yml").read_text().replace("notebooks/good", f"notebooks/{chapter}"))
+    return root
+
+
 @pytest.mark.chapter
 def test_a_text_model_given_to_the_protein_chapter_is_refused_before_it_runs(tmp_path):
     """Issue 28, 13: one line naming the refusal, no kernel started (before: the chapter ran and each of its
     claims failed with the same refusal)."""
-    root = tmp_path / "project"
-    shutil.copytree(FIXTURES, root)
-    notebooks = root / "notebooks"
-    (notebooks / "good.md").rename(notebooks / "protein_isotropy.md")
-    claims = (notebooks / "good.claims.yml").read_text().replace("chapter: good", "chapter: protein_isotropy", 1)
-    (notebooks / "protein_isotropy.claims.yml").write_text(claims)
-    (notebooks / "good.claims.yml").unlink()
-    (root / "_toc.yml").write_text(
-        (root / "_toc.yml").read_text().replace("notebooks/good", "notebooks/protein_isotropy")
-    )
+    root = _fixture_as(tmp_path, "protein_isotropy")
     lines = []
     rep = runner.run(
         "smoke", chapters=["protein_isotropy"], root=root, progress=lines.append, models={"*": ["tiny-bert"]}
@@ -117,19 +122,11 @@ def test_a_text_model_given_to_the_protein_chapter_is_refused_before_it_runs(tmp
     assert rep["chapters"][0]["status"] == "ok"  # a protein model runs
 
 
+@pytest.mark.chapter
 def test_the_training_chapter_says_model_does_not_apply_and_runs_on_its_own(tmp_path):
     """The training chapter trains its own models: ``--model`` is not passed to it (it ran before and silently
     ignored it), the run says so, and the chapter's entry carries no reader's model."""
-    root = tmp_path / "project"
-    shutil.copytree(FIXTURES, root)
-    notebooks = root / "notebooks"
-    (notebooks / "good.md").rename(notebooks / "training_dynamics.md")
-    claims = (notebooks / "good.claims.yml").read_text().replace("chapter: good", "chapter: training_dynamics", 1)
-    (notebooks / "training_dynamics.claims.yml").write_text(claims)
-    (notebooks / "good.claims.yml").unlink()
-    (root / "_toc.yml").write_text(
-        (root / "_toc.yml").read_text().replace("notebooks/good", "notebooks/training_dynamics")
-    )
+    root = _fixture_as(tmp_path, "training_dynamics")
     lines = []
     rep = runner.run(
         "smoke", chapters=["training_dynamics"], root=root, progress=lines.append, models={"*": ["tiny-bert"]}

@@ -66,10 +66,12 @@ def trained_models(
     """
     tasks = list(tasks)
     sizes = config_for(profile)
-    todo = [t for t in tasks if not (run_dir(t, sizes[t], seed, root) / "final" / "sha256.json").exists()]
+    folders = {t: run_dir(t, sizes[t], seed, root) for t in tasks}
+    # finished as train_lm decides it: final/ with its sha256 manifest
+    todo = [t for t in tasks if not (TrainRun(t, sizes[t], seed, folders[t]).final_dir / "sha256.json").exists()]
     n = parallel_workers([sizes[t] for t in todo]) if workers is None else max(1, min(int(workers), len(todo)))
     if n > 1:
-        _train_side_by_side(todo, profile, seed, root, n, progress)
+        _train_side_by_side(todo, profile, seed, root, n, progress, folders)
     return {t: trained_model(t, profile, seed, root=root, progress=progress) for t in tasks}
 
 
@@ -81,9 +83,10 @@ def _updates_done(folder) -> int:
         return 0
 
 
-def _train_side_by_side(tasks: list[str], profile: str, seed: int, root, n: int, progress: bool) -> None:
-    """Train ``tasks`` in ``n`` worker processes; the parent shows each run's updates done until all end (a
-    failed run's exception is raised once the others have ended, so none is left training)."""
+def _train_side_by_side(tasks: list[str], profile: str, seed: int, root, n: int, progress: bool, folders: dict) -> None:
+    """Train ``tasks`` in ``n`` worker processes; the parent shows each run's updates done (from its run folder in
+    ``folders``) until all end (a failed run's exception is raised once the others have ended, so none is left
+    training)."""
     sizes = config_for(profile)
     # the workers get this process's environment as it is now (the data mirror, the cache folder); loky starts
     # new workers when it differs from the last call's
@@ -92,7 +95,6 @@ def _train_side_by_side(tasks: list[str], profile: str, seed: int, root, n: int,
     bars = {
         t: tqdm(total=sizes[t]["steps"], desc=f"train {t} (worker)", disable=not progress, leave=False) for t in tasks
     }
-    folders = {t: run_dir(t, sizes[t], seed, root) for t in tasks}
     try:
         pending = set(futures.values())
         while pending:
