@@ -7,7 +7,7 @@ import copy
 #: ESM-2-style masked protein LM and GPT-2-style causal LM, per profile. ``steps`` optimizer updates of
 #: ``batch`` sequences of ``seq_len`` tokens. ``offline`` is sized so that both models end clearly below
 #: their unigram baselines with a flattened validation curve (issue 27: the text model's test loss still fell by
-#: 1.1-1.7 % over the last quarter at 768 updates, and reaches its minimum at about 2,000 of 3,072; cached after
+#: 1.1-1.7 % over the last quarter at 768 updates, and reaches its minimum at about update 1,900 of 3,072; cached after
 #: training, see book/running.md); ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
 #: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split) — expected about 1 h for both
 #: on one A100/H100-class GPU, not measured here.
