@@ -138,11 +138,15 @@ def format_table(report: dict) -> str:
 
 def previous_seconds(out_dir: Path) -> dict:
     """``(chapter, seed) -> seconds`` of the report in ``out_dir``: a re-check keeps the run times of the run
-    that executed the notebooks."""
+    that executed the notebooks. A seed's time includes its share of the chapter's preparation
+    (``prepare_seconds``, :data:`replib.config.PREPARE`: work done once for all its seeds), so that the lanes'
+    longest-first order sees what executing the seed alone costs."""
     previous = {}
     for c in previous_report(out_dir).get("chapters", []):
-        for s, info in (c.get("seeds") or {}).items():
-            previous[(c["chapter"], int(s))] = info.get("seconds", 0.0)
+        seeds = c.get("seeds") or {}
+        share = float(c.get("prepare_seconds") or 0.0) / max(len(seeds), 1)
+        for s, info in seeds.items():
+            previous[(c["chapter"], int(s))] = info.get("seconds", 0.0) + share
         previous[(c["chapter"], None)] = c.get("seconds", 0.0)
     return previous
 

@@ -9,6 +9,7 @@ notebooks (over several seeds by :mod:`bookkit.seeds`); the report is written as
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from replib.config import TAKES_NO_MODEL, execution_order, require_chapter_models
+from replib.config import PREPARE, TAKES_NO_MODEL, execution_order, prepare_chapter, require_chapter_models
 from replib.models import ModelUnavailableError, WrongModelKindError
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
@@ -317,6 +318,37 @@ def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
     return entry
 
 
+def _will_execute(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> bool:
+    """Whether :func:`_execute` would execute this seed now (not done on lanes already, not reused)."""
+    if plan.check_only or (ch.chapter, seed) in plan.executed:
+        return False
+    if plan.force:
+        return True
+    dst = plan.out_dir / "notebooks" / notebook_name(ch.chapter, seed, first)
+    return reuse.reusable(dst, _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed)), completed) is None
+
+
+def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
+    """The chapter's preparation (:data:`replib.config.PREPARE`) for the seeds about to execute, when there are
+    two or more of them (one seed's notebook does the same work itself); its seconds (None when it did nothing)."""
+    if ch.chapter not in PREPARE or plan.part is not None:
+        return None
+    seeds = [s for i, s in enumerate(plan.seeds) if s is not None and _will_execute(plan, ch, s, i == 0)]
+    if len(seeds) < 2:
+        return None
+    t0 = time.perf_counter()
+    try:
+        done = prepare_chapter(ch.chapter, plan.profile, seeds)
+    except Exception as exc:  # the seeds' notebooks do the work themselves and report what fails
+        plan.progress(f"[{ch.chapter}] preparation failed, each seed does its own: {type(exc).__name__}: {exc}")
+        return None
+    seconds = time.perf_counter() - t0
+    if done:
+        what = ", ".join(" seed ".join(map(str, d)) if isinstance(d, tuple) else str(d) for d in done)
+        plan.progress(f"[{ch.chapter}] prepared for seeds {' '.join(map(str, seeds))} in {seconds:.0f} s ({what})")
+    return seconds if done else None
+
+
 def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     """Execute (or re-check) one chapter for each seed: its report entry and its claim results (combined over
     the seeds by :func:`~bookkit.seeds.check_chapter_seeds`)."""
@@ -333,6 +365,7 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
         chosen = plan.models_for(ch.chapter)
         entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
         return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
+    prepared = _prepare(plan, ch)
     runs = {s: plan.executed.get((ch.chapter, s)) or _run_seed(plan, ch, s, i == 0) for i, s in enumerate(plan.seeds)}
     results = check_chapter_seeds(
         ch,
@@ -343,7 +376,11 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     chosen = plan.models_for(ch.chapter)
     if chosen:
         results = bind_to_paper_models(results, chosen, plan.rehearsal)
-    return _chapter_entry(plan, ch, runs), results
+    entry = _chapter_entry(plan, ch, runs)
+    if prepared is not None:  # its time belongs to the chapter (the lanes' ordering reads the chapter's seconds)
+        entry["prepare_seconds"] = round(prepared, 1)
+        entry["seconds"] = round(entry["seconds"] + prepared, 1)
+    return entry, results
 
 
 def _run_on_lanes(plan: _Plan, found: list[ChapterClaims], jobs: int) -> dict:

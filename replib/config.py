@@ -49,7 +49,9 @@ __all__ = [
     "chapter_parts",
     "chapter_table",
     "execution_order",
+    "PREPARE",
     "TAKES_NO_MODEL",
+    "prepare_chapter",
     "find_part",
     "profile_params",
     "require_chapter_models",
@@ -70,6 +72,13 @@ CHAPTERS = {
 #: that it makes the artefact in its own way (the training chapter trains its two runs side by side) and the
 #: readers find it cached.
 SHARED_ARTEFACTS = {"training_dynamics": ("protein_isotropy",)}
+
+#: chapter -> what a run does before executing several of its seeds (``"module:function"``, called as
+#: ``function(profile, seeds, progress=...)`` in the runner's process; returns what it did, a list): the
+#: training chapter trains every seed's runs at once, longest first (:func:`replib.training.train_seeds`), so that
+#: on two cores two seeds' long text runs train side by side instead of each seed's pair leaving a core idle while
+#: its text run ends; the seeds' notebooks then read the runs from the cache. See :func:`prepare_chapter`.
+PREPARE = {"training_dynamics": "replib.methods.training_dynamics:prepare"}
 
 #: the chapters that take no model of the reader's: the training chapter trains its own two (``--model`` does
 #: not apply to it; the runner says so and runs it on its own models)
@@ -93,6 +102,17 @@ def require_chapter_models(chapter: str, specs) -> None:
     check = MODEL_KIND_CHECKS.get(chapter)
     for spec in specs if check else ():
         check(str(spec))
+
+
+def prepare_chapter(chapter: str, profile: str, seeds, *, progress: bool = True) -> list:
+    """Run ``chapter``'s preparation (:data:`PREPARE`) for the ``seeds`` a run is about to execute; ``[]`` for a
+    chapter without one. What it makes is a cache the seeds' notebooks read (they make it themselves when it is
+    missing), so it changes when the work is done, never the results."""
+    target = PREPARE.get(chapter)
+    if target is None:
+        return []
+    module, name = target.split(":")
+    return list(getattr(importlib.import_module(module), name)(profile, list(seeds), progress=progress))
 
 
 def execution_order(chapters) -> list[str]:

@@ -155,3 +155,45 @@ def test_an_expected_failure_of_the_profiles_model_that_holds_on_another_model_i
     assert "update the claims file" not in out[0]["detail"]
     assert [r["status"] for r in out[1:]] == ["failed", "expected_failure"]  # a failing property stays failing
     assert holds["status"] == "failed"  # the input is not changed
+
+
+@pytest.mark.chapter
+def test_the_training_chapters_preparation_runs_once_for_the_seeds_about_to_execute(tmp_path, monkeypatch):
+    """replib.config.PREPARE: before executing two or more seeds of the training chapter, the runner calls its
+    preparation once with exactly those seeds (not for seeds reused unchanged, not for one seed), and the
+    chapter's time includes it."""
+    root = _fixture_as(tmp_path, "training_dynamics")
+    calls = []
+
+    def fake(chapter, profile, seeds, progress=True):
+        calls.append((chapter, profile, list(seeds)))
+        return [("text", s) for s in seeds]
+
+    monkeypatch.setattr(runner, "prepare_chapter", fake)
+    lines = []
+    rep = runner.run("smoke", chapters=["training_dynamics"], root=root, progress=lines.append, seeds=[0, 1])
+    assert calls == [("training_dynamics", "smoke", [0, 1])]
+    (entry,) = rep["chapters"]
+    assert entry["status"] == "ok" and entry["prepare_seconds"] >= 0
+    per_seed = sum(s["seconds"] for s in entry["seeds"].values())
+    assert entry["seconds"] == pytest.approx(per_seed + entry["prepare_seconds"], abs=0.15)
+    assert any(
+        x.startswith("[training_dynamics] prepared for seeds 0 1 in ") and x.endswith("(text seed 0, text seed 1)")
+        for x in lines
+    )
+    runner.run("smoke", chapters=["training_dynamics"], root=root, progress=lines.append, seeds=[0, 1, 2])
+    assert calls[1:] == []  # seeds 0 and 1 reused unchanged: seed 2 alone prepares nothing (its notebook trains)
+    runner.run("smoke", chapters=["training_dynamics"], root=root, progress=lines.append, seeds=[1, 2], force=True)
+    assert calls[1:] == [("training_dynamics", "smoke", [1, 2])]
+
+    def broken(chapter, profile, seeds, progress=True):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(runner, "prepare_chapter", broken)  # a failed preparation: the seeds run as without one
+    rep = runner.run("smoke", chapters=["training_dynamics"], root=root, progress=lines.append, seeds=[3, 4])
+    assert rep["chapters"][0]["status"] == "ok" and "prepare_seconds" not in rep["chapters"][0]
+    assert "[training_dynamics] preparation failed, each seed does its own: OSError: disk full" in lines
+    monkeypatch.setattr(runner, "prepare_chapter", fake)
+    other = _fixture_as(tmp_path / "other", "classifiers")
+    runner.run("smoke", chapters=["classifiers"], root=other, progress=lines.append, seeds=[0, 1])
+    assert len(calls) == 2  # a chapter without a preparation

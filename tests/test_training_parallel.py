@@ -8,7 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replib.training import config_for, parallel_workers, run_dir, trained_model, trained_models
+from replib.training import (
+    config_for,
+    parallel_workers,
+    run_cost,
+    run_dir,
+    train_seeds,
+    trained_model,
+    trained_models,
+)
+from replib.training.parallel import _unfinished
 
 _MIRROR = Path(os.environ.get("REPLIB_DATA_MIRROR") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 needs_mirror = pytest.mark.skipif(not _MIRROR.is_dir(), reason="offline data mirror not found (REPLIB_DATA_MIRROR)")
@@ -68,3 +77,45 @@ def test_a_failing_run_raises_after_the_other_has_ended(tmp_path, monkeypatch):
     sizes = config_for("smoke")
     assert (run_dir("text", sizes["text"], 5, tmp_path / "runs") / "final" / "sha256.json").exists()
     assert not (run_dir("protein", sizes["protein"], 5, tmp_path / "runs") / "final").exists()
+
+
+@needs_mirror
+def test_unfinished_runs_come_longest_first_and_finished_ones_not_at_all(tmp_path):
+    sizes = config_for("offline")
+    assert run_cost(sizes["text"]) > run_cost(sizes["protein"])  # 3,072 updates of 16 x 128 tokens vs 320 of 32 x 128
+    jobs = _unfinished(("protein", "text"), "offline", [0, 1], tmp_path)
+    assert jobs == [("text", 0), ("text", 1), ("protein", 0), ("protein", 1)]
+    done = run_dir("text", sizes["text"], 1, tmp_path) / "final"
+    done.mkdir(parents=True)
+    (done / "sha256.json").write_text("{}")
+    assert _unfinished(("protein", "text"), "offline", [0, 1], tmp_path) == [
+        ("text", 0),
+        ("protein", 0),
+        ("protein", 1),
+    ]
+    smoke = config_for("smoke")  # the same cost: the given order (seed, then task)
+    assert _unfinished(("protein", "text"), "smoke", [3, 4], tmp_path) == [
+        ("protein", 3),
+        ("text", 3),
+        ("protein", 4),
+        ("text", 4),
+    ] and run_cost(smoke["protein"]) == run_cost(smoke["text"])
+
+
+@needs_mirror
+def test_several_seeds_trained_side_by_side_equal_each_seed_trained_alone(tmp_path):
+    """train_seeds (the training chapter's preparation for several seeds): every seed's runs, two workers, the
+    same folders and bit-identical weights as each run trained alone; asked again, it trains nothing."""
+    jobs = train_seeds(["protein", "text"], "smoke", [5, 6], root=tmp_path / "side", workers=2, progress=False)
+    assert sorted(jobs) == [("protein", 5), ("protein", 6), ("text", 5), ("text", 6)]
+    sizes = config_for("smoke")
+    for task, seed in jobs:
+        folder = run_dir(task, sizes[task], seed, tmp_path / "side")
+        assert (folder / "final" / "sha256.json").exists()
+    alone = trained_model("text", "smoke", 6, root=tmp_path / "turn", progress=False)
+    wa, wb = _weights(run_dir("text", sizes["text"], 6, tmp_path / "side") / "final"), _weights(alone.final_dir)
+    assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
+    assert train_seeds(["protein", "text"], "smoke", [5, 6], root=tmp_path / "side", workers=2) == []
+    # one worker and serial=False (the chapter's preparation on one core): nothing trains here
+    assert train_seeds(["text"], "smoke", [7], root=tmp_path / "side", workers=1, serial=False) == []
+    assert not (run_dir("text", sizes["text"], 7, tmp_path / "side") / "final").exists()

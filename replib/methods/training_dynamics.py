@@ -30,6 +30,7 @@ from ..training import (
     load_checkpoint_model,
     measure_run,
     summarize_run,
+    train_seeds,
     trained_models,
     training_quality,
 )
@@ -157,6 +158,20 @@ def train_runs(cfg) -> dict:
         if task not in out:
             out[task] = train_until(task, sizes[task], cfg.seed, until[task])
     return {task: out[task] for task in tasks}
+
+
+def prepare(profile: str, seeds, *, progress: bool = True) -> list[tuple[str, int]]:
+    """Before a run executes several seeds of this chapter (:data:`replib.config.PREPARE`): train every seed's two
+    runs not yet in the cache, side by side and longest first (:func:`replib.training.train_seeds`), so that the
+    seeds' notebooks read them from the cache. Where the runs cannot train side by side (one core; the
+    ``paper`` profile, whose runs share one GPU) it trains nothing and each notebook trains its own, as alone.
+
+    Returns
+    -------
+    list of (task, seed)
+        The runs trained here.
+    """
+    return train_seeds(TASKS, profile, seeds, progress=progress, serial=False)
 
 
 def progress_table(runs: dict) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from .measure import (
     summarize_run,
     training_quality,
 )
-from .parallel import parallel_workers, trained_models
+from .parallel import parallel_workers, run_cost, train_seeds, trained_models
 from .quality import FLATTENING, relative_drop, residue_counts, unigram_baseline, unigram_cross_entropy
 
 __all__ = [
@@ -58,6 +58,8 @@ __all__ = [
     "run_dir",
     "train_lm",
     "trained_model",
+    "run_cost",
+    "train_seeds",
     "trained_models",
     "parallel_workers",
     "embedding_frequency_stats",

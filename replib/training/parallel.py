@@ -23,7 +23,7 @@ from .config import config_for
 from .loop import TrainRun, run_dir, trained_model
 from .ranges import resume_step
 
-__all__ = ["parallel_workers", "trained_models"]
+__all__ = ["parallel_workers", "run_cost", "train_seeds", "trained_models"]
 
 #: seconds between two looks at the runs' resume states (the progress bars)
 POLL_SECONDS = 2.0
@@ -65,14 +65,63 @@ def trained_models(
         task -> :class:`~replib.training.loop.TrainRun` with ``final/`` complete, in the order of ``tasks``.
     """
     tasks = list(tasks)
-    sizes = config_for(profile)
-    folders = {t: run_dir(t, sizes[t], seed, root) for t in tasks}
-    # finished as train_lm decides it: final/ with its sha256 manifest
-    todo = [t for t in tasks if not (TrainRun(t, sizes[t], seed, folders[t]).final_dir / "sha256.json").exists()]
-    n = parallel_workers([sizes[t] for t in todo]) if workers is None else max(1, min(int(workers), len(todo)))
-    if n > 1:
-        _train_side_by_side(todo, profile, seed, root, n, progress, folders)
+    train_seeds(tasks, profile, [seed], root=root, workers=workers, progress=progress, serial=False)
     return {t: trained_model(t, profile, seed, root=root, progress=progress) for t in tasks}
+
+
+def run_cost(cfg: dict) -> int:
+    """A run's work up to a constant factor, to order runs longest first: updates x tokens of a batch x the
+    multiply-adds of a token through its blocks (attention projections ``4 h^2``, feed-forward ``2 h f``)."""
+    return (
+        int(cfg["steps"])
+        * int(cfg["batch"])
+        * int(cfg["seq_len"])
+        * int(cfg["layers"])
+        * (4 * int(cfg["hidden"]) ** 2 + 2 * int(cfg["hidden"]) * int(cfg["ffn"]))
+    )
+
+
+def _unfinished(tasks, profile: str, seeds, root) -> list[tuple[str, int]]:
+    """The ``(task, seed)`` runs not yet finished as :func:`~replib.training.loop.train_lm` decides it (``final/``
+    with its sha256 manifest), longest first (:func:`run_cost`; ties in the given order)."""
+    sizes = config_for(profile)
+    todo = [
+        (t, int(s))
+        for s in seeds
+        for t in tasks
+        if not (TrainRun(t, sizes[t], int(s), run_dir(t, sizes[t], int(s), root)).final_dir / "sha256.json").exists()
+    ]
+    return sorted(todo, key=lambda job: -run_cost(sizes[job[0]]))  # stable: ties keep the given order
+
+
+def train_seeds(
+    tasks, profile: str, seeds, *, root=None, workers: int | None = None, progress: bool = True, serial: bool = True
+) -> list[tuple[str, int]]:
+    """Train every run of ``tasks`` x ``seeds`` not yet in the cache, :func:`parallel_workers` at once, longest
+    first (so that on two cores two seeds' long text runs train side by side and the short protein runs fill
+    in after them, instead of each seed's pair leaving a core idle while its long run ends).
+
+    The runs are those :func:`~replib.training.loop.trained_model` makes (the same content keys, bit-identical
+    weights: each run on its own thread count, its batches a function of ``(seed, step)``); this only decides
+    where and when each trains. ``serial=False`` leaves a lone run (or runs that cannot train side by side) to
+    the caller instead of training them here one after the other.
+
+    Returns
+    -------
+    list of (task, seed)
+        The runs this call trained, in the order they were started (``[]`` when it left them to the caller).
+    """
+    tasks, sizes = list(tasks), config_for(profile)
+    todo = _unfinished(tasks, profile, seeds, root)
+    n = parallel_workers([sizes[t] for t, _ in todo]) if workers is None else max(1, min(int(workers), len(todo)))
+    if n > 1:
+        _train_side_by_side(todo, profile, root, n, progress)
+    elif serial:
+        for t, s in todo:
+            trained_model(t, profile, s, root=root, progress=progress)
+    else:
+        return []  # left to the caller
+    return todo
 
 
 def _updates_done(folder) -> int:
@@ -83,30 +132,42 @@ def _updates_done(folder) -> int:
         return 0
 
 
-def _train_side_by_side(tasks: list[str], profile: str, seed: int, root, n: int, progress: bool, folders: dict) -> None:
-    """Train ``tasks`` in ``n`` worker processes; the parent shows each run's updates done (from its run folder in
-    ``folders``) until all end (a failed run's exception is raised once the others have ended, so none is left
-    training)."""
+def _train_side_by_side(jobs: list[tuple[str, int]], profile: str, root, n: int, progress: bool) -> None:
+    """Train the ``(task, seed)`` runs ``jobs`` in ``n`` worker processes, started in the order given; the parent
+    shows each run's updates done (from its run folder) until all end (a failed run's exception is raised once
+    the others have ended, so none is left training)."""
     sizes = config_for(profile)
+    folders = {(t, s): run_dir(t, sizes[t], s, root) for t, s in jobs}
     # the workers get this process's environment as it is now (the data mirror, the cache folder); loky starts
     # new workers when it differs from the last call's
     executor = get_reusable_executor(max_workers=n, env=dict(os.environ))
-    futures = {t: executor.submit(trained_model, t, profile, seed, root=root, progress=False) for t in tasks}
+    futures = {(t, s): executor.submit(trained_model, t, profile, s, root=root, progress=False) for t, s in jobs}
+    seeds = {s for _, s in jobs}
     bars = {
-        t: tqdm(total=sizes[t]["steps"], desc=f"train {t} (worker)", disable=not progress, leave=False) for t in tasks
+        (t, s): tqdm(
+            total=sizes[t]["steps"],
+            desc=f"train {t}" + (f" seed {s}" if len(seeds) > 1 else "") + " (worker)",
+            disable=not progress,
+            leave=False,
+        )
+        for t, s in jobs
     }
     try:
         pending = set(futures.values())
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_EXCEPTION)
-            for t, bar in bars.items():
-                bar.n = max(_updates_done(folders[t]), bar.n)
+            for job, bar in bars.items():
+                bar.n = max(_updates_done(folders[job]), bar.n)
                 bar.refresh()
             if any(f.exception() for f in done):
+                for f in pending:
+                    f.cancel()  # the runs not yet started do not start
                 wait(pending)  # let the others end (resumable) before raising
                 break
     finally:
         for bar in bars.values():
             bar.close()
+        executor.shutdown(wait=True)  # the workers end now, not after loky's idle timeout (a runner goes on)
     for f in futures.values():
-        f.result()  # raises the first failure
+        if not f.cancelled():
+            f.result()  # raises the first failure
