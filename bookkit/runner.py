@@ -184,6 +184,13 @@ def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
     return reuse.fingerprint(plan.root, chapter, {"profile": plan.profile, **what}, code=plan.code)
 
 
+def _kept(plan: _Plan, chapter: str, params: dict, dst: Path) -> tuple[dict, dict | None]:
+    """The fingerprint of executing ``chapter`` with ``params`` into ``dst`` now, and the kept execution's manifest
+    when it can be reused (:mod:`bookkit.reuse`; never with ``force``), else None."""
+    fp = _fingerprint(plan, chapter, params)
+    return fp, (None if plan.force else reuse.reusable(dst, fp, completed))
+
+
 def _execute(
     plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: str, part: str | None = None, limit=None
 ) -> _SeedRun:
@@ -196,8 +203,7 @@ def _execute(
     src = plan.out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
     write_runnable(plan.root, ch.chapter, src, ref=plan.ref)
     params = _parameters(plan, ch.chapter, seed, part)
-    fp = _fingerprint(plan, ch.chapter, params)
-    kept = None if plan.force else reuse.reusable(dst, fp, completed)
+    fp, kept = _kept(plan, ch.chapter, params, dst)
     if kept is not None:
         seconds = float(kept.get("seconds") or 0.0)
         plan.progress(f"[{tag}] unchanged, reused (executed {kept.get('executed')}, {seconds:.0f} s)")
@@ -241,9 +247,14 @@ def _read_executed(run: _SeedRun) -> _SeedRun:
     return run
 
 
+def _seed_notebook(plan: _Plan, chapter: str, seed: int | None, first: bool) -> Path:
+    """Where one seed's executed notebook is written."""
+    return plan.out_dir / "notebooks" / notebook_name(chapter, seed, first)
+
+
 def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> _SeedRun:
     """Execute (or, ``check_only``, find) one chapter for one seed and read what it recorded."""
-    dst = plan.out_dir / "notebooks" / notebook_name(ch.chapter, seed, first)
+    dst = _seed_notebook(plan, ch.chapter, seed, first)
     tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
     if not plan.check_only:
         return _read_executed(_execute(plan, ch, seed, dst, tag))
@@ -322,10 +333,10 @@ def _will_execute(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool)
     """Whether :func:`_execute` would execute this seed now (not done on lanes already, not reused)."""
     if plan.check_only or (ch.chapter, seed) in plan.executed:
         return False
-    if plan.force:
-        return True
-    dst = plan.out_dir / "notebooks" / notebook_name(ch.chapter, seed, first)
-    return reuse.reusable(dst, _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed)), completed) is None
+    return (
+        _kept(plan, ch.chapter, _parameters(plan, ch.chapter, seed), _seed_notebook(plan, ch.chapter, seed, first))[1]
+        is None
+    )
 
 
 def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:

@@ -83,18 +83,18 @@ def test_a_failing_run_raises_after_the_other_has_ended(tmp_path, monkeypatch):
 def test_unfinished_runs_come_longest_first_and_finished_ones_not_at_all(tmp_path):
     sizes = config_for("offline")
     assert run_cost(sizes["text"]) > run_cost(sizes["protein"])  # 3,072 updates of 16 x 128 tokens vs 320 of 32 x 128
-    jobs = _unfinished(("protein", "text"), "offline", [0, 1], tmp_path)
+    jobs = list(_unfinished(("protein", "text"), "offline", [0, 1], tmp_path))
     assert jobs == [("text", 0), ("text", 1), ("protein", 0), ("protein", 1)]
     done = run_dir("text", sizes["text"], 1, tmp_path) / "final"
     done.mkdir(parents=True)
     (done / "sha256.json").write_text("{}")
-    assert _unfinished(("protein", "text"), "offline", [0, 1], tmp_path) == [
+    assert list(_unfinished(("protein", "text"), "offline", [0, 1], tmp_path)) == [
         ("text", 0),
         ("protein", 0),
         ("protein", 1),
     ]
     smoke = config_for("smoke")  # the same cost: the given order (seed, then task)
-    assert _unfinished(("protein", "text"), "smoke", [3, 4], tmp_path) == [
+    assert list(_unfinished(("protein", "text"), "smoke", [3, 4], tmp_path)) == [
         ("protein", 3),
         ("text", 3),
         ("protein", 4),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import FIRST_EXCEPTION, wait
+from pathlib import Path
 
 import torch
 from joblib.externals.loky import get_reusable_executor
@@ -81,17 +82,16 @@ def run_cost(cfg: dict) -> int:
     )
 
 
-def _unfinished(tasks, profile: str, seeds, root) -> list[tuple[str, int]]:
+def _unfinished(tasks, profile: str, seeds, root) -> dict[tuple[str, int], Path]:
     """The ``(task, seed)`` runs not yet finished as :func:`~replib.training.loop.train_lm` decides it (``final/``
-    with its sha256 manifest), longest first (:func:`run_cost`; ties in the given order)."""
+    with its sha256 manifest) -> their run folders, longest first (:func:`run_cost`; ties in the given order)."""
     sizes = config_for(profile)
+    folders = {(t, int(s)): run_dir(t, sizes[t], int(s), root) for s in seeds for t in tasks}
     todo = [
-        (t, int(s))
-        for s in seeds
-        for t in tasks
-        if not (TrainRun(t, sizes[t], int(s), run_dir(t, sizes[t], int(s), root)).final_dir / "sha256.json").exists()
+        (t, s) for (t, s), f in folders.items() if not (TrainRun(t, sizes[t], s, f).final_dir / "sha256.json").exists()
     ]
-    return sorted(todo, key=lambda job: -run_cost(sizes[job[0]]))  # stable: ties keep the given order
+    todo.sort(key=lambda job: -run_cost(sizes[job[0]]))  # stable: ties keep the given order
+    return {job: folders[job] for job in todo}
 
 
 def train_seeds(
@@ -121,7 +121,7 @@ def train_seeds(
             trained_model(t, profile, s, root=root, progress=progress)
     else:
         return []  # left to the caller
-    return todo
+    return list(todo)
 
 
 def _updates_done(folder) -> int:
@@ -132,12 +132,12 @@ def _updates_done(folder) -> int:
         return 0
 
 
-def _train_side_by_side(jobs: list[tuple[str, int]], profile: str, root, n: int, progress: bool) -> None:
-    """Train the ``(task, seed)`` runs ``jobs`` in ``n`` worker processes, started in the order given; the parent
-    shows each run's updates done (from its run folder) until all end (a failed run's exception is raised once
-    the others have ended, so none is left training)."""
+def _train_side_by_side(folders: dict[tuple[str, int], Path], profile: str, root, n: int, progress: bool) -> None:
+    """Train the ``(task, seed)`` runs ``folders`` (-> their run folders) in ``n`` worker processes, started in the
+    order given; the parent shows each run's updates done (from its run folder) until all end (a failed run's
+    exception is raised once the others have ended, so none is left training)."""
     sizes = config_for(profile)
-    folders = {(t, s): run_dir(t, sizes[t], s, root) for t, s in jobs}
+    jobs = list(folders)
     # the workers get this process's environment as it is now (the data mirror, the cache folder); loky starts
     # new workers when it differs from the last call's
     executor = get_reusable_executor(max_workers=n, env=dict(os.environ))
