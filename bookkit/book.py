@@ -28,7 +28,7 @@ from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters
 from .report import chapter_claims_markdown, dashboard_markdown, merge
 from .runner import discover_chapters
-from .verdicts import chapter_verdict_markdown, paper_verdicts, verdicts_markdown
+from .verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
 from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
@@ -50,6 +50,11 @@ def _paper_refs(root: Path) -> dict[tuple[str, str], str]:
     return {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
 
 
+def _declared(root: Path, tables: dict) -> set[str]:
+    """The papers' results some profile's declared check compares (:func:`bookkit.verdicts.declared_refs`)."""
+    return declared_refs(discover_chapters(root), tables)
+
+
 def validation_markdown(
     reports: list[dict], root: Path | None = None, claim_links: dict[tuple[str, str], str] | None = None
 ) -> str:
@@ -63,10 +68,13 @@ def validation_markdown(
     page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
     tables = load_paper_tables(root)
     if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.verdicts)
-        verdicts = verdicts_markdown([paper_verdicts(r, tables) for r in merge(reports)])
+        declared = _declared(root, tables)
+        verdicts = verdicts_markdown([paper_verdicts(r, tables, declared) for r in merge(reports)])
         page = page.replace("## At a glance", verdicts + "\n## At a glance", 1)
     if tables and not split:  # a book without pages per paper: the papers' tables here (bookkit.paper_tables)
-        page += "\n" + papers_markdown(tables, reports[0] if reports else None, _paper_refs(root))
+        page += "\n" + papers_markdown(
+            tables, reports[0] if reports else None, _paper_refs(root), _declared(root, tables)
+        )
     return page
 
 
@@ -85,8 +93,9 @@ def paper_validation_markdown(
         return "\n".join([*out, "```{note}", "No runner report of this chapter was found.", "```", ""])
     out += [f"The chapter: {{doc}}`{title} <../../notebooks/{chapter}>`. Verdict per profile:", ""]
     all_tables = load_paper_tables(root)
+    declared = _declared(root, all_tables)
     for rep in ran:
-        v = pages.chapter_verdicts(rep, all_tables)[chapter]
+        v = pages.chapter_verdicts(rep, all_tables, declared)[chapter]
         out.append(f"- {pages.run_label(rep)}: **{pages.BADGES[v['verdict']]}**: {v['reason']}")
     out += ["", "## Every claim", ""]
     out += chapter_claims_markdown(chapter, ran, "", claim_links or {})
@@ -94,7 +103,7 @@ def paper_validation_markdown(
     papers = sorted({ref.split(":")[0] for (ch, _), ref in refs.items() if ch == chapter})
     tables = {p: t for p, t in all_tables.items() if p in papers}
     if tables:
-        out += ["", papers_markdown(tables, ran[-1], refs)]
+        out += ["", papers_markdown(tables, ran[-1], refs, declared)]
     return "\n".join(out)
 
 
@@ -151,7 +160,9 @@ def stage(
     missing = []
     targets: dict[tuple[str, str], str] = {}
     claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
-    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], load_paper_tables(root))} if own else {}
+    tables = load_paper_tables(root)
+    declared = declared_refs(claim_files.values(), tables)
+    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], tables, declared)} if own else {}
     rehearsal = pages.read_rehearsal(root / pages.REHEARSAL_CSV)
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
@@ -196,8 +207,7 @@ def stage(
             page.write_text(paper_validation_markdown(chapter, reports, root, claim_links=targets))
     atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
-    tables = load_paper_tables(root)
-    _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables))
+    _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables, declared))
     nights, unreadable = history.load_nights(history_dir) if history_dir else (history.nights_of_runs(reports), [])
     _fill(stage_dir / HISTORY_PAGE, HISTORY_MARKER, history.history_markdown(nights, tables, links, unreadable))
     return stage_dir

@@ -77,6 +77,7 @@ class Claim:
     ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (bookkit.paper_tables)
     spread: str | None = None  # recorded key holding the standard error of the value (see the module docstring)
     tolerance_reason: str | None = None  # why a tolerance is wider than the paper's printed precision
+    alternative: bool = False  # tests an alternative explanation of the paper's result: failing supports the paper
 
 
 @dataclass
@@ -109,6 +110,7 @@ class ClaimResult:
     stand_in: str | None = None
     ref: str | None = None
     spread: float | None = None  # the recorded standard error of ``value`` (None: the claim has none)
+    alternative: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -286,6 +288,7 @@ def evaluate_claim(
         stand_in=claim.stand_in,
         ref=claim.ref,
         spread=s,
+        alternative=claim.alternative,
     )
 
 

@@ -232,6 +232,7 @@ def _claim(f: _File, where: tuple, label: str, c: dict, chapter: str, tables: Ca
         ref=ref,
         spread=c.get("spread"),
         tolerance_reason=c.get("tolerance_reason"),
+        alternative=bool(c.get("alternative", False)),
     )
 
 

@@ -3,8 +3,8 @@
 - :func:`reproduces_markdown`: the "what this chapter reproduces" table (claim, paper, ours, status) that
   opens every chapter, with a link to the chapter's recorded numbers as CSV (:func:`claims_csv`);
 - :func:`front_page_markdown`: the front page's first screen: each paper's verdict (:func:`chapter_verdicts`,
-  from :func:`bookkit.verdicts.paper_verdicts`), the run it rests on, and its claims counted per status, with
-  links to each chapter;
+  from :func:`bookkit.verdicts.paper_verdicts`), the run it rests on, and its evidence by class (the paper's
+  numbers compared, what its findings did on the run's models), with links to each chapter;
 - :func:`what_ran_markdown`: the line under each chapter's title naming the run, models and data files;
 - :func:`claim_target`: the anchor placed before the cell that recorded a claim's value, so the
   validation page can link each claim to the cell that computed it;
@@ -26,7 +26,7 @@ from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
 from .status import STATUS_BADGE, format_value, status_counts
-from .verdicts import VERDICT_BADGE, paper_verdicts
+from .verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
@@ -181,10 +181,10 @@ OWN_EXPERIMENT = "own experiment"
 BADGES = {**VERDICT_BADGE, OWN_EXPERIMENT: "🔬 an experiment of this book"}  # no quote: Sphinx curls quotes
 
 
-def chapter_verdicts(report: dict, tables: dict) -> dict[str, dict]:
+def chapter_verdicts(report: dict, tables: dict, declared: set[str] | None = None) -> dict[str, dict]:
     """chapter -> the verdict on its paper in ``report`` (:func:`bookkit.verdicts.paper_verdicts`: ``verdict``,
     ``reason``, ``profile``...); a chapter whose claims refer to no paper table gets :data:`OWN_EXPERIMENT`."""
-    out = {v["chapter"]: v for v in paper_verdicts(report, tables)}
+    out = {v["chapter"]: v for v in paper_verdicts(report, tables, declared)}
     for ch in report["chapters"]:
         if ch["chapter"] not in out:
             mine = [c for c in report["claims"] if c["chapter"] == ch["chapter"]]
@@ -217,9 +217,15 @@ def resting_report(reports: list[dict], chapter: str, tables: dict) -> dict | No
     return ran[0] if ran else None
 
 
-def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None, tables: dict | None = None) -> str:
+def front_page_markdown(
+    reports: list[dict],
+    links: dict[str, str] | None = None,
+    tables: dict | None = None,
+    declared: set[str] | None = None,
+) -> str:
     """Each paper's verdict (:func:`chapter_verdicts` over the papers' ``tables``), the run it rests on, and its
-    claims counted per status: three narrow columns."""
+    evidence (:func:`bookkit.verdicts.evidence_line`: the paper's numbers compared, what its findings did; the
+    claims per status for the book's own experiments): three narrow columns."""
     links = links or {}
     if not reports:
         return "```{note}\nNo runner report was found when this book was built.\n```\n"
@@ -236,17 +242,19 @@ def front_page_markdown(reports: list[dict], links: dict[str, str] | None = None
         "",
         "* - paper (chapter)",
         "  - verdict (profile, date)",
-        "  - claims",
+        "  - the paper's numbers; its findings",
     ]
     for name in chapters:
         rep = resting_report(reports, name, tables or {})
         mine = [c for c in rep["claims"] if c["chapter"] == name]
-        verdict = chapter_verdicts(rep, tables or {})[name]["verdict"]
+        v = chapter_verdicts(rep, tables or {}, declared)[name]
+        verdict = v["verdict"]
+        evidence = counts_text(mine) if verdict == OWN_EXPERIMENT else evidence_line(v)
         label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
         out += [
             f"* - {label}",
             f"  - {BADGES[verdict]} ({rep['profile']}, {str(rep.get('started') or '?')[:10]})",
-            f"  - {counts_text(mine)}",
+            f"  - {_item(evidence)}",
         ]
     out += ["```", ""]
     return "\n".join(out)

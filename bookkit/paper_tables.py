@@ -23,6 +23,7 @@ from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and te
 )
 
 from .status import STATUS_BADGE, format_value
+from .verdicts import NUMBER_CLASS, compares, declared_refs
 
 
 def half_unit(printed: str) -> float:
@@ -114,49 +115,53 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
     return out
 
 
-def coverage(tables, claims_by_ref: dict[str, list[dict]], registered: set[str] | None = None) -> list[dict]:
-    """Per paper: numbers reported, registered (a claim refers to them; ``registered``, default: the refs of
-    ``claims_by_ref``), not registered (with the reason), checked in the report's profile (a claim that is not
-    unverified), and reproduced.
+def coverage(
+    tables, claims_by_ref: dict[str, list[dict]], registered: set[str] | None = None, declared: set[str] | None = None
+) -> list[dict]:
+    """Per paper, what counts what ran: its results reported (``kind`` ``result``: not its data, examples or
+    quotes, counted apart as ``other``), registered (a claim refers to them; ``registered``, default: the refs of
+    ``claims_by_ref``), compared at the paper's word in the report's profile (:func:`bookkit.verdicts.
+    at_papers_word`, by a claim that is neither a sanity check nor a stand-in), compared in some profile's
+    declared checks (``declared``, :func:`bookkit.verdicts.declared_refs`; None when unknown), reproduced, and
+    the numbers not registered with the reason.
 
     ``claims_by_ref`` maps ``<paper>:<id>`` to the report's claim results that refer to it (each with a
     ``status``)."""
     registered = set(claims_by_ref) if registered is None else set(registered)
     rows = []
     for paper, numbers in tables.items():
-        reg = [n for n in numbers.values() if n.ref in registered]
-        results = {n.ref: claims_by_ref.get(n.ref, []) for n in reg}
-        checked = [r for r, res in results.items() if any(c.get("status") != "unverified" for c in res)]
-        reproduced = [r for r, res in results.items() if any(c.get("status") == "reproduced" for c in res)]
-        missing = [n for n in numbers.values() if n.ref not in registered]
+        results = [n for n in numbers.values() if n.main]
+        ran = {
+            n.ref: [
+                c
+                for c in claims_by_ref.get(n.ref, [])
+                if compares({**c, "ref": n.ref}, tables) and c.get("status") in NUMBER_CLASS
+            ]
+            for n in results
+        }
         rows.append(
             {
                 "paper": paper,
-                "reported": len(numbers),
-                "registered": len(reg),
-                "checked": len(checked),
-                "reproduced": len(reproduced),
-                "not_registered": [(n.ref, n.not_registered) for n in missing],
+                "reported": len(results),
+                "other": len(numbers) - len(results),
+                "registered": sum(n.ref in registered for n in results),
+                "compared": sum(bool(res) for res in ran.values()),
+                "declared": None if declared is None else sum(n.ref in declared for n in results),
+                "reproduced": sum(any(c["status"] == "reproduced" for c in res) for res in ran.values()),
+                "not_registered": [(n.ref, n.not_registered) for n in numbers.values() if n.ref not in registered],
             }
         )
     return rows
 
 
-def checked_refs(chapters) -> set[str]:
-    """The paper numbers some claim of ``chapters`` (:class:`~bookkit.checker.ChapterClaims`) checks in some
-    profile: registered *and* not unverified everywhere (what the coverage of the papers' tables counts)."""
-    return {
-        c.ref
-        for ch in chapters
-        for c in ch.claims
-        if c.ref and any("unverified" not in check for check in c.checks.values())
-    }
-
-
 def coverage_by_paper(tables, chapters) -> dict[str, tuple[int, int]]:
-    """paper -> (numbers some claim checks in some profile, numbers reported)."""
-    checked = checked_refs(chapters)
-    return {paper: (sum(n.ref in checked for n in numbers.values()), len(numbers)) for paper, numbers in tables.items()}
+    """paper -> (its results some profile's declared check compares at the paper's word, its results reported):
+    sanity checks, stand-ins and the paper's data, examples and quotes are not counted."""
+    declared = declared_refs(chapters, tables)
+    return {
+        paper: (sum(n.ref in declared for n in numbers.values() if n.main), sum(n.main for n in numbers.values()))
+        for paper, numbers in tables.items()
+    }
 
 
 def claims_by_ref(report: dict, refs: dict[tuple[str, str], str] | None = None) -> dict[str, list[dict]]:
@@ -170,7 +175,9 @@ def claims_by_ref(report: dict, refs: dict[tuple[str, str], str] | None = None) 
     return out
 
 
-def papers_markdown(tables, report: dict | None, refs: dict[tuple[str, str], str] | None = None) -> str:
+def papers_markdown(
+    tables, report: dict | None, refs: dict[tuple[str, str], str] | None = None, declared: set[str] | None = None
+) -> str:
     """The validation page's section on the papers' numbers: per paper, the coverage (reported, registered,
     checked in the report's profile, reproduced), the numbers not registered with the reason, and each of the
     paper's tables with, in every cell, the paper's value, ours and the status. ``refs`` maps
@@ -183,16 +190,20 @@ def papers_markdown(tables, report: dict | None, refs: dict[tuple[str, str], str
         "",
         "Every number of the papers' main tables is in `data/papers/<paper>.csv` (with its table, source and "
         "provenance: P = the paper or the authors' released results, S = a secondary source such as slides or a "
-        f"third party's quote). Coverage in the profile `{prof}`: *registered* = a claim refers to the number, "
-        "*checked* = that claim is not unverified in this profile, *reproduced* = within the claim's tolerance.",
+        "third party's quote). Coverage counts the paper's *results* (its data, worked examples and quotes of "
+        "other papers are counted apart): *registered* = a claim refers to the number, *compared* = a claim "
+        f"compares it at the paper's word in the profile `{prof}` (not a sanity check, not a stand-in), *declared* "
+        "= some profile's check would compare it (whether or not that profile ran), *reproduced* = within the "
+        "claim's tolerance in this profile.",
         "",
-        "| paper | reported | registered | checked | reproduced | not registered |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| paper | results | registered | compared | declared | reproduced | other numbers | not registered |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    cov = coverage(tables, by_ref, set((refs or {}).values()) | set(by_ref))
+    cov = coverage(tables, by_ref, set((refs or {}).values()) | set(by_ref), declared)
     for row in cov:
         out.append(
-            f"| {row['paper']} | {row['reported']} | {row['registered']} | {row['checked']} | {row['reproduced']} "
+            f"| {row['paper']} | {row['reported']} | {row['registered']} | {row['compared']} "
+            f"| {'—' if row['declared'] is None else row['declared']} | {row['reproduced']} | {row['other']} "
             f"| {len(row['not_registered'])} |"
         )
     out.append("")

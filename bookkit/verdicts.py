@@ -1,47 +1,128 @@
-"""A verdict per paper, in the words of ReScience C: *reproduced*, *partially reproduced* or *not reproduced
-here*, with the reason and the profile it rests on.
+"""A verdict per paper, in the words of ReScience C (*reproduced*, *partially reproduced*, *not reproduced
+here*, or *not checked here*), resting on the paper's own numbers only, with the evidence shown by class.
 
 A paper's evidence is the claims of the chapter that reproduces it (the chapter whose claims refer to that
-paper's numbers most often, :func:`chapter_papers`), judged in one runner report:
+paper's numbers most often, :func:`chapter_papers`), judged in one runner report, in three classes:
 
-- **supporting**: ``reproduced`` (a paper number within its tolerance), ``consistent`` (a property of the
-  paper holds) and ``deviates`` (it holds on a stand-in for the paper's set-up);
-- **against**: ``expected_failure`` (documented not to hold here, with the scientific reason) and ``failed``;
-- **undecided**: ``inconclusive`` (the value's spread straddles the bound);
-- never evidence: ``sanity`` (holds by construction) and ``unverified`` (not run in this profile).
+- **the paper's numbers**: its results (``kind`` ``result`` in ``data/papers/<paper>.csv``: not a description of
+  its data, a worked example or another paper's quoted number) *compared at the paper's word* in this run: a
+  tolerance check, or a bound equal to the paper's own value ("always below -0.998"), by a claim that is neither a
+  sanity check nor a stand-in experiment. Each is *reproduced* (within its tolerance), *consistent* (agrees
+  within a spread too wide to reproduce it, or holds on a documented deviation of the set-up) or *deviating*
+  (an expected failure or a failure);
+- **the paper's findings**: every other claim that is evidence (its stated results tested on the models this
+  run had); stand-in experiments and tests of alternative explanations (``alternative: true``: their failure
+  supports the paper) are shown apart and never count against the paper;
+- **not checked here**: the claims this profile cannot run, with the reason.
 
-The verdict is
+The verdict rests on the numbers alone:
 
-- *reproduced*: at least one of the paper's numbers reproduced, nothing against and nothing undecided;
-- *not reproduced here*: the chapter did not complete, or nothing supports the paper;
-- *partially reproduced*: anything between;
-- *not checked here*: no claim is evidence in this profile (all unverified or sanity), or the profile is
+- *reproduced*: most of the paper's numbers (more than half of the results it reports) compared and reproduced,
+  none deviating;
+- *partially reproduced*: some of its numbers compared hold;
+- *not reproduced here*: numbers compared and none holds, or the chapter did not complete;
+- *not checked here*: no number of the paper compared in this run (whatever its findings did), or the profile is
   ``smoke``, whose tiny random models test the code paths, never the papers.
 
-"here" is the profile: an offline verdict rests on the packaged stand-in models, never on the papers' own.
+Sanity checks (hold by construction) are never evidence. "here" is the profile: an offline verdict rests on the
+packaged models, never on the papers' own.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
+from .checker import describe
 from .status import STATUS_BADGE
 
-__all__ = ["chapter_papers", "chapter_verdict_markdown", "paper_verdicts", "verdicts_markdown"]
+__all__ = [
+    "at_papers_word",
+    "chapter_papers",
+    "chapter_verdict_markdown",
+    "compares",
+    "declared_refs",
+    "evidence_line",
+    "paper_verdicts",
+    "verdicts_markdown",
+]
 
-SUPPORTING = ("reproduced", "consistent", "deviates")
-AGAINST = ("expected_failure", "failed")
-UNDECIDED = ("inconclusive",)
+#: how a compared number's status counts
+NUMBER_CLASS = {
+    "reproduced": "reproduced",
+    "consistent": "consistent",
+    "deviates": "consistent",
+    "inconclusive": "consistent",
+    "expected_failure": "deviating",
+    "failed": "deviating",
+}
+#: how a finding's status counts
+FINDING_CLASS = {
+    "reproduced": "hold",
+    "consistent": "hold",
+    "deviates": "hold",
+    "expected_failure": "fail",
+    "failed": "fail",
+    "inconclusive": "undecided",
+}
 VERDICT_BADGE = {
     "reproduced": "✅ reproduced",
     "partially reproduced": "🟡 partially reproduced",
     "not reproduced here": "❌ not reproduced here",
     "not checked here": "⏸ not checked here",
 }
+#: ops whose bound, when it is the paper's own value, compares that value at the paper's word
+_BOUNDS = ("lt", "le", "gt", "ge")
 
 
 def _paper_of(ref: str | None) -> str | None:
     return ref.partition(":")[0] if ref else None
+
+
+def at_papers_word(check: str, paper_value) -> bool:
+    """Whether a check (as :func:`bookkit.checker.describe` words it) compares the paper's value at the paper's
+    word: a tolerance around it, or a one-sided bound that is the paper's value itself."""
+    words = str(check).split()
+    if not words or words[0] == "unverified":
+        return False
+    if words[0] == "tolerance":
+        return True
+    if words[0] not in _BOUNDS or len(words) < 2 or isinstance(paper_value, bool):
+        return False
+    try:
+        return math.isclose(float(words[1]), float(paper_value), rel_tol=1e-9, abs_tol=0.0)
+    except (TypeError, ValueError):
+        return False
+
+
+def _main(ref: str | None, tables: dict) -> bool:
+    paper, _, rid = str(ref or "").partition(":")
+    n = tables.get(paper, {}).get(rid)
+    return n is not None and getattr(n, "kind", "result") == "result"
+
+
+def compares(c: dict, tables: dict) -> bool:
+    """A report's claim compares one of its paper's results at the paper's word (see the module docstring)."""
+    return (
+        _main(c.get("ref"), tables)
+        and not c.get("sanity")
+        and not c.get("stand_in")
+        and not c.get("alternative")
+        and at_papers_word(c.get("check", ""), c.get("paper_value"))
+    )
+
+
+def declared_refs(chapters, tables: dict) -> set[str]:
+    """The paper results some claim of ``chapters`` (:class:`~bookkit.checker.ChapterClaims`) compares at the
+    paper's word in some profile's declared check (whether or not that profile has run)."""
+    return {
+        c.ref
+        for ch in chapters
+        for c in ch.claims
+        if _main(c.ref, tables)
+        and not (c.sanity or c.stand_in or getattr(c, "alternative", False))
+        and any(at_papers_word(describe(check), c.paper_value) for check in c.checks.values())
+    }
 
 
 def chapter_papers(report: dict, tables: dict) -> dict[str, str]:
@@ -60,117 +141,185 @@ def _short(text: str | None, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
-def _verdict(run: dict | None, counts: Counter, n_reproduced: int, profile: str) -> str:
-    supporting = sum(counts[s] for s in SUPPORTING)
-    against = sum(counts[s] for s in AGAINST)
-    undecided = sum(counts[s] for s in UNDECIDED)
-    if run is not None and run.get("status") != "ok":
-        return "not reproduced here"
-    if profile == "smoke" or supporting + against + undecided == 0:
-        return "not checked here"
-    if supporting == 0:
-        return "not reproduced here"
-    if n_reproduced and not against and not undecided:
-        return "reproduced"
-    return "partially reproduced"
-
-
 def _n(k: int, one: str, many: str) -> str:
     return f"{k} {one if k == 1 else many}"
 
 
-def _reason(v: dict) -> str:
-    """One paragraph: what the verdict rests on."""
+def _verdict(v: dict, crashed: bool) -> str:
+    """The verdict on the paper's own numbers (see the module docstring)."""
     n = v["numbers"]
-    cnt = v["counts"]
-    parts = [
-        f"{n['reproduced']} of the paper's {n['reported']} table numbers reproduced, {n['checked']} compared "
-        f"in this profile",
-        _n(cnt.get("consistent", 0), "property holds", "properties hold"),
-    ]
+    holding = n["reproduced"] + n["consistent"]
+    if crashed:
+        return "not reproduced here"
+    if v["profile"] == "smoke" or n["compared"] == 0:
+        return "not checked here"
+    if 2 * n["reproduced"] > n["reported"] and not n["deviating"]:
+        return "reproduced"
+    return "partially reproduced" if holding else "not reproduced here"
+
+
+def _keys(keys: list[str], most: int = 4) -> str:
+    return ", ".join(f"`{k}`" for k in keys[:most]) + (", …" if len(keys) > most else "")
+
+
+def _numbers_text(v: dict) -> str:
+    n = v["numbers"]
+    declared = "" if n.get("declared") is None else f"; {n['declared']} compared in some profile's declared checks"
     if v["profile"] == "smoke":
-        parts.insert(0, "the smoke profile runs tiny random models: its checks test the code paths, not the paper")
-    if cnt.get("deviates"):
-        parts.append(_n(cnt["deviates"], "claim holds", "claims hold") + " on a stand-in for its set-up")
-    if v["expected_failures"]:
+        return "The smoke profile runs tiny random models: its checks test the code paths, not the paper."
+    if not n["compared"]:
+        why = f": {_short(v['numbers_why'], 200)}" if v.get("numbers_why") else ""
+        return f"Numbers not checked in this run{why} (0 of the paper's {n['reported']} results compared{declared})."
+    return (
+        f"Numbers: {n['compared']} of the paper's {n['reported']} results compared at the paper's word in this run: "
+        f"{n['reproduced']} reproduced, {n['consistent']} consistent, {n['deviating']} deviating"
+        + (f" ({_keys(v['numbers_deviating'])})" if v["numbers_deviating"] else "")
+        + f"{declared}."
+    )
+
+
+def _findings_text(v: dict) -> str:
+    f = v["findings"]
+    if not any(f.values()):
+        return "Findings: none tested in this run."
+    out = f"Findings on this run's models: {f['hold']} hold, {f['fail']} do not"
+    if v["findings_fail"]:
+        out += f" ({_keys(v['findings_fail'])})"
+    if f["undecided"]:
+        out += f", {f['undecided']} undecided (the spread straddles the bound)"
+    return out + "."
+
+
+def _apart_text(v: dict) -> str:
+    s, alt = v["stand_in"], v["alternatives"]
+    parts = []
+    if sum(s.values()):
+        parts.append(f"on stand-ins for the paper's set-up, {s['hold']} hold and {s['fail']} do not")
+    if alt:
         parts.append(
-            _n(len(v["expected_failures"]), "claim does", "claims do")
-            + " not hold here, as documented ("
-            + "; ".join(f"`{k}`: {_short(r, 120)}" for k, r in v["expected_failures"][:3])
-            + ("; …" if len(v["expected_failures"]) > 3 else "")
-            + ")"
+            _n(len(alt), "alternative explanation tested", "alternative explanations tested") + f" ({_keys(alt)})"
         )
-    if v["inconclusive"]:
-        parts.append(f"{len(v['inconclusive'])} inconclusive (" + ", ".join(f"`{k}`" for k in v["inconclusive"]) + ")")
-    if v["failed"]:
-        parts.append(f"{len(v['failed'])} failed (" + ", ".join(f"`{k}`" for k in v["failed"]) + ")")
-    if cnt.get("unverified"):
-        parts.append(f"{cnt['unverified']} not run in this profile")
-    if cnt.get("sanity"):
-        parts.append(f"{cnt['sanity']} sanity checks (not evidence)")
-    return "; ".join(parts) + "."
+    return ("Apart, never against the paper: " + "; ".join(parts) + ".") if parts else ""
 
 
-def paper_verdicts(report: dict, tables: dict) -> list[dict]:
+def _not_checked_text(v: dict) -> str:
+    out = []
+    if v["not_checked"]:
+        reasons = "; ".join(f"{k}: {_short(r, 120)}" for r, k in v["not_checked"][:2])
+        out.append(f"Not checked here: {sum(k for _, k in v['not_checked'])} claims ({reasons}).")
+    if v["counts"].get("sanity"):
+        out.append(
+            f"{_n(v['counts']['sanity'], 'sanity check', 'sanity checks')} (hold by construction, not evidence)."
+        )
+    return " ".join(out)
+
+
+def paper_verdicts(report: dict, tables: dict, declared: set[str] | None = None) -> list[dict]:
     """The verdict on each paper a chapter of ``report`` reproduces (see the module docstring).
 
     Parameters
     ----------
     report : a runner report (one profile)
     tables : the papers' tables, ``{paper: {id: PaperNumber}}`` (:func:`replib.papers.load_paper_tables`)
+    declared : the paper results some profile's declared check compares (:func:`declared_refs`), if known
 
     Returns
     -------
     list of dict
-        One per paper, in the report's chapter order: ``paper``, ``chapter``, ``title``, ``profile``,
-        ``verdict``, ``reason``, ``counts`` (per status), ``numbers`` (``reported``, ``checked``,
-        ``reproduced``: the paper's numbers), ``expected_failures`` (key, reason), ``inconclusive`` and
-        ``failed`` (keys).
+        One per paper, in the report's chapter order: ``paper``, ``chapter``, ``title``, ``profile``, ``date``,
+        ``verdict``, ``reason``, ``counts`` (per status), ``numbers`` (``reported``: the paper's results,
+        ``declared``, ``compared`` in this run, ``reproduced``, ``consistent``, ``deviating``), ``findings``,
+        ``stand_in`` (``hold``, ``fail``, ``undecided``), ``alternatives``, ``not_checked`` ((reason, count)),
+        ``expected_failures`` (key, reason), ``inconclusive`` and ``failed`` (keys).
     """
     papers = chapter_papers(report, tables)
     runs = {ch["chapter"]: ch for ch in report.get("chapters", [])}
-    order = list(dict.fromkeys([*runs, *papers]))
     out = []
-    for chapter in order:
+    for chapter in dict.fromkeys([*runs, *papers]):
         paper = papers.get(chapter)
         if paper is None:
             continue
         claims = [c for c in report.get("claims", []) if c["chapter"] == chapter]
-        counts = Counter(c["status"] for c in claims)
-        refs = {c["ref"] for c in claims if _paper_of(c.get("ref")) == paper}
-        checked = {c["ref"] for c in claims if c.get("ref") in refs and c["status"] not in ("unverified", "sanity")}
-        reproduced = {c["ref"] for c in claims if c.get("ref") in refs and c["status"] == "reproduced"}
+        mine = [c for c in claims if _paper_of(c.get("ref")) == paper]
+        numbers = [c for c in mine if compares(c, tables) and c["status"] in NUMBER_CLASS]
+        number_of = {}  # one verdict per number of the paper: the first claim comparing it
+        for c in numbers:
+            number_of.setdefault(c["ref"], NUMBER_CLASS[c["status"]])
+        cls = Counter(number_of.values())
+        evidence = [c for c in claims if c not in numbers and not c.get("sanity") and c["status"] in FINDING_CLASS]
+        apart = [c for c in evidence if c.get("stand_in")]
+        alternatives = [c["key"] for c in evidence if c.get("alternative") and not c.get("stand_in")]
+        findings = [c for c in evidence if not c.get("stand_in") and not c.get("alternative")]
+        unverified = Counter(c.get("detail") or "" for c in claims if c["status"] == "unverified")
+        results = [n for n in tables[paper].values() if getattr(n, "kind", "result") == "result"]
+        why = Counter(
+            c.get("detail") or "" for c in mine if c["status"] == "unverified" and _main(c.get("ref"), tables)
+        )
         run = runs.get(chapter)
         v = {
             "paper": paper,
             "chapter": chapter,
             "title": (run or {}).get("title") or chapter,
             "profile": report.get("profile", "?"),
-            "counts": dict(counts),
-            "numbers": {"reported": len(tables[paper]), "checked": len(checked), "reproduced": len(reproduced)},
+            "date": str(report.get("started") or "?")[:10],
+            "counts": dict(Counter(c["status"] for c in claims)),
+            "numbers": {
+                "reported": len(results),
+                "declared": None if declared is None else sum(n.ref in declared for n in results),
+                "compared": len(number_of),
+                "reproduced": cls["reproduced"],
+                "consistent": cls["consistent"],
+                "deviating": cls["deviating"],
+            },
+            "numbers_deviating": [c["key"] for c in numbers if NUMBER_CLASS[c["status"]] == "deviating"],
+            "numbers_why": why.most_common(1)[0][0] if why else None,
+            "findings_fail": [c["key"] for c in findings if FINDING_CLASS[c["status"]] == "fail"],
+            "stand_in": {k: sum(FINDING_CLASS[c["status"]] == k for c in apart) for k in ("hold", "fail", "undecided")},
+            "alternatives": alternatives,
+            "not_checked": [(r, k) for r, k in unverified.most_common()],
             "expected_failures": [
                 (c["key"], c.get("deviation") or c.get("detail")) for c in claims if c["status"] == "expected_failure"
             ],
             "inconclusive": [c["key"] for c in claims if c["status"] == "inconclusive"],
             "failed": [c["key"] for c in claims if c["status"] == "failed"],
         }
-        v["verdict"] = _verdict(run, counts, len(reproduced), v["profile"])
+        v["findings"] = {
+            k: sum(FINDING_CLASS[c["status"]] == k for c in findings) for k in ("hold", "fail", "undecided")
+        }
         crashed = run is not None and run.get("status") != "ok"
-        v["reason"] = (
-            f"the chapter did not complete ({_short(run.get('error'), 200)}); " if crashed else ""
-        ) + _reason(v)
+        v["verdict"] = _verdict(v, crashed)
+        texts = [_numbers_text(v), _findings_text(v), _apart_text(v), _not_checked_text(v)]
+        if v["failed"]:
+            texts.append(f"{_n(len(v['failed']), 'claim', 'claims')} failed ({_keys(v['failed'])}).")
+        if crashed:
+            texts.insert(0, f"The chapter did not complete ({_short(run.get('error'), 200)}).")
+        v["reason"] = " ".join(t for t in texts if t)
         out.append(v)
     return out
 
 
+def evidence_line(v: dict) -> str:
+    """The verdict's evidence in one line, for the front page: numbers compared, and what the findings did."""
+    n, f = v["numbers"], v["findings"]
+    nums = f"{n['compared']} of {n['reported']} numbers compared"
+    if n["compared"]:
+        nums += f" ({n['reproduced']} reproduced, {n['consistent']} consistent, {n['deviating']} deviating)"
+    finds = f"findings: {f['hold']} hold, {f['fail']} do not" + (
+        f", {f['undecided']} undecided" if f["undecided"] else ""
+    )
+    return f"{nums}; {finds}"
+
+
 def chapter_verdict_markdown(verdict: dict) -> str:
-    """The verdict shown at the top of a chapter: one admonition with the verdict, the profile and the reason.
+    """The verdict shown at the top of a chapter: one admonition with the verdict, the profile, the date and the
+    evidence by class.
 
     A colon fence (MyST ``colon_fence``): the title holds backticks, which a backtick fence's info string may not
     (CommonMark), so a backtick fence would be read as a paragraph and its closing fence would swallow the page."""
     return "\n".join(
         [
-            f":::{{admonition}} Verdict: {VERDICT_BADGE[verdict['verdict']]} (profile `{verdict['profile']}`)",
+            f":::{{admonition}} Verdict: {VERDICT_BADGE[verdict['verdict']]} (profile `{verdict['profile']}`, "
+            f"{verdict.get('date', '?')})",
             ":class: replib-verdict",
             f"{verdict['reason']} Every claim, with its paper value, ours and its status, is in the table below "
             "and on the {doc}`validation page <../book/validation>`.",
@@ -185,9 +334,11 @@ def verdicts_markdown(verdicts_by_profile: list[list[dict]]) -> str:
     out = [
         "## A verdict per paper",
         "",
-        "In the words of ReScience C: *reproduced* (a paper number within its tolerance, nothing against), "
-        "*partially reproduced*, or *not reproduced here*, on the evidence of one profile (sanity checks and "
-        "unverified claims are never evidence; an inconclusive claim is neither for nor against). Statuses: "
+        "In the words of ReScience C, on the paper's own numbers only: *reproduced* (most of the paper's results "
+        "compared at its word and reproduced, none deviating), *partially reproduced* (some hold), *not reproduced "
+        "here* (those compared do not hold), or *not checked here* (none compared in the profile). The paper's "
+        "findings tested on the models the run had, stand-in experiments and alternative explanations are shown "
+        "apart and never decide the verdict; sanity checks and unverified claims are never evidence. Statuses: "
         + ", ".join(f"{b}" for b in STATUS_BADGE.values())
         + ".",
         "",
@@ -195,12 +346,10 @@ def verdicts_markdown(verdicts_by_profile: list[list[dict]]) -> str:
     for verdicts in verdicts_by_profile:  # a list, not a table: the reasons are paragraphs (no table wider
         if not verdicts:  # than the text column, issue 29)
             continue
-        out += [f"**Profile `{verdicts[0]['profile']}`**", ""]
+        out += [f"**Profile `{verdicts[0]['profile']}`, {verdicts[0].get('date', '?')}**", ""]
         for v in verdicts:
-            n = v["numbers"]
             out.append(
-                f"- **{v['title']}** (`{v['chapter']}`): {VERDICT_BADGE[v['verdict']]}, "
-                f"{n['reproduced']} / {n['checked']} / {n['reported']} numbers reproduced / compared / reported. "
+                f"- **{v['title']}** (`{v['chapter']}`): {VERDICT_BADGE[v['verdict']]}, {evidence_line(v)}. "
                 + " ".join(v["reason"].split())
             )
         out.append("")

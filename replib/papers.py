@@ -5,8 +5,11 @@ Columns: ``id`` (unique within the paper, ``/``-separated parts, e.g. ``T2/bert/
 precision, kept in :attr:`PaperNumber.printed`), ``scale`` (``linear`` or ``log10``: the
 natural scale to compare it in), ``source`` (paper, table and page where known), ``provenance`` (``P``: read
 in the paper or the authors' released results; ``S``: a secondary source, e.g. slides or a third party's
-quote; ``I``: inferred), ``note``, and ``not_registered`` (why no claim checks this number; empty when one
-does).
+quote; ``I``: inferred), ``note``, ``not_registered`` (why no claim checks this number; empty when one
+does) and ``kind`` (:data:`KINDS`: ``result``, a number the paper reports as its finding, in a results table or
+its text, the numbers a verdict rests on; ``data``, a description of its data or set-up: items, parameters,
+pairs; ``example``, a worked illustration on synthetic data; ``quoted``, another paper's number it quotes;
+``context``, a source other than the paper, never checked; a table without the column holds results).
 
 The book kit (:mod:`bookkit.paper_tables`) builds claims and coverage on these tables; the isotropy card
 places a model's values beside them.
@@ -21,6 +24,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 COLUMNS = ("id", "table", "row", "column", "metric", "value", "scale", "source", "provenance", "note", "not_registered")
+#: what a number is to its paper (the optional last column ``kind``); only ``result`` numbers decide a verdict
+KINDS = ("result", "data", "example", "quoted", "context")
 SCALES = ("linear", "log10")
 PROVENANCE = ("P", "S", "I")
 
@@ -44,6 +49,12 @@ class PaperNumber:
     note: str = ""
     not_registered: str = ""
     printed: str = ""  # the value as the paper prints it ("0.990", "5.02E-174"): its last digit is its precision
+    kind: str = "result"  # KINDS: a result of the paper, or a description of its data, an example, a quote
+
+    @property
+    def main(self) -> bool:
+        """A number of the paper's results (its main tables or text), on which its verdict rests."""
+        return self.kind == "result"
 
     @property
     def ref(self) -> str:
@@ -69,8 +80,10 @@ def load_paper_table(path) -> dict[str, PaperNumber]:
     paper = path.stem
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise PaperTableError(f"{path}: columns must be {', '.join(COLUMNS)}; got {reader.fieldnames}")
+        if tuple(reader.fieldnames or ()) not in (COLUMNS, (*COLUMNS, "kind")):
+            raise PaperTableError(
+                f"{path}: columns must be {', '.join(COLUMNS)} (and optionally kind); got {reader.fieldnames}"
+            )
         out: dict[str, PaperNumber] = {}
         for i, row in enumerate(reader, start=2):
             where = f"{path.name} line {i}"
@@ -93,6 +106,9 @@ def load_paper_table(path) -> dict[str, PaperNumber]:
                 raise PaperTableError(f"{where} ({rid}): a log10-scale value must be positive")
             if row["provenance"] not in PROVENANCE:
                 raise PaperTableError(f"{where} ({rid}): provenance must be one of {PROVENANCE}")
+            row.setdefault("kind", "result")
+            if row["kind"] not in KINDS:
+                raise PaperTableError(f"{where} ({rid}): kind must be one of {KINDS}; got {row['kind']!r}")
             for col in ("table", "row", "column", "metric", "source"):
                 if not row[col].strip():
                     raise PaperTableError(f"{where} ({rid}): {col} is empty")

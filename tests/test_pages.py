@@ -26,7 +26,7 @@ def _claims():
             "paper_value": 0.216,
             "source": "P, Table 1",
             "value": 0.2204,
-            "check": "abs 0.01",
+            "check": "tolerance abs=0.01",
             "status": "reproduced",
             "detail": "d",
         },
@@ -50,7 +50,7 @@ def _claims():
             "paper_value": 2.0,
             "source": "P",
             "value": None,
-            "check": "abs 1",
+            "check": "tolerance abs=1",
             "status": "failed",
             "detail": "not recorded",
         },
@@ -145,10 +145,11 @@ def test_front_page_shows_each_papers_verdict_and_counts_in_three_columns():
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in md
     rows = md.split("\n```")[1].split("* - ")[1:]
     cells = [[x.strip() for x in ("- " + r).split("\n  - ")] for r in rows]
-    assert all(len(c) == 3 for c in cells), cells  # paper, verdict, claims: no column per status
+    assert all(len(c) == 3 for c in cells), cells  # paper, verdict, evidence: no column per status
     alpha, beta, gamma = cells[1:]
-    assert alpha[1] == "✅ reproduced (offline, 2026-01-02)" and alpha[2] == "1 reproduced · 1 consistent"
-    assert beta[1].startswith("❌ not reproduced here") and beta[2] == "1 failed"
+    assert alpha[1] == "✅ reproduced (offline, 2026-01-02)"
+    assert alpha[2] == "1 of 1 numbers compared (1 reproduced, 0 consistent, 0 deviating); findings: 1 hold, 0 do not"
+    assert beta[1].startswith("❌ not reproduced here") and beta[2].startswith("1 of 1 numbers compared (0 reproduced")
     assert gamma[1].startswith("🔬 an experiment of this book") and gamma[2] == "1 consistent"
 
 

@@ -144,15 +144,42 @@ def test_bad_refs_and_families_are_refused(tmp_path, claims, match):
     assert str(err.value).startswith(f"{p}:"), "the error names the file (and the line)"
 
 
-def test_coverage_counts_registered_checked_and_reproduced(tmp_path):
+TOL = "tolerance abs=0.0005 (the paper's printed precision)"
+
+
+def test_coverage_counts_registered_compared_and_reproduced(tmp_path):
     tables = {"p2000": pt.load_paper_table(_csv(tmp_path, GOOD))}
     by_ref = {
-        "p2000:T1/a/x": [{"status": "reproduced"}],
-        "p2000:T1/b/x": [{"status": "unverified"}],
+        "p2000:T1/a/x": [{"status": "reproduced", "check": TOL, "paper_value": 0.5}],
+        "p2000:T1/b/x": [{"status": "unverified", "check": "unverified", "paper_value": 1e-30}],
+    }
+    (row,) = pt.coverage(tables, by_ref, declared={"p2000:T1/a/x", "p2000:T1/b/x"})
+    assert (row["reported"], row["registered"], row["compared"], row["declared"], row["reproduced"]) == (3, 2, 1, 2, 1)
+    assert [r for r, _ in row["not_registered"]] == ["p2000:T1/a/y"]
+
+
+def test_coverage_counts_what_ran_never_sanity_stand_ins_or_the_papers_data(tmp_path):
+    """A sanity check, a stand-in, a bound other than the paper's value, or a number describing the paper's data
+    compares none of its results."""
+    rows = [r + ",result" for r in GOOD] + ["D/n,Data,n,items,count,100,linear,Paper 2000 data,P,,,data"]
+    (tmp_path / "data" / "papers").mkdir(parents=True)
+    (tmp_path / "data" / "papers" / "p2000.csv").write_text(HEADER + ",kind\n" + "\n".join(rows) + "\n")
+    tables = {"p2000": pt.load_paper_table(tmp_path / "data" / "papers" / "p2000.csv")}
+    assert tables["p2000"]["D/n"].kind == "data" and not tables["p2000"]["D/n"].main
+    by_ref = {
+        "p2000:T1/a/x": [{"status": "sanity", "sanity": True, "check": TOL, "paper_value": 0.5}],
+        "p2000:T1/a/y": [{"status": "consistent", "stand_in": "GloVe", "check": TOL, "paper_value": 0.25}],
+        "p2000:T1/b/x": [{"status": "consistent", "check": "lt 1", "paper_value": 1e-30}],
+        "p2000:D/n": [{"status": "reproduced", "check": TOL, "paper_value": 100}],
     }
     (row,) = pt.coverage(tables, by_ref)
-    assert (row["reported"], row["registered"], row["checked"], row["reproduced"]) == (3, 2, 1, 1)
-    assert [r for r, _ in row["not_registered"]] == ["p2000:T1/a/y"]
+    assert (row["reported"], row["other"], row["compared"], row["reproduced"]) == (3, 1, 0, 0)
+
+
+def test_a_kind_outside_the_list_is_an_error(tmp_path):
+    (tmp_path / "p.csv").write_text(HEADER + ",kind\n" + GOOD[0] + ",main\n")
+    with pytest.raises(pt.PaperTableError, match="kind must be one of"):
+        pt.load_paper_table(tmp_path / "p.csv")
 
 
 def test_the_project_tables_load_through_a_copied_project(tmp_path):
@@ -236,13 +263,17 @@ def test_a_printed_tolerance_resolves_per_claim(tmp_path):
 
 #: papers whose main tables the book cannot cover to 95 % here, with the reason (kept strict: a paper that
 #: reaches the bar turns this into a failure, so the list stays true)
-SHORT_OF_COVERAGE: dict[str, str] = {}
+SHORT_OF_COVERAGE: dict[str, str] = {
+    "cai2021": "ELMo's 9.1 is not compared in any profile: AllenNLP 1.0 does not install with current torch and "
+    "the ELMo weights are not packaged (notebooks/manifolds.md); the 9.1 serves only as a bound on the other models",
+}
 
 
 @pytest.mark.parametrize("paper", sorted(set(TABLES) - {"deck003"}))
 def test_at_least_95_percent_of_each_papers_numbers_are_checked(paper):
-    """Coverage counts a number only when some profile checks it (registered but unverified everywhere does
-    not count); the seed deck is context, never checked."""
+    """Coverage counts a result only when some profile's check compares it at the paper's word (registered but
+    unverified everywhere, a sanity check, a stand-in or a bound other than the paper's value does not count);
+    the seed deck is context, never checked."""
     checked, reported = pt.coverage_by_paper({paper: TABLES[paper]}, CLAIMS.values())[paper]
     if paper in SHORT_OF_COVERAGE:
         pytest.xfail(f"{checked}/{reported}: {SHORT_OF_COVERAGE[paper]}")
