@@ -22,13 +22,22 @@ report by :func:`report_problems`):
 6. **Each paper number counted once.** Per profile, at most one claim that could be *reproduced* (a
    tolerance, not sanity, not a stand-in, not an expected failure) refers to a paper number
    (:func:`double_counted`, over every chapter).
+7. **Paper values live in ``data/papers``.** No literal in the code equals one of a paper's results to three or
+   more significant digits as written (:func:`paper_value_copies`): code reads them from the tables
+   (:func:`replib.papers.project_table`), so that a corrected transcription reaches every use.
+8. **Sanity by rule** (:func:`sanity_problems`): a check that tests a numerical identity (``close`` within 1e-6,
+   or an error bound of at most 1e-6) holds by construction and is labelled sanity; a sanity label on a check
+   of a number of the paper's tables at its word (an ``eq``, a tolerance or a bound that is the paper's
+   number) is wrong, since that check can fail against the paper.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import math
 import re
+import tokenize
 from pathlib import Path
 
 from .checker import ChapterClaims, Claim, split_check
@@ -227,3 +236,79 @@ def chapter_code(path: Path) -> str:
     """The code cells of a chapter source (MyST Markdown notebook), joined."""
     nb = read_chapter(path)
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code" and not c.source.lstrip().startswith("%"))
+
+
+#: significant digits a literal must show to count as a copy of a paper's number (rule 7): fewer (``5``,
+#: ``0.5``, ``60``) are ordinary constants
+COPY_DIGITS = 3
+#: a numerical identity's bound (rule 8): a check this tight holds by construction, up to rounding
+IDENTITY_BOUND = 1e-6
+
+
+def significant_digits(text: str) -> int:
+    """Significant digits of a number as written (``0.001658`` 4, ``4_094_976`` 7, ``60.0`` 1, ``1e-6`` 1)."""
+    mantissa = text.lower().replace("_", "").split("e")[0].lstrip("+-")
+    return len(mantissa.replace(".", "").strip("0"))
+
+
+def paper_value_copies(paths, tables: dict) -> list[str]:
+    """Rule 7: ``file:line: literal`` for every numeric literal in the Python files ``paths`` that equals one of
+    the papers' results (``kind`` result) with at least :data:`COPY_DIGITS` significant digits as written."""
+    results: dict[float, str] = {}
+    for numbers in tables.values():
+        for n in numbers.values():
+            if n.main and significant_digits(n.printed) >= COPY_DIGITS:
+                results.setdefault(n.value, n.ref)
+    out = []
+    for path in paths:
+        tokens = tokenize.generate_tokens(io.StringIO(Path(path).read_text()).readline)
+        for tok in tokens:
+            if tok.type != tokenize.NUMBER or significant_digits(tok.string) < COPY_DIGITS:
+                continue
+            try:
+                value = float(tok.string.replace("_", ""))
+            except ValueError:  # complex and other literals
+                continue
+            ref = next((r for v, r in results.items() if math.isclose(value, v, rel_tol=1e-9)), None)
+            if ref:
+                out.append(f"{path}:{tok.start[0]}: {tok.string} is {ref}: read it from data/papers instead")
+    return out
+
+
+def _identity_check(check: dict) -> bool:
+    kind, spec, expected = split_check(check)
+    if kind != "property" or expected is not None or "key" in spec and spec["op"] != "close":
+        return False
+    if spec["op"] == "close":
+        return spec.get("abs", INF) <= IDENTITY_BOUND and (spec.get("key") is not None or spec.get("value") == 0)
+    v = spec.get("value")
+    return spec["op"] in ("lt", "le") and isinstance(v, (int, float)) and 0 < v <= IDENTITY_BOUND
+
+
+def _at_the_papers_word(claim: Claim, check: dict) -> bool:
+    kind, spec, _ = split_check(check)
+    if kind == "tolerance":
+        return True
+    pv = claim.paper_value
+    if kind != "property" or not claim.ref or not isinstance(pv, (int, float)) or isinstance(pv, bool) or "key" in spec:
+        return False
+    v = spec.get("value")
+    return spec["op"] in ("eq", "lt", "le", "gt", "ge") and isinstance(v, (int, float)) and math.isclose(v, pv)
+
+
+def sanity_problems(claims: ChapterClaims) -> list[str]:
+    """Rule 8 on one chapter's claims: identities not labelled sanity, and sanity labels on checks of the
+    paper's own value at its word (the offline and paper profiles: smoke checks code paths)."""
+    out = []
+    where = claims.path.name
+    for c in claims.claims:
+        checks = [c.checks[p] for p in ("offline", "paper") if p in c.checks]
+        real = [ch for ch in checks if split_check(ch)[0] != "unverified"]
+        if real and all(_identity_check(ch) for ch in real) and not c.sanity:
+            out.append(f"{where}: {c.key!r} checks a numerical identity (within {IDENTITY_BOUND:g}): label it sanity")
+        if c.sanity and any(_at_the_papers_word(c, ch) for ch in real):
+            out.append(
+                f"{where}: {c.key!r} is labelled sanity but checks the paper's value {c.paper_value!r} at its word: "
+                "it can fail against the paper, so it is evidence, not sanity"
+            )
+    return out

@@ -216,8 +216,8 @@ def paper_values(root: Path | None = None) -> list[dict]:
     IsoScore per layer (Rudman et al. 2022, rows ``layers/<model>/<layer>``), log10 I(W) of the STS-B token
     pools (Rajaee & Pilehvar 2021, Table 1 baseline rows ``T1/<model>/k0``), the protein models' IsoScore and
     effective dimensions (Hakim et al. 2025, rows ``global/<model>/<stat>``), and Cai et al.'s Table 3 cosine
-    LID (:data:`replib.methods.manifolds.PAPER_LID_TABLE3`). Without the tables (an installed package away
-    from its project) only Cai's values are returned.
+    LID (:data:`replib.methods.manifolds.PAPER_LID_TABLE3`, read from the same tables). Without the tables (an
+    installed package away from its project) nothing is returned.
 
     Returns
     -------

@@ -127,6 +127,13 @@ def project_tables() -> dict[str, dict[str, PaperNumber]]:
     return load_paper_tables(Path(__file__).resolve().parents[1])
 
 
+def project_table(paper: str) -> dict[str, PaperNumber]:
+    """One paper's table of this project (``{id: PaperNumber}``; empty for an installed package away from its
+    project): the one place code reads a paper's numbers, never a copy of them."""
+    path = papers_dir(Path(__file__).resolve().parents[1]) / f"{paper}.csv"
+    return load_paper_table(path) if path.is_file() else {}
+
+
 def resolve_ref(ref: str, tables: dict[str, dict[str, PaperNumber]]) -> PaperNumber:
     """The number a ``<paper>:<id>`` reference names."""
     paper, sep, rid = str(ref).partition(":")

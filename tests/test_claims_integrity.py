@@ -14,10 +14,14 @@ from bookkit.integrity import (
     chapter_code,
     claims_problems,
     double_counted,
+    paper_value_copies,
     report_problems,
     reproducible_checks,
     same_value_groups,
+    sanity_problems,
+    significant_digits,
 )
+from bookkit.paper_tables import load_paper_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = sorted((ROOT / "notebooks").glob("*.claims.yml"))
@@ -233,22 +237,53 @@ def test_no_paper_number_counts_twice_in_the_book():
     assert double_counted([load_claims(p) for p in CLAIMS]) == []
 
 
-def test_checks_that_hold_by_construction_are_labelled_sanity():
-    claims = {c.key: c for p in CLAIMS for c in load_claims(p).claims}
-    assert sum(c.sanity for c in claims.values()) >= 30
-    for key in (
-        "rotation_isoscore_120",
-        "rotation_isoscore_spread",
-        "scale_isoscore_diff",
-        "polarity_n_items",
-        "variance_identity_max_rel_err",
-        "lid_ratio_max_dev",
-        "determinism_max_diff",
-        "n_pairs",
-        "eff_dims_ceil_matches",
-        "t2_mnli_params_mpnet_minus_minilm",
-    ):
-        assert claims[key].sanity, key
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.name.split(".")[0])
+def test_sanity_labels_follow_the_rule(path):
+    """Identities are labelled sanity; a check of a paper number at its word never is (bookkit.integrity rule 8)."""
+    assert sanity_problems(load_claims(path)) == []
+
+
+def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
+    (tmp_path / "data" / "papers").mkdir(parents=True)
+    (tmp_path / "data" / "papers" / "p2000.csv").write_text(
+        "id,table,row,column,metric,value,scale,source,provenance,note,not_registered\n"
+        "T1/n,Table 1,a,b,count,10662,linear,src,P,,\n"
+    )
+    (tmp_path / "notebooks").mkdir()
+    ch = _write(
+        tmp_path / "notebooks",
+        """
+    - key: identity_err
+      claim: an identity holds
+      paper: {value: null, source: s}
+      checks: {smoke: {property: {op: lt, value: 1.0e-10}}, offline: {property: {op: lt, value: 1.0e-10}}, paper: {property: {op: lt, value: 1.0e-10}}}
+    - key: sign
+      claim: a sign, not an identity
+      paper: {value: null, source: s}
+      checks: {smoke: {property: {op: lt, value: 0}}, offline: {property: {op: lt, value: 0}}, paper: {property: {op: lt, value: 0}}}
+    - key: n_items
+      claim: the paper's count
+      sanity: true
+      paper: {ref: "p2000:T1/n"}
+      checks: {smoke: {property: {op: eq, value: 200}}, offline: {property: {op: eq, value: 10662}}, paper: {property: {op: eq, value: 10662}}}
+    """,
+    )
+    problems = sanity_problems(ch)
+    assert len(problems) == 2 and "'identity_err'" in problems[0] and "'n_items'" in problems[1]
+
+
+def test_no_paper_value_is_copied_into_the_code():
+    """Code reads the papers' results from data/papers (bookkit.integrity rule 7)."""
+    files = sorted((ROOT / "replib").rglob("*.py")) + sorted((ROOT / "bookkit").rglob("*.py"))
+    assert paper_value_copies(files, load_paper_tables(ROOT)) == []
+
+
+def test_the_copy_rule_finds_a_results_digits_and_ignores_ordinary_constants(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("R = {('score', 'identity'): 0.847}\nN = 60.0\nK = 5\nH = 0.5\n")
+    (hit,) = paper_value_copies([f], load_paper_tables(ROOT))
+    assert hit.startswith(f"{f}:1: 0.847 is hakim2025:corr/score/identity")
+    assert significant_digits("4_094_976") == 7 and significant_digits("60.0") == 1
 
 
 def test_the_rotation_tables_isoscore_is_one_reproduction():

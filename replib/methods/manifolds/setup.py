@@ -14,23 +14,17 @@ from ..._io import atomic_write, cache_key, hash_inputs
 from ...data import load_lm_corpus
 from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
 from ...models import content_identity, load_glove, resolve_model
+from ...papers import project_table
 from ..streaming import sample_rows, stream_layers
 from .analysis import analyse_layers
 
 #: the parameters a layer's analysis depends on (threads and processes only change where it runs)
 _ANALYSIS_KEYS = ("ks", "threshold", "max_per_type", "lid_k", "sil_sample", "n_init", "kmeans_fit", "lid_queries")
 
-#: Table 3 of Cai et al. 2021, average LID with cosine distance [S: authors' slides, seed 002].
-PAPER_LID_TABLE3 = {
-    "BERT": 5.6,
-    "D-BERT": 7.3,
-    "GPT": 6.8,
-    "GPT2": 7.0,
-    "ELMo": 9.1,
-    "GloVe": 18.0,
-    "GloVe-2M": 26.1,
-    "GNEWS": 21.1,
-}
+#: Table 3 of Cai et al. 2021, average LID with cosine distance [S: authors' slides, seed 002]: the rows
+#: ``T3/<model>`` of ``data/papers/cai2021.csv`` by the paper's model names (``BERT``, ``D-BERT``, ... ``GNEWS``;
+#: empty without the tables)
+PAPER_LID_TABLE3 = {n.row.split(": ", 1)[-1].split(" (")[0]: n.value for n in project_table("cai2021").values()}
 
 
 # ------------------------------------------------------------------------------ models and embeddings

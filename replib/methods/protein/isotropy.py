@@ -9,29 +9,33 @@ import pandas as pd
 from ..._optional import optional_import, require
 from ..._validation import check_array
 from ...metrics import avg_pairwise_cosine, isoscore
+from ...papers import project_table
 
 _isoscore_package = optional_import("IsoScore.IsoScore")  # the authors' implementation (independent oracle)
 
 #: The 20 standard amino acids (one-letter codes, alphabetical).
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 
-#: Reported global results of Hakim et al. 2025 (table of IsoScores; seed 000 [S], table number unknown).
+#: the width of each of Hakim et al.'s models (their configurations), the n of k = ι(n − 1) + 1
+PAPER_MODEL_WIDTHS = {"prot_bert": 1024, "prot_bert_bfd": 1024, "prot_xlnet": 1024, "proteinbert": 512}
+_HAKIM = project_table("hakim2025")
+
+#: Reported global results of Hakim et al. 2025 (rows ``global/<model>/<stat>`` of ``data/papers/hakim2025.csv``;
+#: seed 000 [S], table number unknown): ``{model: {label, n, isoscore, eff_dims}}``
 HAKIM2025_REPORTED = {
-    "prot_bert": {"label": "ProtBERT", "n": 1024, "isoscore": 0.001658, "eff_dims": 3},
-    "prot_bert_bfd": {"label": "ProtBERT-BFD", "n": 1024, "isoscore": 0.003968, "eff_dims": 6},
-    "prot_xlnet": {"label": "ProtXLNet", "n": 1024, "isoscore": 0.001502, "eff_dims": 3},
-    "proteinbert": {"label": "ProteinBERT", "n": 512, "isoscore": 0.231228, "eff_dims": 120},
+    m: {
+        "label": _HAKIM[f"global/{m}/isoscore"].row,
+        "n": n,
+        "isoscore": _HAKIM[f"global/{m}/isoscore"].value,
+        "eff_dims": int(_HAKIM[f"global/{m}/eff_dims"].value),
+    }
+    for m, n in PAPER_MODEL_WIDTHS.items()
+    if f"global/{m}/isoscore" in _HAKIM
 }
 
-#: Reported Pearson correlations for ProtBERT (seed 000 [S]; upper triangle only).
-HAKIM2025_CORRELATIONS = {
-    ("cosine", "sq_euclidean"): 0.791,
-    ("cosine", "score"): 0.014,
-    ("cosine", "identity"): -0.011,
-    ("sq_euclidean", "score"): -0.103,
-    ("sq_euclidean", "identity"): -0.146,
-    ("score", "identity"): 0.847,
-}
+#: Reported Pearson correlations for ProtBERT (rows ``corr/<a>/<b>`` of ``data/papers/hakim2025.csv``; seed 000
+#: [S]; upper triangle only): ``{(a, b): r}``
+HAKIM2025_CORRELATIONS = {(n.parts[1], n.parts[2]): n.value for n in _HAKIM.values() if n.parts[0] == "corr"}
 
 
 # ------------------------------------------------------------------------------ effective dimensions

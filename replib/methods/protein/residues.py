@@ -14,6 +14,7 @@ from ..._io import progress_off
 from ..._validation import check_array
 from ...embeddings import embed_proteins
 from ...metrics import CovarianceAccumulator, isoscore
+from ...papers import project_table
 from .isotropy import AMINO_ACIDS, effective_dimensions_from_isoscore, round_effective_dimensions
 
 
@@ -138,8 +139,9 @@ def accumulate_residues(
 
 
 # ------------------------------------------------------------------------------ the chapter's local view
-#: "about 14 effective dimensions on average" for the 1024-d ProtTrans models (Hakim et al., [S])
-PAPER_LOCAL_MEAN_EFF_DIMS = 14
+#: "about 14 effective dimensions on average" for the 1024-d ProtTrans models (Hakim et al., [S]; the row
+#: ``local/mean_eff_dims`` of ``data/papers/hakim2025.csv``; None without the tables)
+PAPER_LOCAL_MEAN_EFF_DIMS = getattr(project_table("hakim2025").get("local/mean_eff_dims"), "value", None)
 
 
 def streaming_vs_memory(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> float:
@@ -199,5 +201,6 @@ def sample_records(first: ResidueIsotropy, others=()) -> dict:
 def local_reference_lines(n_features: int, tiny: bool) -> list[tuple[float, str, str]]:
     """Horizontal lines of the local figure, ``(y, line style, label)``: the width n, and the paper's ~14
     effective dimensions when the real models ran (not beside tiny stand-ins)."""
-    lines = [] if tiny else [(PAPER_LOCAL_MEAN_EFF_DIMS, "--", "paper: ~14 (1024-d ProtTrans, [S])")]
+    paper = [] if tiny or PAPER_LOCAL_MEAN_EFF_DIMS is None else [(PAPER_LOCAL_MEAN_EFF_DIMS, "--", "paper: ~14")]
+    lines = [(y, style, label + " (1024-d ProtTrans, [S])") for y, style, label in paper]
     return lines + [(n_features, ":", f"all n = {n_features} dimensions")]
