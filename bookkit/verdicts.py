@@ -182,7 +182,7 @@ def _findings_text(v: dict) -> str:
     f = v["findings"]
     if not any(f.values()):
         return "Findings: none tested in this run."
-    out = f"Findings on this run's models: {f['hold']} hold, {f['fail']} do not"
+    out = f"Findings on this run's models: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
     if v["findings_fail"]:
         out += f" ({_keys(v['findings_fail'])})"
     if f["undecided"]:
@@ -304,9 +304,8 @@ def evidence_line(v: dict) -> str:
     nums = f"{n['compared']} of {n['reported']} numbers compared"
     if n["compared"]:
         nums += f" ({n['reproduced']} reproduced, {n['consistent']} consistent, {n['deviating']} deviating)"
-    finds = f"findings: {f['hold']} hold, {f['fail']} do not" + (
-        f", {f['undecided']} undecided" if f["undecided"] else ""
-    )
+    finds = f"findings: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
+    finds += f", {f['undecided']} undecided" if f["undecided"] else ""
     return f"{nums}; {finds}"
 
 

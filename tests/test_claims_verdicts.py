@@ -138,7 +138,7 @@ def test_the_markdown_names_the_verdict_the_profile_the_date_and_the_evidence():
     assert "**Profile `offline`, 2026-11-28**" in page
     assert (
         "- **A paper (X et al.)** (`ch`): ✅ reproduced, 3 of 4 numbers compared (3 reproduced, 0 consistent, "
-        "0 deviating); findings: 0 hold, 1 do not." in page
+        "0 deviating); findings: 0 hold, 1 does not." in page
     )
 
 
