@@ -184,7 +184,9 @@ def _findings_text(v: dict) -> str:
         return "Findings: none tested in this run."
     out = f"Findings on this run's models: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
     if v["findings_fail"]:
-        out += f" ({_keys(v['findings_fail'])})"
+        why = dict(v["expected_failures"])
+        fails = [f"`{k}`" + (f": {_short(why[k], 110)}" if why.get(k) else "") for k in v["findings_fail"][:3]]
+        out += " (" + "; ".join(fails) + ("; …" if len(v["findings_fail"]) > 3 else "") + ")"
     if f["undecided"]:
         out += f", {f['undecided']} undecided (the spread straddles the bound)"
     return out + "."

@@ -248,5 +248,7 @@ def test_the_validation_page_opens_with_a_verdict_per_paper():
     md = validation_markdown([_report("offline", chapters=chapters, claims=[rot, xf])], ROOT)
     assert md.index("## A verdict per paper") < md.index("## At a glance")
     row = next(line for line in md.splitlines() if line.startswith("- **IsoScore (Rudman et al. 2022)** (`isoscore`)"))
-    assert "🟡 partially reproduced" in row and "1 / 2 / " in row and "MiniLM's last layer" in row
+    # the rotation table is a worked example and the layer bound a finding: none of the paper's results compared
+    assert "⏸ not checked here" in row and "0 of 85 numbers compared" in row
+    assert "findings: 1 holds, 1 does not" in row and "MiniLM's last layer" in row
     assert "**expected failure**" in md and "🔶 expected failure" in md
