@@ -213,6 +213,8 @@ def _not_checked_text(v: dict) -> str:
         out.append(
             f"{_n(v['counts']['sanity'], 'sanity check', 'sanity checks')} (hold by construction, not evidence)."
         )
+    if v["sanity_open"]:
+        out.append(f"Sanity checks that did not hold in this run: {_keys(v['sanity_open'])}.")
     return " ".join(out)
 
 
@@ -278,6 +280,7 @@ def paper_verdicts(report: dict, tables: dict, declared: set[str] | None = None)
             "findings_fail": [c["key"] for c in findings if FINDING_CLASS[c["status"]] == "fail"],
             "stand_in": {k: sum(FINDING_CLASS[c["status"]] == k for c in apart) for k in ("hold", "fail", "undecided")},
             "alternatives": alternatives,
+            "sanity_open": [c["key"] for c in claims if c.get("sanity") and c["status"] in FINDING_CLASS],
             "not_checked": [(r, k) for r, k in unverified.most_common()],
             "expected_failures": [
                 (c["key"], c.get("deviation") or c.get("detail")) for c in claims if c["status"] == "expected_failure"

@@ -105,12 +105,14 @@ def test_stand_ins_alternatives_examples_and_sanity_never_count_against_the_pape
         _c("alt", "expected_failure", "p:e", alternative=True),
         _c("ex", "failed", "p:e"),  # a worked example: a finding, never one of the paper's results
         _c("san", "sanity", "p:x3", sanity=True),
+        _c("san2", "inconclusive", sanity=True),  # a sanity check undecided: shown, never evidence
     ]
     v = _one(*numbers, *apart)
     assert v["verdict"] == "reproduced" and v["numbers"]["compared"] == 3
     assert v["stand_in"] == {"hold": 0, "fail": 1, "undecided": 0} and v["alternatives"] == ["alt"]
     assert v["findings"]["fail"] == 1 and v["failed"] == ["ex"]
     assert "Apart, never against the paper" in v["reason"] and "1 sanity check" in v["reason"]
+    assert "Sanity checks that did not hold in this run: `san2`." in v["reason"]
 
 
 def test_a_bound_compares_a_number_only_at_the_papers_word():
