@@ -18,13 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import find_part
+from ..config import chapter_parts, find_part
 from .core import Cost
 from .protein import rehearse_protein
 from .text import rehearse_cluster_isotropy, rehearse_isoscore, rehearse_manifolds
 from .training import rehearse_classifiers, rehearse_training_dynamics
 
-__all__ = ["Context", "REHEARSALS", "rehearse_part", "selection", "summarize"]
+__all__ = ["ALL", "Context", "REHEARSALS", "rehearse_chapter", "rehearse_part", "selection", "summarize"]
+
+#: the part name of a whole chapter's rehearsal: every part in one process, one session's peak memory
+ALL = "all"
 
 #: chapter -> the function that rehearses one of its parts
 REHEARSALS = {
@@ -79,6 +82,8 @@ def summarize(out: dict) -> dict:
     fraction = sum(w * c.measured_fraction for w, c in zip(work, costs)) / total if total > 0 else 1.0
     return {
         "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,
+        "l4_hours_estimate": sum(c.l4_seconds for c in costs) / 3600.0,
+        "extrapolation": max((c.extrapolation for c in costs), default=1.0),
         "fraction_of_paper": fraction,
         "gpu_flops_paper": sum(c.flops_full or 0.0 for c in costs if c.on_gpu),
         "cpu_seconds_paper": sum(c.cpu_full for c in costs if not c.on_gpu),
@@ -91,10 +96,28 @@ def selection(part) -> list:
     return [[name, list(values)] for name, values in part.select]
 
 
+def rehearse_chapter(chapter: str, ctx: Context) -> dict:
+    """Rehearse a whole chapter (part :data:`ALL`): each of its parts in turn in this process (a later part
+    reads what an earlier one left in ``ctx.workdir``, as the chapter's steps do), their costs together."""
+    outs = [rehearse_part(chapter, p.name, ctx) for p in chapter_parts(chapter, "paper")]
+    models = list(dict.fromkeys(m for o in outs for m in o["models"]))
+    out = {
+        "chapter": chapter, "part": ALL, "model": "; ".join(dict.fromkeys(o["model"] for o in outs)),
+        "data": ", ".join(dict.fromkeys(d for o in outs for d in o["data"].split(", ") if d != "-")) or "-",
+        "costs": [c for o in outs for c in o["costs"]], "models": models, "parts": [o["part"] for o in outs],
+        "notes": [n for o in outs for n in o.get("notes", [])],
+    }  # fmt: skip
+    out.update(summarize(out))
+    return out
+
+
 def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
-    """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`)."""
+    """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`);
+    part :data:`ALL`: the whole chapter (:func:`rehearse_chapter`)."""
     if chapter not in REHEARSALS:
         raise ValueError(f"unknown chapter {chapter!r}; chapters: {sorted(REHEARSALS)}")
+    if part == ALL:
+        return rehearse_chapter(chapter, ctx)
     p = find_part(chapter, "paper", part)
     Path(ctx.workdir).mkdir(parents=True, exist_ok=True)
     out = REHEARSALS[chapter](p, ctx)

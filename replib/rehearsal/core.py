@@ -28,6 +28,7 @@ __all__ = [
     "Cost",
     "L4_FP16_TFLOPS",
     "L4_FP32_TFLOPS",
+    "MIN_MEASURED",
     "T4_EFFICIENCY",
     "T4_FP16_TFLOPS",
     "T4_FP32_EFFICIENCY",
@@ -38,6 +39,7 @@ __all__ = [
     "fit_exponent",
     "four_times",
     "length_flops",
+    "model_length_flops",
     "padded_flops",
     "scaled_cost",
     "stats_items",
@@ -65,6 +67,10 @@ T4_FP32_EFFICIENCY = 0.5
 #: Colab's T4 runtime has 2 vCPUs (one physical core, two hyperthreads): its CPU work (alignments, k-means,
 #: accumulators) is taken to run at one core of this machine per second
 COLAB_CPU_PER_CORE_HERE = 1.0
+
+
+#: the smallest share of a step's items measured here (its estimate extrapolates at most 1 / this)
+MIN_MEASURED = 0.1
 
 
 def cpu_seconds() -> float:
@@ -220,8 +226,10 @@ def four_times(units: Callable[[int], int], n1: int, n_max: int) -> int:
 def stats_items(full: int, flops_per_item: float, budget: float, cap: int | None = None) -> int:
     """How many of ``full`` items the streamed statistics take here: all of them when their accumulator work
     (``flops_per_item``: rows x layers x 2 d² for a covariance) fits ``budget`` floating-point operations,
-    else as many as fit (at least one), at most ``cap``."""
-    n = full if flops_per_item * full <= budget else max(1, int(budget // max(flops_per_item, 1.0)))
+    else as many as fit, but at least :data:`MIN_MEASURED` of them (an estimate extrapolates at most 10x), at
+    most ``cap``."""
+    n = full if flops_per_item * full <= budget else int(budget // max(flops_per_item, 1.0))
+    n = min(full, max(n, 1, math.ceil(MIN_MEASURED * full)))
     return min(n, cap) if cap is not None else n
 
 
@@ -259,6 +267,19 @@ def length_flops(count: Callable[[int], float], lengths: Sequence[int] = (64, 12
         raise ValueError(f"need three different lengths, got {list(lengths)}")
     coef = np.polyfit(x, [count(int(n)) for n in lengths], 2)
     return lambda n: float(np.polyval(coef, float(n)))
+
+
+def model_length_flops(lm) -> Callable[[int], float]:
+    """:func:`length_flops` of a ``transformers`` model's forward pass (``lm.model``, every hidden state) on one
+    sequence of ``L`` ordinary tokens: the cost of a sequence padded to ``L`` does not depend on its tokens."""
+    import torch
+
+    def one(n: int) -> None:
+        ids = torch.full((1, n), 5, dtype=torch.long)
+        with torch.no_grad():
+            lm.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
+
+    return length_flops(lambda n: count_flops(one, n))
 
 
 def padded_flops(

@@ -40,13 +40,15 @@ from ..methods.manifolds.setup import SHARD_WINDOWS
 from ..metrics import partition_isotropy
 from ..metrics.lid import lid_mle
 from ..models.fullsize import fullsize_model
-from .core import Cost, count_flops, feeder, scaled_cost, stats_items, timed
+from .core import Cost, count_flops, feeder, model_length_flops, padded_flops, scaled_cost, stats_items, timed
 from .layers import THIRD_SIZE, add_analysis_size, analysis_costs, escalates
 from .semcor import rehearse_semcor
 from .standins import corpus_standin
 
 __all__ = ["rehearse_cluster_isotropy", "rehearse_isoscore", "rehearse_manifolds"]
 
+#: the sentence extractor's padded tokens per batch on a GPU and its shards (the batches the chapter forms there)
+SENTENCE_BATCH_TOKENS, SENTENCE_SHARD = 8192, 2048
 #: CPU seconds the smaller forward measurement aims at (the larger is 4x)
 FORWARD_TARGET_CPU = 6.0
 #: tokens of the smaller measurement of a layer's analysis (the larger is 4x: both within the spooled sample)
@@ -74,6 +76,7 @@ def _window_forward(lm, windows, spec: str, ctx) -> tuple[Cost, dict]:
     cost, outs = scaled_cost(f"forward passes of {spec} (512-token windows)", run, [n1, 4 * n1], len(windows))
     cost.on_gpu = True
     cost.flops_full = count_flops(run, n1) * len(windows) / n1
+    cost.flops_exact = True  # every window has the same 512 tokens: no padding, the count scales exactly
     return cost, outs[-1]
 
 
@@ -351,7 +354,9 @@ def _sentence_forward(lm, texts, spec, ctx) -> tuple[Cost, dict]:
 
     cost, outs = scaled_cost(f"forward passes of {spec} (sentences, every hidden state)", run, [n1, 4 * n1], len(texts))
     cost.on_gpu = True
-    cost.flops_full = count_flops(run, n1) * len(texts) / n1
+    lengths = [len(ids) for ids in lm.tokenizer(list(texts), truncation=True, max_length=512)["input_ids"]]
+    cost.flops_full = padded_flops(model_length_flops(lm), lengths, SENTENCE_BATCH_TOKENS, shard_size=SENTENCE_SHARD)
+    cost.flops_exact = True
     basis = {layer: np.concatenate(e.tokens) for layer, e in outs[-1].items()}
     basis[-1] = basis[max(basis)]
     return cost, basis

@@ -179,6 +179,7 @@ def rehearse_training_dynamics(part, ctx) -> dict:
                            f"{seq_len})", run, [s1, 4 * s1], full, units=lambda n: n * seq_len, on_gpu=True,
                            precision="fp32")  # fmt: skip
     train.flops_full = count_flops(run, s1) * full / (s1 * seq_len)
+    train.flops_exact = True  # every batch has the paper's shape (sequences x seq_len): the count scales exactly
     costs = [train]
     n_params = sum(p.numel() for p in model.parameters())
     notes = [f"{n_params:,} parameters; updates {first:,}-{until:,} of {cfg['steps']:,}"]
