@@ -82,3 +82,5 @@ def test_l4_and_extrapolation_of_a_cost():
     assert gpu.extrapolation == 1
     cpu = Cost("stats", [25, 100], [1.0, 4.0], [1.0, 4.0], 100, cpu_full=4.0)
     assert cpu.t4_seconds == cpu.l4_seconds == 4.0 and cpu.extrapolation == 1
+    layers = Cost("a layer's analysis x 12 layers", [250, 1000], [1.0, 4.0], [1.0, 4.0], 12 * 5000, repeats=12)
+    assert layers.extrapolation == 5  # per layer: 5,000 tokens of the 1,000 measured

@@ -42,6 +42,7 @@ __all__ = [
     "model_length_flops",
     "padded_flops",
     "scaled_cost",
+    "sentence_flops",
     "stats_items",
     "t4_hours",
     "timed",
@@ -69,6 +70,8 @@ T4_FP32_EFFICIENCY = 0.5
 COLAB_CPU_PER_CORE_HERE = 1.0
 
 
+#: the sentence extractor's padded tokens per batch on a GPU and its shards (the batches the chapter forms there)
+SENTENCE_BATCH_TOKENS, SENTENCE_SHARD = 8192, 2048
 #: the smallest share of a step's items measured here (its estimate extrapolates at most 1 / this)
 MIN_MEASURED = 0.1
 
@@ -139,6 +142,7 @@ class Cost:
     notes: list = field(default_factory=list)
     precision: str = "fp16"
     flops_exact: bool = False
+    repeats: int = 1
 
     @property
     def t4_seconds(self) -> float:
@@ -160,11 +164,15 @@ class Cost:
 
     @property
     def extrapolation(self) -> float:
-        """The paper's items over the largest measured size (1.0: measured at full size). A GPU step's FLOPs
-        counted over every batch of the paper's items (:func:`padded_flops`) are not extrapolated: 1.0."""
-        if self.flops_exact:
+        """The paper's items over the largest measured size (1.0: measured at full size), per repeat: ``full``
+        may count :attr:`repeats` identical pieces of work (layers of one shape, checkpoints), each the measured
+        one. A GPU step whose FLOPs were counted over every batch of the paper's items (:func:`padded_flops`, or
+        batches of one shape) is not extrapolated: 1.0."""
+        if self.flops_exact and self.on_gpu:
             return 1.0
-        return max(1.0, self.full / self.sizes[-1]) if self.full and self.sizes and self.sizes[-1] else 1.0
+        if not (self.full and self.sizes and self.sizes[-1]):
+            return 1.0
+        return max(1.0, self.full / (self.repeats * self.sizes[-1]))
 
     @property
     def measured_fraction(self) -> float:
@@ -280,6 +288,14 @@ def model_length_flops(lm) -> Callable[[int], float]:
             lm.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
 
     return length_flops(lambda n: count_flops(one, n))
+
+
+def sentence_flops(lm, texts) -> float:
+    """FLOPs of the sentence extractor's forward passes over ``texts`` on a GPU, counted batch by batch (its
+    batches of :data:`SENTENCE_BATCH_TOKENS` padded tokens in shards of :data:`SENTENCE_SHARD`, padding included:
+    :func:`~replib.rehearsal.core.padded_flops`)."""
+    lengths = [len(ids) for ids in lm.tokenizer(list(texts), truncation=True, max_length=512)["input_ids"]]
+    return padded_flops(model_length_flops(lm), lengths, SENTENCE_BATCH_TOKENS, shard_size=SENTENCE_SHARD)
 
 
 def padded_flops(

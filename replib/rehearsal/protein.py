@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -30,6 +31,7 @@ from ..methods.protein.config import stream_ranges
 from ..methods.protein.streamed import protein_layers, protein_shard_compute, stream_protein_model
 from ..models.fullsize import fullsize_model, fullsize_spec
 from .core import (
+    MIN_MEASURED,
     Cost,
     count_flops,
     feeder,
@@ -201,7 +203,7 @@ def _align_range(cfg, k: int, n_ranges: int, ctx) -> tuple[np.ndarray, int]:
     first :data:`ALIGN_PAIRS` pairs (``ctx.max_items``), and the range's size."""
     pairs = P.all_pairs(cfg.n_pair_proteins)
     lo, hi = k * len(pairs) // n_ranges, (k + 1) * len(pairs) // n_ranges
-    n = ALIGN_PAIRS if ctx.max_items is None else ctx.max_items
+    n = max(ALIGN_PAIRS, math.ceil(MIN_MEASURED * (hi - lo))) if ctx.max_items is None else ctx.max_items
     return pairs[lo : lo + min(n, hi - lo)], hi - lo
 
 
