@@ -11,7 +11,7 @@ import copy
 #: training, see book/running.md); ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
 #: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split), 6,000 updates each so that the
 #: chapter runs in one Colab T4 session (issue 39: the rehearsal's ``all`` row, book/rehearsal.csv; 50,000
-#: updates each were about 12 T4-hours with attention counted).
+#: updates each were 9.7 T4-hours of training by the earlier rehearsal, which counted no attention).
 #: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
 _SHAPE = ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "lr", "warmup", "n_val", "save_every")
 # fmt: off
