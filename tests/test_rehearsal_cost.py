@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 import transformers as tr
 
-from replib.rehearsal.core import Cost, count_flops, length_flops, padded_flops
+from replib.rehearsal.core import Cost, count_flops, length_flops, model_length_flops, padded_flops
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -84,3 +86,9 @@ def test_l4_and_extrapolation_of_a_cost():
     assert cpu.t4_seconds == cpu.l4_seconds == 4.0 and cpu.extrapolation == 1
     layers = Cost("a layer's analysis x 12 layers", [250, 1000], [1.0, 4.0], [1.0, 4.0], 12 * 5000, repeats=12)
     assert layers.extrapolation == 5  # per layer: 5,000 tokens of the 1,000 measured
+
+
+def test_model_length_flops_on_the_meta_device_equals_the_model():
+    model = _bert("sdpa")
+    f = model_length_flops(SimpleNamespace(model=model))
+    assert f(40) == pytest.approx(count_flops(_forward, model, 1, 40), rel=1e-9)

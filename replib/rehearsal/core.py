@@ -279,15 +279,25 @@ def length_flops(count: Callable[[int], float], lengths: Sequence[int] = (64, 12
 
 def model_length_flops(lm) -> Callable[[int], float]:
     """:func:`length_flops` of a ``transformers`` model's forward pass (``lm.model``, every hidden state) on one
-    sequence of ``L`` ordinary tokens: the cost of a sequence padded to ``L`` does not depend on its tokens."""
+    sequence of ``L`` ordinary tokens: the cost of a sequence padded to ``L`` does not depend on its tokens or
+    weights, so it is counted on a copy of the architecture on the ``meta`` device (shapes only, no arithmetic;
+    no attention mask, which costs what an all-ones mask costs), or on the model itself where the architecture
+    does not run on ``meta``."""
     import torch
 
-    def one(n: int) -> None:
-        ids = torch.full((1, n), 5, dtype=torch.long)
+    def one(model, n: int) -> None:
+        device = next(model.parameters()).device
+        ids = torch.full((1, n), 5, dtype=torch.long, device=device)
         with torch.no_grad():
-            lm.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
+            model(input_ids=ids, output_hidden_states=True)
 
-    return length_flops(lambda n: count_flops(one, n))
+    try:
+        with torch.device("meta"):
+            shape = type(lm.model)(lm.model.config).eval()
+        count_flops(one, shape, 8)
+    except Exception:  # an architecture with data-dependent steps: the real model
+        shape = lm.model
+    return length_flops(lambda n: count_flops(one, shape, n))
 
 
 def sentence_flops(lm, texts) -> float:
