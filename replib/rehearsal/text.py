@@ -46,6 +46,7 @@ from .core import (
     Cost,
     count_flops,
     feeder,
+    model_length_flops,
     scaled_cost,
     sentence_flops,
     stats_items,
@@ -83,8 +84,8 @@ def _window_forward(lm, windows, spec: str, ctx) -> tuple[Cost, dict]:
 
     cost, outs = scaled_cost(f"forward passes of {spec} (512-token windows)", run, [n1, 4 * n1], len(windows))
     cost.on_gpu = True
-    cost.flops_full = count_flops(run, n1) * len(windows) / n1
-    cost.flops_exact = True  # every window has the same 512 tokens: no padding, the count scales exactly
+    # every window has the same tokens (no padding): its FLOPs (every code layer) times the windows
+    cost.flops_full, cost.flops_exact = model_length_flops(lm)(windows.shape[1]) * len(windows), True
     return cost, outs[-1]
 
 
