@@ -12,7 +12,7 @@ import pytest
 from bookkit import rehearsal as R
 from replib.config import chapter_parts, find_part
 from replib.rehearsal import core, summarize
-from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items, t4_hours
+from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items
 
 
 def test_fit_exponent_recovers_a_power_law():
@@ -57,13 +57,6 @@ def test_four_times_and_stats_items():
     assert stats_items(1000, 1e11, 1e12) == 100  # at least a tenth: extrapolated at most 10x
     assert stats_items(5, 1e13, 1e12) == 1  # at least one
     assert stats_items(1000, 1e6, 1e12, cap=10) == 10
-
-
-def test_t4_hours_from_the_datasheet():
-    # an hour of the FP16 tensor peak (65 TFLOP/s, NVIDIA T4 datasheet) at 25 % efficiency is one T4-hour
-    assert t4_hours(65e12 * 0.25 * 3600, 0.0) == pytest.approx(1.0)
-    assert t4_hours(65e12 * 3600, 0.0, efficiency=1.0) == pytest.approx(1.0)
-    assert t4_hours(0.0, 1800.0) == pytest.approx(0.5)  # CPU work: one core of this machine per second
 
 
 def test_t4_seconds_per_precision():

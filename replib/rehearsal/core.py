@@ -44,7 +44,6 @@ __all__ = [
     "scaled_cost",
     "sentence_flops",
     "stats_items",
-    "t4_hours",
     "timed",
 ]
 
@@ -324,13 +323,6 @@ def padded_flops(
         for b in length_batches(part, batch_tokens, max_batch):
             total += len(b) * per_sequence(int(part[b].max()))
     return total
-
-
-def t4_hours(gpu_flops: float, cpu_seconds: float, efficiency: float = T4_EFFICIENCY) -> float:
-    """Colab T4 hours of a part: its GPU work at ``efficiency`` of the FP16 tensor peak, plus its CPU work
-    (measured here in CPU seconds, :data:`COLAB_CPU_PER_CORE_HERE`)."""
-    gpu_s = gpu_flops / (T4_FP16_TFLOPS * 1e12 * efficiency)
-    return (gpu_s + cpu_seconds / COLAB_CPU_PER_CORE_HERE) / 3600.0
 
 
 def feeder(basis: dict, seed: int, *, rows_per_item: int = 1, noise: float = 0.05) -> Callable[[int, int], dict]:
