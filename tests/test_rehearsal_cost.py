@@ -92,3 +92,29 @@ def test_model_length_flops_on_the_meta_device_equals_the_model():
     model = _bert("sdpa")
     f = model_length_flops(SimpleNamespace(model=model))
     assert f(40) == pytest.approx(count_flops(_forward, model, 1, 40), rel=1e-9)
+
+
+def test_the_protein_streams_forward_is_counted_over_its_slices_and_batches():
+    from replib.models import tiny_model
+    from replib.rehearsal.protein import PROTEIN_BATCH_TOKENS, PROTEIN_SLICE, _padded_forward
+
+    lm = tiny_model("esm")
+    seqs = ["MKV" * (5 + i % 40) for i in range(300)]  # 15-132 residues, in the chapter's (given) order
+    lengths = [len(q) + 2 for q in seqs]  # the residues and two specials
+    f = model_length_flops(lm)
+    flops, exact = _padded_forward(lm, None, seqs, 300, 1022, 1.0, 1)
+    assert exact and flops == pytest.approx(padded_flops(f, lengths, PROTEIN_BATCH_TOKENS, shard_size=PROTEIN_SLICE))
+    assert flops > sum(f(n) for n in lengths)  # the padding counted
+    half, exact = _padded_forward(lm, None, seqs, 600, 1022, 0.5, 1)  # twice the proteins here, a range of two
+    assert not exact and half == pytest.approx(flops)
+
+
+def test_sentence_flops_counts_the_gpu_batches_of_the_tokenized_texts():
+    from replib.models import tiny_model
+    from replib.rehearsal.core import SENTENCE_BATCH_TOKENS, SENTENCE_SHARD, sentence_flops
+
+    lm = tiny_model("bert")
+    texts = ["a short one", "a somewhat longer sentence than the first one is", "mid length here"] * 5
+    lengths = [len(ids) for ids in lm.tokenizer(texts)["input_ids"]]
+    want = padded_flops(model_length_flops(lm), lengths, SENTENCE_BATCH_TOKENS, shard_size=SENTENCE_SHARD)
+    assert sentence_flops(lm, texts) == pytest.approx(want) and want > 0
