@@ -1,16 +1,19 @@
-"""The paper profile rehearsed at paper scale on a CPU, part by part (issue 26, items 3 and 4).
+"""The paper profile rehearsed at paper scale on a CPU, a chapter as a whole (issue 39, item 4).
 
-Every part of every chapter (:mod:`replib.parts`) runs here with stand-ins of the papers' sizes: full-size
-random-weight architectures (:mod:`replib.models.fullsize`) and data of the papers' sizes
-(:mod:`.standins`). What a part would take more than about an hour to do on two cores, its forward passes
-above all, is measured at two sizes 4x apart, its cost exponent fitted and extrapolated
-(:func:`.core.scaled_cost`); its statistics run at the paper's size anyway, fed with vectors of the models'
-full width (:func:`.core.feeder`), so that memory and streaming are proven at paper size. Each part returns
-its costs, the records it computes (property claims are evaluated on them; values bound to the papers' models
-never are), and its Colab T4 estimate (:func:`.core.t4_hours`).
+A chapter's rehearsal (part :data:`ALL`) runs each of its parts (:mod:`replib.parts`) in turn in one process
+with stand-ins of the profile's sizes: full-size random-weight architectures (:mod:`replib.models.fullsize`)
+and data of the profile's sizes (:mod:`.standins`). A GPU step's cost is its floating-point work, counted
+(:func:`.core.count_flops`, attention included) over every batch the chapter forms on the GPU, padding
+included (:func:`.core.padded_flops`), or on one batch shape where every batch has it; a CPU step (the
+statistics, alignments, k-means) is measured on at least a tenth of its items (:data:`.core.MIN_MEASURED`) and
+extrapolated with its fitted exponent; the streamed statistics run fed with vectors of the models' full width
+(:func:`.core.feeder`), so that memory and streaming are proven at the profile's size. Each part returns its
+costs and the records it computes (property claims are evaluated on them; values bound to the papers' models
+never are); a chapter's T4 and L4 estimates are its costs' (:class:`.core.Cost`).
 
-``python -m replib.rehearsal run CHAPTER PART`` rehearses one part (the kit's ``python -m replib rehearsal``
-runs them in child processes and measures their peak memory and cache: :mod:`bookkit.rehearsal`).
+``python -m replib.rehearsal run CHAPTER all`` rehearses a chapter, ``... run CHAPTER PART`` one part (the
+kit's ``python -m replib rehearsal`` runs them in child processes and measures their peak memory and cache:
+:mod:`bookkit.rehearsal`).
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def summarize(out: dict) -> dict:
     total = sum(work)
     fraction = sum(w * c.measured_fraction for w, c in zip(work, costs)) / total if total > 0 else 1.0
     return {
-        "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,
+        "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,  # each step on the GPU or the CPU
         "l4_hours_estimate": sum(c.l4_seconds for c in costs) / 3600.0,
         "extrapolation": max((c.extrapolation for c in costs), default=1.0),
         "fraction_of_paper": fraction,
