@@ -83,6 +83,28 @@ def test_summarize_weights_the_fraction_by_the_work_here():
     assert out["cpu_seconds_here"] == 3.0
 
 
+def test_a_chapter_is_rehearsed_whole_its_parts_in_turn(tmp_path, monkeypatch):
+    import replib.rehearsal as rh
+
+    seen = []
+
+    def fake(part, ctx):  # each part sees what the ones before left in the chapter's folder
+        seen.append((part.name, sorted(p.name for p in tmp_path.iterdir())))
+        (tmp_path / part.name).write_text("done")
+        gpu = _cost(10.0, [4], 400, on_gpu=True, flops=65e12 * 0.25 * 360)  # 0.1 T4-hour, counted exactly
+        gpu.flops_exact = True
+        return {"model": f"m-{part.name}", "costs": [gpu, _cost(36.0, [20], 100)], "records": {}, "notes": []}
+
+    monkeypatch.setitem(rh.REHEARSALS, CHAPTER, fake)
+    out = rh.rehearse_part(CHAPTER, rh.ALL, rh.Context(tmp_path))
+    assert [name for name, _ in seen] == NAMES and seen[-1][1] == sorted(NAMES[:-1])
+    assert out["part"] == "all" and out["parts"] == NAMES and len(out["costs"]) == 2 * len(NAMES)
+    assert out["t4_hours_estimate"] == pytest.approx(len(NAMES) * (0.1 + 0.01))
+    assert out["l4_hours_estimate"] == pytest.approx(len(NAMES) * (0.1 * 65 / 121 + 0.01))
+    assert out["extrapolation"] == 5  # the CPU step's 20 of 100 items; the counted FLOPs are not extrapolated
+    assert out["model"] == "; ".join(f"m-{n}" for n in NAMES)
+
+
 # ------------------------------------------------------------------------------------------ the driver
 CHAPTER = "training_dynamics"  # its runs' step ranges (protein-1, ..., text-2) and rest
 NAMES = [p.name for p in chapter_parts(CHAPTER, "paper")]
