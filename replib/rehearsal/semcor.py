@@ -48,7 +48,7 @@ def _verb_forward(lm, sentences, spec: str, full: int, ctx) -> tuple[Cost, np.nd
     what = f"verb vectors of {spec} (sentences alone, last layer, mean of the verb's pieces)"
     cost, outs = scaled_cost(what, run, [n1, 4 * n1], full, on_gpu=True)
     if full == len(sentences):  # every sentence's batch counted (the stand-in has the paper's sentences)
-        cost.flops_full, cost.flops_exact = sentence_flops(lm, [" ".join(s) for s in sentences]), True
+        cost.flops_full, cost.flops_exact = sentence_flops(lm, [s.text for s in sentences]), True
     else:
         cost.flops_full = count_flops(run, n1) * full / n1
     X, kept = outs[-1]
