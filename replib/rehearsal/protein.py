@@ -58,7 +58,7 @@ FORWARD_TARGET_CPU = 6.0
 
 @lru_cache(maxsize=1)
 def _proteins(seed: int, workdir: str):
-    """The paper configuration and the stand-in set in the chapter's seeded random order (the parsed set kept
+    """The paper configuration and the stand-in set's proteins the chapter samples (its n_global, seeded order; the set kept
     in ``workdir`` as accession-tab-sequence lines: every part reads it in seconds)."""
     cfg = chapter_config("protein_isotropy", "paper", seed=seed)
     flat = Path(workdir) / "swissprot.tsv"
@@ -68,7 +68,7 @@ def _proteins(seed: int, workdir: str):
         atomic_write(flat, lambda fh: fh.write(text), mode="w")
     rows = [line.split("\t") for line in flat.read_text().splitlines()]
     sp = pd.DataFrame(rows, columns=["accession", "sequence"])
-    index, seqs = P.global_sample(sp.sequence.tolist(), None, seed)
+    index, seqs = P.global_sample(sp.sequence.tolist(), cfg.n_global, seed)  # the chapter's sample
     return cfg, sp, index, seqs
 
 
@@ -155,7 +155,7 @@ def _model_part(part, ctx) -> dict:
         local_costs, local_records = _local(lm, seqs, cfg, ctx, basis[layers[-1]])
         costs += local_costs
         records.update(local_records)
-    notes.append(f"{n_here:,} proteins streamed here (the stand-in set's {len(seqs):,}; paper ~{PAPER_SWISSPROT:,})")
+    notes.append(f"{n_here:,} proteins streamed here of the profile's {n_paper:,} (the stand-in set's sample)")
     return {"model": f"fullsize {spec} (random weights)", "costs": costs, "records": records, "notes": notes}
 
 
