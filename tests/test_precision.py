@@ -1,0 +1,85 @@
+"""replib.precision: the precision rule's sizes from stand-in spreads, and the paper profile holding them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from replib import precision, sampling
+from replib.config import profile_params
+from replib.papers import project_tables
+
+TABLES = project_tables()
+
+
+def _row(chapter, statistic, model, spread, n_sample):
+    return {"chapter": chapter, "statistic": statistic, "model": model, "data": "d", "spread": str(spread),
+            "n_sample": str(n_sample)}  # fmt: skip
+
+
+def _rule(**kw):
+    base = dict(chapter="c", claims="k", refs=("hakim2025:corr/cosine/sq_euclidean",), statistic="Pearson r *",
+                standin_chapter="c", parameter="n", unit="proteins", per_unit=1.0, cap=10**9)  # fmt: skip
+    return precision.Rule(**(base | kw))
+
+
+def test_reachable_band_gives_the_closed_form_size():
+    # printed 0.791: band 0.0005, target a quarter of it; spread 0.01 at 100 units -> n = 100 (0.01/0.000125)^2
+    out = precision.plan_row(_rule(), [_row("c", "Pearson r (a, b)", "m", 0.01, 100)], TABLES)
+    assert out["reached"] == "true" and out["n"] == 640_000
+    assert float(out["spread"]) <= sampling.BAND_FRACTION * 0.0005 * (1 + 1e-9)
+
+
+def test_unreachable_band_falls_back_to_a_quarter_of_the_ten_percent_bound():
+    out = precision.plan_row(_rule(cap=10_000), [_row("c", "Pearson r (a, b)", "m", 0.01, 100)], TABLES)
+    assert out["reached"] == "false"
+    # 10 % of 0.791 is the bound; a quarter of it is 0.019775 > 0.01: the validated floor (100) decides
+    assert out["n"] == 100 and "stated spread" in out["reason"] and "validated" in out["reason"]
+
+
+def test_fallback_size_scales_with_the_square_of_the_spread():
+    out = precision.plan_row(_rule(cap=10_000), [_row("c", "Pearson r (a, b)", "m", 0.1, 100)], TABLES)
+    expected = math.ceil(100 * (0.1 / (0.25 * 0.1 * 0.791)) ** 2)
+    assert int(out["n"]) >= expected and int(out["n"]) == precision._round_up(expected, 2)
+
+
+def test_size_never_exceeds_the_papers_data():
+    out = precision.plan_row(_rule(cap=500), [_row("c", "Pearson r (a, b)", "m", 1.0, 100)], TABLES)
+    assert out["n"] == 500 and "out of reach too" in out["reason"]
+
+
+def test_the_largest_spread_per_unit_decides():
+    rows = [_row("c", "Pearson r (a, b)", "m", 0.01, 100), _row("c", "Pearson r (c, d)", "m", 0.01, 400)]
+    out = precision.plan_row(_rule(), rows, TABLES)
+    assert out["standin_n"] == 400  # 0.01 at 400 units is twice the per-unit spread of 0.01 at 100
+
+
+def test_a_fixed_rule_keeps_its_size_and_says_why():
+    out = precision.plan_row(_rule(fixed="because", cap=77), [], TABLES)
+    assert out["n"] == 77 and out["reason"] == "because"
+
+
+def test_a_shared_parameter_takes_the_largest_size():
+    plan = [{"chapter": "a", "parameter": "n", "n": 5}, {"chapter": "a", "parameter": "n", "n": 9}]
+    assert precision.chosen_sizes(plan) == {("a", "n"): 9}
+
+
+@pytest.mark.parametrize("n", [1, 7, 10, 99, 101, 12_345])
+def test_round_up_never_rounds_down(n):
+    assert precision._round_up(n, 2) >= n
+
+
+def test_every_rule_names_real_paper_numbers_and_parameters():
+    for rule in precision.RULES:
+        if not rule.fixed:
+            assert precision.select_rows(list(rule.refs), TABLES)
+        assert rule.parameter in profile_params(rule.chapter, "paper"), rule
+
+
+def test_paper_profile_holds_the_chosen_sizes():
+    """The paper profile's tables hold the sizes the rule chooses from book/sampling.csv (the plan)."""
+    if not precision.SAMPLING_CSV.exists():
+        pytest.skip("book/sampling.csv not generated")
+    for (chapter, parameter), n in precision.chosen_sizes(precision.plan_rows()).items():
+        assert profile_params(chapter, "paper")[parameter] == n, (chapter, parameter)
