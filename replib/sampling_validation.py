@@ -609,14 +609,54 @@ def write_rows(path, rows: list[dict]) -> None:
     tmp.replace(path)
 
 
+def coverage_figure(rows: list[dict], path=None):
+    """The table as a figure: per row, the samples' mean estimate minus the full value in units of the check's
+    band (:math:`t + Z s`), with the band as its error bar (the full value lies inside when the bar crosses 0),
+    and beside it the fraction of trials whose band covered the full value (the 95 % line)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .plotting import PALETTE, RC, STYLE
+
+    sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
+    labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}" for r in rows]
+    half = np.array([float(r["band"]) + sampling.Z * float(r["spread"]) for r in rows])
+    z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
+    cov = np.array([float(r["covered"]) for r in rows])
+    y = np.arange(len(rows))[::-1]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 0.38 * len(rows) + 1.6), sharey=True, width_ratios=(3, 2))
+    ax.errorbar(z, y, xerr=1.0, fmt="o", capsize=3, label="mean estimate ± the check's band (t + 2 s)")
+    ax.axvline(0, color="k", lw=1, label="the full-size value")
+    ax.set(yticks=y, yticklabels=labels, xlabel="(sample estimate - full value) / band", xlim=(-2, 2))
+    ax.legend(loc="lower left", fontsize="small")
+    bx.barh(y, cov, color=sns.color_palette(PALETTE)[2], label="trials whose band covers the full value")
+    bx.axvline(0.95, color="k", ls="--", lw=1, label="95 %")
+    bx.set(xlim=(0, 1.02), xlabel="coverage over trials")
+    bx.legend(loc="lower left", fontsize="small")
+    fig.suptitle("Samples of the chosen size against a ten times larger sample (book/sampling.csv)")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return fig
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m replib.sampling_validation", description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", default=str(DEFAULT_CSV), help="the table to write (default book/sampling.csv)")
     p.add_argument("--only", default="", help="run the cases whose chapter or statistic contains this text")
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--force", action="store_true", help="recompute rows already in the table")
+    p.add_argument("--figure", action="store_true", help="only draw the figure (book/sampling.png) from the table")
     args = p.parse_args(argv)
     rows = read_rows(args.csv)
+    figure = Path(args.csv).with_suffix(".png")
+    if args.figure:
+        coverage_figure(rows, figure)
+        return 0
     for case in CASES():
         key = tuple(map(str, case.key))
         if args.only and args.only not in f"{case.chapter} {case.statistic} {case.model}":
@@ -636,6 +676,8 @@ def main(argv=None) -> int:
             f"{' / '.join(key)}: covered {row['covered']} ({row['covered_2s']} at 2 s), {time.time() - t:.0f} s",
             flush=True,
         )
+    if rows:
+        coverage_figure(rows, figure)
     return 0
 
 

@@ -83,3 +83,21 @@ def test_paper_profile_holds_the_chosen_sizes():
         pytest.skip("book/sampling.csv not generated")
     for (chapter, parameter), n in precision.chosen_sizes(precision.plan_rows()).items():
         assert profile_params(chapter, "paper")[parameter] == n, (chapter, parameter)
+
+
+def test_plan_rows_appear_on_the_chapters_validation_page(tmp_path):
+    from bookkit.sampling import plan_markdown
+
+    plan = tmp_path / "plan.csv"
+    row = {c: "" for c in precision.PLAN_COLUMNS} | dict(chapter="manifolds", claims="lid_*", parameter="lid_queries",
+                                                          unit="query tokens", n="3000", paper_n="200000",
+                                                          reason="why")  # fmt: skip
+    import csv
+
+    with open(plan, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=precision.PLAN_COLUMNS)
+        w.writeheader()
+        w.writerow(row)
+    page = "\n".join(plan_markdown("manifolds", plan))
+    assert "3,000 query tokens" in page and "200,000" in page and "why" in page
+    assert plan_markdown("isoscore", plan) == [] and plan_markdown("manifolds", tmp_path / "none.csv") == []
