@@ -87,6 +87,10 @@ RULES = (
          "n_lines", "lines", _LINES_PER_WINDOW, 36_718),
     Rule("isoscore", "contextual_isoscore_max", ("rudman2022:s5.2/contextual_max",), "log10 IsoScore", "isoscore",
          "n_lines", "lines", _LINES_PER_WINDOW, 36_718, scale="log10->linear"),
+    Rule("isoscore", "rotation_*", ("rudman2022:rotation/*",), "IsoScore, partition score (Gaussian draw)",
+         "isoscore", "n_rot", "points", 1.0, 10_000,
+         fixed="the paper's number is itself one draw of 10,000 points: ours has the same size, so the two are "
+         "compared within the spread of their difference (synthetic data: nothing to save)"),
     Rule("protein_isotropy", "*_isoscore", ("hakim2025:global/*/isoscore",), "log10 IsoScore",
          "protein_isotropy", "n_global", "proteins", 1.0, 570_000),
     Rule("protein_isotropy", "*_eff_dims_ceil", ("hakim2025:global/*/eff_dims",), "effective dimensions",

@@ -101,3 +101,21 @@ def test_plan_rows_appear_on_the_chapters_validation_page(tmp_path):
     page = "\n".join(plan_markdown("manifolds", plan))
     assert "3,000 query tokens" in page and "200,000" in page and "why" in page
     assert plan_markdown("isoscore", plan) == [] and plan_markdown("manifolds", tmp_path / "none.csv") == []
+
+
+def test_every_sampled_paper_claim_has_a_size():
+    """Each claim of the ruled chapters that compares a paper number with a recorded spread in the paper
+    profile falls under a rule (its size, spread and reason in the plan)."""
+    from fnmatch import fnmatchcase
+
+    from bookkit.claims import load_claims
+    from bookkit.project import find_root
+
+    root = find_root()
+    for chapter in {r.chapter for r in precision.RULES}:
+        globs = [g.strip() for r in precision.RULES if r.chapter == chapter for g in r.claims.split(",")]
+        cc = load_claims(root / "notebooks" / f"{chapter}.claims.yml")
+        sampled = [c.key for c in cc.claims if c.spread and "unverified" not in c.checks["paper"] and c.ref]
+        assert sampled, chapter
+        missing = [k for k in sampled if not any(fnmatchcase(k, g) for g in globs)]
+        assert not missing, (chapter, missing)
