@@ -13,7 +13,8 @@ size is the smallest :math:`n` at which the statistic's sampling spread is at mo
    interval is wider than 10 % of the paper's value (:data:`REL_PRECISION`, as
    ``bookkit.checker.REL_PRECISION``). :math:`n` is then the smallest size whose spread is a quarter of that
    10 % bound (:math:`0.025 |v|`, or :math:`0.025/\\ln 10` in log10 units), at most the cap;
-3. never below the size the stand-in's coverage was validated at (its ``n_sample``).
+3. never below the size the stand-in's coverage was validated at (its ``n_sample``; its ``n_full`` where fewer
+   than :data:`COVERAGE` of the samples' bands covered the full value).
 
 Spreads are proxies: measured on the stand-ins this machine has (all-MiniLM-L6-v2, GloVe 6B 50d and this
 book's own protein LM), not on the papers' models. A size parameter shared by several groups takes the
@@ -37,6 +38,8 @@ __all__ = ["PLAN_COLUMNS", "REL_PRECISION", "RULES", "Rule", "chosen_sizes", "pl
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLING_CSV = ROOT / "book" / "sampling.csv"
 PLAN_CSV = ROOT / "book" / "sampling_plan.csv"
+#: the fraction of trials whose band must cover the full value for a size to count as validated
+COVERAGE = 0.95
 #: the widest two-spread interval (relative to the paper's value) that can reproduce it (the checker's rule)
 REL_PRECISION = 0.1
 PLAN_COLUMNS = (
@@ -153,7 +156,8 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
     s0, n0 = float(row["spread"]), int(row["n_sample"])
     if rule.scale == "log10->linear":  # a log10 spread of a value near the paper's: s = v ln(10) s_log
         s0 *= value * math.log(10)
-    floor = n0 * rule.per_unit
+    covered = float(row.get("covered") or 1.0) >= COVERAGE
+    floor = (n0 if covered else int(row.get("n_full") or n0)) * rule.per_unit
     n_printed = max(floor, sampling.n_for_spread(s0, n0, sampling.BAND_FRACTION * band) * rule.per_unit)
     reached = n_printed <= rule.cap
     if reached:
@@ -168,7 +172,11 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
         )
     n = min(_round_up(n, rule.round_to), rule.cap)
     if n <= floor * 1.000001 and n > 0:
-        why += "; at least the validated stand-in size"
+        why += (
+            "; at least the validated stand-in size"
+            if covered
+            else "; the stand-in's samples missed the full value (a bias at that size): at least the full size"
+        )
     spread = sampling.spread_at(s0, n0, n / rule.per_unit)
     return out | dict(
         standin=f"{row['model']} on {row['data']}",
@@ -194,12 +202,21 @@ def plan_rows(rows: list[dict] | None = None) -> list[dict]:
     return [plan_row(rule, rows, tables) for rule in RULES]
 
 
+#: (chapter, parameter) -> the parameters whose items it must hold (the pair and per-residue proteins are the
+#: first of the global sample)
+HOLDS = {("protein_isotropy", "n_global"): ("n_pair_proteins", "n_local")}
+
+
 def chosen_sizes(plan: list[dict]) -> dict:
-    """(chapter, parameter) -> the size: the largest of the rules sharing the parameter."""
+    """(chapter, parameter) -> the size: the largest of the rules sharing the parameter, and at least the
+    sizes of the parameters it holds (:data:`HOLDS`)."""
     out: dict = {}
     for r in plan:
         key = (r["chapter"], r["parameter"])
         out[key] = max(out.get(key, 0), int(r["n"]))
+    for (chapter, param), held in HOLDS.items():
+        if (chapter, param) in out:
+            out[chapter, param] = max([out[chapter, param], *(out.get((chapter, h), 0) for h in held)])
     return out
 
 

@@ -119,3 +119,18 @@ def test_every_sampled_paper_claim_has_a_size():
         assert sampled, chapter
         missing = [k for k in sampled if not any(fnmatchcase(k, g) for g in globs)]
         assert not missing, (chapter, missing)
+
+
+def test_the_global_sample_holds_the_pair_and_residue_proteins():
+    plan = [
+        {"chapter": "protein_isotropy", "parameter": "n_global", "n": 100},
+        {"chapter": "protein_isotropy", "parameter": "n_pair_proteins", "n": 3578},
+        {"chapter": "protein_isotropy", "parameter": "n_local", "n": 5000},
+    ]
+    assert precision.chosen_sizes(plan)["protein_isotropy", "n_global"] == 5000
+
+
+def test_a_size_whose_band_missed_is_not_a_floor():
+    row = _row("c", "Pearson r (a, b)", "m", 0.01, 100) | {"covered": "0.80", "n_full": "1000"}
+    out = precision.plan_row(_rule(cap=10_000), [row], TABLES)
+    assert out["n"] == 1000 and "missed" in out["reason"]
