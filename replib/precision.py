@@ -130,6 +130,14 @@ def _standin(rule: Rule, rows: list[dict]) -> dict | None:
     return max(mine, key=lambda r: float(r["spread"]) * math.sqrt(int(r["n_sample"])), default=None)
 
 
+def _current(rule: Rule) -> int | str:
+    """The size the paper profile holds now ("all" for None: the whole data set)."""
+    from .config import profile_params
+
+    value = profile_params(rule.chapter, "paper")[rule.parameter]
+    return "all" if value is None else int(value)
+
+
 def _round_up(n: float, digits: int) -> int:
     if n <= 1:
         return 1
@@ -142,16 +150,18 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
     tables = project_tables() if tables is None else tables
     out = dict(chapter=rule.chapter, claims=rule.claims, statistic=rule.statistic, parameter=rule.parameter,
                unit=rule.unit, paper_n=rule.cap)  # fmt: skip
-    empty = dict(band="", standin="", standin_n="", standin_spread="", n_printed="", n=rule.cap, spread="", reached="")
+    empty = dict(band="", standin="", standin_n="", standin_spread="", n_printed="", spread="", reached="")
     if rule.fixed:
-        return out | empty | dict(reason=rule.fixed)
+        return out | empty | dict(n=_current(rule), reason=rule.fixed)
     numbers = select_rows(list(rule.refs), tables)
     band = float(sorted(printed_band(n) for n in numbers)[len(numbers) // 2])
     value = float(sorted(abs(n.value) for n in numbers)[len(numbers) // 2])
     scale = numbers[0].scale
     row = _standin(rule, rows)
     if row is None:
-        return out | empty | dict(band=f"{band:.3g}", reason="no stand-in measured: the inherited size")
+        return (
+            out | empty | dict(band=f"{band:.3g}", n=_current(rule), reason="no stand-in measured: the inherited size")
+        )
     out["band"] = f"{band:.3g}"
     s0, n0 = float(row["spread"]), int(row["n_sample"])
     if rule.scale == "log10->linear":  # a log10 spread of a value near the paper's: s = v ln(10) s_log
@@ -212,12 +222,22 @@ def chosen_sizes(plan: list[dict]) -> dict:
     sizes of the parameters it holds (:data:`HOLDS`)."""
     out: dict = {}
     for r in plan:
+        if not r.get("standin"):  # inherited or fixed: not chosen by the rule
+            continue
         key = (r["chapter"], r["parameter"])
         out[key] = max(out.get(key, 0), int(r["n"]))
     for (chapter, param), held in HOLDS.items():
         if (chapter, param) in out:
-            out[chapter, param] = max([out[chapter, param], *(out.get((chapter, h), 0) for h in held)])
+            out[chapter, param] = max([out[chapter, param], *(_held(chapter, h, out) for h in held)])
     return out
+
+
+def _held(chapter: str, parameter: str, chosen: dict) -> int:
+    if (chapter, parameter) in chosen:
+        return chosen[chapter, parameter]
+    from .config import profile_params
+
+    return int(profile_params(chapter, "paper")[parameter] or 0)
 
 
 def main(argv=None) -> int:

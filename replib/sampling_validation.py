@@ -420,7 +420,7 @@ def _cases() -> list[Case]:
             "GloVe 6B 50d",
             "20,000 most frequent words",
             "query word",
-            5000,
+            2000,
             lambda: (pointwise_lid("glove"), None),
             _mean,
             cai,

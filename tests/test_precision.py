@@ -56,12 +56,17 @@ def test_the_largest_spread_per_unit_decides():
 
 
 def test_a_fixed_rule_keeps_its_size_and_says_why():
-    out = precision.plan_row(_rule(fixed="because", cap=77), [], TABLES)
-    assert out["n"] == 77 and out["reason"] == "because"
+    rule = _rule(chapter="manifolds", parameter="analysis_sample", fixed="because", cap=77)
+    out = precision.plan_row(rule, [], TABLES)
+    assert out["n"] == profile_params("manifolds", "paper")["analysis_sample"] and out["reason"] == "because"
 
 
 def test_a_shared_parameter_takes_the_largest_size():
-    plan = [{"chapter": "a", "parameter": "n", "n": 5}, {"chapter": "a", "parameter": "n", "n": 9}]
+    plan = [
+        {"chapter": "a", "parameter": "n", "n": 5, "standin": "x"},
+        {"chapter": "a", "parameter": "n", "n": 9, "standin": "y"},
+        {"chapter": "a", "parameter": "m", "n": 3, "standin": ""},  # inherited: not chosen
+    ]
     assert precision.chosen_sizes(plan) == {("a", "n"): 9}
 
 
@@ -123,9 +128,9 @@ def test_every_sampled_paper_claim_has_a_size():
 
 def test_the_global_sample_holds_the_pair_and_residue_proteins():
     plan = [
-        {"chapter": "protein_isotropy", "parameter": "n_global", "n": 100},
-        {"chapter": "protein_isotropy", "parameter": "n_pair_proteins", "n": 3578},
-        {"chapter": "protein_isotropy", "parameter": "n_local", "n": 5000},
+        {"chapter": "protein_isotropy", "parameter": "n_global", "n": 100, "standin": "x"},
+        {"chapter": "protein_isotropy", "parameter": "n_pair_proteins", "n": 3578, "standin": "x"},
+        {"chapter": "protein_isotropy", "parameter": "n_local", "n": 5000, "standin": "x"},
     ]
     assert precision.chosen_sizes(plan)["protein_isotropy", "n_global"] == 5000
 
