@@ -21,7 +21,7 @@ import yaml
 
 from replib._optional import optional_import
 
-from . import atlas, figures, history, mathjax, pages
+from . import atlas, figures, history, mathjax, pages, sampling
 from .errors import BookBuildError
 from .notebooks import for_the_page
 from .paper_tables import load_paper_tables, papers_markdown
@@ -102,6 +102,7 @@ def paper_validation_markdown(
     refs = _paper_refs(root)
     papers = sorted({ref.split(":")[0] for (ch, _), ref in refs.items() if ch == chapter})
     tables = {p: t for p, t in all_tables.items() if p in papers}
+    out += ["", *sampling.plan_markdown(chapter, root / "book" / "sampling_plan.csv")]
     if tables:
         out += ["", papers_markdown(tables, ran[-1], refs, declared)]
     return "\n".join(out)

@@ -189,11 +189,11 @@ def _add_card_parser(sub) -> None:
 def _add_rehearsal_parser(sub) -> None:
     p = sub.add_parser(
         "rehearsal",
-        help="the paper profile rehearsed part by part at paper scale with full-size stand-ins; one row per part "
-        "in book/rehearsal.csv (bookkit.rehearsal)",
+        help="the paper profile rehearsed a chapter at a time with full-size stand-ins; one row per chapter (part "
+        "'all') in book/rehearsal.csv (bookkit.rehearsal)",
     )
     p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
-    p.add_argument("--part", metavar="NAME", help="only this part")
+    p.add_argument("--part", metavar="NAME", help="only this part of the chapter")
     p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
     p.add_argument("--workdir", type=Path, help="streams, bases, logs (default build/rehearsal/work)")
     p.add_argument("--force", action="store_true", help="rehearse parts whose row is ok again")

@@ -306,6 +306,16 @@ def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
         except (KeyError, TypeError, ValueError):
             return float("nan")
 
+    whole = next((r for r in mine if r.get("part") == "all"), None)
+    if whole is not None:  # the chapter rehearsed as a whole: one session
+        state = "" if whole.get("status") == "ok" else f", rehearsal {whole.get('status')}"
+        return (
+            f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/running>`{state}): "
+            f"one session, about {num(whole, 't4_hours_estimate'):.2g} hours on a T4 "
+            f"({num(whole, 'l4_hours_estimate'):.2g} on an L4), {num(whole, 'peak_rss_gb'):.1f} GB of RAM and "
+            f"{num(whole, 'cache_gb'):.1f} GB of disk (estimated from counted FLOPs, not timed on a GPU)."
+        )
+
     t4 = [num(r, "t4_hours_estimate") for r in mine]
     ok = sum(r.get("status") == "ok" for r in mine)
     return (

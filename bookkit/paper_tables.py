@@ -7,7 +7,6 @@ registered (referenced by a claim), checked in a profile and reproduced. The tab
 from __future__ import annotations
 
 import copy
-import math
 
 from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and tests use paper_tables.X)
     COLUMNS,
@@ -15,9 +14,11 @@ from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and te
     SCALES,
     PaperNumber,
     PaperTableError,
+    half_unit,
     load_paper_table,
     load_paper_tables,
     papers_dir,
+    printed_band,
     resolve_ref,
     select_rows,
 )
@@ -26,30 +27,10 @@ from .status import STATUS_BADGE, format_value
 from .verdicts import NUMBER_CLASS, compares, declared_refs
 
 
-def half_unit(printed: str) -> float:
-    """Half a unit in the last digit of a number as printed: its rounding precision (``"0.990"`` -> 0.0005,
-    ``"5.02E-174"`` -> 5e-177, ``"10662"`` -> 0.5, ``"6.4e6"`` -> 5e4).
-
-    Raises
-    ------
-    ValueError
-        ``printed`` is not a plain decimal number.
-    """
-    text = str(printed).strip().lstrip("+-")
-    mantissa, _, exponent = text.lower().partition("e")
-    if not mantissa or not mantissa.replace(".", "", 1).isdigit():
-        raise ValueError(f"not a printed decimal number: {printed!r}")
-    decimals = len(mantissa.partition(".")[2])
-    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
-
-
 def printed_tolerance(number: PaperNumber) -> dict:
     """The tolerance a number's printed precision allows, in its table's scale: ``{"abs": h}`` (linear) or
     ``{"log10": log10(1 + h/|v|)}`` (log10), with ``h`` = :func:`half_unit` of the printed value."""
-    h = half_unit(number.printed or repr(number.value))
-    if number.scale == "log10":
-        return {"log10": math.log10(1 + h / abs(number.value))}
-    return {"abs": h}
+    return {number.scale.replace("linear", "abs"): printed_band(number)}
 
 
 def tolerance_width(spec: dict, value: float) -> dict:

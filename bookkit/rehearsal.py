@@ -1,11 +1,12 @@
-"""The paper-scale rehearsal's driver: every part of every chapter rehearsed in its own forked child process
-(the science imported once, in the parent), its peak memory and cache measured, one row each in
-``book/rehearsal.csv``, rendered on the running page (issue 26, items 3 and 4).
+"""The paper-scale rehearsal's driver: each chapter's ``paper`` profile rehearsed as a whole (part ``all``:
+every part in turn, in one forked child process, the science imported once in the parent), its peak memory
+and cache measured, one row each in ``book/rehearsal.csv``, rendered on the running page (issue 39, item 4).
 
-``python -m replib rehearsal [CHAPTER ...] [--part NAME]`` runs the parts whose row is not ``ok`` yet (a
-killed rehearsal resumes: finished rows are kept, the CSV is rewritten atomically after each part, and each
-part's streams resume from their checkpoints); ``--force`` runs them again; ``--render`` only writes the
-table into ``book/running.md``.
+``python -m replib rehearsal [CHAPTER ...] [--part NAME]`` runs the chapters (or the one part ``NAME``) whose
+row is not ``ok`` yet (a killed rehearsal resumes: finished rows are kept, the CSV is rewritten atomically
+after each chapter, and the streams resume from their checkpoints); ``--force`` runs them again; ``--render``
+only writes the table into ``book/running.md``. A row gives the T4-hours and L4-hours estimated from the
+counted FLOPs (:class:`replib.rehearsal.core.Cost`) and the largest extrapolation factor of its steps.
 
 Peak memory is the child's maximum resident set (``os.wait4``'s ``ru_maxrss``: the part's own process with
 what it inherited from the parent, about the 0.5 GB of the imported libraries, its threads, and the children
@@ -30,7 +31,7 @@ from pathlib import Path
 from replib._io import atomic_write, cache_root, write_json_atomic
 from replib.config import chapter_parts
 from replib.models.fullsize import FULLSIZE, parameter_count
-from replib.rehearsal import REHEARSALS, Context, rehearse_part, selection, summarize
+from replib.rehearsal import ALL, REHEARSALS, Context, rehearse_part, selection, summarize
 
 __all__ = [
     "COLUMNS",
@@ -54,11 +55,13 @@ COLUMNS = (
     "model",
     "data",
     "fraction_of_paper",
+    "extrapolation",
     "seconds",
     "peak_rss_gb",
     "cache_gb",
     "status",
     "t4_hours_estimate",
+    "l4_hours_estimate",
 )
 #: the rehearsal table sits between these lines of book/running.md
 MARK_BEGIN = "<!-- rehearsal table: begin (python -m replib rehearsal --render) -->"
@@ -147,7 +150,9 @@ def result_values(res: dict) -> dict:
         "model": res["model"],
         "data": res["data"],
         "fraction_of_paper": f"{totals['fraction_of_paper']:.3g}",
+        "extrapolation": f"{totals['extrapolation']:.3g}",
         "t4_hours_estimate": f"{totals['t4_hours_estimate']:.3g}",
+        "l4_hours_estimate": f"{totals['l4_hours_estimate']:.3g}",
     }
 
 
@@ -156,7 +161,7 @@ def refresh(csv_path: Path, workdir: Path, chapters: Iterable[str] = ()) -> list
     seconds, memory and cache stay), and a row with status ``missing`` for each part of ``chapters`` that has
     none (never rehearsed), the rows of parts that ``chapters`` no longer have dropped; written back to
     ``csv_path``."""
-    order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
+    order = _order(chapters)
     rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
     for key in order:
         rows.setdefault(key, {"chapter": key[0], "part": key[1], "status": "missing"})
@@ -204,12 +209,18 @@ def _wait(pid: int, timeout: float):
         time.sleep(0.5)
 
 
+def _order(chapters: Iterable[str]) -> list[tuple[str, str]]:
+    """The rows of ``chapters``: each chapter's ``all``."""
+    return [(c, ALL) for c in chapters]
+
+
 def _selected(chapters: Iterable[str], part: str | None) -> list[tuple[str, str]]:
-    out = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
-    if part is not None:
-        out = [(c, p) for c, p in out if p == part]
-        if not out:
-            raise ValueError(f"no part {part!r} in {', '.join(chapters)}")
+    """What to rehearse: each chapter whole, or the part named ``part`` (its row beside the chapter's)."""
+    if part is None or part == ALL:
+        return _order(chapters)
+    out = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper") if p.name == part]
+    if not out:
+        raise ValueError(f"no part {part!r} in {', '.join(chapters)}")
     return out
 
 
@@ -222,9 +233,10 @@ def rehearse(
     rows of other chapters are kept as they are, and rows of parts ``chapters`` no longer have are dropped.
     ``kw`` goes to ``runner`` (:func:`run_part`)."""
     chapters = list(chapters)
-    order = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper")]
+    selected = _selected(chapters, part)
+    order = [*_order(chapters), *(k for k in selected if k[1] != ALL)]
     rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
-    for chapter, name in _selected(chapters, part):
+    for chapter, name in selected:
         if not force and rows.get((chapter, name), {}).get("status") == "ok":
             if not _recut(workdir, chapter, name):
                 print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
@@ -243,7 +255,7 @@ def _recut(workdir: Path, chapter: str, name: str) -> bool:
     range), than the part now has (a model cut into three ranges keeps the names ``-1`` and ``-2`` of its
     former halves); what a result does not say is taken as unchanged."""
     path = Path(workdir) / chapter / "results" / f"{name}.json"
-    if not path.exists():
+    if not path.exists() or name == ALL:
         return False
     stored = json.loads(path.read_text())
     part = next(p for p in chapter_parts(chapter, "paper") if p.name == name)
@@ -269,14 +281,14 @@ def _current(rows: dict, order: list) -> dict:
     longer has, e.g. after a model was cut into more shard ranges: its row would be a stale measurement);
     other chapters' rows are kept."""
     chapters = {c for c, _ in order}
-    keys = set(order)
+    keys = {*order, *((c, p.name) for c in chapters for p in chapter_parts(c, "paper"))}
     return {k: r for k, r in rows.items() if k[0] not in chapters or k in keys}
 
 
 def _ordered(rows: dict, order: list) -> list[dict]:
     """The rows in the book's order (chapters as :data:`~replib.rehearsal.REHEARSALS` lists them, each
     chapter's parts in its order), whichever chapters were rehearsed; rows of parts no chapter has last."""
-    book = [(c, p.name) for c in REHEARSALS for p in chapter_parts(c, "paper")]
+    book = [(c, name) for c in REHEARSALS for name in (ALL, *(p.name for p in chapter_parts(c, "paper")))]
     known = set(book)
     rank = {key: i for i, key in enumerate([*book, *(k for k in order if k not in known)])}
     return sorted(
@@ -286,8 +298,8 @@ def _ordered(rows: dict, order: list) -> list[dict]:
 
 def markdown_table(rows: list[dict]) -> str:
     """The rows as a Markdown table (the running page's), with totals."""
-    head = ["chapter", "part", "model", "data", "fraction of paper", "seconds", "peak RSS GB", "cache GB", "status",
-            "T4-hours (est.)"]  # fmt: skip
+    head = ["chapter", "part", "model", "data", "fraction of paper", "extrapolation", "seconds", "peak RSS GB",
+            "cache GB", "status", "T4-hours (est.)", "L4-hours (est.)"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r.get(k) or "" for k in COLUMNS]
@@ -297,8 +309,8 @@ def markdown_table(rows: list[dict]) -> str:
     t4 = sum(float(r["t4_hours_estimate"]) for r in ok if r.get("t4_hours_estimate"))
     secs = sum(float(r["seconds"]) for r in rows if r.get("seconds"))
     lines.append("")
-    lines.append(f"{len(ok)} of {len(rows)} parts `ok`; {secs / 60:.0f} minutes here in all; {t4:.1f} T4-hours "
-                 "estimated for the parts that are `ok`.")  # fmt: skip
+    lines.append(f"{len(ok)} of {len(rows)} rows `ok`; {secs / 60:.0f} minutes here in all; {t4:.1f} T4-hours "
+                 "estimated for the rows that are `ok`.")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -69,6 +69,30 @@ class PaperNumber:
         return f"{self.source} [{self.provenance}]" + (f"; {self.note}" if self.note else "")
 
 
+def half_unit(printed: str) -> float:
+    """Half a unit in the last digit of a number as printed: its rounding precision (``"0.990"`` -> 0.0005,
+    ``"5.02E-174"`` -> 5e-177, ``"10662"`` -> 0.5, ``"6.4e6"`` -> 5e4).
+
+    Raises
+    ------
+    ValueError
+        ``printed`` is not a plain decimal number.
+    """
+    text = str(printed).strip().lstrip("+-")
+    mantissa, _, exponent = text.lower().partition("e")
+    if not mantissa or not mantissa.replace(".", "", 1).isdigit():
+        raise ValueError(f"not a printed decimal number: {printed!r}")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def printed_band(number: PaperNumber) -> float:
+    """The half-width its printed precision allows a number, in its table's scale: :func:`half_unit`
+    :math:`h` (linear) or :math:`\\log_{10}(1 + h/|v|)` (log10)."""
+    h = half_unit(number.printed or repr(number.value))
+    return math.log10(1 + h / abs(number.value)) if number.scale == "log10" else h
+
+
 def papers_dir(root) -> Path:
     return Path(root) / "data" / "papers"
 

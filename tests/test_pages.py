@@ -251,6 +251,10 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
     assert "0 of 1 parts ok" in pages.colab_budget_markdown("beta", rows)
     assert pages.colab_budget_markdown("gamma", rows) == ""
     assert pages.read_rehearsal(tmp_path / "none.csv") == []
+    whole = [{"chapter": "alpha", "part": "all", "status": "ok", "t4_hours_estimate": "1.84",
+              "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
+    line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone
+    assert "one session, about 1.8 hours on a T4 (0.99 on an L4), 6.0 GB of RAM and 2.5 GB of disk" in line
 
 
 def test_every_test_the_reliability_table_names_exists():

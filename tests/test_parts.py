@@ -55,14 +55,10 @@ def test_the_paper_splits_where_the_issue_asks():
     ]
     assert [p.name for p in chapter_parts("isoscore", "paper")] == ["bert", "distilbert", "gpt", "gpt2", REST]
     training = chapter_parts("training_dynamics", "paper")
-    for task in ("protein", "text"):  # each run over a session: cut into consecutive step ranges
+    for task in ("protein", "text"):  # each run within a session (issue 39): one part, which measures it
         mine = [p for p in training if dict(p.select).get("tasks") == (task,)]
-        ends = [dict(p.select)["until"][0] for p in mine]
-        assert len(mine) >= 2 and [p.name for p in mine] == [f"{task}-{k + 1}" for k in range(len(mine))]
-        assert ends == sorted(ends) and ends[-1] == 50_000 and all(e % 1000 == 0 for e in ends)  # on resume points
-        assert [p.needs for p in mine] == [(), *[(p.name,) for p in mine[:-1]]]  # each resumes the one before
-        assert [p.records for p in mine] == [()] * (len(mine) - 1) + [(f"{task}_*",)]  # the last one measures
-        assert [p.runs("measure") for p in mine] == [False] * (len(mine) - 1) + [True]
+        assert [p.name for p in mine] == [task] and dict(mine[0].select)["until"] == (6_000,)
+        assert mine[0].needs == () and mine[0].records == (f"{task}_*",) and mine[0].runs("measure")
     assert {"glue-minilm", "glue-mpnet", "glue-distilroberta"} <= {
         p.name for p in chapter_parts("classifiers", "paper")
     }
@@ -150,12 +146,10 @@ def test_a_part_narrows_the_models_and_the_parameters_and_names_its_steps():
     assert list(m.corpora) == ["wikitext2"] and list(m.named_models) == ["GPT2"]
     glue = chapter_config("classifiers", "paper", part="glue-mpnet")
     assert glue.model_specs == ["all-mpnet-base-v2"] and glue.sbert_model == "all-mpnet-base-v2"
-    t = chapter_config("training_dynamics", "paper", part="text-1")
+    t = chapter_config("training_dynamics", "paper", part="text")
     assert t.selected("tasks", ("protein", "text")) == ["text"]
-    assert td.range_end(t, "text") == 25_000 and not t.runs("measure")  # a range before the last only trains
-    last = chapter_config("training_dynamics", "paper", part="text-2")
-    assert td.range_end(last, "text") == 50_000 and last.runs("measure") and not last.runs("views")
-    assert td.range_end(chapter_config("training_dynamics", "paper"), "text") == 50_000  # the whole chapter
+    assert td.range_end(t, "text") == 6_000 and t.runs("measure") and not t.runs("views")
+    assert td.range_end(chapter_config("training_dynamics", "paper"), "text") == 6_000  # the whole chapter
     assert chapter_config("training_dynamics", "paper").selected("tasks", ("protein", "text")) == ["protein", "text"]
     align = chapter_config("protein_isotropy", "smoke", part="align-2")
     assert align.models == () and align.shards == (1, 2)

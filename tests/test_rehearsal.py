@@ -12,7 +12,7 @@ import pytest
 from bookkit import rehearsal as R
 from replib.config import chapter_parts, find_part
 from replib.rehearsal import core, summarize
-from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items, t4_hours
+from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items
 
 
 def test_fit_exponent_recovers_a_power_law():
@@ -54,15 +54,9 @@ def test_four_times_and_stats_items():
     assert cum[n2] >= 4 * cum[1] and cum[n2 - 1] < 4 * cum[1]
     assert stats_items(1000, 1e6, 1e12) == 1000  # fits: every item
     assert stats_items(1000, 1e10, 1e12) == 100  # the first that fit
-    assert stats_items(1000, 1e13, 1e12) == 1  # at least one
+    assert stats_items(1000, 1e11, 1e12) == 100  # at least a tenth: extrapolated at most 10x
+    assert stats_items(5, 1e13, 1e12) == 1  # at least one
     assert stats_items(1000, 1e6, 1e12, cap=10) == 10
-
-
-def test_t4_hours_from_the_datasheet():
-    # an hour of the FP16 tensor peak (65 TFLOP/s, NVIDIA T4 datasheet) at 25 % efficiency is one T4-hour
-    assert t4_hours(65e12 * 0.25 * 3600, 0.0) == pytest.approx(1.0)
-    assert t4_hours(65e12 * 3600, 0.0, efficiency=1.0) == pytest.approx(1.0)
-    assert t4_hours(0.0, 1800.0) == pytest.approx(0.5)  # CPU work: one core of this machine per second
 
 
 def test_t4_seconds_per_precision():
@@ -89,6 +83,28 @@ def test_summarize_weights_the_fraction_by_the_work_here():
     assert out["cpu_seconds_here"] == 3.0
 
 
+def test_a_chapter_is_rehearsed_whole_its_parts_in_turn(tmp_path, monkeypatch):
+    import replib.rehearsal as rh
+
+    seen = []
+
+    def fake(part, ctx):  # each part sees what the ones before left in the chapter's folder
+        seen.append((part.name, sorted(p.name for p in tmp_path.iterdir())))
+        (tmp_path / part.name).write_text("done")
+        gpu = _cost(10.0, [4], 400, on_gpu=True, flops=65e12 * 0.25 * 360)  # 0.1 T4-hour, counted exactly
+        gpu.flops_exact = True
+        return {"model": f"m-{part.name}", "costs": [gpu, _cost(36.0, [20], 100)], "records": {}, "notes": []}
+
+    monkeypatch.setitem(rh.REHEARSALS, CHAPTER, fake)
+    out = rh.rehearse_part(CHAPTER, rh.ALL, rh.Context(tmp_path))
+    assert [name for name, _ in seen] == NAMES and seen[-1][1] == sorted(NAMES[:-1])
+    assert out["part"] == "all" and out["parts"] == NAMES and len(out["costs"]) == 2 * len(NAMES)
+    assert out["t4_hours_estimate"] == pytest.approx(len(NAMES) * (0.1 + 0.01))
+    assert out["l4_hours_estimate"] == pytest.approx(len(NAMES) * (0.1 * 65 / 121 + 0.01))
+    assert out["extrapolation"] == 5  # the CPU step's 20 of 100 items; the counted FLOPs are not extrapolated
+    assert out["model"] == "; ".join(f"m-{n}" for n in NAMES)
+
+
 # ------------------------------------------------------------------------------------------ the driver
 CHAPTER = "training_dynamics"  # its runs' step ranges (protein-1, ..., text-2) and rest
 NAMES = [p.name for p in chapter_parts(CHAPTER, "paper")]
@@ -100,7 +116,7 @@ def _fake_runner(calls, fail=()):
         ok = part not in fail
         return {"chapter": chapter, "part": part, "model": f"m,{part}", "data": "d", "fraction_of_paper": "0.5",
                 "seconds": 1.0, "peak_rss_gb": 0.1, "cache_gb": 0.0, "status": "ok" if ok else "failed",
-                "t4_hours_estimate": "0.25" if ok else ""}  # fmt: skip
+                "t4_hours_estimate": "0.25" if ok else "", "l4_hours_estimate": "0.1" if ok else ""}  # fmt: skip
 
     return runner
 
@@ -113,26 +129,27 @@ def test_rows_have_the_schema(tmp_path):
         header = next(reader)
         rows = list(reader)
     assert header == [
-        "chapter", "part", "model", "data", "fraction_of_paper", "seconds", "peak_rss_gb", "cache_gb", "status",
-        "t4_hours_estimate",
+        "chapter", "part", "model", "data", "fraction_of_paper", "extrapolation", "seconds", "peak_rss_gb",
+        "cache_gb", "status", "t4_hours_estimate", "l4_hours_estimate",
     ]  # fmt: skip
-    assert [r[1] for r in rows] == NAMES and NAMES[0] == "protein-1" and NAMES[-1] == "rest"  # the chapter's order
-    assert rows[0][2] == "m,protein-1"  # a comma in a field is quoted, not a new column
+    assert [r[1] for r in rows] == ["all"]  # the chapter as a whole, one session
+    assert rows[0][2] == "m,all"  # a comma in a field is quoted, not a new column
     assert all(len(r) == len(header) for r in rows)
 
 
 def test_a_rehearsal_resumes_keeping_ok_rows(tmp_path):
     out, calls = tmp_path / "rehearsal.csv", []
-    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls, fail={"text-1"}))
-    assert calls == NAMES
-    first = R.read_rows(out)
+    R.rehearse([CHAPTER, "isoscore"], out, tmp_path, runner=_fake_runner(calls, fail={"all"}))
+    assert calls == ["all", "all"]
+    calls.clear()
+    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    assert calls == ["all"]  # the row that was not ok
     calls.clear()
     rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
-    assert calls == ["text-1"]  # only the row that was not ok
-    assert rows[0] == first[0] and all(r["status"] == "ok" for r in rows)
-    calls.clear()
+    assert calls == [] and [r["status"] for r in rows if r["chapter"] == CHAPTER] == ["ok"]
     R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part="rest", force=True)
-    assert calls == ["rest"]
+    assert calls == ["rest"]  # one part (the full-scale work's), its row beside the chapter's
+    assert [r["part"] for r in R.read_rows(out) if r["chapter"] == CHAPTER] == ["all", "rest"]
     with pytest.raises(ValueError, match="no part 'nope'"):
         R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part="nope")
 
@@ -143,16 +160,14 @@ def test_refresh_recomputes_the_estimates_from_stored_results(tmp_path):
     forward = _cost(900.0, [1, 4], 400, on_gpu=True, flops=65e12 * 0.25 * 3600)
     res = {"model": "m", "data": "d", "costs": [forward.as_dict()]}
     (tmp_path / CHAPTER / "results").mkdir(parents=True)
-    (tmp_path / CHAPTER / "results" / "text-1.json").write_text(json.dumps(res))
+    (tmp_path / CHAPTER / "results" / "all.json").write_text(json.dumps(res))
     rows = R.refresh(out, tmp_path)
-    text = next(r for r in rows if r["part"] == "text-1")
-    assert text["t4_hours_estimate"] == "1" and text["fraction_of_paper"] == "0.01" and text["seconds"] == "1.0"
-    assert next(r for r in rows if r["part"] == "rest")["t4_hours_estimate"] == "0.25"  # no result: kept
-    R.write_rows(out, [*R.read_rows(out), dict(rows[0], chapter="isoscore", part="gone")])  # a part since removed
-    rows = R.refresh(out, tmp_path, ["training_dynamics", "isoscore"])  # the parts never rehearsed: missing
-    assert [r["part"] for r in rows if r["chapter"] == "isoscore"] == ["bert", "distilbert", "gpt", "gpt2", "rest"]
-    assert {r["status"] for r in rows if r["chapter"] == "isoscore"} == {"missing"}
-    assert [(r["part"], r["status"]) for r in R.read_rows(out)] == [(r["part"], r["status"]) for r in rows]
+    row = next(r for r in rows if r["part"] == "all")
+    assert row["t4_hours_estimate"] == "1" and row["fraction_of_paper"] == "0.01" and row["seconds"] == "1.0"
+    assert row["l4_hours_estimate"] == f"{65 / 121:.3g}" and row["extrapolation"] == "100"
+    rows = R.refresh(out, tmp_path, [CHAPTER, "isoscore"])  # a chapter never rehearsed: missing
+    assert [(r["chapter"], r["part"], r["status"]) for r in rows] == [("isoscore", "all", "missing"),
+                                                                      (CHAPTER, "all", "ok")]  # fmt: skip
 
 
 def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
@@ -160,39 +175,35 @@ def test_rows_of_parts_a_chapter_no_longer_has_are_dropped(tmp_path):
     stale = {"chapter": CHAPTER, "part": "text-9", "status": "ok", "seconds": "9"}  # e.g. a range since re-cut
     other = {"chapter": "elsewhere", "part": "x", "status": "ok", "seconds": "9"}  # a chapter not rehearsed here
     R.write_rows(out, [stale, other])
-    rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]), part="rest")
-    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, "rest"), ("elsewhere", "x")]
-    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [(CHAPTER, "rest"), ("elsewhere", "x")]
-    R.write_rows(out, [stale, other])
-    rows = R.refresh(out, tmp_path, [CHAPTER])
-    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, p) for p in NAMES] + [("elsewhere", "x")]
+    rows = R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]))
+    assert [(r["chapter"], r["part"]) for r in rows] == [(CHAPTER, "all"), ("elsewhere", "x")]
+    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [(CHAPTER, "all"), ("elsewhere", "x")]
 
 
 def test_rehearsing_one_chapter_keeps_the_table_in_the_books_order(tmp_path):
     out = tmp_path / "r.csv"
-    first = {"chapter": "isoscore", "part": "bert", "status": "ok", "seconds": "9"}  # the book's first chapter
+    first = {"chapter": "isoscore", "part": "all", "status": "ok", "seconds": "9"}  # the book's first chapter
     R.write_rows(out, [first])
     R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner([]))  # the book's last chapter, rehearsed alone
-    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [("isoscore", "bert")] + [
-        (CHAPTER, p) for p in NAMES
-    ]
+    assert [(r["chapter"], r["part"]) for r in R.read_rows(out)] == [("isoscore", "all"), (CHAPTER, "all")]
 
 
 def test_an_ok_row_of_a_part_cut_into_other_ranges_is_rehearsed_again(tmp_path):
     out, calls = tmp_path / "r.csv", []
-    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
+    for name in NAMES:
+        R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part=name)
     results = tmp_path / CHAPTER / "results"
     results.mkdir(parents=True)
-    (results / "text-1.json").write_text(json.dumps({"shards": [0, 2]}))  # measured as range 1 of 2
-    (results / "protein-1.json").write_text(json.dumps({"shards": None}))  # measured as the part is now
-    (results / "rest.json").write_text(json.dumps({}))  # a result that does not say
-    now = [[name, list(values)] for name, values in find_part(CHAPTER, "paper", "protein-2").select]
-    (results / "protein-2.json").write_text(json.dumps({"shards": None, "select": now}))  # the same step range
-    before = [["tasks", ["protein"]], ["until", [25_000]]]  # the same name, another step range (halves)
-    (results / "protein-3.json").write_text(json.dumps({"shards": None, "select": before}))
+    stored = {name: {} for name in NAMES}  # a result that does not say
+    stored[NAMES[0]] = {"shards": [0, 2]}  # measured as range 1 of 2
+    now = [[name, list(values)] for name, values in find_part(CHAPTER, "paper", NAMES[-2]).select]
+    stored[NAMES[-2]] = {"shards": None, "select": now}  # measured as the part is now
+    for name, res in stored.items():
+        (results / f"{name}.json").write_text(json.dumps(res))
     calls.clear()
-    R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls))
-    assert calls == ["protein-3", "text-1"]
+    for name in NAMES:
+        R.rehearse([CHAPTER], out, tmp_path, runner=_fake_runner(calls), part=name)
+    assert calls == [NAMES[0]]
 
 
 def test_read_rows_rejects_other_columns(tmp_path):
@@ -203,14 +214,14 @@ def test_read_rows_rejects_other_columns(tmp_path):
 
 
 def test_render_running_replaces_only_the_table(tmp_path):
-    rows = R.rehearse([CHAPTER], tmp_path / "r.csv", tmp_path, runner=_fake_runner([], fail={"rest", "text-2"}))
+    rows = R.rehearse([CHAPTER], tmp_path / "r.csv", tmp_path, runner=_fake_runner([]))
     page = tmp_path / "running.md"
     page.write_text(f"before\n{R.MARK_BEGIN}\nold table\n{R.MARK_END}\nafter\n")
     R.render_running(page, rows)
     text = page.read_text()
     assert text.startswith("before\n") and text.endswith(f"{R.MARK_END}\nafter\n") and "old table" not in text
-    assert "| training_dynamics | `protein-1` |" in text
-    assert "4 of 6 parts `ok`" in text and "1.0 T4-hours estimated for the parts that are `ok`" in text
+    assert "| training_dynamics | `all` |" in text
+    assert "1 of 1 rows `ok`" in text and "0.2 T4-hours estimated for the rows that are `ok`" in text
     page.write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         R.render_running(page, rows)

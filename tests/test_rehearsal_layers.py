@@ -69,7 +69,7 @@ def test_analysis_costs_take_the_search_out_of_the_cpu_step(monkeypatch):
     assert (lid_module._knn_distances, lid_module._refine) == originals  # the clock is taken off again
     assert gpu.on_gpu and gpu.flops_full == L.lid_search_flops(4000, 1000, 16) * 3
     # the search's CPU seconds here, measured at both sizes (two metrics: two searches a size)
-    assert all(s >= 0.09 for s in gpu.cpu), gpu.cpu
+    assert all(s >= 0.09 - 1e-9 for s in gpu.cpu), gpu.cpu  # 0.01-second ticks summed in floating point
     assert step.sizes == [200, 800] and step.full == 4000 * 3
     a, b = fit_exponent(step.sizes, step.cpu)
     assert step.exponent == pytest.approx(b) and step.cpu_full == pytest.approx(a * 4000.0**b * 3)

@@ -555,5 +555,5 @@ def test_task_ranges_are_the_range_parts_selections():
         ranges = td.task_ranges("paper", paper, task)
         ends = [dict(p.select)["until"][0] for p in chapter_parts("training_dynamics", "paper")
                 if dict(p.select).get("tasks") == (task,)]  # fmt: skip
-        assert [last for _, last in ranges] == ends and len(ends) >= 2
+        assert [last for _, last in ranges] == ends and len(ends) >= 1  # one range: a session holds each run
         assert [first for first, _ in ranges] == [1, *[e + 1 for e in ends[:-1]]]

@@ -87,6 +87,8 @@ STEPS = ("measure", "views")
 #: float32 updates at half the T4's FP32 peak, and 352 and 659 CPU-seconds of measurements); the smaller
 #: profiles' runs take minutes
 _T4_HOURS = {"paper": {"protein": (5.05, 0.10), "text": (4.60, 0.18)}}
+#: the updates of each run those T4-hours were measured at: a run's training hours scale with its updates
+_MEASURED_STEPS = 50_000
 _SMALL = (0.05, 0.01)
 #: T4-hours a range aims at: a Colab session's 3 less a margin for the estimate's spread (as the protein
 #: chapter's shard ranges)
@@ -100,7 +102,7 @@ def parts(profile: str, params: dict) -> list:
     (selections ``tasks`` and ``until``); the last range also measures the run and owns its records. Then
     ``rest``."""
     data = {"protein": ("swissprot",), "text": (params["text"]["corpus"],)}
-    hours = {task: _T4_HOURS.get(profile, {}).get(task, _SMALL) for task in TASKS}
+    hours = {task: _hours(profile, params, task) for task in TASKS}
     total = sum(sum(h) for h in hours.values()) + 0.05  # + rest
     runs = []
     for task in TASKS:
@@ -129,10 +131,19 @@ def parts(profile: str, params: dict) -> list:
     return [*runs, rest_part("training_dynamics", runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]
 
 
+def _hours(profile: str, params: dict, task: str) -> tuple[float, float]:
+    """Declared T4-hours of ``task``'s run, (training, measuring): :data:`_T4_HOURS` with the training scaled
+    to the run's updates."""
+    if profile not in _T4_HOURS:
+        return _SMALL
+    train, measure = _T4_HOURS[profile][task]
+    return train * params[task]["steps"] / _MEASURED_STEPS, measure
+
+
 def task_ranges(profile: str, params: dict, task: str) -> list[tuple[int, int]]:
     """The ``(first, last)`` updates of each range ``task``'s run is cut into in ``profile`` (one range when a
     session holds the run): the ranges of :func:`parts`, for whoever needs a range's first update."""
-    train, measure = _T4_HOURS.get(profile, {}).get(task, _SMALL)
+    train, measure = _hours(profile, params, task)
     n = n_ranges(train, SESSION_T4_HOURS - measure)
     return step_ranges(params[task]["steps"], params[task]["save_every"], n)
 

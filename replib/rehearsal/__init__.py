@@ -1,16 +1,19 @@
-"""The paper profile rehearsed at paper scale on a CPU, part by part (issue 26, items 3 and 4).
+"""The paper profile rehearsed at paper scale on a CPU, a chapter as a whole (issue 39, item 4).
 
-Every part of every chapter (:mod:`replib.parts`) runs here with stand-ins of the papers' sizes: full-size
-random-weight architectures (:mod:`replib.models.fullsize`) and data of the papers' sizes
-(:mod:`.standins`). What a part would take more than about an hour to do on two cores, its forward passes
-above all, is measured at two sizes 4x apart, its cost exponent fitted and extrapolated
-(:func:`.core.scaled_cost`); its statistics run at the paper's size anyway, fed with vectors of the models'
-full width (:func:`.core.feeder`), so that memory and streaming are proven at paper size. Each part returns
-its costs, the records it computes (property claims are evaluated on them; values bound to the papers' models
-never are), and its Colab T4 estimate (:func:`.core.t4_hours`).
+A chapter's rehearsal (part :data:`ALL`) runs each of its parts (:mod:`replib.parts`) in turn in one process
+with stand-ins of the profile's sizes: full-size random-weight architectures (:mod:`replib.models.fullsize`)
+and data of the profile's sizes (:mod:`.standins`). A GPU step's cost is its floating-point work, counted
+(:func:`.core.count_flops`, attention included) over every batch the chapter forms on the GPU, padding
+included (:func:`.core.padded_flops`), or on one batch shape where every batch has it; a CPU step (the
+statistics, alignments, k-means) is measured on at least a tenth of its items (:data:`.core.MIN_MEASURED`) and
+extrapolated with its fitted exponent; the streamed statistics run fed with vectors of the models' full width
+(:func:`.core.feeder`), so that memory and streaming are proven at the profile's size. Each part returns its
+costs and the records it computes (property claims are evaluated on them; values bound to the papers' models
+never are); a chapter's T4 and L4 estimates are its costs' (:class:`.core.Cost`).
 
-``python -m replib.rehearsal run CHAPTER PART`` rehearses one part (the kit's ``python -m replib rehearsal``
-runs them in child processes and measures their peak memory and cache: :mod:`bookkit.rehearsal`).
+``python -m replib.rehearsal run CHAPTER all`` rehearses a chapter, ``... run CHAPTER PART`` one part (the
+kit's ``python -m replib rehearsal`` runs them in child processes and measures their peak memory and cache:
+:mod:`bookkit.rehearsal`).
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import find_part
+from ..config import chapter_parts, find_part
 from .core import Cost
 from .protein import rehearse_protein
 from .text import rehearse_cluster_isotropy, rehearse_isoscore, rehearse_manifolds
 from .training import rehearse_classifiers, rehearse_training_dynamics
 
-__all__ = ["Context", "REHEARSALS", "rehearse_part", "selection", "summarize"]
+__all__ = ["ALL", "Context", "REHEARSALS", "rehearse_chapter", "rehearse_part", "selection", "summarize"]
+
+#: the part name of a whole chapter's rehearsal: every part in one process, one session's peak memory
+ALL = "all"
 
 #: chapter -> the function that rehearses one of its parts
 REHEARSALS = {
@@ -78,7 +84,9 @@ def summarize(out: dict) -> dict:
     total = sum(work)
     fraction = sum(w * c.measured_fraction for w, c in zip(work, costs)) / total if total > 0 else 1.0
     return {
-        "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,
+        "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,  # each step on the GPU or the CPU
+        "l4_hours_estimate": sum(c.l4_seconds for c in costs) / 3600.0,
+        "extrapolation": max((c.extrapolation for c in costs), default=1.0),
         "fraction_of_paper": fraction,
         "gpu_flops_paper": sum(c.flops_full or 0.0 for c in costs if c.on_gpu),
         "cpu_seconds_paper": sum(c.cpu_full for c in costs if not c.on_gpu),
@@ -91,10 +99,28 @@ def selection(part) -> list:
     return [[name, list(values)] for name, values in part.select]
 
 
+def rehearse_chapter(chapter: str, ctx: Context) -> dict:
+    """Rehearse a whole chapter (part :data:`ALL`): each of its parts in turn in this process (a later part
+    reads what an earlier one left in ``ctx.workdir``, as the chapter's steps do), their costs together."""
+    outs = [rehearse_part(chapter, p.name, ctx) for p in chapter_parts(chapter, "paper")]
+    models = list(dict.fromkeys(m for o in outs for m in o["models"]))
+    out = {
+        "chapter": chapter, "part": ALL, "model": "; ".join(dict.fromkeys(o["model"] for o in outs)),
+        "data": ", ".join(dict.fromkeys(d for o in outs for d in o["data"].split(", ") if d != "-")) or "-",
+        "costs": [c for o in outs for c in o["costs"]], "models": models, "parts": [o["part"] for o in outs],
+        "notes": [n for o in outs for n in o.get("notes", [])],
+    }  # fmt: skip
+    out.update(summarize(out))
+    return out
+
+
 def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
-    """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`)."""
+    """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`);
+    part :data:`ALL`: the whole chapter (:func:`rehearse_chapter`)."""
     if chapter not in REHEARSALS:
         raise ValueError(f"unknown chapter {chapter!r}; chapters: {sorted(REHEARSALS)}")
+    if part == ALL:
+        return rehearse_chapter(chapter, ctx)
     p = find_part(chapter, "paper", part)
     Path(ctx.workdir).mkdir(parents=True, exist_ok=True)
     out = REHEARSALS[chapter](p, ctx)

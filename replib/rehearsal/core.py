@@ -16,11 +16,19 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import psutil
+import torch
+from torch.utils import flop_counter as _fc
 from torch.utils.flop_counter import FlopCounterMode
 
+from ..embeddings.batching import length_batches
+
 __all__ = [
+    "ATTENTION_FLOPS",
     "COLAB_CPU_PER_CORE_HERE",
     "Cost",
+    "L4_FP16_TFLOPS",
+    "L4_FP32_TFLOPS",
+    "MIN_MEASURED",
     "T4_EFFICIENCY",
     "T4_FP16_TFLOPS",
     "T4_FP32_EFFICIENCY",
@@ -30,15 +38,23 @@ __all__ = [
     "feeder",
     "fit_exponent",
     "four_times",
+    "length_flops",
+    "model_length_flops",
+    "padded_flops",
     "scaled_cost",
+    "sentence_flops",
     "stats_items",
-    "t4_hours",
     "timed",
 ]
 
 #: NVIDIA T4 datasheet: 65 TFLOP/s mixed precision (FP16 tensor cores, FP32 accumulate), 8.1 TFLOP/s FP32
 T4_FP16_TFLOPS = 65.0
 T4_FP32_TFLOPS = 8.1
+#: NVIDIA L4 datasheet: 121 TFLOP/s FP16 tensor (dense; 242 with sparsity), 30.3 TFLOP/s FP32. The estimate
+#: takes the same shares of these peaks as of the T4's (:data:`T4_EFFICIENCY`, :data:`T4_FP32_EFFICIENCY`): an
+#: assumption, the L4's 300 GB/s memory bandwidth being no higher than the T4's 320 GB/s
+L4_FP16_TFLOPS = 121.0
+L4_FP32_TFLOPS = 30.3
 #: share of the FP16 tensor peak a Hugging Face encoder reaches on a T4 in eager PyTorch with autocast (the
 #: chapters' forward passes on CUDA): the card's 70 W cap holds its clocks below the 1.59 GHz boost under
 #: sustained tensor load, and softmax, layer norms, GELU and the padding are memory-bound kernels on its
@@ -51,6 +67,12 @@ T4_FP32_EFFICIENCY = 0.5
 #: Colab's T4 runtime has 2 vCPUs (one physical core, two hyperthreads): its CPU work (alignments, k-means,
 #: accumulators) is taken to run at one core of this machine per second
 COLAB_CPU_PER_CORE_HERE = 1.0
+
+
+#: the sentence extractor's padded tokens per batch on a GPU and its shards (the batches the chapter forms there)
+SENTENCE_BATCH_TOKENS, SENTENCE_SHARD = 8192, 2048
+#: the smallest share of a step's items measured here (its estimate extrapolates at most 1 / this)
+MIN_MEASURED = 0.1
 
 
 def cpu_seconds() -> float:
@@ -118,17 +140,38 @@ class Cost:
     on_gpu: bool = False
     notes: list = field(default_factory=list)
     precision: str = "fp16"
+    flops_exact: bool = False
+    repeats: int = 1
 
     @property
     def t4_seconds(self) -> float:
         """Seconds of a T4 at the paper's size: FLOPs over the peak of :attr:`precision` times its assumed
         efficiency (GPU steps), or the CPU seconds here at one core a second (CPU steps)."""
+        return self.card_seconds("t4")
+
+    @property
+    def l4_seconds(self) -> float:
+        """The same on an L4 (its peaks, the T4's efficiencies; CPU steps as on the T4's runtime)."""
+        return self.card_seconds("l4")
+
+    def card_seconds(self, card: str) -> float:
         if not self.on_gpu:
             return self.cpu_full / COLAB_CPU_PER_CORE_HERE
-        peak, eff = (
-            (T4_FP32_TFLOPS, T4_FP32_EFFICIENCY) if self.precision == "fp32" else (T4_FP16_TFLOPS, T4_EFFICIENCY)
-        )
+        fp16, fp32 = {"t4": (T4_FP16_TFLOPS, T4_FP32_TFLOPS), "l4": (L4_FP16_TFLOPS, L4_FP32_TFLOPS)}[card]
+        peak, eff = (fp32, T4_FP32_EFFICIENCY) if self.precision == "fp32" else (fp16, T4_EFFICIENCY)
         return (self.flops_full or 0.0) / (peak * 1e12 * eff)
+
+    @property
+    def extrapolation(self) -> float:
+        """The paper's items over the largest measured size (1.0: measured at full size), per repeat: ``full``
+        may count :attr:`repeats` identical pieces of work (layers of one shape, checkpoints), each the measured
+        one. A GPU step whose FLOPs were counted over every batch of the paper's items (:func:`padded_flops`, or
+        batches of one shape) is not extrapolated: 1.0."""
+        if self.flops_exact and self.on_gpu:
+            return 1.0
+        if not (self.full and self.sizes and self.sizes[-1]):
+            return 1.0
+        return max(1.0, self.full / (self.repeats * self.sizes[-1]))
 
     @property
     def measured_fraction(self) -> float:
@@ -136,7 +179,7 @@ class Cost:
         return min(1.0, self.sizes[-1] / self.full) if self.full else 1.0
 
     def as_dict(self) -> dict:
-        return dict(asdict(self), measured_fraction=self.measured_fraction)
+        return dict(asdict(self), measured_fraction=self.measured_fraction, extrapolation=self.extrapolation)
 
     @classmethod
     def from_dict(cls, d: dict) -> Cost:
@@ -190,24 +233,96 @@ def four_times(units: Callable[[int], int], n1: int, n_max: int) -> int:
 def stats_items(full: int, flops_per_item: float, budget: float, cap: int | None = None) -> int:
     """How many of ``full`` items the streamed statistics take here: all of them when their accumulator work
     (``flops_per_item``: rows x layers x 2 d² for a covariance) fits ``budget`` floating-point operations,
-    else as many as fit (at least one), at most ``cap``."""
-    n = full if flops_per_item * full <= budget else max(1, int(budget // max(flops_per_item, 1.0)))
+    else as many as fit, but at least :data:`MIN_MEASURED` of them (an estimate extrapolates at most 10x), at
+    most ``cap``."""
+    n = full if flops_per_item * full <= budget else int(budget // max(flops_per_item, 1.0))
+    n = min(full, max(n, 1, math.ceil(MIN_MEASURED * full)))
     return min(n, cap) if cap is not None else n
+
+
+def _cpu_sdpa(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    return _fc.sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def _cpu_sdpa_backward(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    return _fc.sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
+
+
+#: ``FlopCounterMode`` has formulas for the CUDA kernels of ``scaled_dot_product_attention`` but none for the CPU
+#: one, so attention counted 0 FLOPs here (a tiny BERT: 3.22 GFLOP instead of 4.29): the CPU kernel and its
+#: backward counted as torch counts the CUDA ones (the two batched products QKᵀ and AV, 4·b·h·s²·d_head)
+ATTENTION_FLOPS = {
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_sdpa,
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _cpu_sdpa_backward,
+}
 
 
 def count_flops(fn: Callable, *args, **kwargs) -> float:
     """Floating-point operations of one call, counted by ``torch.utils.flop_counter.FlopCounterMode`` (matrix
-    products and attention: what dominates a Transformer's forward pass)."""
-    with FlopCounterMode(display=False) as counter:
+    products and attention, the CPU attention kernel included: :data:`ATTENTION_FLOPS`)."""
+    with FlopCounterMode(display=False, custom_mapping=ATTENTION_FLOPS) as counter:
         fn(*args, **kwargs)
     return float(counter.get_total_flops())
 
 
-def t4_hours(gpu_flops: float, cpu_seconds: float, efficiency: float = T4_EFFICIENCY) -> float:
-    """Colab T4 hours of a part: its GPU work at ``efficiency`` of the FP16 tensor peak, plus its CPU work
-    (measured here in CPU seconds, :data:`COLAB_CPU_PER_CORE_HERE`)."""
-    gpu_s = gpu_flops / (T4_FP16_TFLOPS * 1e12 * efficiency)
-    return (gpu_s + cpu_seconds / COLAB_CPU_PER_CORE_HERE) / 3600.0
+def length_flops(count: Callable[[int], float], lengths: Sequence[int] = (64, 128, 256)) -> Callable[[int], float]:
+    """FLOPs of one sequence as a function of its padded length ``L``: ``count(L)`` (the FLOPs of one sequence
+    of ``L`` tokens, :func:`count_flops`) at three lengths, through which the quadratic ``a + b·L + c·L²``
+    passes (a Transformer's products are linear in ``L``, its attention quadratic: exact, not a fit)."""
+    x = np.asarray(lengths, float)
+    if len(set(lengths)) != 3:
+        raise ValueError(f"need three different lengths, got {list(lengths)}")
+    coef = np.polyfit(x, [count(int(n)) for n in lengths], 2)
+    return lambda n: float(np.polyval(coef, float(n)))
+
+
+def model_length_flops(lm) -> Callable[[int], float]:
+    """:func:`length_flops` of a ``transformers`` model's forward pass (``lm.model``, every hidden state) on one
+    sequence of ``L`` ordinary tokens: the cost of a sequence padded to ``L`` does not depend on its tokens or
+    weights, so it is counted on a copy of the architecture on the ``meta`` device (shapes only, no arithmetic;
+    no attention mask, which costs what an all-ones mask costs), or on the model itself where the architecture
+    does not run on ``meta``."""
+    import torch
+
+    def one(model, n: int) -> None:
+        device = next(model.parameters()).device
+        ids = torch.full((1, n), 5, dtype=torch.long, device=device)
+        with torch.no_grad():
+            model(input_ids=ids, output_hidden_states=True)
+
+    try:
+        with torch.device("meta"):
+            shape = type(lm.model)(lm.model.config).eval()
+        count_flops(one, shape, 8)
+    except Exception:  # an architecture with data-dependent steps: the real model
+        shape = lm.model
+    return length_flops(lambda n: count_flops(one, shape, n))
+
+
+def sentence_flops(lm, texts) -> float:
+    """FLOPs of the sentence extractor's forward passes over ``texts`` on a GPU, counted batch by batch (its
+    batches of :data:`SENTENCE_BATCH_TOKENS` padded tokens in shards of :data:`SENTENCE_SHARD`, padding included:
+    :func:`~replib.rehearsal.core.padded_flops`)."""
+    lengths = [len(ids) for ids in lm.tokenizer(list(texts), truncation=True, max_length=512)["input_ids"]]
+    return padded_flops(model_length_flops(lm), lengths, SENTENCE_BATCH_TOKENS, shard_size=SENTENCE_SHARD)
+
+
+def padded_flops(
+    per_sequence: Callable[[int], float], lengths, batch_tokens: int, *, shard_size: int | None = None,
+    max_batch: int = 256,
+) -> float:  # fmt: skip
+    """FLOPs of the forward passes over the batches the chapter forms: ``lengths`` (tokens, in the chapter's
+    order) cut into shards of ``shard_size`` (one shard when ``None``), each shard into length-sorted batches
+    of at most ``batch_tokens`` padded tokens (:func:`replib.embeddings.batching.length_batches`); a batch of
+    ``n`` sequences padded to ``L`` costs ``n · per_sequence(L)`` (its padding included)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    step = shard_size or max(len(lengths), 1)
+    total = 0.0
+    for s in range(0, len(lengths), step):
+        part = lengths[s : s + step]
+        for b in length_batches(part, batch_tokens, max_batch):
+            total += len(b) * per_sequence(int(part[b].max()))
+    return total
 
 
 def feeder(basis: dict, seed: int, *, rows_per_item: int = 1, noise: float = 0.05) -> Callable[[int, int], dict]:

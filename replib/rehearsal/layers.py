@@ -176,12 +176,12 @@ def analysis_costs(X, tokens, cfg, n_layers: int, n1: int) -> list[Cost]:
         search.append(s)
     what = (f"layer analysis on the CPU (k-means x{len(cfg['ks'])} ks x{cfg['n_init']} inits, silhouette, S_*, "
             f"IsoScore{', LID less its search' if gpu is not None else ', LID'}), sizes scaled with the tokens")  # fmt: skip
-    step = Cost(what, sizes, cpu, wall, full * n_layers)
+    step = Cost(what, sizes, cpu, wall, full * n_layers, repeats=n_layers)
     step.notes.append(f"one layer measured on {sizes[0]:,} and {sizes[1]:,} tokens with "
                       f"{', '.join(SCALED)} scaled by n/{full:,}; x{n_layers} layers")  # fmt: skip
     costs = [step]
     if gpu is not None:
-        gpu.sizes, gpu.cpu, gpu.wall = list(sizes), search, [0.0, 0.0]
+        gpu.sizes, gpu.cpu, gpu.wall, gpu.flops_exact = list(sizes), search, [0.0, 0.0], True  # analytic FLOPs
         costs.append(gpu)
     _fit(costs, full, n_layers)
     return costs

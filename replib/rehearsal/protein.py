@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,7 +30,18 @@ from ..methods import protein as P
 from ..methods.protein.config import stream_ranges
 from ..methods.protein.streamed import protein_layers, protein_shard_compute, stream_protein_model
 from ..models.fullsize import fullsize_model, fullsize_spec
-from .core import Cost, count_flops, feeder, four_times, scaled_cost, stats_items, timed
+from .core import (
+    MIN_MEASURED,
+    Cost,
+    count_flops,
+    feeder,
+    four_times,
+    model_length_flops,
+    padded_flops,
+    scaled_cost,
+    stats_items,
+    timed,
+)
 from .standins import PAPER_SWISSPROT, swissprot_standin
 
 __all__ = ["rehearse_protein"]
@@ -38,13 +50,15 @@ __all__ = ["rehearse_protein"]
 ALIGN_PAIRS = 20_000
 #: proteins whose composition baselines are computed here (extrapolated linearly to every protein)
 COMPOSITION_PROTEINS = 50_000
+#: the stream's slices of proteins and the extractor's padded tokens per batch (its defaults)
+PROTEIN_SLICE, PROTEIN_BATCH_TOKENS = 256, 16384
 #: CPU seconds the smaller forward measurement aims at (the larger is 4x)
 FORWARD_TARGET_CPU = 6.0
 
 
 @lru_cache(maxsize=1)
 def _proteins(seed: int, workdir: str):
-    """The paper configuration and the stand-in set in the chapter's seeded random order (the parsed set kept
+    """The paper configuration and the stand-in set's proteins the chapter samples (its n_global, seeded order; the set kept
     in ``workdir`` as accession-tab-sequence lines: every part reads it in seconds)."""
     cfg = chapter_config("protein_isotropy", "paper", seed=seed)
     flat = Path(workdir) / "swissprot.tsv"
@@ -54,7 +68,7 @@ def _proteins(seed: int, workdir: str):
         atomic_write(flat, lambda fh: fh.write(text), mode="w")
     rows = [line.split("\t") for line in flat.read_text().splitlines()]
     sp = pd.DataFrame(rows, columns=["accession", "sequence"])
-    index, seqs = P.global_sample(sp.sequence.tolist(), None, seed)
+    index, seqs = P.global_sample(sp.sequence.tolist(), cfg.n_global, seed)  # the chapter's sample
     return cfg, sp, index, seqs
 
 
@@ -70,6 +84,21 @@ def _residues(seqs, max_length: int):
     the forward passes' work, which proteins of unequal length do not measure."""
     cum = np.concatenate([[0], np.cumsum([min(len(q), max_length) + 2 for q in seqs])])
     return lambda n: int(cum[min(int(n), len(seqs))])
+
+
+def _padded_forward(lm, compute, seqs, n_paper: int, max_length: int, share: float, n1: int) -> tuple[float, bool]:
+    """FLOPs of the stream's forward passes over ``n_paper`` proteins (``share`` of them for a shard range), and
+    whether they were counted batch by batch: the chapter embeds slices of 256 proteins in its seeded order,
+    each cut into length-sorted batches of 16,384 padded tokens (:func:`replib.embeddings.embed_proteins`), so
+    the padding is that of those batches (:func:`~replib.rehearsal.core.padded_flops`). ProteinBERT (not a
+    ``transformers`` model) is counted on its first ``n1`` proteins and scaled by tokens."""
+    n = min(n_paper, len(seqs))
+    if lm.spec.recipe == "proteinbert":
+        units = _residues(seqs, max_length)
+        return count_flops(compute, 0, n1) * units(n) * (n_paper / n) * share / units(n1), False
+    lengths = [min(len(q), max_length) + 2 for q in seqs[:n]]
+    flops = padded_flops(model_length_flops(lm), lengths, PROTEIN_BATCH_TOKENS, shard_size=PROTEIN_SLICE)
+    return flops * (n_paper / n) * share, n == n_paper
 
 
 def _basis_path(ctx, spec: str) -> Path:
@@ -96,14 +125,15 @@ def _model_part(part, ctx) -> dict:
     layers = protein_layers(lm)
     compute = protein_shard_compute(lm, seqs, layers, cfg.max_length)
     share = 1.0 / part.shards[1] if part.shards else 1.0
-    paper_n = int(PAPER_SWISSPROT * share)
+    n_paper = cfg.n_global or PAPER_SWISSPROT
+    paper_n = int(n_paper * share)
     units = _residues(seqs, cfg.max_length)
-    paper_units = int(units(len(seqs)) * PAPER_SWISSPROT / len(seqs) * share)  # the stand-in set's mean length
+    paper_units = int(units(min(n_paper, len(seqs))) * n_paper / min(n_paper, len(seqs)) * share)
     n1 = _first_size(sum(p.numel() for p in lm.model.parameters()), ctx.scale)
     n2 = four_times(units, n1, len(seqs))
     forward, outs = scaled_cost(f"forward passes of {spec} (tokens)", lambda n: compute(0, n), [n1, n2], paper_units,
                                 units=units, on_gpu=True)  # fmt: skip
-    forward.flops_full = count_flops(compute, 0, n1) * paper_units / units(n1)
+    forward.flops_full, forward.flops_exact = _padded_forward(lm, compute, seqs, n_paper, cfg.max_length, share, n1)
     basis = {k: np.asarray(v) for k, v in outs[-1].items()}
     path = _basis_path(ctx, spec)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +155,7 @@ def _model_part(part, ctx) -> dict:
         local_costs, local_records = _local(lm, seqs, cfg, ctx, basis[layers[-1]])
         costs += local_costs
         records.update(local_records)
-    notes.append(f"{n_here:,} proteins streamed here (the stand-in set's {len(seqs):,}; paper ~{PAPER_SWISSPROT:,})")
+    notes.append(f"{n_here:,} proteins streamed here of the profile's {n_paper:,} (the stand-in set's sample)")
     return {"model": f"fullsize {spec} (random weights)", "costs": costs, "records": records, "notes": notes}
 
 
@@ -173,7 +203,7 @@ def _align_range(cfg, k: int, n_ranges: int, ctx) -> tuple[np.ndarray, int]:
     first :data:`ALIGN_PAIRS` pairs (``ctx.max_items``), and the range's size."""
     pairs = P.all_pairs(cfg.n_pair_proteins)
     lo, hi = k * len(pairs) // n_ranges, (k + 1) * len(pairs) // n_ranges
-    n = ALIGN_PAIRS if ctx.max_items is None else ctx.max_items
+    n = max(ALIGN_PAIRS, math.ceil(MIN_MEASURED * (hi - lo))) if ctx.max_items is None else ctx.max_items
     return pairs[lo : lo + min(n, hi - lo)], hi - lo
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from ..config import chapter_config
 from ..methods import cluster_isotropy as ci
 from ..models.fullsize import fullsize_model
-from .core import Cost, count_flops, feeder, scaled_cost, timed
+from .core import Cost, count_flops, feeder, scaled_cost, sentence_flops, timed
 from .standins import SEMCOR_SENTENCES, semcor_standin
 
 __all__ = ["STANDIN_LABEL", "rehearse_semcor"]
@@ -47,7 +47,10 @@ def _verb_forward(lm, sentences, spec: str, full: int, ctx) -> tuple[Cost, np.nd
 
     what = f"verb vectors of {spec} (sentences alone, last layer, mean of the verb's pieces)"
     cost, outs = scaled_cost(what, run, [n1, 4 * n1], full, on_gpu=True)
-    cost.flops_full = count_flops(run, n1) * full / n1
+    if full == len(sentences):  # every sentence's batch counted (the stand-in has the paper's sentences)
+        cost.flops_full, cost.flops_exact = sentence_flops(lm, [s.text for s in sentences]), True
+    else:
+        cost.flops_full = count_flops(run, n1) * full / n1
     X, kept = outs[-1]
     cost.notes.append(f"{int(kept.sum()):,} of {len(kept):,} verb occurrences located at the larger size")
     return cost, X

@@ -25,6 +25,7 @@ the transform checks and Table 1 of the cluster chapter...) at full size.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,17 @@ from ..methods.manifolds.setup import SHARD_WINDOWS
 from ..metrics import partition_isotropy
 from ..metrics.lid import lid_mle
 from ..models.fullsize import fullsize_model
-from .core import Cost, count_flops, feeder, scaled_cost, stats_items, timed
+from .core import (
+    MIN_MEASURED,
+    Cost,
+    count_flops,
+    feeder,
+    model_length_flops,
+    scaled_cost,
+    sentence_flops,
+    stats_items,
+    timed,
+)
 from .layers import THIRD_SIZE, add_analysis_size, analysis_costs, escalates
 from .semcor import rehearse_semcor
 from .standins import corpus_standin
@@ -73,7 +84,8 @@ def _window_forward(lm, windows, spec: str, ctx) -> tuple[Cost, dict]:
 
     cost, outs = scaled_cost(f"forward passes of {spec} (512-token windows)", run, [n1, 4 * n1], len(windows))
     cost.on_gpu = True
-    cost.flops_full = count_flops(run, n1) * len(windows) / n1
+    # every window has the same tokens (no padding): its FLOPs (every code layer) times the windows
+    cost.flops_full, cost.flops_exact = model_length_flops(lm)(windows.shape[1]) * len(windows), True
     return cost, outs[-1]
 
 
@@ -248,7 +260,9 @@ def _layer_analysis(sample, cfg, layers: list, ctx, hours_before: float = 0.0, r
     analysis is measured again at ``THIRD_SIZE n1`` tokens, ``rows(n)`` giving them where the sample is
     shorter, and refitted on the two largest sizes."""
     X, tokens = sample.layers[layers[-1]], np.asarray(sample.tokens)
-    n1 = max(100, min(len(tokens) // 4, int(round(ANALYSIS_FIRST * ctx.scale))))
+    # the larger size at least a tenth of the paper's sample (an extrapolation of at most 10x)
+    first = max(ANALYSIS_FIRST * ctx.scale, MIN_MEASURED * int(cfg["analysis_sample"]) / 4)
+    n1 = max(100, min(len(tokens) // 4, int(math.ceil(first))))
     costs = analysis_costs(X, tokens, cfg, len(layers), n1)
     hours = hours_before + sum(c.t4_seconds for c in costs) / 3600.0
     n3 = THIRD_SIZE * n1
@@ -351,7 +365,7 @@ def _sentence_forward(lm, texts, spec, ctx) -> tuple[Cost, dict]:
 
     cost, outs = scaled_cost(f"forward passes of {spec} (sentences, every hidden state)", run, [n1, 4 * n1], len(texts))
     cost.on_gpu = True
-    cost.flops_full = count_flops(run, n1) * len(texts) / n1
+    cost.flops_full, cost.flops_exact = sentence_flops(lm, texts), True
     basis = {layer: np.concatenate(e.tokens) for layer, e in outs[-1].items()}
     basis[-1] = basis[max(basis)]
     return cost, basis
@@ -402,6 +416,7 @@ def _classify(cfg, ctx) -> dict:
 
     forward, outs = scaled_cost("forward passes (64-token padded examples)", run, [n1, 4 * n1], total, on_gpu=True)
     forward.flops_full = count_flops(run, n1) * total / n1
+    forward.flops_exact = True  # every example is padded to clf_max_length tokens: one shape, the count scales
     costs.append(forward)
     feat_gb = total * cfg.clf_max_length * lm.spec.hidden_size * 4 / 1e9
     notes.append(f"{total:,} examples of {', '.join(cfg.clf_tasks)} (the mirror's splits): features "

@@ -32,7 +32,7 @@ from ..training import config_for, log_spaced_steps
 from ..training.data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 from ..training.loop import _update, build_model
 from ..training.measure import measure_layer
-from .core import Cost, count_flops, scaled_cost, timed
+from .core import Cost, count_flops, scaled_cost, sentence_flops, timed
 from .standins import corpus_standin, swissprot_standin
 
 __all__ = ["rehearse_classifiers", "rehearse_training_dynamics"]
@@ -67,6 +67,7 @@ def _training_cost(what: str, n_items: int, dim: int, n_classes: int, config, ct
     cost, _ = scaled_cost(what, run, [u1, 4 * u1], full_updates * n_full, units=lambda u: u * n_items, on_gpu=True,
                           precision="fp32")  # fmt: skip
     cost.flops_full = count_flops(run, u1) * full_updates * n_full / (u1 * n_items)
+    cost.flops_exact = n_items == n_full  # every update on all the items: one shape, the count scales
     return cost
 
 
@@ -106,7 +107,7 @@ def _setups(cfg, main, ctx) -> dict:
     forward, _ = scaled_cost(
         "SBERT forward passes (all-MiniLM-L6-v2, real)", run, [n1, 4 * n1], len(texts), on_gpu=True
     )
-    forward.flops_full = count_flops(run, n1) * len(texts) / n1
+    forward.flops_full, forward.flops_exact = sentence_flops(minilm, texts), True
     costs.append(forward)
     full = main.n_updates * len(main.seeds)
     costs.append(_training_cost("training, polarity (eval every update)", len(pol), 384, 2, main, ctx, full))
@@ -126,7 +127,8 @@ def _glue(cfg, glue, spec: str, ctx) -> dict:
 
     forward, _ = scaled_cost(f"SBERT forward passes ({spec}), the eight GLUE training sets", run, [n1, 4 * n1],
                              sentences, on_gpu=True)  # fmt: skip
-    forward.flops_full = count_flops(run, n1) * sentences / n1
+    # the mirror holds SST-2 of the eight: the others' sentences taken at its mean padded cost
+    forward.flops_full = sentence_flops(lm, texts) * sentences / len(texts)
     full = glue.n_updates * len(glue.seeds) * len(GLUE_TRAIN)
     train = _training_cost("training on QQP-sized vectors (metrics on 10,000 items)", GLUE_TRAIN["qqp"],
                            lm.spec.hidden_size * 2, 2, glue, ctx, full)  # fmt: skip
@@ -179,6 +181,7 @@ def rehearse_training_dynamics(part, ctx) -> dict:
                            f"{seq_len})", run, [s1, 4 * s1], full, units=lambda n: n * seq_len, on_gpu=True,
                            precision="fp32")  # fmt: skip
     train.flops_full = count_flops(run, s1) * full / (s1 * seq_len)
+    train.flops_exact = True  # every batch has the paper's shape (sequences x seq_len): the count scales exactly
     costs = [train]
     n_params = sum(p.numel() for p in model.parameters())
     notes = [f"{n_params:,} parameters; updates {first:,}-{until:,} of {cfg['steps']:,}"]
@@ -209,6 +212,6 @@ def _measure_cost(model, make_batch, mcfg: dict, n_checkpoints: int, seq_len: in
 
     _, cpu, wall = timed(run)
     cost = Cost(f"one checkpoint's measurements ({len(states)} layers x {n_tokens:,} tokens)", [1], [cpu], [wall],
-                n_checkpoints)  # fmt: skip
+                n_checkpoints, repeats=n_checkpoints)  # fmt: skip
     cost.cpu_full = cpu * n_checkpoints
     return cost

@@ -9,8 +9,9 @@ import copy
 #: their unigram baselines with a flattened validation curve (issue 27: the text model's test loss still fell by
 #: 1.1-1.7 % over the last quarter at 768 updates, and reaches its minimum at about update 1,900 of 3,072; cached after
 #: training, see book/running.md); ``paper`` is the same code at GPU scale (ESM-2 8M's shape: 6 layers,
-#: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split) — expected about 1 h for both
-#: on one A100/H100-class GPU, not measured here.
+#: width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split), 6,000 updates each so that the
+#: chapter runs in one Colab T4 session (issue 39: the rehearsal's ``all`` row, book/rehearsal.csv; 50,000
+#: updates each were 9.7 T4-hours of training by the earlier rehearsal, which counted no attention).
 #: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
 _SHAPE = ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "lr", "warmup", "n_val", "save_every")
 # fmt: off
@@ -19,12 +20,12 @@ _SHAPES = {
     "protein": {
         "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
         "offline": (4,    128,    4,   512,   128,   32,     320,  2e-3,     32,   256,     64),
-        "paper":   (6,    320,   20,  1280,   512,   64,  50_000,  4e-4,   2000,  2048,   1000),
+        "paper":   (6,    320,   20,  1280,   512,   64,   6_000,  4e-4,    600,  2048,    500),
     },
     "text": {
         "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
         "offline": (4,    128,    4,   512,   128,   16,    3072,  2e-3,     32,   128,     64),
-        "paper":   (6,    512,    8,  2048,   256,   32,  50_000,  6e-4,   2000,  2048,   1000),
+        "paper":   (6,    512,    8,  2048,   256,   32,   6_000,  6e-4,    600,  2048,    500),
     },
 }
 # fmt: on

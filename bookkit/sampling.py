@@ -1,0 +1,37 @@
+"""The paper profile's chosen sample sizes (``book/sampling_plan.csv``, :mod:`replib.precision`) on a chapter's
+validation page: each group of claims with its size, the stand-in's spread and the reason."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from replib.precision import PLAN_CSV
+
+__all__ = ["plan_markdown"]
+
+
+def plan_markdown(chapter: str, plan_csv: Path = PLAN_CSV) -> list[str]:
+    """Markdown lines: the chapter's rows of the plan as a table (nothing when it has none)."""
+    plan_csv = Path(plan_csv)
+    if not plan_csv.exists():
+        return []
+    with open(plan_csv, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter]
+    if not rows:
+        return []
+    out = [
+        "## Sample sizes of the paper profile",
+        "",
+        "Chosen by the precision rule ({doc}`../sampling`): the smallest size whose spread is a quarter of the "
+        "check's band, the spread measured on a stand-in (a proxy: the papers' models are not run here).",
+        "",
+        "| claims | parameter | size | paper's data | spread at the size | stand-in | reason |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| `{r['claims']}` | `{r['parameter']}` | {int(r['n']):,} {r['unit']} | {int(r['paper_n']):,} | "
+            f"{r['spread'] or '-'} | {r['standin'] or '-'} | {r['reason']} |"
+        )
+    return [*out, ""]

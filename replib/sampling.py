@@ -1,0 +1,238 @@
+"""Sampling spread of a statistic and the sample size a check needs (the precision rule).
+
+A paper's number is a statistic of a sample (tokens, sentences, proteins, pairs). Its sampling spread, the
+standard error :math:`s(n)`, falls as :math:`1/\\sqrt{n}` in the number :math:`n` of independent sampling
+units. The precision rule chooses the smallest :math:`n` at which :math:`s(n)` is at most a quarter of the
+check's band (:data:`BAND_FRACTION`) instead of inheriting the paper's full compute.
+
+The spread is estimated by the bootstrap :cite:`efron1993bootstrap` over the sampling unit
+(:func:`bootstrap_spread`; a unit holding several rows, e.g. a window of tokens or a protein's residues, is
+resampled whole with ``groups``), or by a closed form where one exists (:func:`mean_standard_error`,
+:func:`correlation_standard_error` through Fisher's z :cite:`fisher1921probable`,
+:func:`spearman_standard_error` :cite:`fieller1957spearman`, :func:`proportion_standard_error`). Across
+sizes it follows the :math:`1/\\sqrt{n}` law (:func:`spread_at`, :func:`n_for_spread`);
+:func:`smallest_n` searches sizes by bootstrap, :func:`coverage_trials` checks on real data that a sample
+of the chosen size with its band covers the value of a ten times larger sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "BAND_FRACTION",
+    "Z",
+    "bootstrap_spread",
+    "correlation_standard_error",
+    "coverage_trials",
+    "draw_units",
+    "mean_standard_error",
+    "n_for_spread",
+    "proportion_standard_error",
+    "smallest_n",
+    "spearman_standard_error",
+    "spread_at",
+]
+
+#: the precision rule: a sample is large enough when its spread is at most this fraction of the check's band
+BAND_FRACTION = 0.25
+#: standard errors either side of a value in a check's interval (as :data:`bookkit.checker.Z_SPREAD`)
+Z = 2.0
+
+
+def _units(n_rows: int, groups) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(unit labels, the rows of each unit): every row its own unit when ``groups`` is None."""
+    if groups is None:
+        return np.arange(n_rows), []
+    groups = np.asarray(groups)
+    if groups.shape != (n_rows,):
+        raise ValueError(f"groups must have one label per row ({n_rows}), got shape {groups.shape}")
+    labels, inverse = np.unique(groups, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    rows = np.split(order, np.cumsum(np.bincount(inverse))[:-1])
+    return labels, rows
+
+
+def draw_units(n_rows: int, n: int, rng: np.random.Generator, *, groups=None, replace: bool = False) -> np.ndarray:
+    """Row indices of ``n`` sampling units drawn from ``n_rows`` rows (a unit is a row, or every row sharing a
+    ``groups`` label), without replacement unless ``replace``."""
+    labels, rows = _units(n_rows, groups)
+    if not replace and n > len(labels):
+        raise ValueError(f"cannot draw {n} units without replacement from {len(labels)}")
+    pick = rng.choice(len(labels), size=n, replace=replace)
+    return pick if groups is None else np.concatenate([rows[i] for i in pick])
+
+
+def _check_n(X, n, groups) -> tuple[int, int]:
+    n_rows = len(X)
+    n_units = n_rows if groups is None else len(np.unique(np.asarray(groups)))
+    if n_units < 2:
+        raise ValueError(f"need at least 2 sampling units, got {n_units}")
+    n = n_units if n is None else int(n)
+    if n < 2:
+        raise ValueError(f"n must be at least 2, got {n}")
+    return n_rows, n
+
+
+def bootstrap_spread(
+    stat: Callable[[np.ndarray], float],
+    X,
+    n: int | None = None,
+    *,
+    groups=None,
+    n_boot: int = 200,
+    seed: int = 0,
+) -> float:
+    """Bootstrap standard error of ``stat`` on samples of ``n`` units drawn from ``X``.
+
+    .. math:: s(n) = \\operatorname{sd}_b\\, \\mathrm{stat}(X^{*b}_n), \\quad b = 1..B,
+
+    each :math:`X^{*b}_n` being ``n`` sampling units drawn with replacement from ``X``
+    :cite:`efron1993bootstrap`. With ``n`` the number of units of ``X`` this is the ordinary bootstrap
+    standard error of ``stat(X)``; a smaller ``n`` estimates the spread of a sample of that size from the
+    population ``X`` stands for.
+
+    Parameters
+    ----------
+    stat : callable
+        ``stat(rows) -> float`` of an array of rows of ``X`` (e.g. :func:`replib.metrics.isoscore`).
+    X : array of shape (n_samples, ...)
+        The rows (points, or pairs' columns for a statistic over pairs).
+    n : int, optional
+        Sampling units per resample (default: as many as ``X`` holds).
+    groups : array of shape (n_samples,), optional
+        The sampling unit of each row (a token's window, a residue's protein): units are resampled whole.
+    n_boot : int
+        Resamples :math:`B`.
+    seed : int
+
+    Returns
+    -------
+    float
+        The standard deviation (ddof 1) of the resampled statistic.
+    """
+    X = np.asarray(X)
+    n_rows, n = _check_n(X, n, groups)
+    if n_boot < 2:
+        raise ValueError(f"n_boot must be at least 2, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    values = [float(stat(X[draw_units(n_rows, n, rng, groups=groups, replace=True)])) for _ in range(n_boot)]
+    return float(np.std(values, ddof=1))
+
+
+def spread_at(spread: float, n0: int, n: int) -> float:
+    """The spread at ``n`` units of a statistic whose spread at ``n0`` units is ``spread``: :math:`s(n) =
+    s(n_0)\\sqrt{n_0/n}` (the :math:`1/\\sqrt{n}` law of a smooth statistic of i.i.d. units)."""
+    if n0 < 1 or n < 1:
+        raise ValueError(f"sizes must be positive, got n0={n0}, n={n}")
+    return float(spread) * math.sqrt(n0 / n)
+
+
+def n_for_spread(spread: float, n0: int, target: float) -> int:
+    """The smallest ``n`` at which :func:`spread_at` is at most ``target``: :math:`\\lceil n_0 (s_0/t)^2
+    \\rceil`."""
+    if target <= 0:
+        raise ValueError(f"target must be positive, got {target}")
+    return max(2, math.ceil(n0 * (float(spread) / target) ** 2 * (1 - 1e-12)))
+
+
+def smallest_n(
+    stat: Callable[[np.ndarray], float],
+    X,
+    target: float,
+    sizes: Sequence[int],
+    *,
+    groups=None,
+    n_boot: int = 100,
+    seed: int = 0,
+) -> tuple[int | None, float]:
+    """The smallest of ``sizes`` whose :func:`bootstrap_spread` is at most ``target``.
+
+    Returns
+    -------
+    (n, spread)
+        ``n`` None (and the spread at the largest size) when no size gets there.
+    """
+    spread = math.nan
+    for n in sorted(sizes):
+        spread = bootstrap_spread(stat, X, n, groups=groups, n_boot=n_boot, seed=seed)
+        if spread <= target:
+            return int(n), spread
+    return None, spread
+
+
+def mean_standard_error(x) -> float:
+    """Standard error of a mean, :math:`s/\\sqrt{n}` with :math:`s` the sample standard deviation (ddof 1)."""
+    x = np.asarray(x, dtype=float).ravel()
+    if len(x) < 2:
+        raise ValueError("need at least 2 values")
+    return float(np.std(x, ddof=1) / math.sqrt(len(x)))
+
+
+def correlation_standard_error(r: float, n: int) -> float:
+    """Standard error of a Pearson correlation of ``n`` pairs through Fisher's z :cite:`fisher1921probable`:
+    :math:`z = \\operatorname{artanh} r` has standard error :math:`1/\\sqrt{n-3}`, so :math:`s_r \\approx
+    (1 - r^2)/\\sqrt{n - 3}`."""
+    if n <= 3 or not -1 < r < 1:
+        raise ValueError(f"need n > 3 and |r| < 1, got n={n}, r={r}")
+    return (1 - r * r) / math.sqrt(n - 3)
+
+
+def spearman_standard_error(rho: float, n: int) -> float:
+    """Standard error of a Spearman correlation of ``n`` pairs (Fieller et al. :cite:`fieller1957spearman`:
+    :math:`\\operatorname{artanh}\\rho` has variance :math:`1.06/(n-3)`), :math:`s_\\rho \\approx (1 -
+    \\rho^2)\\sqrt{1.06/(n-3)}`."""
+    if n <= 3 or not -1 < rho < 1:
+        raise ValueError(f"need n > 3 and |rho| < 1, got n={n}, rho={rho}")
+    return (1 - rho * rho) * math.sqrt(1.06 / (n - 3))
+
+
+def proportion_standard_error(p: float, n: int) -> float:
+    """Standard error of a proportion (an accuracy) over ``n`` independent items, :math:`\\sqrt{p(1-p)/n}`."""
+    if n < 1 or not 0 <= p <= 1:
+        raise ValueError(f"need n >= 1 and 0 <= p <= 1, got n={n}, p={p}")
+    return math.sqrt(p * (1 - p) / n)
+
+
+def coverage_trials(
+    stat: Callable[[np.ndarray], float],
+    X,
+    n_sample: int,
+    *,
+    full_value: float | None = None,
+    trials: int = 20,
+    groups=None,
+    n_boot: int = 50,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict:
+    """Does a sample of ``n_sample`` units with its spread cover the value of the whole of ``X``?
+
+    Each trial draws ``n_sample`` units of ``X`` without replacement, computes the estimate and its
+    :func:`bootstrap_spread` within the sample (what a chapter records), independently of the other trials.
+
+    Returns
+    -------
+    dict
+        ``full_value`` (``stat(X)`` unless given), ``estimates`` and ``spreads`` (one per trial).
+    """
+    X = np.asarray(X)
+    n_rows, n_sample = _check_n(X, n_sample, groups)
+    full = float(stat(X)) if full_value is None else float(full_value)
+    rng = np.random.default_rng(seed)
+    estimates, spreads = [], []
+    it = range(trials)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="trials", leave=False)
+    for t in it:
+        rows = draw_units(n_rows, n_sample, rng, groups=groups)
+        sample = X[rows]
+        sub_groups = None if groups is None else np.asarray(groups)[rows]
+        estimates.append(float(stat(sample)))
+        spreads.append(bootstrap_spread(stat, sample, groups=sub_groups, n_boot=n_boot, seed=seed + 1 + t))
+    return {"full_value": full, "estimates": np.array(estimates), "spreads": np.array(spreads)}

@@ -1,0 +1,690 @@
+"""The precision rule validated on real data here (``book/sampling.csv``).
+
+For each statistic of the five papers' main tables, on the real data and models this machine has
+(all-MiniLM-L6-v2 and GloVe 6B 50d on the text sets, this book's own trained protein LM on Swiss-Prot, the
+alignment pairs of its proteins), the value at a "full" size this machine affords is compared with samples
+ten times smaller: each of ``trials`` samples (without replacement, independent) gives an estimate and its
+bootstrap spread (:func:`replib.sampling.coverage_trials`), and the sample's band covers the full value when
+:math:`|\\hat v - v_\\text{full}| \\le t + Z s` (the check's band: the printed precision :math:`t` of the paper's
+number of this statistic, in its scale, plus :math:`Z` = 2 spreads). ``covered`` is the fraction of trials
+whose band covers; ``covered_2s`` the stricter :math:`|\\hat v - v_\\text{full}| \\le Z s`.
+
+Each (model, data set) is embedded once at the full size and cached (the project's embedding cache); the
+trials resample the cached matrix. Rows are appended to the CSV as they finish; a rerun skips the rows
+already there (``--force`` recomputes). Run with ``python -m replib.sampling_validation``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from . import sampling
+from ._io import cache_root
+
+__all__ = ["COLUMNS", "CASES", "Case", "run_case", "main"]
+
+COLUMNS = (
+    "chapter",
+    "statistic",
+    "model",
+    "data",
+    "unit",
+    "n_full",
+    "n_sample",
+    "full_value",
+    "sample_mean",
+    "spread",
+    "band",
+    "covered",
+    "covered_2s",
+    "trials",
+    "note",
+)
+DEFAULT_CSV = Path(__file__).resolve().parents[1] / "book" / "sampling.csv"
+MINILM = "all-MiniLM-L6-v2"
+#: GloVe's most frequent words in the LID index
+GLOVE_WORDS = 20_000
+#: lines of WikiText-2 test embedded (the IsoScore chapter's offline size, whose embeddings are cached)
+WIKITEXT_LINES = 600
+
+
+# ------------------------------------------------------------------------------------------------ data
+
+
+class NotReady(RuntimeError):
+    """A stand-in this run does not make (the book's trained protein LM before the training chapter ran)."""
+
+
+def _embed_dir() -> Path:
+    return cache_root("embeddings")
+
+
+@cache
+def _minilm():
+    from .models import resolve_model
+
+    return resolve_model(MINILM)
+
+
+@cache
+def wikitext_tokens(layer: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """all-MiniLM-L6-v2's token vectors of code layer ``layer`` over the first 600 lines of WikiText-2 test
+    (87 windows of 512 tokens), as the IsoScore chapter's offline profile embeds them (the same cache entry):
+    (vectors, window of each token, token strings)."""
+    from .data import load_lm_corpus
+    from .embeddings import embed_token_stream
+
+    lines = load_lm_corpus("wikitext2", "test")[:WIKITEXT_LINES]
+    ts = embed_token_stream(_minilm(), lines, window=512, cache_dir=_embed_dir())
+    return ts.layers[layer], ts.window, ts.tokens
+
+
+@cache
+def sentence_vectors(data: str) -> np.ndarray:
+    """all-MiniLM-L6-v2's mean-pooled last layer (special tokens dropped, as Rajaee & Pilehvar) of every
+    sentence of ``data`` (``sick``: both sides of SICK test's pairs; ``polarity``: the Pang & Lee sentences)."""
+    from .embeddings import embed_sentences
+
+    return embed_sentences(_minilm(), _texts(data), cache_dir=_embed_dir()).means
+
+
+@cache
+def _texts(data: str) -> list[str]:
+    from .data import load_polarity, load_sick
+
+    if data == "sick":
+        df = load_sick("test")
+        return list(df["sentence1"]) + list(df["sentence2"])
+    if data == "polarity":
+        return list(load_polarity()["text"])
+    raise ValueError(data)
+
+
+@cache
+def _glove():
+    from .models import load_glove
+
+    words, vectors = load_glove()
+    return {w: i for i, w in enumerate(words)}, vectors
+
+
+def glove_sentence_vectors(data: str) -> np.ndarray:
+    """The mean GloVe 6B 50d vector of each sentence's lower-cased whitespace/punctuation tokens found in
+    GloVe (a zero vector for a sentence with none)."""
+    import re
+
+    index, vectors = _glove()
+    out = np.zeros((len(_texts(data)), vectors.shape[1]), dtype=np.float64)
+    for i, text in enumerate(_texts(data)):
+        rows = [index[w] for w in re.findall(r"[\w']+|[^\w\s]", text.lower()) if w in index]
+        if rows:
+            out[i] = vectors[rows].mean(axis=0)
+    return out
+
+
+@cache
+def sick_pairs(model: str) -> np.ndarray:
+    """(n_pairs, 2): each SICK test pair's cosine of its two sentence vectors and its gold relatedness."""
+    from .data import load_sick
+
+    df = load_sick("test")
+    X = sentence_vectors("sick") if model == MINILM else glove_sentence_vectors("sick")
+    n = len(df)
+    a, b = X[:n], X[n:]
+    cos = (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+    return np.column_stack([cos, df["score"].to_numpy(dtype=float)])
+
+
+# ------------------------------------------------------------------------------------------------ cases
+
+
+@dataclass(frozen=True)
+class Case:
+    """One statistic on one (model, data set): ``load() -> (X, groups)`` and ``stat(rows) -> float``."""
+
+    chapter: str
+    statistic: str
+    model: str
+    data: str
+    unit: str
+    n_sample: int
+    load: Callable[[], tuple]
+    stat: Callable[[np.ndarray], float]
+    band: float  # the printed precision t of the paper's numbers of this statistic, in its scale
+    scale: str = "linear"  # "log10": band and spread of log10 of the statistic
+    n_boot: int = 40
+    note: str = ""
+
+    @property
+    def key(self) -> tuple:
+        return (self.chapter, self.statistic, self.model, self.data)
+
+
+def _band(*refs: str) -> float:
+    """The median printed band (:func:`replib.papers.printed_band`) of the papers' numbers matching ``refs``."""
+    from .papers import printed_band, project_tables, select_rows
+
+    return float(np.median([printed_band(n) for n in select_rows(list(refs), project_tables())]))
+
+
+def _rows(n: int) -> np.ndarray:
+    """Row indices standing for the sampling units of a statistic that needs side data (types, labels, pairs)."""
+    return np.arange(n)
+
+
+def _log10(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
+    return lambda X: math.log10(f(X))
+
+
+# ----------------------------------------------------------------------------------- the statistics
+
+
+def _isoscore(X) -> float:
+    from .metrics import isoscore
+
+    return isoscore(X)
+
+
+def _one_minus_abs_cosine(X) -> float:
+    from .metrics import avg_pairwise_cosine
+
+    return 1 - abs(avg_pairwise_cosine(X))
+
+
+def _eff_dims(X) -> float:
+    from .metrics import effective_dimensions
+
+    return effective_dimensions(X)
+
+
+def _iw_log10(X) -> float:
+    from .metrics import partition_isotropy
+
+    return partition_isotropy(X).log10
+
+
+def _spearman_x100(pairs) -> float:
+    from scipy.stats import spearmanr
+
+    return 100 * float(spearmanr(pairs[:, 0], pairs[:, 1]).statistic)
+
+
+def _mean(x) -> float:
+    return float(np.mean(x))
+
+
+@cache
+def token_types(layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, type code of each token) of :func:`wikitext_tokens`."""
+    X, _, tokens = wikitext_tokens(layer)
+    _, codes = np.unique(np.asarray(tokens), return_inverse=True)
+    return X, codes
+
+
+def _s_inter(idx) -> float:
+    from .metrics import s_inter
+
+    X, types = token_types(5)
+    return s_inter(X[idx], types[idx], seed=0)
+
+
+def _s_intra(idx) -> float:
+    from .metrics import s_intra
+
+    X, types = token_types(5)
+    return s_intra(X[idx], types[idx], max_per_type=200, seed=0)
+
+
+@cache
+def pointwise_lid(model: str) -> np.ndarray:
+    """Cai et al.'s pointwise LID (cosine, k = 20) of query points against the whole neighbour index:
+    MiniLM's layer-5 tokens of :func:`wikitext_tokens` (10,000 random queries) or GloVe's 20,000 most frequent
+    words (every one a query)."""
+    from .metrics.lid import lid_mle
+
+    if model == MINILM:
+        X = wikitext_tokens(5)[0]
+        res = lid_mle(X, k=20, metric="cosine", n_queries=10_000, seed=0)
+    else:
+        X = _glove()[1][:GLOVE_WORDS]
+        res = lid_mle(X, k=20, metric="cosine")
+    lid = res.pointwise
+    return lid[np.isfinite(lid)]
+
+
+@cache
+def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vectors, labels, correctness of a fixed classifier) of the polarity sentences: a logistic regression
+    fitted on the even-numbered sentences, its correctness (0/1) on the odd ones, the units of an accuracy."""
+    from sklearn.linear_model import LogisticRegression
+
+    from .data import load_polarity
+
+    X = sentence_vectors("polarity") if model == MINILM else glove_sentence_vectors("polarity")
+    y = load_polarity()["label"].to_numpy()
+    clf = LogisticRegression(max_iter=2000).fit(X[::2], y[::2])
+    return X, y, (clf.predict(X[1::2]) == y[1::2]).astype(float)
+
+
+def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
+    def stat(idx) -> float:
+        from .metrics import silhouette_score
+
+        X, y, _ = polarity_task(model)
+        return silhouette_score(X[idx], y[idx])
+
+    return stat
+
+
+# ---------------------------------------------------------------------------------------- proteins
+
+
+@cache
+def protein_set(n: int = 2000):
+    """This book's own protein LM (the offline profile's trained run) on the first ``n`` proteins of a seeded
+    sample of Swiss-Prot (2014, 20k subset), cut at 256 residues: (mean-pooled last layer, sequences)."""
+    from .data import load_swissprot
+    from .embeddings import embed_proteins
+
+    df = load_swissprot("20k")
+    rows = np.random.default_rng(0).choice(len(df), size=n, replace=False)
+    seqs = [str(s)[:256] for s in df["sequence"].to_numpy()[rows]]
+    from .models import load_trained
+    from .training import config_for, run_dir
+
+    final = run_dir("protein", config_for("offline")["protein"]) / "final"
+    if not (final / "sha256.json").exists():  # trained by the training chapter's offline run, never here
+        raise NotReady(f"the book's protein LM is not trained yet ({final.parent.name})")
+    lm = load_trained(final, name="book-esm-trained")
+    emb = embed_proteins(lm, seqs, max_length=256, cache_dir=_embed_dir())
+    return np.asarray(next(iter(emb.pooled.values())), dtype=np.float64), seqs
+
+
+@cache
+def protein_pairs(n: int = 200) -> dict:
+    """Pair matrices over the first ``n`` proteins of :func:`protein_set`: cosine similarity and squared
+    Euclidean distance of their vectors, global alignment score and identity (PAM250, gap 10/1, parasail)."""
+    from .methods.protein.alignment import alignment_stats
+
+    E, seqs = protein_set()
+    E, seqs = E[:n], seqs[:n]
+    U = E / np.linalg.norm(E, axis=1, keepdims=True)
+    sq = (E * E).sum(1)
+    out = {"cosine": U @ U.T, "sq_euclidean": sq[:, None] + sq[None, :] - 2 * E @ E.T}
+    score, identity = np.zeros((n, n)), np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            a = alignment_stats(seqs[i], seqs[j])
+            score[i, j] = score[j, i] = a["score"]
+            identity[i, j] = identity[j, i] = a["identity"]
+    out.update(score=score, identity=identity)
+    return out
+
+
+def _pair_pearson(a: str, b: str) -> Callable[[np.ndarray], float]:
+    """Pearson r of two pair measures over the pairs of the sampled proteins (a protein drawn twice by the
+    bootstrap is never paired with itself)."""
+
+    def stat(idx) -> float:
+        M = protein_pairs()
+        i, j = np.triu_indices(len(idx), 1)
+        keep = idx[i] != idx[j]
+        x, y = M[a][idx[i], idx[j]][keep], M[b][idx[i], idx[j]][keep]
+        return float(np.corrcoef(x, y)[0, 1])
+
+    return stat
+
+
+# -------------------------------------------------------------------------------------------- cases
+
+
+def _tokens(layer: int):
+    def load():
+        X, window, _ = wikitext_tokens(layer)
+        return X, window
+
+    return load
+
+
+def _windows(layer: int):
+    def load():
+        X, window, _ = wikitext_tokens(layer)
+        return _rows(len(X)), window
+
+    return load
+
+
+_TOKENS_NOTE = "tokens resampled by whole 512-token window"
+
+
+def _cases() -> list[Case]:
+    rud_iso, rud_cos = _band("rudman2022:layers/*"), _band("rudman2022:avgcos/*")
+    hak_iso, hak_dims, hak_r = _band("hakim2025:global/*/isoscore"), 0.5, _band("hakim2025:corr/*")
+    cai, raj_iw, raj_rho = _band("cai2021:T3/*"), _band("rajaee2021:T1/*"), _band("rajaee2021:T2/*")
+    raj_acc = _band("rajaee2021:T3/*")
+    wt = "WikiText-2 test (600 lines)"
+    out = []
+    for layer in (2, 5):
+        out += [
+            Case(
+                "isoscore",
+                "log10 IsoScore",
+                f"{MINILM} layer {layer}",
+                wt,
+                "window",
+                8,
+                _tokens(layer),
+                _log10(_isoscore),
+                rud_iso,
+                note=_TOKENS_NOTE,
+            ),
+            Case(
+                "isoscore",
+                "1 - |average cosine|",
+                f"{MINILM} layer {layer}",
+                wt,
+                "window",
+                8,
+                _tokens(layer),
+                _one_minus_abs_cosine,
+                rud_cos,
+                note=_TOKENS_NOTE,
+            ),
+        ]
+    out += [
+        Case(
+            "manifolds",
+            "LID mean (cosine, k = 20)",
+            f"{MINILM} layer 5",
+            wt,
+            "query token",
+            1000,
+            lambda: (pointwise_lid(MINILM), None),
+            _mean,
+            cai,
+            n_boot=200,
+            note="queries against the fixed 44,544-token index",
+        ),
+        Case(
+            "manifolds",
+            "LID mean (cosine, k = 20)",
+            "GloVe 6B 50d",
+            "20,000 most frequent words",
+            "query word",
+            2000,
+            lambda: (pointwise_lid("glove"), None),
+            _mean,
+            cai,
+            n_boot=200,
+            note="queries against the fixed 20,000-word index",
+        ),
+        Case(
+            "manifolds",
+            "S_inter",
+            f"{MINILM} layer 5",
+            wt,
+            "window",
+            8,
+            _windows(5),
+            _s_inter,
+            0.0,
+            note=_TOKENS_NOTE + "; the papers print no S_inter: band 2 spreads",
+        ),
+        Case(
+            "manifolds",
+            "S_intra",
+            f"{MINILM} layer 5",
+            wt,
+            "window",
+            8,
+            _windows(5),
+            _s_intra,
+            0.0,
+            note=_TOKENS_NOTE + "; the papers print no S_intra: band 2 spreads",
+        ),
+    ]
+    for model in ("GloVe 6B 50d", MINILM):  # MiniLM last: its sentences are embedded here (CPU minutes)
+        vec = (lambda m: lambda: (sentence_vectors("sick") if m == MINILM else glove_sentence_vectors("sick"), None))(
+            model
+        )
+        out += [
+            Case(
+                "cluster_isotropy", "log10 I(W)", model, "SICK test sentences", "sentence", 985, vec, _iw_log10, raj_iw
+            ),
+            Case(
+                "cluster_isotropy",
+                "Spearman x 100",
+                model,
+                "SICK test pairs",
+                "pair",
+                492,
+                (lambda m: lambda: (sick_pairs(m), None))(model),
+                _spearman_x100,
+                raj_rho,
+                n_boot=100,
+            ),
+            Case(
+                "cluster_isotropy",
+                "accuracy x 100",
+                model,
+                "sentence polarity (odd half)",
+                "item",
+                533,
+                (lambda m: lambda: (100 * polarity_task(m)[2], None))(model),
+                _mean,
+                raj_acc,
+                n_boot=200,
+                note="a logistic regression fitted on the even half",
+            ),
+            Case(
+                "classifiers",
+                "log10 IsoScore",
+                model,
+                "sentence polarity",
+                "sentence",
+                1066,
+                (lambda m: lambda: (polarity_task(m)[0], None))(model),
+                _log10(_isoscore),
+                0.0,
+                note="Mickus et al. print no IsoScore: band 2 spreads",
+            ),
+            Case(
+                "classifiers",
+                "silhouette",
+                model,
+                "sentence polarity",
+                "sentence",
+                1066,
+                (lambda m: lambda: (_rows(len(polarity_task(m)[1])), None))(model),
+                _silhouette_for(model),
+                0.0,
+                n_boot=30,
+                note="Mickus et al. print no silhouette: band 2 spreads",
+            ),
+        ]
+    book = "book protein LM (offline)"
+    sp = "Swiss-Prot 2014 (2,000 proteins)"
+    pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
+    out += [
+        Case(
+            "protein_isotropy",
+            "log10 IsoScore",
+            book,
+            sp,
+            "protein",
+            200,
+            lambda: (protein_set()[0], None),
+            _log10(_isoscore),
+            hak_iso,
+        ),
+        Case(
+            "protein_isotropy",
+            "effective dimensions",
+            book,
+            sp,
+            "protein",
+            200,
+            lambda: (protein_set()[0], None),
+            _eff_dims,
+            hak_dims,
+        ),
+    ]
+    for a, b in (("cosine", "sq_euclidean"), ("cosine", "score"), ("sq_euclidean", "score"), ("score", "identity")):
+        out.append(
+            Case(
+                "protein_isotropy",
+                f"Pearson r ({a}, {b})",
+                book,
+                pairs,
+                "protein",
+                20,
+                lambda: (_rows(200), None),
+                _pair_pearson(a, b),
+                hak_r,
+                n_boot=100,
+                note="pairs among the sampled proteins; a protein is the unit",
+            )
+        )
+    # cheapest first (GloVe needs no network; the cached token vectors no embedding), this machine's embedding last
+    return sorted(
+        out, key=lambda c: 0 if "GloVe" in c.model else 1 if "layer" in c.model else 2 if "book" in c.model else 3
+    )
+
+
+CASES = _cases
+
+
+# ---------------------------------------------------------------------------------------------- run
+
+
+def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True) -> dict:
+    """One row of ``book/sampling.csv``: ``trials`` samples of ``case.n_sample`` units against the full set."""
+    X, groups = case.load()
+    n_full = len(X) if groups is None else len(np.unique(groups))
+    out = sampling.coverage_trials(
+        case.stat, X, case.n_sample, trials=trials, groups=groups, n_boot=case.n_boot, seed=seed, progress=progress
+    )
+    err = np.abs(out["estimates"] - out["full_value"])
+    note = case.note
+    if n_full < 10 * case.n_sample:
+        note = "; ".join(filter(None, [note, f"full only {n_full / case.n_sample:.1f}x the sample"]))
+    return {
+        "chapter": case.chapter,
+        "statistic": case.statistic,
+        "model": case.model,
+        "data": case.data,
+        "unit": case.unit,
+        "n_full": n_full,
+        "n_sample": case.n_sample,
+        "full_value": f"{out['full_value']:.6g}",
+        "sample_mean": f"{np.mean(out['estimates']):.6g}",
+        "spread": f"{np.mean(out['spreads']):.4g}",
+        "band": f"{case.band:.4g}",
+        "covered": f"{np.mean(err <= case.band + sampling.Z * out['spreads']):.3f}",
+        "covered_2s": f"{np.mean(err <= sampling.Z * out['spreads']):.3f}",
+        "trials": trials,
+        "note": note,
+    }
+
+
+def read_rows(path) -> list[dict]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def write_rows(path, rows: list[dict]) -> None:
+    path = Path(path)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    tmp.replace(path)
+
+
+def coverage_figure(rows: list[dict], path=None):
+    """The table as a figure: per row, the samples' mean estimate minus the full value in units of the check's
+    band (:math:`t + Z s`), with the band as its error bar (the full value lies inside when the bar crosses 0),
+    and beside it the fraction of trials whose band covered the full value (the 95 % line)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .plotting import PALETTE, RC, STYLE
+
+    sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
+    labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}" for r in rows]
+    half = np.array([float(r["band"]) + sampling.Z * float(r["spread"]) for r in rows])
+    z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
+    cov = np.array([float(r["covered"]) for r in rows])
+    y = np.arange(len(rows))[::-1]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 0.38 * len(rows) + 1.6), sharey=True, width_ratios=(3, 2))
+    ax.errorbar(z, y, xerr=1.0, fmt="o", capsize=3, label="mean estimate ± the check's band (t + 2 s)")
+    ax.axvline(0, color="k", lw=1, label="the full-size value")
+    ax.set(yticks=y, yticklabels=labels, xlabel="(sample estimate - full value) / band", xlim=(-2, 2))
+    ax.legend(loc="lower left", fontsize="small")
+    bx.barh(y, cov, color=sns.color_palette(PALETTE)[2], label="trials whose band covers the full value")
+    bx.axvline(0.95, color="k", ls="--", lw=1, label="95 %")
+    bx.set(xlim=(0, 1.02), xlabel="coverage over trials")
+    bx.legend(loc="lower left", fontsize="small")
+    fig.suptitle("Samples of the chosen size against a ten times larger sample (book/sampling.csv)")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return fig
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m replib.sampling_validation", description=__doc__.split("\n\n")[0])
+    p.add_argument("--csv", default=str(DEFAULT_CSV), help="the table to write (default book/sampling.csv)")
+    p.add_argument("--only", default="", help="run the cases whose chapter or statistic contains this text")
+    p.add_argument("--trials", type=int, default=20)
+    p.add_argument("--force", action="store_true", help="recompute rows already in the table")
+    p.add_argument("--figure", action="store_true", help="only draw the figure (book/sampling.png) from the table")
+    args = p.parse_args(argv)
+    rows = read_rows(args.csv)
+    figure = Path(args.csv).with_suffix(".png")
+    if args.figure:
+        coverage_figure(rows, figure)
+        return 0
+    for case in CASES():
+        key = tuple(map(str, case.key))
+        if args.only and args.only not in f"{case.chapter} {case.statistic} {case.model}":
+            continue
+        have = [r for r in rows if (r["chapter"], r["statistic"], r["model"], r["data"]) == key]
+        if have and not args.force:
+            continue
+        t = time.time()
+        try:
+            row = run_case(case, trials=args.trials)
+        except NotReady as e:
+            print(f"{' / '.join(key)}: skipped, {e}", flush=True)
+            continue
+        rows = [r for r in rows if r not in have] + [row]
+        write_rows(args.csv, rows)
+        print(
+            f"{' / '.join(key)}: covered {row['covered']} ({row['covered_2s']} at 2 s), {time.time() - t:.0f} s",
+            flush=True,
+        )
+    if rows:
+        coverage_figure(rows, figure)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
