@@ -284,6 +284,32 @@ def read_rehearsal(path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
+    """What the chapter's ``paper`` profile costs by the rehearsal (the rows of ``book/rehearsal.csv``): its ``all`` row
+    when it has one, else the sum of its parts' T4-hours and their largest memory and cache; None without
+    rows. Keys ``t4_hours``, ``peak_rss_gb``, ``cache_gb``, ``parts`` and, when the rehearsal has it,
+    ``l4_hours``."""
+    rows = [r for r in rows if r.get("chapter") == chapter]
+    whole = [r for r in rows if r.get("part") == "all"]
+    rows = whole or rows
+    if not rows:
+        return None
+
+    def total(key, how=sum):
+        vals = [float(r[key]) for r in rows if (r.get(key) or "").strip()]
+        return how(vals) if vals else None
+
+    cost = {
+        "t4_hours": total("t4_hours_estimate"),
+        "peak_rss_gb": total("peak_rss_gb", max),
+        "cache_gb": total("cache_gb", max),
+        "parts": 0 if whole else len(rows),
+    }
+    if any("l4_hours_estimate" in r for r in rows):
+        cost["l4_hours"] = total("l4_hours_estimate")
+    return cost
+
+
 def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
     """The line under a chapter's title saying what its ``paper`` profile asks of a Colab session, from the
     rehearsal at paper scale (full-size architectures with random weights, the full data): the parts, the
