@@ -108,6 +108,20 @@ def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
     return reps
 
 
+#: the branch the nightly keeps the latest runnable notebooks on (``notebooks/<chapter>.ipynb``, built from the
+#: MyST chapters): the Colab buttons of a book built without ``colab_ref`` open these
+COLAB_BRANCH = "colab"
+
+
+def staged_config(root: Path, colab_ref: str | None = None) -> str:
+    """The staged ``_config.yml``: ``repository.branch`` is where the Colab buttons open
+    ``notebooks/<chapter>.ipynb``: ``colab_ref`` (the ``colab-<commit>`` tag the nightly publishes with the book
+    of that commit) or else :data:`COLAB_BRANCH`. On the project's own branch the chapters are MyST text only."""
+    cfg = load_yaml(Path(root) / "_config.yml", what="book configuration").data
+    cfg.setdefault("repository", {})["branch"] = colab_ref or COLAB_BRANCH
+    return yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
+
+
 def stage(
     profile: str,
     stage_dir: Path | None = None,
@@ -126,9 +140,8 @@ def stage(
     paper's verdict; the validation page is split per paper (``book/validation/<chapter>.md``); the history
     page's ``<!-- replib:history -->`` line becomes the verdicts night by night from the reports in
     ``history_dir`` (the nightly's ``reports`` folder; default: this build's reports); MathJax is copied to
-    ``_static`` (``mathjax_path``). ``colab_ref`` (a tag or branch holding the runnable notebooks, e.g.
-    ``colab-<commit>`` published by the nightly) replaces ``repository.branch`` in the staged ``_config.yml``,
-    so the Colab buttons open those notebooks.
+    ``_static`` (``mathjax_path``). The Colab buttons open the runnable notebooks the nightly publishes
+    (:func:`staged_config`).
     """
     root = Path(root or find_root())
     runs_dir = Path(runs_dir or root / "build" / "runs")
@@ -136,13 +149,9 @@ def stage(
     if stage_dir.exists():
         shutil.rmtree(stage_dir)
     stage_dir.mkdir(parents=True)
-    for f in ("_config.yml", "_toc.yml"):
-        shutil.copy2(root / f, stage_dir / f)
+    shutil.copy2(root / "_toc.yml", stage_dir / "_toc.yml")
     shutil.copytree(root / "book", stage_dir / "book")
-    if colab_ref:
-        cfg = load_yaml(root / "_config.yml", what="book configuration").data
-        cfg.setdefault("repository", {})["branch"] = colab_ref
-        (stage_dir / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    (stage_dir / "_config.yml").write_text(staged_config(root, colab_ref))
     (stage_dir / "notebooks").mkdir()
     executed = runs_dir / profile / "notebooks"
     own = load_reports([profile], runs_dir)
