@@ -43,6 +43,12 @@ FRONT_PAGE_MARKER = "<!-- replib:summary -->"
 HISTORY_PAGE = "book/history.md"
 #: the line of the history page replaced at staging by the verdicts night by night (bookkit.history)
 HISTORY_MARKER = "<!-- replib:history -->"
+RUNNING_PAGE = "book/running.md"
+#: the running page's lines replaced by what each chapter costs on Colab (from the rehearsal) and by a link to
+#: every page of the table of contents' "Measurements" part
+COLAB_COSTS_MARKER = "<!-- replib:colab-costs -->"
+MEASUREMENTS_MARKER = "<!-- replib:measurement-pages -->"
+MEASUREMENTS_CAPTION = "Measurements"
 
 
 def _paper_refs(root: Path) -> dict[tuple[str, str], str]:
@@ -151,6 +157,10 @@ def stage(
     stage_dir.mkdir(parents=True)
     shutil.copy2(root / "_toc.yml", stage_dir / "_toc.yml")
     shutil.copytree(root / "book", stage_dir / "book")
+    for page in (stage_dir / "book").rglob("*.md"):  # measurements: tables of their data files
+        text = page.read_text()
+        if pages.TABLE_MARKER.search(text):
+            page.write_text(pages.fill_tables(text, root))
     (stage_dir / "_config.yml").write_text(staged_config(root, colab_ref))
     (stage_dir / "notebooks").mkdir()
     executed = runs_dir / profile / "notebooks"
@@ -207,9 +217,24 @@ def stage(
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
     tables = load_paper_tables(root)
     _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables))
+    _fill(stage_dir / RUNNING_PAGE, COLAB_COSTS_MARKER, pages.colab_costs_markdown(rehearsal, toc_chapters(root)))
+    _fill(stage_dir / RUNNING_PAGE, MEASUREMENTS_MARKER, measurement_links(root))
     nights, unreadable = history.load_nights(history_dir) if history_dir else (history.nights_of_runs(reports), [])
     _fill(stage_dir / HISTORY_PAGE, HISTORY_MARKER, history.history_markdown(nights, tables, links, unreadable))
     return stage_dir
+
+
+def measurement_links(root: Path) -> str:
+    """A Markdown list linking every page of the ``_toc.yml`` part captioned :data:`MEASUREMENTS_CAPTION`, by its
+    title (links relative to ``book/``)."""
+    toc = load_yaml(Path(root) / "_toc.yml", what="table of contents").data
+    part = next((p for p in toc.get("parts") or [] if p.get("caption") == MEASUREMENTS_CAPTION), {})
+    lines = []
+    for entry in part.get("chapters") or []:
+        page = Path(root) / f"{entry['file']}.md"
+        title = next((ln[2:].strip() for ln in page.read_text().splitlines() if ln.startswith("# ")), entry["file"])
+        lines.append(f"- [{title}](../{entry['file']}.md)")
+    return "\n".join(lines)
 
 
 def _fill(page: Path, marker: str, body: str) -> None:
