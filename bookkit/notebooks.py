@@ -107,7 +107,7 @@ def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
     """
     repo = repository(root)
     nb = read_chapter(chapter_source(root, chapter))
-    cells = sum(c.cell_type == "code" for c in nb.cells) + 1  # the chapter's cells and the report cell
+    cells = sum(c.cell_type == "code" for c in nb.cells) + 1  # the bootstrap's and the chapter's: progress ends there
     source = colab_bootstrap(
         repo["url"],
         ref or repo["branch"],

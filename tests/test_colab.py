@@ -46,7 +46,7 @@ def test_runnable_notebook_has_the_one_bootstrap_after_the_title(chapter):
     nb, cell = _bootstrap_cell(chapter)
     assert nb.cells[0].cell_type == "markdown" and nb.cells[1] is cell
     cost = chapter_cost(read_rehearsal(ROOT / REHEARSAL_CSV), chapter)
-    cells = sum(c.cell_type == "code" for c in nb.cells) - 1  # the chapter's and the report cell
+    cells = sum(c.cell_type == "code" for c in nb.cells) - 1  # the bootstrap and the chapter's cells
     assert cell.source == colab_bootstrap(REPO_URL, REF, chapter, cost, cells)
     assert "remove-cell" in cell.metadata["tags"], "the bootstrap never shows on the rendered page"
     assert "parameters" in nb.cells[2].metadata.get("tags", [])
@@ -251,7 +251,7 @@ def test_run_all_on_colab_writes_a_report_that_merges_into_the_book(tmp_path):
     calls = json.loads(out.split("CALLS ")[-1].splitlines()[0])
     assert ["mount", str(drive)] in calls, "Drive is mounted without a hand-written cell"
     assert f"caches on Drive: {home / 'cache'}" in out
-    assert "[replib] 3/6 cells" in out, "progress after every cell"
+    assert "[replib] 3/6 cells" in out and "[replib] 6/6 cells" in out and "7/6" not in out, "progress"
     report_path = home / "runs" / "smoke" / "good.report.json"
     rep = json.loads(report_path.read_text())
     (entry,) = rep["chapters"]
