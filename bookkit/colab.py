@@ -119,6 +119,12 @@ def finish(chapter: str, profile: str | None, **parameters) -> Path | None:
     profile = resolve_profile(profile)
     root = SESSION["root"]
     params = {k: v for k, v in parameters.items() if v is not None}
+    if "part" in params:  # a part's claims need the other parts' records: the runner merges those
+        print(
+            f"[replib] part {params['part']!r} done; its caches are on Drive. A part's report comes from the runner: "
+            f"python -m replib run {chapter} --profile {profile} --part {params['part']} (run all parts, then merge)"
+        )
+        return None
     models = params.get("models")
     if isinstance(models, str):
         models = params["models"] = [models]
@@ -128,7 +134,7 @@ def finish(chapter: str, profile: str | None, **parameters) -> Path | None:
         results = bind_to_paper_models(results, models, False)
     fp = reuse.fingerprint(root, chapter, {"profile": profile, **params})
     seconds = round(time.time() - SESSION["t0"], 1)
-    report = new_report(profile, root, {chapter: models} if models else None, False, None, params.get("part"))
+    report = new_report(profile, root, {chapter: models} if models else None, False, None)
     entry = {
         "chapter": chapter,
         "title": claims.title,

@@ -222,7 +222,7 @@ print("CALLS " + json.dumps(calls))
 """
 
 
-def _run_all_on_fake_colab(tmp_path, runs: int = 1) -> tuple[Path, str]:
+def _run_all_on_fake_colab(tmp_path, runs: int = 1, part: str | None = None) -> tuple[Path, str]:
     """Every code cell of the fixture chapter's runnable notebook, in order, in one IPython shell with a fake
     ``google.colab`` (Drive mounted in ``tmp_path``); ``runs`` times, as after a disconnect. Returns the Drive
     folder and the output."""
@@ -230,6 +230,8 @@ def _run_all_on_fake_colab(tmp_path, runs: int = 1) -> tuple[Path, str]:
     nb = runnable_notebook(FIXTURE, "good", ref=REF)
     cells = [c.source.replace('"/content/', f'"{base}/') for c in nb.cells if c.cell_type == "code"]
     cells = [c.replace("profile = None", 'profile = "smoke"') for c in cells]  # the reader picks smoke
+    if part:
+        cells = [c.replace('profile = "smoke"', f'profile = "smoke"\npart = {part!r}') for c in cells]
     (tmp_path / "cells.json").write_text(json.dumps(cells))
     (tmp_path / "run_all.py").write_text(_RUN_ALL)
     env = {**os.environ, "REPLIB_PROFILE": "", "REPLIB_CACHE_DIR": "", "HF_HOME": ""}
@@ -318,3 +320,9 @@ def test_the_first_cell_says_what_the_chapter_costs():
     for chapter in CHAPTERS:  # the book's chapters: the cost of the rehearsal in the first cell
         cost = chapter_cost(read_rehearsal(ROOT / REHEARSAL_CSV), chapter)
         assert cost_comment(cost) in _first_code_cell(chapter)
+
+
+def test_a_part_run_on_colab_says_the_runner_merges_parts(tmp_path):
+    drive, out = _run_all_on_fake_colab(tmp_path, part="first")
+    assert "part 'first' done" in out and "--part first" in out
+    assert not (drive / "MyDrive" / "replib" / "runs" / "smoke").exists(), "no report of one part's claims"
