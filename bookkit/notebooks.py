@@ -89,9 +89,14 @@ def cost_comment(cost: dict | None) -> str:
     l4 = f", about {cost['l4_hours']:.2g} hours on an L4" if cost.get("l4_hours") is not None else ""
     mem = f"; {cost['peak_rss_gb']:.1f} GB of RAM" if cost.get("peak_rss_gb") is not None else ""
     disk = f", {cost['cache_gb']:.1f} GB on Drive" if cost.get("cache_gb") is not None else ""
+    parts = (
+        f"\n# In {cost['parts']} parts of one session each: set part = NAME in the parameters cell"
+        if cost.get("parts", 0) > 1
+        else ""
+    )
     return (
         f"# What it costs (paper profile, rehearsed at paper scale): about {cost['t4_hours']:.2g} hours on a Colab "
-        f"T4{l4}{mem}{disk}."
+        f"T4{l4}{mem}{disk}.{parts}"
     )
 
 

@@ -286,7 +286,7 @@ def read_rehearsal(path) -> list[dict]:
 
 def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
     """What the chapter's ``paper`` profile costs by the rehearsal (the rows of ``book/rehearsal.csv``): its ``all`` row
-    when it has one, else the sum of its parts' T4-hours and their largest memory and cache; None without
+    when it has one, else the sum of its parts' T4-hours and caches and their largest memory; None without
     rows. Keys ``t4_hours``, ``peak_rss_gb``, ``cache_gb``, ``parts`` and, when the rehearsal has it,
     ``l4_hours``."""
     rows = [r for r in rows if r.get("chapter") == chapter]
@@ -302,7 +302,7 @@ def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
     cost = {
         "t4_hours": total("t4_hours_estimate"),
         "peak_rss_gb": total("peak_rss_gb", max),
-        "cache_gb": total("cache_gb", max),
+        "cache_gb": total("cache_gb"),  # every part's cache stays on the disk
         "parts": 0 if whole else len(rows),
     }
     if any("l4_hours_estimate" in r for r in rows):

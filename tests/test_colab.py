@@ -313,10 +313,13 @@ def test_the_first_cell_says_what_the_chapter_costs():
          "l4_hours_estimate": "1.1"},
     ]  # fmt: skip
     a, b = chapter_cost(rows, "a"), chapter_cost(rows, "b")
-    assert a == {"t4_hours": 1.5, "peak_rss_gb": 5.0, "cache_gb": 2.0, "parts": 2}
+    assert a == {"t4_hours": 1.5, "peak_rss_gb": 5.0, "cache_gb": 3.0, "parts": 2}
+    assert "In 2 parts of one session each" in cost_comment(a)
     assert b == {"t4_hours": 2.0, "peak_rss_gb": 7.0, "cache_gb": 4.0, "parts": 0, "l4_hours": 1.1}
     assert chapter_cost(rows, "c") is None and "not rehearsed" in cost_comment(None)
-    assert "about 2 hours on a Colab T4, about 1.1 hours on an L4; 7.0 GB of RAM, 4.0 GB on Drive" in cost_comment(b)
+    assert cost_comment(b).endswith(
+        "about 2 hours on a Colab T4, about 1.1 hours on an L4; 7.0 GB of RAM, 4.0 GB on Drive."
+    )
     for chapter in CHAPTERS:  # the book's chapters: the cost of the rehearsal in the first cell
         cost = chapter_cost(read_rehearsal(ROOT / REHEARSAL_CSV), chapter)
         assert cost_comment(cost) in _first_code_cell(chapter)

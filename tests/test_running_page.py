@@ -67,7 +67,7 @@ def test_the_colab_costs_table_has_a_row_per_chapter():
     ]
     md = pages.colab_costs_markdown(rows, ["a", "b"]).splitlines()
     assert md[0] == "| chapter | T4-hours | peak RAM (GB) | disk (GB) | sessions |"
-    assert md[2] == "| a | 1.5 | 5.0 | 2.0 | 2 |" and md[3] == "| b | not rehearsed | | | |"
+    assert md[2] == "| a | 1.5 | 5.0 | 3.0 | 2 |" and md[3] == "| b | not rehearsed | | | |"
 
 
 def test_measurement_pages_are_linked_from_the_running_page():
