@@ -368,10 +368,10 @@ def fill_tables(text: str, root: Path) -> str:
 
 def colab_costs_markdown(rows: list[dict], chapters: list[str]) -> str:
     """Per chapter, what its ``paper`` profile costs by the rehearsal (:func:`chapter_cost`): T4-hours (and L4
-    hours where the rehearsal has them), peak RAM and disk, and the Colab sessions it takes."""
+    hours where the rehearsal has them), peak RAM and disk, and whether it runs whole or in parts."""
     costs = {ch: chapter_cost(rows, ch) for ch in chapters}
     l4 = any(c and "l4_hours" in c for c in costs.values())
-    head = ["chapter", "T4-hours", *(["L4 hours"] if l4 else []), "peak RAM (GB)", "disk (GB)", "sessions"]
+    head = ["chapter", "T4-hours", *(["L4 hours"] if l4 else []), "peak RAM (GB)", "disk (GB)", "runs as"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def num(v, spec):
@@ -382,6 +382,10 @@ def colab_costs_markdown(rows: list[dict], chapters: list[str]) -> str:
             lines.append(f"| {ch} | not rehearsed |" + " |" * (len(head) - 2))
             continue
         cells = [ch, num(c["t4_hours"], ".2g"), *([num(c.get("l4_hours"), ".2g")] if l4 else [])]
-        cells += [num(c["peak_rss_gb"], ".1f"), num(c["cache_gb"], ".1f"), str(c["parts"] or 1)]
+        cells += [
+            num(c["peak_rss_gb"], ".1f"),
+            num(c["cache_gb"], ".1f"),
+            f"{c['parts']} parts" if c["parts"] else "a whole",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

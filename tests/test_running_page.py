@@ -66,8 +66,12 @@ def test_the_colab_costs_table_has_a_row_per_chapter():
         {"chapter": "a", "part": "y", "t4_hours_estimate": "1.0", "peak_rss_gb": "5", "cache_gb": "2"},
     ]
     md = pages.colab_costs_markdown(rows, ["a", "b"]).splitlines()
-    assert md[0] == "| chapter | T4-hours | peak RAM (GB) | disk (GB) | sessions |"
-    assert md[2] == "| a | 1.5 | 5.0 | 3.0 | 2 |" and md[3] == "| b | not rehearsed | | | |"
+    assert md[0] == "| chapter | T4-hours | peak RAM (GB) | disk (GB) | runs as |"
+    assert md[2] == "| a | 1.5 | 5.0 | 3.0 | 2 parts |" and md[3] == "| b | not rehearsed | | | |"
+    whole = [{"chapter": "a", "part": "all", "t4_hours_estimate": "2", "l4_hours_estimate": "1", "peak_rss_gb": "4"}]
+    md = pages.colab_costs_markdown(rows + whole, ["a"]).splitlines()
+    assert md[0] == "| chapter | T4-hours | L4 hours | peak RAM (GB) | disk (GB) | runs as |"
+    assert md[2] == "| a | 2 | 1 | 4.0 | — | a whole |"
 
 
 def test_measurement_pages_are_linked_from_the_running_page():
