@@ -146,7 +146,9 @@ def stage(
     paper's verdict; the validation page is split per paper (``book/validation/<chapter>.md``); the history
     page's ``<!-- replib:history -->`` line becomes the verdicts night by night from the reports in
     ``history_dir`` (the nightly's ``reports`` folder; default: this build's reports); MathJax is copied to
-    ``_static`` (``mathjax_path``). The Colab buttons open the runnable notebooks the nightly publishes
+    ``_static`` (``mathjax_path``). A page's ``<!-- replib:table PATH -->`` line becomes the table of that data
+    file (:func:`~bookkit.pages.fill_tables`); the running page gets the chapters' Colab costs from the rehearsal
+    and links to the measurement pages. The Colab buttons open the runnable notebooks the nightly publishes
     (:func:`staged_config`).
     """
     root = Path(root or find_root())
@@ -232,7 +234,8 @@ def measurement_links(root: Path) -> str:
     lines = []
     for entry in part.get("chapters") or []:
         page = Path(root) / f"{entry['file']}.md"
-        title = next((ln[2:].strip() for ln in page.read_text().splitlines() if ln.startswith("# ")), entry["file"])
+        text = page.read_text() if page.exists() else ""  # a page written at staging: named by its file
+        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), Path(entry["file"]).name)
         lines.append(f"- [{title}](../{entry['file']}.md)")
     return "\n".join(lines)
 
