@@ -352,6 +352,6 @@ def run(
     return rows
 
 
-def markdown(rows: list[BenchRow], commit: str | None = None, repeat: int | None = None) -> str:
-    """The benchmark table (Markdown) with the machine it ran on, torch's threads and, when given, the commit."""
-    return _markdown(rows, commit=commit, repeat=repeat, threads=torch.get_num_threads())
+def markdown(rows: list[BenchRow], repeat: int | None = None) -> str:
+    """The benchmark table (Markdown) with the machine it ran on, the date and torch's threads."""
+    return _markdown(rows, repeat=repeat, threads=torch.get_num_threads())

@@ -71,19 +71,14 @@ def _load() -> str:
         return ""
 
 
-def markdown(
-    rows: list[BenchRow], commit: str | None = None, repeat: int | None = None, threads: int | None = None
-) -> str:
-    """The benchmark table (Markdown) with the machine it ran on (and, when given, torch's threads and the
-    commit)."""
+def markdown(rows: list[BenchRow], repeat: int | None = None, threads: int | None = None) -> str:
+    """The benchmark table (Markdown) with the machine it ran on and the date (and, when given, torch's
+    threads); no commit: the book names no commits (the file's history is in git)."""
     threads = f", torch {threads} threads" if threads else ""
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"Machine: {cpu_model()}, {os.cpu_count()} CPU cores{threads}, Python {platform.python_version()}; "
-        f"measured {when}{_load()}"
-        + (f" at commit `{commit[:12]}`" if commit else "")
-        + (f", best of {repeat} runs per timing" if repeat else "")
-        + ".",
+        f"measured {when}{_load()}" + (f", best of {repeat} runs per timing" if repeat else "") + ".",
         "",
     ]
     floors = any(r.floor for r in rows)

@@ -43,6 +43,12 @@ FRONT_PAGE_MARKER = "<!-- replib:summary -->"
 HISTORY_PAGE = "book/history.md"
 #: the line of the history page replaced at staging by the verdicts night by night (bookkit.history)
 HISTORY_MARKER = "<!-- replib:history -->"
+RUNNING_PAGE = "book/running.md"
+#: the running page's lines replaced by what each chapter costs on Colab (from the rehearsal) and by a link to
+#: every page of the table of contents' "Measurements" part
+COLAB_COSTS_MARKER = "<!-- replib:colab-costs -->"
+MEASUREMENTS_MARKER = "<!-- replib:measurement-pages -->"
+MEASUREMENTS_CAPTION = "Measurements"
 
 
 def _paper_refs(root: Path) -> dict[tuple[str, str], str]:
@@ -118,6 +124,20 @@ def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
     return reps
 
 
+#: the branch the nightly keeps the latest runnable notebooks on (``notebooks/<chapter>.ipynb``, built from the
+#: MyST chapters): the Colab buttons of a book built without ``colab_ref`` open these
+COLAB_BRANCH = "colab"
+
+
+def staged_config(root: Path, colab_ref: str | None = None) -> str:
+    """The staged ``_config.yml``: ``repository.branch`` is where the Colab buttons open
+    ``notebooks/<chapter>.ipynb``: ``colab_ref`` (the ``colab-<commit>`` tag the nightly publishes with the book
+    of that commit) or else :data:`COLAB_BRANCH`. On the project's own branch the chapters are MyST text only."""
+    cfg = load_yaml(Path(root) / "_config.yml", what="book configuration").data
+    cfg.setdefault("repository", {})["branch"] = colab_ref or COLAB_BRANCH
+    return yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
+
+
 def stage(
     profile: str,
     stage_dir: Path | None = None,
@@ -136,9 +156,10 @@ def stage(
     paper's verdict; the validation page is split per paper (``book/validation/<chapter>.md``); the history
     page's ``<!-- replib:history -->`` line becomes the verdicts night by night from the reports in
     ``history_dir`` (the nightly's ``reports`` folder; default: this build's reports); MathJax is copied to
-    ``_static`` (``mathjax_path``). ``colab_ref`` (a tag or branch holding the runnable notebooks, e.g.
-    ``colab-<commit>`` published by the nightly) replaces ``repository.branch`` in the staged ``_config.yml``,
-    so the Colab buttons open those notebooks.
+    ``_static`` (``mathjax_path``). A page's ``<!-- replib:table PATH -->`` line becomes the table of that data
+    file (:func:`~bookkit.pages.fill_tables`); the running page gets the chapters' Colab costs from the rehearsal
+    and links to the measurement pages. The Colab buttons open the runnable notebooks the nightly publishes
+    (:func:`staged_config`).
     """
     root = Path(root or find_root())
     runs_dir = Path(runs_dir or root / "build" / "runs")
@@ -146,13 +167,13 @@ def stage(
     if stage_dir.exists():
         shutil.rmtree(stage_dir)
     stage_dir.mkdir(parents=True)
-    for f in ("_config.yml", "_toc.yml"):
-        shutil.copy2(root / f, stage_dir / f)
+    shutil.copy2(root / "_toc.yml", stage_dir / "_toc.yml")
     shutil.copytree(root / "book", stage_dir / "book")
-    if colab_ref:
-        cfg = load_yaml(root / "_config.yml", what="book configuration").data
-        cfg.setdefault("repository", {})["branch"] = colab_ref
-        (stage_dir / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    for page in (stage_dir / "book").rglob("*.md"):  # measurements: tables of their data files
+        text = page.read_text()
+        if pages.TABLE_MARKER.search(text):
+            page.write_text(pages.fill_tables(text, root))
+    (stage_dir / "_config.yml").write_text(staged_config(root, colab_ref))
     (stage_dir / "notebooks").mkdir()
     executed = runs_dir / profile / "notebooks"
     own = load_reports([profile], runs_dir)
@@ -209,9 +230,25 @@ def stage(
     atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
     _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables, declared))
+    _fill(stage_dir / RUNNING_PAGE, COLAB_COSTS_MARKER, pages.colab_costs_markdown(rehearsal, toc_chapters(root)))
+    _fill(stage_dir / RUNNING_PAGE, MEASUREMENTS_MARKER, measurement_links(root))
     nights, unreadable = history.load_nights(history_dir) if history_dir else (history.nights_of_runs(reports), [])
     _fill(stage_dir / HISTORY_PAGE, HISTORY_MARKER, history.history_markdown(nights, tables, links, unreadable))
     return stage_dir
+
+
+def measurement_links(root: Path) -> str:
+    """A Markdown list linking every page of the ``_toc.yml`` part captioned :data:`MEASUREMENTS_CAPTION`, by its
+    title (links relative to ``book/``)."""
+    toc = load_yaml(Path(root) / "_toc.yml", what="table of contents").data
+    part = next((p for p in toc.get("parts") or [] if p.get("caption") == MEASUREMENTS_CAPTION), {})
+    lines = []
+    for entry in part.get("chapters") or []:
+        page = Path(root) / f"{entry['file']}.md"
+        text = page.read_text() if page.exists() else ""  # a page written at staging: named by its file
+        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), Path(entry["file"]).name)
+        lines.append(f"- [{title}](../{entry['file']}.md)")
+    return "\n".join(lines)
 
 
 def _fill(page: Path, marker: str, body: str) -> None:

@@ -144,7 +144,7 @@ def _add_bench_parser(sub) -> None:
     p.add_argument(
         "--markdown",
         type=Path,
-        help="also write the table with the machine, date and commit here (the running page"
+        help="also write the table with the machine and date here (the benchmarks page"
         " includes book/bench_results.txt)",
     )
 
@@ -206,8 +206,8 @@ def _add_rehearsal_parser(sub) -> None:
     p.add_argument(
         "--render",
         action="store_true",
-        help="rehearse nothing: compute the rows' estimates again from the parts' stored results and write the "
-        "table into book/running.md",
+        help="rehearse nothing: compute the rows' estimates again from the parts' stored results (the book's "
+        "rehearsal page shows the CSV)",
     )
 
 
@@ -376,11 +376,7 @@ def _bench(args) -> int:
             args.json, {"steps": bench.as_dicts(rows), **extra_rows} if extra_rows else bench.as_dicts(rows)
         )
     if args.markdown:
-        try:
-            commit = git_commit(find_root(args.root))
-        except FileNotFoundError:  # outside a project: the table says no commit
-            commit = None
-        args.markdown.write_text(bench.markdown(rows, commit=commit, repeat=args.repeat) + extra + "\n")
+        args.markdown.write_text(bench.markdown(rows, repeat=args.repeat) + extra + "\n")
     return 0 if all(r.equal for r in rows) else 1
 
 
@@ -457,7 +453,6 @@ def _rehearsal(args) -> int:
             max_items=args.max_items, stats_flops=args.stats_flops, timeout=args.timeout,
         )  # fmt: skip
         rows = rehearsal.read_rows(csv_path)
-    rehearsal.render_running(root / "book" / "running.md", rows)
     return 0 if rows and all(r["status"] == "ok" for r in rows) else 1
 
 

@@ -26,7 +26,7 @@ __all__ = ["KERNEL_MALLOC_ENV", "completed", "execute_notebook", "execution_fail
 #: arithmetic (an elementwise pass over 75,000 x 384 float64: 0.030 s, of which 0.016 s page faults).
 #: With these, freed memory stays in the process heap and is reused: the cluster chapter's warm
 #: computation went from 208 s to 172 s with identical records and about 10 % more peak memory
-#: (book/running.md). Only glibc reads them; elsewhere they are inert.
+#: (book/benchmarks.md). Only glibc reads them; elsewhere they are inert.
 KERNEL_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2**31 - 1), "MALLOC_TRIM_THRESHOLD_": str(2**36)}
 #: the longest error message kept from a notebook's error output
 MAX_ERROR = 500

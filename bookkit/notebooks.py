@@ -16,9 +16,11 @@ import jupytext
 import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
+from .pages import REHEARSAL_CSV, chapter_cost, read_rehearsal
 from .project import chapter_source, repository
 
 BOOTSTRAP_TAG = "replib-bootstrap"
+FINISH_TAG = "replib-colab-report"
 #: a ``{glue:text}`key:spec``` role in a chapter's prose
 GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
@@ -32,8 +34,10 @@ def read_chapter(path: Path):
     return nb
 
 
-def colab_bootstrap(repo_url: str, ref: str) -> str:
-    """The Colab bootstrap cell: on Colab, fetch the book at ``ref`` and install ``replib``; elsewhere nothing.
+def colab_bootstrap(repo_url: str, ref: str, chapter: str = "", cost: dict | None = None, cells: int = 0) -> str:
+    """The Colab bootstrap cell: on Colab, fetch the book at ``ref``, install ``replib`` and start the chapter's
+    session (:func:`bookkit.colab.start`: Drive mounted for the caches and results, progress with the time
+    left); elsewhere nothing. Its first lines say what the chapter costs (``cost``: :func:`chapter_cost`).
 
     Idempotent and retry-safe: a clone left by an earlier run is reused (a folder an interrupted clone
     left without ``.git`` is removed and cloned again), ``ref`` is checked out every time, and ``pip
@@ -42,10 +46,15 @@ def colab_bootstrap(repo_url: str, ref: str) -> str:
     """
     name = urlparse(repo_url).path.rstrip("/").split("/")[-1] or "book"
     where = f"/content/{name}"
-    return f'''# Colab bootstrap (inserted by replib when this notebook was built; does nothing outside Colab):
-# fetch the book at the commit this notebook was built from and install replib, keeping Colab's torch.
+    t4 = (cost or {}).get("t4_hours")
+    return f'''# Colab bootstrap (inserted by replib when this notebook was built; does nothing outside Colab).
+{cost_comment(cost)}
+# Choose a GPU runtime, then Runtime > Run all. This cell fetches the book at the commit this notebook was built
+# from, installs replib (keeping Colab's torch) and mounts Google Drive: the caches and the report are kept in
+# MyDrive/replib, so after a disconnect, Run all again resumes where the chapter stopped. The last cell checks
+# the chapter's claims and writes its report for the book (python -m replib report merge).
 import importlib.util, os, shutil, subprocess, sys
-BOOK_REPO, BOOK_REF, BOOK_DIR = "{repo_url}", "{ref}", "{where}"
+BOOK_REPO, BOOK_REF, BOOK_DIR, DRIVE_DIR = "{repo_url}", "{ref}", "{where}", "/content/drive"
 if "google.colab" in sys.modules:
     if os.path.isdir(BOOK_DIR) and not os.path.isdir(os.path.join(BOOK_DIR, ".git")):
         shutil.rmtree(BOOK_DIR)  # what an interrupted clone left
@@ -56,11 +65,44 @@ if "google.colab" in sys.modules:
     if importlib.util.find_spec("replib") is None:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", BOOK_DIR + "[colab]"], check=True)
     sys.path.insert(0, BOOK_DIR)
-    os.chdir(os.path.join(BOOK_DIR, "notebooks"))'''
+    os.chdir(os.path.join(BOOK_DIR, "notebooks"))
+    from bookkit.colab import start
+
+    start({chapter!r}, book_dir=BOOK_DIR, cells={cells}, t4_hours={t4!r}, drive=DRIVE_DIR)'''
+
+
+def colab_finish(chapter: str) -> str:
+    """The last cell of a runnable notebook: on Colab, check the claims and write the report
+    (:func:`bookkit.colab.finish`); elsewhere nothing (the runner checks the executed notebook)."""
+    return f"""# Colab: check this chapter's claims and write its report to Drive (does nothing outside Colab).
+import sys
+if "google.colab" in sys.modules:
+    from bookkit.colab import finish
+
+    finish({chapter!r}, profile, **{{k: globals().get(k) for k in ("seed", "models", "part")}})"""
+
+
+def cost_comment(cost: dict | None) -> str:
+    """The bootstrap's line on what the chapter costs in the ``paper`` profile (rehearsed, not timed on a T4)."""
+    if not cost or cost.get("t4_hours") is None:
+        return "# What it costs: not rehearsed yet (see the book's rehearsal page)."
+    l4 = f", about {cost['l4_hours']:.2g} hours on an L4" if cost.get("l4_hours") is not None else ""
+    mem = f"; {cost['peak_rss_gb']:.1f} GB of RAM" if cost.get("peak_rss_gb") is not None else ""
+    disk = f", {cost['cache_gb']:.1f} GB on Drive" if cost.get("cache_gb") is not None else ""
+    parts = (
+        f"\n# In {cost['parts']} parts of one session each: set part = NAME in the parameters cell"
+        if cost.get("parts", 0) > 1
+        else ""
+    )
+    return (
+        f"# What it costs (paper profile, rehearsed at paper scale): about {cost['t4_hours']:.2g} hours on a Colab "
+        f"T4{l4}{mem}{disk}.{parts}"
+    )
 
 
 def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
-    """The chapter as a runnable notebook: its source with the Colab bootstrap after the title.
+    """The chapter as a runnable notebook: its source with the Colab bootstrap after the title and the Colab
+    report cell at the end.
 
     Parameters
     ----------
@@ -70,10 +112,21 @@ def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
     """
     repo = repository(root)
     nb = read_chapter(chapter_source(root, chapter))
-    cell = nbformat.v4.new_code_cell(colab_bootstrap(repo["url"], ref or repo["branch"]))
+    cells = sum(c.cell_type == "code" for c in nb.cells) + 1  # the bootstrap's and the chapter's: progress ends there
+    source = colab_bootstrap(
+        repo["url"],
+        ref or repo["branch"],
+        chapter,
+        chapter_cost(read_rehearsal(Path(root) / REHEARSAL_CSV), chapter),
+        cells,
+    )
+    cell = nbformat.v4.new_code_cell(source)
     cell.metadata["tags"] = ["remove-cell", BOOTSTRAP_TAG]
     at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
     nb.cells.insert(at, cell)
+    end = nbformat.v4.new_code_cell(colab_finish(chapter))
+    end.metadata["tags"] = ["remove-cell", FINISH_TAG]
+    nb.cells.append(end)
     nbformat.validate(nb)
     return nb
 

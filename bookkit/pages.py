@@ -292,6 +292,32 @@ def read_rehearsal(path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
+    """What the chapter's ``paper`` profile costs by the rehearsal (the rows of ``book/rehearsal.csv``): its ``all`` row
+    when it has one, else the sum of its parts' T4-hours and caches and their largest memory; None without
+    rows. Keys ``t4_hours``, ``peak_rss_gb``, ``cache_gb``, ``parts`` and, when the rehearsal has it,
+    ``l4_hours``."""
+    rows = [r for r in rows if r.get("chapter") == chapter]
+    whole = [r for r in rows if r.get("part") == "all"]
+    rows = whole or rows
+    if not rows:
+        return None
+
+    def total(key, how=sum):
+        vals = [float(r[key]) for r in rows if (r.get(key) or "").strip()]
+        return how(vals) if vals else None
+
+    cost = {
+        "t4_hours": total("t4_hours_estimate"),
+        "peak_rss_gb": total("peak_rss_gb", max),
+        "cache_gb": total("cache_gb"),  # every part's cache stays on the disk
+        "parts": 0 if whole else len(rows),
+    }
+    if any("l4_hours_estimate" in r for r in rows):
+        cost["l4_hours"] = total("l4_hours_estimate")
+    return cost
+
+
 def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
     """The line under a chapter's title saying what its ``paper`` profile asks of a Colab session, from the
     rehearsal at paper scale (full-size architectures with random weights, the full data): the parts, the
@@ -319,9 +345,65 @@ def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
     t4 = [num(r, "t4_hours_estimate") for r in mine]
     ok = sum(r.get("status") == "ok" for r in mine)
     return (
-        f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/running>`, "
+        f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/rehearsal>`, "
         f"{ok} of {len(mine)} parts ok): {len(mine)} parts, one T4 session each (`--part NAME`); the largest "
         f"needs {max(t4):.2g} T4-hours, {max(num(r, 'peak_rss_gb') for r in mine):.1f} GB of RAM and "
         f"{max(num(r, 'cache_gb') for r in mine):.1f} GB of disk; {sum(t4):.2g} T4-hours in all (estimated "
         "from measured FLOPs, not timed on a T4)."
     )
+
+
+#: a line of a book page that the staging replaces with the table of a data file: ``<!-- replib:table PATH -->``
+#: (PATH relative to the project root; CSV)
+TABLE_MARKER = re.compile(r"^<!-- replib:table (\S+) -->$", re.M)
+
+
+def csv_table_markdown(path: Path) -> str:
+    """A CSV file as a Markdown table: the header's ``_`` read as spaces, an empty cell as "—"."""
+    with Path(path).open(newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        raise ValueError(f"{path}: an empty table")
+    head, body = rows[0], rows[1:]
+    lines = ["| " + " | ".join(h.replace("_", " ") for h in head) + " |", "|" + "---|" * len(head)]
+    for r in body:
+        lines.append("| " + " | ".join((c.strip() or "—").replace("|", "/") for c in r) + " |")
+    return "\n".join(lines)
+
+
+def fill_tables(text: str, root: Path) -> str:
+    """``text`` with every :data:`TABLE_MARKER` line replaced by its data file's table; a file that does not
+    exist is an error that names the page's marker (a measurement shown only if it was measured)."""
+
+    def table(m: re.Match) -> str:
+        path = Path(root) / m.group(1)
+        if not path.is_file():
+            raise FileNotFoundError(f"{m.group(0)}: no file {path}")
+        return csv_table_markdown(path)
+
+    return TABLE_MARKER.sub(table, text)
+
+
+def colab_costs_markdown(rows: list[dict], chapters: list[str]) -> str:
+    """Per chapter, what its ``paper`` profile costs by the rehearsal (:func:`chapter_cost`): T4-hours (and L4
+    hours where the rehearsal has them), peak RAM and disk, and whether it runs whole or in parts."""
+    costs = {ch: chapter_cost(rows, ch) for ch in chapters}
+    l4 = any(c and "l4_hours" in c for c in costs.values())
+    head = ["chapter", "T4-hours", *(["L4 hours"] if l4 else []), "peak RAM (GB)", "disk (GB)", "runs as"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def num(v, spec):
+        return "—" if v is None else format(v, spec)
+
+    for ch, c in costs.items():
+        if c is None:
+            lines.append(f"| {ch} | not rehearsed |" + " |" * (len(head) - 2))
+            continue
+        cells = [ch, num(c["t4_hours"], ".2g"), *([num(c.get("l4_hours"), ".2g")] if l4 else [])]
+        cells += [
+            num(c["peak_rss_gb"], ".1f"),
+            num(c["cache_gb"], ".1f"),
+            f"{c['parts']} parts" if c["parts"] else "a whole",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,12 +1,12 @@
 """The paper-scale rehearsal's driver: each chapter's ``paper`` profile rehearsed as a whole (part ``all``:
 every part in turn, in one forked child process, the science imported once in the parent), its peak memory
-and cache measured, one row each in ``book/rehearsal.csv``, rendered on the running page (issue 39, item 4).
+and cache measured, one row each in ``book/rehearsal.csv``, shown on the book's rehearsal page (issue 39, item 4).
 
 ``python -m replib rehearsal [CHAPTER ...] [--part NAME]`` runs the chapters (or the one part ``NAME``) whose
 row is not ``ok`` yet (a killed rehearsal resumes: finished rows are kept, the CSV is rewritten atomically
 after each chapter, and the streams resume from their checkpoints); ``--force`` runs them again; ``--render``
-only writes the table into ``book/running.md``. A row gives the T4-hours and L4-hours estimated from the
-counted FLOPs (:class:`replib.rehearsal.core.Cost`) and the largest extrapolation factor of its steps.
+only computes the rows' estimates again from the parts' stored results. A row gives the T4-hours and
+L4-hours estimated from the counted FLOPs (:class:`replib.rehearsal.core.Cost`) and the largest extrapolation factor of its steps.
 
 Peak memory is the child's maximum resident set (``os.wait4``'s ``ru_maxrss``: the part's own process with
 what it inherited from the parent, about the 0.5 GB of the imported libraries, its threads, and the children
@@ -35,15 +35,11 @@ from replib.rehearsal import ALL, REHEARSALS, Context, rehearse_part, selection,
 
 __all__ = [
     "COLUMNS",
-    "MARK_BEGIN",
-    "MARK_END",
     "dir_bytes",
-    "markdown_table",
     "read_rows",
     "refresh",
     "rehearse",
     "result_values",
-    "render_running",
     "run_part",
     "write_rows",
 ]
@@ -63,9 +59,6 @@ COLUMNS = (
     "t4_hours_estimate",
     "l4_hours_estimate",
 )
-#: the rehearsal table sits between these lines of book/running.md
-MARK_BEGIN = "<!-- rehearsal table: begin (python -m replib rehearsal --render) -->"
-MARK_END = "<!-- rehearsal table: end -->"
 _GB = 1e9
 
 
@@ -294,32 +287,3 @@ def _ordered(rows: dict, order: list) -> list[dict]:
     return sorted(
         rows.values(), key=lambda r: (rank.get((r["chapter"], r["part"]), len(rank)), r["chapter"], r["part"])
     )
-
-
-def markdown_table(rows: list[dict]) -> str:
-    """The rows as a Markdown table (the running page's), with totals."""
-    head = ["chapter", "part", "model", "data", "fraction of paper", "extrapolation", "seconds", "peak RSS GB",
-            "cache GB", "status", "T4-hours (est.)", "L4-hours (est.)"]  # fmt: skip
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [r.get(k) or "" for k in COLUMNS]
-        cells[1] = f"`{r['part']}`"
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    ok = [r for r in rows if r["status"] == "ok"]
-    t4 = sum(float(r["t4_hours_estimate"]) for r in ok if r.get("t4_hours_estimate"))
-    secs = sum(float(r["seconds"]) for r in rows if r.get("seconds"))
-    lines.append("")
-    lines.append(f"{len(ok)} of {len(rows)} rows `ok`; {secs / 60:.0f} minutes here in all; {t4:.1f} T4-hours "
-                 "estimated for the rows that are `ok`.")  # fmt: skip
-    return "\n".join(lines)
-
-
-def render_running(md_path: Path, rows: list[dict]) -> None:
-    """Replace the table between :data:`MARK_BEGIN` and :data:`MARK_END` in ``md_path`` (both must be there)."""
-    text = Path(md_path).read_text()
-    if MARK_BEGIN not in text or MARK_END not in text:
-        raise ValueError(f"{md_path}: no rehearsal table markers ({MARK_BEGIN!r} ... {MARK_END!r})")
-    head, rest = text.split(MARK_BEGIN, 1)
-    _, tail = rest.split(MARK_END, 1)
-    new = f"{head}{MARK_BEGIN}\n{markdown_table(rows)}\n{MARK_END}{tail}"
-    atomic_write(md_path, lambda fh: fh.write(new), mode="w")

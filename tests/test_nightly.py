@@ -520,3 +520,43 @@ def test_push_files_and_tag_to_a_remote(tmp_path):
     assert "tag created: True" in _nightly(*args, cwd=tmp_path).stdout
     assert "tag created: False" in _nightly(*args, cwd=tmp_path).stdout  # an existing tag is never moved
     assert not list(tmp_path.rglob("*.git/config")) or "extraheader" not in (remote / "config").read_text()
+
+
+def _deploy_step(name: str) -> dict:
+    return next(s for s in _workflows()["nightly.yml"]["jobs"]["deploy"]["steps"] if s.get("name") == name)
+
+
+def test_a_built_books_colab_buttons_open_notebooks_the_nightly_publishes(night, tmp_path):
+    """The Colab URL a book built from this project shows (bookkit.book.staged_config, the URL the browser test
+    finds on every chapter page) names a branch and path that the nightly's publish steps create: the runnable
+    notebooks laid out by `nightly.py colab`, pushed by the deploy job's step to the `colab` branch."""
+    from bookkit.book import COLAB_BRANCH, staged_config
+    from bookkit.expectations import colab_url
+
+    ws, artifacts = night
+    upload_download(ws, "run-offline", _workflow_uploads()["run-offline"], artifacts)
+    pub = tmp_path / "publish"
+    pub.mkdir()
+    assert _nightly("layout", str(artifacts), "build/runs", cwd=pub).returncode == 0
+    assert _nightly("colab", "build/runs", "colab-tree", cwd=pub).returncode == 0
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    step = _deploy_step("Push the runnable notebooks to the colab branch")
+    args = step["run"].split("scripts/nightly.py ", 1)[1].replace('"$TAG"', "colab-0123456789ab").split()
+    args = [a.strip('"') for a in args]
+    r = _nightly(*args[: args.index("--message") + 1], "nightly", "--remote", str(remote), cwd=pub)
+    assert r.returncode == 0, r.stderr
+    assert "--branch" in args and args[args.index("--branch") + 1] == COLAB_BRANCH
+
+    config = tmp_path / "_config.yml"
+    config.write_text(staged_config(ROOT))
+    for chapter in ("alpha", "beta"):
+        url = colab_url(config, chapter)
+        branch, path = re.search(r"/blob/([^/]+)/(.+)$", url).groups()
+        assert branch == COLAB_BRANCH
+        shown = subprocess.run(["git", "show", f"{branch}:{path}"], cwd=remote, capture_output=True, text=True)
+        assert shown.returncode == 0, f"{url}: {path} is not on {branch}"
+        assert shown.stdout == (pub / "colab-tree" / path).read_text()
+    # the published book opens the tag of its own commit instead
+    config.write_text(staged_config(ROOT, "colab-0123456789ab"))
+    assert "/blob/colab-0123456789ab/notebooks/alpha.ipynb" in colab_url(config, "alpha")

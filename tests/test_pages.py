@@ -6,8 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
-from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -255,23 +253,3 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
               "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
     line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone
     assert "one session, about 1.8 hours on a T4 (0.99 on an L4), 6.0 GB of RAM and 2.5 GB of disk" in line
-
-
-def test_every_test_the_reliability_table_names_exists():
-    """The running page's table of bad inputs and faults (issue 28) names a test for each row: each named file
-    and function exists (a renamed test would leave the row pointing at nothing)."""
-    tests = Path(__file__).parent
-    text = (tests.parent / "book" / "running.md").read_text()
-    table = text[text.index("(reliability)=") :].split("**Data files**")[0]
-    rows = [r for r in table.splitlines() if r.startswith("| ") and not r.startswith("| bad input")]
-    named, last = [], None
-    for row in rows:
-        for ref in re.findall(r"`(test_[^`]*|::[^`]+)`", row.rstrip(" |").rsplit(" | ", 1)[-1]):
-            file, _, name = ref.partition("::")
-            last = file or last
-            named.append((last, name))
-    assert len(rows) >= 16 and len(named) >= len(rows)
-    missing = [
-        f"{f}::{n}" for f, n in named if not (tests / f).is_file() or (n and f"def {n}(" not in (tests / f).read_text())
-    ]
-    assert missing == []

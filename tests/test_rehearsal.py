@@ -1,5 +1,5 @@
 """The paper-scale rehearsal (issue 26, items 3 and 4): the cost-exponent fit and extrapolation, the T4
-estimate, the row schema of book/rehearsal.csv, the driver's resumability and the running page's table."""
+estimate, the row schema of book/rehearsal.csv and the driver's resumability."""
 
 from __future__ import annotations
 
@@ -211,20 +211,6 @@ def test_read_rows_rejects_other_columns(tmp_path):
     bad.write_text("chapter,part\nisoscore,bert\n")
     with pytest.raises(ValueError, match="expected"):
         R.read_rows(bad)
-
-
-def test_render_running_replaces_only_the_table(tmp_path):
-    rows = R.rehearse([CHAPTER], tmp_path / "r.csv", tmp_path, runner=_fake_runner([]))
-    page = tmp_path / "running.md"
-    page.write_text(f"before\n{R.MARK_BEGIN}\nold table\n{R.MARK_END}\nafter\n")
-    R.render_running(page, rows)
-    text = page.read_text()
-    assert text.startswith("before\n") and text.endswith(f"{R.MARK_END}\nafter\n") and "old table" not in text
-    assert "| training_dynamics | `all` |" in text
-    assert "1 of 1 rows `ok`" in text and "0.2 T4-hours estimated for the rows that are `ok`" in text
-    page.write_text("no markers\n")
-    with pytest.raises(ValueError, match="markers"):
-        R.render_running(page, rows)
 
 
 def test_run_part_measures_a_real_part_in_a_child(tmp_path, monkeypatch):

@@ -54,3 +54,21 @@ def test_rendered_chapters_hide_the_boilerplate(smoke_book):
         text = page.read_text()
         assert "Colab bootstrap" not in text, page.name
         assert "Parameters" not in text or "injected-parameters" not in text, page.name
+        assert "bookkit.colab import finish" not in text, page.name
+
+
+def test_colab_buttons_open_the_published_notebooks(smoke_book):
+    """A built book's launch buttons open notebooks/<chapter>.ipynb on the branch the nightly publishes them to
+    (tests/test_nightly.py checks that the publish step puts them there), not on main, where none exist."""
+    from bookkit.book import COLAB_BRANCH
+
+    for page in (smoke_book.html / "notebooks").glob("*.html"):
+        want = f"/blob/{COLAB_BRANCH}/notebooks/{page.stem}.ipynb"
+        assert want in page.read_text(), f"{page.name}: no Colab link to {want}"
+
+
+def test_the_running_pages_tables_are_generated(smoke_book):
+    running = (smoke_book.html / "book" / "running.html").read_text()
+    assert "replib:" not in running, "a marker left unfilled"
+    assert "machine" in running and "T4-hours" in running and "rehearsal.html" in running
+    assert "<table" in (smoke_book.html / "book" / "rehearsal.html").read_text()
