@@ -23,6 +23,7 @@ from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
 
 from . import reuse
+from .budget import BUDGET_PROFILE, against, allowed, load_budget
 from .claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
 from .errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
@@ -394,6 +395,21 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     return entry, results
 
 
+def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None:
+    """Print the seconds of ``entries`` (one chapter, or with ``total`` all of them) against their budget
+    (:mod:`bookkit.budget`: cold, 2 cores, the offline profile); nothing for another profile or a re-check."""
+    if plan.profile != BUDGET_PROFILE or plan.check_only or plan.part is not None:
+        return
+    budget = load_budget(plan.root)
+    n = len([s for s in plan.seeds if s is not None]) or 1
+    limits = [allowed(budget, e["chapter"], n) for e in entries]
+    seconds = sum(float(e.get("seconds") or 0.0) for e in entries)
+    limit = None if any(x is None for x in limits) else sum(limits)
+    what = "chapters" if total else entries[0]["chapter"]
+    reused = " (reused)" if all(e.get("reused") for e in entries) else ""
+    plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{reused}")
+
+
 def _run_on_lanes(plan: _Plan, found: list[ChapterClaims], jobs: int) -> dict:
     """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.lanes`), longest first (its
     time in the previous report, else its limit); ``(chapter, seed) -> _SeedRun``."""
@@ -529,7 +545,11 @@ def run(
             plan.executed = _run_on_lanes(plan, found, jobs)
         plan.previous = previous_seconds(out_dir) if check_only else {}
         by_name = {ch.chapter: ch for ch in found}
-        done = {name: _run_chapter(plan, by_name[name]) for name in execution_order(list(by_name))}
+        done = {}
+        for name in execution_order(list(by_name)):
+            done[name] = _run_chapter(plan, by_name[name])
+            _print_budget(plan, [done[name][0]])
+        _print_budget(plan, [e for e, _ in done.values()], total=True)
         for ch in found:  # the report in the book's order
             entry, results = done[ch.chapter]
             report["chapters"].append(entry)
