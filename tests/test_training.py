@@ -11,11 +11,15 @@ import pytest
 
 from replib.metrics import avg_pairwise_cosine, cosine_contributions, rogue_dimensions
 from replib.training import (
+    FLATTENING,
     TrainingInterrupted,
     config_for,
     eval_steps,
+    flattening,
+    generalisation_gap,
     log_spaced_steps,
     mask_tokens,
+    over_minimum,
     relative_drop,
     residue_counts,
     train_lm,
@@ -148,6 +152,28 @@ def test_relative_drop_over_the_last_quarter():
         relative_drop([{"step": 0, "val_loss": 5.0}, {"step": 8, "val_loss": 2.0}])
     with pytest.raises(ValueError, match="last_frac"):
         relative_drop(log, 1.5)
+
+
+def _curve(val, train):
+    steps = [0, 256, 512, 768, 1024]
+    return [{"step": s, "val_loss": v, "train_eval_loss": t} for s, v, t in zip(steps, val, train)]
+
+
+def test_an_overfitted_curve_fails_the_flattening_criterion():
+    # the last quarter changed the validation loss by less than 1 % in both runs; only the converged one is flat
+    converged = _curve([7.6, 4.6, 4.3, 4.22, 4.2], [7.6, 4.5, 4.2, 4.12, 4.1])
+    f = flattening(converged)
+    assert f["flattened"] and np.isclose(f["gap"], 0.1 / 4.2) and f["over_min"] == 0.0
+    # overfitted: the training loss fell on far below the validation loss, which rose from its minimum
+    overfitted = _curve([7.6, 4.3, 3.98, 3.99, 4.01], [7.6, 4.0, 3.4, 3.0, 2.71])
+    f = flattening(overfitted)
+    assert f["rel_drop"] < FLATTENING["max_rel_drop"]  # the last-quarter criterion alone lets it pass
+    assert f["gap"] > FLATTENING["max_gap"] and not f["flattened"]
+    # the validation loss turned up by more than the bound: fails on its own, whatever the gap
+    turned_up = _curve([7.6, 4.3, 3.98, 4.1, 4.2], [7.6, 4.3, 3.98, 4.05, 4.1])
+    assert over_minimum(turned_up) > FLATTENING["max_over_min"] and not flattening(turned_up)["flattened"]
+    with pytest.raises(ValueError, match="train_eval_loss"):
+        generalisation_gap([{"step": 8, "val_loss": 2.0}])
 
 
 # ------------------------------------------------------------------------------------------ cache key
