@@ -447,7 +447,9 @@ def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None
     plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{reused}")
 
 
-def _first_seed_pass(plan: _Plan, found: list[ChapterClaims], report: dict, after_first_seed: Callable) -> None:
+def _first_seed_pass(
+    plan: _Plan, found: list[ChapterClaims], report: dict, after_first_seed: Callable, partial: bool
+) -> None:
     """Execute every chapter for the first seed (each chapter's preparation for all its seeds before it), then
     hand a report of the first seed's verdicts, marked ``provisional``, to ``after_first_seed`` (the main job
     builds the book from it); the seeds after it then execute as usual (``plan.executed`` keeps the first's)."""
@@ -469,7 +471,7 @@ def _first_seed_pass(plan: _Plan, found: list[ChapterClaims], report: dict, afte
     provisional["provisional"] = {"seeds_done": [first], "seeds": list(plan.seeds)}
     provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])
     provisional["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_report(provisional, plan.out_dir, partial=False, progress=plan.progress)
+    write_report(provisional, plan.out_dir, partial=partial, progress=plan.progress)
     plan.progress(f"[progress] seed {first} done in {_minutes(time.perf_counter() - plan.started)}: provisional report")
     after_first_seed(provisional)
 
@@ -613,7 +615,7 @@ def run(
         if jobs > 1 and part is None and not check_only:
             plan.executed = _run_on_lanes(plan, found, jobs)
         elif after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only:
-            _first_seed_pass(plan, found, report, after_first_seed)
+            _first_seed_pass(plan, found, report, after_first_seed, partial=chapters is not None)
         plan.previous = previous_seconds(out_dir) if check_only else {}
         by_name = {ch.chapter: ch for ch in found}
         done = {}

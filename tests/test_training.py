@@ -315,6 +315,38 @@ def test_the_recorded_unigram_baseline_scores_the_validation_tokens(task, tmp_pa
     assert unigram["n_tokens"] == len(targets) and np.isclose(unigram["val_loss"], expected, rtol=1e-12)
     assert [r["step"] for r in run.log()] == eval_steps(cfg["steps"])  # the validation loss at every eval step
     assert not run.checkpoint(3).exists() and run.checkpoint(4).exists()  # weights at the checkpoints only
+    # the loss on fixed training windows beside the validation loss at every logged step (the gap criterion)
+    assert all(r["train_eval_loss"] > 0 for r in run.log())
+    assert sum(b["input_ids"].shape[0] for b in data["train_eval_batches"]) == sum(
+        b["input_ids"].shape[0] for b in data["val_batches"]
+    )
+
+
+def test_the_held_out_articles_cover_the_evaluation_words_and_are_not_trained_on():
+    from replib.training.data import articles, hold_out
+
+    lines = [" = A = ", " a b c ", " = = A1 = = ", " d e ", " = B = ", " f g h i ", " = C = ", " j k "]
+    assert [len(g) for g in articles(lines)] == [4, 2, 2]  # a section heading stays inside its article
+    held, rest = hold_out(lines, 13)  # article A has 13 words, its headings' included: A alone
+    assert held == lines[:4] and rest == lines[4:]
+    held, rest = hold_out(lines, 14)  # A is one word short: A and B
+    assert held == lines[:6] and rest == lines[6:]
+    with pytest.raises(ValueError, match="cannot hold out"):
+        hold_out(lines, 100)
+
+
+@needs_mirror
+def test_the_offline_text_run_trains_on_every_article_but_the_held_out_ones():
+    from replib.data.loaders import load_lm_corpus
+    from replib.training.loop import text_lines
+
+    cfg = config_for("offline")["text"]
+    held, train = text_lines(cfg)
+    test, valid = load_lm_corpus("wikitext2", "test"), load_lm_corpus("wikitext2", "valid")
+    assert held + train[len(valid) :] == test and train[: len(valid)] == valid
+    assert sum(len(line.split()) for line in held) >= cfg["n_val"] * cfg["seq_len"]  # the evaluation windows
+    smoke = config_for("smoke")["text"]
+    assert text_lines(smoke) == (test, valid)  # evaluation split not trained on: all of it evaluated
 
 
 # ------------------------------------------------------------------ faults: kills, torn writes, corruption
