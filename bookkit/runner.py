@@ -148,6 +148,7 @@ class _Plan:
     prepared: dict = field(default_factory=dict)  # chapter -> seconds of its preparation, done in the first pass
     started: float = field(default_factory=time.perf_counter)  # when the run began (the progress line)
     done: set = field(default_factory=set)  # (chapter, seed) executed or reused so far (the progress line)
+    chapters: list = field(default_factory=list)  # the chapters of this run (the progress line)
 
     def models_for(self, chapter: str) -> list[str] | None:
         if not self.models or chapter in TAKES_NO_MODEL:
@@ -278,7 +279,7 @@ def _minutes(seconds: float) -> str:
 def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
     """One line before an execution: the chapter, the seed, the time since the run began and the time left by
     the budget (:mod:`bookkit.budget`: the budgets of the executions not done yet, this one included)."""
-    names = chapter_names(plan.root)
+    names = plan.chapters or [chapter]
     budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
     left, unknown = 0.0, False
     for i, s in enumerate(plan.seeds):
@@ -610,6 +611,7 @@ def run(
         part=part,
         scheduler=scheduler,
         threads=lane_threads(jobs) if jobs > 1 else None,
+        chapters=[ch.chapter for ch in found],
     )
     with run_lock(out_dir):
         if jobs > 1 and part is None and not check_only:

@@ -350,7 +350,9 @@ def test_the_main_job_runs_every_chapter_for_the_first_seed_then_hands_over_a_pr
     assert "provisional" not in report and report["seeds"] == [0, 1]
     assert "provisional" not in json.loads((project / "out" / "report.json").read_text())
     progress = [line for line in lines if line.startswith("[progress]")]
-    assert progress[0].startswith(f"[progress] {calls[0][0]} seed 0: 0 min ") and "to go" in progress[0]
+    assert progress[0].startswith(f"[progress] {calls[0][0]} seed 0: 0 min ")
+    assert progress[0].endswith(f"{2 * len(chapters)} executions to go")  # the fixture has no budget: no estimate
+    assert progress[-1].endswith("1 execution to go")
     # one lane, one seed, or no callback: the chapters run one after the other, every seed of each in turn
     calls.clear()
     runner.run("smoke", out_dir=project / "out2", root=project, progress=lines.append, seeds=[0, 1])
