@@ -453,7 +453,8 @@ def _first_seed_pass(
 ) -> None:
     """Execute every chapter for the first seed (each chapter's preparation for all its seeds before it), then
     hand a report of the first seed's verdicts, marked ``provisional``, to ``after_first_seed`` (the main job
-    builds the book from it); the seeds after it then execute as usual (``plan.executed`` keeps the first's)."""
+    builds the book from it), unless every first-seed execution was reused; the seeds after it then execute as
+    usual (``plan.executed`` keeps the first's)."""
     first = plan.seeds[0]
     one = _Plan(**{**plan.__dict__, "seeds": [first]})
     by_name = {ch.chapter: ch for ch in found}
@@ -468,6 +469,8 @@ def _first_seed_pass(
         entry, results = _run_chapter(one, ch)
         provisional["chapters"].append(entry)
         provisional["claims"].extend(results)
+    if all(r.reused for (_, seed), r in plan.executed.items() if seed == first):
+        return  # nothing new for the first seed (an unchanged re-run): the book of the last run stands
     provisional["seeds"] = [first]
     provisional["provisional"] = {"seeds_done": [first], "seeds": list(plan.seeds)}
     provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])

@@ -353,6 +353,20 @@ def test_the_main_job_runs_every_chapter_for_the_first_seed_then_hands_over_a_pr
     assert progress[0].startswith(f"[progress] {calls[0][0]} seed 0: 0 min ")
     assert progress[0].endswith(f"{2 * len(chapters)} executions to go")  # the fixture has no budget: no estimate
     assert progress[-1].endswith("1 execution to go")
+    # an unchanged re-run (every first-seed execution reused): no provisional report, no book in between
+    monkeypatch.setattr(
+        runner, "_execute", lambda plan, ch, seed, dst, *a, **k: runner._SeedRun("ok", None, 1.0, dst, reused="x")
+    )
+    runner.run(
+        "smoke",
+        out_dir=project / "out",
+        root=project,
+        progress=lines.append,
+        seeds=[0, 1],
+        after_first_seed=after_first_seed,
+    )
+    assert len(seen) == 1
+    monkeypatch.setattr(runner, "_execute", fake_execute)
     # one lane, one seed, or no callback: the chapters run one after the other, every seed of each in turn
     calls.clear()
     runner.run("smoke", out_dir=project / "out2", root=project, progress=lines.append, seeds=[0, 1])
