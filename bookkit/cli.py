@@ -279,6 +279,7 @@ def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) 
 def _run(args) -> int:
     """``run``, ``check`` and ``all`` (which then builds the book, also after a failed claim)."""
     from .book import build
+    from .errors import BookBuildError
     from .run_report import format_table
     from .runner import chapter_names, run
 
@@ -291,6 +292,16 @@ def _run(args) -> int:
     chapters = _chapters(args)
     if args.list_parts:
         return _list_parts(args, root, chapters, models)
+
+    def book_after_first_seed(provisional: dict) -> None:  # the main job: a page as soon as the first seed is done
+        try:
+            html = build(args.profile, root=root, force=args.force)
+        except BookBuildError as exc:  # the book is built again at the end, where a failure counts
+            print(f"book after the first seed not built: {exc}")
+            return
+        seeds = " ".join(map(str, provisional["provisional"]["seeds"]))
+        print(f"book built after seed {provisional['seeds'][0]} of {seeds}: {html / 'index.html'} (rebuilt at the end)")
+
     rep = run(
         profile=args.profile,
         chapters=chapters,
@@ -304,6 +315,7 @@ def _run(args) -> int:
         part=args.part,
         scheduler=args.scheduler,
         jobs=getattr(args, "jobs", 1),
+        after_first_seed=book_after_first_seed if args.cmd == "all" else None,
     )
     print(format_table(rep))
     failed = rep["summary"]["failed"] > 0 or rep["summary"]["chapter_failures"] > 0

@@ -364,6 +364,25 @@ def chapter_claims_markdown(ch: str, reports: list[dict], title: str, claim_link
     return [*out, ""]
 
 
+def _provisional_notes(reports: list[dict]) -> list[str]:
+    """A note for each report written after the first of its seeds (:func:`bookkit.runner.run`'s
+    ``after_first_seed``): its verdicts rest on that seed alone until the run has ended."""
+    out = []
+    for rep in reports:
+        p = rep.get("provisional")
+        if p:
+            done, seeds = " ".join(map(str, p["seeds_done"])), " ".join(map(str, p["seeds"]))
+            out += [
+                "```{note}",
+                f"Provisional (profile `{rep['profile']}`): these verdicts rest on seed {done} alone; the run "
+                f"goes on with seeds {seeds}, and this book is built again with every seed's verdicts when it ends "
+                "(a claim whose verdict then depends on the seed is inconclusive).",
+                "```",
+                "",
+            ]
+    return out
+
+
 def dashboard_markdown(
     reports: list[dict],
     chapter_links: dict[str, str] | None = None,
@@ -401,6 +420,7 @@ def dashboard_markdown(
         return "\n".join(out)
     reports = merge(reports)
     titles = _chapter_titles(reports)
+    out += _provisional_notes(reports)
     out += _substituted_notes(reports)
     out += _at_a_glance(reports, list(titles), links)
     out += _what_is_reproduced(reports, titles)

@@ -9,6 +9,7 @@ notebooks (over several seeds by :mod:`bookkit.seeds`); the report is written as
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
 
 from . import reuse
+from .budget import BUDGET_PROFILE, against, allowed, load_budget
 from .claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
 from .errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
@@ -143,6 +145,10 @@ class _Plan:
     threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
     executed: dict = field(default_factory=dict)  # (chapter, seed) -> _SeedRun, executed on lanes beforehand
     wrong_kind: dict = field(default_factory=dict)  # chapter -> _wrong_model_kind's answer, computed once
+    prepared: dict = field(default_factory=dict)  # chapter -> seconds of its preparation, done in the first pass
+    started: float = field(default_factory=time.perf_counter)  # when the run began (the progress line)
+    done: set = field(default_factory=set)  # (chapter, seed) executed or reused so far (the progress line)
+    chapters: list = field(default_factory=list)  # the chapters of this run (the progress line)
 
     def models_for(self, chapter: str) -> list[str] | None:
         if not self.models or chapter in TAKES_NO_MODEL:
@@ -257,10 +263,41 @@ def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> 
     dst = _seed_notebook(plan, ch.chapter, seed, first)
     tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
     if not plan.check_only:
-        return _read_executed(_execute(plan, ch, seed, dst, tag))
+        _progress_line(plan, ch.chapter, seed)
+        run = _read_executed(_execute(plan, ch, seed, dst, tag))
+        plan.done.add((ch.chapter, seed))
+        return run
     if dst.exists():
         return _read_executed(_SeedRun("ok", None, float(plan.previous.get((ch.chapter, seed)) or 0.0), dst))
     return _SeedRun("error", "not executed", 0.0, dst)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
+    """One line before an execution: the chapter, the seed, the time since the run began and the time left by
+    the budget (:mod:`bookkit.budget`: the budgets of the executions not done yet, this one included)."""
+    names = plan.chapters or [chapter]
+    budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
+    left, unknown = 0.0, False
+    for i, s in enumerate(plan.seeds):
+        for name in names:
+            if (name, s) in plan.done:
+                continue
+            if name not in budget:
+                unknown = True
+                continue
+            first, each = budget[name]
+            left += first if i == 0 else (each or 0.0)
+    todo = len(names) * len(plan.seeds) - len(plan.done)
+    eta = "" if unknown or not budget else f", about {_minutes(left)} left by the budget"
+    seed_text = "" if seed is None else f" seed {seed}"
+    plan.progress(
+        f"[progress] {chapter}{seed_text}: {_minutes(time.perf_counter() - plan.started)} elapsed, "
+        f"{todo} execution{'s' if todo != 1 else ''} to go{eta}"
+    )
 
 
 def _not_run(ch: ChapterClaims) -> dict:
@@ -377,6 +414,8 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
         entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
         return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
     prepared = _prepare(plan, ch)
+    if prepared is None:  # prepared in the first seed's pass (_first_seed_pass)
+        prepared = plan.prepared.get(ch.chapter)
     runs = {s: plan.executed.get((ch.chapter, s)) or _run_seed(plan, ch, s, i == 0) for i, s in enumerate(plan.seeds)}
     results = check_chapter_seeds(
         ch,
@@ -392,6 +431,53 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
         entry["prepare_seconds"] = round(prepared, 1)
         entry["seconds"] = round(entry["seconds"] + prepared, 1)
     return entry, results
+
+
+def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None:
+    """Print the seconds of ``entries`` (one chapter, or with ``total`` all of them) against their budget
+    (:mod:`bookkit.budget`: cold, 2 cores, the offline profile); nothing for another profile or a re-check."""
+    if plan.profile != BUDGET_PROFILE or plan.check_only or plan.part is not None:
+        return
+    budget = load_budget(plan.root)
+    n = len([s for s in plan.seeds if s is not None]) or 1
+    limits = [allowed(budget, e["chapter"], n) for e in entries]
+    seconds = sum(float(e.get("seconds") or 0.0) for e in entries)
+    limit = None if any(x is None for x in limits) else sum(limits)
+    what = "chapters" if total else entries[0]["chapter"]
+    reused = " (reused)" if all(e.get("reused") for e in entries) else ""
+    plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{reused}")
+
+
+def _first_seed_pass(
+    plan: _Plan, found: list[ChapterClaims], report: dict, after_first_seed: Callable, partial: bool
+) -> None:
+    """Execute every chapter for the first seed (each chapter's preparation for all its seeds before it), then
+    hand a report of the first seed's verdicts, marked ``provisional``, to ``after_first_seed`` (the main job
+    builds the book from it), unless every first-seed execution was reused; the seeds after it then execute as
+    usual (``plan.executed`` keeps the first's)."""
+    first = plan.seeds[0]
+    one = _Plan(**{**plan.__dict__, "seeds": [first]})
+    by_name = {ch.chapter: ch for ch in found}
+    provisional = json.loads(json.dumps(report))
+    for name in execution_order(list(by_name)):
+        ch = by_name[name]
+        if not ch.error and not _wrong_model_kind(plan, name):
+            seconds = _prepare(plan, ch)
+            if seconds is not None:
+                plan.prepared[name] = seconds
+            plan.executed[(name, first)] = _run_seed(plan, ch, first, True)
+        entry, results = _run_chapter(one, ch)
+        provisional["chapters"].append(entry)
+        provisional["claims"].extend(results)
+    if all(r.reused for (_, seed), r in plan.executed.items() if seed == first):
+        return  # nothing new for the first seed (an unchanged re-run): the book of the last run stands
+    provisional["seeds"] = [first]
+    provisional["provisional"] = {"seeds_done": [first], "seeds": list(plan.seeds)}
+    provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])
+    provisional["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_report(provisional, plan.out_dir, partial=partial, progress=plan.progress)
+    plan.progress(f"[progress] seed {first} done in {_minutes(time.perf_counter() - plan.started)}: provisional report")
+    after_first_seed(provisional)
 
 
 def _run_on_lanes(plan: _Plan, found: list[ChapterClaims], jobs: int) -> dict:
@@ -465,6 +551,7 @@ def run(
     part: str | None = None,
     scheduler: str | None = None,
     jobs: int = 1,
+    after_first_seed: Callable[[dict], object] | None = None,
 ) -> dict:
     """Execute chapters and check their claims; return (and write) the report.
 
@@ -494,6 +581,10 @@ def run(
         passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
     jobs : execute this many chapters (and seeds) at once, each kernel with ``cores // jobs`` threads
         (:mod:`bookkit.lanes`); not with ``part`` or ``check_only``
+    after_first_seed : with two or more seeds (one lane, whole chapters, executing), every chapter runs for the
+        first seed before any runs for the others, and this is called with a report of the first seed's
+        verdicts (``report["provisional"]``, also written to ``out_dir/report.json`` until the run ends): the
+        main job builds the book from it
     """
     seeds = _check_arguments(rehearsal, models, seeds)
     if jobs > 1 and part is not None:
@@ -523,13 +614,20 @@ def run(
         part=part,
         scheduler=scheduler,
         threads=lane_threads(jobs) if jobs > 1 else None,
+        chapters=[ch.chapter for ch in found],
     )
     with run_lock(out_dir):
         if jobs > 1 and part is None and not check_only:
             plan.executed = _run_on_lanes(plan, found, jobs)
+        elif after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only:
+            _first_seed_pass(plan, found, report, after_first_seed, partial=chapters is not None)
         plan.previous = previous_seconds(out_dir) if check_only else {}
         by_name = {ch.chapter: ch for ch in found}
-        done = {name: _run_chapter(plan, by_name[name]) for name in execution_order(list(by_name))}
+        done = {}
+        for name in execution_order(list(by_name)):
+            done[name] = _run_chapter(plan, by_name[name])
+            _print_budget(plan, [done[name][0]])
+        _print_budget(plan, [e for e, _ in done.values()], total=True)
         for ch in found:  # the report in the book's order
             entry, results = done[ch.chapter]
             report["chapters"].append(entry)

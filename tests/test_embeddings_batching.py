@@ -102,3 +102,18 @@ def test_sentence_layers_from_one_forward_equal_one_call_per_layer():
     assert len(calls) == 1  # one batch, one forward for all three layers
     with pytest.raises(ValueError, match="distinct"):
         embed_sentence_layers(lm, texts, [1, 1])
+
+
+def test_the_cpu_forward_takes_bf16_only_with_native_instructions_and_a_measured_small_shift():
+    from bookkit.environment import environment_info
+    from replib.profiles import MAX_SHIFT_OF_BAND, choose_precision, cpu_flags
+
+    small = MAX_SHIFT_OF_BAND / 4
+    assert choose_precision({"avx", "avx2", "fma"}, small) == "fp32"  # emulated bf16: slower than float32
+    assert choose_precision({"avx2", "avx512_bf16"}, None) == "fp32"  # native, but its effect not measured
+    assert choose_precision({"avx2", "avx512_bf16"}, small) == "bf16"
+    assert choose_precision({"amx_bf16"}, small) == "bf16"
+    assert choose_precision({"avx512_bf16"}, MAX_SHIFT_OF_BAND) == "fp32"  # moves the statistics too far
+    env = environment_info()  # the report records the CPU's flags and the precision they allow
+    assert env["cpu_precision"] == choose_precision(cpu_flags())
+    assert set(env["cpu_flags"]) <= cpu_flags()

@@ -173,6 +173,14 @@ def test_dashboard_shows_a_chapter_that_did_not_run():
     assert "❌ timeout" in md and "exceeded the chapter limit" in md and "```{warning}" in md
 
 
+def test_a_report_of_the_first_seed_alone_says_so_on_the_page():
+    rep = _report()
+    assert "Provisional" not in report.dashboard_markdown([rep])
+    rep["provisional"] = {"seeds_done": [0], "seeds": [0, 1]}
+    md = report.dashboard_markdown([rep])
+    assert "Provisional (profile `smoke`): these verdicts rest on seed 0 alone; the run goes on with seeds 0 1" in md
+
+
 def test_validation_markdown_from_the_runner_report(smoke_book):
     """The overview links each paper's page; each paper's page lists every claim of its chapter."""
     rep = json.loads(smoke_book.report.read_text())

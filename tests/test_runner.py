@@ -314,3 +314,60 @@ def test_a_claims_file_that_crashed_the_loader_fails_its_chapter_with_file_and_l
     assert found["good"].error is None and found["good"].claims
     assert re.search(match, found["bad"].error), found["bad"].error
     assert found["bad"].error.startswith(f"claims file: {project / 'notebooks' / 'bad.claims.yml'}")
+
+
+def test_the_main_job_runs_every_chapter_for_the_first_seed_then_hands_over_a_provisional_report(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    calls, seen = [], []
+
+    def fake_execute(plan, ch, seed, dst, tag, part=None, limit=None):
+        calls.append((ch.chapter, seed))
+        return runner._SeedRun("ok", None, 1.0, dst)
+
+    def after_first_seed(rep):
+        seen.append((len(calls), rep, json.loads((project / "out" / "report.json").read_text())))
+
+    monkeypatch.setattr(runner, "_execute", fake_execute)
+    lines = []
+    report = runner.run(
+        "smoke",
+        out_dir=project / "out",
+        root=project,
+        progress=lines.append,
+        seeds=[0, 1],
+        after_first_seed=after_first_seed,
+    )
+    chapters = runner.chapter_names(project)
+    assert len(calls) == 2 * len(chapters)
+    assert {c for c, s in calls[: len(chapters)]} == set(chapters) and all(s == 0 for _, s in calls[: len(chapters)])
+    assert all(s == 1 for _, s in calls[len(chapters) :])
+    ((n_before, provisional, on_disk),) = seen  # called once, after the first seed's executions, before the second's
+    assert n_before == len(chapters)
+    assert provisional["provisional"] == {"seeds_done": [0], "seeds": [0, 1]} and provisional["seeds"] == [0]
+    assert on_disk["provisional"] == provisional["provisional"]
+    assert {c["chapter"] for c in provisional["chapters"]} == set(chapters)
+    assert "provisional" not in report and report["seeds"] == [0, 1]
+    assert "provisional" not in json.loads((project / "out" / "report.json").read_text())
+    progress = [line for line in lines if line.startswith("[progress]")]
+    assert progress[0].startswith(f"[progress] {calls[0][0]} seed 0: 0 min ")
+    assert progress[0].endswith(f"{2 * len(chapters)} executions to go")  # the fixture has no budget: no estimate
+    assert progress[-1].endswith("1 execution to go")
+    # an unchanged re-run (every first-seed execution reused): no provisional report, no book in between
+    monkeypatch.setattr(
+        runner, "_execute", lambda plan, ch, seed, dst, *a, **k: runner._SeedRun("ok", None, 1.0, dst, reused="x")
+    )
+    runner.run(
+        "smoke",
+        out_dir=project / "out",
+        root=project,
+        progress=lines.append,
+        seeds=[0, 1],
+        after_first_seed=after_first_seed,
+    )
+    assert len(seen) == 1
+    monkeypatch.setattr(runner, "_execute", fake_execute)
+    # one lane, one seed, or no callback: the chapters run one after the other, every seed of each in turn
+    calls.clear()
+    runner.run("smoke", out_dir=project / "out2", root=project, progress=lines.append, seeds=[0, 1])
+    assert calls[:2] == [(calls[0][0], 0), (calls[0][0], 1)]

@@ -11,11 +11,15 @@ import pytest
 
 from replib.metrics import avg_pairwise_cosine, cosine_contributions, rogue_dimensions
 from replib.training import (
+    FLATTENING,
     TrainingInterrupted,
     config_for,
     eval_steps,
+    flattening,
+    generalisation_gap,
     log_spaced_steps,
     mask_tokens,
+    over_minimum,
     relative_drop,
     residue_counts,
     train_lm,
@@ -148,6 +152,28 @@ def test_relative_drop_over_the_last_quarter():
         relative_drop([{"step": 0, "val_loss": 5.0}, {"step": 8, "val_loss": 2.0}])
     with pytest.raises(ValueError, match="last_frac"):
         relative_drop(log, 1.5)
+
+
+def _curve(val, train):
+    steps = [0, 256, 512, 768, 1024]
+    return [{"step": s, "val_loss": v, "train_eval_loss": t} for s, v, t in zip(steps, val, train)]
+
+
+def test_an_overfitted_curve_fails_the_flattening_criterion():
+    # the last quarter changed the validation loss by less than 1 % in both runs; only the converged one is flat
+    converged = _curve([7.6, 4.6, 4.3, 4.22, 4.2], [7.6, 4.5, 4.2, 4.12, 4.1])
+    f = flattening(converged)
+    assert f["flattened"] and np.isclose(f["gap"], 0.1 / 4.2) and f["over_min"] == 0.0
+    # overfitted: the training loss fell on far below the validation loss, which rose from its minimum
+    overfitted = _curve([7.6, 4.3, 3.98, 3.99, 4.01], [7.6, 4.0, 3.4, 3.0, 2.71])
+    f = flattening(overfitted)
+    assert f["rel_drop"] < FLATTENING["max_rel_drop"]  # the last-quarter criterion alone lets it pass
+    assert f["gap"] > FLATTENING["max_gap"] and not f["flattened"]
+    # the validation loss turned up by more than the bound: fails on its own, whatever the gap
+    turned_up = _curve([7.6, 4.3, 3.98, 4.1, 4.2], [7.6, 4.3, 3.98, 4.05, 4.1])
+    assert over_minimum(turned_up) > FLATTENING["max_over_min"] and not flattening(turned_up)["flattened"]
+    with pytest.raises(ValueError, match="train_eval_loss"):
+        generalisation_gap([{"step": 8, "val_loss": 2.0}])
 
 
 # ------------------------------------------------------------------------------------------ cache key
@@ -289,6 +315,38 @@ def test_the_recorded_unigram_baseline_scores_the_validation_tokens(task, tmp_pa
     assert unigram["n_tokens"] == len(targets) and np.isclose(unigram["val_loss"], expected, rtol=1e-12)
     assert [r["step"] for r in run.log()] == eval_steps(cfg["steps"])  # the validation loss at every eval step
     assert not run.checkpoint(3).exists() and run.checkpoint(4).exists()  # weights at the checkpoints only
+    # the loss on fixed training windows beside the validation loss at every logged step (the gap criterion)
+    assert all(r["train_eval_loss"] > 0 for r in run.log())
+    assert sum(b["input_ids"].shape[0] for b in data["train_eval_batches"]) == sum(
+        b["input_ids"].shape[0] for b in data["val_batches"]
+    )
+
+
+def test_the_held_out_articles_cover_the_evaluation_words_and_are_not_trained_on():
+    from replib.training.data import articles, hold_out
+
+    lines = [" = A = ", " a b c ", " = = A1 = = ", " d e ", " = B = ", " f g h i ", " = C = ", " j k "]
+    assert [len(g) for g in articles(lines)] == [4, 2, 2]  # a section heading stays inside its article
+    held, rest = hold_out(lines, 13)  # article A has 13 words, its headings' included: A alone
+    assert held == lines[:4] and rest == lines[4:]
+    held, rest = hold_out(lines, 14)  # A is one word short: A and B
+    assert held == lines[:6] and rest == lines[6:]
+    with pytest.raises(ValueError, match="cannot hold out"):
+        hold_out(lines, 100)
+
+
+@needs_mirror
+def test_the_offline_text_run_trains_on_every_article_but_the_held_out_ones():
+    from replib.data.loaders import load_lm_corpus
+    from replib.training.loop import text_lines
+
+    cfg = config_for("offline")["text"]
+    held, train = text_lines(cfg)
+    test, valid = load_lm_corpus("wikitext2", "test"), load_lm_corpus("wikitext2", "valid")
+    assert held + train[len(valid) :] == test and train[: len(valid)] == valid
+    assert sum(len(line.split()) for line in held) >= cfg["n_val"] * cfg["seq_len"]  # the evaluation windows
+    smoke = config_for("smoke")["text"]
+    assert text_lines(smoke) == (test, valid)  # evaluation split not trained on: all of it evaluated
 
 
 # ------------------------------------------------------------------ faults: kills, torn writes, corruption

@@ -209,9 +209,9 @@ def model_records(runs: dict) -> dict:
 
 def quality_table(runs: dict) -> pd.DataFrame:
     """How far each run trained (:func:`replib.training.training_quality`), one row per model: the final
-    validation perplexity beside the unigram baseline's on the same tokens, their ratio, and the relative
-    fall of the validation loss over the last quarter of training (flattened below
-    ``FLATTENING["max_rel_drop"]``)."""
+    validation perplexity beside the unigram baseline's on the same tokens, their ratio, and the flattening
+    criterion (``FLATTENING``): the relative fall of the validation loss over the last quarter of training, the
+    final validation loss above the run's minimum, and the train-validation gap at the end."""
     rows = {}
     for task, run in runs.items():
         q = training_quality(run)
@@ -221,12 +221,15 @@ def quality_table(runs: dict) -> pd.DataFrame:
 
 def quality_records(table: pd.DataFrame) -> dict:
     """The recorded numbers of :func:`quality_table`: ``<task>_unigram_ppl``, ``<task>_ppl_vs_unigram``,
-    ``<task>_val_loss_rel_drop_last_quarter``, ``<task>_flattened`` and ``<task>_n_val_tokens``."""
+    ``<task>_val_loss_rel_drop_last_quarter``, ``<task>_val_loss_over_min``, ``<task>_train_val_gap``,
+    ``<task>_flattened`` and ``<task>_n_val_tokens``."""
     out = {}
     for task, row in table.iterrows():
         out[f"{task}_unigram_ppl"] = float(row.unigram_ppl)
         out[f"{task}_ppl_vs_unigram"] = float(row.ppl_vs_unigram)
         out[f"{task}_val_loss_rel_drop_last_quarter"] = float(row.val_loss_rel_drop_last_quarter)
+        out[f"{task}_val_loss_over_min"] = float(row.val_loss_over_min)
+        out[f"{task}_train_val_gap"] = float(row.train_val_gap)
         out[f"{task}_flattened"] = bool(row.flattened)
         out[f"{task}_n_val_tokens"] = int(row.n_val_tokens)
     return out

@@ -32,7 +32,16 @@ from .measure import (
     training_quality,
 )
 from .parallel import parallel_workers, run_cost, train_seeds, trained_models
-from .quality import FLATTENING, relative_drop, residue_counts, unigram_baseline, unigram_cross_entropy
+from .quality import (
+    FLATTENING,
+    flattening,
+    generalisation_gap,
+    over_minimum,
+    relative_drop,
+    residue_counts,
+    unigram_baseline,
+    unigram_cross_entropy,
+)
 
 __all__ = [
     "code_version",
@@ -72,6 +81,9 @@ __all__ = [
     "training_quality",
     "FLATTENING",
     "relative_drop",
+    "flattening",
+    "generalisation_gap",
+    "over_minimum",
     "residue_counts",
     "unigram_baseline",
     "unigram_cross_entropy",

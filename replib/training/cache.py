@@ -31,8 +31,9 @@ from ..models.tiny import ESM_VOCAB
 __all__ = ["CODE_MODULES", "RUN_FORMAT", "code_version", "data_identity", "run_key", "run_key_parts"]
 
 #: version of the run folder's layout: runs written before checkpoints carried their sha256 (layout 1) are
-#: never read as verified ones; layout 3 logs the validation loss at the evaluation steps too
-RUN_FORMAT = 3
+#: never read as verified ones; layout 3 logs the validation loss at the evaluation steps too; layout 4 also the
+#: loss on fixed training windows (train_eval_loss, the train-validation gap of the flattening criterion)
+RUN_FORMAT = 4
 #: the modules of :mod:`replib.training` whose source shapes the trained weights and the run folder (the
 #: measurements, :mod:`.measure`, are keyed on their own)
 CODE_MODULES = ("cache.py", "checkpoints.py", "data.py", "loop.py", "quality.py")
@@ -78,10 +79,11 @@ def _identity(task: str, source: tuple) -> str:
 
 def data_identity(task: str, cfg: dict) -> str:
     """sha256 of the data a run reads, as loaded: the sequences of the Swiss-Prot ``subset`` (protein), or
-    the lines of the corpus's ``train_split`` and ``eval_split`` (text). Remembered per process."""
+    the lines of the corpus's ``train_split`` (one or several) and ``eval_split`` (text). Remembered per process."""
     if task == "protein":
         return _identity(task, (cfg["subset"],))
-    return _identity(task, (cfg["corpus"], cfg["train_split"], cfg["eval_split"]))
+    train = (cfg["train_split"],) if isinstance(cfg["train_split"], str) else tuple(cfg["train_split"])
+    return _identity(task, (cfg["corpus"], *train, cfg["eval_split"]))
 
 
 def run_key_parts(task: str, cfg: dict) -> dict:

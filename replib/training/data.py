@@ -98,6 +98,30 @@ def text_split(lines) -> str:
     return "\n".join(line.strip() for line in lines if line.strip())
 
 
+def articles(lines) -> list[list[str]]:
+    """WikiText lines grouped into articles: an article starts at each top-level heading ``= Title =`` (a
+    section heading ``= = … = =`` stays inside its article); lines before the first heading form one group."""
+    out: list[list[str]] = []
+    for line in lines:
+        s = line.strip()
+        if not out or (s.startswith("= ") and s.endswith(" =") and not s.startswith("= =")):
+            out.append([])
+        out[-1].append(line)
+    return out
+
+
+def hold_out(lines, n_words: int) -> tuple[list[str], list[str]]:
+    """Split WikiText lines into (held-out, rest) at an article boundary: the held-out part is the shortest
+    run of leading :func:`articles` with at least ``n_words`` whitespace-separated words (a byte-level BPE
+    token stream is at least as long as its text's words), the rest are the articles after them."""
+    groups = articles(lines)
+    words = np.cumsum([sum(len(line.split()) for line in g) for g in groups])
+    k = int(np.searchsorted(words, n_words)) + 1
+    if k >= len(groups):
+        raise ValueError(f"the text has {int(words[-1])} words in {len(groups)} articles: cannot hold out {n_words}")
+    return [line for g in groups[:k] for line in g], [line for g in groups[k:] for line in g]
+
+
 def train_bpe_tokenizer(text: str, vocab_size: int, out_dir) -> object:
     """Train a byte-level BPE (the ``tokenizers`` library, GPT-2's scheme) on ``text``; save it as a GPT-2
     tokenizer folder (``vocab.json``, ``merges.txt``) and return the ``GPT2TokenizerFast``.

@@ -7,8 +7,9 @@ Layout of a run folder (``$REPLIB_CACHE_DIR/training/<task>-<config hash>-s<seed
     ckpt/step_000000.safetensors ...   model weights at the log-spaced steps 0, 1, 2, 4, ...,
                               each with its sha256 beside it (``step_000000.safetensors.sha256``)
     log.jsonl                 one JSON line per evaluation step (the checkpoints and 8 evenly spaced steps,
-                              :func:`replib.training.config.eval_steps`): step, lr, train loss,
-                              validation loss/perplexity
+                              :func:`replib.training.config.eval_steps`): step, lr, train loss (the
+                              update's batch), train_eval_loss (fixed training windows, scored like the
+                              validation ones), validation loss/perplexity
     resume.json + resume-<step>/       the latest resumable state: model.safetensors, optim.safetensors
                               (AdamW moments and the torch RNG state as plain tensors), each with its
                               ``.sha256``, and state.json
@@ -64,7 +65,7 @@ from .checkpoints import (  # noqa: F401 (CheckpointError and verify_checkpoint 
     verify_final,
 )
 from .config import config_for, eval_steps, log_spaced_steps
-from .data import encode_text, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
+from .data import encode_text, hold_out, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
 from .quality import unigram_baseline
 
 TASKS = ("protein", "text")
@@ -178,9 +179,11 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
     """Tokenizer, training source and fixed validation batches of a run.
 
     ``protein``: Swiss-Prot (``cfg["subset"]``) through :func:`replib.data.load_swissprot`, split by
-    :func:`protein_split` (``n_val`` held-out sequences). ``text``: the ``train_split`` of the corpus
-    through :func:`replib.data.loaders.load_lm_corpus`, a BPE trained on it, validation windows from
-    ``eval_split``. The frequency of every token id in the training stream is returned as ``counts``.
+    :func:`protein_split` (``n_val`` held-out sequences). ``text``: the training lines of :func:`text_lines`
+    (the ``train_split`` of the corpus through :func:`replib.data.loaders.load_lm_corpus`, less the held-out
+    articles), a BPE trained on them, validation windows from the held-out lines. The frequency of every token
+    id in the training stream is returned as ``counts``. ``train_eval_batches``: as many training sequences or
+    windows as validation ones, fixed, scored like them (the train-validation gap of the log).
     """
     if task == "protein":
         seqs = load_swissprot(cfg["subset"])["sequence"].tolist()
@@ -190,24 +193,39 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
             protein_batch(val, 0, seed, 0, cfg["seq_len"], stream=1, indices=range(i, min(i + cfg["batch"], len(val))))
             for i in range(0, len(val), cfg["batch"])
         ]
-        for b in val_batches:  # the validation set is the held-out sequences with a fixed masking
+        # as many training sequences with a fixed masking, scored like the validation set: the train-validation gap
+        train_eval = [
+            protein_batch(
+                train, 0, seed, 0, cfg["seq_len"], stream=2, indices=range(i, min(i + cfg["batch"], len(val)))
+            )
+            for i in range(0, len(val), cfg["batch"])
+        ]
+        for b in val_batches + train_eval:  # the validation set is the held-out sequences with a fixed masking
             b.pop("clean_ids")
         return {
             "tokenizer": tok,
             "train": train,
             "val_batches": val_batches,
             "val_seqs": val,
+            "train_eval_batches": train_eval,
             "vocab_size": len(tok),
             "make_batch": lambda step: _strip(protein_batch(train, step, seed, cfg["batch"], cfg["seq_len"])),
         }
-    text = text_split(load_lm_corpus(cfg["corpus"], cfg["train_split"]))
+    held, train_lines = text_lines(cfg)
+    text = text_split(train_lines)
     tok = train_bpe_tokenizer(text, cfg["vocab"], folder / "tokenizer")
     stream = encode_text(tok, text)
-    eval_stream = encode_text(tok, text_split(load_lm_corpus(cfg["corpus"], cfg["eval_split"])))
+    eval_stream = encode_text(tok, text_split(held))
     n_win = min(cfg["n_val"], len(eval_stream) // cfg["seq_len"])
     starts = np.arange(n_win) * cfg["seq_len"]
     val_batches = [
         text_batch(eval_stream, 0, seed, 0, cfg["seq_len"], starts=starts[i : i + cfg["batch"]])
+        for i in range(0, n_win, cfg["batch"])
+    ]
+    # as many fixed training windows, scored like the validation windows: the train-validation gap
+    train_starts = np.random.default_rng([int(seed), 11]).integers(0, len(stream) - cfg["seq_len"], size=n_win)
+    train_eval = [
+        text_batch(stream, 0, seed, 0, cfg["seq_len"], starts=train_starts[i : i + cfg["batch"]])
         for i in range(0, n_win, cfg["batch"])
     ]
     return {
@@ -215,10 +233,25 @@ def prepare_data(task: str, cfg: dict, seed: int, folder: Path) -> dict:
         "train": stream,
         "eval_stream": eval_stream,
         "val_batches": val_batches,
+        "train_eval_batches": train_eval,
         "vocab_size": len(tok),
         "counts": np.bincount(stream, minlength=len(tok)),
         "make_batch": lambda step: text_batch(stream, step, seed, cfg["batch"], cfg["seq_len"]),
     }
+
+
+def text_lines(cfg: dict) -> tuple[list[str], list[str]]:
+    """The text run's (evaluation, training) lines. Training: the lines of ``train_split`` (one split or a list
+    of them); evaluation: ``eval_split``. When the evaluation split is also a training split, its first articles
+    with at least ``n_val * seq_len`` words (the evaluation windows) are held out (:func:`~.data.hold_out`) and
+    only its other articles are trained on."""
+    splits = [cfg["train_split"]] if isinstance(cfg["train_split"], str) else list(cfg["train_split"])
+    eval_lines = load_lm_corpus(cfg["corpus"], cfg["eval_split"])
+    if cfg["eval_split"] not in splits:
+        return eval_lines, [line for sp in splits for line in load_lm_corpus(cfg["corpus"], sp)]
+    held, rest = hold_out(eval_lines, cfg["n_val"] * cfg["seq_len"])
+    train = [line for sp in splits for line in (rest if sp == cfg["eval_split"] else load_lm_corpus(cfg["corpus"], sp))]
+    return held, train
 
 
 def _strip(b: dict) -> dict:
@@ -358,10 +391,17 @@ def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
     def checkpoint(step, train_loss):
         if step in schedule:
             _save_weights(model, run.checkpoint(step))
-        vl = validation_loss(model, data["val_batches"])
+        vl, tl = validation_loss(model, data["val_batches"]), validation_loss(model, data["train_eval_batches"])
         _append_log(
             run.dir,
-            {"step": step, "lr": lr_at(step, cfg), "train_loss": train_loss, "val_loss": vl, "val_ppl": math.exp(vl)},
+            {
+                "step": step,
+                "lr": lr_at(step, cfg),
+                "train_loss": train_loss,
+                "train_eval_loss": tl,
+                "val_loss": vl,
+                "val_ppl": math.exp(vl),
+            },
         )
 
     if start < 0:

@@ -26,7 +26,7 @@ from ..metrics import (
 from ..metrics.lid import lid_mle
 from .data import protein_batch, text_batch
 from .loop import TrainRun, load_checkpoint_model, prepare_data
-from .quality import FLATTENING, relative_drop, residue_counts
+from .quality import FLATTENING, flattening, residue_counts
 
 #: IsoScore* settings: a small sample (``n_star`` points) shrunk towards the covariance of all points
 ISOSCORE_STAR = {"n_star": 64, "zeta": 0.25}
@@ -250,15 +250,21 @@ def training_quality(run: TrainRun) -> dict:
     dict
         ``unigram_ppl`` (the baseline's perplexity on the same validation tokens), ``ppl_vs_unigram`` (final
         validation perplexity / unigram perplexity, i.e. ``exp`` of the loss difference),
-        ``val_loss_rel_drop_last_quarter`` (:func:`~replib.training.quality.relative_drop`), ``flattened``
-        (that drop below ``FLATTENING["max_rel_drop"]``) and ``n_val_tokens`` (validation tokens scored).
+        ``val_loss_rel_drop_last_quarter`` (:func:`~replib.training.quality.relative_drop`),
+        ``val_loss_over_min`` (the final validation loss above the run's minimum, relative:
+        :func:`~replib.training.quality.over_minimum`), ``train_val_gap`` (the validation loss above the loss on
+        fixed training windows at the end, relative: :func:`~replib.training.quality.generalisation_gap`),
+        ``flattened`` (all three below their bounds in ``FLATTENING``) and ``n_val_tokens`` (validation tokens
+        scored).
     """
     log, unigram = run.log(), run.training()["unigram"]
-    drop = relative_drop(log, FLATTENING["last_frac"])
+    flat = flattening(log, FLATTENING)
     return {
         "unigram_ppl": float(unigram["val_ppl"]),
         "ppl_vs_unigram": float(log[-1]["val_ppl"] / unigram["val_ppl"]),
-        "val_loss_rel_drop_last_quarter": drop,
-        "flattened": bool(drop < FLATTENING["max_rel_drop"]),
+        "val_loss_rel_drop_last_quarter": flat["rel_drop"],
+        "val_loss_over_min": flat["over_min"],
+        "train_val_gap": flat["gap"],
+        "flattened": flat["flattened"],
         "n_val_tokens": int(unigram["n_tokens"]),
     }

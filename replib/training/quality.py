@@ -23,11 +23,18 @@ __all__ = [
     "validation_targets",
     "unigram_baseline",
     "relative_drop",
+    "over_minimum",
+    "generalisation_gap",
+    "flattening",
 ]
 
 #: the flattening criterion: the validation loss fell by less than ``max_rel_drop`` (relative) over the
-#: last ``last_frac`` of the updates, from the evaluation step at ``(1 - last_frac) * steps`` to the last
-FLATTENING = {"last_frac": 0.25, "max_rel_drop": 0.01}
+#: last ``last_frac`` of the updates, from the evaluation step at ``(1 - last_frac) * steps`` to the last; the
+#: final validation loss lies within ``max_over_min`` (relative) of the run's minimum (the curve did not turn
+#: up again); and the training loss on fixed training windows lies less than ``max_gap`` (relative to the
+#: validation loss) below the validation loss at the end (a curve that flattened because the model learned its
+#: training text by heart is not a converged one)
+FLATTENING = {"last_frac": 0.25, "max_rel_drop": 0.01, "max_over_min": 0.01, "max_gap": 0.05}
 
 _UNK = ESM_VOCAB.index("<unk>")
 _LUT = np.full(256, _UNK, dtype=np.int64)  # byte -> ESM-2 token id (unknown letters -> <unk>)
@@ -130,3 +137,34 @@ def relative_drop(log: Sequence[dict], last_frac: float = FLATTENING["last_frac"
             f"no validation loss logged in the last {last_frac:.0%} of the {total} steps before the last one"
         )
     return float((start["val_loss"] - rows[-1]["val_loss"]) / start["val_loss"])
+
+
+def over_minimum(log: Sequence[dict]) -> float:
+    """How far the final validation loss lies above the run's lowest one, relative to that minimum:
+    :math:`(L(T) - \\min_s L(s)) / \\min_s L(s)` over the logged steps (0 when the last is the lowest)."""
+    rows = sorted(log, key=lambda r: r["step"])
+    if not rows:
+        raise ValueError("no logged steps")
+    low = min(r["val_loss"] for r in rows)
+    return float((rows[-1]["val_loss"] - low) / low)
+
+
+def generalisation_gap(log: Sequence[dict]) -> float:
+    """The train–validation gap at the last logged step, relative to the validation loss:
+    :math:`(L_{val}(T) - L_{train}(T)) / L_{val}(T)`, with :math:`L_{train}` the loss on fixed training windows
+    (``train_eval_loss`` of the log, scored like the validation loss); positive when the model fits its
+    training text better than held-out text."""
+    last = max(log, key=lambda r: r["step"])
+    if last.get("train_eval_loss") is None:
+        raise ValueError(f"step {last['step']} has no train_eval_loss: the run predates the generalisation gap")
+    return float((last["val_loss"] - last["train_eval_loss"]) / last["val_loss"])
+
+
+def flattening(log: Sequence[dict], criterion: dict = FLATTENING) -> dict:
+    """The flattening criterion of a run's log (:data:`FLATTENING`): ``rel_drop`` (:func:`relative_drop`),
+    ``over_min`` (:func:`over_minimum`), ``gap`` (:func:`generalisation_gap`) and ``flattened``: all three
+    below their bounds, so that a curve that stopped falling because the run overfitted fails it."""
+    drop = relative_drop(log, criterion["last_frac"])
+    over, gap = over_minimum(log), generalisation_gap(log)
+    ok = drop < criterion["max_rel_drop"] and over < criterion["max_over_min"] and gap < criterion["max_gap"]
+    return {"rel_drop": drop, "over_min": over, "gap": gap, "flattened": bool(ok)}

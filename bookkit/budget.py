@@ -1,0 +1,43 @@
+"""The time budget of the main job: each chapter's seconds, cold, on 2 cores, in the ``offline`` profile
+(``book/measurements/budget.csv``: the first seed, with the chapter's shared work, and each further seed), and
+the setup's and the book's; the runner prints every chapter's time against it."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+__all__ = ["BUDGET_FILE", "BUDGET_PROFILE", "against", "allowed", "load_budget"]
+
+BUDGET_FILE = Path("book") / "measurements" / "budget.csv"
+#: the profile the budget is for (the main job's)
+BUDGET_PROFILE = "offline"
+
+
+def load_budget(root: Path) -> dict[str, tuple[float, float | None]]:
+    """``chapter -> (first seed's seconds, each further seed's seconds or None)``; empty without the file."""
+    path = Path(root) / BUDGET_FILE
+    if not path.exists():
+        return {}
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {
+        r["chapter"]: (float(r["first_seed_s"]), float(r["next_seed_s"]) if r["next_seed_s"] else None) for r in rows
+    }
+
+
+def allowed(budget: dict, chapter: str, n_seeds: int) -> float | None:
+    """The seconds ``chapter`` may take for ``n_seeds`` seeds (None: not in the budget)."""
+    if chapter not in budget:
+        return None
+    first, each = budget[chapter]
+    return first + (n_seeds - 1) * (each or 0.0)
+
+
+def against(seconds: float, limit: float | None) -> str:
+    """``"123 s"`` beside its budget: ``"123 s of 150 s"`` or ``"180 s, over its 150 s budget by 30 s"``."""
+    if limit is None:
+        return f"{seconds:.0f} s"
+    if seconds <= limit:
+        return f"{seconds:.0f} s of {limit:.0f} s"
+    return f"{seconds:.0f} s, over its {limit:.0f} s budget by {seconds - limit:.0f} s"

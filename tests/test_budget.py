@@ -1,0 +1,42 @@
+"""The main job's time budget (bookkit.budget) and the runner's line against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bookkit.budget import against, allowed, load_budget
+from bookkit.runner import _Plan, _print_budget, chapter_names
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_budget_names_every_chapter_and_meets_the_main_jobs_targets():
+    budget = load_budget(ROOT)
+    chapters = chapter_names(ROOT)
+    assert set(budget) == {*chapters, "setup", "book"}
+    # the six chapters with two seeds within 13 minutes together, setup and book within 2 (cold, 2 cores)
+    assert sum(allowed(budget, c, 2) for c in chapters) <= 13 * 60
+    assert budget["setup"][0] + budget["book"][0] <= 2 * 60
+
+
+def test_a_time_is_printed_against_its_budget(tmp_path):
+    (tmp_path / "book" / "measurements").mkdir(parents=True)
+    (tmp_path / "book" / "measurements" / "budget.csv").write_text(
+        "chapter,first_seed_s,next_seed_s\na,100,20\nb,50,\n"
+    )
+    budget = load_budget(tmp_path)
+    assert allowed(budget, "a", 2) == 120 and allowed(budget, "b", 3) == 50 and allowed(budget, "c", 1) is None
+    assert against(90, 120) == "90 s of 120 s"
+    assert against(150, 120) == "150 s, over its 120 s budget by 30 s"
+    assert against(150, None) == "150 s"
+    lines = []
+    plan = _Plan("offline", tmp_path, tmp_path, False, 1.0, None, False, lines.append, [0, 1], False)
+    _print_budget(plan, [{"chapter": "a", "seconds": 130.0}])
+    _print_budget(plan, [{"chapter": "a", "seconds": 130.0}, {"chapter": "b", "seconds": 60.0}], total=True)
+    assert lines == [
+        "[budget] a, 2 seeds: 130 s, over its 120 s budget by 10 s",
+        "[budget] chapters, 2 seeds: 190 s, over its 170 s budget by 20 s",
+    ]
+    plan.profile = "smoke"  # the budget is the offline profile's
+    _print_budget(plan, [{"chapter": "a", "seconds": 130.0}])
+    assert len(lines) == 2
