@@ -25,7 +25,9 @@ def prefetch_main(argv=None) -> int:
                 path = fetch(name, rel)
             except Exception as exc:
                 failed += 1
-                print(f"FAILED   {name}/{rel}: {str(exc).splitlines()[0]}")
+                lines = str(exc).splitlines() or [type(exc).__name__]
+                why = next((x for x in lines if x.startswith("Attempts: ")), lines[0])  # what was tried and why
+                print(f"FAILED   {name}/{rel}: {why}")
             else:
                 print(f"ok       {name}/{rel} {path.stat().st_size / 1e6:.1f} MB")
     print(f"{failed} failed")
