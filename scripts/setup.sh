@@ -5,7 +5,7 @@
 #
 #   REPLIB_GPU=1   PyPI's default torch build (CUDA on Linux, about 3 GB with its NVIDIA libraries) instead of
 #                  the CPU wheel from the PyTorch CPU index (about 190 MB); PyPI is also the fallback when that
-#                  index cannot be reached (a warning says so when it then installs a CUDA build)
+#                  index cannot be reached (a warning says so when PyPI's is a CUDA build)
 #   TORCH_SPEC, TORCH_INDEX   another torch, e.g. TORCH_INDEX=https://download.pytorch.org/whl/cu126
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,13 +25,15 @@ if ! .venv/bin/python -c "import sys, torch; sys.exit(bool('$want') and torch.__
     .venv/bin/python -m pip install -q "$TORCH_SPEC" --index-url "$TORCH_INDEX"
   elif [ -n "${REPLIB_GPU:-}" ]; then
     .venv/bin/python -m pip install -q "$TORCH_SPEC"
-  else
-    # the CPU index as an extra index: its "+cpu" build sorts above PyPI's of the same version, and when the
-    # index cannot be reached pip warns and takes PyPI's (short timeout, one retry)
+  elif .venv/bin/python -c "import urllib.request as u; u.urlopen('$CPU_INDEX/torch/', timeout=15)" 2>/dev/null; then
+    # the CPU index as an extra index: its "+cpu" build sorts above PyPI's of the same version
     .venv/bin/python -m pip install -q "$TORCH_SPEC" --extra-index-url "$CPU_INDEX" --timeout 20 --retries 1
-    if .venv/bin/python -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
-      echo "warning: $CPU_INDEX could not be used: PyPI's CUDA build of torch was installed" >&2
-    fi
+  else
+    echo "setup: $CPU_INDEX cannot be reached: torch from PyPI" >&2
+    .venv/bin/python -m pip install -q "$TORCH_SPEC"
+  fi
+  if [ -z "${TORCH_INDEX:-}${REPLIB_GPU:-}" ] && .venv/bin/python -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
+    echo "warning: PyPI's CUDA build of torch was installed (about 3 GB); a CPU wheel needs $CPU_INDEX" >&2
   fi
 fi
 .venv/bin/python -m pip install -q -e ".[dev]"

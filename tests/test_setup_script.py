@@ -20,6 +20,7 @@ echo "$*" >> "$(dirname "$0")/../../calls.log"
 case "$*" in
   *"split('+')"*) exit 1 ;;
   *"torch.version.cuda is None"*) exit ${CUDA_BUILD:-1} ;;
+  *"urlopen"*) exit ${INDEX_DOWN:-0} ;;
 esac
 exit 0
 """
@@ -52,7 +53,7 @@ def test_torch_is_the_cpu_wheel_unless_a_gpu_is_asked_for(tmp_path):
     assert r.returncode == 0, r.stderr
     torch = [c for c in calls if c.startswith("-m pip install -q torch==")]
     assert torch == [f"-m pip install -q torch==2.13.0 --extra-index-url {CPU_INDEX} --timeout 20 --retries 1"]
-    assert "warning" not in r.stderr
+    assert r.stderr == ""
     assert "-m pip install -q -e .[dev]" in calls
     assert "-m replib.data prefetch --dataset wordnet" in calls and "-m bookkit.mathjax" in calls
     assert "first run" not in r.stdout  # the venv was there
@@ -69,8 +70,11 @@ def test_torch_is_the_cpu_wheel_unless_a_gpu_is_asked_for(tmp_path):
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 def test_a_cuda_build_from_the_fallback_is_said_and_a_first_run_says_what_it_downloads(tmp_path):
     proj = _project(tmp_path)
-    r, _ = _setup(proj, CUDA_BUILD="0")  # the CPU index unreachable: PyPI's CUDA build came instead
-    assert r.returncode == 0 and f"warning: {CPU_INDEX} could not be used" in r.stderr
+    r, calls = _setup(proj, INDEX_DOWN="1", CUDA_BUILD="0")  # no CPU index: PyPI's build, here a CUDA one
+    assert r.returncode == 0, r.stderr
+    assert [c for c in calls if c.startswith("-m pip install -q torch==")] == ["-m pip install -q torch==2.13.0"]
+    assert f"{CPU_INDEX} cannot be reached: torch from PyPI" in r.stderr
+    assert "warning: PyPI's CUDA build of torch was installed" in r.stderr
     fresh = _project(tmp_path / "fresh", with_venv=False)
     maker = tmp_path / "python3"  # the interpreter that creates the venv: lays the stand-in down
     maker.write_text(
