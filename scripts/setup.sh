@@ -32,7 +32,7 @@ if ! .venv/bin/python -c "import sys, torch; sys.exit(bool('$want') and torch.__
     echo "setup: $CPU_INDEX cannot be reached: torch from PyPI" >&2
     .venv/bin/python -m pip install -q "$TORCH_SPEC"
   fi
-  if [ -z "${TORCH_INDEX:-}${REPLIB_GPU:-}" ] && .venv/bin/python -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
+  if [ -z "${TORCH_INDEX:-}${REPLIB_GPU:-}" ] && .venv/bin/python -c "import sys, torch; sys.exit(torch.version.cuda is None)" 2>/dev/null; then
     echo "warning: PyPI's CUDA build of torch was installed (about 3 GB); a CPU wheel needs $CPU_INDEX" >&2
   fi
 fi
