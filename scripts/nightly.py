@@ -129,17 +129,16 @@ def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None,
 
 
 def book_profile(runs: Path) -> str:
-    """The book shows the offline run (the real packaged models on the real data) when it ran with no
-    chapter failing, else the smoke run. The paper profile runs part by part and is shown on the validation
-    page, not as the book's notebooks."""
+    """The book shows the offline run (the real packaged models on the real data). An offline run with a failed
+    chapter, or none at all, is an error: the night fails instead of publishing another profile's book."""
     offline = Path(runs) / "offline" / "report.json"
-    if offline.exists():
-        try:
-            if json.loads(offline.read_text())["summary"]["chapter_failures"] == 0:
-                return "offline"
-        except (ValueError, KeyError, TypeError):
-            pass
-    return "smoke"
+    try:
+        failed = json.loads(offline.read_text())["summary"]["chapter_failures"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"no readable offline report at {offline} ({exc.__class__.__name__}): no book") from None
+    if failed:
+        raise ValueError(f"{failed} chapter(s) of the offline run failed ({offline}): no book is published")
+    return "offline"
 
 
 def publish_reports(runs: Path, reports_dir: Path, html: Path) -> Path:
@@ -254,20 +253,23 @@ def failures_markdown(runs: Path, run_url: str | None = None) -> str:
     return "\n".join(head + [""] + lines)
 
 
-def collect_paper(reports: Path, runs: Path, atlas_dir: Path) -> list[Path]:
-    """The latest stored report of every paper part (``reports/<date>-paper--<chapter>--<part>.json``, written
-    as each part landed) merged by ``replib report merge`` into ``runs/paper/report.json``, and the latest
-    paper atlas copied to ``atlas_dir/paper/atlas.json``. Returns the part reports used."""
-    parts, atlas = tasks.latest_parts(reports)
-    if parts:
-        out = Path(runs) / "paper"
-        out.mkdir(parents=True, exist_ok=True)
-        _replib("merge", *map(str, parts), "-o", str(out / "report.json"))
-    if atlas is not None:
-        (Path(atlas_dir) / "paper").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(atlas, Path(atlas_dir) / "paper" / "atlas.json")
-    print(f"paper: {len(parts)} part report(s)" + (f", atlas {atlas.name}" if atlas else ", no atlas"))
-    return parts
+def collect_paper(reports: Path, runs: Path, atlas_dir: Path) -> Path | None:
+    """On a night without a paper run (no GPU runner): the latest stored paper report and atlas, from the
+    ``reports`` branch, as ``runs/paper/report.json`` and ``atlas_dir/paper/atlas.json``, so the dashboard still
+    shows the paper profile. Tonight's run, when there is one, is left as it is. Returns the report used."""
+    if (Path(runs) / "paper" / "report.json").exists():
+        print("paper: tonight's run")
+        return None
+    report, atlas = tasks.latest_paper(reports)
+    for src, dest in (
+        (report, Path(runs) / "paper" / "report.json"),
+        (atlas, Path(atlas_dir) / "paper" / "atlas.json"),
+    ):
+        if src is not None and not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+    print(f"paper: {report.name if report else 'none stored'}" + (f", atlas {atlas.name}" if atlas else ""))
+    return report
 
 
 def _today() -> str:
@@ -287,8 +289,6 @@ def _parser() -> argparse.ArgumentParser:
         "failures": ("runs",),
         "seed": (),
         "fork-config": ("config",),
-        "matrix": ("parts",),
-        "store-part": ("artifact", "dest"),
         "collect-paper": ("reports", "runs", "atlas_dir"),
         "prune-site": ("html",),
         "push-files": ("src",),
@@ -306,11 +306,6 @@ def _parser() -> argparse.ArgumentParser:
     sub.choices["failures"].add_argument("--run-url")
     sub.choices["fork-config"].add_argument("--repository", required=True, help="owner/name (github.repository)")
     sub.choices["fork-config"].add_argument("--server", default="https://github.com")
-    sub.choices["matrix"].add_argument("--limit-minutes", type=int, default=tasks.HOSTED_LIMIT_MINUTES)
-    sub.choices["matrix"].add_argument("--no-atlas", action="store_true")
-    for p in (sub.choices["store-part"],):
-        p.add_argument("--chapter", required=True)
-        p.add_argument("--part", required=True)
     sub.choices["prune-site"].add_argument("--limit-mb", type=float, required=True)
     sub.choices["prune-site"].add_argument("--keep-days", type=int, default=90)
     remote = os.environ.get("GITHUB_SERVER_URL", "https://github.com") + "/" + os.environ.get("GITHUB_REPOSITORY", "")
@@ -323,11 +318,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.choices["push-tag"].add_argument("--tag", required=True)
     p = sub.add_parser("prefetch")
     p.add_argument("models", nargs="*")
+    p.add_argument("--parts", type=Path, help="also every model of this part list (--list-parts --json)")
     return ap
 
 
 #: the subcommands whose result is printed (the workflow reads it)
-PRINTED = {"profile", "colab", "reports", "failures", "seed", "fork-config", "matrix", "store-part", "prune-site"}
+PRINTED = {"profile", "colab", "reports", "failures", "seed", "fork-config", "prune-site"}
 PRINTED |= {"push-files", "push-tag"}
 
 
@@ -344,10 +340,6 @@ def _dispatch(a):
         "failures": lambda: _failures(a),
         "seed": lambda: str(tasks.night_seed(a.date)),
         "fork-config": lambda: tasks.fork_config(a.config, a.repository, a.server),
-        "matrix": lambda: json.dumps(
-            tasks.part_matrix(tasks.read_json(a.parts), a.limit_minutes, not a.no_atlas), separators=(",", ":")
-        ),
-        "store-part": lambda: str(tasks.store_part(a.artifact, a.dest, a.chapter, a.part, a.date)),
         "collect-paper": lambda: collect_paper(a.reports, a.runs, a.atlas_dir),
         "prune-site": lambda: f"site: {tasks.prune_site(a.html, a.limit_mb, a.keep_days, a.date) / 1e6:.1f} MB",
         "push-files": lambda: (
@@ -357,7 +349,9 @@ def _dispatch(a):
         "push-tag": lambda: (
             "tag created: " + str(tasks.push_tag(a.src, a.remote, a.tag, a.message, token=token, server=server))
         ),
-        "prefetch": lambda: tasks.prefetch(a.models),
+        "prefetch": lambda: tasks.prefetch(
+            sorted({*a.models, *(tasks.paper_models(tasks.read_json(a.parts)) if a.parts else [])})
+        ),
     }
     return steps[a.cmd]()
 

@@ -1,12 +1,12 @@
-"""The nightly's planning, paper-part and deploy steps (called through ``scripts/nightly.py``; standard library
+"""The nightly's planning, paper and deploy steps (called through ``scripts/nightly.py``; standard library
 only, except ``prefetch``, which loads models with ``replib``).
 
 - :func:`night_seed`: the seed of tonight's second offline run (seed 0 always runs beside it);
 - :func:`fork_config`: ``_config.yml``'s repository URL set to the repository the workflow runs in (a fork
   publishes a book whose buttons and Colab notebooks point at the fork);
-- :func:`part_matrix`: the paper jobs' matrix from ``python -m replib run --profile paper --list-parts --json``;
-- :func:`store_part` / :func:`collect_paper`: a paper part's report (or the paper atlas) stored on the
-  ``reports`` branch as it lands, and the latest of every part gathered for the site;
+- :func:`paper_models` / :func:`prefetch`: the models of the paper profile (from ``python -m replib run
+  --profile paper --list-parts --json``), downloaded before the paper job goes offline;
+- :func:`latest_paper`: the latest stored paper report and atlas (the site shows them on a night without one);
 - :func:`prune_site`: the published site bounded in size;
 - :func:`push_files` / :func:`push_tag`: commit files to a branch (retrying on a concurrent push) or push an
   immutable tag, with the token given to git for that command only (never written to disk).
@@ -24,11 +24,6 @@ import tempfile
 from datetime import date as Date
 from pathlib import Path
 
-#: chapter and part names become artifact names, file names and command arguments
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-#: GitHub-hosted runners stop a job after 6 hours; a part's limit must leave room for install and upload
-HOSTED_LIMIT_MINUTES = 330
-ATLAS_PART = {"chapter": "atlas", "part": "paper", "timeout_minutes": 120, "models": []}
 EPOCH = Date(2000, 1, 1)
 
 
@@ -52,67 +47,11 @@ def fork_config(config: Path, repository: str, server: str = "https://github.com
     return url
 
 
-def part_matrix(parts: list, limit_minutes: int = HOSTED_LIMIT_MINUTES, atlas: bool = True) -> dict:
-    """The paper matrix: ``{"include": [{"chapter", "part", "timeout_minutes", "models"}, ...]}``.
-
-    Every part must name a safe chapter and part and a whole number of minutes within ``limit_minutes``
-    (a part that needs longer must be split, or run on a self-hosted runner with a larger limit); ``models``
-    (optional) are the models the part loads, downloaded by the one step that sees ``HF_TOKEN``.
-    """
-    if not isinstance(parts, list) or not parts:
-        raise ValueError("the part list must be a non-empty JSON list of {chapter, part, timeout_minutes}")
-    out, seen, problems = [], set(), []
-    for i, p in enumerate(parts):
-        if not isinstance(p, dict):
-            problems.append(f"item {i}: not an object")
-            continue
-        ch, part, minutes = p.get("chapter"), p.get("part"), p.get("timeout_minutes")
-        if not all(isinstance(x, str) and SAFE_NAME.match(x) for x in (ch, part)):
-            problems.append(f"item {i}: chapter and part must match {SAFE_NAME.pattern}: {ch!r}, {part!r}")
-            continue
-        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
-            problems.append(f"{ch}/{part}: timeout_minutes must be a positive whole number, got {minutes!r}")
-        elif minutes > limit_minutes:
-            problems.append(f"{ch}/{part}: {minutes} min exceeds the {limit_minutes}-minute limit: split the part")
-        if (ch, part) in seen:
-            problems.append(f"{ch}/{part}: listed twice")
-        seen.add((ch, part))
-        models = p.get("models") or []
-        if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-            problems.append(f"{ch}/{part}: models must be a list of model names")
-        out.append({"chapter": ch, "part": part, "timeout_minutes": minutes, "models": models})
-    if problems:
-        raise ValueError("invalid paper part list:\n  " + "\n  ".join(problems))
-    if atlas:
-        out.append(dict(ATLAS_PART, timeout_minutes=min(ATLAS_PART["timeout_minutes"], limit_minutes)))
-    return {"include": out}
-
-
-def part_file(chapter: str, part: str, day: str) -> str:
-    """The name of a paper part's report on the ``reports`` branch (the paper atlas: ``<day>-atlas-paper.json``)."""
-    return f"{day}-atlas-paper.json" if chapter == "atlas" else f"{day}-paper--{chapter}--{part}.json"
-
-
-def store_part(artifact: Path, dest: Path, chapter: str, part: str, day: str) -> Path:
-    """Copy the report (``report.json``, or ``atlas.json`` for the atlas part) found in a paper part's
-    downloaded artifact to ``dest/<part_file>``; raises FileNotFoundError when there is none."""
-    want = "atlas.json" if chapter == "atlas" else "report.json"
-    found = sorted(Path(artifact).rglob(want), key=lambda p: len(p.parts))
-    if not found:
-        raise FileNotFoundError(f"no {want} in {artifact}: the part {chapter}/{part} wrote no report")
-    Path(dest).mkdir(parents=True, exist_ok=True)
-    out = Path(dest) / part_file(chapter, part, day)
-    shutil.copy2(found[0], out)
-    return out
-
-
-def latest_parts(reports: Path) -> tuple[list[Path], Path | None]:
-    """The latest stored report of every paper part, and the latest paper atlas (None when none)."""
-    latest: dict[str, Path] = {}
-    for f in sorted(Path(reports).glob("*-paper--*--*.json")):  # sorted: dates ascending, the last wins
-        latest[f.name.split("-paper--", 1)[1]] = f
-    atlases = sorted(Path(reports).glob("*-atlas-paper.json"))
-    return [latest[k] for k in sorted(latest)], (atlases[-1] if atlases else None)
+def latest_paper(reports: Path) -> tuple[Path | None, Path | None]:
+    """The latest stored paper report (``<date>-paper.json``) and paper atlas (``<date>-atlas-paper.json``)."""
+    found = [sorted(Path(reports).glob(pattern)) for pattern in ("*-paper.json", "*-atlas-paper.json")]
+    found[0] = [f for f in found[0] if not f.name.endswith("-atlas-paper.json")]
+    return tuple(f[-1] if f else None for f in found)
 
 
 def prune_site(html: Path, limit_mb: float, keep_days: int, today: str) -> int:
@@ -217,9 +156,16 @@ def push_tag(src: Path, remote: str, tag: str, message: str, *, token=None, serv
     return True
 
 
+def paper_models(parts: list) -> list[str]:
+    """Every model the paper profile's parts load (``models`` of ``--list-parts --json``), once each."""
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        raise ValueError("the part list must be a JSON list of objects (python -m replib run --list-parts --json)")
+    return sorted({m for p in parts for m in (p.get("models") or [])})
+
+
 def prefetch(models: list[str]) -> None:
-    """Download (into the Hugging Face cache) every model a paper part loads, so that the part itself runs
-    with ``HF_HUB_OFFLINE=1`` and only this step sees ``HF_TOKEN``."""
+    """Download (into the Hugging Face cache) every model the paper job loads, so that it then runs with
+    ``HF_HUB_OFFLINE=1`` and only this step sees ``HF_TOKEN``."""
     from replib.models import resolve_model
 
     for name in models:

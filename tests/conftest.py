@@ -138,7 +138,8 @@ SLOW = {
     ],
     "tests/test_nightly.py": [
         "publish_finds_every_report_in_the_workflows_artifact_layout",
-        "parts_are_stored_as_they_land_and_the_latest_of_each_is_shown",
+        "the_paper_models_from_the_part_list_and_the_last_stored_paper_run_on_a_night_without_one",
+        "a_failed_offline_chapter_fails_the_book_instead_of_publishing_the_smoke_run",
         "push_files_and_tag_to_a_remote",
     ],
     "tests/test_reliability_caches.py": [

@@ -4,7 +4,7 @@ Every page of ``_toc.yml`` must load without console errors, 404s or unexpected 
 every chapter must show its figures, its glued numbers and a correct Colab button; the validation page
 must list every claim. The same checker must *fail* on copies of the built HTML that are broken on
 purpose (a figure removed, a console error injected, a glued number replaced, ...).
-Install the browser with ``apt-get install -y chromium chromium-driver`` (Debian; .ci/run does it).
+Install the browser with ``apt-get install -y chromium chromium-driver`` (Debian; scripts/test.sh does it as root).
 """
 
 from __future__ import annotations

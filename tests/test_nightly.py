@@ -177,10 +177,10 @@ def night(tmp_path):
 
 def test_workflow_uploads_and_calls_the_publish_script():
     uploads = _workflow_uploads()
-    assert {"run-smoke", "run-offline", "atlas-offline"} <= set(uploads)
+    assert {"run-smoke", "run-offline", "atlas-offline", "run-paper", "atlas-paper"} <= set(uploads)
     text = "\n".join(f.read_text() for f in WORKFLOWS.glob("*.yml"))
-    steps = ("layout", "drift", "book", "colab", "reports", "failures", "seed", "fork-config", "matrix")
-    for step in steps + ("store-part", "collect-paper", "prune-site", "push-files", "push-tag", "prefetch"):
+    steps = ("layout", "drift", "book", "colab", "reports", "failures", "seed", "fork-config")
+    for step in steps + ("collect-paper", "prune-site", "push-files", "push-tag", "prefetch"):
         assert re.search(rf"scripts/nightly.py {step}\b", text), step
     # the book's history page is built from the reports branch, tonight's reports included (drift runs first)
     assert "scripts/nightly.py book build/runs --history reports-branch/reports" in text
@@ -372,13 +372,63 @@ def test_links_follow_the_repository_and_jobs_fit_hosted_runners():
             assert "@sha256:" in str(job["container"]), f"{wf}:{jid}: container not pinned by digest"
         if jid in ("smoke", "offline", "site", "build"):
             assert any("fork-config" in str(s.get("run", "")) for s in job["steps"]), f"{wf}:{jid}"
-    nightly = _workflows()["nightly.yml"]
-    paper = nightly["jobs"]["paper"]
-    assert paper["strategy"]["matrix"] == "${{ fromJSON(needs.paper-parts.outputs.matrix) }}"
-    assert paper["uses"].endswith("paper-part.yml")
-    part = _workflows()["paper-part.yml"]["jobs"]
-    assert part["run"]["timeout-minutes"] == "${{ inputs.timeout_minutes }}"
-    assert part["publish"]["needs"] == "run"  # each part's report is published as soon as the part ends
+
+
+def test_the_paper_profile_runs_in_one_gpu_job_offline_after_its_downloads_and_is_published():
+    jobs = _workflows()["nightly.yml"]["jobs"]
+    paper = jobs["paper"]
+    assert paper["if"] == "vars.GPU_RUNNER_LABEL != ''" and paper["runs-on"] == "${{ vars.GPU_RUNNER_LABEL }}"
+    assert int(paper["timeout-minutes"]) <= 360  # the six chapters in one job, at most 6 hours
+    runs = [str(step.get("run", "")) for step in paper["steps"]]
+    at = {key: next(i for i, r in enumerate(runs) if key in r) for key in ("replib.data prefetch", "--parts")}
+    at["run"] = runs.index(".venv/bin/python -m replib run --profile paper")  # every chapter, not a part
+    assert at["replib.data prefetch"] < at["run"] and at["--parts"] < at["run"]
+    assert "REPLIB_DATA_OFFLINE=1" in runs[at["replib.data prefetch"]] and "HF_HUB_OFFLINE=1" in runs[at["--parts"]]
+    assert not (WORKFLOWS / "paper-part.yml").exists() and "paper-parts" not in jobs
+    # the site waits for it and merges its report with the others (reports: replib report merge)
+    assert "paper" in jobs["site"]["needs"] and "paper" in jobs["notify"]["needs"]
+    site = _runs(jobs["site"])
+    assert site.index("nightly.py drift") < site.index("nightly.py collect-paper") < site.index("nightly.py reports")
+
+
+def test_the_paper_models_from_the_part_list_and_the_last_stored_paper_run_on_a_night_without_one(tmp_path):
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import nightly_tasks
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    parts = [{"chapter": "a", "part": "p", "models": ["m2", "m1"]}, {"chapter": "b", "part": "q", "models": ["m1"]}]
+    assert nightly_tasks.paper_models(parts + [{"chapter": "c", "part": "r"}]) == ["m1", "m2"]
+    with pytest.raises(ValueError, match="JSON list"):
+        nightly_tasks.paper_models({"include": parts})
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for day, value in (("2026-01-01", 0.1), ("2026-01-02", 0.2)):
+        (reports / f"{day}-paper.json").write_text(json.dumps(_report("paper", value)))
+        (reports / f"{day}-paper.drift.json").write_text("[]")
+    (reports / "2026-01-01-atlas-paper.json").write_text(json.dumps({"profile": "paper", "models": []}))
+    r = _nightly("collect-paper", str(reports), "runs", "atlas", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shown = json.loads((tmp_path / "runs" / "paper" / "report.json").read_text())
+    assert {c["value"] for c in shown["claims"] if c["key"] == "a_iso"} == {0.2}  # the latest night's
+    assert (tmp_path / "atlas" / "paper" / "atlas.json").exists()
+    _runner_output(tmp_path / "tonight", "paper", _report("paper", 0.3))
+    r = _nightly("collect-paper", str(reports), "tonight/build/runs", "atlas", cwd=tmp_path)
+    assert r.returncode == 0 and "tonight's run" in r.stdout
+    tonight = json.loads((tmp_path / "tonight" / "build" / "runs" / "paper" / "report.json").read_text())
+    assert {c["value"] for c in tonight["claims"] if c["key"] == "a_iso"} == {0.3}
+
+
+def test_a_failed_offline_chapter_fails_the_book_instead_of_publishing_the_smoke_run(tmp_path):
+    _runner_output(tmp_path, "smoke", _report("smoke", 0.2))
+    r = _nightly("profile", "build/runs", cwd=tmp_path)
+    assert r.returncode == 2 and "no readable offline report" in r.stderr
+    rep = _report("offline", 0.2)
+    rep["summary"]["chapter_failures"] = 1
+    _runner_output(tmp_path, "offline", rep)
+    for cmd in (("profile", "build/runs"), ("book", "build/runs"), ("colab", "build/runs", "tree")):
+        r = _nightly(*cmd, cwd=tmp_path)
+        assert r.returncode == 2 and "1 chapter(s) of the offline run failed" in r.stderr, cmd
 
 
 def test_keepalive_re_enables_the_schedule_and_readme_shows_its_status():
@@ -392,73 +442,6 @@ def test_keepalive_re_enables_the_schedule_and_readme_shows_its_status():
 
 
 # ------------------------------------------------------------------ planning and paper parts
-def test_the_paper_matrix_from_the_part_list(tmp_path):
-    parts = [
-        {"chapter": "manifolds", "part": "bert", "timeout_minutes": 200, "models": ["bert-base-uncased"]},
-        {"chapter": "protein_isotropy", "part": "esm", "timeout_minutes": 300},
-    ]
-    (tmp_path / "parts.json").write_text(json.dumps(parts))
-    r = _nightly("matrix", "parts.json", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    legs = json.loads(r.stdout)["include"]
-    assert [(x["chapter"], x["part"], x["timeout_minutes"]) for x in legs[:2]] == [
-        ("manifolds", "bert", 200),
-        ("protein_isotropy", "esm", 300),
-    ]
-    assert legs[0]["models"] == ["bert-base-uncased"] and legs[1]["models"] == []
-    assert legs[-1]["chapter"] == "atlas"  # the paper atlas is one more leg
-    bad = parts + [
-        {"chapter": "manifolds", "part": "bert", "timeout_minutes": 10},
-        {"chapter": "x; rm -rf /", "part": "a", "timeout_minutes": 10},
-        {"chapter": "cluster_isotropy", "part": "all", "timeout_minutes": 900},
-    ]
-    (tmp_path / "bad.json").write_text(json.dumps(bad))
-    r = _nightly("matrix", "bad.json", cwd=tmp_path)
-    assert r.returncode == 2
-    assert "listed twice" in r.stderr and "must match" in r.stderr and "split the part" in r.stderr
-    r = _nightly("matrix", "bad.json", "--limit-minutes", "1000", cwd=tmp_path)  # a self-hosted runner's limit
-    assert r.returncode == 2 and "split the part" not in r.stderr
-
-
-def test_parts_are_stored_as_they_land_and_the_latest_of_each_is_shown(tmp_path):
-    reports = tmp_path / "reports"
-    for day, value in (("2026-01-01", 0.1), ("2026-01-02", 0.2)):
-        for chapter in ("alpha", "beta"):
-            art = tmp_path / f"art-{day}-{chapter}"
-            rep = _report("paper", value, started=f"{day}T02:00:00+00:00")
-            rep["chapters"] = [c for c in rep["chapters"] if c["chapter"] == chapter]
-            rep["claims"] = [c for c in rep["claims"] if c["chapter"] == chapter]
-            _runner_output(art, "paper", rep)
-            r = _nightly(
-                "store-part", str(art), str(reports), "--chapter", chapter, "--part", "p1", "--date", day, cwd=tmp_path
-            )
-            assert r.returncode == 0, r.stderr
-    (tmp_path / "atlas-art").mkdir()
-    (tmp_path / "atlas-art" / "atlas.json").write_text(json.dumps({"profile": "paper", "models": []}))
-    r = _nightly(
-        "store-part",
-        "atlas-art",
-        str(reports),
-        "--chapter",
-        "atlas",
-        "--part",
-        "paper",
-        "--date",
-        "2026-01-02",
-        cwd=tmp_path,
-    )
-    assert r.returncode == 0 and (reports / "2026-01-02-atlas-paper.json").exists()
-    assert (reports / "2026-01-01-paper--alpha--p1.json").exists()
-    r = _nightly("collect-paper", str(reports), "runs", "atlas", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    merged = json.loads((tmp_path / "runs" / "paper" / "report.json").read_text())
-    assert sorted(c["chapter"] for c in merged["chapters"]) == ["alpha", "beta"]
-    assert {c["value"] for c in merged["claims"] if c["key"] == "a_iso"} == {0.2}  # the latest night's part
-    assert (tmp_path / "atlas" / "paper" / "atlas.json").exists()
-    r = _nightly("store-part", "nothing-here", str(reports), "--chapter", "alpha", "--part", "p1", cwd=tmp_path)
-    assert r.returncode == 2 and "wrote no report" in r.stderr
-
-
 def test_the_site_is_pruned_and_bounded(tmp_path):
     html = tmp_path / "html"
     (html / "reports").mkdir(parents=True)

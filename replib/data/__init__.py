@@ -5,7 +5,16 @@ offline mirror to read data without network access; downloads are cached in
 ``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).  See ``data/README.md``.
 """
 
-from .loaders import load_glue, load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb
+from .loaders import (
+    load_glue,
+    load_glue_train,
+    load_lm_corpus,
+    load_polarity,
+    load_sick,
+    load_snli,
+    load_sts,
+    load_stsb,
+)
 from .registry import DATASETS, get_file
 from .semcor import load_semcor
 from .store import ChecksumError, DataNotFoundError, IncompleteDownloadError, cache_dir, fetch
@@ -20,6 +29,7 @@ __all__ = [
     "load_polarity",
     "load_snli",
     "load_glue",
+    "load_glue_train",
     "load_lm_corpus",
     "load_swissprot",
     "validate_residues",

@@ -10,6 +10,7 @@ counts and raises :class:`ValueError` with the file and line number otherwise.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Sequence
 
 import pandas as pd
@@ -24,6 +25,7 @@ __all__ = [
     "load_polarity",
     "load_snli",
     "load_glue",
+    "load_glue_train",
     "load_lm_corpus",
     "read_lines",
 ]
@@ -300,6 +302,102 @@ def load_glue(task: str, split: str) -> pd.DataFrame:
     if task == "MRPC":
         return _mrpc(path)
     return _pair_tsv(path, label_int=(task == "WNLI"))
+
+
+#: GLUE's classification tasks, as GLUE's own archives hold their training sets (``glue/canonical/<archive>``):
+#: archive, member, header (None: CoLA has none), {column: field}, label field, label names (None: already 0/1)
+#: and the number of training rows of Hugging Face's ``nyu-mll/glue`` built from the same files. The columns are
+#: that data set's, so the paper profile reads the same rows under the same names.
+GLUE_TRAIN = {
+    "cola": ("CoLA.zip", "CoLA/train.tsv", None, {"sentence": 3}, 1, None, 8551),
+    "sst2": ("SST-2.zip", "SST-2/train.tsv", 2, {"sentence": 0}, 1, None, 67349),
+    "qqp": ("QQP-clean.zip", "QQP/train.tsv", 6, {"question1": 3, "question2": 4}, 5, None, 363846),
+    "mnli": (
+        "MNLI.zip",
+        "MNLI/train.tsv",
+        12,
+        {"premise": 8, "hypothesis": 9},
+        11,
+        ("entailment", "neutral", "contradiction"),
+        392702,
+    ),
+    "qnli": (
+        "QNLIv2.zip",
+        "QNLI/train.tsv",
+        4,
+        {"question": 1, "sentence": 2},
+        3,
+        ("entailment", "not_entailment"),
+        104743,
+    ),
+    "rte": ("RTE.zip", "RTE/train.tsv", 4, {"sentence1": 1, "sentence2": 2}, 3, ("entailment", "not_entailment"), 2490),
+    "wnli": ("WNLI.zip", "WNLI/train.tsv", 4, {"sentence1": 1, "sentence2": 2}, 3, None, 635),
+    "mrpc": (None, None, None, {"sentence1": 3, "sentence2": 4}, 0, None, 3668),
+}
+
+
+def _glue_member_lines(archive, member: str) -> list[str]:
+    with zipfile.ZipFile(archive) as zf, zf.open(member) as fh:
+        text = fh.read().decode("utf-8")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def load_glue_train(task: str) -> pd.DataFrame:
+    """The training set of a GLUE classification task from GLUE's own files (the paper profile's App. A).
+
+    The archives are registered with their published size and sha256 (``glue/canonical/*``) and fetched through
+    the data layer like every other file (mirror, cache, download). MRPC's training set is SentEval's copy of
+    the Microsoft training file without the pairs GLUE lists as its dev set (``mrpc_dev_ids.tsv``).
+
+    Parameters
+    ----------
+    task : {"cola", "sst2", "mrpc", "qqp", "mnli", "qnli", "rte", "wnli"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        The task's text columns as in Hugging Face's ``nyu-mll/glue`` (e.g. ``premise, hypothesis`` for MNLI)
+        and an integer ``label`` (the index of the label's name there); as many rows as that data set's train
+        split (8,551 CoLA ... 392,702 MNLI), else :class:`ValueError`.
+    """
+    if task not in GLUE_TRAIN:
+        raise ValueError("GLUE task must be one of %s, got %r" % (", ".join(sorted(GLUE_TRAIN)), task))
+    archive, member, n_fields, columns, label_at, names, n_rows = GLUE_TRAIN[task]
+    if task == "mrpc":
+        path = fetch("senteval_transfer", "MRPC/msr_paraphrase_train.txt")
+        dev_path = fetch("glue", "canonical/mrpc_dev_ids.tsv")
+        dev = {tuple(_fields(line, 2, dev_path, i)) for i, line in enumerate(read_lines(dev_path), 1)}
+        df = _mrpc(path)
+        df = df[[(a, b) not in dev for a, b in zip(df.id1, df.id2)]]
+        rows = [tuple(r) for r in df[["sentence1", "sentence2", "label"]].itertuples(index=False)]
+    else:
+        path = fetch("glue", "canonical/" + archive)
+        where = "%s [%s]" % (path, member)
+        lines = _glue_member_lines(path, member)
+        start = 0 if n_fields is None else 1
+        width = n_fields or 4
+        rows = []
+        for i, line in enumerate(lines[start:], start + 1):
+            f = _fields(line, width, where, i)
+            label = f[label_at].strip()
+            if names is None:
+                if label not in ("0", "1"):
+                    raise ValueError("%s line %d: label %r is not 0 or 1" % (where, i, label))
+                y = int(label)
+            elif label in names:
+                y = names.index(label)
+            else:
+                raise ValueError("%s line %d: label %r is not one of %s" % (where, i, label, ", ".join(names)))
+            rows.append((*(f[c] for c in columns.values()), y))
+    if len(rows) != n_rows:
+        raise ValueError(
+            "GLUE %s train: %d rows, expected %d (the train split of nyu-mll/glue); a different version of %s"
+            % (task, len(rows), n_rows, path)
+        )
+    return pd.DataFrame(rows, columns=[*columns, "label"])
 
 
 _LM = {

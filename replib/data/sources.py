@@ -269,8 +269,39 @@ SEMCOR_ZIP_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/pack
 #: NLTK's published md5 of semcor.zip (nltk_data index.xml at commit 005569f5; the same md5 in an older spec)
 SEMCOR_ZIP_MD5 = "46c095f0ab7090132567f87252af724f"
 
+#: GLUE's own archives (the paper profile's App. A, every task's training set): size and sha256 as published in
+#: the ``download_checksums`` of Hugging Face datasets' ``glue`` (datasets/glue/dataset_infos.json), which
+#: builds ``nyu-mll/glue`` from these same files; MRPC is built from SentEval's copy of the Microsoft files (in
+#: the mirror's senteval_transfer) and GLUE's list of the dev pairs.
+GLUE_ARCHIVES = {
+    "CoLA.zip": (376971, "f212fcd832b8f7b435fb991f101abf89f96b933ab400603bf198960dfc32cbff"),
+    "SST-2.zip": (7439277, "d67e16fb55739c1b32cdce9877596db1c127dc322d93c082281f64057c16deaa"),
+    "QQP-clean.zip": (41696084, "40e7c862c04eb26ee04b67fd900e76c45c6ba8e6d8fab4f8f1f8072a1a3fbae0"),
+    "MNLI.zip": (312783507, "e7c1d896d26ed6caf700110645df426cc2d8ebf02a5ab743d5a5c68ac1c83633"),
+    "QNLIv2.zip": (10627589, "e634e78627a29adaecd4f955359b22bf5e70f2cbd93b493f2d624138a0c0e5f5"),
+    "RTE.zip": (697150, "6bf86de103ecd335f3441bd43574d23fef87ecc695977a63b82d5efb206556ee"),
+    "WNLI.zip": (28999, "ae0e8e4d16f4d46d4a0a566ec7ecceccfd3fbfaa4a7a4b4e02848c0f2561ac46"),
+    "mrpc_dev_ids.tsv": (6222, "971d7767d81b997fd9060ade0ec23c4fc31cbb226a55d1bd4a1bac474eb81dc7"),
+}
+
+
+def _glue_archive(name: str) -> DataFile:
+    size, sha = GLUE_ARCHIVES[name]
+    return DataFile(
+        "glue/canonical/" + name,
+        sha,
+        size,
+        urls=(GLUE_BASE + name,),
+        in_mirror=False,
+        canonical="GLUE benchmark files, " + GLUE_BASE + name,
+        note="paper profile (App. A of Mickus et al. 2024); %.1f MB; sha256 and size as published by Hugging Face "
+        "datasets for nyu-mll/glue" % (size / 1e6),
+    )
+
+
 # Files that the offline mirror does not hold (paper profile, or fetched from a package archive).
 _EXTRA_FILES = {
+    "glue": {"canonical/" + name: _glue_archive(name) for name in GLUE_ARCHIVES},
     "wordnet": {
         "wordnet-base_3.0-37_all.deb": DataFile(
             "wordnet/wordnet-base_3.0-37_all.deb",
@@ -401,7 +432,8 @@ _META = {
         "load_snli",
     ),
     "glue": (
-        "GLUE tasks that could be found: SST-2 (re-split), CoLA (tokenized), RTE and WNLI (re-splits)",
+        "GLUE: offline copies of SST-2 (re-split), CoLA (tokenized), RTE and WNLI (re-splits); the benchmark's own "
+        "archives of every classification task (paper profile)",
         "https://gluebenchmark.com/",
         "per task (SST research use; RTE/WNLI per GLUE); alps repo MIT",
         "wang2018glue",

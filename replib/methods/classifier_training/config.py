@@ -73,7 +73,7 @@ SCHEMA = {
         "n_snli": {"type": ["integer", "null"], "minimum": 10, "description": "SNLI pairs (None: all)"},
         "glue_tasks": {"type": "array", "items": {"enum": _GLUE_TASKS}, "minItems": 1},
         "glue_items": {"type": ["integer", "null"], "minimum": 10, "description": "items per GLUE task"},
-        "glue_source": {"enum": ["mirror", "hub"]},
+        "glue_source": {"enum": ["mirror", "canonical"]},
         "identity_n": {"type": "integer", "minimum": 10, "description": "points of the random clouds of Sec. 1"},
         "n_supersense": {"type": "integer", "minimum": 10, "description": "words of setup (iv)"},
         "n_pos": {"type": "integer", "minimum": 10, "description": "words of the POS stand-in for setup (iii)"},
@@ -111,7 +111,7 @@ TABLE = {
         glue=_train(250, 10, (0,), 2_000)),
     "paper": dict(
         models=["all-MiniLM-L6-v2", "all-mpnet-base-v2", "all-distilroberta-v1"], n_polarity=None, n_snli=None,
-        glue_tasks=_GLUE_TASKS, glue_items=None, glue_source="hub", identity_n=400, n_supersense=2275,
+        glue_tasks=_GLUE_TASKS, glue_items=None, glue_source="canonical", identity_n=400, n_supersense=2275,
         n_pos=11462, n_standin=2000, word2vec_setups=True,
         main=_train(1000, 1, (0, 1, 2, 3, 4), None),
         glue=_train(250, 1, (0, 1, 2, 3, 4), 10_000)),

@@ -7,13 +7,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._optional import optional_import
-from ...data import load_glue, load_polarity, load_snli, load_wordnet_supersenses, load_wordnet_tag_counts
+from ...data import (
+    load_glue,
+    load_glue_train,
+    load_polarity,
+    load_snli,
+    load_wordnet_supersenses,
+    load_wordnet_tag_counts,
+)
 from ...models import load_glove
 from .sbert import sbert_embeddings
 from .training import ClassifierSetup
-
-datasets = optional_import("datasets")  # GLUE from the Hugging Face Hub (the paper profile)
 
 
 def _unique(texts):
@@ -105,21 +109,20 @@ _GLUE_OFFLINE = {
 
 def _glue_frame(task: str, source: str):
     """Training split of a GLUE task as (frame, text columns). ``source="mirror"`` reads the offline copies
-    through :func:`replib.data.load_glue`; ``source="hub"`` reads ``nyu-mll/glue`` with the ``datasets``
-    package (the offline mirror holds only CoLA, SST-2, RTE, WNLI and MRPC)."""
+    through :func:`replib.data.load_glue` (only CoLA, SST-2, RTE, WNLI and MRPC); ``source="canonical"`` reads
+    GLUE's own files through :func:`replib.data.load_glue_train` (every task, the rows and columns of
+    ``nyu-mll/glue``)."""
     if source == "mirror":
         if task not in _GLUE_OFFLINE:
             raise ValueError(f"GLUE {task} has no offline copy (only {sorted(_GLUE_OFFLINE)})")
         name, split, cols = _GLUE_OFFLINE[task]
         df = load_glue(name, split)
         return df, cols
-    if source == "hub":
-        if datasets is None:
-            raise ValueError("GLUE from the Hub needs `pip install datasets`")
-        df = datasets.load_dataset("nyu-mll/glue", task, split="train").to_pandas()
+    if source == "canonical":
+        df = load_glue_train(task)
         df = df[df.label >= 0]  # "we remove all datapoints where no label is provided"
         return df, GLUE_TASKS_PAPER[task]
-    raise ValueError(f"source must be 'mirror' or 'hub'; got {source!r}")
+    raise ValueError(f"source must be 'mirror' or 'canonical'; got {source!r}")
 
 
 def glue_setup(
