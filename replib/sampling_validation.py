@@ -3,8 +3,9 @@
 For each statistic of the five papers' main tables, on the real data and models this machine has
 (all-MiniLM-L6-v2 and GloVe 6B 50d on the text sets, this book's own trained protein LM on Swiss-Prot, the
 alignment pairs of its proteins), the value at a "full" size this machine affords is compared with samples
-ten times smaller: each of ``trials`` samples (without replacement, independent) gives an estimate and its
-bootstrap spread (:func:`replib.sampling.coverage_trials`), and the sample's band covers the full value when
+ten times smaller: each of ``trials`` samples (without replacement, independent) gives an estimate, whose
+spread is the one the precision rule uses for that size, bootstrapped once at ``n_sample`` from the full set
+(:func:`replib.sampling.coverage_trials`), and the sample's band covers the full value when
 :math:`|\\hat v - v_\\text{full}| \\le t + Z s` (the check's band: the printed precision :math:`t` of the paper's
 number of this statistic, in its scale, plus :math:`Z` = 2 spreads). ``covered`` is the fraction of trials
 whose band covers; ``covered_2s`` the stricter :math:`|\\hat v - v_\\text{full}| \\le Z s`.
@@ -571,7 +572,15 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     X, groups = case.load()
     n_full = len(X) if groups is None else len(np.unique(groups))
     out = sampling.coverage_trials(
-        case.stat, X, case.n_sample, trials=trials, groups=groups, n_boot=case.n_boot, seed=seed, progress=progress
+        case.stat,
+        X,
+        case.n_sample,
+        trials=trials,
+        groups=groups,
+        n_boot=case.n_boot,
+        within=False,
+        seed=seed,
+        progress=progress,
     )
     err = np.abs(out["estimates"] - out["full_value"])
     note = case.note
