@@ -290,7 +290,7 @@ def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
 
 
 @cache
-def protein_set(n: int = 2000):
+def protein_set(n: int = 1000):
     """This book's own protein LM (the offline profile's trained run) on the first ``n`` proteins of a seeded
     sample of Swiss-Prot (2014, 20k subset), cut at 256 residues: (mean-pooled last layer, sequences)."""
     from .data import load_swissprot
@@ -513,7 +513,7 @@ def _cases() -> list[Case]:
             ),
         ]
     book = "book protein LM (offline)"
-    sp = "Swiss-Prot 2014 (2,000 proteins)"
+    sp = "Swiss-Prot 2014 (1,000 proteins)"
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
     out += [
         Case(
@@ -522,7 +522,7 @@ def _cases() -> list[Case]:
             book,
             sp,
             "protein",
-            200,
+            100,
             lambda: (protein_set()[0], None),
             _log10(_isoscore),
             hak_iso,
@@ -533,7 +533,7 @@ def _cases() -> list[Case]:
             book,
             sp,
             "protein",
-            200,
+            100,
             lambda: (protein_set()[0], None),
             _eff_dims,
             hak_dims,
