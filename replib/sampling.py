@@ -206,13 +206,17 @@ def coverage_trials(
     trials: int = 20,
     groups=None,
     n_boot: int = 50,
+    within: bool = True,
     seed: int = 0,
     progress: bool = False,
 ) -> dict:
     """Does a sample of ``n_sample`` units with its spread cover the value of the whole of ``X``?
 
-    Each trial draws ``n_sample`` units of ``X`` without replacement, computes the estimate and its
-    :func:`bootstrap_spread` within the sample (what a chapter records), independently of the other trials.
+    Each trial draws ``n_sample`` units of ``X`` without replacement and computes the estimate, independently
+    of the other trials. Its spread is the :func:`bootstrap_spread` within the sample (``within``: what a
+    chapter records), or, for every trial, the spread at ``n_sample`` bootstrapped once from all of ``X``
+    (what the precision rule predicts for that size; ``n_boot`` evaluations instead of ``trials`` times as
+    many).
 
     Returns
     -------
@@ -224,6 +228,7 @@ def coverage_trials(
     full = float(stat(X)) if full_value is None else float(full_value)
     rng = np.random.default_rng(seed)
     estimates, spreads = [], []
+    pooled = None if within else bootstrap_spread(stat, X, n_sample, groups=groups, n_boot=n_boot, seed=seed + 1)
     it = range(trials)
     if progress:
         from tqdm.auto import tqdm
@@ -234,5 +239,8 @@ def coverage_trials(
         sample = X[rows]
         sub_groups = None if groups is None else np.asarray(groups)[rows]
         estimates.append(float(stat(sample)))
-        spreads.append(bootstrap_spread(stat, sample, groups=sub_groups, n_boot=n_boot, seed=seed + 1 + t))
+        if within:
+            spreads.append(bootstrap_spread(stat, sample, groups=sub_groups, n_boot=n_boot, seed=seed + 2 + t))
+        else:
+            spreads.append(pooled)
     return {"full_value": full, "estimates": np.array(estimates), "spreads": np.array(spreads)}

@@ -3,8 +3,9 @@
 For each statistic of the five papers' main tables, on the real data and models this machine has
 (all-MiniLM-L6-v2 and GloVe 6B 50d on the text sets, this book's own trained protein LM on Swiss-Prot, the
 alignment pairs of its proteins), the value at a "full" size this machine affords is compared with samples
-ten times smaller: each of ``trials`` samples (without replacement, independent) gives an estimate and its
-bootstrap spread (:func:`replib.sampling.coverage_trials`), and the sample's band covers the full value when
+ten times smaller: each of ``trials`` samples (without replacement, independent) gives an estimate, whose
+spread is the one the precision rule uses for that size, bootstrapped once at ``n_sample`` from the full set
+(:func:`replib.sampling.coverage_trials`), and the sample's band covers the full value when
 :math:`|\\hat v - v_\\text{full}| \\le t + Z s` (the check's band: the printed precision :math:`t` of the paper's
 number of this statistic, in its scale, plus :math:`Z` = 2 spreads). ``covered`` is the fraction of trials
 whose band covers; ``covered_2s`` the stricter :math:`|\\hat v - v_\\text{full}| \\le Z s`.
@@ -289,7 +290,7 @@ def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
 
 
 @cache
-def protein_set(n: int = 2000):
+def protein_set(n: int = 1000):
     """This book's own protein LM (the offline profile's trained run) on the first ``n`` proteins of a seeded
     sample of Swiss-Prot (2014, 20k subset), cut at 256 residues: (mean-pooled last layer, sequences)."""
     from .data import load_swissprot
@@ -512,7 +513,7 @@ def _cases() -> list[Case]:
             ),
         ]
     book = "book protein LM (offline)"
-    sp = "Swiss-Prot 2014 (2,000 proteins)"
+    sp = "Swiss-Prot 2014 (1,000 proteins)"
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
     out += [
         Case(
@@ -521,7 +522,7 @@ def _cases() -> list[Case]:
             book,
             sp,
             "protein",
-            200,
+            100,
             lambda: (protein_set()[0], None),
             _log10(_isoscore),
             hak_iso,
@@ -532,7 +533,7 @@ def _cases() -> list[Case]:
             book,
             sp,
             "protein",
-            200,
+            100,
             lambda: (protein_set()[0], None),
             _eff_dims,
             hak_dims,
@@ -571,7 +572,15 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     X, groups = case.load()
     n_full = len(X) if groups is None else len(np.unique(groups))
     out = sampling.coverage_trials(
-        case.stat, X, case.n_sample, trials=trials, groups=groups, n_boot=case.n_boot, seed=seed, progress=progress
+        case.stat,
+        X,
+        case.n_sample,
+        trials=trials,
+        groups=groups,
+        n_boot=case.n_boot,
+        within=False,
+        seed=seed,
+        progress=progress,
     )
     err = np.abs(out["estimates"] - out["full_value"])
     note = case.note
@@ -632,17 +641,17 @@ def coverage_figure(rows: list[dict], path=None):
     z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
     cov = np.array([float(r["covered"]) for r in rows])
     y = np.arange(len(rows))[::-1]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 0.38 * len(rows) + 1.6), sharey=True, width_ratios=(3, 2))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 0.45 * len(rows) + 2.4), sharey=True, width_ratios=(3, 2))
     ax.errorbar(z, y, xerr=1.0, fmt="o", capsize=3, label="mean estimate ± the check's band (t + 2 s)")
-    ax.axvline(0, color="k", lw=1, label="the full-size value")
-    ax.set(yticks=y, yticklabels=labels, xlabel="(sample estimate - full value) / band", xlim=(-2, 2))
-    ax.legend(loc="lower left", fontsize="small")
+    ax.axvline(0, color="k", lw=1, label="the full set's value")
+    ax.set(yticks=y, yticklabels=labels, xlabel="(sample estimate - full value) / band", xlim=(-2.5, 2.5))
     bx.barh(y, cov, color=sns.color_palette(PALETTE)[2], label="trials whose band covers the full value")
     bx.axvline(0.95, color="k", ls="--", lw=1, label="95 %")
     bx.set(xlim=(0, 1.02), xlabel="coverage over trials")
-    bx.legend(loc="lower left", fontsize="small")
-    fig.suptitle("Samples of the chosen size against a ten times larger sample (book/sampling.csv)")
-    fig.tight_layout()
+    handles = [h for a in (ax, bx) for h in a.get_legend_handles_labels()[0]]
+    fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=2, fontsize="small")
+    fig.suptitle("Samples against a set ten times larger (book/sampling.csv)")
+    fig.tight_layout(rect=(0, 0.7 / (0.45 * len(rows) + 2.4), 1, 1))
     if path is not None:
         fig.savefig(path, dpi=110)
         plt.close(fig)

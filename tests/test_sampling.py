@@ -121,3 +121,10 @@ def test_closed_forms_refuse_what_they_cannot_take(fn, args):
 def test_bootstrap_refuses_too_few_units():
     with pytest.raises(ValueError, match="2 sampling units"):
         sampling.bootstrap_spread(_mean, np.ones(5), groups=np.zeros(5))
+
+
+def test_coverage_with_the_pooled_spread_uses_one_spread(rng):
+    x = rng.normal(size=10_000)
+    out = sampling.coverage_trials(_mean, x, 400, trials=30, n_boot=300, within=False, seed=8)
+    assert len(set(out["spreads"])) == 1 and out["spreads"][0] == pytest.approx(1 / 20, rel=0.15)
+    assert np.mean(np.abs(out["estimates"] - out["full_value"]) <= sampling.Z * out["spreads"]) >= 0.85
