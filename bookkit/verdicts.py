@@ -20,9 +20,10 @@ The verdict rests on the numbers alone:
 - *reproduced*: most of the paper's numbers (more than half of the results it reports) compared and reproduced,
   none deviating;
 - *partially reproduced*: some of its numbers compared hold;
-- *not reproduced here*: numbers compared and none holds, or the chapter did not complete;
-- *not checked here*: no number of the paper compared in this run (whatever its findings did), or the profile is
-  ``smoke``, whose tiny random models test the code paths, never the papers.
+- *not reproduced here*: most of its numbers compared and none holds, or the chapter did not complete;
+- *not checked here*: no number of the paper compared in this run (whatever its findings did), or a few compared
+  and none holding (too few to refute the paper: the counts are given in words), or the profile is ``smoke``,
+  whose tiny random models test the code paths, never the papers.
 
 Sanity checks (hold by construction) are never evidence. "here" is the profile: an offline verdict rests on the
 packaged models, never on the papers' own.
@@ -155,7 +156,9 @@ def _verdict(v: dict, crashed: bool) -> str:
         return "not checked here"
     if 2 * n["reproduced"] > n["reported"] and not n["deviating"]:
         return "reproduced"
-    return "partially reproduced" if holding else "not reproduced here"
+    if holding:
+        return "partially reproduced"
+    return "not reproduced here" if 2 * n["compared"] > n["reported"] else "not checked here"
 
 
 def _keys(keys: list[str], most: int = 4) -> str:
@@ -340,7 +343,8 @@ def verdicts_markdown(verdicts_by_profile: list[list[dict]]) -> str:
         "",
         "In the words of ReScience C, on the paper's own numbers only: *reproduced* (most of the paper's results "
         "compared at its word and reproduced, none deviating), *partially reproduced* (some hold), *not reproduced "
-        "here* (those compared do not hold), or *not checked here* (none compared in the profile). The paper's "
+        "here* (most compared, none holds), or *not checked here* (none, or too few to refute it, compared in "
+        "the profile). The paper's "
         "findings tested on the models the run had, stand-in experiments and alternative explanations are shown "
         "apart and never decide the verdict; sanity checks and unverified claims are never evidence. Statuses: "
         + ", ".join(f"{b}" for b in STATUS_BADGE.values())

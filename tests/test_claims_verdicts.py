@@ -88,7 +88,15 @@ def test_reproduced_needs_most_numbers_compared_and_holding():
     assert v["verdict"] == "reproduced" and v["date"] == "2026-11-28"
     w = _one(*[_c(f"a{i}", "reproduced", f"p:x{i}") for i in range(3)], _c("b", "expected_failure", "p:x3"))
     assert w["verdict"] == "partially reproduced" and w["numbers"]["deviating"] == 1
-    assert _one(_c("a", "expected_failure", "p:x0"), _c("b", "failed", "p:x1"))["verdict"] == "not reproduced here"
+    three = _one(_c("a", "expected_failure", "p:x0"), _c("b", "failed", "p:x1"), _c("c", "failed", "p:x2"))
+    assert three["verdict"] == "not reproduced here"
+
+
+def test_a_few_numbers_deviating_do_not_refute_the_paper():
+    """One of four results compared, deviating: too few to call the paper not reproduced; the words say so."""
+    v = _one(_c("a", "expected_failure", "p:x0"), _c("u", "unverified", "p:x1", detail="no weights"))
+    assert v["verdict"] == "not checked here" and v["numbers"]["deviating"] == 1
+    assert "1 of the paper's 4 results compared" in v["reason"]
 
 
 def test_without_numbers_compared_the_findings_never_make_a_verdict():
