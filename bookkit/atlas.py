@@ -1,7 +1,8 @@
 """The isotropy atlas page of the book (``book/atlas.md``), from the atlases :mod:`replib.atlas` computed.
 
 ``python -m bookkit.atlas --profile offline`` computes ``build/atlas/<profile>/atlas.json`` (the nightly
-runs it after the offline run, whose training chapter leaves the trained models in the cache). When the book
+runs it after the offline run, whose training chapter leaves the trained models in the cache; the main job,
+``python -m replib all``, computes it before it builds the book: :func:`for_book`). When the book
 is staged (:func:`bookkit.book.stage`), :func:`stage_page` replaces the ``<!-- replib:atlas -->`` line of
 the staged ``book/atlas.md`` by, for every profile found: a sortable table (one row per model and layer:
 IsoScore, effective dimensions, average cosine, rogue dimensions), one figure per metric with a line per
@@ -190,6 +191,26 @@ def stage_page(stage_dir: Path, atlas_dir: Path) -> Path | None:
     body = page_markdown(load_atlases(atlas_dir), page.parent / FIG_DIR)
     page.write_text(text.replace(MARKER, body) if MARKER in text else text + "\n" + body + "\n")
     return page
+
+
+def for_book(profile: str, root: Path, progress: bool = False) -> list[str]:
+    """The atlas of ``profile`` for the book the main job builds (``python -m replib all``), into
+    ``root/build/atlas/<profile>`` where :func:`stage_page` reads it; each model's card resumes from its
+    ``card.json`` and its layers from the embedding cache, so a second build costs little. The paper profile's
+    atlas is a part of its own (the nightly's paper parts). Returns the keys of the models that failed (named
+    on one line each)."""
+    if profile == "paper":
+        return []
+    out = Path(root) / "build" / "atlas" / profile
+    atlas = compute_atlas(out, profile, progress=progress)
+    failed = [m for m in atlas["models"] if m["status"] == "failed"]
+    for m in atlas["models"]:
+        if m["status"] != "ok":
+            print(f"atlas {profile}: {m['key']} {m['status']}: {m['reason']}")
+    print(
+        f"atlas {profile}: {len(atlas['models']) - len(failed)} of {len(atlas['models'])} models, {out / 'atlas.json'}"
+    )
+    return [m["key"] for m in failed]
 
 
 def main(argv: list[str] | None = None) -> int:
