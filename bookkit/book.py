@@ -151,7 +151,8 @@ def stage(
     missing = []
     targets: dict[tuple[str, str], str] = {}
     claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
-    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], load_paper_tables(root))} if own else {}
+    paper_tables = load_paper_tables(root)
+    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], paper_tables)} if own else {}
     rehearsal = pages.read_rehearsal(root / pages.REHEARSAL_CSV)
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
@@ -165,7 +166,7 @@ def stage(
         targets.update({(chapter, k): t for k, t in found.items()})
         entry = next((c for c in own[0]["chapters"] if c["chapter"] == chapter), None) if own else None
         checks = figures.profile_checks(claim_files.get(chapter), profile)
-        figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile)
+        figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile, paper_tables)
         top = [
             pages.what_ran_markdown(entry, own[0]) if own else "",
             pages.colab_budget_markdown(chapter, rehearsal),
