@@ -25,6 +25,7 @@ from matplotlib.figure import Figure  # no pyplot: no global backend or figure s
 from replib.atlas import ROW_METRICS, atlas_rows, compute_atlas, with_config
 from replib.plotting import save_figure
 from replib.profiles import PROFILES
+from replib.tables import format_cell
 
 from .errors import USER_ERRORS, one_line
 
@@ -74,22 +75,18 @@ def load_atlases(atlas_dir: Path) -> list[dict]:
     return out
 
 
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return "n/a" if not math.isfinite(v) else f"{v:.4g}"
-    return str(v)
-
-
 def _cell(v, sort_value=None) -> str:
+    """A cell as the book's tables show it (:func:`replib.tables.format_cell`), sorted by its full value."""
     sv = v if sort_value is None else sort_value
     sv = "" if isinstance(sv, float) and not math.isfinite(sv) else sv
-    return f'<td data-v="{html.escape(str(sv))}">{html.escape(_fmt(v))}</td>'
+    num = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+    return f'<td data-v="{html.escape(str(sv))}"{num}>{html.escape(format_cell(v))}</td>'
 
 
 def table_html(atlas: dict) -> str:
     """The sortable table of an atlas: one row per model and layer."""
     head = ["model", "kind", "layer", "width", "rows"] + [LABELS[m] for m in ROW_METRICS] + ["rogue dimensions"]
-    out = ['<table class="replib-sortable replib-atlas">', "<thead><tr>"]
+    out = ['<div class="replib-table"><table class="replib-sortable replib-atlas">', "<thead><tr>"]
     out += [f'<th scope="col">{html.escape(h)}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for r in atlas_rows(atlas):
@@ -97,7 +94,7 @@ def table_html(atlas: dict) -> str:
         cells += [_cell(r[m]) for m in ROW_METRICS]
         cells.append(_cell(", ".join(map(str, r["rogue_dims"])), r["rogue_dims"][0] if r["rogue_dims"] else ""))
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gzip
 import http.server
 import json
 import re
@@ -84,7 +85,8 @@ CHROMIUM_FLAGS = (
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 )
 
-#: the most the front page may load (the document and every resource it fetches, uncompressed)
+#: the most the front page may load: the document and every resource it fetches, as a server that compresses
+#: them with gzip (GitHub Pages) sends them
 FRONT_PAGE_BYTES = 2_000_000
 #: figures without a legend verdict in their PNG (:func:`replib.plotting.save_figure`), with the reason
 UNSTAMPED_FIGURES: dict[str, str] = {
@@ -315,10 +317,11 @@ def check_page(
     problems += _content_problems(page, state)
     problems += _legend_problems(page, state, server.root)
     if page.summary is not None:  # the front page: what a reader's first visit downloads
-        loaded = page_bytes(driver)
-        if loaded > FRONT_PAGE_BYTES:
+        raw, sent = page_bytes(driver, server)
+        if sent > FRONT_PAGE_BYTES:
             problems.append(
-                f"{where}: the front page loads {loaded / 1e6:.1f} MB, over {FRONT_PAGE_BYTES / 1e6:.0f} MB"
+                f"{where}: the front page loads {sent / 1e6:.1f} MB (gzip; {raw / 1e6:.1f} MB as files), "
+                f"over {FRONT_PAGE_BYTES / 1e6:.0f} MB"
             )
     if page.chapter:
         if config is None:  # the staged _config.yml (its branch may be the Colab ref), else the project's
@@ -369,9 +372,18 @@ def _overflow_problems(driver, where: str) -> list[str]:
     ]
 
 
-def page_bytes(driver) -> int:
-    """The bytes the page open in ``driver`` loaded: the document and every resource it fetched."""
-    return int(driver.execute_script(browser_js.PAGE_BYTES))
+def page_bytes(driver, server: BookServer) -> tuple[int, int]:
+    """The bytes the page open in ``driver`` loaded (the document and every resource it fetched): as files,
+    and compressed with gzip as a web server that compresses them (GitHub Pages) sends them."""
+    raw = sent = 0
+    for f in driver.execute_script(browser_js.PAGE_FILES):
+        raw += int(f["size"])
+        local = server.root / unquote(f["url"][len(server.url) :].split("?")[0].split("#")[0])
+        if f["url"].startswith(server.url) and local.is_file():
+            sent += len(gzip.compress(local.read_bytes(), compresslevel=6))
+        else:
+            sent += int(f["size"])
+    return raw, sent
 
 
 def _legend_verdict(html_root: Path, page_html: str, src: str) -> str | None:

@@ -3,7 +3,7 @@
 - :data:`STATE`: what a page shows (text, figures and their sources, plotly legends, glued values, tables...);
 - :data:`OVERFLOW`: the tables of the text column wider than the column without a box that scrolls them sideways;
 - :data:`SPLIT_CELLS`: the table cells whose one word or number the page breaks over lines;
-- :data:`PAGE_BYTES`: the bytes a page loaded (itself and every resource it fetched);
+- :data:`PAGE_FILES`: the files a page loaded (itself and every resource it fetched) and their sizes;
 - :data:`MATHJAX_DONE`: waits for MathJax to finish typesetting.
 """
 
@@ -116,11 +116,11 @@ document.querySelectorAll('main table').forEach((t, i) => {
 folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
 return out;
 """
-#: the bytes the page loaded: the document and every resource it fetched (as they came over the wire)
-PAGE_BYTES = r"""
+#: every file the page loaded (the document and each resource it fetched): its URL and its decoded size
+PAGE_FILES = r"""
 const nav = performance.getEntriesByType('navigation')[0];
-const res = performance.getEntriesByType('resource');
-return [nav].concat(res).filter(e => e).reduce((s, e) => s + (e.encodedBodySize || e.transferSize || 0), 0);
+return [nav].concat(performance.getEntriesByType('resource')).filter(e => e).map(
+  e => ({url: e.name, size: e.decodedBodySize || e.encodedBodySize || e.transferSize || 0}));
 """
 MATHJAX_DONE = r"""
 const done = arguments[arguments.length - 1];

@@ -160,3 +160,39 @@ def test_a_table_shown_before_a_plot_does_not_take_the_plots_caption():
     assert [type(n).__name__ for n in cell.children] == ["container", "figure"]
     assert len(list(doc.findall(nodes.caption))) == 1
     assert list(doc.findall(nodes.figure))[0].children[0].children[0]["mime_type"] == "image/png"
+
+
+def test_mathjax_only_on_pages_with_math():
+    """Sphinx adds MathJax to a page whose toctree holds a page with math (the front page holds them all)."""
+    ext = _extension()
+
+    class JS(str):
+        def __new__(cls, name, **attributes):
+            js = super().__new__(cls, name)
+            js.filename, js.attributes = name, attributes
+            return js
+
+    class App:
+        class config:
+            mathjax_path = "mathjax/tex-svg-full.js"
+
+        class env:
+            @staticmethod
+            def get_domain(name):
+                return type("D", (), {"data": {"has_equations": {"chapter": True}}})
+
+    def scripts(page, body):
+        ctx = {
+            "body": body,
+            "script_files": [
+                JS("_static/doctools.js"),
+                JS("", body="window.MathJax = {}"),
+                JS("_static/mathjax/tex-svg-full.js", defer="defer"),
+            ],
+        }
+        ext._mathjax_where_needed(App, page, "page.html", ctx, None)
+        return [str(j) or j.attributes["body"] for j in ctx["script_files"]]
+
+    assert scripts("intro", "<p>no formula</p>") == ["_static/doctools.js"]
+    assert len(scripts("chapter", "<p>no formula in the body</p>")) == 3  # the page's own equations
+    assert len(scripts("other", '<span class="math notranslate">x</span>')) == 3  # math in a notebook output

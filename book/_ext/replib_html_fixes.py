@@ -8,6 +8,9 @@
 - **plotly.js only where a figure needs it, deferred** (:func:`_plotly_where_needed`): the 4.6 MB script is
   added to the pages that hold a plotly figure, with ``defer`` (the figures of
   :func:`replib.plotting.show_plotly` draw once it has run), never to the others.
+- **MathJax only where there is math** (:func:`_mathjax_where_needed`): Sphinx adds MathJax (2.3 MB) to
+  a page when the page *or any page of its toctree* has an equation, so the front page, whose toctree holds
+  every chapter, loaded it without a formula of its own; it is dropped from pages without math.
 - **One caption per figure** (:func:`one_caption_per_figure`): MyST-NB wraps *every* output of a cell with a
   ``mystnb: figure`` caption in a numbered figure, so a cell that shows a table and then a plot had its
   caption twice, on two figure numbers; the outputs without an image are taken out of their figure.
@@ -77,6 +80,20 @@ def _plotly_where_needed(app, pagename, templatename, context, doctree):
         app.add_js_file(PLOTLY_JS, defer="defer")
 
 
+def _is_mathjax(js, mathjax_path: str) -> bool:
+    name = str(getattr(js, "filename", js) or "")
+    body = str((getattr(js, "attributes", None) or {}).get("body", ""))
+    return (bool(mathjax_path) and name.endswith(mathjax_path)) or body.startswith("window.MathJax")
+
+
+def _mathjax_where_needed(app, pagename, templatename, context, doctree):
+    own = app.env.get_domain("math").data.get("has_equations", {}).get(pagename, False)
+    if own or 'class="math' in context.get("body", ""):
+        return
+    path = str(app.config.mathjax_path or "")
+    context["script_files"] = [js for js in context.get("script_files", []) if not _is_mathjax(js, path)]
+
+
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
     seen, kept = set(), []
     for js in context.get("script_files", []):
@@ -91,6 +108,7 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
 def setup(app):
     app.connect("doctree-read", one_caption_per_figure)
     app.connect("html-page-context", _plotly_where_needed, priority=500)
+    app.connect("html-page-context", _mathjax_where_needed, priority=700)  # after Sphinx's install_mathjax (500)
     app.connect("html-page-context", _icons, priority=800)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
