@@ -382,7 +382,10 @@ def test_detects_wrong_front_page_counts_or_a_missing_verdict(broken, driver):
     problems = check("book/intro.html", driver)
     assert any("front page should show a verdict and count" in p for p in problems), problems
     intro.write_text(original)
-    _edit(intro, r"(<table[^>]*replib-summary.*?<tbody>.*?</td>\s*<td[^>]*>(?:<p>)?)[^<]+", r"\g<1>fine")
+    verdict = (
+        r"(<table[^>]*replib-summary.*?<tbody>.*?</td>\s*<td[^>]*>(?:<p>)?(?:<span class=\"replib-icon[^>]*></span>)?)"
+    )
+    _edit(intro, verdict + r"[^<]+", r"\g<1>fine")  # the verdict's label replaced (its icon kept)
     problems = check("book/intro.html", driver)
     assert any("front page should show a verdict and count" in p for p in problems), problems
 
