@@ -196,3 +196,15 @@ def test_mathjax_only_on_pages_with_math():
     assert scripts("intro", "<p>no formula</p>") == ["_static/doctools.js"]
     assert len(scripts("chapter", "<p>no formula in the body</p>")) == 3  # the page's own equations
     assert len(scripts("other", '<span class="math notranslate">x</span>')) == 3  # math in a notebook output
+
+
+def test_claim_values_read_as_the_tables_numbers():
+    """The validation pages' values: no 'nan', no exponent for an integer-sized float, 4 significant digits."""
+    from bookkit.status import format_value
+
+    assert [format_value(v) for v in (float("nan"), 107008.37, 0.25736912345678901, None)] == [
+        "—",
+        "107008",
+        "0.2574",
+        "—",
+    ]
