@@ -106,7 +106,7 @@ def model_colors(names) -> dict[str, str]:
     return dict(zip(names, palette))
 
 
-def layer_curves(long, metrics, *, x: str = "step + 1", row: str = "model", height: float = 2.6, aspect: float = 1.25):
+def layer_curves(long, metrics, *, x: str = "step + 1", row: str = "model", height: float = 2.4, aspect: float = 1.1):
     """A grid of line plots small enough to read in the book's text column: one column per metric of
     ``metrics`` (a few: a long list is split over several figures), one row per value of ``row``, the metric's
     value against ``x`` on a log axis, one line per layer in the book's layer colours (:data:`LAYER_CMAP`).
