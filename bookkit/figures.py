@@ -100,6 +100,16 @@ def _figure_md(name: str, alt: str, caption: str, label: str | None = None) -> l
     return [f":::{{figure}} {name}", f":alt: {alt}", *([f":name: {label}"] if label else []), "", caption, ":::"]
 
 
+def _chunks(rows: list[dict], groups: list[str]):
+    """(group, its rows, the figure's title) per figure of the dropdown: a group of more than :data:`MAX_ROWS`
+    claims is cut into figures of at most that many, so that no figure is taller than a few screens."""
+    for g in groups:
+        mine = [r for r in rows if r["group"] == g]
+        n = -(-len(mine) // MAX_ROWS)
+        for k in range(n):
+            yield g, mine[k * MAX_ROWS : (k + 1) * MAX_ROWS], g if n == 1 else f"{g} (part {k + 1} of {n})"
+
+
 def stage_paper_vs_ours(
     folder: Path, chapter: str, claims: list[dict], checks: dict, profile: str, tables: dict | None = None
 ) -> str | None:
@@ -145,14 +155,13 @@ def stage_paper_vs_ours(
     out = _figure_md(name, alt, caption, f"paper-vs-ours-{chapter}")
     if by_table:
         out += ["", "::::{dropdown} Every claim against the paper, table by table", ""]
-        for i, g in enumerate(groups, 1):
-            mine = [r for r in rows if r["group"] == g]
+        for i, (g, mine, label) in enumerate(_chunks(rows, groups), 1):
             part = f"{chapter}.paper-vs-ours-{i}.png"
-            save_figure(plot_paper_vs_ours(mine, title=g), Path(folder) / part, dpi=100, bbox_inches="tight")
+            save_figure(plot_paper_vs_ours(mine, title=label), Path(folder) / part, dpi=100, bbox_inches="tight")
             out += _figure_md(
                 part,
-                f"Dot plot of our value over the paper's for the {len(mine)} claims of {g}",
-                f"{g}: our value over the paper's for its {len(mine)} claims (profile `{profile}`), coloured by "
+                f"Dot plot of our value over the paper's for {len(mine)} claims of {g}",
+                f"{label}: our value over the paper's for {len(mine)} claims (profile `{profile}`), coloured by "
                 "status; the grey bar is the interval a claim's tolerance accepts.",
             )
             out.append("")

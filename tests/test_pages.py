@@ -289,8 +289,10 @@ def test_paper_vs_ours_with_many_claims_is_drawn_per_table(tmp_path):
     assert [r["group"] for r in rows].count("Table 1") == 40 and rows[-1]["group"] == figures.NO_TABLE
     md = figures.stage_paper_vs_ours(tmp_path, "alpha", claims, {}, "smoke", tables)
     assert md.startswith(":::{figure} alpha.paper-vs-ours.png") and "one row per table of the paper (3)" in md
-    assert "::::{dropdown}" in md and md.count(":::{figure}") == 4 and md.count(":alt:") == 4
-    for name in ("alpha.paper-vs-ours.png", "alpha.paper-vs-ours-1.png", "alpha.paper-vs-ours-3.png"):
+    # Table 1's 40 claims in two figures of at most 30, Table 2's 10 in one, the claim without a table in one
+    assert "::::{dropdown}" in md and md.count(":::{figure}") == 5 and md.count(":alt:") == 5
+    assert "Table 1 (part 2 of 2): our value over the paper's for 10 claims" in md
+    for name in ("alpha.paper-vs-ours.png", "alpha.paper-vs-ours-1.png", "alpha.paper-vs-ours-4.png"):
         assert png_text((tmp_path / name).read_bytes())[LEGEND_KEY] == "ok: legend"
     few = figures.stage_paper_vs_ours(tmp_path, "beta", claims[:5], {}, "smoke", tables)
     assert "dropdown" not in few and few.count(":::{figure}") == 1  # a few claims of one table: a row each
