@@ -487,16 +487,13 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
     if page.claim_badges is not None:
         rows = state["tables"]["replib-reproduces"]
         got = [r[-1] if r else "" for r in rows]
-        if got != page.claim_badges:
-            first = next((i for i, (a, b) in enumerate(zip(got, page.claim_badges)) if a != b), None)
+        want = [_label(b) for b in page.claim_badges]  # the page draws each badge's mark as an icon
+        if got != want:
+            first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
             problems.append(
                 f"{where}: the 'what this chapter reproduces' table should list "
                 f"{len(page.claim_badges)} claims with the report's statuses; page shows {len(got)} rows"
-                + (
-                    f", row {first + 1} {got[first]!r} instead of {page.claim_badges[first]!r}"
-                    if first is not None
-                    else ""
-                )
+                + (f", row {first + 1} {got[first]!r} instead of {want[first]!r}" if first is not None else "")
             )
         if not any(h.endswith(csv_name(page.chapter)) for h in state["links"]):
             problems.append(f"{where}: no link to the chapter's numbers as CSV ({csv_name(page.chapter)})")

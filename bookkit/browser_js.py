@@ -94,8 +94,9 @@ col.querySelectorAll('table').forEach((t, i) => {
 folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
 return out;
 """
-#: the cells of every table whose text is one word or number (no space) drawn on more than one line: a number
-#: split into digits ("1070/08"), a header split into letters ("tas/k"); folded content is unfolded meanwhile
+#: the cells of every table whose text is a number, or a word with no place to break (no space, hyphen or
+#: slash), drawn on more than one line: a number split into digits ("1070/08"), a header split into letters
+#: ("tas/k"); folded content is unfolded meanwhile
 SPLIT_CELLS = r"""
 const folded = Array.from(document.querySelectorAll('details:not([open])'));
 const hidden = Array.from(document.querySelectorAll('.toggle-hidden'));
@@ -104,7 +105,9 @@ const out = [];
 document.querySelectorAll('main table').forEach((t, i) => {
   t.querySelectorAll('td, th').forEach(c => {
     const text = c.textContent.trim();
-    if (!text || /\s/.test(text) || c.getBoundingClientRect().width === 0) return;
+    // a number, or a word with no place to break (a hyphen or a slash is one): never drawn on two lines
+    const whole = /^[-+\u2212]?[\d.,]+(e[-+\u2212]?\d+)?%?$/i.test(text) || /^[\w.]+$/.test(text);
+    if (!whole || c.getBoundingClientRect().width === 0) return;
     const range = document.createRange();
     range.selectNodeContents(c);
     const rects = Array.from(range.getClientRects()).filter(r => r.width > 0).sort((a, b) => a.top - b.top);
