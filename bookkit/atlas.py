@@ -1,7 +1,8 @@
 """The isotropy atlas page of the book (``book/atlas.md``), from the atlases :mod:`replib.atlas` computed.
 
 ``python -m bookkit.atlas --profile offline`` computes ``build/atlas/<profile>/atlas.json`` (the nightly
-runs it after the offline run, whose training chapter leaves the trained models in the cache). When the book
+runs it after the offline run, whose training chapter leaves the trained models in the cache; the main job,
+``python -m replib all``, computes it before it builds the book: :func:`for_book`). When the book
 is staged (:func:`bookkit.book.stage`), :func:`stage_page` replaces the ``<!-- replib:atlas -->`` line of
 the staged ``book/atlas.md`` by, for every profile found: a sortable table (one row per model and layer:
 IsoScore, effective dimensions, average cosine, rogue dimensions), one figure per metric with a line per
@@ -24,6 +25,7 @@ from matplotlib.figure import Figure  # no pyplot: no global backend or figure s
 from replib.atlas import ROW_METRICS, atlas_rows, compute_atlas, with_config
 from replib.plotting import save_figure
 from replib.profiles import PROFILES
+from replib.tables import format_cell
 
 from .errors import USER_ERRORS, one_line
 
@@ -73,22 +75,18 @@ def load_atlases(atlas_dir: Path) -> list[dict]:
     return out
 
 
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return "n/a" if not math.isfinite(v) else f"{v:.4g}"
-    return str(v)
-
-
 def _cell(v, sort_value=None) -> str:
+    """A cell as the book's tables show it (:func:`replib.tables.format_cell`), sorted by its full value."""
     sv = v if sort_value is None else sort_value
     sv = "" if isinstance(sv, float) and not math.isfinite(sv) else sv
-    return f'<td data-v="{html.escape(str(sv))}">{html.escape(_fmt(v))}</td>'
+    num = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+    return f'<td data-v="{html.escape(str(sv))}"{num}>{html.escape(format_cell(v))}</td>'
 
 
 def table_html(atlas: dict) -> str:
     """The sortable table of an atlas: one row per model and layer."""
     head = ["model", "kind", "layer", "width", "rows"] + [LABELS[m] for m in ROW_METRICS] + ["rogue dimensions"]
-    out = ['<table class="replib-sortable replib-atlas">', "<thead><tr>"]
+    out = ['<div class="replib-table"><table class="replib-sortable replib-atlas">', "<thead><tr>"]
     out += [f'<th scope="col">{html.escape(h)}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for r in atlas_rows(atlas):
@@ -96,7 +94,7 @@ def table_html(atlas: dict) -> str:
         cells += [_cell(r[m]) for m in ROW_METRICS]
         cells.append(_cell(", ".join(map(str, r["rogue_dims"])), r["rogue_dims"][0] if r["rogue_dims"] else ""))
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
@@ -190,6 +188,26 @@ def stage_page(stage_dir: Path, atlas_dir: Path) -> Path | None:
     body = page_markdown(load_atlases(atlas_dir), page.parent / FIG_DIR)
     page.write_text(text.replace(MARKER, body) if MARKER in text else text + "\n" + body + "\n")
     return page
+
+
+def for_book(profile: str, root: Path, progress: bool = False) -> list[str]:
+    """The atlas of ``profile`` for the book the main job builds (``python -m replib all``), into
+    ``root/build/atlas/<profile>`` where :func:`stage_page` reads it; each model's card resumes from its
+    ``card.json`` and its layers from the embedding cache, so a second build costs little. The paper profile's
+    atlas is a part of its own (the nightly's paper parts). Returns the keys of the models that failed (named
+    on one line each)."""
+    if profile == "paper":
+        return []
+    out = Path(root) / "build" / "atlas" / profile
+    atlas = compute_atlas(out, profile, progress=progress)
+    failed = [m for m in atlas["models"] if m["status"] == "failed"]
+    for m in atlas["models"]:
+        if m["status"] != "ok":
+            print(f"atlas {profile}: {m['key']} {m['status']}: {m['reason']}")
+    print(
+        f"atlas {profile}: {len(atlas['models']) - len(failed)} of {len(atlas['models'])} models, {out / 'atlas.json'}"
+    )
+    return [m["key"] for m in failed]
 
 
 def main(argv: list[str] | None = None) -> int:

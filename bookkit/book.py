@@ -198,7 +198,7 @@ def stage(
         targets.update({(chapter, k): t for k, t in found.items()})
         entry = next((c for c in own[0]["chapters"] if c["chapter"] == chapter), None) if own else None
         checks = figures.profile_checks(claim_files.get(chapter), profile)
-        figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile)
+        figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile, tables)
         top = [
             pages.what_ran_markdown(entry, own[0]) if own else "",
             pages.colab_budget_markdown(chapter, rehearsal),

@@ -7,8 +7,10 @@ is loaded in Debian's ``chromium``, in a 1280 px wide window (:data:`VIEWPORT_WI
   asset is an error);
 - no request leaves the machine except those on :data:`EXTERNAL_ALLOWLIST` (each with its reason); DNS
   for every host but loopback is disabled, so nothing external is fetched in any case;
-- no table of the text column is wider than the column or scrolls inside it, folded content included
-  (:data:`bookkit.browser_js.OVERFLOW`);
+- no table of the text column is wider than the column unless a box scrolls it sideways, and no table cell
+  breaks its one word or number over lines, folded content included (:data:`bookkit.browser_js.OVERFLOW`,
+  :data:`bookkit.browser_js.SPLIT_CELLS`);
+- the front page loads at most :data:`FRONT_PAGE_BYTES` (:func:`page_bytes`);
 - every figure says what it shows: a figure's PNG carries the verdict of
   :func:`replib.plotting.legend_problems` (stamped when the notebook showed it, or by
   :func:`replib.plotting.save_figure`), which must be ``ok``; a plotly figure shows a legend or draws one trace
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gzip
 import http.server
 import json
 import re
@@ -82,6 +85,9 @@ CHROMIUM_FLAGS = (
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 )
 
+#: the most the front page may load: the document and every resource it fetches, as a server that compresses
+#: them with gzip (GitHub Pages) sends them
+FRONT_PAGE_BYTES = 2_000_000
 #: figures without a legend verdict in their PNG (:func:`replib.plotting.save_figure`), with the reason
 UNSTAMPED_FIGURES: dict[str, str] = {
     "scaling.png": "book/scaling.png (the benchmarks page) was measured by `python -m replib bench --scaling` "
@@ -310,6 +316,13 @@ def check_page(
     problems = _traffic_problems(driver, server, where, n_requests)
     problems += _content_problems(page, state)
     problems += _legend_problems(page, state, server.root)
+    if page.summary is not None:  # the front page: what a reader's first visit downloads
+        raw, sent = page_bytes(driver, server)
+        if sent > FRONT_PAGE_BYTES:
+            problems.append(
+                f"{where}: the front page loads {sent / 1e6:.1f} MB (gzip; {raw / 1e6:.1f} MB as files), "
+                f"over {FRONT_PAGE_BYTES / 1e6:.0f} MB"
+            )
     if page.chapter:
         if config is None:  # the staged _config.yml (its branch may be the Colab ref), else the project's
             staged = Path(server.root).parents[1] / "_config.yml" if len(Path(server.root).parents) > 1 else None
@@ -328,13 +341,18 @@ def check_page(
     return problems
 
 
+def _label(badge: str) -> str:
+    """A badge's text label, without its mark (the page draws the mark as an icon, never as text)."""
+    return badge.split(" ", 1)[-1]
+
+
 def _check_summary(page: Page, state: dict) -> list[str]:
     """The front page's table: one row per chapter with a verdict and the report's counts per status."""
     rows = {r[0]: r for r in state["tables"]["replib-summary"] if r}
     problems = []
     for title, counts in page.summary.items():
         got = rows.get(title)
-        if got is None or got[-1] != counts or not any(v in got[1] for v in BADGES.values()):
+        if got is None or got[-1] != counts or not any(_label(v) in got[1] for v in BADGES.values()):
             problems.append(
                 f"{page.html}: front page should show a verdict and count {counts!r} for {title!r}; page shows {got}"
             )
@@ -342,12 +360,30 @@ def _check_summary(page: Page, state: dict) -> list[str]:
 
 
 def _overflow_problems(driver, where: str) -> list[str]:
-    """Every table of the text column wider than the column, or scrolling inside it."""
-    return [
+    """Every table of the text column wider than the column with no box that scrolls it sideways, and every
+    table cell whose one word or number is broken over lines."""
+    wide = [
         f"{where}: table #{t['index']} ({t['head']!r}) is {t['width']} px wide in a {t['column']} px text column"
-        + (" (it scrolls)" if t["scrolls"] else "")
         for t in driver.execute_script(browser_js.OVERFLOW)
     ]
+    return wide + [
+        f"{where}: table #{c['table']} splits {c['text']!r} over {c['lines']} lines"
+        for c in driver.execute_script(browser_js.SPLIT_CELLS)
+    ]
+
+
+def page_bytes(driver, server: BookServer) -> tuple[int, int]:
+    """The bytes the page open in ``driver`` loaded (the document and every resource it fetched): as files,
+    and compressed with gzip as a web server that compresses them (GitHub Pages) sends them."""
+    raw = sent = 0
+    for f in driver.execute_script(browser_js.PAGE_FILES):
+        raw += int(f["size"])
+        local = server.root / unquote(f["url"][len(server.url) :].split("?")[0].split("#")[0])
+        if f["url"].startswith(server.url) and local.is_file():
+            sent += len(gzip.compress(local.read_bytes(), compresslevel=6))
+        else:
+            sent += int(f["size"])
+    return raw, sent
 
 
 def _legend_verdict(html_root: Path, page_html: str, src: str) -> str | None:
@@ -451,16 +487,13 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
     if page.claim_badges is not None:
         rows = state["tables"]["replib-reproduces"]
         got = [r[-1] if r else "" for r in rows]
-        if got != page.claim_badges:
-            first = next((i for i, (a, b) in enumerate(zip(got, page.claim_badges)) if a != b), None)
+        want = [_label(b) for b in page.claim_badges]  # the page draws each badge's mark as an icon
+        if got != want:
+            first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
             problems.append(
                 f"{where}: the 'what this chapter reproduces' table should list "
                 f"{len(page.claim_badges)} claims with the report's statuses; page shows {len(got)} rows"
-                + (
-                    f", row {first + 1} {got[first]!r} instead of {page.claim_badges[first]!r}"
-                    if first is not None
-                    else ""
-                )
+                + (f", row {first + 1} {got[first]!r} instead of {want[first]!r}" if first is not None else "")
             )
         if not any(h.endswith(csv_name(page.chapter)) for h in state["links"]):
             problems.append(f"{where}: no link to the chapter's numbers as CSV ({csv_name(page.chapter)})")

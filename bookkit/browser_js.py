@@ -1,7 +1,9 @@
 """The JavaScript :mod:`bookkit.browser` runs in each page of the book (kept apart: it is data to the checker).
 
 - :data:`STATE`: what a page shows (text, figures and their sources, plotly legends, glued values, tables...);
-- :data:`OVERFLOW`: the tables of the text column wider than the column or scrolling inside it;
+- :data:`OVERFLOW`: the tables of the text column wider than the column without a box that scrolls them sideways;
+- :data:`SPLIT_CELLS`: the table cells whose one word or number the page breaks over lines;
+- :data:`PAGE_FILES`: the files a page loaded (itself and every resource it fetched) and their sizes;
 - :data:`MATHJAX_DONE`: waits for MathJax to finish typesetting.
 """
 
@@ -63,8 +65,9 @@ return {
       tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
 };
 """
-#: the tables of the page's text column wider than the column, or scrolling inside it; folded content (dropdowns,
-#: toggles) is unfolded while it is measured, so a table a reader unfolds is measured too
+#: the tables of the page's text column wider than the column that no box scrolls sideways (a wide table
+#: scrolls in its own box: ``div.replib-table``, the theme's table container, a notebook output); folded content
+#: (dropdowns, toggles) is unfolded while it is measured, so a table a reader unfolds is measured too
 OVERFLOW = r"""
 const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
 const folded = Array.from(document.querySelectorAll('details:not([open])'));
@@ -77,19 +80,50 @@ const out = [];
 col.querySelectorAll('table').forEach((t, i) => {
   const r = t.getBoundingClientRect();
   if (r.width === 0) return;
-  let el = t, scrolls = false;
+  let el = t.parentElement, box = null;  // the nearest box that scrolls it sideways, inside the column
   while (el && el !== col) {
-    if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) { scrolls = true; break; }
+    const o = getComputedStyle(el).overflowX;
+    if ((o === 'auto' || o === 'scroll') && el.getBoundingClientRect().right <= right + 1) { box = el; break; }
     el = el.parentElement;
   }
-  if (r.right > right + 1 || scrolls) {
+  if (r.right > right + 1 && !box) {
     const head = Array.from(t.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
-    out.push({index: i + 1, width: Math.round(r.width), column: Math.round(avail), scrolls: scrolls,
-              head: head.slice(0, 80)});
+    out.push({index: i + 1, width: Math.round(r.width), column: Math.round(avail), head: head.slice(0, 80)});
   }
 });
 folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
 return out;
+"""
+#: the cells of every table whose text is a number, or a word with no place to break (no space, hyphen or
+#: slash), drawn on more than one line: a number split into digits ("1070/08"), a header split into letters
+#: ("tas/k"); folded content is unfolded meanwhile
+SPLIT_CELLS = r"""
+const folded = Array.from(document.querySelectorAll('details:not([open])'));
+const hidden = Array.from(document.querySelectorAll('.toggle-hidden'));
+folded.forEach(d => d.open = true); hidden.forEach(e => e.classList.remove('toggle-hidden'));
+const out = [];
+document.querySelectorAll('main table').forEach((t, i) => {
+  t.querySelectorAll('td, th').forEach(c => {
+    const text = c.textContent.trim();
+    // a number, or a word with no place to break (a hyphen or a slash is one): never drawn on two lines
+    const whole = /^[-+\u2212]?[\d.,]+(e[-+\u2212]?\d+)?%?$/i.test(text) || /^[\w.]+$/.test(text);
+    if (!whole || c.getBoundingClientRect().width === 0) return;
+    const range = document.createRange();
+    range.selectNodeContents(c);
+    const rects = Array.from(range.getClientRects()).filter(r => r.width > 0).sort((a, b) => a.top - b.top);
+    let lines = 0, bottom = -Infinity;  // a box whose middle is below the line's bottom starts a new line
+    rects.forEach(r => { if ((r.top + r.bottom) / 2 > bottom) { lines++; bottom = r.bottom; } });
+    if (lines > 1) out.push({table: i + 1, text: text.slice(0, 40), lines: lines});
+  });
+});
+folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
+return out;
+"""
+#: every file the page loaded (the document and each resource it fetched): its URL and its decoded size
+PAGE_FILES = r"""
+const nav = performance.getEntriesByType('navigation')[0];
+return [nav].concat(performance.getEntriesByType('resource')).filter(e => e).map(
+  e => ({url: e.name, size: e.decodedBodySize || e.encodedBodySize || e.transferSize || 0}));
 """
 MATHJAX_DONE = r"""
 const done = arguments[arguments.length - 1];

@@ -136,6 +136,15 @@ def describe(check: dict) -> str:
     return f"{spec['op']} {rhs}{extra}" if spec["op"] not in ("true", "false") else f"is {spec['op']}"
 
 
+def _shown(v: Any) -> str:
+    """A compared value as a detail shows it: a float with 6 significant digits (never its 17-digit repr)."""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(map(_shown, v)) + "]"
+    return repr(v)
+
+
 def _is_finite_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -221,7 +230,7 @@ def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, A
             return "failed", _CHECK_FAILED + f"comparison value {rhs!r}{of_key} is not a finite number"
         else:
             ok = abs(value - rhs) <= spec["abs"] if op == "close" else bool(OPS[op](value, rhs))
-        detail = f"{value!r} {op} {rhs!r}" + (f" (±{spec['abs']})" if op == "close" else "")
+        detail = f"{_shown(value)} {op} {_shown(rhs)}" + (f" (±{spec['abs']})" if op == "close" else "")
     if not ok:
         return "failed", _CHECK_FAILED + "property does not hold: " + detail
     return ("deviates" if claim.deviation else "consistent"), detail

@@ -277,7 +277,9 @@ def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) 
 
 
 def _run(args) -> int:
-    """``run``, ``check`` and ``all`` (which then builds the book, also after a failed claim)."""
+    """``run``, ``check`` and ``all`` (which then computes the atlas and builds the book, also after a failed
+    claim)."""
+    from .atlas import for_book
     from .book import build
     from .errors import BookBuildError
     from .run_report import format_table
@@ -320,6 +322,7 @@ def _run(args) -> int:
     print(format_table(rep))
     failed = rep["summary"]["failed"] > 0 or rep["summary"]["chapter_failures"] > 0
     if args.cmd == "all":  # the main job builds the book even when a claim failed: the validation page shows it
+        failed = bool(for_book(args.profile, root)) or failed  # the atlas page reads the trained models too
         html = build(args.profile, root=root, force=args.force)
         print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0

@@ -116,8 +116,9 @@ def chapter_rows(nights: list[Night], verdicts: list[dict], chapter: str) -> lis
 
 
 def _strip(nights: list[Night], verdicts: list[dict], chapter: str) -> list[str]:
-    """Per profile, the marks of the latest :data:`STRIP_NIGHTS` nights' verdicts (🎲: a claim changed with the
-    seed that night)."""
+    """Per profile, the marks of the latest :data:`STRIP_NIGHTS` nights' verdicts, each with its night's month
+    and day (🎲: a claim changed with the seed that night); the book draws each mark as an icon with its name
+    (``book/_ext/replib_html_fixes.py``)."""
     out = []
     for profile in PROFILES:
         seen = [(n, v) for n, v in zip(nights, verdicts) if n.profile == profile and chapter in v][-STRIP_NIGHTS:]
@@ -126,9 +127,10 @@ def _strip(nights: list[Night], verdicts: list[dict], chapter: str) -> list[str]
         marks = [
             STRIP[v[chapter]["verdict"]]
             + ("🎲" if seed_dependent([c for c in n.report["claims"] if c["chapter"] == chapter]) else "")
+            + f" {n.date[5:]}"  # each mark with its night: a reader can tell the nights apart without a font
             for n, v in seen
         ]
-        out.append(f"- `{profile}`, {seen[0][0].date} → {seen[-1][0].date}: {' '.join(marks)}")
+        out.append(f"- `{profile}`, {seen[0][0].date} → {seen[-1][0].date}: {' · '.join(marks)}")
     return out
 
 

@@ -93,7 +93,9 @@ def combine_claim(
     if kind == "unverified" or not numeric:
         rule = "all"
     first = records_by_seed[seeds[0]]
-    listing = ", ".join(f"seed {s}: {per[s].status} ({_fmt(values[s])})" for s in seeds)
+    listing = ", ".join(  # a seed without a value (an unverified claim) is listed without "(None)"
+        f"seed {s}: {per[s].status}" + ("" if values[s] is None else f" ({_fmt(values[s])})") for s in seeds
+    )
     broken = [s for s in seeds if _broken(per[s], records_by_seed[s], errors_by_seed.get(s))]
     if broken:
         out = per[broken[0]].to_dict()

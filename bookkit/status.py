@@ -27,6 +27,8 @@ Each status means one thing:
 
 from __future__ import annotations
 
+from replib.tables import format_number
+
 __all__ = [
     "EVIDENCE",
     "PASSING",
@@ -93,13 +95,14 @@ def closing_line(summary: dict) -> str:
 
 
 def format_value(v) -> str:
-    """A recorded value as the book shows it: 4 significant digits, lists cut after 6 items, — for None."""
+    """A recorded value as the book shows it: a number as the book's tables show it
+    (:func:`replib.tables.format_number`: 4 significant digits, — for NaN), lists cut after 6 items, — for None."""
     if v is None:
         return "—"
     if isinstance(v, bool):
         return str(v)
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return format_number(v)
     if isinstance(v, list):
         return "[" + ", ".join(format_value(x) for x in v[:6]) + (", …" if len(v) > 6 else "") + "]"
     return str(v)

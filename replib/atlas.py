@@ -25,6 +25,7 @@ resumes; ``atlas.json`` is rewritten atomically after every model.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -257,6 +258,7 @@ def compute_atlas(
     for e in entries:
         if e.kind not in KINDS:
             raise ValueError(f"atlas entry {e.key}: kind {e.kind!r} not in {KINDS}")
+    before = _read_atlas(out_dir / "atlas.json")
     atlas = {
         "version": ATLAS_VERSION,
         "profile": profile,
@@ -272,14 +274,24 @@ def compute_atlas(
             row.update(model=card["model"], sample=card.get("sample", {}), layers=card["layers"])
         except AtlasUnavailable as exc:
             row.update(status="unavailable", reason=str(exc))
-        except (ValueError, RuntimeError, FileNotFoundError) as exc:
+        except Exception as exc:  # (one model's failure, whatever it is, is named and the atlas goes on)
             row.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
         atlas["models"].append(row)
         write_json_atomic(out_dir / "atlas.json", atlas)
         if progress:
             print(f"atlas {profile}: {entry.key}: {row['status']}" + (f" ({row['reason']})" if row["reason"] else ""))
+    if before is not None and {**before, "created": None} == {**atlas, "created": None}:
+        atlas["created"] = before["created"]  # the same atlas: its date (and the book page built from it) stays
     write_json_atomic(out_dir / "atlas.json", atlas)
     return atlas
+
+
+def _read_atlas(path: Path) -> dict | None:
+    """The atlas kept at ``path``, or None (none, or unreadable: it is recomputed)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 #: the per-layer columns of the atlas table

@@ -79,7 +79,8 @@ class CardConfig:
     n_lines : int
         WikiText-2 test lines (text models).
     window : int
-        Token-stream window (text models).
+        Token-stream window (text models); fitted to the model: a model with fewer positions reads windows of
+        as many tokens as it has positions (:func:`fitted_window`).
     n_proteins : int
         Swiss-Prot 5k sequences (protein models), truncated to ``max_length`` residues.
     max_rows : int
@@ -105,6 +106,29 @@ class CardConfig:
 
 
 # ----------------------------------------------------------------------------------------- samples
+def max_positions(lm) -> int | None:
+    """The most tokens one forward of ``lm`` takes, or None when neither its configuration nor its tokenizer
+    says: the smaller of the position table (``n_positions`` / ``max_position_embeddings``, less the padding
+    offset of RoBERTa-style positions) and the tokenizer's ``model_max_length`` (when it is a real limit)."""
+    conf = getattr(lm.model, "config", None)
+    limits = []
+    for name in ("n_positions", "max_position_embeddings"):
+        n = getattr(conf, name, None)
+        if isinstance(n, int) and n > 0:
+            roberta = "roberta" in str(getattr(conf, "model_type", ""))  # positions start after the padding index
+            limits.append(n - (getattr(conf, "pad_token_id", 0) or 0) - 1 if roberta else n)
+    n = getattr(lm.tokenizer, "model_max_length", None)
+    if isinstance(n, int) and 0 < n < 1_000_000:  # transformers' "no limit" is a huge integer
+        limits.append(n)
+    return min(limits) if limits else None
+
+
+def fitted_window(lm, window: int) -> int:
+    """``window`` tokens, or as many as ``lm`` has positions when it has fewer (:func:`max_positions`)."""
+    n = max_positions(lm)
+    return window if n is None else min(window, n)
+
+
 def text_sample(n_lines: int) -> list[str]:
     """The first ``n_lines`` non-empty lines of WikiText-2 test (:func:`replib.data.load_lm_corpus`)."""
     return [ln for ln in load_lm_corpus("wikitext2", "test") if ln.strip()][:n_lines]
@@ -148,13 +172,14 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
         sample = {"data": "Swiss-Prot 5k" if data is None else "user sequences", "n_sequences": len(emb.index)}
     else:
         lines = list(data) if data is not None else text_sample(cfg.n_lines)
-        ts = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir, progress=progress)
+        window = fitted_window(lm, cfg.window)
+        ts = embed_token_stream(lm, lines, window=window, cache_dir=cache_dir, progress=progress)
         layers = {code + 1: X for code, X in ts.layers.items()}  # code layer c = hidden_states[c + 1]
         types = np.asarray(ts.tokens)
         sample = {
             "data": "WikiText-2 test" if data is None else "user lines",
             "n_lines": len(lines),
-            "window": cfg.window,
+            "window": window,
         }
     n = len(types)
     keep = (
@@ -312,8 +337,12 @@ def compute_card(
             card = old  # resume: the finished layers are kept
     if card is None:
         card = {"version": CARD_VERSION, "model": identity, "settings": settings, "layers": {}}
-    layers, types, sample = model_layers(lm, cfg, data, cache_dir or cache_root("embeddings"), progress)
-    card["sample"] = sample
+    n_layers = lm.spec.n_layers + (lm.spec.recipe in PROTEIN_RECIPES)  # protein cards include layer 0
+    if "sample" in card and len(card["layers"]) == n_layers:  # resumed and complete: nothing to embed
+        layers = {}
+    else:
+        layers, types, sample = model_layers(lm, cfg, data, cache_dir or cache_root("embeddings"), progress)
+        card["sample"] = sample
     for layer in tqdm(sorted(layers), desc=f"card {lm.name}", disable=not progress):
         if str(layer) in card["layers"]:
             continue

@@ -16,6 +16,8 @@ images a reader sees (``bookkit.browser``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import struct
 import zlib
@@ -23,12 +25,15 @@ from html import escape
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
 from IPython import get_ipython
 from IPython.display import HTML, display
 from matplotlib.collections import PathCollection, PolyCollection, QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+
+from . import tables
 
 #: the one seaborn context/style/palette of the book's figures
 CONTEXT, STYLE, PALETTE = "notebook", "whitegrid", "colorblind"
@@ -51,6 +56,7 @@ __all__ = [
     "setup",
     "layer_colors",
     "model_colors",
+    "layer_curves",
     "show_plotly",
     "legend_problems",
     "legend_stamp",
@@ -58,6 +64,7 @@ __all__ = [
     "png_text",
     "save_figure",
     "plot_paper_vs_ours",
+    "plot_paper_vs_ours_by_group",
 ]
 
 
@@ -65,10 +72,12 @@ def setup(context: str = CONTEXT) -> None:
     """The book's figure style: seaborn ``CONTEXT``/``STYLE``/``PALETTE`` with an opaque white face.
 
     Every chapter calls it once at the top; it is the only place the style is set. In a notebook it also
-    stamps every figure shown with its legend verdict (:func:`stamp_legends`).
+    stamps every figure shown with its legend verdict (:func:`stamp_legends`) and draws every data frame
+    shown with the book's table renderer (:func:`replib.tables.register`).
     """
     sns.set_theme(context=context, style=STYLE, palette=PALETTE, rc=RC)
     stamp_legends()
+    tables.register(get_ipython())
 
 
 def layer_colors(layers, n_layers: int | None = None) -> dict[int, str]:
@@ -97,12 +106,65 @@ def model_colors(names) -> dict[str, str]:
     return dict(zip(names, palette))
 
 
-def show_plotly(fig, height: int | None = None, caption: str | None = None, alt: str | None = None):
-    """Display a plotly figure as self-contained HTML that renders in the book without internet.
+def layer_curves(long, metrics, *, x: str = "step + 1", row: str = "model", height: float = 2.4, aspect: float = 1.1):
+    """A grid of line plots small enough to read in the book's text column: one column per metric of
+    ``metrics`` (a few: a long list is split over several figures), one row per value of ``row``, the metric's
+    value against ``x`` on a log axis, one line per layer in the book's layer colours (:data:`LAYER_CMAP`).
 
-    The figure's HTML does not embed plotly.js (several MB); the book serves one local copy
-    (``_static/plotly.min.js``, added at build time), and Jupyter/Colab load it from the notebook
-    output's ``require``-free script tag on first use.
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        Long format: columns ``metric``, ``value``, ``layer``, ``x`` and ``row``.
+    metrics : sequence of str
+        The metrics drawn, in this order.
+
+    Returns
+    -------
+    seaborn.FacetGrid
+    """
+    metrics = list(metrics)
+    g = sns.relplot(
+        data=long[long["metric"].isin(metrics)],
+        x=x,
+        y="value",
+        hue="layer",
+        col="metric",
+        col_order=metrics,
+        row=row,
+        kind="line",
+        marker="o",
+        facet_kws=dict(sharey=False),
+        height=height,
+        aspect=aspect,
+        palette=LAYER_CMAP,
+    )
+    g.set(xscale="log")
+    g.set_titles("{row_name}: {col_name}")
+    return g
+
+
+#: draws one figure of :func:`show_plotly` once plotly.js is there: at once when it is, after the page's
+#: deferred ``_static/plotly.min.js`` while the book's page loads, else (Jupyter, Colab) from plotly's CDN
+_PLOTLY_DRAW = """(function () {
+  var id = %s, fig = %s;
+  function draw() { Plotly.newPlot(id, fig.data, fig.layout, {displaylogo: false, responsive: true}); }
+  if (window.Plotly) { draw(); return; }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { if (window.Plotly) draw(); });
+    return;
+  }
+  var s = document.createElement("script");
+  s.src = "https://cdn.plot.ly/plotly-2.35.2.min.js"; s.onload = draw; document.head.appendChild(s);
+})();"""
+
+
+def show_plotly(fig, height: int | None = None, caption: str | None = None, alt: str | None = None):
+    """Display a plotly figure as HTML that renders in the book without internet.
+
+    The figure's HTML does not embed plotly.js (several MB): the book serves one local copy
+    (``_static/plotly.min.js``, added at build time) on the pages that hold a plotly figure, deferred, and the
+    figure is drawn once it has run (:data:`_PLOTLY_DRAW`); Jupyter and Colab load it from plotly's CDN on
+    first use.
 
     With ``caption`` the figure is wrapped in ``<figure>`` with that ``<figcaption>``; ``alt`` (default: the
     caption, else the figure's title) is the figure's accessible name (``role="img"``, ``aria-label``), the
@@ -110,10 +172,12 @@ def show_plotly(fig, height: int | None = None, caption: str | None = None, alt:
     """
     if height:
         fig.update_layout(height=height)
-    html = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
-    loader = (
-        "<script>if (typeof Plotly === 'undefined') {var s=document.createElement('script');"
-        "s.src='https://cdn.plot.ly/plotly-2.35.2.min.js';document.head.appendChild(s);}</script>"
+    spec = fig.to_json().replace("</", "<\\/")  # never ends the script early
+    div_id = "replib-plotly-" + hashlib.sha256(spec.encode()).hexdigest()[:16]
+    style = f"height:{int(fig.layout.height or 450)}px; width:100%;"
+    html = (
+        f'<div id="{div_id}" class="plotly-graph-div" style="{style}"></div>'
+        f"<script>{_PLOTLY_DRAW % (json.dumps(div_id), spec)}</script>"
     )
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else None
     label = alt or caption or title
@@ -121,7 +185,7 @@ def show_plotly(fig, height: int | None = None, caption: str | None = None, alt:
         html = f'<div role="img" aria-label="{escape(label, quote=True)}">{html}</div>'
     if caption:
         html = f'<figure class="replib-plotly">{html}<figcaption>{escape(caption)}</figcaption></figure>'
-    display(HTML(loader + html))
+    display(HTML(html))
 
 
 # ------------------------------------------------------------------ legends
@@ -325,6 +389,37 @@ def _ratio_band(row: dict) -> tuple[float, float] | None:
     return (a, b) if b > 0 else None
 
 
+def _ratio(row: dict) -> float | None:
+    return row["ours"] / row["paper"] if _finite(row.get("ours")) else None
+
+
+def _limits(rows: list[dict], bands=()) -> tuple[float, float]:
+    positive = [x for x in map(_ratio, rows) if x is not None and x > 0]
+    positive += [v for b in bands if b for v in b if v > 0] + [1.0]
+    return min(positive) / 2, max(positive) * 2
+
+
+def _status_dot(ax, x, y, status, left, drawn: set, size: float = 40) -> None:
+    """One claim's dot at ratio ``x`` (◀ at the left edge when not positive), in its status's colour, labelled
+    for the legend the first time its status is drawn."""
+    colour = sns.color_palette(PALETTE, 10)[STATUS_COLOUR.get(status, 7)]
+    label = None if status in drawn else status
+    drawn.add(status)
+    ax.scatter([x if x > 0 else left], [y], marker="o" if x > 0 else "<", s=size, color=colour, zorder=3, label=label)
+
+
+def _ratio_axis(ax, left: float, right: float) -> None:
+    ax.axvline(1, color="k", ls="--", lw=1, label="the paper's value", zorder=2)
+    ax.set_xscale("log")
+    ax.set_xlim(left, right)
+    subs = (1.0, 2.0, 5.0) if math.log10(right / left) <= 3 else (1.0,)  # 0.2, 0.5, 1, 2, 5 over a few decades
+    ax.xaxis.set_major_locator(mpl.ticker.LogLocator(subs=subs, numticks=8))
+    ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+    ax.set_xlabel("ours ÷ paper (log scale; ◀: not positive)")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
 def plot_paper_vs_ours(rows: list[dict], title: str = "The paper's values against ours", ax=None) -> Figure:
     """One row per claim: our value divided by the paper's (log scale, the paper at 1), coloured by status,
     over the band the claim's tolerance accepts.
@@ -337,45 +432,65 @@ def plot_paper_vs_ours(rows: list[dict], title: str = "The paper's values agains
     title : str
     ax : matplotlib Axes, optional
 
-    A ratio that is not positive (our value has the other sign, or is 0) is drawn at the left edge as ◀.
+    A ratio that is not positive (our value has the other sign, or is 0) is drawn at the left edge as ◀. The
+    labels are 10 pt in a figure 6 inches wide, so that they read at the book's column width.
     """
     rows = [r for r in rows if _finite(r.get("paper")) and r["paper"] != 0]
-    fig = ax.figure if ax is not None else Figure(figsize=(7.5, 1.6 + 0.32 * max(len(rows), 1)))
+    fig = ax.figure if ax is not None else Figure(figsize=(6.0, 1.5 + 0.3 * max(len(rows), 1)))
     ax = ax if ax is not None else fig.add_subplot()
-    ratios = [r["ours"] / r["paper"] if _finite(r.get("ours")) else None for r in rows]
     bands = [_ratio_band(r) for r in rows]
-    positive = [x for x in ratios if x is not None and x > 0] + [v for b in bands if b for v in b if v > 0] + [1.0]
-    left, right = min(positive) / 2, max(positive) * 2
-    palette = sns.color_palette(PALETTE, 10)
+    left, right = _limits(rows, bands)
     drawn = set()
-    for y, (r, x, band) in enumerate(zip(rows, ratios, bands)):
+    for y, (r, band) in enumerate(zip(rows, bands)):
         if band is not None:
             label = None if "band" in drawn else "accepted by the tolerance"
             ax.hlines(y, max(band[0], left), band[1], lw=9, color="0.85", label=label, zorder=1)
             drawn.add("band")
+        x = _ratio(r)
         if x is None:
-            ax.text(1, y, " not computed", va="center", fontsize=8, color="0.4")
+            ax.text(1, y, " not computed", va="center", fontsize=9, color="0.4")
             continue
-        status = r.get("status", "?")
-        colour = palette[STATUS_COLOUR.get(status, 7)]
-        label = None if status in drawn else status
-        drawn.add(status)
-        ax.scatter([x if x > 0 else left], [y], marker="o" if x > 0 else "<", s=40, color=colour, zorder=3, label=label)
-    ax.axvline(1, color="k", ls="--", lw=1, label="the paper's value", zorder=2)
-    ax.set_xscale("log")
-    ax.set_xlim(left, right)
+        _status_dot(ax, x, y, r.get("status", "?"), left, drawn)
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([_row_label(r) for r in rows], fontsize=8)
+    ax.set_yticklabels([_row_label(r) for r in rows], fontsize=10)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlabel("ours ÷ paper (log scale; ◀: not positive)")
     ax.set_ylabel("claim (paper, ours)")
-    ax.set_title(title)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(title, fontsize=11)
+    _ratio_axis(ax, left, right)
     return fig
+
+
+def plot_paper_vs_ours_by_group(rows: list[dict], title: str = "The paper's values against ours") -> Figure:
+    """One row per group of claims (``row["group"]``: the paper's table each number comes from), each claim a
+    dot at our value divided by the paper's (log scale, the paper at 1) in its status's colour: a chapter with
+    hundreds of claims in one figure whose labels read."""
+    rows = [r for r in rows if _finite(r.get("paper")) and r["paper"] != 0]
+    groups = list(dict.fromkeys(str(r.get("group", "")) for r in rows))
+    fig = Figure(figsize=(6.0, 1.5 + 0.45 * max(len(groups), 1)))
+    ax = fig.add_subplot()
+    left, right = _limits(rows)
+    drawn: set = set()
+    for y, g in enumerate(groups):
+        mine = [r for r in rows if str(r.get("group", "")) == g]
+        spread = np.linspace(-0.25, 0.25, len(mine)) if len(mine) > 1 else [0.0]
+        for r, dy in zip(mine, spread):
+            x = _ratio(r)
+            if x is not None:
+                _status_dot(ax, x, y + dy, r.get("status", "?"), left, drawn, size=18)
+    counts = {g: sum(str(r.get("group", "")) == g for r in rows) for g in groups}
+    ax.set_yticks(range(len(groups)))
+    ax.set_yticklabels([f"{_short(g, 34)} ({counts[g]})" for g in groups], fontsize=10)
+    ax.set_ylim(len(groups) - 0.5, -0.5)
+    ax.set_ylabel("the paper's table (claims)")
+    ax.set_title(title, fontsize=11)
+    _ratio_axis(ax, left, right)
+    return fig
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _row_label(row: dict) -> str:
     ours = f"{row['ours']:.3g}" if _finite(row.get("ours")) else "—"
-    label = str(row.get("label", ""))
-    label = label if len(label) <= 34 else label[:33] + "…"
-    return f"{label} ({row['paper']:.3g}, {ours})"
+    return f"{_short(str(row.get('label', '')), 34)} ({row['paper']:.3g}, {ours})"

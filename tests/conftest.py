@@ -200,7 +200,7 @@ SLOW = {
 #: module fixtures that take seconds to build: every test of the module that uses one is ``slow`` too (marking
 #: only some would move the fixture's cost to the next test that uses it)
 SLOW_FIXTURES = {
-    "tests/test_atlas.py": ["atlas"],
+    "tests/test_atlas.py": ["atlas", "short_model"],
     "tests/test_data.py": ["wordnet"],
     "tests/test_models_proteinbert.py": ["port_out"],
 }

@@ -137,3 +137,87 @@ def test_the_page_has_a_sortable_table_and_a_figure_per_metric(atlas, tmp_path):
     (stage / "book" / "atlas.md").write_text("# The isotropy atlas\n\n<!-- replib:atlas -->\n")
     empty = page.stage_page(stage, tmp_path / "none").read_text()
     assert "python -m bookkit.atlas --profile offline" in empty
+
+
+@pytest.fixture(scope="module")
+def short_model(tmp_path_factory):
+    """A GPT-2 folder with 128 positions, as the training chapter's text LM (the card's window is 256)."""
+    import transformers as tr
+
+    from replib.models import resolve_model
+
+    tiny = resolve_model("tiny-gpt2")
+    folder = tmp_path_factory.mktemp("gpt2-128")
+    tr.GPT2Model(tr.GPT2Config(**dict(tiny.model.config.to_dict(), n_positions=128))).save_pretrained(folder)
+    tiny.tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_the_card_fits_its_window_to_a_model_with_fewer_positions(short_model, tmp_path, monkeypatch):
+    import replib.card as C
+
+    cfg = with_config(max_rows=500, lid_k=10, lid_queries=50)
+    assert cfg.window > 128
+    card = compute_card(short_model, tmp_path / "card", data=text_sample(40), cfg=cfg, progress=False)
+    assert card["sample"]["window"] == 128 and sorted(card["layers"]) == ["1", "2"]
+    # a complete card is resumed without embedding anything again (the main job's atlas costs little then)
+    monkeypatch.setattr(C, "model_layers", lambda *a, **k: pytest.fail("a complete card embedded its sample again"))
+    again = compute_card(short_model, tmp_path / "card", data=text_sample(40), cfg=cfg, progress=False)
+    assert again["layers"] == card["layers"] and again["sample"] == card["sample"]
+
+
+def test_the_atlas_goes_on_past_a_failing_model_and_names_it(short_model, tmp_path, monkeypatch, capsys):
+    import replib.atlas as A
+
+    real = A.model_card
+
+    def flaky(entry, *args, **kw):
+        if entry.key == "broken":
+            raise IndexError("index out of range in self")
+        return real(entry, *args, **kw)
+
+    monkeypatch.setattr(A, "model_card", flaky)
+    entries = [
+        AtlasEntry("broken", "a model that crashes", "pretrained", "tiny-bert"),
+        AtlasEntry("short", "128 positions", "pretrained", str(short_model)),
+    ]
+    cfg = with_config(max_rows=500, lid_k=10, lid_queries=50)
+    a = compute_atlas(tmp_path / "a", "smoke", cfg=cfg, entries=entries, text=text_sample(40), progress=False)
+    assert [(m["key"], m["status"]) for m in a["models"]] == [("broken", "failed"), ("short", "ok")]
+    assert "IndexError" in a["models"][0]["reason"]
+    kept = json.loads((tmp_path / "a" / "atlas.json").read_text())
+    (tmp_path / "a" / "atlas.json").write_text(json.dumps(dict(kept, created="2000-01-01T00:00:00+00:00")))
+    again = compute_atlas(tmp_path / "a", "smoke", cfg=cfg, entries=entries, text=text_sample(40), progress=False)
+    assert again["created"] == "2000-01-01T00:00:00+00:00"  # the same atlas keeps its date: the book is not rebuilt
+    monkeypatch.setattr(page, "compute_atlas", lambda *a, **k: compute_atlas(*a, **dict(k, entries=entries)))
+    assert page.main(["--profile", "smoke", "-o", str(tmp_path / "b"), "--max-rows", "500", "--n-lines", "40"]) == 1
+    assert "failed: ['broken']" in capsys.readouterr().out
+
+
+def test_the_main_job_computes_the_atlas_where_the_book_reads_it(tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def fake(out, profile, **kw):
+        calls.append((out, profile))
+        return {"models": [{"key": "a", "status": "ok"}, {"key": "b", "status": "failed", "reason": "IndexError: x"}]}
+
+    monkeypatch.setattr(page, "compute_atlas", fake)
+    assert page.for_book("offline", tmp_path) == ["b"]
+    assert calls == [(tmp_path / "build" / "atlas" / "offline", "offline")]
+    assert "b failed: IndexError: x" in capsys.readouterr().out
+    assert page.for_book("paper", tmp_path) == [] and len(calls) == 1  # the paper atlas is a nightly part
+
+
+def test_max_positions_from_the_config_and_the_tokenizer():
+    from types import SimpleNamespace as NS
+
+    from replib.card import fitted_window, max_positions
+
+    def lm(tok_max=None, **conf):
+        return NS(model=NS(config=NS(**conf)), tokenizer=NS(model_max_length=tok_max))
+
+    assert max_positions(lm(model_type="gpt2", n_positions=128, tok_max=int(1e30))) == 128  # "no limit" ignored
+    assert max_positions(lm(model_type="roberta", max_position_embeddings=514, pad_token_id=1)) == 512
+    assert max_positions(lm(model_type="bert", max_position_embeddings=512, tok_max=256)) == 256
+    assert max_positions(lm(model_type="x")) is None and fitted_window(lm(model_type="x"), 256) == 256
+    assert fitted_window(lm(model_type="gpt2", n_positions=1024), 256) == 256

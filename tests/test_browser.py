@@ -9,6 +9,7 @@ Install the browser with ``apt-get install -y chromium chromium-driver`` (Debian
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -381,7 +382,10 @@ def test_detects_wrong_front_page_counts_or_a_missing_verdict(broken, driver):
     problems = check("book/intro.html", driver)
     assert any("front page should show a verdict and count" in p for p in problems), problems
     intro.write_text(original)
-    _edit(intro, r"(<table[^>]*replib-summary.*?<tbody>.*?</td>\s*<td[^>]*>(?:<p>)?)[^<]+", r"\g<1>fine")
+    verdict = (
+        r"(<table[^>]*replib-summary.*?<tbody>.*?</td>\s*<td[^>]*>(?:<p>)?(?:<span class=\"replib-icon[^>]*></span>)?)"
+    )
+    _edit(intro, verdict + r"[^<]+", r"\g<1>fine")  # the verdict's label replaced (its icon kept)
     problems = check("book/intro.html", driver)
     assert any("front page should show a verdict and count" in p for p in problems), problems
 
@@ -437,3 +441,81 @@ def test_show_plotly_caption_and_accessible_name(monkeypatch):
     assert "<figcaption>A 3-D view &amp; more</figcaption>" in html and html.count("<figure") == 1
     plotting.show_plotly(fig)
     assert 'aria-label="t &lt;3"' in shown[-1] and "<figure" not in shown[-1]
+
+
+# ------------------------------------------------------------------ tables, page weight, deferred plotly (issue 42)
+def _page(tmp_path, body: str, head: str = "", name: str = "page.html") -> str:
+    shutil.copy2(ROOT / "book" / "_static" / "replib.css", tmp_path / "replib.css")
+    (tmp_path / name).write_text(
+        f'<html><head><meta charset="utf-8"><link rel="stylesheet" href="replib.css">{head}</head>'
+        f'<body><main><article class="bd-article" style="width: 420px">{body}</article></main></body></html>'
+    )
+    return name
+
+
+@needs_browser
+def test_numbers_stay_whole_and_a_wide_table_scrolls(tmp_path, driver):
+    """A data frame wider than the column, drawn by the book's renderer with the book's CSS: no number is split
+    over lines and the table scrolls in its own box; the CSS the book had before (overflow-wrap: anywhere on
+    every cell) splits them, and the check says which."""
+    import pandas as pd
+
+    from replib.tables import table_html
+
+    df = pd.DataFrame({f"s_inter_centered_{i}": [107008 + i, 0.25736912345678901 * i, None] for i in range(20)})
+    name = _page(tmp_path, table_html(df))
+    page = browser.Page(source="page", html=name)
+    with browser.BookServer(tmp_path) as server:
+        assert browser.check_page(driver, server, page, root=ROOT) == []
+    old = (  # the rules the book's CSS had: tables fit the column by breaking their cells anywhere
+        "<style>article.bd-article table { max-width: 100%; } article.bd-article table td, article.bd-article "
+        "table th { overflow-wrap: anywhere; white-space: normal !important; }</style>"
+    )
+    name = _page(tmp_path, table_html(df).replace('class="replib-table"', ""), head=old)
+    with browser.BookServer(tmp_path) as server:
+        problems = browser.check_page(driver, server, page, root=ROOT)
+    assert any("splits '107008'" in p for p in problems), problems
+
+
+@needs_browser
+def test_front_page_weight_is_measured(tmp_path, driver):
+    """The front page's bytes (the document and every resource it loads, gzip-compressed as GitHub Pages sends
+    them) are measured, and over 2 MB is a problem."""
+    (tmp_path / "big.js").write_bytes(b"var x = '" + base64.b64encode(os.urandom(2_400_000)) + b"';\n")
+    front = browser.Page(source="book/intro", html="page.html", summary={})
+    _page(tmp_path, "<p>front</p>", head='<script src="big.js"></script>')
+    with browser.BookServer(tmp_path) as server:
+        problems = browser.check_page(driver, server, front, root=ROOT)
+        assert any(
+            re.search(r"the front page loads 2\.\d MB \(gzip; 3\.\d MB as files\), over 2 MB", p) for p in problems
+        ), problems
+    _page(tmp_path, "<p>front</p>")
+    with browser.BookServer(tmp_path) as server:
+        assert browser.check_page(driver, server, front, root=ROOT) == []
+        raw, sent = browser.page_bytes(driver, server)
+        assert 0 < sent < raw < 100_000
+
+
+@needs_browser
+def test_show_plotly_draws_after_a_deferred_plotly_js(tmp_path, driver, monkeypatch):
+    """The book adds plotly.js with defer to the pages that need it: show_plotly's figure waits for it."""
+    import plotly
+    import plotly.graph_objects as go
+
+    from replib import plotting
+
+    shown = []
+    monkeypatch.setattr(plotting, "display", lambda obj: shown.append(obj.data))
+    two = [go.Scatter(x=[0, 1], y=[1, 0], name="a"), go.Scatter(x=[0, 1], y=[0, 1], name="b")]
+    plotting.show_plotly(go.Figure(two), caption="two lines")
+    (tmp_path / "_static").mkdir()
+    shutil.copy2(
+        Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp_path / "_static" / "plotly.min.js"
+    )
+    name = _page(
+        tmp_path,
+        f'<div class="cell"><div class="cell_output">{shown[-1]}</div></div>',
+        head='<script defer src="_static/plotly.min.js"></script>',
+    )
+    with browser.BookServer(tmp_path) as server:
+        assert browser.check_page(driver, server, browser.Page(source="p", html=name), root=ROOT, settle=1.0) == []

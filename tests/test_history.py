@@ -103,7 +103,7 @@ def test_a_verdict_that_changes_with_the_seed_or_between_nights_shows(tmp_path):
     assert "🟡 partially reproduced" in rows[2] and "🔁 (was partially reproduced)" in rows[1]  # then it changed
     assert "no (seeds 0, 9558)" in rows[1] and "one seed" in rows[4]
     strip = next(line for line in alpha.splitlines() if line.startswith("- `offline`"))
-    assert strip == "- `offline`, 2026-03-01 → 2026-03-03: ✅ 🟡🎲 ❌"
+    assert strip == "- `offline`, 2026-03-01 → 2026-03-03: ✅ 03-01 · 🟡🎲 03-02 · ❌ 03-03"
     assert "{doc}`Alpha (A 2020) <../notebooks/alpha>`" in alpha
     assert "`2026-03-03-smoke.json`" in md  # the unreadable report is named, not silently dropped
 

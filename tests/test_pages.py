@@ -253,3 +253,29 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
               "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
     line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone
     assert "one session, about 1.8 hours on a T4 (0.99 on an L4), 6.0 GB of RAM and 2.5 GB of disk" in line
+
+
+def test_paper_vs_ours_with_many_claims_is_drawn_per_table(tmp_path):
+    """81 or 267 claims in one figure had 7 px labels: more than MAX_ROWS claims (or several tables) are drawn
+    one row per table of the paper, with a figure per table in a dropdown."""
+    from bookkit import figures
+    from replib.papers import PaperNumber
+    from replib.plotting import LEGEND_KEY, png_text
+
+    def number(i, table):
+        return PaperNumber("p", f"x/{i}", table, "r", "c", "m", 1.0 + i, "raw", "P", "P")
+
+    tables = {"p": {f"x/{i}": number(i, "Table 1" if i < 40 else "Table 2") for i in range(50)}}
+    claims = [dict(_claims()[0], key=f"k{i}", ref=f"p:x/{i}", paper_value=1.0 + i, value=1.05 + i) for i in range(50)]
+    claims.append(dict(_claims()[0], key="loose", ref=None))
+    rows = figures.paper_vs_ours_rows(claims, {}, tables)
+    assert [r["group"] for r in rows].count("Table 1") == 40 and rows[-1]["group"] == figures.NO_TABLE
+    md = figures.stage_paper_vs_ours(tmp_path, "alpha", claims, {}, "smoke", tables)
+    assert md.startswith(":::{figure} alpha.paper-vs-ours.png") and "one row per table of the paper (3)" in md
+    # Table 1's 40 claims in two figures of at most 30, Table 2's 10 in one, the claim without a table in one
+    assert "::::{dropdown}" in md and md.count(":::{figure}") == 5 and md.count(":alt:") == 5
+    assert "Table 1 (part 2 of 2): our value over the paper's for 10 claims" in md
+    for name in ("alpha.paper-vs-ours.png", "alpha.paper-vs-ours-1.png", "alpha.paper-vs-ours-4.png"):
+        assert png_text((tmp_path / name).read_bytes())[LEGEND_KEY] == "ok: legend"
+    few = figures.stage_paper_vs_ours(tmp_path, "beta", claims[:5], {}, "smoke", tables)
+    assert "dropdown" not in few and few.count(":::{figure}") == 1  # a few claims of one table: a row each

@@ -202,3 +202,13 @@ def test_runner_runs_each_seed_and_a_flip_is_inconclusive(tmp_path):
 def test_seeds_must_be_distinct(tmp_path):
     with pytest.raises(ValueError, match="distinct"):
         runner.run("smoke", out_dir=tmp_path, root=FIXTURES, seeds=[0, 0])
+
+
+def test_details_show_values_as_a_reader_reads_them():
+    """No 17-digit repr of a float in a detail, and no '(None)' for an unverified claim's missing value."""
+    c = _claim({"property": {"op": "gt", "value": 0.1}})
+    out = _combine(c, 0.25736912345678901, 0.30000000000000004)
+    assert "0.257369 gt 0.1" in out["detail"] and "0.30000000000000004" not in out["detail"]
+    unverified = Claim("ch", "k", "a claim", None, "src", {"offline": {"unverified": "needs a GPU"}})
+    out = combine_claim(unverified, "offline", {0: {}, 1: {}}, {})
+    assert out["status"] == "unverified" and "None" not in out["detail"] and "needs a GPU" in out["detail"]
