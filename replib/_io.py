@@ -48,6 +48,8 @@ __all__ = [
     "shard_cache_key",
     "shard_span",
     "ShardWarning",
+    "confined",
+    "UnsafePathError",
 ]
 
 _UMASK_LOCK = threading.Lock()
@@ -64,6 +66,33 @@ def _umask() -> int:
         mask = os.umask(0o022)
         os.umask(mask)
     return mask
+
+
+# ========================================================================================= confined paths
+class UnsafePathError(ValueError):
+    """A path built from remote or user input would leave the folder it belongs in."""
+
+
+def confined(root, *parts: str, what: str = "path") -> Path:
+    """``root / parts...``, refused unless it stays strictly inside ``root`` after normalisation.
+
+    Every part is a relative name from outside (a listing's file name, a revision, a model id, a part or
+    chapter name): an absolute part, a ``..`` that climbs out, an empty or NUL-bearing name, or a symlink
+    already in the tree that points outside, raise :class:`UnsafePathError` naming ``what`` and the value.
+    The last component itself may be a symlink (a snapshot's link to its blob): it is replaced, never followed.
+    """
+    base = Path(os.path.abspath(root))
+    for part in parts:
+        text = str(part)
+        if not text or "\0" in text or "\\" in text or os.path.isabs(text):
+            raise UnsafePathError(f"{what} {text!r} is not a relative name inside {base}; refused")
+    dest = Path(os.path.normpath(base.joinpath(*map(str, parts))))
+    real_base = Path(os.path.realpath(base))
+    real_dest = Path(os.path.realpath(dest.parent)) / dest.name
+    for candidate, anchor in ((dest, base), (real_dest, real_base)):
+        if candidate == anchor or anchor not in candidate.parents:
+            raise UnsafePathError(f"{what} {'/'.join(map(str, parts))!r} leaves {base}; refused")
+    return dest
 
 
 # ========================================================================================= atomic writes

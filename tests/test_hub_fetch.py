@@ -25,7 +25,7 @@ from replib.data import ChecksumError
 from replib.data.download import DownloadTimeoutError, DownloadTooLargeError
 from replib.embeddings import embed_sentences
 from replib.methods.classifier_training.sbert import _sbert_model
-from replib.models import UntrustedCodeError, resolve_model, tiny_model
+from replib.models import ModelUnavailableError, UntrustedCodeError, resolve_model, tiny_model
 from replib.models import hub as hub_module
 from replib.models.hub_fetch import MAX_MODEL_BYTES_ENV, HubFile, fetch_hub_snapshot, needed_files
 
@@ -46,6 +46,7 @@ class FakeHub(http.server.ThreadingHTTPServer):
     def __init__(self, repos: dict[str, dict[str, bytes]]):
         super().__init__(("127.0.0.1", 0), _HubHandler)
         self.repos, self.modes, self.fetched, self.auth = repos, {}, [], {}
+        self.sha = COMMIT  # the commit the listing names
         self.blobs: dict[str, bytes] = {}  # LFS files, served from /storage/<sha256> after a redirect
         threading.Thread(target=self.serve_forever, daemon=True).start()
         self.endpoint = "http://127.0.0.1:%d" % self.server_address[1]
@@ -57,7 +58,7 @@ class FakeHub(http.server.ThreadingHTTPServer):
             if path.endswith((".safetensors", ".bin", ".h5")):
                 s["lfs"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "pointerSize": 134}
             siblings.append(s)
-        return {"id": repo, "modelId": repo, "sha": COMMIT, "siblings": siblings, "private": False}
+        return {"id": repo, "modelId": repo, "sha": self.sha, "siblings": siblings, "private": False}
 
 
 class _HubHandler(http.server.BaseHTTPRequestHandler):
@@ -288,3 +289,61 @@ def test_a_token_goes_to_the_hub_only_never_to_the_storage_it_redirects_to(hub, 
     assert hub.auth[f"/someone/gated/resolve/{COMMIT}/model.safetensors"] == "Bearer hf_secret"
     storage = [p for p in hub.auth if p.startswith("/storage/")]
     assert storage and all(hub.auth[p] is None for p in storage)
+
+
+# ------------------------------------------------------------------ paths from the listing stay in the cache
+def _outside_untouched(tmp_path: Path, victim: Path, before: bytes) -> None:
+    assert victim.read_bytes() == before and not victim.is_symlink()
+    cache = (tmp_path / "hf-cache").resolve()
+    written = {p for p in tmp_path.rglob("*") if p.is_file() and cache not in p.resolve().parents}
+    assert written <= {victim} | {p for p in tmp_path.rglob("*") if "src" in p.parts}
+
+
+@pytest.mark.probe(
+    "a Hub listing whose file name, revision or commit climbs out of the cache (`../`, an absolute path, "
+    "a commit that is not 40 hex digits)",
+    "refused naming the name (`ModelUnavailableError`) before a file is fetched; nothing is written outside the cache",
+)
+@pytest.mark.parametrize(
+    ("name", "revision", "sha"),
+    [
+        ("../../../victim.txt", "main", COMMIT),  # a file name that climbs to the victim
+        ("sub/../../../../victim.txt", "main", COMMIT),
+        ("/abs/victim.txt", "main", COMMIT),
+        ("config.json", "../../../victim.txt", COMMIT),  # a revision that climbs: the ref file
+        ("config.json", "main", "../../../victim.txt"),  # a commit that is a path
+        ("config.json", "main", "0123"),  # a commit that is not a sha
+    ],
+)
+def test_a_listing_or_revision_that_climbs_out_of_the_cache_writes_nothing_outside_it(
+    hub, tmp_path, name, revision, sha
+):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    hub.repos["someone/evil"] = {"config.json": b"{}", name: b"overwritten"}
+    hub.sha = sha
+    with pytest.raises(ModelUnavailableError, match=r"someone/evil.*refused"):
+        fetch_hub_snapshot("someone/evil", revision)
+    _outside_untouched(tmp_path, victim, b"precious")
+    assert hub.fetched == []
+
+
+@pytest.mark.probe(
+    "a Hub listing whose LFS sha256 or git blob id is a path (they name the cached blob)",
+    "refused naming the value before a file is fetched",
+)
+def test_a_listing_whose_hash_is_a_path_is_refused(hub, tmp_path, monkeypatch):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    hub.repos["someone/evil"] = {"model.safetensors": b"weights"}
+    listing = hub.listing
+
+    def evil(repo):
+        out = listing(repo)
+        out["siblings"][0]["lfs"]["sha256"] = "../../../victim.txt"
+        return out
+
+    monkeypatch.setattr(hub, "listing", evil)
+    with pytest.raises(ModelUnavailableError, match=r"not a sha256; refused"):
+        fetch_hub_snapshot("someone/evil", "main")
+    _outside_untouched(tmp_path, victim, b"precious")
