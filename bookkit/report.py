@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replib._io import confined
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
@@ -65,7 +66,7 @@ def _merge_parts(chapter: str, profile: str, entries: list[tuple[dict, dict]], r
     state, the claims checked again on the records of the done parts (the claims file under ``root``)."""
     if root is None:
         raise ValueError(f"merging the parts of {chapter} checks its claims again: run from the project or give --root")
-    claims = load_claims(Path(root) / "notebooks" / f"{chapter}{CLAIMS_SUFFIX}")
+    claims = load_claims(confined(Path(root) / "notebooks", f"{chapter}{CLAIMS_SUFFIX}", what="chapter"))
     entry, results = merge_chapter_entries(
         entries, claims, lambda cl, records: check_chapter_seeds(cl, profile, {None: records}, {None: None})
     )
