@@ -136,7 +136,7 @@ def hub_pooling(hf_id: str, revision: str = "main", cache_dir=None) -> str | Non
     try:
         mods = Path(hf_hub_download(hf_id, "modules.json", **kw))
         for m in json.loads(mods.read_text()):
-            if str(m.get("type", "")).endswith("models.Pooling") and m.get("path"):
+            if str(m.get("type", "")).rpartition(".")[2] == "Pooling" and m.get("path"):
                 hf_hub_download(hf_id, f"{m['path']}/config.json", **kw)
     except (EntryNotFoundError, OSError, ValueError):
         return None
