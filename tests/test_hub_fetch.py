@@ -83,7 +83,20 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
             repo = path[len("/api/models/") :].split("/revision/")[0]
             if repo not in srv.repos:
                 return self._reply(404, b'{"error": "Repository not found"}')
-            return self._reply(200, json.dumps(srv.listing(repo)).encode())
+            body = json.dumps(srv.listing(repo)).encode()
+            if srv.modes.get("@listing") == "drip":  # the listing, one byte every 0.05 s
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for i in range(len(body)):
+                    try:
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(0.05)
+                return
+            return self._reply(200, body)
         repo, _, rest = path.lstrip("/").partition("/resolve/")
         fname = urllib.parse.unquote(rest.partition("/")[2])
         data = srv.repos.get(repo, {}).get(fname)
@@ -347,3 +360,29 @@ def test_a_listing_whose_hash_is_a_path_is_refused(hub, tmp_path, monkeypatch):
     with pytest.raises(ModelUnavailableError, match=r"not a sha256; refused"):
         fetch_hub_snapshot("someone/evil", "main")
     _outside_untouched(tmp_path, victim, b"precious")
+
+
+@pytest.mark.slow
+@pytest.mark.probe(
+    "a Hub whose file listing (`/api/models/...`) drips its answer",
+    "`DownloadTimeoutError` at the model's overall deadline, the listing included",
+)
+def test_a_dripping_listing_is_stopped_at_the_overall_deadline(hub, tmp_path):
+    hub.repos["someone/slow-listing"] = _tiny_repo(tmp_path)
+    hub.modes["@listing"] = "drip"
+    t0 = time.monotonic()
+    with pytest.raises(DownloadTimeoutError, match="overall deadline"):
+        fetch_hub_snapshot("someone/slow-listing", "main", deadline=1.5, timeout=2)
+    assert time.monotonic() - t0 < 1.5 + 2 + 3
+    assert hub.fetched == []
+
+
+@pytest.mark.probe(
+    "a Hub id the Hub does not know (404)",
+    "`ModelUnavailableError` with the answer and what to check, no traceback",
+)
+def test_an_unknown_hub_repository_is_one_clear_error(hub):
+    with pytest.raises(
+        ModelUnavailableError, match=r"someone/nothing@main: the Hub answered 404 .* check the model id"
+    ):
+        fetch_hub_snapshot("someone/nothing", "main")

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
+import tempfile
 import time
+import urllib.error
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 import huggingface_hub.constants as hf_constants
-from huggingface_hub import HfApi
 from huggingface_hub.file_download import repo_folder_name
+from huggingface_hub.hf_api import ModelInfo
 from huggingface_hub.utils import get_token
 
 from .._io import UnsafePathError, atomic_write, confined
@@ -45,6 +48,10 @@ __all__ = ["HubFile", "MAX_MODEL_BYTES", "MAX_MODEL_BYTES_ENV", "fetch_hub_snaps
 MAX_MODEL_BYTES_ENV = "REPLIB_HUB_MAX_BYTES"
 #: the most bytes one model may bring from the Hub by default (the largest paper model, ESM-2 650M, is 2.6 GB)
 MAX_MODEL_BYTES = 10 * 2**30
+#: seconds allowed for the whole listing request when the caller gives no deadline
+LISTING_DEADLINE = 120.0
+#: the most bytes a listing may bring (the largest repositories list a few MB)
+LISTING_MAX_BYTES = 64 * 2**20
 #: weight and export formats no loader here reads: never downloaded
 _SKIP = re.compile(
     r"(^|/)(tf_model\.h5|flax_model\.msgpack|rust_model\.ot|model\.onnx.*|.*\.tflite|.*\.mlmodel|.*\.ckpt.*|"
@@ -85,8 +92,19 @@ def max_model_bytes() -> int:
     return value
 
 
-def hub_listing(hf_id: str, revision: str, *, endpoint: str | None = None, timeout: float = DEFAULT_TIMEOUT):
+def hub_listing(
+    hf_id: str,
+    revision: str,
+    *,
+    endpoint: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    deadline: float = LISTING_DEADLINE,
+    headers: dict | None = None,
+):
     """The commit that ``revision`` names and the repository's files at it, with sizes and hashes.
+
+    The request is the one ``HfApi.model_info(files_metadata=True)`` makes, through the book's downloader:
+    per-read ``timeout`` and one overall ``deadline`` (a server that drips its answer is stopped there).
 
     Returns
     -------
@@ -96,10 +114,28 @@ def hub_listing(hf_id: str, revision: str, *, endpoint: str | None = None, timeo
     Raises
     ------
     ModelUnavailableError
-        When the Hub does not list the files' sizes (nothing would bound the download).
+        The Hub does not know the repository or revision, or does not list the files' sizes (nothing would
+        bound the download), or lists names and hashes that are not ones.
+    DownloadTimeoutError
+        The listing outlasted ``deadline``.
     """
-    api = HfApi(endpoint=endpoint or hf_constants.ENDPOINT)
-    info = api.model_info(hf_id, revision=revision, files_metadata=True, timeout=timeout)
+    endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
+    url = f"{endpoint}/api/models/{hf_id}/revision/{urllib.parse.quote(revision, safe='')}?blobs=true"
+    with tempfile.TemporaryDirectory(prefix="replib-listing-") as tmp:
+        dest = Path(tmp) / "listing.json"
+        try:
+            download(url, dest, None, timeout=timeout, deadline=deadline, max_bytes=LISTING_MAX_BYTES, headers=headers)
+        except urllib.error.HTTPError as exc:
+            raise ModelUnavailableError(
+                f"{hf_id}@{revision}: the Hub answered {exc.code} ({exc.reason}); check the model id and revision "
+                "(and HF_TOKEN for a gated or private model)"
+            ) from None
+        try:
+            info = ModelInfo(**json.loads(dest.read_text(encoding="utf-8")))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ModelUnavailableError(
+                f"{hf_id}@{revision}: the Hub's listing is not readable ({exc}); check HF_ENDPOINT"
+            ) from None
     files = []
     for s in info.siblings or []:
         if s.size is None:
@@ -160,7 +196,8 @@ def fetch_hub_snapshot(
         The most bytes the model's files may add up to (default :func:`max_model_bytes`); more is refused
         before any download, naming the size and how to raise the cap.
     deadline : float, optional
-        Seconds for the whole model (default :func:`replib.data.download.default_deadline` of its total size).
+        Seconds for the whole model, its listing included (default: :data:`LISTING_DEADLINE` for the listing,
+        then :func:`replib.data.download.default_deadline` of the total size for the files).
     timeout : float
         Seconds for the connection and each read.
     select : tuple of str, optional
@@ -176,7 +213,13 @@ def fetch_hub_snapshot(
         A file's bytes differ from the listed hash.
     """
     endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
-    commit, files = hub_listing(hf_id, revision, endpoint=endpoint, timeout=timeout)
+    t_start = time.monotonic()
+    token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    listing_deadline = LISTING_DEADLINE if deadline is None else deadline
+    commit, files = hub_listing(
+        hf_id, revision, endpoint=endpoint, timeout=timeout, deadline=listing_deadline, headers=headers
+    )
     files = needed_files(files) if select is None else [f for f in files if f.path in select]
     total, cap = sum(f.size for f in files), max_model_bytes() if max_bytes is None else max_bytes
     if total > cap:
@@ -194,9 +237,7 @@ def fetch_hub_snapshot(
         ref = confined(root / "refs", revision, what=f"{hf_id}: the revision") if revision != commit else None
     except UnsafePathError as err:
         raise ModelUnavailableError(f"{err} (a listing or revision that climbs out of the cache)") from None
-    t_end = time.monotonic() + (default_deadline(total) if deadline is None else deadline)
-    token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+    t_end = time.monotonic() + default_deadline(total) if deadline is None else t_start + deadline
     for f in files:
         if not targets[f.path].is_file():
             _fetch_file(endpoint, hf_id, commit, f, root, targets[f.path], t_end, timeout, headers)
