@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import warnings
@@ -50,6 +51,7 @@ __all__ = [
     "ShardWarning",
     "confined",
     "UnsafePathError",
+    "remove_stale_temporaries",
 ]
 
 _UMASK_LOCK = threading.Lock()
@@ -128,6 +130,23 @@ def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+#: the name :func:`atomic_path` gives its temporary files (``mkstemp``: ``.<name>.<8 characters><suffix>``)
+_TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.(tmp|part)$")
+
+
+def remove_stale_temporaries(folder) -> list[Path]:
+    """Remove the temporary files that :func:`atomic_path` writers killed mid-write left in ``folder`` (and its
+    subfolders); returns them. Call it only while holding the folder's lock (:func:`cache_lock`), when no
+    writer of it is alive: a live writer's temporary would be removed too."""
+    gone = []
+    for p in Path(folder).rglob(".*"):
+        if p.is_file() and _TEMPORARY.match(p.name):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+                gone.append(p)
+    return gone
 
 
 def atomic_write(dest, write: Callable, *, mode: str = "wb") -> Path:
