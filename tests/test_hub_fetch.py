@@ -185,6 +185,13 @@ def test_a_hub_model_comes_through_the_books_downloader_and_loads_from_the_cache
     np.testing.assert_array_equal(embed_sentences(again, TEXTS, progress=False).means, first)
 
 
+@pytest.mark.probe(
+    "a Hub model larger than the cap, a Hub server that drips bytes, sends other bytes than it lists or more of them",
+    "`DownloadTooLargeError` before any file is fetched (the whole model against "
+    "`REPLIB_HUB_MAX_BYTES`, default 10 GiB), `DownloadTimeoutError` at the model's overall "
+    "deadline, `ChecksumError` (LFS sha256, git blob hash) or `DownloadTooLargeError`; nothing "
+    "reaches the snapshot",
+)
 def test_a_model_over_the_size_cap_is_refused_before_any_file_is_fetched(hub, tmp_path, monkeypatch):
     hub.repos["someone/big"] = _tiny_repo(tmp_path)
     monkeypatch.setenv(MAX_MODEL_BYTES_ENV, "10000")
@@ -225,6 +232,11 @@ def test_bytes_other_than_listed_are_refused_and_never_reach_the_snapshot(hub, t
     assert all(not p.name.startswith(".") or p.name.endswith(".lock") for p in blobs.iterdir())
 
 
+@pytest.mark.probe(
+    "a Hub sentence-transformers model whose snapshot has code (downloaded now or already cached, offline)",
+    "`UntrustedCodeError` naming the file, from the book's check of the snapshot folder, before "
+    "sentence-transformers reads it",
+)
 def test_a_hub_sentence_transformers_model_with_code_is_refused_by_the_books_check(hub, tmp_path):
     """The classifiers chapter's route (sentence-transformers): a Hub snapshot whose modules.json names a module
     of its own is refused naming the file, before sentence-transformers reads the snapshot."""

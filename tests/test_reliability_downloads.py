@@ -146,6 +146,11 @@ def server(request):
 
 
 # ------------------------------------------------------------------------------- deadlines and the cap
+@pytest.mark.probe(
+    "a server that never answers, drips bytes or sends too much",
+    "`DownloadTimeoutError` at the overall deadline, `DownloadTooLargeError` at the cap; an "
+    "interrupted download resumes",
+)
 def test_a_server_that_drips_bytes_is_stopped_at_the_overall_deadline(tmp_path, server):
     srv = server("drip", every=0.05, for_s=30)
     dest = tmp_path / "file.bin"
@@ -269,6 +274,10 @@ def _children(script: str, args: list[list[str]], cache: Path) -> list[subproces
     return out
 
 
+@pytest.mark.probe(
+    "two runs starting together on one cache",
+    "they take turns (`filelock`); a file is downloaded once, no record lost",
+)
 def test_two_runs_starting_together_download_a_file_once(tmp_path, server):
     srv = server("slow")
     start = str(time.time() + 8.0)  # both children are importing by then

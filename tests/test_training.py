@@ -386,6 +386,9 @@ def test_a_run_killed_mid_write_resumes_to_the_uninterrupted_result(tmp_path, mo
 
 
 @needs_mirror
+@pytest.mark.probe(
+    "a corrupted checkpoint or resume state of a training run", "`CheckpointError` naming the file (sha256)"
+)
 def test_a_corrupted_checkpoint_or_resume_state_is_refused(tmp_path):
     from replib.training.loop import CheckpointError, load_checkpoint_model
 

@@ -63,6 +63,11 @@ def test_runs_trained_side_by_side_equal_the_runs_trained_in_turn(tmp_path):
 
 
 @needs_mirror
+@pytest.mark.probe(
+    "one of two training runs trained side by side fails",
+    "its exception in the chapter once the other run has ended (complete in its folder, resumable), "
+    "so no worker is left training",
+)
 def test_a_failing_run_raises_after_the_other_has_ended(tmp_path, monkeypatch):
     """A run that cannot train (the protein data missing from the mirror) raises in the parent, once the other
     run (the text model, whose data is there) has ended complete: no worker is left training."""
