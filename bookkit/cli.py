@@ -445,7 +445,10 @@ def _report(args) -> int:
 
 def _read_rows(path: Path) -> list[str]:
     """Lines of a text file; FASTA records (``>`` headers) are joined into one sequence each."""
-    lines = path.read_text().splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: byte {exc.start} is not UTF-8 text; --data takes a text or FASTA file") from None
     if not any(ln.startswith(">") for ln in lines):
         return [ln for ln in lines if ln.strip()]
     seqs, cur = [], []

@@ -102,6 +102,14 @@ def test_card_arguments_are_checked_at_the_edge(tmp_path, capsys, args, match):
     assert not (tmp_path / "card").exists()
 
 
+def test_card_data_that_is_not_text_is_one_line(tmp_path, capsys):
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"ok\n\xff\xfe\x00")
+    code, _, err = _main(capsys, "card", "tiny-bert", "-o", tmp_path / "card", "--data", data)
+    assert code == 2 and f"{data}: byte 3 is not UTF-8 text" in _one_error_line(err)
+    assert not (tmp_path / "card").exists()
+
+
 def test_a_cuda_device_without_a_gpu_is_refused(monkeypatch):
     import torch
 
