@@ -291,8 +291,9 @@ def compute_card(
     """
     cfg = cfg or CardConfig()
     out_dir = Path(out_dir)
-    lm = resolve_model(model, revision=revision, device=device, seed=cfg.seed)  # a refused model makes no folder
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # no folder before the first layer is written (write_json_atomic makes it): a refused model or missing data
+    # leaves nothing behind
+    lm = resolve_model(model, revision=revision, device=device, seed=cfg.seed)
     identity = {
         "name": lm.name,
         "source": lm.source,

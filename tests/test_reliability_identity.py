@@ -118,14 +118,20 @@ def test_a_card_is_not_resumed_after_its_config_or_tokenizer_changed(tmp_path, n
 
 
 @pytest.mark.probe(
-    "a card refused for its model (a missing folder, a file that is not a model)",
+    "a card refused for its model (a missing folder, a file that is not a model) or its data (no mirror)",
     "the refusal, and no output folder left behind",
 )
-def test_a_refused_card_leaves_no_folder(tmp_path):
+def test_a_refused_card_leaves_no_folder(tmp_path, monkeypatch):
     from replib.card import compute_card
     from replib.models import ModelUnavailableError
 
     out = tmp_path / "card"
     with pytest.raises((ModelUnavailableError, OSError, ValueError)):
         compute_card(str(tmp_path / "no-such-model"), out, progress=False)
+    assert not out.exists()
+    monkeypatch.setenv("REPLIB_DATA_MIRROR", str(tmp_path / "empty-mirror"))
+    monkeypatch.setenv("REPLIB_DATA_OFFLINE", "1")
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises((OSError, ValueError), match="REPLIB_DATA"):
+        compute_card("tiny-bert", out, progress=False)
     assert not out.exists()
