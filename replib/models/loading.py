@@ -146,12 +146,17 @@ MAX_PARAMS_PER_BYTE = 2.0
 
 def declared_parameters(config) -> int:
     """A lower bound on the parameters a ``transformers`` configuration declares: the token embeddings and,
-    per layer, the attention projections (``4 h^2``) and the feed-forward block (``2 h f``)."""
+    per layer with weights of its own, the attention projections (``4 h^2``) and the feed-forward block
+    (``2 h f``). ALBERT's layers share the weights of ``num_hidden_groups`` groups, and its embeddings have
+    ``embedding_size`` columns."""
     h = int(getattr(config, "hidden_size", 0) or getattr(config, "d_model", 0) or 0)
     layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0) or 0)
+    if getattr(config, "model_type", None) == "albert":
+        layers = min(layers, int(getattr(config, "num_hidden_groups", 1) or 1))
     ffn = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * h
     vocab = int(getattr(config, "vocab_size", 0) or 0)
-    return vocab * h + layers * (4 * h * h + 2 * h * int(ffn))
+    width = int(getattr(config, "embedding_size", None) or h)
+    return vocab * width + layers * (4 * h * h + 2 * h * int(ffn))
 
 
 def check_sizes_fit_weights(config, files) -> None:
