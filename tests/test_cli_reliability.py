@@ -234,3 +234,24 @@ def test_an_uncached_hub_id_given_to_run_offline_is_refused_before_any_chapter(p
     assert code == 2 and "someone/not-cached@main is not in the local Hugging Face cache" in line
     assert "`hf download someone/not-cached" in line
     assert not (project / "build").exists()  # no kernel started
+
+
+@pytest.mark.parametrize("family", ["bert", "albert", "gpt2", "xlnet", "esm", "distilbert"])
+def test_the_declared_parameters_are_a_lower_bound_of_the_built_model(family):
+    """The size check never refuses a model as built: its count is at most the parameters the model has."""
+    from transformers import AutoConfig, AutoModel
+
+    from replib.models.loading import declared_parameters
+
+    small = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=37, vocab_size=99)
+    sizes = {
+        "bert": small,
+        "albert": {**small, "embedding_size": 16},
+        "esm": {**small, "pad_token_id": 1},
+        "gpt2": dict(n_embd=32, n_layer=3, n_head=2, vocab_size=99),
+        "xlnet": dict(d_model=32, n_layer=3, n_head=2, d_head=16, d_inner=37, vocab_size=99),
+        "distilbert": dict(dim=32, n_layers=3, n_heads=2, hidden_dim=37, vocab_size=99),
+    }
+    config = AutoConfig.for_model(family, **sizes[family])
+    n = sum(p.numel() for p in AutoModel.from_config(config).parameters())
+    assert 0.3 * n < declared_parameters(config) <= n

@@ -153,7 +153,10 @@ def declared_parameters(config) -> int:
     layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0) or 0)
     if getattr(config, "model_type", None) == "albert":
         layers = min(layers, int(getattr(config, "num_hidden_groups", 1) or 1))
-    ffn = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * h
+    names = ("intermediate_size", "n_inner", "hidden_dim", "d_inner", "ffn_dim")
+    ffn = next((v for v in (getattr(config, k, None) for k in names) if v), None)
+    if ffn is None:  # GPT-2's n_inner None is 4 h; elsewhere an unknown width counts nothing (a lower bound)
+        ffn = 4 * h if getattr(config, "model_type", None) == "gpt2" else 0
     vocab = int(getattr(config, "vocab_size", 0) or 0)
     width = int(getattr(config, "embedding_size", None) or h)
     return vocab * width + layers * (4 * h * h + 2 * h * int(ffn))
