@@ -135,6 +135,11 @@ def _numbers_of_check(f: _File, where: tuple, check: dict) -> None:
             spec["value"] = [
                 f.number((*where, "property", "value", i), v, f"between[{i}]") for i, v in enumerate(value)
             ]
+            if spec["value"][0] > spec["value"][1]:
+                raise f.error(
+                    (*where, "property", "value"),
+                    f"between: [{spec['value'][0]}, {spec['value'][1]}] is empty; write the lower bound first",
+                )
         elif "value" in spec and spec["op"] not in ("true", "false"):
             spec["value"] = f.number((*where, "property", "value"), value, "property.value")
         if "abs" in spec:
@@ -256,6 +261,9 @@ def load_claims(path: str | Path, tables: dict | None = None) -> ChapterClaims:
             f"chapter: {data['chapter']!r}, but this is the claims file of {chapter!r}: write chapter: {chapter}",
         )
     timeout = {p: f.number(("timeout", p), s, f"timeout.{p}") for p, s in (data.get("timeout") or {}).items()}
+    for p, s in timeout.items():
+        if s <= 0:
+            raise f.error(("timeout", p), f"timeout.{p} is seconds and must be > 0; got {s}")
 
     @functools.cache
     def get_tables() -> dict:

@@ -41,9 +41,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}; see {self.prog} --help\n")
 
 
-def _positive(kind: type) -> Callable[[str], int | float]:
-    """An argparse type: ``kind(text)`` when it is greater than 0 (a count, a size, a scale, a time), else a
-    one-line argument error before anything runs."""
+def _positive(kind: type, least: int | None = None) -> Callable[[str], int | float]:
+    """An argparse type: ``kind(text)`` when it is greater than 0 (a count, a size, a scale, a time) and at least
+    ``least`` when given, else a one-line argument error before anything runs."""
 
     def parse(text: str):
         try:
@@ -52,10 +52,33 @@ def _positive(kind: type) -> Callable[[str], int | float]:
             raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
         if not value > 0:  # also NaN
             raise argparse.ArgumentTypeError(f"must be greater than 0, got {text!r}")
+        if least is not None and value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {text!r}")
         return value
 
     parse.__name__ = f"positive {kind.__name__}"
     return parse
+
+
+def _at_least_zero(text: str) -> float:
+    """An argparse type: a finite number >= 0 (a tolerance), else a one-line argument error."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not 0 <= value < float("inf"):  # also NaN
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _device(text: str) -> str:
+    """An argparse type: a torch device this machine has (:func:`replib.models.base.check_device`)."""
+    from replib.models.base import check_device
+
+    try:
+        return check_device(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -158,7 +181,7 @@ def _add_report_parser(sub) -> None:
     drift = rsub.add_parser("drift", help="claims whose status or value changed between two reports")
     drift.add_argument("old")
     drift.add_argument("new")
-    drift.add_argument("--rtol", type=float, default=1e-9, help="relative change below which values are equal")
+    drift.add_argument("--rtol", type=_at_least_zero, default=1e-9, help="relative change below which values are equal")
     drift.add_argument("--json", help="also write the drift rows as JSON here")
     drift.add_argument(
         "--fail-on-status-change",
@@ -180,10 +203,12 @@ def _add_card_parser(sub) -> None:
         "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
     )
     p.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
-    p.add_argument("--max-rows", type=_positive(int), default=5000, help="rows per layer kept for the metrics")
+    p.add_argument(
+        "--max-rows", type=_positive(int, least=4), default=5000, help="rows per layer kept for the metrics (>= 4)"
+    )
     p.add_argument("--n-lines", type=_positive(int), default=400, help="WikiText-2 lines (text models)")
     p.add_argument("--n-proteins", type=_positive(int), default=100, help="Swiss-Prot sequences (protein models)")
-    p.add_argument("--device", help="torch device (default: cuda when available)")
+    p.add_argument("--device", type=_device, help="torch device (default: cuda when available)")
 
 
 def _add_rehearsal_parser(sub) -> None:
@@ -266,14 +291,20 @@ def build_parser() -> argparse.ArgumentParser:
 def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) -> dict[str, list[str]]:
     """``--model`` values parsed at the edge: ``{chapter or "*": [absolute specs]}``; a relative folder is taken
     from ``base_dir`` (the caller's working directory), never from where a chapter runs."""
-    from replib.models import ModelRef
+    from replib.models import ModelRef, describe_model
+    from replib.models.hub import check_hub_available
 
     from .runner import parse_model_options
 
-    return {
-        chapter: [str(ModelRef.parse(spec, base_dir=base_dir)) for spec in specs]
-        for chapter, specs in parse_model_options(values, chapters).items()
-    }
+    out = {}
+    for chapter, specs in parse_model_options(values, chapters).items():
+        refs = [ModelRef.parse(spec, base_dir=base_dir) for spec in specs]
+        for ref in refs:  # a Hub id not cached while offline: one line before any chapter starts
+            if ref.kind == "hub":
+                src = describe_model(ref)
+                check_hub_available(src.location, src.revision)
+        out[chapter] = [str(ref) for ref in refs]
+    return out
 
 
 def _run(args) -> int:
@@ -425,7 +456,10 @@ def _report(args) -> int:
 
 def _read_rows(path: Path) -> list[str]:
     """Lines of a text file; FASTA records (``>`` headers) are joined into one sequence each."""
-    lines = path.read_text().splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: byte {exc.start} is not UTF-8 text; --data takes a text or FASTA file") from None
     if not any(ln.startswith(">") for ln in lines):
         return [ln for ln in lines if ln.strip()]
     seqs, cur = [], []
@@ -460,6 +494,8 @@ def _rehearsal(args) -> int:
     root = find_root(args.root)
     csv_path = args.csv or root / "book" / "rehearsal.csv"
     workdir = args.workdir or root / "build" / "rehearsal" / "work"
+    if args.render and not csv_path.is_file():
+        raise ValueError(f"{csv_path}: no rehearsal table to render; rehearse first (replib rehearsal) or give --csv")
     if args.render:
         rows = rehearsal.refresh(csv_path, workdir, args.chapter or toc_chapters(root))
     else:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from replib._io import confined
 from replib.record import read_records
 
 from . import reuse
@@ -39,7 +40,7 @@ _ORDER = ("done", "stale", "failed", "missing")
 
 def part_notebook(out_dir: Path, chapter: str, part: str) -> Path:
     """Where the execution of one part is kept."""
-    return Path(out_dir) / "notebooks" / "parts" / f"{chapter}--{part}.ipynb"
+    return confined(Path(out_dir) / "notebooks" / "parts", f"{chapter}--{part}.ipynb", what="chapter part")
 
 
 # ------------------------------------------------------------------------------------------ states

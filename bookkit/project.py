@@ -11,6 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from replib._io import confined
+
 from .yamlfile import load_yaml
 
 ROOT_ENV = "REPLIB_BOOK_ROOT"
@@ -71,7 +73,7 @@ def toc_chapters(root: Path) -> list[str]:
 
 def chapter_source(root: Path, chapter: str) -> Path:
     """The one source file of ``chapter``: ``notebooks/<chapter>.md``."""
-    return Path(root) / "notebooks" / f"{chapter}{CHAPTER_SUFFIX}"
+    return confined(Path(root) / "notebooks", f"{chapter}{CHAPTER_SUFFIX}", what="chapter")
 
 
 def repository(root: Path) -> dict:

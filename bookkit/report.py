@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replib._io import confined
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
@@ -38,8 +39,28 @@ BUNDLE_KIND = "replib-report-bundle"
 
 # ------------------------------------------------------------------ reading, merging
 def _check_report(rep: Any, where: str) -> dict:
+    """``rep`` when it has the shape the merge, drift and dashboard read: a profile, a list of chapters (each
+    with its name and status) and a list of claims (each with its chapter, key and a known status)."""
     if not isinstance(rep, dict) or not {"profile", "claims", "chapters"} <= set(rep):
         raise ValueError(f"{where}: not a runner report (needs 'profile', 'chapters' and 'claims')")
+    if not isinstance(rep["profile"], str):
+        raise ValueError(f"{where}: 'profile' is {rep['profile']!r}, not a profile name; not a runner report")
+    need = {"chapters": ("chapter", "status"), "claims": ("chapter", "key", "status")}
+    for field, keys in need.items():
+        items = rep[field]
+        if not isinstance(items, list):
+            raise ValueError(f"{where}: '{field}' is not a list; not a runner report")
+        for i, item in enumerate(items):
+            bad = [k for k in keys if not isinstance(item, dict) or not isinstance(item.get(k), str)]
+            if bad:
+                raise ValueError(
+                    f"{where}: {field}[{i}] has no {', '.join(repr(k) for k in bad)} (a text); not a runner report "
+                    "(write reports with `replib run` or `replib report merge`)"
+                )
+            if field == "claims" and item["status"] not in STATUSES:
+                raise ValueError(
+                    f"{where}: claims[{i}] has the status {item['status']!r}, not one of {', '.join(STATUSES)}"
+                )
     return rep
 
 
@@ -65,7 +86,7 @@ def _merge_parts(chapter: str, profile: str, entries: list[tuple[dict, dict]], r
     state, the claims checked again on the records of the done parts (the claims file under ``root``)."""
     if root is None:
         raise ValueError(f"merging the parts of {chapter} checks its claims again: run from the project or give --root")
-    claims = load_claims(Path(root) / "notebooks" / f"{chapter}{CLAIMS_SUFFIX}")
+    claims = load_claims(confined(Path(root) / "notebooks", f"{chapter}{CLAIMS_SUFFIX}", what="chapter"))
     entry, results = merge_chapter_entries(
         entries, claims, lambda cl, records: check_chapter_seeds(cl, profile, {None: records}, {None: None})
     )

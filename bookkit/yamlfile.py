@@ -161,7 +161,15 @@ def load_yaml(
         key, an alias bomb or a self-referring alias.
     """
     path = Path(path)
-    loader = _Loader(_read_text(path, max_bytes, what))
+    text = _read_text(path, max_bytes, what)
+    try:
+        loader = _Loader(text)  # the reader refuses control characters here, before any parsing
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        char = chr(exc.character) if isinstance(exc.character, int) else exc.character
+        raise YamlFileError(
+            f"{path}:{line}: a {what} holds the control character {char!r}, which YAML does not allow; remove it"
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -177,7 +185,8 @@ def load_yaml(
         at = f"{path}:{line}" if line is not None else str(path)
         raise YamlFileError(f"{at}: not valid YAML: {exc.problem or exc}") from None
     except yaml.YAMLError as exc:
-        raise YamlFileError(f"{path}: not valid YAML: {exc}") from None
+        one = " ".join(str(exc).split())
+        raise YamlFileError(f"{path}: not valid YAML: {one}") from None
     except RecursionError:
         raise YamlFileError(f"{path}: not valid YAML: nested too deeply") from None
     finally:

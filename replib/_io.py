@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import warnings
@@ -48,6 +49,9 @@ __all__ = [
     "shard_cache_key",
     "shard_span",
     "ShardWarning",
+    "confined",
+    "UnsafePathError",
+    "remove_stale_temporaries",
 ]
 
 _UMASK_LOCK = threading.Lock()
@@ -64,6 +68,33 @@ def _umask() -> int:
         mask = os.umask(0o022)
         os.umask(mask)
     return mask
+
+
+# ========================================================================================= confined paths
+class UnsafePathError(ValueError):
+    """A path built from remote or user input would leave the folder it belongs in."""
+
+
+def confined(root, *parts: str, what: str = "path") -> Path:
+    """``root / parts...``, refused unless it stays strictly inside ``root`` after normalisation.
+
+    Every part is a relative name from outside (a listing's file name, a revision, a model id, a part or
+    chapter name): an absolute part, a ``..`` that climbs out, an empty or NUL-bearing name, or a symlink
+    already in the tree that points outside, raise :class:`UnsafePathError` naming ``what`` and the value.
+    The last component itself may be a symlink (a snapshot's link to its blob): it is replaced, never followed.
+    """
+    base = Path(os.path.abspath(root))
+    for part in parts:
+        text = str(part)
+        if not text or "\0" in text or "\\" in text or os.path.isabs(text):
+            raise UnsafePathError(f"{what} {text!r} is not a relative name inside {base}; refused")
+    dest = Path(os.path.normpath(base.joinpath(*map(str, parts))))
+    real_base = Path(os.path.realpath(base))
+    real_dest = Path(os.path.realpath(dest.parent)) / dest.name
+    for candidate, anchor in ((dest, base), (real_dest, real_base)):
+        if candidate == anchor or anchor not in candidate.parents:
+            raise UnsafePathError(f"{what} {'/'.join(map(str, parts))!r} leaves {base}; refused")
+    return dest
 
 
 # ========================================================================================= atomic writes
@@ -99,6 +130,23 @@ def atomic_path(dest, suffix: str = ".part") -> Iterator[Path]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+#: the name :func:`atomic_path` gives its temporary files (``mkstemp``: ``.<name>.<8 characters><suffix>``)
+_TEMPORARY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.(tmp|part)$")
+
+
+def remove_stale_temporaries(folder) -> list[Path]:
+    """Remove the temporary files that :func:`atomic_path` writers killed mid-write left in ``folder`` (and its
+    subfolders); returns them. Call it only while holding the folder's lock (:func:`cache_lock`), when no
+    writer of it is alive: a live writer's temporary would be removed too."""
+    gone = []
+    for p in Path(folder).rglob(".*"):
+        if p.is_file() and _TEMPORARY.match(p.name):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+                gone.append(p)
+    return gone
 
 
 def atomic_write(dest, write: Callable, *, mode: str = "wb") -> Path:

@@ -316,7 +316,8 @@ def compute_card(
     """
     cfg = cfg or CardConfig()
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # no folder before the first layer is written (write_json_atomic makes it): a refused model or missing data
+    # leaves nothing behind
     lm = resolve_model(model, revision=revision, device=device, seed=cfg.seed)
     identity = {
         "name": lm.name,
@@ -326,6 +327,8 @@ def compute_card(
         "weights_sha256": lm.weights_sha256,
         "n_layers": lm.spec.n_layers,
         "hidden_size": lm.spec.hidden_size,
+        # the content the layers depend on (weights, config.json, tokenizer files, Hub commit), as JSON has it
+        "content": json.loads(json.dumps(getattr(lm, "identity", None) or {}, sort_keys=True, default=str)),
     }
     data_hash = None if data is None else hashlib.sha256("\n".join(map(str, data)).encode()).hexdigest()
     settings = dict(asdict(cfg), data_sha256=data_hash)

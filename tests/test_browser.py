@@ -77,6 +77,13 @@ def test_every_page_of_the_book(smoke_book, driver):
 
 
 @needs_browser
+@pytest.mark.probe(
+    "the temporary files of a run or a test: a browser's profile (~280 MB), the tiny models' folder,"
+    " pytest's temporary folders",
+    "removed when the driver quits, when the process that made the folder exits (not a forked "
+    'child), kept only for failed tests (`tmp_path_retention_policy = "failed"`): CI shares its disk'
+    " with /tmp, and the leaked profiles once filled it",
+)
 def test_the_browser_profile_is_removed_on_quit():
     """Each driver writes a ~280 MB profile; left in /tmp by every run, they once filled CI's disk."""
     d = browser.make_driver()

@@ -80,6 +80,10 @@ def test_layer_card_rejects_bad_input():
 
 
 # ----------------------------------------------------------------- one layer numbering, one colour map
+@pytest.mark.probe(
+    "the card's layers",
+    "numbered as `hidden_states` (0 = embedding output) and coloured with the book's one layer map",
+)
 def test_text_card_layer_l_is_hidden_states_l(tmp_path):
     """Card layer ``l`` of a text model is ``hidden_states[l]`` of the model (layer 0 = embedding output, as
     in the training chapter's :func:`replib.training.measure.hidden_states`), computed here by the model."""

@@ -308,6 +308,10 @@ def test_an_error_names_the_line_of_the_value(tmp_path):
         load_claims(path)
 
 
+@pytest.mark.probe(
+    "a claims file with a wrong `chapter:`, a bad value, an alias bomb, a huge file",
+    "one error naming the file and line; size and alias expansion bounded",
+)
 def test_the_chapter_field_names_the_files_chapter(tmp_path):
     path = _write(tmp_path, BASE.replace("chapter: x", "chapter: y") % "{tolerance: {abs: 1}}")
     with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:2: chapter: 'y', but this is the claims file of 'x'"):

@@ -57,6 +57,10 @@ def _one_error_line(err: str) -> str:
         (["bench", "--repeat", "x"], "argument --repeat: invalid int value: 'x'"),
     ],
 )
+@pytest.mark.probe(
+    "user errors at the command line: an unknown command, option or profile, a value of the wrong type",
+    "one line (what, where, what to do), exit 2; the traceback only with `--debug`",
+)
 def test_a_bad_argument_is_one_line_with_where_to_look(capsys, argv, match):
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv)
@@ -65,6 +69,11 @@ def test_a_bad_argument_is_one_line_with_where_to_look(capsys, argv, match):
     assert match in line and "--help" in line
 
 
+@pytest.mark.probe(
+    "a seed outside 0 .. 2³² − 1; a count, size, scale or time that is not > 0 (`--timeout-scale "
+    "-1`, `card --max-rows 0`)",
+    "one line, exit 2, before anything runs",
+)
 def test_unknown_chapter_and_repeated_seeds(project, capsys):
     code, _, err = _main(capsys, "--root", project, "run", "--profile", "smoke", "--chapters", "nope")
     assert code == 2 and "unknown chapter(s) ['nope']; known: ['good'" in _one_error_line(err)
@@ -172,6 +181,10 @@ def test_one_line_of_an_operating_system_error():
 
 
 @pytest.mark.chapter
+@pytest.mark.probe(
+    "a relative `--model ./x`",
+    "resolved from the working directory where it was typed",
+)
 def test_a_relative_model_folder_reaches_the_chapter_as_an_absolute_path(project, tmp_path, monkeypatch):
     """Issue 28 (10): ``--model ./x`` is resolved from the caller's directory at the command line, not from the
     folder the chapter runs in."""

@@ -25,7 +25,7 @@ from replib.data import ChecksumError
 from replib.data.download import DownloadTimeoutError, DownloadTooLargeError
 from replib.embeddings import embed_sentences
 from replib.methods.classifier_training.sbert import _sbert_model
-from replib.models import UntrustedCodeError, resolve_model, tiny_model
+from replib.models import ModelUnavailableError, UntrustedCodeError, resolve_model, tiny_model
 from replib.models import hub as hub_module
 from replib.models.hub_fetch import MAX_MODEL_BYTES_ENV, HubFile, fetch_hub_snapshot, needed_files
 
@@ -46,6 +46,7 @@ class FakeHub(http.server.ThreadingHTTPServer):
     def __init__(self, repos: dict[str, dict[str, bytes]]):
         super().__init__(("127.0.0.1", 0), _HubHandler)
         self.repos, self.modes, self.fetched, self.auth = repos, {}, [], {}
+        self.sha = COMMIT  # the commit the listing names
         self.blobs: dict[str, bytes] = {}  # LFS files, served from /storage/<sha256> after a redirect
         threading.Thread(target=self.serve_forever, daemon=True).start()
         self.endpoint = "http://127.0.0.1:%d" % self.server_address[1]
@@ -57,7 +58,7 @@ class FakeHub(http.server.ThreadingHTTPServer):
             if path.endswith((".safetensors", ".bin", ".h5")):
                 s["lfs"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "pointerSize": 134}
             siblings.append(s)
-        return {"id": repo, "modelId": repo, "sha": COMMIT, "siblings": siblings, "private": False}
+        return {"id": repo, "modelId": repo, "sha": self.sha, "siblings": siblings, "private": False}
 
 
 class _HubHandler(http.server.BaseHTTPRequestHandler):
@@ -82,7 +83,20 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
             repo = path[len("/api/models/") :].split("/revision/")[0]
             if repo not in srv.repos:
                 return self._reply(404, b'{"error": "Repository not found"}')
-            return self._reply(200, json.dumps(srv.listing(repo)).encode())
+            body = json.dumps(srv.listing(repo)).encode()
+            if srv.modes.get("@listing") == "drip":  # the listing, one byte every 0.05 s
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for i in range(len(body)):
+                    try:
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(0.05)
+                return
+            return self._reply(200, body)
         repo, _, rest = path.lstrip("/").partition("/resolve/")
         fname = urllib.parse.unquote(rest.partition("/")[2])
         data = srv.repos.get(repo, {}).get(fname)
@@ -171,6 +185,13 @@ def test_a_hub_model_comes_through_the_books_downloader_and_loads_from_the_cache
     np.testing.assert_array_equal(embed_sentences(again, TEXTS, progress=False).means, first)
 
 
+@pytest.mark.probe(
+    "a Hub model larger than the cap, a Hub server that drips bytes, sends other bytes than it lists or more of them",
+    "`DownloadTooLargeError` before any file is fetched (the whole model against "
+    "`REPLIB_HUB_MAX_BYTES`, default 10 GiB), `DownloadTimeoutError` at the model's overall "
+    "deadline, `ChecksumError` (LFS sha256, git blob hash) or `DownloadTooLargeError`; nothing "
+    "reaches the snapshot",
+)
 def test_a_model_over_the_size_cap_is_refused_before_any_file_is_fetched(hub, tmp_path, monkeypatch):
     hub.repos["someone/big"] = _tiny_repo(tmp_path)
     monkeypatch.setenv(MAX_MODEL_BYTES_ENV, "10000")
@@ -211,6 +232,11 @@ def test_bytes_other_than_listed_are_refused_and_never_reach_the_snapshot(hub, t
     assert all(not p.name.startswith(".") or p.name.endswith(".lock") for p in blobs.iterdir())
 
 
+@pytest.mark.probe(
+    "a Hub sentence-transformers model whose snapshot has code (downloaded now or already cached, offline)",
+    "`UntrustedCodeError` naming the file, from the book's check of the snapshot folder, before "
+    "sentence-transformers reads it",
+)
 def test_a_hub_sentence_transformers_model_with_code_is_refused_by_the_books_check(hub, tmp_path):
     """The classifiers chapter's route (sentence-transformers): a Hub snapshot whose modules.json names a module
     of its own is refused naming the file, before sentence-transformers reads the snapshot."""
@@ -288,3 +314,87 @@ def test_a_token_goes_to_the_hub_only_never_to_the_storage_it_redirects_to(hub, 
     assert hub.auth[f"/someone/gated/resolve/{COMMIT}/model.safetensors"] == "Bearer hf_secret"
     storage = [p for p in hub.auth if p.startswith("/storage/")]
     assert storage and all(hub.auth[p] is None for p in storage)
+
+
+# ------------------------------------------------------------------ paths from the listing stay in the cache
+def _outside_untouched(tmp_path: Path, victim: Path, before: bytes) -> None:
+    assert victim.read_bytes() == before and not victim.is_symlink()
+    cache = (tmp_path / "hf-cache").resolve()
+    written = {p for p in tmp_path.rglob("*") if p.is_file() and cache not in p.resolve().parents}
+    assert written <= {victim} | {p for p in tmp_path.rglob("*") if "src" in p.parts}
+
+
+@pytest.mark.probe(
+    "a Hub listing whose file name, revision or commit climbs out of the cache (`../`, an absolute path, "
+    "a commit that is not 40 hex digits)",
+    "refused naming the name (`ModelUnavailableError`) before a file is fetched; nothing is written outside the cache",
+)
+@pytest.mark.parametrize(
+    ("name", "revision", "sha"),
+    [
+        ("../../../victim.txt", "main", COMMIT),  # a file name that climbs to the victim
+        ("sub/../../../../victim.txt", "main", COMMIT),
+        ("/abs/victim.txt", "main", COMMIT),
+        ("config.json", "../../../victim.txt", COMMIT),  # a revision that climbs: the ref file
+        ("config.json", "main", "../../../victim.txt"),  # a commit that is a path
+        ("config.json", "main", "0123"),  # a commit that is not a sha
+    ],
+)
+def test_a_listing_or_revision_that_climbs_out_of_the_cache_writes_nothing_outside_it(
+    hub, tmp_path, name, revision, sha
+):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    hub.repos["someone/evil"] = {"config.json": b"{}", name: b"overwritten"}
+    hub.sha = sha
+    with pytest.raises(ModelUnavailableError, match=r"someone/evil.*refused"):
+        fetch_hub_snapshot("someone/evil", revision)
+    _outside_untouched(tmp_path, victim, b"precious")
+    assert hub.fetched == []
+
+
+@pytest.mark.probe(
+    "a Hub listing whose LFS sha256 or git blob id is a path (they name the cached blob)",
+    "refused naming the value before a file is fetched",
+)
+def test_a_listing_whose_hash_is_a_path_is_refused(hub, tmp_path, monkeypatch):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    hub.repos["someone/evil"] = {"model.safetensors": b"weights"}
+    listing = hub.listing
+
+    def evil(repo):
+        out = listing(repo)
+        out["siblings"][0]["lfs"]["sha256"] = "../../../victim.txt"
+        return out
+
+    monkeypatch.setattr(hub, "listing", evil)
+    with pytest.raises(ModelUnavailableError, match=r"not a sha256; refused"):
+        fetch_hub_snapshot("someone/evil", "main")
+    _outside_untouched(tmp_path, victim, b"precious")
+
+
+@pytest.mark.slow
+@pytest.mark.probe(
+    "a Hub whose file listing (`/api/models/...`) drips its answer",
+    "`DownloadTimeoutError` at the model's overall deadline, the listing included",
+)
+def test_a_dripping_listing_is_stopped_at_the_overall_deadline(hub, tmp_path):
+    hub.repos["someone/slow-listing"] = _tiny_repo(tmp_path)
+    hub.modes["@listing"] = "drip"
+    t0 = time.monotonic()
+    with pytest.raises(DownloadTimeoutError, match="overall deadline"):
+        fetch_hub_snapshot("someone/slow-listing", "main", deadline=1.5, timeout=2)
+    assert time.monotonic() - t0 < 1.5 + 2 + 3
+    assert hub.fetched == []
+
+
+@pytest.mark.probe(
+    "a Hub id the Hub does not know (404)",
+    "`ModelUnavailableError` with the answer and what to check, no traceback",
+)
+def test_an_unknown_hub_repository_is_one_clear_error(hub):
+    with pytest.raises(
+        ModelUnavailableError, match=r"someone/nothing@main: the Hub answered 404 .* check the model id"
+    ):
+        fetch_hub_snapshot("someone/nothing", "main")

@@ -397,6 +397,10 @@ def _isolated_pair(n=600, d=8, seed=0):
     return X
 
 
+@pytest.mark.probe(
+    "a silhouette sample of an unbalanced clustering that holds one label; an exception in a joblib worker",
+    "`choose_clusters` goes on; the failed chapter's one-line error names the exception",
+)
 def test_choose_clusters_survives_a_silhouette_sample_with_one_cluster():
     """Issue 28 item 16: scikit-learn's sampled silhouette raised "Number of labels is 1" when its random sample
     of an unbalanced clustering held one cluster (the manifolds chapter died this way with seeds other than

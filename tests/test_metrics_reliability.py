@@ -85,6 +85,10 @@ def cloud():
 @pytest.mark.parametrize("backend", ["sklearn", "faiss", "torch"])
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
 @pytest.mark.parametrize("variant", ["cai", "levina_bickel"])
+@pytest.mark.probe(
+    "LID at scales 1e-30 and 1e+30; a constant point cloud",
+    "the unscaled value; a clear error for the constant cloud",
+)
 def test_lid_is_scale_invariant_at_extreme_scales(cloud, scale, backend, metric, variant):
     if backend in ("faiss", "torch"):  # torch: float32 candidates, on the CPU here (the GPU path is the same code)
         pytest.importorskip(backend)

@@ -92,6 +92,10 @@ def _folder_with_code(folder: Path, marker: Path) -> Path:
     return folder
 
 
+@pytest.mark.probe(
+    'a model folder whose `config.json` has an `auto_map` (its own Python), prompt answered "y"',
+    "refused before anything is imported, naming the file; `trust_remote_code` is off everywhere",
+)
 def test_auto_map_never_runs_the_folders_code_even_when_the_prompt_is_answered_yes(tmp_path):
     marker = tmp_path / "marker.txt"
     folder = _folder_with_code(tmp_path / "evil-model", marker)
@@ -129,6 +133,11 @@ def test_auto_map_is_refused_by_every_reader_of_a_config(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.probe(
+    "a sentence-transformers folder (the classifiers chapter) with an `auto_map`, or a "
+    "`modules.json` naming a module outside `sentence_transformers`",
+    "`UntrustedCodeError` naming the file, before sentence-transformers reads the folder",
+)
 def test_a_sentence_transformers_folder_with_code_is_refused_naming_the_file(tmp_path):
     """The classifiers chapter loads a reader's folder with sentence-transformers, not resolve_model: the same
     refusal, before sentence-transformers reads the folder (before: transformers' 'contains custom code')."""
@@ -152,6 +161,10 @@ def test_a_sentence_transformers_folder_with_code_is_refused_naming_the_file(tmp
 
 
 # ------------------------------------------------------------------------ 2. content-based cache key
+@pytest.mark.probe(
+    "`--model ./x` re-pointed at other weights",
+    "a new cache key (weights, config, dtype, loaded shards): recomputed, never the old results",
+)
 def test_repointed_folder_recomputes_instead_of_serving_old_embeddings(tmp_path):
     """The same path with other weights, another config, another tokenizer or another dtype: a new cache
     key, and the cached call returns what a fresh computation gives."""
@@ -221,6 +234,10 @@ def test_identity_covers_exactly_the_shards_transformers_loads(tmp_path):
 
 
 # ------------------------------------------------------------------------ 3. same folder name
+@pytest.mark.probe(
+    "two model folders with the same name",
+    "distinct slugs (name + 6 hex of the path) in the cache, the records and the card",
+)
 def test_same_named_folders_get_distinct_slugs_and_cards(tmp_path):
     a, b = _save_tiny(tmp_path / "a" / "enc", seed=0), _save_tiny(tmp_path / "b" / "enc", seed=1)
     assert model_slug(str(a)) != model_slug(str(b))
@@ -245,6 +262,10 @@ def _word2vec_binary(path: Path, words, vectors) -> Path:
     return path
 
 
+@pytest.mark.probe(
+    "a truncated word2vec binary",
+    "an error within seconds naming the file",
+)
 def test_truncated_word2vec_binary_fails_within_seconds(tmp_path):
     words = ["the", "cat", "sat", "on", "mat"]
     vectors = -np.abs(np.random.default_rng(0).normal(size=(5, 8))).astype(np.float32) - 1.0  # 0xbf.. bytes
@@ -282,6 +303,10 @@ def test_relative_folder_still_loads_after_the_working_directory_changes(tmp_pat
 
 
 # ------------------------------------------------------------------------ 11. folder without tokenizer
+@pytest.mark.probe(
+    "a folder without tokenizer files (also through sentence-transformers, in the classifiers chapter)",
+    '"no tokenizer in FOLDER"',
+)
 def test_folder_without_tokenizer_says_so(tmp_path):
     folder = _save_tiny(tmp_path / "no-tok", tokenizer=False)
     with pytest.raises(
@@ -299,6 +324,10 @@ def test_a_sentence_transformers_folder_without_tokenizer_says_so(tmp_path):
 
 
 # ------------------------------------------------------------------------ 12. a Hub id offline
+@pytest.mark.probe(
+    "a Hub id used offline",
+    '"not cached, and offline" with what to do',
+)
 def test_hub_id_of_a_registry_model_offline_says_not_cached_and_offline(no_network, tmp_path):
     from replib.methods.classifier_training import polarity_setup
 
@@ -310,6 +339,10 @@ def test_hub_id_of_a_registry_model_offline_says_not_cached_and_offline(no_netwo
 
 
 # ------------------------------------------------------------------------ 13. wrong kind of model
+@pytest.mark.probe(
+    "a text model given to the protein chapter",
+    '"this chapter needs a protein model": the chapter is not run (one line, no kernel started), the others run',
+)
 def test_protein_chapter_refuses_a_text_model_before_loading_it(tmp_path):
     text_folder = _save_tiny(tmp_path / "my-text-encoder")
     esm_folder = _save_tiny(tmp_path / "my-esm", family="esm")

@@ -84,6 +84,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return
         self.close_connection = True
 
+    def _drip_unannounced(self, srv, data):
+        """No Content-Length, then one byte every ``every`` seconds (for at most ``for_s``)."""
+        self.send_response(200)
+        self.end_headers()
+        t_end = time.monotonic() + srv.opts.get("for_s", 20)
+        for i in range(len(data)):
+            if time.monotonic() > t_end or not self._send(data[i : i + 1]):
+                break
+            time.sleep(srv.opts.get("every", 0.05))
+        self.close_connection = True
+
     def _huge(self, srv, data):
         """Announce a terabyte, send a little."""
         self.send_response(200)
@@ -135,6 +146,11 @@ def server(request):
 
 
 # ------------------------------------------------------------------------------- deadlines and the cap
+@pytest.mark.probe(
+    "a server that never answers, drips bytes or sends too much",
+    "`DownloadTimeoutError` at the overall deadline, `DownloadTooLargeError` at the cap; an "
+    "interrupted download resumes",
+)
 def test_a_server_that_drips_bytes_is_stopped_at_the_overall_deadline(tmp_path, server):
     srv = server("drip", every=0.05, for_s=30)
     dest = tmp_path / "file.bin"
@@ -145,6 +161,24 @@ def test_a_server_that_drips_bytes_is_stopped_at_the_overall_deadline(tmp_path, 
     assert not dest.exists()
     kept = partial_path(dest)
     assert 0 < kept.stat().st_size < len(DATA)  # a pinned download keeps its bytes to resume
+
+
+@pytest.mark.slow
+@pytest.mark.probe(
+    "a mirror that answers without a Content-Length and drips bytes",
+    "`DownloadTimeoutError` at the deadline sized from the registered size (not the 1-hour one for files of "
+    "unknown size)",
+)
+def test_a_response_without_length_gets_the_deadline_of_the_registered_size(tmp_path, server, monkeypatch):
+    import replib.data.download as dl
+
+    monkeypatch.setattr(dl, "BASE_DEADLINE", 1.0)  # the deadline of the registered size: about 1 s
+    monkeypatch.setattr(dl, "UNKNOWN_LENGTH_DEADLINE", 60.0)  # the one of an unknown size: longer than the drip
+    srv = server("drip_unannounced", every=0.05, for_s=12)
+    t = time.monotonic()
+    with pytest.raises(DownloadTimeoutError, match="overall deadline"):
+        download(srv.url, tmp_path / "file.bin", SHA, size=len(DATA), timeout=2)
+    assert time.monotonic() - t < 1.0 + len(DATA) / dl.MIN_RATE + 2 + 2
 
 
 def test_default_deadline_grows_with_the_length():
@@ -240,6 +274,10 @@ def _children(script: str, args: list[list[str]], cache: Path) -> list[subproces
     return out
 
 
+@pytest.mark.probe(
+    "two runs starting together on one cache",
+    "they take turns (`filelock`); a file is downloaded once, no record lost",
+)
 def test_two_runs_starting_together_download_a_file_once(tmp_path, server):
     srv = server("slow")
     start = str(time.time() + 8.0)  # both children are importing by then

@@ -128,6 +128,10 @@ def test_fingerprint_parts(project):
     assert fp != reuse.fingerprint(project, "good", {"profile": "smoke", "seed": 4})
 
 
+@pytest.mark.probe(
+    "a kept chapter run under other result-changing settings (`NVIDIA_TF32_OVERRIDE`, `CUBLAS_WORKSPACE_CONFIG`, ...)",
+    "a new fingerprint: the chapter re-executes (the embedding cache keys them too)",
+)
 def test_a_setting_that_changes_results_changes_the_fingerprint(project, monkeypatch):
     for name in RESULT_ENV:
         monkeypatch.delenv(name, raising=False)

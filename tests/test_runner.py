@@ -303,7 +303,26 @@ def test_the_error_of_a_failed_chapter_names_its_exception_raised_in_a_joblib_wo
         # before: a UnicodeDecodeError with neither file nor line
         (b"chapter: bad\ntitle: caf\xe9\nclaims: []\n", r"bad\.claims\.yml: a claims file is UTF-8 text"),
         (b"chapter: good\ntitle: B\nclaims: []\n", r"bad\.claims\.yml:1: chapter: 'good', but"),
+        # before: a ReaderError traceback aborted the whole check or run
+        (b"chapter: bad\ntitle: B\x07\nclaims: []\n", r"bad\.claims\.yml:2: .*control character '\\x07'"),
+        (b"chapter: bad\n\ntitle: B\x00\nclaims: []\n", r"bad\.claims\.yml:3: .*control character '\\x00'"),
+        # before: accepted (an empty interval, a negative limit)
+        (
+            b"chapter: bad\ntitle: B\nclaims:\n  - key: k\n    claim: c\n    paper: {value: 2.0, source: T1}\n"
+            b"    checks:\n      smoke: {property: {op: between, value: [5, 1]}}\n"
+            b"      offline: {unverified: x}\n      paper: {unverified: x}\n",
+            r":8: .*between: \[5(\.0)?, 1(\.0)?\] is empty",
+        ),
+        (
+            b"chapter: bad\ntitle: B\nclaims: []\ntimeout:\n  smoke: -5\n",
+            r":5: timeout\.smoke is seconds and must be > 0",
+        ),
     ],
+)
+@pytest.mark.probe(
+    "a claims file with a control character (`\\x07`, `\\x00`), a family of the wrong type, bytes that are not "
+    "UTF-8, `between: [5, 1]`, a negative timeout",
+    "that chapter fails with `file:line: what is wrong`; the other chapters load and run",
 )
 def test_a_claims_file_that_crashed_the_loader_fails_its_chapter_with_file_and_line(tmp_path, body, match):
     project = tmp_path / "project"

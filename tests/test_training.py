@@ -419,6 +419,10 @@ def _same_run(a, b):
 
 @needs_mirror
 @pytest.mark.parametrize("mode, arg", [("tear-log", 3), ("kill-at", 5)])
+@pytest.mark.probe(
+    "a training run killed (SIGKILL) while it writes its log, or right after an update",
+    "the resumed run equals the uninterrupted one, log included; no torn line, no temporary file left behind",
+)
 def test_a_run_killed_mid_write_resumes_to_the_uninterrupted_result(tmp_path, mode, arg):
     """A real ``kill -9``: in the middle of writing the log (its third row, half written and on disk), or
     right after an update; the resumed run equals the uninterrupted one, log included."""
@@ -436,9 +440,13 @@ def test_a_run_killed_mid_write_resumes_to_the_uninterrupted_result(tmp_path, mo
     resumed = train_lm("text", cfg, 3, root=tmp_path / "b", progress=False)
     _same_run(full, resumed)
     assert len((run_b / "log.jsonl").read_text().splitlines()) == len(eval_steps(cfg["steps"]))
+    assert [p.name for p in run_b.rglob(".*.tmp")] == []  # the killed writer's temporary is gone
 
 
 @needs_mirror
+@pytest.mark.probe(
+    "a corrupted checkpoint or resume state of a training run", "`CheckpointError` naming the file (sha256)"
+)
 def test_a_corrupted_checkpoint_or_resume_state_is_refused(tmp_path):
     from replib.training.loop import CheckpointError, load_checkpoint_model
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -62,6 +63,11 @@ def test_runs_trained_side_by_side_equal_the_runs_trained_in_turn(tmp_path):
 
 
 @needs_mirror
+@pytest.mark.probe(
+    "one of two training runs trained side by side fails",
+    "its exception in the chapter once the other run has ended (complete in its folder, resumable), "
+    "so no worker is left training",
+)
 def test_a_failing_run_raises_after_the_other_has_ended(tmp_path, monkeypatch):
     """A run that cannot train (the protein data missing from the mirror) raises in the parent, once the other
     run (the text model, whose data is there) has ended complete: no worker is left training."""
@@ -119,3 +125,58 @@ def test_several_seeds_trained_side_by_side_equal_each_seed_trained_alone(tmp_pa
     # one worker and serial=False (the chapter's preparation on one core): nothing trains here
     assert train_seeds(["text"], "smoke", [7], root=tmp_path / "side", workers=1, serial=False) == []
     assert not (run_dir("text", sizes["text"], 7, tmp_path / "side") / "final").exists()
+
+
+def _running(p, psutil) -> bool:
+    """Whether ``p`` still runs (a zombie, ended but not yet reaped by whoever adopted it, does not)."""
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+_PREPARE = """
+import sys
+from replib.training import trained_models
+trained_models(["protein", "text"], "offline", 7, root=sys.argv[1], workers=2, progress=False)
+"""
+
+
+@pytest.mark.slow
+@needs_mirror
+@pytest.mark.probe(
+    "the runner killed (SIGKILL) while the training preparation's workers train",
+    "the workers end with it (a parent-death signal), so none goes on training or holds a run lock",
+)
+def test_the_workers_end_when_the_process_that_started_them_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    env = {**os.environ, "REPLIB_CACHE_DIR": str(tmp_path / "cache"), "REPLIB_DATA_MIRROR": str(_MIRROR)}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen([sys.executable, "-c", _PREPARE, str(tmp_path / "runs")], env=env)
+    workers = []
+    try:
+        parent, runs, t_end = psutil.Process(proc.pid), tmp_path / "runs", time.monotonic() + 300
+        while time.monotonic() < t_end and proc.poll() is None:  # both workers training (their run folders made)
+            time.sleep(0.5)
+            workers = [p for p in parent.children() if "popen_loky" in " ".join(p.cmdline())]
+            if len(workers) == 2 and runs.is_dir() and len(list(runs.iterdir())) == 2:
+                break
+        assert len(workers) == 2 and len(list(runs.iterdir())) == 2, "the two workers did not start training"
+        time.sleep(2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        t_end = time.monotonic() + 60
+        while time.monotonic() < t_end and any(_running(p, psutil) for p in workers):
+            time.sleep(0.5)
+        assert not [p for p in workers if _running(p, psutil)], "workers left running after their parent was killed"
+    finally:
+        proc.kill()
+        proc.wait()
+        for p in workers:  # this test's own orphans, if the fix failed
+            with contextlib.suppress(psutil.Error):
+                p.kill()

@@ -102,6 +102,7 @@ class _Transfer:
     headers: dict = field(default_factory=dict)
     n: int = 0
     t_end: float = float("inf")
+    size: int | None = None  # the registered length, when the registry gives one
 
     def add(self, chunk: bytes, out) -> None:
         self.n += len(chunk)
@@ -179,7 +180,9 @@ def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_
     pinned = sha256 is not None or md5 is not None
     limit = min(size, max_bytes) if size is not None else max_bytes
     h, h5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False) if md5 is not None else None
-    t = _Transfer(url, part, limit, timeout, deadline, [x for x in (h, h5) if x is not None], dict(headers or {}))
+    t = _Transfer(
+        url, part, limit, timeout, deadline, [x for x in (h, h5) if x is not None], dict(headers or {}), size=size
+    )
     try:
         announced = _transfer(t, resume=pinned, dest=dest)
         _check_length(url, t.n, announced, size)
@@ -230,7 +233,9 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
             if start:  # the kept bytes count in the checksums
                 _hash_into(t.hashes, t.part)
             t.n = start
-            t.t_end = time.monotonic() + (t.deadline if t.deadline is not None else default_deadline(total))
+            # without a Content-Length, the registered size sizes the deadline (the 1-hour one is for neither)
+            expected = total if total is not None else t.size
+            t.t_end = time.monotonic() + (t.deadline if t.deadline is not None else default_deadline(expected))
             with open(t.part, "r+b" if start else "wb") as out:
                 out.seek(start)
                 out.truncate()

@@ -13,7 +13,15 @@ import torch
 
 from .registry import ModelSpec
 
-__all__ = ["LoadedModel", "default_device", "offline_mode", "state_sha256", "vocab_sha256", "weights_dtype"]
+__all__ = [
+    "LoadedModel",
+    "check_device",
+    "default_device",
+    "offline_mode",
+    "state_sha256",
+    "vocab_sha256",
+    "weights_dtype",
+]
 
 
 @dataclass
@@ -74,10 +82,34 @@ class LoadedModel:
 
 
 def default_device(device=None) -> str:
-    """``device`` as a string, else ``"cuda"`` when available, else ``"cpu"``."""
+    """``device`` as a string (:func:`check_device`), else ``"cuda"`` when available, else ``"cpu"``."""
     if device is not None:
-        return str(device)
+        return check_device(device)
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device) -> str:
+    """``device`` as a string when torch knows it and this machine has it.
+
+    Raises
+    ------
+    ValueError
+        One line: not a torch device, or a CUDA/MPS device this machine does not have.
+    """
+    try:
+        dev = torch.device(str(device))
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(
+            f"device {str(device)!r} is not a torch device (cpu, cuda, cuda:1, mps); give one of those or leave "
+            "the device out (cuda when available, else cpu)"
+        ) from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(device)!r}: no CUDA GPU is visible here; use cpu or leave the device out")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {str(device)!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ValueError(f"device {str(device)!r}: MPS is not available here; use cpu or leave the device out")
+    return str(device)
 
 
 def weights_dtype(model) -> str | None:

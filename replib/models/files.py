@@ -165,11 +165,35 @@ def folder_identity(folder, known_weights_sha256: str | None = None) -> dict:
     }
 
 
+#: files sentence-transformers never reads (exports, documentation): left out of a folder's identity
+_NOT_READ = re.compile(r"(^|/)(\..*|.*\.md|onnx/.*|openvino/.*|.*\.onnx|.*\.h5|.*\.msgpack|.*\.ot|.*\.gguf)$")
+
+
+def st_folder_identity(folder) -> dict:
+    """The content a sentence-transformers folder's output vectors depend on: its Transformer module's
+    :func:`folder_identity` (weights, ``config.json``, tokenizer) and the sha256 over the lines
+    ``<relative path> <sha256>`` of every other file it holds (``modules.json``, the Pooling and Normalize
+    modules, ``sentence_bert_config.json`` with ``max_seq_length``, Dense weights...), exports and
+    documentation left out. Paths of the folder itself are not part of it.
+    """
+    folder = Path(folder)
+    inner = st_transformer_dir(folder) if (folder / "modules.json").is_file() else folder
+    ident = folder_identity(inner)
+    skip = {f.resolve() for f in weight_files(inner)}
+    others = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and p.resolve() not in skip and not _NOT_READ.search(p.relative_to(folder).as_posix())
+    )
+    lines = "".join(f"{p.relative_to(folder).as_posix()} {sha256_file(p)}\n" for p in others)
+    return {**ident, "module_files_sha256": hashlib.sha256(lines.encode()).hexdigest()}
+
+
 def st_transformer_dir(folder: Path) -> Path:
     """The folder of a sentence-transformers model's Transformer module (``modules.json``)."""
     mods = json.loads((Path(folder) / "modules.json").read_text())
     for m in mods:
-        if str(m.get("type", "")).endswith("models.Transformer"):
+        if str(m.get("type", "")).rpartition(".")[2] == "Transformer":
             return Path(folder) / m.get("path", "")
     raise ModelUnavailableError(f"{folder}/modules.json has no Transformer module")
 
@@ -180,11 +204,13 @@ def pooling_mode(folder: Path) -> str | None:
     if not (folder / "modules.json").exists():
         return None
     for m in json.loads((folder / "modules.json").read_text()):
-        if str(m.get("type", "")).endswith("models.Pooling"):
+        if str(m.get("type", "")).rpartition(".")[2] == "Pooling":
             cfg = folder / m.get("path", "") / "config.json"
             if not cfg.exists():
                 return "mean"  # sentence-transformers' default
             c = json.loads(cfg.read_text())
+            if isinstance(c.get("pooling_mode"), str):  # sentence-transformers 6 writes the mode by name
+                return c["pooling_mode"]
             modes = [
                 re.sub(r"_tokens?$", "", k[len("pooling_mode_") :])
                 for k, v in c.items()

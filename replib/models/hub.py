@@ -74,7 +74,7 @@ def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> b
     why = "HF_HUB_OFFLINE=1 is set" if offline else "the Hugging Face Hub is not reachable"
     raise ModelUnavailableError(
         f"{hf_id}@{revision} is not in the local Hugging Face cache and this machine is offline ({why}). "
-        f"To use it, download it once where there is internet (`huggingface-cli download {hf_id} --revision "
+        f"To use it, download it once where there is internet (`hf download {hf_id} --revision "
         f"{revision}`) and copy the cache, or save the model to a folder and pass that folder's path "
         "(e.g. `--model /path/to/model`)."
     )
@@ -136,7 +136,7 @@ def hub_pooling(hf_id: str, revision: str = "main", cache_dir=None) -> str | Non
     try:
         mods = Path(hf_hub_download(hf_id, "modules.json", **kw))
         for m in json.loads(mods.read_text()):
-            if str(m.get("type", "")).endswith("models.Pooling") and m.get("path"):
+            if str(m.get("type", "")).rpartition(".")[2] == "Pooling" and m.get("path"):
                 hf_hub_download(hf_id, f"{m['path']}/config.json", **kw)
     except (EntryNotFoundError, OSError, ValueError):
         return None

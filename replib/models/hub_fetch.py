@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
+import tempfile
 import time
+import urllib.error
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 import huggingface_hub.constants as hf_constants
-from huggingface_hub import HfApi
 from huggingface_hub.file_download import repo_folder_name
+from huggingface_hub.hf_api import ModelInfo
 from huggingface_hub.utils import get_token
 
-from .._io import atomic_write
+from .._io import UnsafePathError, atomic_write, confined
 from ..data.download import (
     DEFAULT_TIMEOUT,
     ChecksumError,
@@ -45,12 +48,18 @@ __all__ = ["HubFile", "MAX_MODEL_BYTES", "MAX_MODEL_BYTES_ENV", "fetch_hub_snaps
 MAX_MODEL_BYTES_ENV = "REPLIB_HUB_MAX_BYTES"
 #: the most bytes one model may bring from the Hub by default (the largest paper model, ESM-2 650M, is 2.6 GB)
 MAX_MODEL_BYTES = 10 * 2**30
+#: seconds allowed for the whole listing request when the caller gives no deadline
+LISTING_DEADLINE = 120.0
+#: the most bytes a listing may bring (the largest repositories list a few MB)
+LISTING_MAX_BYTES = 64 * 2**20
 #: weight and export formats no loader here reads: never downloaded
 _SKIP = re.compile(
     r"(^|/)(tf_model\.h5|flax_model\.msgpack|rust_model\.ot|model\.onnx.*|.*\.tflite|.*\.mlmodel|.*\.ckpt.*|"
     r"coreml/.*|onnx/.*|openvino/.*|.*\.gguf|.*\.h5|.*\.msgpack|.*\.ot)$"
 )
 _TORCH_BIN = re.compile(r"(^|/)(pytorch_model.*\.bin|pytorch_model\.bin\.index\.json)$")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,19 @@ def max_model_bytes() -> int:
     return value
 
 
-def hub_listing(hf_id: str, revision: str, *, endpoint: str | None = None, timeout: float = DEFAULT_TIMEOUT):
+def hub_listing(
+    hf_id: str,
+    revision: str,
+    *,
+    endpoint: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    deadline: float = LISTING_DEADLINE,
+    headers: dict | None = None,
+):
     """The commit that ``revision`` names and the repository's files at it, with sizes and hashes.
+
+    The request is the one ``HfApi.model_info(files_metadata=True)`` makes, through the book's downloader:
+    per-read ``timeout`` and one overall ``deadline`` (a server that drips its answer is stopped there).
 
     Returns
     -------
@@ -94,10 +114,28 @@ def hub_listing(hf_id: str, revision: str, *, endpoint: str | None = None, timeo
     Raises
     ------
     ModelUnavailableError
-        When the Hub does not list the files' sizes (nothing would bound the download).
+        The Hub does not know the repository or revision, or does not list the files' sizes (nothing would
+        bound the download), or lists names and hashes that are not ones.
+    DownloadTimeoutError
+        The listing outlasted ``deadline``.
     """
-    api = HfApi(endpoint=endpoint or hf_constants.ENDPOINT)
-    info = api.model_info(hf_id, revision=revision, files_metadata=True, timeout=timeout)
+    endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
+    url = f"{endpoint}/api/models/{hf_id}/revision/{urllib.parse.quote(revision, safe='')}?blobs=true"
+    with tempfile.TemporaryDirectory(prefix="replib-listing-") as tmp:
+        dest = Path(tmp) / "listing.json"
+        try:
+            download(url, dest, None, timeout=timeout, deadline=deadline, max_bytes=LISTING_MAX_BYTES, headers=headers)
+        except urllib.error.HTTPError as exc:
+            raise ModelUnavailableError(
+                f"{hf_id}@{revision}: the Hub answered {exc.code} ({exc.reason}); check the model id and revision "
+                "(and HF_TOKEN for a gated or private model)"
+            ) from None
+        try:
+            info = ModelInfo(**json.loads(dest.read_text(encoding="utf-8")))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ModelUnavailableError(
+                f"{hf_id}@{revision}: the Hub's listing is not readable ({exc}); check HF_ENDPOINT"
+            ) from None
     files = []
     for s in info.siblings or []:
         if s.size is None:
@@ -105,8 +143,28 @@ def hub_listing(hf_id: str, revision: str, *, endpoint: str | None = None, timeo
                 f"{hf_id}@{revision}: the Hub did not give the size of {s.rfilename}, so its download cannot be "
                 "capped; download the model where you trust the source and pass its folder (--model PATH)"
             )
-        files.append(HubFile(s.rfilename, int(s.size), s.blob_id, s.lfs.sha256 if s.lfs else None))
+        files.append(_checked_file(hf_id, revision, s.rfilename, s.size, s.blob_id, s.lfs.sha256 if s.lfs else None))
+    if not isinstance(info.sha, str) or not _COMMIT.fullmatch(info.sha):
+        raise ModelUnavailableError(
+            f"{hf_id}@{revision}: the Hub answered the commit {info.sha!r}, not 40 hexadecimal digits; refused "
+            "(check HF_ENDPOINT points at the Hub)"
+        )
     return info.sha, files
+
+
+def _checked_file(hf_id: str, revision: str, path, size, blob_id, sha256) -> HubFile:
+    """One listed file, refused unless its hashes are hexadecimal digests and its size a count of bytes (they
+    name files in the cache, so a listing cannot make them climb out of it)."""
+    where = f"{hf_id}@{revision}: the Hub listed {path!r}"
+    if not isinstance(path, str) or not path:
+        raise ModelUnavailableError(f"{where}, not a file name; refused (check HF_ENDPOINT points at the Hub)")
+    if blob_id is not None and not _COMMIT.fullmatch(str(blob_id)):
+        raise ModelUnavailableError(f"{where} with the blob id {blob_id!r}, not a git hash; refused")
+    if sha256 is not None and not _SHA256.fullmatch(str(sha256)):
+        raise ModelUnavailableError(f"{where} with the sha256 {sha256!r}, not a sha256; refused")
+    if int(size) < 0:
+        raise ModelUnavailableError(f"{where} with a negative size; refused")
+    return HubFile(path, int(size), blob_id, sha256)
 
 
 def needed_files(files: list[HubFile]) -> list[HubFile]:
@@ -138,7 +196,8 @@ def fetch_hub_snapshot(
         The most bytes the model's files may add up to (default :func:`max_model_bytes`); more is refused
         before any download, naming the size and how to raise the cap.
     deadline : float, optional
-        Seconds for the whole model (default :func:`replib.data.download.default_deadline` of its total size).
+        Seconds for the whole model, its listing included (default: :data:`LISTING_DEADLINE` for the listing,
+        then :func:`replib.data.download.default_deadline` of the total size for the files).
     timeout : float
         Seconds for the connection and each read.
     select : tuple of str, optional
@@ -154,7 +213,13 @@ def fetch_hub_snapshot(
         A file's bytes differ from the listed hash.
     """
     endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
-    commit, files = hub_listing(hf_id, revision, endpoint=endpoint, timeout=timeout)
+    t_start = time.monotonic()
+    token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    listing_deadline = LISTING_DEADLINE if deadline is None else deadline
+    commit, files = hub_listing(
+        hf_id, revision, endpoint=endpoint, timeout=timeout, deadline=listing_deadline, headers=headers
+    )
     files = needed_files(files) if select is None else [f for f in files if f.path in select]
     total, cap = sum(f.size for f in files), max_model_bytes() if max_bytes is None else max_bytes
     if total > cap:
@@ -163,28 +228,41 @@ def fetch_hub_snapshot(
             f"{cap / 1e9:.2f} GB allowed; set {MAX_MODEL_BYTES_ENV} to a larger number of bytes, or download it "
             "yourself and pass its folder (--model PATH)"
         )
-    root = Path(cache_dir or hf_constants.HF_HUB_CACHE) / repo_folder_name(repo_id=hf_id, repo_type="model")
-    snap = root / "snapshots" / commit
-    t_end = time.monotonic() + (default_deadline(total) if deadline is None else deadline)
-    token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+    root = confined(
+        cache_dir or hf_constants.HF_HUB_CACHE, repo_folder_name(repo_id=hf_id, repo_type="model"), what="model id"
+    )
+    snap = confined(root / "snapshots", commit, what="commit")
+    try:
+        targets = {f.path: confined(snap, f.path, what=f"{hf_id}@{revision}: the listed file") for f in files}
+        ref = confined(root / "refs", revision, what=f"{hf_id}: the revision") if revision != commit else None
+    except UnsafePathError as err:
+        raise ModelUnavailableError(f"{err} (a listing or revision that climbs out of the cache)") from None
+    t_end = time.monotonic() + default_deadline(total) if deadline is None else t_start + deadline
     for f in files:
-        if not (snap / f.path).is_file():
-            _fetch_file(endpoint, hf_id, commit, f, root, t_end, timeout, headers)
-    if revision != commit:
-        _write_ref(root, revision, commit)
+        if not targets[f.path].is_file():
+            _fetch_file(endpoint, hf_id, commit, f, root, targets[f.path], t_end, timeout, headers)
+    if ref is not None:
+        atomic_write(ref, lambda fh: fh.write(commit.encode()))
     return snap
 
 
 def _fetch_file(
-    endpoint: str, hf_id: str, commit: str, f: HubFile, root: Path, t_end: float, timeout: float, headers: dict | None
+    endpoint: str,
+    hf_id: str,
+    commit: str,
+    f: HubFile,
+    root: Path,
+    dest: Path,
+    t_end: float,
+    timeout: float,
+    headers: dict | None,
 ):
     """One file into ``blobs/`` (checked) and linked from ``snapshots/<commit>/``."""
     left = t_end - time.monotonic()
     if left <= 0:
         raise DownloadTimeoutError(f"{hf_id}@{commit}: the download's overall deadline passed before {f.path}")
     url = f"{endpoint}/{hf_id}/resolve/{commit}/{urllib.parse.quote(f.path)}"
-    blob = root / "blobs" / f.etag
+    blob = confined(root / "blobs", f.etag, what="blob")
     blob.parent.mkdir(parents=True, exist_ok=True)
     if not blob.is_file():
         download(
@@ -200,7 +278,7 @@ def _fetch_file(
         if f.sha256 is None and f.blob_id is not None and _git_blob_id(blob) != f.blob_id:
             blob.unlink()
             raise ChecksumError(f"{url}: git blob hash differs from the listed {f.blob_id}; the file was removed")
-    _link(blob, root / "snapshots" / commit / f.path)
+    _link(blob, dest)
 
 
 def _git_blob_id(path: Path) -> str:
@@ -224,7 +302,3 @@ def _link(blob: Path, dest: Path) -> None:
     except OSError:  # no symlinks here (some Windows setups): a copy
         tmp.write_bytes(blob.read_bytes())
     os.replace(tmp, dest)
-
-
-def _write_ref(root: Path, revision: str, commit: str) -> None:
-    atomic_write(root / "refs" / revision, lambda fh: fh.write(commit.encode()))

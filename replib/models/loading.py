@@ -9,6 +9,7 @@ No loader runs code shipped with a model: ``trust_remote_code=False`` on every `
 from __future__ import annotations
 
 import json
+import pickle
 from importlib import metadata
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from .._io import sha256_file
 from .._optional import optional_import, require
 from ..provenance import note_model
 from .base import LoadedModel, default_device, offline_mode, weights_dtype
-from .errors import ModelUnavailableError
+from .errors import CorruptModelFileError, ModelUnavailableError
 from .files import check_no_remote_code, folder_identity, require_tokenizer, weight_files
 from .hub import hub_snapshot
 from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
@@ -28,6 +29,8 @@ from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 __all__ = [
     "LoadedModel",
     "finish",
+    "check_sizes_fit_weights",
+    "declared_parameters",
     "load_config",
     "load_from_folder",
     "load_from_hub",
@@ -121,9 +124,64 @@ def load_from_folder(folder: Path, recipe: str, model_type: str, known_weights_s
     check_no_remote_code(folder)
     require_tokenizer(folder)
     identity = folder_identity(folder, known_weights_sha256)
-    safetensors = weight_files(folder)[0].name.endswith(".safetensors")
-    model = AutoModel.from_pretrained(str(folder), **model_kwargs(model_type, safetensors))
+    files = weight_files(folder)
+    check_sizes_fit_weights(AutoConfig.from_pretrained(str(folder), trust_remote_code=False), files)
+    safetensors = files[0].name.endswith(".safetensors")
+    try:
+        model = AutoModel.from_pretrained(str(folder), **model_kwargs(model_type, safetensors))
+    except pickle.UnpicklingError as exc:  # torch.load(weights_only=True) found more than tensors
+        names = ", ".join(str(f) for f in files)
+        raise CorruptModelFileError(
+            f"{names}: a PyTorch pickle that holds objects other than tensors (torch.load(weights_only=True) "
+            f"refused it: {type(exc).__name__}); replib never unpickles them: save the weights as safetensors "
+            "where you trust the file (model.save_pretrained)"
+        ) from None
     return model, load_tokenizer(recipe, str(folder)), identity
+
+
+#: the most parameters a configuration may declare per byte of its weight files (1 for 8-bit weights, 2 for
+#: 4-bit ones; float32 checkpoints hold 0.25)
+MAX_PARAMS_PER_BYTE = 2.0
+
+
+def declared_parameters(config) -> int:
+    """A lower bound on the parameters a ``transformers`` configuration declares: the token embeddings and,
+    per layer with weights of its own, the attention projections (``4 h^2``) and the feed-forward block
+    (``2 h f``). ALBERT's layers share the weights of ``num_hidden_groups`` groups, and its embeddings have
+    ``embedding_size`` columns."""
+    h = int(getattr(config, "hidden_size", 0) or getattr(config, "d_model", 0) or 0)
+    layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0) or 0)
+    if getattr(config, "model_type", None) == "albert":
+        layers = min(layers, int(getattr(config, "num_hidden_groups", 1) or 1))
+    names = ("intermediate_size", "n_inner", "hidden_dim", "d_inner", "ffn_dim")
+    ffn = next((v for v in (getattr(config, k, None) for k in names) if v), None)
+    if ffn is None:  # GPT-2's n_inner None is 4 h; elsewhere an unknown width counts nothing (a lower bound)
+        ffn = 4 * h if getattr(config, "model_type", None) == "gpt2" else 0
+    vocab = int(getattr(config, "vocab_size", 0) or 0)
+    width = int(getattr(config, "embedding_size", None) or h)
+    return vocab * width + layers * (4 * h * h + 2 * h * int(ffn))
+
+
+def check_sizes_fit_weights(config, files) -> None:
+    """Refuse, before building the model, a configuration that declares far more parameters than its weight
+    files can hold (``hidden_size`` 65,536 or ``num_hidden_layers`` 100,000 in a small folder): building it
+    would take minutes and gigabytes before failing.
+
+    Raises
+    ------
+    CorruptModelFileError
+        Naming the configuration's sizes and the weights' bytes.
+    """
+    n_bytes = sum(Path(f).stat().st_size for f in files)
+    declared = declared_parameters(config)
+    if declared > MAX_PARAMS_PER_BYTE * n_bytes:
+        folder = Path(files[0]).parent
+        raise CorruptModelFileError(
+            f"{folder / 'config.json'} declares at least {declared:,} parameters (hidden_size "
+            f"{getattr(config, 'hidden_size', '?')}, num_hidden_layers {getattr(config, 'num_hidden_layers', '?')}) "
+            f"but the weight files hold {n_bytes:,} bytes; refused before building the model: fix the configuration "
+            "or the weights"
+        )
 
 
 def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None, sha256=None) -> LoadedModel:

@@ -154,7 +154,20 @@ def _path_ref(cls, path: Path) -> ModelRef:
                 "sentence-transformers model (modules.json)"
             )
         return cls(str(path), "folder", path.name, _path_slug(path, path.name))
+    if (path.parent / "config.json").is_file() or (path.parent / "modules.json").is_file():
+        raise ModelUnavailableError(
+            f"{path} is a file of the model folder {path.parent}, not a model: pass the folder ({path.parent})"
+        )
+    if path.suffix.lower() in _NOT_VECTORS:
+        raise ModelUnavailableError(
+            f"{path} is a {path.suffix} file, not a model: pass a model folder, a registry key, a Hugging Face id, "
+            "or a word-vector file (GloVe or word2vec)"
+        )
     return cls(str(path), "static", path.stem, _path_slug(path, path.stem))
+
+
+#: file suffixes that are never a word-vector file (a model's configuration, weights or tokenizer)
+_NOT_VECTORS = (".json", ".safetensors", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx", ".model", ".yml", ".yaml")
 
 
 def _hub_ref(cls, s: str, path: Path) -> ModelRef:

@@ -54,7 +54,8 @@ def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str
     ModelUnavailableError
         Missing file, or rows of unequal width.
     CorruptModelFileError
-        A word2vec file shorter than its header says (a truncated download), or a binary one without a header.
+        A word2vec file shorter than its header says (a truncated download), a binary one without a header, a
+        value that is not a number, or a vector that is not finite (nan, inf).
     """
     p = Path(path).expanduser()
     if not p.is_file():
@@ -68,8 +69,16 @@ def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         raise ModelUnavailableError(f"{p}: rows have different widths {sorted(widths)[:5]}")
+    vectors = np.vstack(rows).astype(np.float32)
+    bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
+    if bad.size:
+        i = int(bad[0])
+        raise CorruptModelFileError(
+            f"{p}: the vector of {words[i]!r} (row {i + 1}) is not finite (nan or inf), and {bad.size - 1} more rows; "
+            "every metric would be nan: fix or drop those rows"
+        )
     note_model(p.stem, kind="file", source=str(p), revision=sha, resolved=f"sha256:{sha}", pinned=True)
-    return words, np.vstack(rows).astype(np.float32), sha
+    return words, vectors, sha
 
 
 def _read_text_vectors(p: Path, layout: str, max_words: int | None):
@@ -83,8 +92,13 @@ def _read_text_vectors(p: Path, layout: str, max_words: int | None):
             parts = line.rstrip("\n").rstrip().split(" ")
             if len(parts) < 2:
                 continue
+            try:
+                rows.append(np.asarray(parts[1:], dtype=np.float32))
+            except ValueError:
+                raise CorruptModelFileError(
+                    f"{p}: the row of {parts[0]!r} holds a value that is not a number; expected 'word v1 v2 ...'"
+                ) from None
             words.append(parts[0])
-            rows.append(np.asarray(parts[1:], dtype=np.float32))
             if max_words and len(words) >= max_words:
                 break
     if announced is not None and len(words) < min(announced, max_words or announced):

@@ -47,7 +47,7 @@ import torch
 import transformers as tr
 from tqdm.auto import tqdm
 
-from .._io import atomic_path, cache_lock, cache_root, sha256_file, write_json_atomic
+from .._io import atomic_path, cache_lock, cache_root, remove_stale_temporaries, sha256_file, write_json_atomic
 from ..data import load_swissprot
 from ..data.loaders import load_lm_corpus
 from ..models.tiny import ESM_VOCAB
@@ -380,6 +380,7 @@ def _train(run: TrainRun, callback, progress: bool, device: str) -> None:
     """Train ``run`` from its resume state (or from scratch) to its last step and export ``final/``."""
     cfg, task = run.cfg, run.task
     run.dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(run.dir)  # a killed run's half-written files (the run lock is held: no writer lives)
     write_json_atomic(run.dir / "run.json", {"task": task, "seed": run.seed, **run_key_parts(task, cfg)})
     data = prepare_data(task, cfg, run.seed, run.dir)
     model = build_model(task, cfg, data["vocab_size"], run.seed).to(device)

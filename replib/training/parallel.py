@@ -12,7 +12,11 @@ it decides where a run trains, never what it computes.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import signal
+import sys
 from concurrent.futures import FIRST_EXCEPTION, wait
 from pathlib import Path
 
@@ -124,6 +128,29 @@ def train_seeds(
     return list(todo)
 
 
+#: Linux's prctl option that sends a signal to a process when its parent dies
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent: int) -> None:
+    """A worker's initializer: end (SIGTERM) when ``parent`` dies, killed or not, instead of going on training
+    as a child of PID 1 with the run locks held (Linux's parent-death signal; elsewhere nothing is set up, and
+    loky's own check ends an idle worker)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the signal was set up
+        os._exit(1)
+
+
+def worker_pool(n: int):
+    """``n`` loky worker processes with this process's environment as it is now (the data mirror, the cache
+    folder; loky starts new workers when it differs from the last call's), each ending with this process."""
+    return get_reusable_executor(
+        max_workers=n, env=dict(os.environ), initializer=_end_with_parent, initargs=(os.getpid(),)
+    )
+
+
 def _updates_done(folder) -> int:
     """The run's latest resume state's update (0 before the first, or while the state is being replaced)."""
     try:
@@ -138,9 +165,7 @@ def _train_side_by_side(folders: dict[tuple[str, int], Path], profile: str, root
     exception is raised once the others have ended, so none is left training)."""
     sizes = config_for(profile)
     jobs = list(folders)
-    # the workers get this process's environment as it is now (the data mirror, the cache folder); loky starts
-    # new workers when it differs from the last call's
-    executor = get_reusable_executor(max_workers=n, env=dict(os.environ))
+    executor = worker_pool(n)
     futures = {(t, s): executor.submit(trained_model, t, profile, s, root=root, progress=False) for t, s in jobs}
     seeds = {s for _, s in jobs}
     bars = {

@@ -17,7 +17,7 @@ import torch
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
 from ...models import UntrustedCodeError, describe_model, get_spec, minilm_dir, model_slug, weights_sha256
-from ...models.files import check_no_remote_code, require_tokenizer, st_transformer_dir
+from ...models.files import check_no_remote_code, require_tokenizer, st_folder_identity, st_transformer_dir
 from ...models.hub import hub_snapshot
 from ...models.registry import MINILM_SAFETENSORS_SHA256
 from ...provenance import note_model
@@ -168,7 +168,9 @@ def sbert_embeddings(
     run recomputes only missing or bad shards).
 
     The cache key covers the model name, its weights (:func:`_sbert_weights_id`), the texts, ``shard_size``,
-    ``batch_size`` and the device type. Kept apart from :mod:`replib.embeddings` on purpose: the paper
+    ``batch_size`` and the device type; for a local folder also the content of everything else the vectors
+    depend on (:func:`replib.models.files.st_folder_identity`: ``config.json``, the tokenizer, the Pooling and
+    Normalize modules, ``max_seq_length``), so a changed file never serves the old vectors. Kept apart from :mod:`replib.embeddings` on purpose: the paper
     optimises the sentence-transformers *output* vectors (after the model's own pooling and Normalize
     module), not a mean of hidden states.
     """
@@ -186,6 +188,8 @@ def sbert_embeddings(
         batch_size=int(batch_size),
         device=dev,
     )
+    if model_name not in _HUB and (d := describe_model(model_name)).kind == "local":
+        info["content"] = st_folder_identity(d.location)
     label = model_name if model_name in _HUB else model_slug(model_name)
     root = _cache_root(cache_dir) / "sbert" / label
     computed = []
