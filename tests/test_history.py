@@ -65,7 +65,13 @@ def _nightly_folder(tmp_path):
     _write(
         d,
         "2026-03-03-offline.json",
-        _report("offline", [_claim("a", "failed", seeds={"0": "failed", "9558": "failed"})]),
+        _report(
+            "offline",
+            [
+                _claim("a", "failed", seeds={"0": "failed", "9558": "failed"}),
+                _claim("c", "failed", seeds={"0": "failed", "9558": "failed"}),
+            ],
+        ),
     )
     _write(d, "2026-03-03-paper--alpha--p1.json", _report("paper", [_claim("a", "reproduced")]))
     _write(d, "2026-03-03-paper--beta--p1.json", _report("paper", [_claim("b", "unverified")], chapter="beta"))
