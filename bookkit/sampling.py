@@ -31,7 +31,12 @@ def plan_markdown(chapter: str, plan_csv: Path = PLAN_CSV) -> list[str]:
     ]
     for r in rows:
         out.append(
-            f"| `{r['claims']}` | `{r['parameter']}` | {int(r['n']):,} {r['unit']} | {int(r['paper_n']):,} | "
+            f"| `{r['claims']}` | `{r['parameter']}` | {_count(r['n'])} {r['unit']} | {_count(r['paper_n'])} | "
             f"{r['spread'] or '-'} | {r['standin'] or '-'} | {r['reason']} |"
         )
     return [*out, ""]
+
+
+def _count(n: str) -> str:
+    """A size as the table shows it: ``8,900``; a word (``all``: the whole data set) as it is; empty as "—"."""
+    return f"{int(n):,}" if n.isdigit() else (n or "—")

@@ -139,3 +139,16 @@ def test_a_size_whose_band_missed_is_not_a_floor():
     row = _row("c", "Pearson r (a, b)", "m", 0.01, 100) | {"covered": "0.80", "n_full": "1000"}
     out = precision.plan_row(_rule(cap=10_000), [row], TABLES)
     assert out["n"] == 1000 and "missed" in out["reason"]
+
+
+def test_the_plan_table_shows_a_whole_data_set_size_as_a_word(tmp_path):
+    """A size 'all' (the whole data set, no stand-in measured) broke the book build with int('all')."""
+    from bookkit import sampling
+
+    plan = tmp_path / "plan.csv"
+    plan.write_text(
+        "chapter,claims,statistic,parameter,unit,paper_n,spread,standin,reason,n\n"
+        "alpha,a_*,IsoScore,n_global,proteins,570000,,,no stand-in measured,all\n"
+    )
+    md = "\n".join(sampling.plan_markdown("alpha", plan))
+    assert "| all proteins | 570,000 |" in md
