@@ -14,9 +14,12 @@ import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
 from .notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_chapter
-from .pages import counts_text
+from .pages import front_page_evidence
+from .paper_tables import load_paper_tables
 from .project import chapter_source, find_root, toc_files
+from .runner import discover_chapters
 from .status import STATUS_BADGE as BADGE
+from .verdicts import declared_refs
 from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure
@@ -91,7 +94,7 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
             page.claim_keys = keys[m.group(1)]
     if report is not None:
         for page in pages:
-            _from_report(page, report)
+            _from_report(page, report, root)
     return pages
 
 
@@ -100,7 +103,7 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v != 0
 
 
-def _from_report(page: Page, report: dict) -> None:
+def _from_report(page: Page, report: dict, root: Path) -> None:
     """The expectations a report sets: a chapter's reproduction table, header and figure; the front page's
     counts per chapter."""
     if page.chapter:
@@ -110,12 +113,9 @@ def _from_report(page: Page, report: dict) -> None:
         page.ran_models = [str(m.get("name")) for m in entry.get("models") or []]
         page.paper_vs_ours = any(_number(c.get("paper_value")) for c in mine)
     elif page.source == "book/intro":
-        page.summary = {
-            ch.get("title") or ch["chapter"]: counts_text(
-                [c for c in report["claims"] if c["chapter"] == ch["chapter"]]
-            )
-            for ch in report["chapters"]
-        }
+        tables = load_paper_tables(root)
+        evidence = front_page_evidence(report, tables, declared_refs(discover_chapters(root), tables))
+        page.summary = {ch.get("title") or ch["chapter"]: evidence[ch["chapter"]] for ch in report["chapters"]}
 
 
 def colab_url(config_path: Path, chapter: str) -> str:

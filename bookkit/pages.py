@@ -205,6 +205,17 @@ def run_label(rep: dict) -> str:
     return f"profile `{rep['profile']}`, {str(rep.get('started') or '?')[:10]}{at}"
 
 
+def front_page_evidence(report: dict, tables: dict, declared: set[str] | None = None) -> dict[str, str]:
+    """chapter -> the front page's evidence cell for ``report``: the paper's numbers compared and what its
+    findings did (:func:`bookkit.verdicts.evidence_line`), or the claims per status for the book's own
+    experiments."""
+    out = {}
+    for name, v in chapter_verdicts(report, tables, declared).items():
+        mine = [c for c in report["claims"] if c["chapter"] == name]
+        out[name] = counts_text(mine) if v["verdict"] == OWN_EXPERIMENT else evidence_line(v)
+    return out
+
+
 def resting_report(reports: list[dict], chapter: str, tables: dict) -> dict | None:
     """The report a chapter's verdict rests on: the highest profile (paper, offline, smoke) in which some of its
     claims are evidence (its verdict is not "not checked here"), else the highest that ran it."""
@@ -246,10 +257,9 @@ def front_page_markdown(
     ]
     for name in chapters:
         rep = resting_report(reports, name, tables or {})
-        mine = [c for c in rep["claims"] if c["chapter"] == name]
         v = chapter_verdicts(rep, tables or {}, declared)[name]
         verdict = v["verdict"]
-        evidence = counts_text(mine) if verdict == OWN_EXPERIMENT else evidence_line(v)
+        evidence = front_page_evidence(rep, tables or {}, declared)[name]
         label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
         out += [
             f"* - {label}",

@@ -46,6 +46,9 @@ def test_rows_round_trip_and_figure(tmp_path, rng):
     assert [r["statistic"] for r in back] == ["s0", "s1"] and back[0]["n_full"] == "5000"
     sv.coverage_figure(back, tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 1000
+    from replib.plotting import LEGEND_KEY, png_text
+
+    assert png_text((tmp_path / "s.png").read_bytes())[LEGEND_KEY] == "ok: legend"  # the book's browser test reads it
 
 
 def test_every_case_has_a_band_from_the_papers():
