@@ -50,6 +50,7 @@ from replib._optional import optional_import, require
 from replib.plotting import LEGEND_KEY, png_text
 
 from . import browser_js
+from .book import COLAB_BRANCH
 from .expectations import (  # noqa: F401 (re-exported: tests and callers use browser.book_pages etc.)
     GLUE_TEXT,
     NO_FIGURE_TAGS,
@@ -497,8 +498,10 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
             )
         if not any(h.endswith(csv_name(page.chapter)) for h in state["links"]):
             problems.append(f"{where}: no link to the chapter's numbers as CSV ({csv_name(page.chapter)})")
-    staged = Path(config) if config else root / "_config.yml"
-    want = colab_url(staged, page.chapter)
+    if config:  # the staged configuration the book was built with
+        want = colab_url(Path(config), page.chapter)
+    else:  # a copy of the HTML alone: a book built without a tag opens the Colab branch (book.staged_config)
+        want = colab_url(root / "_config.yml", page.chapter, branch=COLAB_BRANCH)
     colab = [h for h in state["links"] if "colab.research.google.com" in h]
     if want not in colab:
         problems.append(f"{where}: Colab button should open {want}; page links: {colab or 'none'}")

@@ -118,7 +118,7 @@ def _from_report(page: Page, report: dict, root: Path) -> None:
         page.summary = {ch.get("title") or ch["chapter"]: evidence[ch["chapter"]] for ch in report["chapters"]}
 
 
-def colab_url(config_path: Path, chapter: str) -> str:
+def colab_url(config_path: Path, chapter: str, branch: str | None = None) -> str:
     """The Colab launch URL the book must show for ``chapter``, from ``_config.yml``."""
     cfg = load_yaml(config_path, what="book configuration").data
     repo = cfg["repository"]
@@ -126,7 +126,7 @@ def colab_url(config_path: Path, chapter: str) -> str:
     base = (cfg.get("launch_buttons", {}) or {}).get("colab_url", "https://colab.research.google.com").rstrip("/")
     book = (repo.get("path_to_book") or "").strip("/")
     path = "/".join(p for p in (book, "notebooks", f"{chapter}.ipynb") if p)
-    return f"{base}/github/{org_repo}/blob/{repo.get('branch', 'main')}/{path}"
+    return f"{base}/github/{org_repo}/blob/{branch or repo.get('branch', 'main')}/{path}"
 
 
 def claim_keys(notebooks_dir: Path) -> dict[str, list[str]]:
