@@ -29,7 +29,10 @@ def project(tmp_path):
 
 
 def _main(capsys, *argv) -> tuple[int, str, str]:
-    code = cli.main([str(a) for a in argv])
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse's errors
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 

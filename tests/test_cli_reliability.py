@@ -11,27 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from bookkit import cli
+from test_cli import _main, _one_error_line  # the CLI tests' runner and one-line-error check
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 CLAIM = {"chapter": "a", "key": "k", "status": "consistent", "value": 1.0}
-
-
-def _main(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:  # argparse's errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
