@@ -205,15 +205,18 @@ def run_label(rep: dict) -> str:
     return f"profile `{rep['profile']}`, {str(rep.get('started') or '?')[:10]}{at}"
 
 
+def evidence_cell(report: dict, verdict: dict) -> str:
+    """The front page's evidence cell for one chapter's ``verdict`` in ``report``: the paper's numbers compared
+    and what its findings did (:func:`bookkit.verdicts.evidence_line`), or the claims per status for the book's
+    own experiments."""
+    if verdict["verdict"] != OWN_EXPERIMENT:
+        return evidence_line(verdict)
+    return counts_text([c for c in report["claims"] if c["chapter"] == verdict["chapter"]])
+
+
 def front_page_evidence(report: dict, tables: dict, declared: set[str] | None = None) -> dict[str, str]:
-    """chapter -> the front page's evidence cell for ``report``: the paper's numbers compared and what its
-    findings did (:func:`bookkit.verdicts.evidence_line`), or the claims per status for the book's own
-    experiments."""
-    out = {}
-    for name, v in chapter_verdicts(report, tables, declared).items():
-        mine = [c for c in report["claims"] if c["chapter"] == name]
-        out[name] = counts_text(mine) if v["verdict"] == OWN_EXPERIMENT else evidence_line(v)
-    return out
+    """chapter -> its front-page evidence cell (:func:`evidence_cell`) for ``report``."""
+    return {name: evidence_cell(report, v) for name, v in chapter_verdicts(report, tables, declared).items()}
 
 
 def resting_report(reports: list[dict], chapter: str, tables: dict) -> dict | None:
@@ -259,7 +262,7 @@ def front_page_markdown(
         rep = resting_report(reports, name, tables or {})
         v = chapter_verdicts(rep, tables or {}, declared)[name]
         verdict = v["verdict"]
-        evidence = front_page_evidence(rep, tables or {}, declared)[name]
+        evidence = evidence_cell(rep, v)
         label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
         out += [
             f"* - {label}",
