@@ -89,6 +89,9 @@ CHROMIUM_FLAGS = (
 #: the most the front page may load: the document and every resource it fetches, as a server that compresses
 #: them with gzip (GitHub Pages) sends them
 FRONT_PAGE_BYTES = 2_000_000
+#: what a reader should never see where a value belongs: a missing value printed raw (NaN, None, pandas' <NA>)
+#: and a float printed to all its digits (13 or more after the point). "None" followed by a word is English.
+UNREADABLE = re.compile(r"(?<![\w.<])(?:NaN|nan|<NA>|None(?!\s+[A-Za-z]))(?![\w.>])|\d\.\d{13,}")
 #: figures without a legend verdict in their PNG (:func:`replib.plotting.save_figure`), with the reason
 UNSTAMPED_FIGURES: dict[str, str] = {
     "scaling.png": "book/scaling.png (the benchmarks page) was measured by `python -m replib bench --scaling` "
@@ -290,10 +293,25 @@ def _content_problems(page: Page, state: dict) -> list[str]:
         problems.append(f"{where}: measured in a {state['viewport']} px window, not {VIEWPORT_WIDTH} px")
     if page.summary is not None:
         problems += _check_summary(page, state)
+    problems += unreadable_values(where, [state["prose"], *state["outputs"]])
     problems += [f"{where}: image not loaded: {img['src']}" for img in state["images"] if not img["ok"]]
     for i, drawn in enumerate(state["plotly"]):
         if not drawn:
             problems.append(f"{where}: plotly figure #{i + 1} has no svg (not drawn)")
+    return problems
+
+
+def unreadable_values(where: str, texts: list[str]) -> list[str]:
+    """Each text (the page's prose, its cells' outputs) showing a raw missing value or a 17-digit float, once per
+    kind of value, with its context."""
+    problems, seen = [], set()
+    for text in texts:
+        for m in UNREADABLE.finditer(text):
+            kind = "a long float" if m.group(0)[0].isdigit() else m.group(0)
+            if kind not in seen:
+                seen.add(kind)
+                context = " ".join(text[max(0, m.start() - 50) : m.end() + 30].split())
+                problems.append(f"{where}: shows {kind} where a value belongs: {context!r}")
     return problems
 
 

@@ -208,3 +208,61 @@ def test_claim_values_read_as_the_tables_numbers():
         "0.2574",
         "—",
     ]
+
+
+FAKE_FA = (
+    'var a={bars:[448,512,[],"f0c9","M0 96z"],"magnifying-glass":[512,512,[128269,"search"],"f002","M416 208z"]};'
+    'x("fas",a);var b={github:[496,512,[],"f09b","M165 397z"],rocket:[512,512,[],"f135","M1 1z"]};x("fab",b);'
+)
+
+
+def test_fontawesome_subset_keeps_the_icons_the_pages_name():
+    """The theme's 1.5 MB icon script becomes one that holds the icons some page names, in their pack."""
+    ext = _extension()
+    assert ext.fontawesome_icons(FAKE_FA) == {
+        "fas:bars": [448, 512, "M0 96z"],
+        "fas:magnifying-glass": [512, 512, "M416 208z"],
+        "fab:github": [496, 512, "M165 397z"],
+        "fab:rocket": [512, 512, "M1 1z"],
+    }
+    pages = ['<i class="fa-solid fa-bars"></i>', '<a><i class="fa-brands fa-github fa-lg"></i></a>']
+    sub = ext.fontawesome_subset(FAKE_FA, pages)
+    assert '"fas:bars":[448,512,"M0 96z"]' in sub and '"fab:github"' in sub
+    assert "magnifying-glass" not in sub and "rocket" not in sub and "CC BY 4.0" in sub
+
+
+def test_fontawesome_subset_of_the_themes_script_is_small():
+    script = next(Path(__import__("pydata_sphinx_theme").__file__).parent.rglob("static/scripts/fontawesome.js"), None)
+    if script is None:
+        pytest.skip("pydata-sphinx-theme ships no fontawesome.js")
+    ext = _extension()
+    text = script.read_text(encoding="utf-8")
+    icons = ext.fontawesome_icons(text)
+    assert {"fas:magnifying-glass", "fas:bars", "fas:circle-half-stroke", "fab:github", "far:file"} <= set(icons)
+    pages = ['<i class="theme-switch fa-solid fa-sun fa-lg"></i><i class="fa-solid fa-magnifying-glass"></i>']
+    sub = ext.fontawesome_subset(text, pages)
+    assert len(sub) < 10_000 < len(text) / 100 and '"fas:sun"' in sub and '"fas:magnifying-glass"' in sub
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("unverified (None)", "None"),
+        ("| 0.25 | NaN |", "NaN"),
+        ("value nan here", "nan"),
+        ("count <NA>", "<NA>"),
+        ("r = 0.25736912345678901", "a long float"),
+    ],
+)
+def test_a_raw_missing_value_or_a_long_float_is_a_problem(text, kind):
+    from bookkit.browser import unreadable_values
+
+    problems = unreadable_values("p.html", [text, text])
+    assert len(problems) == 1 and f"shows {kind} where a value belongs" in problems[0]
+
+
+def test_words_and_short_numbers_are_not_unreadable():
+    from bookkit.browser import unreadable_values
+
+    ok = "None of the claims failed; NaNs are dropped; 0.2574 and 107008 and 3.14159265358; Nanjing; nano"
+    assert unreadable_values("p.html", [ok]) == []

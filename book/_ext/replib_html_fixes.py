@@ -18,9 +18,15 @@
   ...; :data:`ICONS`) become ``<span class="replib-icon ...">`` elements with an accessible name, drawn by
   ``book/_static/replib.css``, so that they show on a machine without an emoji font; the text label that
   follows each mark stays as it is.
+- **The theme's icons without its 1.5 MB icon font script** (:func:`fontawesome_subset`): pydata-sphinx-theme
+  loads Font Awesome's whole SVG script (about 1,600 icons) on every page for the twenty or so its buttons
+  show; once the pages are written, that script is replaced by one that holds only the icons the book's pages
+  name and draws them the same way (an inline ``<svg class="svg-inline--fa">`` in place of each ``<i>``).
 """
 
+import json
 import re
+from pathlib import Path
 
 from docutils import nodes
 
@@ -105,10 +111,78 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = kept
 
 
+#: one icon of Font Awesome's script: ``name:[width,height,[aliases],"unicode","path"]`` (the name quoted or not)
+_FA_ICON = re.compile(r'"?([a-z0-9-]+)"?:\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]*",("[^"]*")\]')
+#: where Font Awesome's script hands a table of icons to a pack: ``d("fas",t)``
+_FA_PACK = re.compile(r'\b[a-zA-Z_$]{1,3}\("(fa[a-z]?)",[a-zA-Z_$]{1,3}\)')
+_FA_CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
+_FA_DRAW = """
+(function () {
+  var icons = %s;
+  var packs = {"fa-brands": "fab", fab: "fab", "fa-regular": "far", far: "far"};
+  function draw(root) {
+    (root.querySelectorAll ? root : document).querySelectorAll("i[class*='fa-'], span[class*='fa-']").forEach(function (e) {
+      var pack = "fas", name = null, cls = Array.from(e.classList);
+      cls.forEach(function (c) { if (packs[c]) pack = packs[c]; });
+      cls.forEach(function (c) { if (!name && icons[pack + ":" + c.slice(3)]) name = c.slice(3); });
+      if (!name) return;
+      var d = icons[pack + ":" + name], s = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      Array.from(e.attributes).forEach(function (a) { s.setAttribute(a.name, a.value); });
+      s.setAttribute("class", "svg-inline--fa " + e.getAttribute("class"));
+      s.setAttribute("viewBox", "0 0 " + d[0] + " " + d[1]);
+      s.setAttribute("aria-hidden", "true");
+      s.innerHTML = '<path fill="currentColor" d="' + d[2] + '"></path>';
+      e.replaceWith(s);
+    });
+  }
+  var css = document.createElement("style");
+  css.textContent = ".svg-inline--fa{display:inline-block;height:1em;overflow:visible;vertical-align:-.125em}" +
+    ".svg-inline--fa.fa-lg{font-size:1.25em;line-height:.05em;vertical-align:-.2em}";
+  document.head.appendChild(css);
+  draw(document);
+  new MutationObserver(function (ms) { ms.forEach(function (m) { m.addedNodes.forEach(function (n) {
+    if (n.nodeType === 1) draw(n.parentNode || n); }); }); }).observe(document.documentElement, {childList: true, subtree: true});
+})();
+"""
+
+
+def fontawesome_icons(script: str) -> dict:
+    """``{"fas:name": [width, height, path]}`` for every icon (and alias-free name) of Font Awesome's script."""
+    packs = [(m.start(), m.group(1)) for m in _FA_PACK.finditer(script)]
+    icons = {}
+    for m in _FA_ICON.finditer(script):
+        pack = next((p for at, p in packs if at > m.start()), None)
+        if pack is not None:
+            icons.setdefault(f"{pack}:{m.group(1)}", [int(m.group(2)), int(m.group(3)), json.loads(m.group(4))])
+    return icons
+
+
+def fontawesome_subset(script: str, pages: list[str]) -> str:
+    """A script that draws, as Font Awesome's does, the icons of ``script`` named by a class of ``pages``'s HTML
+    (every pack's icon of that name: a page may ask for a brand or a solid one)."""
+    named = {
+        c[3:] for html in pages for m in _FA_CLASS.finditer(html) for c in m.group(1).split() if c.startswith("fa-")
+    }
+    keep = {k: v for k, v in fontawesome_icons(script).items() if k.split(":", 1)[1] in named}
+    header = "/* Font Awesome Free icons (CC BY 4.0, https://fontawesome.com/license/free): those the book uses */"
+    return header + _FA_DRAW % json.dumps(keep, separators=(",", ":"), sort_keys=True)
+
+
+def _fontawesome_subset(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    script = Path(app.outdir) / "_static" / "scripts" / "fontawesome.js"
+    if not script.is_file() or script.stat().st_size < 100_000:  # absent, or already the subset
+        return
+    pages = [p.read_text(encoding="utf-8", errors="replace") for p in Path(app.outdir).rglob("*.html")]
+    script.write_text(fontawesome_subset(script.read_text(encoding="utf-8"), pages), encoding="utf-8")
+
+
 def setup(app):
     app.connect("doctree-read", one_caption_per_figure)
     app.connect("html-page-context", _plotly_where_needed, priority=500)
     app.connect("html-page-context", _mathjax_where_needed, priority=700)  # after Sphinx's install_mathjax (500)
     app.connect("html-page-context", _icons, priority=800)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.connect("build-finished", _fontawesome_subset)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
