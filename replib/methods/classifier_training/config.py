@@ -107,8 +107,8 @@ TABLE = {
         models=_SBERT, n_polarity=None, n_snli=None, glue_tasks=["cola", "sst2", "mrpc", "rte", "wnli"],
         glue_items=500, glue_source="mirror", identity_n=400, n_supersense=2275, n_pos=11462, n_standin=2000,
         word2vec_setups=False,
-        main=_train(1000, 25, (0, 1), None, other_seeds_eval_every=250),
-        glue=_train(250, 10, (0,), 2_000)),
+        main=_train(1000, 25, (0, 1), None, checkpoint_every=250, other_seeds_eval_every=250),
+        glue=_train(250, 10, (0,), 2_000, checkpoint_every=250)),
     "paper": dict(
         models=["all-MiniLM-L6-v2", "all-mpnet-base-v2", "all-distilroberta-v1"], n_polarity=None, n_snli=None,
         glue_tasks=_GLUE_TASKS, glue_items=None, glue_source="canonical", identity_n=400, n_supersense=2275,
