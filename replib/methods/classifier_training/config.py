@@ -9,7 +9,7 @@
   word2vec model 222 when ``REPLIB_W2V_222`` names it (``word2vec_setups``).
 * ``offline``: the same training; metrics every 25th update for seed 0 and every 250th for seed 1 (the
   correlations use seed 0's 41 points); GLUE one seed, every 10th update, samples of 2,000, on the five
-  tasks of the mirror, 500 items each.
+  tasks of the mirror, 500 items each; a checkpoint every 250th update (a run resumes from the last one).
 * ``smoke``: tens of updates, every 5th, a few hundred items.
 
 ``models`` are the SBERT models of the GLUE appendix; the first also runs setups (i) and (ii).
