@@ -222,6 +222,32 @@ def test_pairs_and_parameter_counts():
     assert len(t) == 2
 
 
+@pytest.mark.parametrize("m,pair_features,bias", [(1, "concat", False), (2, "concat", True), (2, "sbert", True)])
+def test_logits_without_item_features_match_the_features_path(m, pair_features, bias):
+    # the training loop's logits (projections of the units, gathered) against the classifier applied to the
+    # gathered item features: the same loss and the same gradients of the vectors and of the classifier
+    from replib.methods.classifier_training.training import _features, _logits
+
+    rng = np.random.default_rng(m)
+    index = torch.from_numpy(rng.integers(0, 40, size=(70, m)))  # repeated units: gradients accumulate
+    y = torch.from_numpy(rng.integers(0, 3, 70))
+    E0 = torch.from_numpy(rng.normal(size=(40, 6)))
+    grads = []
+    for path in ("features", "logits"):
+        torch.manual_seed(0)
+        E = torch.nn.Parameter(E0.clone())
+        clf = torch.nn.Linear(6 * (m if pair_features == "concat" else 3), 3, bias=bias).double()
+        if path == "features":
+            logits = clf(_features(E, index, pair_features))
+        else:
+            logits = _logits(E, index, clf, pair_features)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        loss.backward()
+        grads.append([loss.detach(), E.grad, *(p.grad for p in clf.parameters())])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_setup_validation():
     with pytest.raises(ValueError):
         ct.ClassifierSetup("x", np.ones((5, 2)), np.array([0, 1, 7]), np.array([0, 1, 0]))

@@ -9,7 +9,7 @@
   word2vec model 222 when ``REPLIB_W2V_222`` names it (``word2vec_setups``).
 * ``offline``: the same training; metrics every 25th update for seed 0 and every 250th for seed 1 (the
   correlations use seed 0's 41 points); GLUE one seed, every 10th update, samples of 2,000, on the five
-  tasks of the mirror, 500 items each.
+  tasks of the mirror, 500 items each; a checkpoint every 250th update (a run resumes from the last one).
 * ``smoke``: tens of updates, every 5th, a few hundred items.
 
 ``models`` are the SBERT models of the GLUE appendix; the first also runs setups (i) and (ii).
@@ -107,8 +107,8 @@ TABLE = {
         models=_SBERT, n_polarity=None, n_snli=None, glue_tasks=["cola", "sst2", "mrpc", "rte", "wnli"],
         glue_items=500, glue_source="mirror", identity_n=400, n_supersense=2275, n_pos=11462, n_standin=2000,
         word2vec_setups=False,
-        main=_train(1000, 25, (0, 1), None, other_seeds_eval_every=250),
-        glue=_train(250, 10, (0,), 2_000)),
+        main=_train(1000, 25, (0, 1), None, checkpoint_every=250, other_seeds_eval_every=250),
+        glue=_train(250, 10, (0,), 2_000, checkpoint_every=250)),
     "paper": dict(
         models=["all-MiniLM-L6-v2", "all-mpnet-base-v2", "all-distilroberta-v1"], n_polarity=None, n_snli=None,
         glue_tasks=_GLUE_TASKS, glue_items=None, glue_source="canonical", identity_n=400, n_supersense=2275,

@@ -166,6 +166,22 @@ def _features(E, index, pair_features: str):
     return torch.cat([u, v, (u - v).abs()], dim=1)
 
 
+def _logits(E, index, clf: torch.nn.Linear, pair_features: str):
+    r"""The classifier's logits of every item without building the item features.
+
+    For features that are a concatenation of rows of ``E`` (one vector, or ``[u; v]``), the linear layer
+    splits over the blocks of its weight: :math:`W[u; v] + b = (E W_u^\top)[i_u] + (E W_v^\top)[i_v] + b`.
+    The products are taken over the ``n_units × k`` projections, so neither the forward pass nor the
+    backward pass gathers or scatters ``n_items × d`` rows (the same gradients, to rounding). SBERT's
+    ``(u, v, |u − v|)`` is not linear in ``E`` and goes through :func:`_features`."""
+    if pair_features != "concat" and index.shape[1] > 1:
+        return clf(_features(E, index, pair_features))
+    d = E.shape[1]
+    W = clf.weight
+    logits = sum((E @ W[:, j * d : (j + 1) * d].T)[index[:, j]] for j in range(index.shape[1]))
+    return logits if clf.bias is None else logits + clf.bias
+
+
 def _save_checkpoint(state: dict, path: Path) -> None:
     """``torch.save`` through the atomic writer; the state holds only tensors, numbers, strings, lists and
     dicts, so :func:`_load_checkpoint` can read it with ``weights_only=True``."""
@@ -208,7 +224,7 @@ def _evaluate(setup, E, X_items, step, loss, acc, rng, metric_sample, device):
         # fewer vectors than dimensions (small samples in smoke, WNLI): IsoScore is deflated, but the
         # trajectory is compared with itself; the chapter states the sizes
         warnings.simplefilter("ignore", OrientationWarning)
-        iso = isoscore(E_eval.detach().double().cpu().numpy())
+        iso = isoscore(E_eval.detach().cpu().numpy())  # float32: ssyrk blocks summed in float64, ~1e-9 from float64
     if len(np.unique(cl_s)) < 2:
         sil = float("nan")
     else:
@@ -282,8 +298,9 @@ def train_trajectory(
         return pd.DataFrame(rows)
     bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
     for step in range(start, n_updates + 1):
-        X, loss, acc = run.forward()
+        loss, acc = run.forward()
         if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
+            X = run.features()
             rows.append(_evaluate(setup, run.E, X, step, loss.item(), acc.item(), run.rng, metric_sample, dev))
             bar.set_postfix(iso=f"{rows[-1]['isoscore']:.4f}", sil=f"{rows[-1]['silhouette']:.4f}")
         if step == n_updates:
@@ -336,7 +353,7 @@ class _Training:
         torch.manual_seed(seed)
         E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
         clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
-        opt = torch.optim.Adam([E, *clf.parameters()], lr=lr)
+        opt = torch.optim.Adam([E, *clf.parameters()], lr=lr, fused=_fused_adam(dev))
         rng = np.random.default_rng([seed, 2024])
         index = torch.from_numpy(setup.index).to(dev)
         if setup.multilabel:
@@ -371,16 +388,20 @@ class _Training:
         )
 
     def forward(self):
-        """Classifier inputs, loss and training accuracy of the current parameters (full batch)."""
-        X = _features(self.E, self.index, self.setup.pair_features)
-        logits = self.clf(X)
+        """Loss and training accuracy of the current parameters (full batch, :func:`_logits`)."""
+        logits = _logits(self.E, self.index, self.clf, self.setup.pair_features)
         loss = self.loss_fn(logits, self.y)
         with torch.no_grad():
             if self.setup.multilabel:
                 acc = ((logits > 0) == (self.y > 0.5)).all(1).float().mean()
             else:
                 acc = (logits.argmax(1) == self.y).float().mean()
-        return X, loss, acc
+        return loss, acc
+
+    def features(self):
+        """The classifier inputs of every item (for the silhouette), without gradient."""
+        with torch.no_grad():
+            return _features(self.E, self.index, self.setup.pair_features)
 
     def update(self, loss) -> None:
         """One Adam step on ``loss``."""
@@ -391,6 +412,12 @@ class _Training:
 
 def _device(device):
     return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def _fused_adam(device) -> bool:
+    """Whether Adam runs as one fused kernel (CPU and CUDA in this torch): the same update, one pass over
+    the parameters instead of a dozen; part of a run's description (:func:`_run_meta`)."""
+    return _device(device).type in ("cpu", "cuda")
 
 
 def _run_meta(setup: ClassifierSetup, seed: int, eval_every: int, lr: float, metric_sample, device) -> dict:
@@ -404,6 +431,7 @@ def _run_meta(setup: ClassifierSetup, seed: int, eval_every: int, lr: float, met
         lr=float(lr),
         metric_sample=metric_sample,
         device=_device(device).type,
+        adam="fused" if _fused_adam(device) else "foreach",
     )
 
 
