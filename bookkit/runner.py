@@ -384,6 +384,8 @@ def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
     seeds = [s for i, s in enumerate(plan.seeds) if s is not None and _will_execute(plan, ch, s, i == 0)]
     if len(seeds) < 2:
         return None
+    _progress_line(plan, ch.chapter, seeds[0])  # the preparation is part of the first seed's budget
+    plan.progress(f"[{ch.chapter}] preparing seeds {' '.join(map(str, seeds))} ...")
     t0 = time.perf_counter()
     try:
         done = prepare_chapter(ch.chapter, plan.profile, seeds)
