@@ -199,9 +199,14 @@ def counts_text(claims: list[dict]) -> str:
 
 
 def run_label(rep: dict) -> str:
-    """``profile `offline`, 2026-11-25, commit `0123456789``` of a report."""
+    """``profile `offline`, 2026-11-25, commit `0123456789``` of a report; a report written after the first of
+    its seeds (the main job's first book) adds ``, provisional: seed 0 of seeds 0 1``."""
     commit = (rep.get("environment") or {}).get("git_commit")
     at = f", commit `{commit[:10]}`" if commit else ""
+    early = rep.get("provisional")
+    if early:
+        done, seeds = (" ".join(map(str, early[k])) for k in ("seeds_done", "seeds"))
+        at += f", provisional: seed {done} of seeds {seeds}"
     return f"profile `{rep['profile']}`, {str(rep.get('started') or '?')[:10]}{at}"
 
 

@@ -384,6 +384,8 @@ def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
     seeds = [s for i, s in enumerate(plan.seeds) if s is not None and _will_execute(plan, ch, s, i == 0)]
     if len(seeds) < 2:
         return None
+    _progress_line(plan, ch.chapter, seeds[0])  # the preparation is part of the first seed's budget
+    plan.progress(f"[{ch.chapter}] preparing seeds {' '.join(map(str, seeds))} ...")
     t0 = time.perf_counter()
     try:
         done = prepare_chapter(ch.chapter, plan.profile, seeds)
@@ -452,25 +454,35 @@ def _first_seed_pass(
     plan: _Plan, found: list[ChapterClaims], report: dict, after_first_seed: Callable, partial: bool
 ) -> None:
     """Execute every chapter for the first seed (each chapter's preparation for all its seeds before it), then
-    hand a report of the first seed's verdicts, marked ``provisional``, to ``after_first_seed`` (the main job
-    builds the book from it), unless every first-seed execution was reused; the seeds after it then execute as
-    usual (``plan.executed`` keeps the first's)."""
+    hand the first seed's verdicts to ``after_first_seed`` (:func:`_provisional`); the seeds after it then
+    execute as usual (``plan.executed`` keeps the first's)."""
     first = plan.seeds[0]
-    one = _Plan(**{**plan.__dict__, "seeds": [first]})
-    by_name = {ch.chapter: ch for ch in found}
-    provisional = json.loads(json.dumps(report))
-    for name in execution_order(list(by_name)):
-        ch = by_name[name]
+    for name in execution_order([ch.chapter for ch in found]):
+        ch = next(c for c in found if c.chapter == name)
         if not ch.error and not _wrong_model_kind(plan, name):
             seconds = _prepare(plan, ch)
             if seconds is not None:
                 plan.prepared[name] = seconds
             plan.executed[(name, first)] = _run_seed(plan, ch, first, True)
+    _provisional(plan, found, report, plan.executed, after_first_seed, partial)
+
+
+def _provisional(
+    plan: _Plan, found: list[ChapterClaims], report: dict, runs: dict, after_first_seed: Callable, partial: bool
+) -> None:
+    """Hand a report of the first seed's verdicts (``runs``: ``(chapter, first seed) -> _SeedRun``), marked
+    ``provisional`` and written to the output folder, to ``after_first_seed`` (the main job builds the book from
+    it), unless every first-seed execution was reused (an unchanged re-run: the book of the last run stands)."""
+    first = plan.seeds[0]
+    runs = {key: run for key, run in runs.items() if key[1] == first}
+    if all(r.reused for r in runs.values()):
+        return
+    one = _Plan(**{**plan.__dict__, "seeds": [first], "executed": runs, "progress": lambda *_: None})
+    provisional = json.loads(json.dumps(report))
+    for ch in found:  # the book's order
         entry, results = _run_chapter(one, ch)
         provisional["chapters"].append(entry)
         provisional["claims"].extend(results)
-    if all(r.reused for (_, seed), r in plan.executed.items() if seed == first):
-        return  # nothing new for the first seed (an unchanged re-run): the book of the last run stands
     provisional["seeds"] = [first]
     provisional["provisional"] = {"seeds_done": [first], "seeds": list(plan.seeds)}
     provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])
@@ -480,23 +492,38 @@ def _first_seed_pass(
     after_first_seed(provisional)
 
 
-def _run_on_lanes(plan: _Plan, found: list[ChapterClaims], jobs: int) -> dict:
-    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.lanes`), longest first (its
-    time in the previous report, else its limit); ``(chapter, seed) -> _SeedRun``."""
-    chapters = {ch.chapter: ch for ch in found if not ch.error and not _wrong_model_kind(plan, ch.chapter)}
+def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
+    """A chapter's first-seed seconds for the lanes' longest-first order: its time in the previous report, else
+    its budget (cold, :mod:`bookkit.budget`, in the budget's profile), else its time limit."""
     before = previous_seconds(plan.out_dir)
+    budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
 
     def cost(name: str) -> float:
-        return float(before.get((name, plan.seeds[0])) or chapters[name].timeout_for(plan.profile))
+        known = before.get((name, plan.seeds[0])) or (budget[name][0] if name in budget else None)
+        return float(known or chapters[name].timeout_for(plan.profile))
 
+    return cost
+
+
+def _run_on_lanes(
+    plan: _Plan, found: list[ChapterClaims], jobs: int, after_first: Callable[[dict], object] | None = None
+) -> dict:
+    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.lanes`), longest first
+    (:func:`_lane_cost`); ``after_first`` gets the first seed's runs once every chapter's has ended.
+    ``(chapter, seed) -> _SeedRun``."""
+    chapters = {ch.chapter: ch for ch in found if not ch.error and not _wrong_model_kind(plan, ch.chapter)}
+    cost = _lane_cost(plan, chapters)
+    order = sorted(chapters, key=cost, reverse=True)
     plan.progress(
-        f"[lanes] {len(chapters)} chapters x {len(plan.seeds)} seeds on {jobs} lanes, {plan.threads} thread(s) each"
+        f"[lanes] {len(chapters)} chapters x {len(plan.seeds)} seeds on {jobs} lanes, {plan.threads} thread(s) "
+        f"each, longest first: {' '.join(order)}"
     )
     return run_lanes(
         jobs,
         [(name, plan.seeds) for name in chapters],
         lambda name, seed, first: _run_seed(plan, chapters[name], seed, first),
         cost,
+        after_first=after_first,
     )
 
 
@@ -581,10 +608,11 @@ def run(
         passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
     jobs : execute this many chapters (and seeds) at once, each kernel with ``cores // jobs`` threads
         (:mod:`bookkit.lanes`); not with ``part`` or ``check_only``
-    after_first_seed : with two or more seeds (one lane, whole chapters, executing), every chapter runs for the
-        first seed before any runs for the others, and this is called with a report of the first seed's
-        verdicts (``report["provisional"]``, also written to ``out_dir/report.json`` until the run ends): the
-        main job builds the book from it
+    after_first_seed : with two or more seeds (whole chapters, executing), called once every chapter's first
+        seed has ended, with a report of the first seed's verdicts (``report["provisional"]``, also written to
+        ``out_dir/report.json`` until the run ends): the main job builds the book from it. On one lane every
+        chapter runs for the first seed before any runs for the others; on lanes the first seeds go first
+        (longest first) and the later seeds go on while it is called
     """
     seeds = _check_arguments(rehearsal, models, seeds)
     if jobs > 1 and part is not None:
@@ -617,9 +645,18 @@ def run(
         chapters=[ch.chapter for ch in found],
     )
     with run_lock(out_dir):
+        first_pass = after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only
         if jobs > 1 and part is None and not check_only:
-            plan.executed = _run_on_lanes(plan, found, jobs)
-        elif after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only:
+            partial = chapters is not None
+            plan.executed = _run_on_lanes(
+                plan,
+                found,
+                jobs,
+                (lambda runs: _provisional(plan, found, report, runs, after_first_seed, partial))
+                if first_pass
+                else None,
+            )
+        elif first_pass:
             _first_seed_pass(plan, found, report, after_first_seed, partial=chapters is not None)
         plan.previous = previous_seconds(out_dir) if check_only else {}
         by_name = {ch.chapter: ch for ch in found}

@@ -111,3 +111,44 @@ def test_two_lanes_give_the_verdicts_of_one(tmp_path):
         )
 
     assert verdicts(2) == verdicts(1)
+
+
+def test_after_first_is_called_once_when_every_chains_first_step_has_ended():
+    log, lock = [], threading.Lock()
+
+    def step(name, s, first):
+        with lock:
+            log.append((name, s))
+        time.sleep(0.02)
+        return f"{name}{s}"
+
+    def after_first(firsts):
+        with lock:
+            log.append(("after_first", dict(firsts)))
+
+    cost = {"short": 1.0, "long": 10.0, "mid": 5.0}
+    run_lanes(1, [(n, [0, 1]) for n in cost], step, cost.get, after_first=after_first)
+    (i,) = [k for k, x in enumerate(log) if x[0] == "after_first"]
+    assert log[i][1] == {("long", 0): "long0", ("mid", 0): "mid0", ("short", 0): "short0"}
+    assert sorted(log[:i]) == sorted([("long", 0), ("mid", 0), ("short", 0)])  # one lane: every first step first
+    log.clear()
+    run_lanes(2, [(n, [0, 1]) for n in cost], step, cost.get, after_first=after_first)
+    (i,) = [k for k, x in enumerate(log) if x[0] == "after_first"]
+    assert {x for x in log[:i] if x[1] == 0} == {("long", 0), ("mid", 0), ("short", 0)}
+
+
+def test_lanes_order_a_cold_run_by_the_budget_then_the_time_limit(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    found = {c.chapter: c for c in runner.discover_chapters(project) if not c.error}
+    names = sorted(found)[:2]
+    (project / "book" / "measurements").mkdir(parents=True)
+    (project / "book" / "measurements" / "budget.csv").write_text(f"chapter,first_seed_s,next_seed_s\n{names[0]},7,3\n")
+
+    def cost(profile):
+        plan = runner._Plan(profile, project, tmp_path / "out", False, 1.0, None, False, print, [0, 1], False)
+        return runner._lane_cost(plan, found)
+
+    assert cost("offline")(names[0]) == 7.0  # no previous report: the budget (offline, the budget's profile)
+    assert cost("offline")(names[1]) == found[names[1]].timeout_for("offline")  # not in the budget: its limit
+    assert cost("smoke")(names[0]) == found[names[0]].timeout_for("smoke")  # the budget is the offline profile's

@@ -279,3 +279,12 @@ def test_paper_vs_ours_with_many_claims_is_drawn_per_table(tmp_path):
         assert png_text((tmp_path / name).read_bytes())[LEGEND_KEY] == "ok: legend"
     few = figures.stage_paper_vs_ours(tmp_path, "beta", claims[:5], {}, "smoke", tables)
     assert "dropdown" not in few and few.count(":::{figure}") == 1  # a few claims of one table: a row each
+
+
+def test_a_provisional_report_says_so_in_its_run_label():
+    rep = {"profile": "offline", "started": "2026-11-28T03:00:00+00:00", "environment": {"git_commit": "0123456789ab"}}
+    assert pages.run_label(rep) == "profile `offline`, 2026-11-28, commit `0123456789`"
+    rep["provisional"] = {"seeds_done": [0], "seeds": [0, 1]}
+    assert (
+        pages.run_label(rep) == "profile `offline`, 2026-11-28, commit `0123456789`, provisional: seed 0 of seeds 0 1"
+    )

@@ -390,3 +390,26 @@ def test_the_main_job_runs_every_chapter_for_the_first_seed_then_hands_over_a_pr
     calls.clear()
     runner.run("smoke", out_dir=project / "out2", root=project, progress=lines.append, seeds=[0, 1])
     assert calls[:2] == [(calls[0][0], 0), (calls[0][0], 1)]
+
+
+def test_on_two_lanes_the_main_job_also_hands_over_the_first_seeds_verdicts(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    calls, seen = [], []
+
+    def fake_execute(plan, ch, seed, dst, tag, part=None, limit=None):
+        calls.append((ch.chapter, seed))
+        return runner._SeedRun("ok", None, 1.0, dst)
+
+    monkeypatch.setattr(runner, "_execute", fake_execute)
+    report = runner.run(
+        "smoke", out_dir=project / "out", root=project, progress=lambda *_: None, seeds=[0, 1], jobs=2,
+        after_first_seed=lambda rep: seen.append((list(calls), rep)),
+    )  # fmt: skip
+    chapters = set(runner.chapter_names(project))
+    ((before, provisional),) = seen  # once, after every chapter's first seed (later seeds may have begun)
+    assert {c for c, s in before if s == 0} == chapters
+    assert provisional["provisional"] == {"seeds_done": [0], "seeds": [0, 1]} and provisional["seeds"] == [0]
+    assert {c["chapter"] for c in provisional["chapters"]} == chapters
+    assert sorted(calls) == sorted((c, s) for c in chapters for s in (0, 1))  # nothing executed twice
+    assert "provisional" not in report and report["seeds"] == [0, 1]

@@ -187,6 +187,8 @@ def test_the_training_chapters_preparation_runs_once_for_the_seeds_about_to_exec
         x.startswith("[training_dynamics] prepared for seeds 0 1 in ") and x.endswith("(text seed 0, text seed 1)")
         for x in lines
     )
+    before = lines.index("[training_dynamics] preparing seeds 0 1 ...")  # announced, after a progress line
+    assert lines[before - 1].startswith("[progress] training_dynamics seed 0: ")
     runner.run("smoke", chapters=["training_dynamics"], root=root, progress=lines.append, seeds=[0, 1, 2])
     assert calls[1:] == []  # seeds 0 and 1 reused unchanged: seed 2 alone prepares nothing (its notebook trains)
     runner.run("smoke", chapters=["training_dynamics"], root=root, progress=lines.append, seeds=[1, 2], force=True)
