@@ -4,7 +4,6 @@ kind (a text model in the protein chapter)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 from .errors import ModelUnavailableError, WrongModelKindError
@@ -13,7 +12,6 @@ from .hub import hub_pooling, hub_snapshot
 from .loading import load_config
 from .ref import ModelRef
 from .registry import PROTEIN_RECIPES, TEXT_RECIPES, TINY_RECIPES, get_spec
-from .source import describe_model
 
 __all__ = ["infer_recipe", "model_recipe", "require_protein_model", "require_text_model"]
 
@@ -69,17 +67,21 @@ def model_recipe(spec, *, cache_dir=None) -> str:
     ModelUnavailableError
         A spec that does not parse, a Hub model not cached while offline, a configuration with code.
     """
-    src = describe_model(spec)
-    if src.kind == "tiny":
-        return TINY_RECIPES[src.name[len("tiny-") :]]
-    if src.kind == "registry":
-        return get_spec(src.name).recipe
-    if src.kind == "static":
+    ref = ModelRef.parse(spec)
+    if ref.kind == "tiny":
+        return TINY_RECIPES[ref.name[len("tiny-") :]]
+    if ref.kind == "registry":
+        return get_spec(ref.name).recipe
+    if ref.kind in ("static", "glove"):
         return "static"
-    if src.kind == "local":
-        return infer_recipe(load_config(src.transformer_dir), pooling_mode(Path(src.location)))
-    folder = hub_snapshot(src.location, src.revision, cache_dir, configs_only=True)
-    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir))
+    if ref.kind == "random":
+        return "text"
+    if ref.kind == "trained":
+        return "esm" if ref.name == "trained:protein" else "text"
+    if ref.kind == "folder":
+        return infer_recipe(load_config(ref.transformer_dir), pooling_mode(ref.path))
+    folder = hub_snapshot(ref.name, ref.revision, cache_dir, configs_only=True)
+    return infer_recipe(load_config(folder), hub_pooling(ref.name, ref.revision, cache_dir))
 
 
 def _kind_of(recipe: str) -> str:
