@@ -22,7 +22,7 @@ from .fingerprint import content_identity
 from .hub import check_hub_available
 from .loading import load_glove, load_model, load_trained, minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, load_proteinbert
-from .recipes import infer_recipe, model_recipe, require_protein_model, require_text_model
+from .recipes import infer_recipe, model_recipe, require_protein_model
 from .ref import ModelRef, model_refs
 from .registry import PROTEINBERT_WEIGHTS, REGISTRY, ModelSpec, get_spec, list_models
 from .resolve import forward_flops_per_token, model_n_layers, model_slug, resolve_model
@@ -59,7 +59,6 @@ __all__ = [
     "infer_recipe",
     "model_recipe",
     "require_protein_model",
-    "require_text_model",
     "load_static_vectors",
     "check_hub_available",
     "folder_identity",

@@ -13,7 +13,7 @@ from .loading import load_config
 from .ref import ModelRef
 from .registry import PROTEIN_RECIPES, TEXT_RECIPES, TINY_RECIPES, get_spec
 
-__all__ = ["infer_recipe", "model_recipe", "require_protein_model", "require_text_model"]
+__all__ = ["infer_recipe", "model_recipe", "require_protein_model"]
 
 #: architectures (``config.model_type``) whose small vocabularies mark a protein model
 _PROTEIN_VOCAB_MAX = 40
@@ -107,26 +107,6 @@ def require_protein_model(spec, *, cache_dir=None) -> str:
     """
     examples = "a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder or Hub id of an ESM-2, ProtBert or ProtXLNet model"
     return _require_kind(spec, PROTEIN_RECIPES, "a protein model", examples, cache_dir)
-
-
-def require_text_model(spec, *, cache_dir=None) -> str:
-    """Refuse, before any weights are loaded, a model a text chapter cannot embed sentences with.
-
-    Returns
-    -------
-    str
-        The model's recipe (``text`` or ``sbert``).
-
-    Raises
-    ------
-    WrongModelKindError
-        "this chapter needs a text model; <name> is a protein model ...".
-    """
-    examples = (
-        "a registry key (bert-base-uncased, all-MiniLM-L6-v2, ...), tiny-bert, or a folder or Hub id of a "
-        "transformers or sentence-transformers text encoder"
-    )
-    return _require_kind(spec, TEXT_RECIPES, "a text model", examples, cache_dir)
 
 
 def _require_kind(spec, recipes, wanted: str, examples: str, cache_dir) -> str:

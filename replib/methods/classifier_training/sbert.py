@@ -15,7 +15,7 @@ import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
-from ...models import ModelRef, UntrustedCodeError, get_spec, minilm_dir, weights_sha256
+from ...models import ModelRef, UntrustedCodeError, get_spec, list_models, minilm_dir, weights_sha256
 from ...models.files import check_no_remote_code, require_tokenizer, st_folder_identity, st_transformer_dir
 from ...models.hub import hub_snapshot
 from ...models.registry import MINILM_SAFETENSORS_SHA256
@@ -35,7 +35,7 @@ def sbert_ref(model) -> ModelRef:
         For any other spec (:class:`replib.models.ModelUnavailableError` for one that does not parse).
     """
     ref = ModelRef.parse(model)
-    if ref.kind in ("folder", "hub") or (ref.kind == "registry" and get_spec(ref.name).recipe == "sbert"):
+    if ref.kind in ("folder", "hub") or ref.name in list_models("sbert"):
         return ref
     raise ValueError(
         f"{str(model)!r} is not a sentence-transformers model (a registry model with the sbert recipe, a local "
