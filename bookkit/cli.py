@@ -290,20 +290,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) -> dict[str, tuple]:
     """``--model`` values parsed at the edge, once: ``{chapter or "*": (ModelRef, ...)}``, what every layer of
-    the run passes on; a relative folder is taken from ``base_dir`` (the caller's working directory), never from
-    where a chapter runs."""
+    the run passes on. ``chapter=SPEC`` is for one chapter (``chapter`` one of ``chapters``), anything else for
+    every chapter; order is kept, and a chapter's own models replace the global ones for it. A relative folder
+    is taken from ``base_dir`` (the caller's working directory), never from where a chapter runs; a Hub id not
+    cached while offline is one error line before any chapter starts."""
     from replib.models import ModelRef
     from replib.models.hub import check_hub_available
 
-    from .runner import parse_model_options
-
-    out = {}
-    for chapter, specs in parse_model_options(values, chapters).items():
-        refs = tuple(ModelRef.parse(spec, base_dir=base_dir) for spec in specs)
-        for ref in refs:  # a Hub id not cached while offline: one line before any chapter starts
-            if ref.kind == "hub":
-                check_hub_available(ref.name, ref.revision)
-        out[chapter] = refs
+    out: dict[str, tuple] = {}
+    for v in values or []:
+        head, sep, tail = str(v).partition("=")
+        key, spec = (head, tail) if sep and head in chapters else ("*", str(v))
+        if not spec:
+            raise ValueError(f"--model {v!r}: empty model spec")
+        ref = ModelRef.parse(spec, base_dir=base_dir)
+        if ref.kind == "hub":
+            check_hub_available(ref.name, ref.revision)
+        out[key] = out.get(key, ()) + (ref,)
     return out
 
 

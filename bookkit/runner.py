@@ -53,7 +53,6 @@ __all__ = [
     "discover_chapters",
     "format_table",
     "notebook_name",
-    "parse_model_options",
     "part_list",
     "run",
     "run_lock",
@@ -101,20 +100,6 @@ def discover_chapters(root: Path | None = None, only: list[str] | None = None) -
             raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {names}")
         names = [n for n in names if n in only]
     return [_claims_or_error(n, paths[n]) for n in names]
-
-
-def parse_model_options(values, chapters) -> dict[str, list[str]]:
-    """``--model`` values to ``{chapter or "*": [specs]}``: ``chapter=SPEC`` for one chapter (``chapter`` one of
-    ``chapters``), anything else for every chapter. Order is kept; a chapter's own models replace the global
-    ones for it."""
-    out: dict[str, list[str]] = {}
-    for v in values or []:
-        head, sep, tail = str(v).partition("=")
-        key, spec = (head, tail) if sep and head in chapters else ("*", str(v))
-        if not spec:
-            raise ValueError(f"--model {v!r}: empty model spec")
-        out.setdefault(key, []).append(spec)
-    return out
 
 
 def notebook_name(chapter: str, seed: int | None, first: bool) -> str:
@@ -564,7 +549,7 @@ def run(
     timeout_scale : multiply every chapter's time limit (slow machines)
     check_only : do not execute; check the notebooks already in ``out_dir``
     root : project root (``_toc.yml``, ``notebooks/``); default :func:`~bookkit.project.find_root`
-    models : ``{chapter or "*": [ModelRef]}`` (parsed once at the edge, :func:`bookkit.cli`; spec strings work
+    models : ``{chapter or "*": [ModelRef]}`` (parsed once at the edge, ``bookkit.cli``; spec strings work
         too), passed as each chapter's ``models`` parameter in their string form; claims bound to the paper's models are then reported unverified
         (:func:`bind_to_paper_models`)
     rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs

@@ -123,7 +123,6 @@ def _spec_from_config(name: str, hf_id: str, revision: str, config, recipe: str,
 def resolve_model(
     spec,
     *,
-    revision: str | None = None,
     recipe: str | None = None,
     device=None,
     dtype=None,
@@ -139,8 +138,6 @@ def resolve_model(
         registry key or alias, a folder (``transformers`` or ``sentence-transformers`` layout), or a Hugging
         Face id ``org/name[@revision]`` (see
         :meth:`~replib.models.ref.ModelRef.parse`). A LoadedModel is returned unchanged.
-    revision : str, optional
-        Hub revision (commit hash recommended).
     recipe : str, optional
         Override the inferred recipe (``text``, ``sbert``, ``protbert``, ``protxlnet``, ``esm``).
     device, dtype, cache_dir, seed
@@ -163,8 +160,6 @@ def resolve_model(
     if isinstance(spec, LoadedModel):
         return spec
     ref = ModelRef.parse(spec)
-    if revision and ref.kind == "hub" and revision != ref.revision:
-        ref = ModelRef.parse(f"{ref.name}@{revision}")
     if ref.kind == "tiny":
         lm = tiny_model(ref.name[len("tiny-") :], seed=seed)
     elif ref.kind == "random":
