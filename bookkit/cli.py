@@ -288,22 +288,25 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) -> dict[str, list[str]]:
-    """``--model`` values parsed at the edge: ``{chapter or "*": [absolute specs]}``; a relative folder is taken
-    from ``base_dir`` (the caller's working directory), never from where a chapter runs."""
-    from replib.models import ModelRef, describe_model
+def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) -> dict[str, tuple]:
+    """``--model`` values parsed at the edge, once: ``{chapter or "*": (ModelRef, ...)}``, what every layer of
+    the run passes on. ``chapter=SPEC`` is for one chapter (``chapter`` one of ``chapters``), anything else for
+    every chapter; order is kept, and a chapter's own models replace the global ones for it. A relative folder
+    is taken from ``base_dir`` (the caller's working directory), never from where a chapter runs; a Hub id not
+    cached while offline is one error line before any chapter starts."""
+    from replib.models import ModelRef
     from replib.models.hub import check_hub_available
 
-    from .runner import parse_model_options
-
-    out = {}
-    for chapter, specs in parse_model_options(values, chapters).items():
-        refs = [ModelRef.parse(spec, base_dir=base_dir) for spec in specs]
-        for ref in refs:  # a Hub id not cached while offline: one line before any chapter starts
-            if ref.kind == "hub":
-                src = describe_model(ref)
-                check_hub_available(src.location, src.revision)
-        out[chapter] = [str(ref) for ref in refs]
+    out: dict[str, tuple] = {}
+    for v in values or []:
+        head, sep, tail = str(v).partition("=")
+        key, spec = (head, tail) if sep and head in chapters else ("*", str(v))
+        if not spec:
+            raise ValueError(f"--model {v!r}: empty model spec")
+        ref = ModelRef.parse(spec, base_dir=base_dir)
+        if ref.kind == "hub":
+            check_hub_available(ref.name, ref.revision)
+        out[key] = out.get(key, ()) + (ref,)
     return out
 
 
@@ -477,13 +480,13 @@ def _read_rows(path: Path) -> list[str]:
 
 def _card(args) -> int:
     from replib.card import CardConfig, compute_card
-    from replib.models import ModelRef, model_slug
+    from replib.models import ModelRef
 
     ref = ModelRef.parse(args.model, base_dir=Path.cwd())
     cfg = CardConfig(max_rows=args.max_rows, n_lines=args.n_lines, n_proteins=args.n_proteins)
-    out = args.output or Path("build") / "cards" / model_slug(ref)
+    out = args.output or Path("build") / "cards" / ref.slug
     data = _read_rows(args.data) if args.data else None
-    card = compute_card(str(ref), out, data=data, cfg=cfg, device=args.device)
+    card = compute_card(ref, out, data=data, cfg=cfg, device=args.device)
     print(f"card of {card['model']['name']}: {len(card['layers'])} layers -> {out / 'card.json'}, {out / 'card.html'}")
     return 0
 

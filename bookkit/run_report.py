@@ -27,13 +27,14 @@ __all__ = [
 _VOLATILE = ("started", "finished", "merged_from")
 
 
-def bind_to_paper_models(results: list[dict], models: list[str], rehearsal: bool) -> list[dict]:
+def bind_to_paper_models(results: list[dict], models, rehearsal: bool) -> list[dict]:
     """Claims of a run on substituted models: a value compared with a paper's number (a tolerance check)
     belongs to the paper's models, so it becomes ``unverified`` (never "reproduced"); a per-model key that
     the substituted run did not record is ``unverified`` too; an expected failure registered for the profile's
     own model that holds on the substituted one is ``consistent``, not a stale claims file. Other property
     claims keep their status."""
     what = "paper-scale rehearsal" if rehearsal else "run"
+    models = [str(m) for m in models]  # ModelRefs or their specs
     out = []
     for r in results:
         r = dict(r)
@@ -163,7 +164,7 @@ def new_report(
         "claims": [],
     }
     if models:
-        report["models_override"] = models
+        report["models_override"] = {k: [str(m) for m in v] for k, v in models.items()}
     if rehearsal:
         report["rehearsal"] = True
     if seeds:

@@ -53,7 +53,6 @@ __all__ = [
     "discover_chapters",
     "format_table",
     "notebook_name",
-    "parse_model_options",
     "part_list",
     "run",
     "run_lock",
@@ -103,20 +102,6 @@ def discover_chapters(root: Path | None = None, only: list[str] | None = None) -
     return [_claims_or_error(n, paths[n]) for n in names]
 
 
-def parse_model_options(values, chapters) -> dict[str, list[str]]:
-    """``--model`` values to ``{chapter or "*": [specs]}``: ``chapter=SPEC`` for one chapter (``chapter`` one of
-    ``chapters``), anything else for every chapter. Order is kept; a chapter's own models replace the global
-    ones for it."""
-    out: dict[str, list[str]] = {}
-    for v in values or []:
-        head, sep, tail = str(v).partition("=")
-        key, spec = (head, tail) if sep and head in chapters else ("*", str(v))
-        if not spec:
-            raise ValueError(f"--model {v!r}: empty model spec")
-        out.setdefault(key, []).append(spec)
-    return out
-
-
 def notebook_name(chapter: str, seed: int | None, first: bool) -> str:
     """The executed notebook of one chapter and seed: ``<chapter>.ipynb`` for the first (or only) seed, the one
     the book shows; ``<chapter>.seed-<n>.ipynb`` for the others."""
@@ -150,7 +135,8 @@ class _Plan:
     done: set = field(default_factory=set)  # (chapter, seed) executed or reused so far (the progress line)
     chapters: list = field(default_factory=list)  # the chapters of this run (the progress line)
 
-    def models_for(self, chapter: str) -> list[str] | None:
+    def models_for(self, chapter: str) -> tuple | None:
+        """The reader's models (:class:`replib.models.ModelRef`) for ``chapter``, None for its own."""
         if not self.models or chapter in TAKES_NO_MODEL:
             return None
         return self.models.get(chapter) or self.models.get("*") or None
@@ -171,7 +157,7 @@ def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = 
     params = {}
     chosen = plan.models_for(chapter)
     if chosen:
-        params["models"] = chosen
+        params["models"] = [str(m) for m in chosen]  # papermill takes the one string form; the chapter parses it
     if seed is not None:
         params["seed"] = seed
     if part is not None:
@@ -362,7 +348,7 @@ def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
         entry["seeds"] = {str(s): per_seed[s] for s in plan.seeds}
     chosen = plan.models_for(ch.chapter)
     if chosen:
-        entry["models_override"] = chosen
+        entry["models_override"] = [str(m) for m in chosen]
     return entry
 
 
@@ -410,7 +396,7 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     wrong = _wrong_model_kind(plan, ch.chapter)
     if wrong:
         plan.progress(f"[{ch.chapter}] not run: {wrong}")
-        return {**_not_run(ch), "error": wrong, "models_override": plan.models_for(ch.chapter)}, []
+        return {**_not_run(ch), "error": wrong, "models_override": [str(m) for m in plan.models_for(ch.chapter)]}, []
     if plan.part is not None:  # one part, then the chapter from every part kept in the output folder
         chosen = plan.models_for(ch.chapter)
         entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
@@ -590,8 +576,8 @@ def run(
     timeout_scale : multiply every chapter's time limit (slow machines)
     check_only : do not execute; check the notebooks already in ``out_dir``
     root : project root (``_toc.yml``, ``notebooks/``); default :func:`~bookkit.project.find_root`
-    models : ``{chapter or "*": [model specs]}`` (:func:`parse_model_options`), passed as each chapter's
-        ``models`` parameter; claims bound to the paper's models are then reported unverified
+    models : ``{chapter or "*": [ModelRef]}`` (parsed once at the edge, ``bookkit.cli``; spec strings work
+        too), passed as each chapter's ``models`` parameter in their string form; claims bound to the paper's models are then reported unverified
         (:func:`bind_to_paper_models`)
     rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs
         ``models``): the report says so, and it goes to ``build/runs/rehearsal``

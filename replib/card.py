@@ -292,14 +292,13 @@ def compute_card(
     cache_dir=None,
     device=None,
     progress: bool = True,
-    revision: str | None = None,
 ) -> dict:
     """Compute (or resume) the isotropy card of ``model`` and write ``card.json`` and ``card.html``.
 
     Parameters
     ----------
-    model : str, path-like or LoadedModel
-        Anything :func:`replib.models.resolve_model` accepts.
+    model : str, path-like, ModelRef or LoadedModel
+        Anything :func:`replib.models.resolve_model` accepts (a Hub revision is part of the spec, ``org/name@rev``).
     out_dir : path-like
     data : sequence of str, optional
         Text lines (text models) or amino-acid sequences (protein models) instead of the standard sample.
@@ -318,7 +317,7 @@ def compute_card(
     out_dir = Path(out_dir)
     # no folder before the first layer is written (write_json_atomic makes it): a refused model or missing data
     # leaves nothing behind
-    lm = resolve_model(model, revision=revision, device=device, seed=cfg.seed)
+    lm = resolve_model(model, device=device, seed=cfg.seed)
     identity = {
         "name": lm.name,
         "source": lm.source,

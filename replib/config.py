@@ -101,7 +101,7 @@ def require_chapter_models(chapter: str, specs) -> None:
     """
     check = MODEL_KIND_CHECKS.get(chapter)
     for spec in specs if check else ():
-        check(str(spec))
+        check(spec)
 
 
 def prepare_chapter(chapter: str, profile: str, seeds, *, progress: bool = True) -> list:

@@ -14,7 +14,6 @@ from replib.atlas import (
     atlas_entries,
     atlas_rows,
     compute_atlas,
-    random_architecture,
     static_card,
     trained_folder,
     with_config,
@@ -22,6 +21,7 @@ from replib.atlas import (
 from replib.card import CardConfig, compute_card, text_sample
 from replib.metrics import avg_pairwise_cosine, effective_dimensions, isoscore
 from replib.models import load_glove
+from replib.models.fullsize import random_architecture
 
 LINES = text_sample(12)
 CFG = with_config(window=32, max_rows=2000, lid_k=10, lid_queries=100)

@@ -108,6 +108,13 @@ def test_a_model_folder_that_does_not_exist(project, tmp_path, capsys, monkeypat
     assert not (project / "build").exists()  # refused before anything ran
 
 
+@pytest.mark.parametrize("spec", ["random:llama", "trained:dna", "tiny-nope"])
+def test_a_model_spec_of_no_grammar_is_one_error_at_the_edge(project, capsys, spec):
+    code, _, err = _main(capsys, "--root", project, "run", "--profile", "smoke", "--model", spec)
+    assert code == 2 and "unknown" in _one_error_line(err) and spec in _one_error_line(err)
+    assert not (project / "build").exists()  # refused before anything ran
+
+
 def test_a_malformed_claims_file_is_named_with_its_line(project, capsys):
     bad = project / "notebooks" / "good.claims.yml"
     bad.write_text(bad.read_text().replace('op: "true"', 'op: "maybe"'))

@@ -23,7 +23,6 @@ from replib.metrics import (
     effective_dimensions,
     isoscore,
     isoscore_from_covariance,
-    participation_ratio,
     partition_isotropy,
 )
 from replib.metrics.lid import lid_mle
@@ -82,7 +81,6 @@ def test_isoscore_and_effective_dims_bounds(X):
     assert 0.0 <= iota <= 1.0
     assert 1.0 - 1e-12 <= k <= min(d, n - 1) + 1e-9
     assert k == pytest.approx(iota * (d - 1) + 1, rel=1e-9)
-    assert participation_ratio(X) == pytest.approx(k, rel=1e-15)
 
 
 @FAST
@@ -167,7 +165,6 @@ def _labels(n):
 METRICS = {
     "isoscore": isoscore,
     "effective_dimensions": effective_dimensions,
-    "participation_ratio": participation_ratio,
     "covariance_eigenvalues": covariance_eigenvalues,
     "avg_pairwise_cosine": avg_pairwise_cosine,
     "partition_isotropy": partition_isotropy,
@@ -178,7 +175,6 @@ METRICS = {
 COVARIANCE_BASED = [
     "isoscore",
     "effective_dimensions",
-    "participation_ratio",
     "covariance_eigenvalues",
     "partition_isotropy",
 ]
@@ -224,7 +220,7 @@ def test_torch_tensors_of_every_float_dtype(name, dtype):
         got, want = got.mean, want.mean
     elif name == "partition_isotropy":
         got, want = got.log10, want.log10
-    if dtype == "float32" and name in ("isoscore", "effective_dimensions", "participation_ratio"):
+    if dtype == "float32" and name in ("isoscore", "effective_dimensions"):
         # float32 data keep IsoScore's float32 scatter path (replib.metrics.isoscore._trace_and_frobenius_sq),
         # documented to about 1e-9 of the float64 value; every other dtype and metric is computed in float64
         np.testing.assert_allclose(got, want, rtol=1e-7)

@@ -10,11 +10,9 @@ import pytest
 from replib.models import (
     ModelRef,
     ModelUnavailableError,
-    describe_model,
     model_refs,
     model_slug,
     resolve_model,
-    select_models,
 )
 from replib.models.resolve import model_n_layers
 
@@ -56,7 +54,7 @@ def test_kinds_names_and_round_trip(tmp_path, two_encoders):
         assert ModelRef.parse(str(ref)) == ref  # str(ref) is a spec that parses back to the same reference
         assert ModelRef.parse(ref) is ref
     assert ModelRef.parse("all-MiniLM-L6-v2").revision == "c5e0feb76a64bc391ec36b4f46f4c74ab2ce4dcb"
-    assert ModelRef.parse("org/m@v2").revision == "v2" and ModelRef.parse("org/m").revision is None
+    assert ModelRef.parse("org/m@v2").revision == "v2" and ModelRef.parse("org/m").revision == "main"
     assert ModelRef.parse(str(vec)).path == vec and ModelRef.parse("gpt2").path is None
 
 
@@ -69,7 +67,7 @@ def test_relative_path_made_absolute_at_the_edge(tmp_path, two_encoders, monkeyp
     monkeypatch.chdir(tmp_path / "b")  # a later step running elsewhere: the spec string still means folder a
     assert ModelRef.parse(str(ref)) == ref
     assert ModelRef.parse("./encoder") != ref  # ... while the same relative spec here is folder b
-    assert select_models("./encoder", ["x"]) == [str(tmp_path / "b" / "encoder")]
+    assert [str(r) for r in model_refs("./encoder", ["x"])] == [str(tmp_path / "b" / "encoder")]
 
 
 def test_slugs_are_unique_for_same_named_folders_and_hub_ids(two_encoders):
@@ -103,6 +101,8 @@ def test_model_refs_default_single_list_and_errors(two_encoders):
         ("tiny-nope", "unknown tiny model"),
         ("./missing/model", "no such file or folder"),
         ("not a model!", "neither a registry key"),
+        ("random:llama", r"unknown model 'random:llama'; choose from random:\{bert-base,gpt2\}"),
+        ("trained:dna", r"unknown model 'trained:dna'; choose from trained:\{text,protein\}"),
     ],
 )
 def test_bad_specs(spec, match):
@@ -118,9 +118,32 @@ def test_empty_folder_is_no_model(tmp_path):
 
 def test_functions_accept_a_model_ref(two_encoders):
     a, b = (ModelRef.parse(p) for p in two_encoders)
-    assert describe_model(a).location == a.spec and describe_model(a).kind == "local"
+    assert a.location == a.spec and (a.kind, a.layout, a.transformer_dir) == ("folder", "transformers", a.path)
     assert model_n_layers(a) == 2 and model_n_layers(b) == 3
     assert model_n_layers(ModelRef.parse("gpt2")) == 12
     tiny = ModelRef.parse("tiny-bert")
     lm = resolve_model(tiny)
     assert lm.name == "tiny-bert" and lm.ref == tiny and model_slug(lm) == "tinybert"
+
+
+def test_every_former_grammar_parses_to_the_one_model_ref():
+    """The atlas's specs, the registry's keys and Hub ids, and the SBERT models are one grammar (issue 38)."""
+    from replib.atlas import atlas_entries
+    from replib.methods.classifier_training.sbert import sbert_ref
+    from replib.models import get_spec, list_models
+
+    for spec, kind in [("glove", "glove"), ("random:bert-base", "random"), ("random:gpt2", "random"),
+                       ("trained:text", "trained"), ("trained:protein", "trained")]:  # fmt: skip
+        ref = ModelRef.parse(spec)
+        assert (ref.kind, ref.name, str(ref)) == (kind, spec, spec) and SLUG.match(ref.slug)
+        assert ModelRef.parse(str(ref)) == ref and ref.path is None and ref.layout is None
+    kinds = {e.ref.kind for p in ("smoke", "offline", "paper") for e in atlas_entries(p)}
+    assert kinds == {"tiny", "glove", "trained", "random", "registry", "hub"}
+    assert ModelRef.parse("sentence-transformers/all-mpnet-base-v2") == ModelRef.parse("all-mpnet-base-v2")
+    sbert = list_models("sbert")
+    assert len(sbert) == 3  # the SBERT models are the registry's: its key and its Hub id are one model
+    for key in sbert:
+        assert sbert_ref(get_spec(key).hf_id) == sbert_ref(key) == ModelRef.parse(key)
+    for other in ("bert-base-uncased", "glove", "random:gpt2", "tiny-bert"):
+        with pytest.raises(ValueError, match="not a sentence-transformers model"):
+            sbert_ref(other)

@@ -22,6 +22,7 @@ from replib.embeddings import embed_sentences
 from replib.methods.classifier_training.sbert import _sbert_model
 from replib.models import (
     CorruptModelFileError,
+    ModelRef,
     ModelUnavailableError,
     NoTokenizerError,
     UntrustedCodeError,
@@ -32,9 +33,7 @@ from replib.models import (
     model_recipe,
     model_slug,
     require_protein_model,
-    require_text_model,
     resolve_model,
-    select_models,
     tiny_model,
 )
 from replib.models.files import folder_identity, weight_files
@@ -296,7 +295,7 @@ def test_truncated_word2vec_binary_fails_within_seconds(tmp_path):
 def test_relative_folder_still_loads_after_the_working_directory_changes(tmp_path, monkeypatch):
     _save_tiny(tmp_path / "work" / "enc")
     monkeypatch.chdir(tmp_path / "work")
-    (spec,) = select_models(["./enc"], ["gpt2"])  # what a chapter receives from `--model ./enc`
+    spec = str(ModelRef.parse("./enc"))  # what a chapter receives from `--model ./enc`
     monkeypatch.chdir(tmp_path)  # the runner executes the chapter from another folder
     lm = resolve_model(spec, device="cpu")
     assert lm.name == "enc" and lm.source == str(tmp_path / "work" / "enc")
@@ -331,7 +330,7 @@ def test_a_sentence_transformers_folder_without_tokenizer_says_so(tmp_path):
 def test_hub_id_of_a_registry_model_offline_says_not_cached_and_offline(no_network, tmp_path):
     from replib.methods.classifier_training import polarity_setup
 
-    (spec,) = select_models("sentence-transformers/all-mpnet-base-v2", ["all-MiniLM-L6-v2"])
+    spec = str(ModelRef.parse("sentence-transformers/all-mpnet-base-v2"))
     with pytest.raises(ModelUnavailableError, match="not in the local Hugging Face cache and this machine is offline"):
         polarity_setup(spec, n_items=12, seed=0, cache_dir=tmp_path, progress=False)
     with pytest.raises(ModelUnavailableError, match="not in the local Hugging Face cache.*--model /path/to/model"):
@@ -358,9 +357,6 @@ def test_protein_chapter_refuses_a_text_model_before_loading_it(tmp_path):
         "protbert",
         "protxlnet",
     ]
-    with pytest.raises(WrongModelKindError, match="this chapter needs a text model; my-esm is a protein model"):
-        require_text_model(str(esm_folder))
-    assert require_text_model(str(text_folder)) == "text" and require_text_model("all-MiniLM-L6-v2") == "sbert"
 
 
 # ------------------------------------------------------------------------ the Hub route, from a local cache

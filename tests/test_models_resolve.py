@@ -10,8 +10,9 @@ import pytest
 
 from replib.embeddings import embed_sentences
 from replib.models import (
+    ModelRef,
     ModelUnavailableError,
-    describe_model,
+    infer_recipe,
     load_model,
     load_static_vectors,
     minilm_dir,
@@ -20,7 +21,6 @@ from replib.models import (
     weights_sha256,
 )
 from replib.models.registry import MINILM_SAFETENSORS_SHA256
-from replib.models.resolve import infer_recipe
 
 TEXTS = ["A man is playing a guitar.", "Isotropy of embedding spaces.", "The cat sat on the mat today."]
 
@@ -68,8 +68,8 @@ def test_transformers_layout_without_pooling_is_text(minilm_copy, tmp_path):
     for f in minilm_copy.iterdir():
         if f.is_file() and f.name not in ("modules.json", "sentence_bert_config.json"):
             shutil.copy(f, plain / f.name)
-    src = describe_model(str(plain))
-    assert (src.kind, src.layout) == ("local", "transformers")
+    ref = ModelRef.parse(str(plain))
+    assert (ref.kind, ref.layout) == ("folder", "transformers")
     assert resolve_model(str(plain), device="cpu").spec.recipe == "text"
     assert resolve_model(str(plain), device="cpu", recipe="sbert").spec.recipe == "sbert"  # overridable
 
@@ -126,7 +126,7 @@ def test_bad_specs_get_clear_errors(tmp_path):
     with pytest.raises(ModelUnavailableError, match="neither a transformers"):
         resolve_model(str(tmp_path / "empty"))
     with pytest.raises(ModelUnavailableError, match="neither a registry key"):
-        describe_model("not a model!")
+        ModelRef.parse("not a model!")
 
 
 def test_slugs():
@@ -146,7 +146,7 @@ def test_static_vectors_files(tmp_path, fmt):
         lines.insert(0, "3 4")
     path = tmp_path / f"vec.{fmt}.txt"
     path.write_text("\n".join(lines) + "\n")
-    assert describe_model(str(path)).layout == fmt
+    assert ModelRef.parse(str(path)).layout == fmt
     w, M, sha = load_static_vectors(path)
     assert w == words and M.shape == (3, 4) and len(sha) == 64
     np.testing.assert_allclose(M, V, atol=1e-6)
@@ -164,17 +164,12 @@ def test_classifier_setups_and_cluster_loader_take_a_folder(minilm_copy, tmp_pat
     assert load_model_for("tiny-bert").name == "tiny-bert"
 
 
-def test_select_models_and_chapter_configs(minilm_copy):
+def test_chapter_configs_take_a_folder(minilm_copy):
     from replib.config import chapter_config
     from replib.methods import cluster_isotropy as ci
     from replib.methods import protein as P
-    from replib.models import select_models
     from replib.models.resolve import model_n_layers
 
-    assert select_models(None, ["a"]) == ["a"] and select_models([], ["a"]) == ["a"]
-    assert select_models("x", ["a"]) == ["x"] and select_models(["x", minilm_copy], []) == ["x", str(minilm_copy)]
-    with pytest.raises(ValueError, match="model spec"):
-        select_models(3, ["a"])
     assert model_n_layers(str(minilm_copy)) == 6 and model_n_layers("gpt2") == 12 and model_n_layers("tiny-bert") == 2
     cfg = chapter_config("manifolds", "smoke", models=[str(minilm_copy), "gpt2"])
     slug = model_slug(str(minilm_copy))  # the folder's name and a short hash of its path

@@ -12,13 +12,19 @@ from bookkit import runner
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
 
-def test_parse_model_options():
+def test_model_options_are_parsed_once_at_the_edge(tmp_path):
+    from bookkit.cli import _model_specs
+    from replib.models import ModelRef
+
     chapters = ["good", "wrong"]
-    got = runner.parse_model_options(["/models/a", "good=org/b@main", "x=y", "good=/c"], chapters)
-    assert got == {"*": ["/models/a", "x=y"], "good": ["org/b@main", "/c"]}
-    assert runner.parse_model_options(None, chapters) == {}
+    got = _model_specs(["tiny-bert", "good=tiny-gpt2", "random:gpt2", "good=gpt2"], chapters, tmp_path)
+    parse = ModelRef.parse
+    assert got == {"*": (parse("tiny-bert"), parse("random:gpt2")), "good": (parse("tiny-gpt2"), parse("gpt2"))}
+    assert _model_specs(None, chapters, tmp_path) == {}
     with pytest.raises(ValueError, match="empty"):
-        runner.parse_model_options(["good="], chapters)
+        _model_specs(["good="], chapters, tmp_path)
+    with pytest.raises(ValueError, match="'x=y' is neither a registry key"):
+        _model_specs(["x=y"], chapters, tmp_path)  # not a chapter's name: the whole value is the spec
 
 
 @pytest.fixture(scope="module")

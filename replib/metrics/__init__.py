@@ -7,7 +7,6 @@ from .isoscore import (
     isoscore,
     isoscore_from_covariance,
     isoscore_star,
-    participation_ratio,
 )
 from .partition import PartitionIsotropy, partition_isotropy, rudman_partition_score, rudman_partition_score_gaussian
 from .rogue import RogueDimensions, cosine_contributions, rogue_dimensions
@@ -25,7 +24,6 @@ __all__ = [
     "effective_dimensions",
     "isoscore_star",
     "isoscore_from_covariance",
-    "participation_ratio",
     "covariance_eigenvalues",
     "avg_pairwise_cosine",
     "partition_isotropy",

@@ -26,7 +26,6 @@ __all__ = [
     "effective_dimensions",
     "isoscore_star",
     "isoscore_from_covariance",
-    "participation_ratio",
     "covariance_eigenvalues",
 ]
 
@@ -82,22 +81,6 @@ def _trace_and_frobenius_sq(X: np.ndarray, block_rows: int = 4096) -> tuple[floa
         S = dsyrk(1.0, Xc.T, trans=0 if m >= n else 1)
     diag = np.diagonal(S)
     return float(diag.sum()), float(2.0 * np.sum(S * S) - np.dot(diag, diag))
-
-
-def participation_ratio(X) -> float:
-    r"""Participation ratio of the covariance of ``X``: :math:`PR = tr(C)^2/\|C\|_F^2`.
-
-    Parameters
-    ----------
-    X : array_like of shape (n_samples, n_features)
-
-    Returns
-    -------
-    float
-        A number in ``[1, n_features]``; equal to IsoScore's "effective dimensions"
-        :math:`k = ι(n-1)+1` :cite:`rudman2022isoscore`.
-    """
-    return _participation_ratio(_points(X, "participation_ratio"))
 
 
 def _participation_ratio(X: np.ndarray) -> float:

@@ -1,10 +1,11 @@
 """Model registry (pinned revisions), offline packaged models, tiny models for ``smoke``, and one resolver for
 any model the user names (:class:`ModelRef`, :func:`resolve_model`).
 
-Modules, lowest first (each imports only those above it): ``errors``, ``registry``, ``ref`` (ModelRef),
+Modules, lowest first (each imports only those above it): ``errors``, ``registry``,
 ``base`` (LoadedModel), ``files`` (what a folder holds), ``hub`` (offline-aware Hub access), ``static``
-(word-vector files), ``source`` (describe_model), ``fingerprint`` (content_identity), ``proteinbert``, ``loading`` (registry models, trained
-models, GloVe), ``recipes`` (recipe checks without weights), ``tiny``, ``resolve`` (resolve_model).
+(word-vector files), ``ref`` (ModelRef: every model spec, parsed once), ``fingerprint`` (content_identity),
+``proteinbert``, ``loading`` (registry models, trained models, GloVe), ``recipes`` (recipe checks without
+weights), ``tiny``, ``fullsize``, ``resolve`` (resolve_model).
 """
 
 from ..provenance import USED_MODELS, note_model, read_models_log
@@ -21,11 +22,10 @@ from .fingerprint import content_identity
 from .hub import check_hub_available
 from .loading import load_glove, load_model, load_trained, minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, load_proteinbert
-from .recipes import infer_recipe, model_recipe, require_protein_model, require_text_model
+from .recipes import infer_recipe, model_recipe, require_protein_model
 from .ref import ModelRef, model_refs
 from .registry import PROTEINBERT_WEIGHTS, REGISTRY, ModelSpec, get_spec, list_models
-from .resolve import forward_flops_per_token, model_n_layers, model_slug, resolve_model, select_models
-from .source import ModelSource, describe_model
+from .resolve import forward_flops_per_token, model_n_layers, model_slug, resolve_model
 from .static import load_static_vectors
 from .tiny import ESM_VOCAB, PROTBERT_VOCAB, tiny_model
 
@@ -52,17 +52,13 @@ __all__ = [
     "read_models_log",
     "ModelRef",
     "model_refs",
-    "ModelSource",
-    "describe_model",
     "forward_flops_per_token",
     "model_n_layers",
     "model_slug",
     "resolve_model",
-    "select_models",
     "infer_recipe",
     "model_recipe",
     "require_protein_model",
-    "require_text_model",
     "load_static_vectors",
     "check_hub_available",
     "folder_identity",

@@ -9,10 +9,10 @@ from pathlib import Path
 from huggingface_hub import try_to_load_from_cache
 
 from .._io import sha256_file
+from .errors import ModelUnavailableError
 from .files import folder_identity, pooling_mode
 from .ref import ModelRef
 from .registry import MINILM_SAFETENSORS_SHA256, get_spec
-from .source import describe_model
 
 __all__ = ["content_identity"]
 
@@ -33,21 +33,28 @@ def content_identity(spec, *, cache_dir=None) -> dict:
         holding the weights (weights, config and tokenizer hashes) and its sentence-transformers pooling mode;
         a word-vector file: its sha256; a registry model: its key and pinned revision (the packaged MiniLM: its
         verified weights' sha256); a Hub id: the revision asked for and, when cached, the commit it resolves to;
-        a tiny model: its name (its weights follow from the code and the seed). Never a path.
+        a tiny or random model and the packaged GloVe: the name (their weights follow from the code, the seed and
+        the installed package). Never a path.
+
+    Raises
+    ------
+    ModelUnavailableError
+        For a ``trained:`` model (its weights are the training chapter's run, keyed there).
     """
     ref = ModelRef.parse(spec)
     out = {"kind": ref.kind, "name": ref.name}
-    if ref.kind == "tiny":
+    if ref.kind in ("tiny", "random", "glove"):
         return out
+    if ref.kind == "trained":
+        raise ModelUnavailableError(f"{ref}: a trained model's identity is its training run's (replib.training)")
     if ref.kind == "registry":
         entry = get_spec(ref.name)
         weights = MINILM_SAFETENSORS_SHA256 if entry.name == "all-MiniLM-L6-v2" else None
         return {**out, "revision": entry.revision, "packaged_weights_sha256": weights}
     if ref.kind == "static":
         return {**out, "sha256": sha256_file(ref.path)}
-    src = describe_model(ref)
     if ref.kind == "folder":
-        return {**out, **folder_identity(src.transformer_dir), "pooling": pooling_mode(Path(src.location))}
-    cached = try_to_load_from_cache(src.location, "config.json", revision=src.revision, cache_dir=cache_dir)
+        return {**out, **folder_identity(ref.transformer_dir), "pooling": pooling_mode(ref.path)}
+    cached = try_to_load_from_cache(ref.name, "config.json", revision=ref.revision, cache_dir=cache_dir)
     commit = Path(cached).parent.name if isinstance(cached, str) else None
-    return {**out, "revision": src.revision, "commit": commit}
+    return {**out, "revision": ref.revision, "commit": commit}

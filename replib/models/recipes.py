@@ -4,7 +4,6 @@ kind (a text model in the protein chapter)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 from .errors import ModelUnavailableError, WrongModelKindError
@@ -13,9 +12,8 @@ from .hub import hub_pooling, hub_snapshot
 from .loading import load_config
 from .ref import ModelRef
 from .registry import PROTEIN_RECIPES, TEXT_RECIPES, TINY_RECIPES, get_spec
-from .source import describe_model
 
-__all__ = ["infer_recipe", "model_recipe", "require_protein_model", "require_text_model"]
+__all__ = ["infer_recipe", "model_recipe", "require_protein_model"]
 
 #: architectures (``config.model_type``) whose small vocabularies mark a protein model
 _PROTEIN_VOCAB_MAX = 40
@@ -69,17 +67,21 @@ def model_recipe(spec, *, cache_dir=None) -> str:
     ModelUnavailableError
         A spec that does not parse, a Hub model not cached while offline, a configuration with code.
     """
-    src = describe_model(spec)
-    if src.kind == "tiny":
-        return TINY_RECIPES[src.name[len("tiny-") :]]
-    if src.kind == "registry":
-        return get_spec(src.name).recipe
-    if src.kind == "static":
+    ref = ModelRef.parse(spec)
+    if ref.kind == "tiny":
+        return TINY_RECIPES[ref.name[len("tiny-") :]]
+    if ref.kind == "registry":
+        return get_spec(ref.name).recipe
+    if ref.kind in ("static", "glove"):
         return "static"
-    if src.kind == "local":
-        return infer_recipe(load_config(src.transformer_dir), pooling_mode(Path(src.location)))
-    folder = hub_snapshot(src.location, src.revision, cache_dir, configs_only=True)
-    return infer_recipe(load_config(folder), hub_pooling(src.location, src.revision, cache_dir))
+    if ref.kind == "random":
+        return "text"
+    if ref.kind == "trained":
+        return "esm" if ref.name == "trained:protein" else "text"
+    if ref.kind == "folder":
+        return infer_recipe(load_config(ref.transformer_dir), pooling_mode(ref.path))
+    folder = hub_snapshot(ref.name, ref.revision, cache_dir, configs_only=True)
+    return infer_recipe(load_config(folder), hub_pooling(ref.name, ref.revision, cache_dir))
 
 
 def _kind_of(recipe: str) -> str:
@@ -105,26 +107,6 @@ def require_protein_model(spec, *, cache_dir=None) -> str:
     """
     examples = "a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder or Hub id of an ESM-2, ProtBert or ProtXLNet model"
     return _require_kind(spec, PROTEIN_RECIPES, "a protein model", examples, cache_dir)
-
-
-def require_text_model(spec, *, cache_dir=None) -> str:
-    """Refuse, before any weights are loaded, a model a text chapter cannot embed sentences with.
-
-    Returns
-    -------
-    str
-        The model's recipe (``text`` or ``sbert``).
-
-    Raises
-    ------
-    WrongModelKindError
-        "this chapter needs a text model; <name> is a protein model ...".
-    """
-    examples = (
-        "a registry key (bert-base-uncased, all-MiniLM-L6-v2, ...), tiny-bert, or a folder or Hub id of a "
-        "transformers or sentence-transformers text encoder"
-    )
-    return _require_kind(spec, TEXT_RECIPES, "a text model", examples, cache_dir)
 
 
 def _require_kind(spec, recipes, wanted: str, examples: str, cache_dir) -> str:

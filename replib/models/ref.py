@@ -1,10 +1,12 @@
 """One type for "a model the user names": :class:`ModelRef`, the value of every chapter's ``models`` parameter,
-of ``--model`` on the command line and of the card's model.
+of ``--model`` on the command line, of the card's model and of every model of the isotropy atlas.
 
 A spec is parsed once, at the edge (:meth:`ModelRef.parse`): a registry key or alias, ``tiny-<family>``, a
 folder or a word-vector file (made absolute there, so a relative ``./x`` means the same wherever it is used
-later), or a Hugging Face id ``org/name[@revision]``. ``str(ref)`` is the normalised spec, which parses back
-to the same reference, so it can travel as a plain string (papermill parameters, JSON reports).
+later), a Hugging Face id ``org/name[@revision]``, the packaged GloVe vectors ``glove``, a full-size
+architecture with random weights ``random:<architecture>`` or a model the training chapter trains
+``trained:<task>``. ``str(ref)`` is the normalised spec, which parses back to the same reference, so it can
+travel as a plain string (papermill parameters, JSON reports).
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ModelUnavailableError
-from .registry import REGISTRY, TINY_FAMILIES, get_spec
+from .files import st_transformer_dir
+from .registry import RANDOM_ARCHITECTURES, REGISTRY, TINY_FAMILIES, TRAINED_TASKS, get_spec
+from .static import static_layout
 
 __all__ = ["KINDS", "SHORT_NAMES", "ModelRef", "model_refs", "slugify"]
 
 #: what a spec can point at
-KINDS = ("registry", "tiny", "hub", "folder", "static")
+KINDS = ("registry", "tiny", "hub", "folder", "static", "glove", "random", "trained")
+#: the specs of a prefix and a name from a fixed list: ``random:<architecture>``, ``trained:<task>``
+_NAMED = {"random": RANDOM_ARCHITECTURES, "trained": TRAINED_TASKS}
 #: short names of the registry models used in record keys (any other model: :func:`slugify` of its name)
 SHORT_NAMES = {
     "gpt2": "gpt2",
@@ -62,17 +68,21 @@ class ModelRef:
     spec : str
         The normalised spec: the registry key (an alias becomes its key), ``tiny-<family>``, the absolute
         path of a folder or file, or ``org/name[@revision]``. ``ModelRef.parse(ref.spec) == ref``.
-    kind : {"registry", "tiny", "hub", "folder", "static"}
+    kind : {"registry", "tiny", "hub", "folder", "static", "glove", "random", "trained"}
+        ``glove``: the packaged GloVe 6B 50d vectors; ``random``: a full-size architecture with seeded random
+        weights (:func:`replib.models.fullsize.random_architecture`); ``trained``: a model the training
+        chapter trains (read from its cache by :mod:`replib.atlas`).
     name : str
-        Display name: registry key, ``tiny-<family>``, Hub id, folder name, or file name without suffix.
+        Display name: registry key, ``tiny-<family>``, Hub id, folder name, file name without suffix, or the
+        spec itself (``glove``, ``random:gpt2``, ``trained:text``).
     slug : str
         Short ``[a-z0-9_]`` name for record keys, cache folders and output folders: the book's short names
         for registry models (``minilm``, ``bert``...); a folder's or file's name plus 6 hex digits of its
         absolute path's sha256 (``my_encoder_3fa2c1``); a Hub id with its organisation and, when given, its
         revision (``org_name``, ``org_name_abc1234``).
     revision : str or None
-        The Hub revision asked for (``org/name@revision``), the registry's revision for a registry model,
-        None otherwise.
+        The Hub revision asked for (``org/name@revision``; ``main`` when none is), the registry's revision for a
+        registry model, None otherwise.
     """
 
     spec: str
@@ -93,6 +103,29 @@ class ModelRef:
         """The absolute path of a folder or file, None for other kinds."""
         return Path(self.spec) if self.kind in ("folder", "static") else None
 
+    @property
+    def location(self) -> str:
+        """Where the model is: the absolute path of a folder or file, else its name (registry key, Hub id...)."""
+        return self.spec if self.path is not None else self.name
+
+    @property
+    def layout(self) -> str | None:
+        """A folder's ``transformers`` or ``sentence-transformers`` layout, a word-vector file's ``glove``,
+        ``word2vec`` or ``word2vec-binary``; None for other kinds (nothing read for them)."""
+        if self.kind == "static":
+            return static_layout(self.path)
+        if self.kind == "folder":
+            return "sentence-transformers" if (self.path / "modules.json").exists() else "transformers"
+        return None
+
+    @property
+    def transformer_dir(self) -> Path | None:
+        """A folder's ``config.json`` and weights (a sentence-transformers model's Transformer module may sit
+        in a sub-folder); None for other kinds."""
+        if self.kind != "folder":
+            return None
+        return st_transformer_dir(self.path) if self.layout == "sentence-transformers" else self.path
+
     @classmethod
     def parse(cls, spec, base_dir=None) -> ModelRef:
         """Classify and normalise a model spec.
@@ -100,8 +133,9 @@ class ModelRef:
         Parameters
         ----------
         spec : str, path-like or ModelRef
-            ``tiny-<family>``, a registry key or alias, a folder or file (absolute, relative, or ``~/...``), or
-            a Hugging Face id ``org/name[@revision]``. A ModelRef is returned unchanged.
+            ``tiny-<family>``, ``glove``, ``random:<architecture>``, ``trained:<task>``, a registry key or alias,
+            a folder or file (absolute, relative, or ``~/...``), or a Hugging Face id ``org/name[@revision]``. A
+            ModelRef is returned unchanged.
         base_dir : path-like, optional
             Folder a relative path is taken from (default: the current directory).
 
@@ -112,7 +146,7 @@ class ModelRef:
         Raises
         ------
         ModelUnavailableError
-            An empty spec, an unknown ``tiny-`` family, a path that does not exist, a folder that is no model,
+            An empty spec, an unknown ``tiny-`` family, architecture or task, a path that does not exist, a folder that is no model,
             or a string that is neither a registry key, a path nor a Hub id.
         """
         if isinstance(spec, ModelRef):
@@ -126,6 +160,13 @@ class ModelRef:
             if s[len("tiny-") :] not in TINY_FAMILIES:
                 raise ModelUnavailableError(f"unknown tiny model {s!r}; choose from tiny-{{{','.join(TINY_FAMILIES)}}}")
             return cls(s, "tiny", s, SHORT_NAMES.get(s, slugify(s)))
+        if s == "glove":
+            return cls(s, "glove", s, s)
+        prefix, colon, name = s.partition(":")
+        if colon and prefix in _NAMED:
+            if name not in _NAMED[prefix]:
+                raise ModelUnavailableError(f"unknown model {s!r}; choose from {prefix}:{{{','.join(_NAMED[prefix])}}}")
+            return cls(s, prefix, s, slugify(s))
         path = _absolute(s, base_dir)
         if path.exists():
             return _path_ref(cls, path)
@@ -180,7 +221,7 @@ def _hub_ref(cls, s: str, path: Path) -> ModelRef:
     if not _HUB_ID.fullmatch(hub_id) or (rev and not re.fullmatch(r"[\w.\-/]+", rev)):
         raise ModelUnavailableError(f"{s!r} is neither a registry key, an existing path, nor a Hugging Face id")
     slug = slugify(hub_id.replace("/", "_")) + (f"_{slugify(rev)[:12]}" if rev else "")
-    return cls(s if rev else hub_id, "hub", hub_id, slug, rev or None)
+    return cls(s if rev else hub_id, "hub", hub_id, slug, rev or "main")
 
 
 def model_refs(models, default, *, base_dir=None) -> tuple[ModelRef, ...]:

