@@ -19,7 +19,7 @@ no spread shows: the average cosine of the tokens of :math:`n` windows holds a s
 within-window pairs (of higher cosine, one context), the IsoScore of :math:`n` windows the between-window
 part of their covariance. :func:`half_sample_bias` estimates it within a sample (the half-samples' mean
 minus the whole's, the bias at :math:`n` of a statistic :math:`a + b/n`), and the error of a sample is then
-:math:`\\sqrt{s(n)^2 + b(n)^2}` (:func:`error_at`, :func:`n_for_error`).
+:math:`\\sqrt{s^2 + b^2}`.
 """
 
 from __future__ import annotations
@@ -36,10 +36,8 @@ __all__ = [
     "correlation_standard_error",
     "coverage_trials",
     "draw_units",
-    "error_at",
     "half_sample_bias",
     "mean_standard_error",
-    "n_for_error",
     "n_for_spread",
     "proportion_standard_error",
     "smallest_n",
@@ -182,24 +180,6 @@ def half_sample_bias(
     rng = np.random.default_rng(seed)
     halves = [float(stat(X[draw_units(n_rows, n // 2, rng, groups=groups)])) for _ in range(n_halves)]
     return float(np.mean(halves) - float(stat(X)))
-
-
-def error_at(spread: float, bias: float, n0: int, n: int) -> float:
-    """The root mean squared error at ``n`` units of a statistic with spread ``spread`` and bias ``bias`` at
-    ``n0``: :math:`\\sqrt{s(n)^2 + b(n)^2}`, :math:`s(n) = s_0\\sqrt{n_0/n}`, :math:`b(n) = b_0 n_0/n`."""
-    return math.hypot(spread_at(spread, n0, n), float(bias) * n0 / n)
-
-
-def n_for_error(spread: float, bias: float, n0: int, target: float) -> int:
-    """The smallest ``n`` at which :func:`error_at` is at most ``target`` (:func:`n_for_spread` when the bias is
-    0): with :math:`x = n_0/n`, the root of :math:`s_0^2 x + b_0^2 x^2 = t^2`."""
-    if target <= 0:
-        raise ValueError(f"target must be positive, got {target}")
-    s2, b2 = float(spread) ** 2, float(bias) ** 2
-    if b2 == 0:
-        return n_for_spread(spread, n0, target)
-    x = (-s2 + math.sqrt(s2 * s2 + 4 * b2 * target * target)) / (2 * b2)
-    return max(2, math.ceil(n0 / x * (1 - 1e-12)))
 
 
 def smallest_n(

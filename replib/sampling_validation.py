@@ -293,7 +293,7 @@ def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
     def stat(idx) -> float:
-        from .metrics import silhouette_score
+        from .metrics.silhouette import silhouette_score
 
         X, y, _ = polarity_task(model)
         return silhouette_score(X[idx], y[idx])

@@ -158,10 +158,3 @@ def test_within_group_pairs_bias_a_few_groups_and_the_error_covers_it(rng):
     error = np.hypot(out["spreads"], out["biases"])
     assert np.mean(np.abs(out["estimates"] - out["full_value"]) <= sampling.Z * error) >= 0.9
     assert np.mean(out["biases"]) == pytest.approx(np.mean(out["estimates"]) - out["full_value"], rel=0.35)
-
-
-def test_n_for_error_is_the_smallest_size_within_the_target():
-    assert sampling.n_for_error(0.1, 0.0, 100, 0.01) == sampling.n_for_spread(0.1, 100, 0.01)
-    n = sampling.n_for_error(0.05, 0.2, 10, 0.01)
-    assert sampling.error_at(0.05, 0.2, 10, n) <= 0.01 * (1 + 1e-9) < sampling.error_at(0.05, 0.2, 10, n - 1)
-    assert n > sampling.n_for_spread(0.05, 10, 0.01)  # the bias asks for more
