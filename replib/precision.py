@@ -198,7 +198,7 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
     return out | dict(
         standin=f"{row['model']} on {row['data']}",
         standin_n=round(n0 * rule.per_unit),
-        standin_spread=f"{s0:.3g}",
+        standin_spread=f"{e0:.3g}",
         n_printed=_round_up(n_printed, 2),
         n=n,
         spread=f"{spread:.3g}",

@@ -686,14 +686,14 @@ def coverage_figure(rows: list[dict], path=None):
     from .plotting import PALETTE, RC, STYLE, save_figure
 
     sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
-    labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}" for r in rows]
+    labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}, {r['data']}" for r in rows]
     half = np.array(
         [float(r["band"]) + sampling.Z * math.hypot(float(r["spread"]), _float(r.get("bias"))) for r in rows]
     )
     z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
     cov = np.array([float(r["covered"]) for r in rows])
     y = np.arange(len(rows))[::-1]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 0.45 * len(rows) + 2.4), sharey=True, width_ratios=(3, 2))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 0.45 * len(rows) + 2.4), sharey=True, width_ratios=(3, 2))
     ax.errorbar(z, y, xerr=1.0, fmt="o", capsize=3, label="mean estimate ± the check's band (t + 2 e)")
     ax.axvline(0, color="k", lw=1, label="the full set's value")
     ax.set(yticks=y, yticklabels=labels, xlabel="(sample estimate - full value) / band", xlim=(-2.5, 2.5))
