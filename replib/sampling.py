@@ -14,7 +14,7 @@ sizes it follows the :math:`1/\\sqrt{n}` law (:func:`spread_at`, :func:`n_for_sp
 :func:`smallest_n` searches sizes by bootstrap, :func:`coverage_trials` checks on real data that a sample
 of the chosen size with its band covers the value of a ten times larger sample.
 
-A statistic that is not a mean of its units also has a finite-sample *bias*, of order :math:`1/n`, which
+A statistic that is not a mean of its units also has a finite-sample *bias*, shrinking with :math:`n`, which
 no spread shows: the average cosine of the tokens of :math:`n` windows holds a share :math:`\\approx 1/n` of
 within-window pairs (of higher cosine, one context), the IsoScore of :math:`n` windows the between-window
 part of their covariance. :func:`half_sample_bias` estimates it within a sample (the half-samples' mean

@@ -305,24 +305,59 @@ def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
 
 
 @cache
-def protein_set(n: int = 1000):
-    """This book's own protein LM (the offline profile's trained run) on the first ``n`` proteins of a seeded
-    sample of Swiss-Prot (2014, 20k subset), cut at 256 residues: (mean-pooled last layer, sequences)."""
-    from .data import load_swissprot
-    from .embeddings import embed_proteins
-
-    df = load_swissprot("20k")
-    rows = np.random.default_rng(0).choice(len(df), size=n, replace=False)
-    seqs = [str(s)[:256] for s in df["sequence"].to_numpy()[rows]]
+def _book_lm():
+    """This book's own protein LM, as the training chapter's offline run left it."""
     from .models import load_trained
     from .training import config_for, run_dir
 
     final = run_dir("protein", config_for("offline")["protein"]) / "final"
     if not (final / "sha256.json").exists():  # trained by the training chapter's offline run, never here
         raise NotReady(f"the book's protein LM is not trained yet ({final.parent.name})")
-    lm = load_trained(final, name="book-esm-trained")
-    emb = embed_proteins(lm, seqs, max_length=256, cache_dir=_embed_dir())
+    return load_trained(final, name="book-esm-trained")
+
+
+@cache
+def _protein_sequences(n: int = 1000) -> list[str]:
+    """The first ``n`` proteins of a seeded sample of Swiss-Prot (2014, 20k subset), cut at 256 residues."""
+    from .data import load_swissprot
+
+    df = load_swissprot("20k")
+    rows = np.random.default_rng(0).choice(len(df), size=n, replace=False)
+    return [str(s)[:256] for s in df["sequence"].to_numpy()[rows]]
+
+
+@cache
+def protein_set(n: int = 1000):
+    """This book's own protein LM on :func:`_protein_sequences`: (mean-pooled last layer, sequences)."""
+    from .embeddings import embed_proteins
+
+    seqs = _protein_sequences(n)
+    emb = embed_proteins(_book_lm(), seqs, max_length=256, cache_dir=_embed_dir())
     return np.asarray(next(iter(emb.pooled.values())), dtype=np.float64), seqs
+
+
+@cache
+def protein_residues(n: int = 1000) -> list[tuple[str, np.ndarray]]:
+    """(sequence as the model saw it, its last layer's residue vectors) of each of :func:`_protein_sequences`,
+    as the protein chapter's local analysis reads them (upper case, cut at 256 residues)."""
+    from .embeddings import embed_proteins
+
+    seqs = [s.upper() for s in _protein_sequences(n)]
+    out = embed_proteins(_book_lm(), seqs, layers=(-1,), max_length=256, return_residues=True, cache_dir=_embed_dir())
+    rows = {int(i): np.asarray(out.residues[-1][r], dtype=np.float64) for r, i in enumerate(out.index)}
+    return [(seqs[i][: len(rows[i])], rows[i]) for i in range(len(seqs))]
+
+
+def _local_mean_eff_dims(idx) -> float:
+    """Hakim et al.'s local mean: the effective dimensions of each amino acid's residue vectors (those with
+    enough residues), averaged over amino acids, for the sampled proteins (:mod:`replib.methods.protein`)."""
+    from .methods.protein.residues import ResidueIsotropy
+
+    proteins = protein_residues()
+    acc = ResidueIsotropy(proteins[0][1].shape[1])
+    for i in idx:
+        acc.update(*proteins[int(i)])
+    return acc.mean_effective_dimensions()
 
 
 @cache
@@ -579,6 +614,20 @@ def _cases() -> list[Case]:
             note="Hakim et al. print no average cosine in their main tables: band 2 errors",
         ),
     ]
+    out.append(
+        Case(
+            "protein_isotropy",
+            "local mean effective dimensions",
+            book,
+            sp,
+            "protein",
+            100,
+            lambda: (_rows(len(protein_residues())), None),
+            _local_mean_eff_dims,
+            hak_dims,
+            note="per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit",
+        )
+    )
     measures = ("cosine", "sq_euclidean", "score", "identity")
     for a, b in ((a, b) for i, a in enumerate(measures) for b in measures[i + 1 :]):  # the paper's six pairs
         out.append(
