@@ -7,7 +7,11 @@ size is the smallest :math:`n` at which the statistic's sampling spread is at mo
 1. the band is the number's printed precision :math:`t` (half a unit in its last digit, in its table's scale,
    :func:`replib.papers.printed_band`); the spread at :math:`n` follows the :math:`1/\\sqrt{n}` law from the
    spread measured on a stand-in (``book/sampling.csv``, :mod:`replib.sampling_validation`):
-   :math:`n_t = \\lceil n_0 (s_0 / (t/4))^2 \\rceil`;
+   :math:`n_t = \\lceil n_0 (s_0 / (t/4))^2 \\rceil`; where the stand-in's samples showed a finite-sample
+   bias :math:`b_0`, the error :math:`e_0 = \\sqrt{s_0^2 + b_0^2}` takes the spread's place and is carried to
+   other sizes as a spread is: a bias shrinks as :math:`1/n` where the statistic is :math:`a + b/n`, but the
+   stand-ins' window statistics fall more slowly (their half-sample estimates fall short of the samples' mean
+   deviation in ``book/sampling.csv``), so the slower :math:`1/\\sqrt{n}` law is the safe one;
 2. where :math:`n_t` exceeds the paper's own data (:attr:`Rule.cap`), the printed precision is out of reach:
    the claim's band is then our stated spread, and the checker calls a value inconclusive whose two-spread
    interval is wider than 10 % of the paper's value (:data:`REL_PRECISION`, as
@@ -101,8 +105,7 @@ RULES = (
     Rule("protein_isotropy", "prot_bert_corr_*, corr_score_identity", ("hakim2025:corr/*",), "Pearson r *",
          "protein_isotropy", "n_pair_proteins", "proteins", 1.0, 3578),
     Rule("protein_isotropy", "local_mean_eff_dims", ("hakim2025:local/mean_eff_dims",),
-         "local mean effective dimensions", "protein_isotropy", "n_local", "proteins", 1.0, 5000,
-         fixed="no stand-in measured here (per-residue vectors of the book's LM not validated): the inherited size"),
+         "local mean effective dimensions", "protein_isotropy", "n_local", "proteins", 1.0, 5000),
     Rule("manifolds", "lid_cosine_*, lid_contextual_model_max", ("cai2021:T3/bert", "cai2021:T3/dbert",
          "cai2021:T3/gpt", "cai2021:T3/gpt2", "cai2021:T3/elmo"), "LID mean (cosine, k = 20)", "manifolds",
          "lid_queries", "query tokens", 1.0, 200_000, model="MiniLM"),
@@ -164,17 +167,20 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
         )
     out["band"] = f"{band:.3g}"
     s0, n0 = float(row["spread"]), int(row["n_sample"])
+    b0 = abs(float(row.get("bias") or 0.0))  # the samples' finite-sample bias at n0 (0 where not measured)
     if rule.scale == "log10->linear":  # a log10 spread of a value near the paper's: s = v ln(10) s_log
         s0 *= value * math.log(10)
+        b0 *= value * math.log(10)
+    e0 = math.hypot(s0, b0)  # the error at n0; carried as a spread (1/sqrt(n)), never faster than a bias shrinks
     covered = float(row.get("covered") or 1.0) >= COVERAGE
     floor = (n0 if covered else int(row.get("n_full") or n0)) * rule.per_unit
-    n_printed = max(floor, sampling.n_for_spread(s0, n0, sampling.BAND_FRACTION * band) * rule.per_unit)
+    n_printed = max(floor, sampling.n_for_spread(e0, n0, sampling.BAND_FRACTION * band) * rule.per_unit)
     reached = n_printed <= rule.cap
     if reached:
         n, why = n_printed, "the spread is a quarter of the printed band"
     else:
         bound = REL_PRECISION / math.log(10) if scale == "log10" and rule.scale == "same" else REL_PRECISION * value
-        n10 = max(floor, sampling.n_for_spread(s0, n0, sampling.BAND_FRACTION * bound) * rule.per_unit)
+        n10 = max(floor, sampling.n_for_spread(e0, n0, sampling.BAND_FRACTION * bound) * rule.per_unit)
         n = min(n10, rule.cap)
         why = (
             "the printed band needs more than the paper's data: the band is our stated spread, a quarter of the "
@@ -187,11 +193,11 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
             if covered
             else "; the stand-in's samples missed the full value (a bias at that size): at least the full size"
         )
-    spread = sampling.spread_at(s0, n0, n / rule.per_unit)
+    spread = sampling.spread_at(e0, n0, n / rule.per_unit)
     return out | dict(
         standin=f"{row['model']} on {row['data']}",
         standin_n=round(n0 * rule.per_unit),
-        standin_spread=f"{s0:.3g}",
+        standin_spread=f"{e0:.3g}",
         n_printed=_round_up(n_printed, 2),
         n=n,
         spread=f"{spread:.3g}",

@@ -13,6 +13,13 @@ resampled whole with ``groups``), or by a closed form where one exists (:func:`m
 sizes it follows the :math:`1/\\sqrt{n}` law (:func:`spread_at`, :func:`n_for_spread`);
 :func:`smallest_n` searches sizes by bootstrap, :func:`coverage_trials` checks on real data that a sample
 of the chosen size with its band covers the value of a ten times larger sample.
+
+A statistic that is not a mean of its units also has a finite-sample *bias*, shrinking with :math:`n`, which
+no spread shows: the average cosine of the tokens of :math:`n` windows holds a share :math:`\\approx 1/n` of
+within-window pairs (of higher cosine, one context), the IsoScore of :math:`n` windows the between-window
+part of their covariance. :func:`half_sample_bias` estimates it within a sample (the half-samples' mean
+minus the whole's, the bias at :math:`n` of a statistic :math:`a + b/n`), and the error of a sample is then
+:math:`\\sqrt{s^2 + b^2}`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ __all__ = [
     "correlation_standard_error",
     "coverage_trials",
     "draw_units",
+    "half_sample_bias",
     "mean_standard_error",
     "n_for_spread",
     "proportion_standard_error",
@@ -139,6 +147,41 @@ def n_for_spread(spread: float, n0: int, target: float) -> int:
     return max(2, math.ceil(n0 * (float(spread) / target) ** 2 * (1 - 1e-12)))
 
 
+def half_sample_bias(
+    stat: Callable[[np.ndarray], float], X, *, groups=None, n_halves: int = 10, seed: int = 0
+) -> float:
+    """Finite-sample bias of ``stat`` on ``X``, from half-samples of its units.
+
+    .. math:: \\hat b(n) = \\overline{\\mathrm{stat}(X_{n/2})} - \\mathrm{stat}(X_n),
+
+    the mean over ``n_halves`` random halves (units without replacement) minus the statistic of the whole: for
+    a statistic whose expectation at :math:`n` units is :math:`a + b/n` this is :math:`b/n`, its bias at
+    :math:`n` against an unlimited sample (a jackknife-type estimate that needs no larger set).
+
+    Parameters
+    ----------
+    stat : callable
+        ``stat(rows) -> float``, as in :func:`bootstrap_spread`.
+    X : array of shape (n_samples, ...)
+    groups : array of shape (n_samples,), optional
+        The sampling unit of each row; units are kept whole.
+    n_halves : int
+    seed : int
+
+    Returns
+    -------
+    float
+        The estimated bias, signed.
+    """
+    X = np.asarray(X)
+    n_rows, n = _check_n(X, None, groups)
+    if n < 4:
+        raise ValueError(f"need at least 4 sampling units for half-samples, got {n}")
+    rng = np.random.default_rng(seed)
+    halves = [float(stat(X[draw_units(n_rows, n // 2, rng, groups=groups)])) for _ in range(n_halves)]
+    return float(np.mean(halves) - float(stat(X)))
+
+
 def smallest_n(
     stat: Callable[[np.ndarray], float],
     X,
@@ -207,6 +250,7 @@ def coverage_trials(
     groups=None,
     n_boot: int = 50,
     within: bool = True,
+    bias: bool = False,
     seed: int = 0,
     progress: bool = False,
 ) -> dict:
@@ -216,18 +260,19 @@ def coverage_trials(
     of the other trials. Its spread is the :func:`bootstrap_spread` within the sample (``within``: what a
     chapter records), or, for every trial, the spread at ``n_sample`` bootstrapped once from all of ``X``
     (what the precision rule predicts for that size; ``n_boot`` evaluations instead of ``trials`` times as
-    many).
+    many). With ``bias``, each sample's :func:`half_sample_bias` is estimated from the sample alone.
 
     Returns
     -------
     dict
-        ``full_value`` (``stat(X)`` unless given), ``estimates`` and ``spreads`` (one per trial).
+        ``full_value`` (``stat(X)`` unless given), ``estimates``, ``spreads`` and ``biases`` (one per trial;
+        zeros without ``bias``).
     """
     X = np.asarray(X)
     n_rows, n_sample = _check_n(X, n_sample, groups)
     full = float(stat(X)) if full_value is None else float(full_value)
     rng = np.random.default_rng(seed)
-    estimates, spreads = [], []
+    estimates, spreads, biases = [], [], []
     pooled = None if within else bootstrap_spread(stat, X, n_sample, groups=groups, n_boot=n_boot, seed=seed + 1)
     it = range(trials)
     if progress:
@@ -243,4 +288,10 @@ def coverage_trials(
             spreads.append(bootstrap_spread(stat, sample, groups=sub_groups, n_boot=n_boot, seed=seed + 2 + t))
         else:
             spreads.append(pooled)
-    return {"full_value": full, "estimates": np.array(estimates), "spreads": np.array(spreads)}
+        biases.append(half_sample_bias(stat, sample, groups=sub_groups, seed=seed + 3 + t) if bias else 0.0)
+    return {
+        "full_value": full,
+        "estimates": np.array(estimates),
+        "spreads": np.array(spreads),
+        "biases": np.array(biases),
+    }

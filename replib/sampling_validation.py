@@ -5,10 +5,14 @@ For each statistic of the five papers' main tables, on the real data and models 
 alignment pairs of its proteins), the value at a "full" size this machine affords is compared with samples
 ten times smaller: each of ``trials`` samples (without replacement, independent) gives an estimate, whose
 spread is the one the precision rule uses for that size, bootstrapped once at ``n_sample`` from the full set
-(:func:`replib.sampling.coverage_trials`), and the sample's band covers the full value when
-:math:`|\\hat v - v_\\text{full}| \\le t + Z s` (the check's band: the printed precision :math:`t` of the paper's
-number of this statistic, in its scale, plus :math:`Z` = 2 spreads). ``covered`` is the fraction of trials
-whose band covers; ``covered_2s`` the stricter :math:`|\\hat v - v_\\text{full}| \\le Z s`.
+(:func:`replib.sampling.coverage_trials`). A statistic that is not a mean of its units is biased at small
+:math:`n` (the within-window pairs of an average cosine, the between-window covariance of an IsoScore: a
+term of order :math:`1/n` that no spread shows); each sample's bias :math:`b` is estimated from the sample
+alone (:func:`replib.sampling.half_sample_bias`), and its error is :math:`e = \\sqrt{s^2 + b^2}`. The
+sample's band covers the full value when :math:`|\\hat v - v_\\text{full}| \\le t + Z e` (the check's band:
+the printed precision :math:`t` of the paper's number of this statistic, in its scale, plus :math:`Z` = 2
+errors). ``covered`` is the fraction of trials whose band covers; ``covered_2s`` the stricter
+:math:`|\\hat v - v_\\text{full}| \\le Z s` (spread alone, bias left out).
 
 Each (model, data set) is embedded once at the full size and cached (the project's embedding cache); the
 trials resample the cached matrix. Rows are appended to the CSV as they finish; a rerun skips the rows
@@ -44,6 +48,7 @@ COLUMNS = (
     "full_value",
     "sample_mean",
     "spread",
+    "bias",
     "band",
     "covered",
     "covered_2s",
@@ -77,37 +82,62 @@ def _minilm():
 
 
 @cache
-def wikitext_tokens(layer: int) -> tuple[np.ndarray, np.ndarray, list]:
-    """all-MiniLM-L6-v2's token vectors of code layer ``layer`` over the first 600 lines of WikiText-2 test
-    (87 windows of 512 tokens), as the IsoScore chapter's offline profile embeds them (the same cache entry):
-    (vectors, window of each token, token strings)."""
+def _wikitext_stream():
     from .data import load_lm_corpus
     from .embeddings import embed_token_stream
 
     lines = load_lm_corpus("wikitext2", "test")[:WIKITEXT_LINES]
-    ts = embed_token_stream(_minilm(), lines, window=512, cache_dir=_embed_dir())
+    return embed_token_stream(_minilm(), lines, window=512, cache_dir=_embed_dir())
+
+
+def wikitext_tokens(layer: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """all-MiniLM-L6-v2's token vectors of code layer ``layer`` over the first 600 lines of WikiText-2 test
+    (87 windows of 512 tokens), as the IsoScore chapter's offline profile embeds them (the same cache entry,
+    read once for every layer): (vectors, window of each token, token strings)."""
+    ts = _wikitext_stream()
     return ts.layers[layer], ts.window, ts.tokens
 
 
 @cache
-def sentence_vectors(data: str) -> np.ndarray:
-    """all-MiniLM-L6-v2's mean-pooled last layer (special tokens dropped, as Rajaee & Pilehvar) of every
-    sentence of ``data`` (``sick``: both sides of SICK test's pairs; ``polarity``: the Pang & Lee sentences)."""
-    from .embeddings import embed_sentences
+def _sts(data: str):
+    """(pairs with gold scores, their sorted unique sentences) of an STS set of the cluster-isotropy chapter
+    (``SICK-R``, ``STS-B``, ``STS12`` ...), loaded as the chapter loads it."""
+    from .methods.cluster_isotropy.setup import load_sts_pairs
 
-    return embed_sentences(_minilm(), _texts(data), cache_dir=_embed_dir()).means
+    df = load_sts_pairs(data)
+    return df, sorted(set(df["sentence1"]) | set(df["sentence2"]))
 
 
 @cache
 def _texts(data: str) -> list[str]:
-    from .data import load_polarity, load_sick
-
-    if data == "sick":
-        df = load_sick("test")
-        return list(df["sentence1"]) + list(df["sentence2"])
+    """The sentences of ``data``: an STS set's unique sentences (as the chapter embeds them, so its cache
+    entry serves), or ``polarity``'s sentences."""
     if data == "polarity":
+        from .data import load_polarity
+
         return list(load_polarity()["text"])
-    raise ValueError(data)
+    return _sts(data)[1]
+
+
+@cache
+def sentence_vectors(model: str, data: str) -> np.ndarray:
+    """One vector per sentence of ``data`` (:func:`_texts`): all-MiniLM-L6-v2's mean-pooled last layer (special
+    tokens dropped, as Rajaee & Pilehvar), or the mean GloVe 6B 50d vector of its lower-cased word and
+    punctuation tokens found in GloVe (a zero vector for a sentence with none)."""
+    texts = _texts(data)
+    if model == MINILM:
+        from .embeddings import embed_sentences
+
+        return embed_sentences(_minilm(), texts, layer=-1, drop_special=True, cache_dir=_embed_dir()).means
+    import re
+
+    index, vectors = _glove()
+    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float64)
+    for i, text in enumerate(texts):
+        rows = [index[w] for w in re.findall(r"[\w']+|[^\w\s]", text.lower()) if w in index]
+        if rows:
+            out[i] = vectors[rows].mean(axis=0)
+    return out
 
 
 @cache
@@ -118,29 +148,13 @@ def _glove():
     return {w: i for i, w in enumerate(words)}, vectors
 
 
-def glove_sentence_vectors(data: str) -> np.ndarray:
-    """The mean GloVe 6B 50d vector of each sentence's lower-cased whitespace/punctuation tokens found in
-    GloVe (a zero vector for a sentence with none)."""
-    import re
-
-    index, vectors = _glove()
-    out = np.zeros((len(_texts(data)), vectors.shape[1]), dtype=np.float64)
-    for i, text in enumerate(_texts(data)):
-        rows = [index[w] for w in re.findall(r"[\w']+|[^\w\s]", text.lower()) if w in index]
-        if rows:
-            out[i] = vectors[rows].mean(axis=0)
-    return out
-
-
 @cache
-def sick_pairs(model: str) -> np.ndarray:
-    """(n_pairs, 2): each SICK test pair's cosine of its two sentence vectors and its gold relatedness."""
-    from .data import load_sick
-
-    df = load_sick("test")
-    X = sentence_vectors("sick") if model == MINILM else glove_sentence_vectors("sick")
-    n = len(df)
-    a, b = X[:n], X[n:]
+def sts_pairs(model: str, data: str) -> np.ndarray:
+    """(n_pairs, 2): each pair's cosine of its two sentence vectors and its gold score."""
+    df, texts = _sts(data)
+    where = {t: i for i, t in enumerate(texts)}
+    X = sentence_vectors(model, data)
+    a, b = X[[where[t] for t in df["sentence1"]]], X[[where[t] for t in df["sentence2"]]]
     cos = (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
     return np.column_stack([cos, df["score"].to_numpy(dtype=float)])
 
@@ -163,6 +177,7 @@ class Case:
     band: float  # the printed precision t of the paper's numbers of this statistic, in its scale
     scale: str = "linear"  # "log10": band and spread of log10 of the statistic
     n_boot: int = 40
+    bias: bool = True  # estimate each sample's finite-sample bias (False for a mean: unbiased)
     note: str = ""
 
     @property
@@ -270,7 +285,7 @@ def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     from .data import load_polarity
 
-    X = sentence_vectors("polarity") if model == MINILM else glove_sentence_vectors("polarity")
+    X = sentence_vectors(model, "polarity")
     y = load_polarity()["label"].to_numpy()
     clf = LogisticRegression(max_iter=2000).fit(X[::2], y[::2])
     return X, y, (clf.predict(X[1::2]) == y[1::2]).astype(float)
@@ -278,7 +293,7 @@ def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
     def stat(idx) -> float:
-        from .metrics import silhouette_score
+        from .metrics.silhouette import silhouette_score
 
         X, y, _ = polarity_task(model)
         return silhouette_score(X[idx], y[idx])
@@ -290,24 +305,59 @@ def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
 
 
 @cache
-def protein_set(n: int = 1000):
-    """This book's own protein LM (the offline profile's trained run) on the first ``n`` proteins of a seeded
-    sample of Swiss-Prot (2014, 20k subset), cut at 256 residues: (mean-pooled last layer, sequences)."""
-    from .data import load_swissprot
-    from .embeddings import embed_proteins
-
-    df = load_swissprot("20k")
-    rows = np.random.default_rng(0).choice(len(df), size=n, replace=False)
-    seqs = [str(s)[:256] for s in df["sequence"].to_numpy()[rows]]
+def _book_lm():
+    """This book's own protein LM, as the training chapter's offline run left it."""
     from .models import load_trained
     from .training import config_for, run_dir
 
     final = run_dir("protein", config_for("offline")["protein"]) / "final"
     if not (final / "sha256.json").exists():  # trained by the training chapter's offline run, never here
         raise NotReady(f"the book's protein LM is not trained yet ({final.parent.name})")
-    lm = load_trained(final, name="book-esm-trained")
-    emb = embed_proteins(lm, seqs, max_length=256, cache_dir=_embed_dir())
+    return load_trained(final, name="book-esm-trained")
+
+
+@cache
+def _protein_sequences(n: int = 1000) -> list[str]:
+    """The first ``n`` proteins of a seeded sample of Swiss-Prot (2014, 20k subset), cut at 256 residues."""
+    from .data import load_swissprot
+
+    df = load_swissprot("20k")
+    rows = np.random.default_rng(0).choice(len(df), size=n, replace=False)
+    return [str(s)[:256] for s in df["sequence"].to_numpy()[rows]]
+
+
+@cache
+def protein_set(n: int = 1000):
+    """This book's own protein LM on :func:`_protein_sequences`: (mean-pooled last layer, sequences)."""
+    from .embeddings import embed_proteins
+
+    seqs = _protein_sequences(n)
+    emb = embed_proteins(_book_lm(), seqs, max_length=256, cache_dir=_embed_dir())
     return np.asarray(next(iter(emb.pooled.values())), dtype=np.float64), seqs
+
+
+@cache
+def protein_residues(n: int = 1000) -> list[tuple[str, np.ndarray]]:
+    """(sequence as the model saw it, its last layer's residue vectors) of each of :func:`_protein_sequences`,
+    as the protein chapter's local analysis reads them (upper case, cut at 256 residues)."""
+    from .embeddings import embed_proteins
+
+    seqs = [s.upper() for s in _protein_sequences(n)]
+    out = embed_proteins(_book_lm(), seqs, layers=(-1,), max_length=256, return_residues=True, cache_dir=_embed_dir())
+    rows = {int(i): np.asarray(out.residues[-1][r], dtype=np.float64) for r, i in enumerate(out.index)}
+    return [(seqs[i][: len(rows[i])], rows[i]) for i in range(len(seqs))]
+
+
+def _local_mean_eff_dims(idx) -> float:
+    """Hakim et al.'s local mean: the effective dimensions of each amino acid's residue vectors (those with
+    enough residues), averaged over amino acids, for the sampled proteins (:mod:`replib.methods.protein`)."""
+    from .methods.protein.residues import ResidueIsotropy
+
+    proteins = protein_residues()
+    acc = ResidueIsotropy(proteins[0][1].shape[1])
+    for i in idx:
+        acc.update(*proteins[int(i)])
+    return acc.mean_effective_dimensions()
 
 
 @cache
@@ -374,7 +424,7 @@ def _cases() -> list[Case]:
     raj_acc = _band("rajaee2021:T3/*")
     wt = "WikiText-2 test (600 lines)"
     out = []
-    for layer in (2, 5):
+    for layer in range(6):  # Rudman et al.'s IsoScore per layer: every layer the cached stream holds
         out += [
             Case(
                 "isoscore",
@@ -413,6 +463,7 @@ def _cases() -> list[Case]:
             _mean,
             cai,
             n_boot=200,
+            bias=False,  # a mean of its units: unbiased
             note="queries against the fixed 44,544-token index",
         ),
         Case(
@@ -426,6 +477,7 @@ def _cases() -> list[Case]:
             _mean,
             cai,
             n_boot=200,
+            bias=False,  # a mean of its units: unbiased
             note="queries against the fixed 20,000-word index",
         ),
         Case(
@@ -438,7 +490,7 @@ def _cases() -> list[Case]:
             _windows(5),
             _s_inter,
             0.0,
-            note=_TOKENS_NOTE + "; the papers print no S_inter: band 2 spreads",
+            note=_TOKENS_NOTE + "; the papers print no S_inter: band 2 errors",
         ),
         Case(
             "manifolds",
@@ -450,29 +502,39 @@ def _cases() -> list[Case]:
             _windows(5),
             _s_intra,
             0.0,
-            note=_TOKENS_NOTE + "; the papers print no S_intra: band 2 spreads",
+            note=_TOKENS_NOTE + "; the papers print no S_intra: band 2 errors",
         ),
     ]
-    for model in ("GloVe 6B 50d", MINILM):  # MiniLM last: its sentences are embedded here (CPU minutes)
-        vec = (lambda m: lambda: (sentence_vectors("sick") if m == MINILM else glove_sentence_vectors("sick"), None))(
-            model
-        )
+    #: STS set -> (sentences, pairs) per sample: a tenth of its unique sentences and of its pairs
+    sts_sizes = {"SICK-R": (490, 490), "STS-B": (250, 137)}
+    for model in ("GloVe 6B 50d", MINILM):  # MiniLM's STS sentences come from the chapter's cache entries
+        for data, (n_sent, n_pairs) in sts_sizes.items():
+            out += [
+                Case(
+                    "cluster_isotropy",
+                    "log10 I(W)",
+                    model,
+                    f"{data} test sentences",
+                    "sentence",
+                    n_sent,
+                    (lambda m, d: lambda: (sentence_vectors(m, d), None))(model, data),
+                    _iw_log10,
+                    raj_iw,
+                ),
+                Case(
+                    "cluster_isotropy",
+                    "Spearman x 100",
+                    model,
+                    f"{data} test pairs",
+                    "pair",
+                    n_pairs,
+                    (lambda m, d: lambda: (sts_pairs(m, d), None))(model, data),
+                    _spearman_x100,
+                    raj_rho,
+                    n_boot=100,
+                ),
+            ]
         out += [
-            Case(
-                "cluster_isotropy", "log10 I(W)", model, "SICK test sentences", "sentence", 985, vec, _iw_log10, raj_iw
-            ),
-            Case(
-                "cluster_isotropy",
-                "Spearman x 100",
-                model,
-                "SICK test pairs",
-                "pair",
-                492,
-                (lambda m: lambda: (sick_pairs(m), None))(model),
-                _spearman_x100,
-                raj_rho,
-                n_boot=100,
-            ),
             Case(
                 "cluster_isotropy",
                 "accuracy x 100",
@@ -484,6 +546,7 @@ def _cases() -> list[Case]:
                 _mean,
                 raj_acc,
                 n_boot=200,
+                bias=False,  # a mean of its units: unbiased
                 note="a logistic regression fitted on the even half",
             ),
             Case(
@@ -496,7 +559,7 @@ def _cases() -> list[Case]:
                 (lambda m: lambda: (polarity_task(m)[0], None))(model),
                 _log10(_isoscore),
                 0.0,
-                note="Mickus et al. print no IsoScore: band 2 spreads",
+                note="Mickus et al. print no IsoScore: band 2 errors",
             ),
             Case(
                 "classifiers",
@@ -509,7 +572,7 @@ def _cases() -> list[Case]:
                 _silhouette_for(model),
                 0.0,
                 n_boot=30,
-                note="Mickus et al. print no silhouette: band 2 spreads",
+                note="Mickus et al. print no silhouette: band 2 errors",
             ),
         ]
     book = "book protein LM (offline)"
@@ -538,8 +601,35 @@ def _cases() -> list[Case]:
             _eff_dims,
             hak_dims,
         ),
+        Case(
+            "protein_isotropy",
+            "1 - |average cosine|",
+            book,
+            sp,
+            "protein",
+            100,
+            lambda: (protein_set()[0], None),
+            _one_minus_abs_cosine,
+            0.0,
+            note="Hakim et al. print no average cosine in their main tables: band 2 errors",
+        ),
     ]
-    for a, b in (("cosine", "sq_euclidean"), ("cosine", "score"), ("sq_euclidean", "score"), ("score", "identity")):
+    out.append(
+        Case(
+            "protein_isotropy",
+            "local mean effective dimensions",
+            book,
+            sp,
+            "protein",
+            100,
+            lambda: (_rows(len(protein_residues())), None),
+            _local_mean_eff_dims,
+            hak_dims,
+            note="per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit",
+        )
+    )
+    measures = ("cosine", "sq_euclidean", "score", "identity")
+    for a, b in ((a, b) for i, a in enumerate(measures) for b in measures[i + 1 :]):  # the paper's six pairs
         out.append(
             Case(
                 "protein_isotropy",
@@ -579,10 +669,12 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
         groups=groups,
         n_boot=case.n_boot,
         within=False,
+        bias=case.bias,
         seed=seed,
         progress=progress,
     )
     err = np.abs(out["estimates"] - out["full_value"])
+    error = np.hypot(out["spreads"], out["biases"])  # each sample's root mean squared error
     note = case.note
     if n_full < 10 * case.n_sample:
         note = "; ".join(filter(None, [note, f"full only {n_full / case.n_sample:.1f}x the sample"]))
@@ -597,8 +689,9 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
         "full_value": f"{out['full_value']:.6g}",
         "sample_mean": f"{np.mean(out['estimates']):.6g}",
         "spread": f"{np.mean(out['spreads']):.4g}",
+        "bias": f"{np.mean(out['biases']):.4g}",
         "band": f"{case.band:.4g}",
-        "covered": f"{np.mean(err <= case.band + sampling.Z * out['spreads']):.3f}",
+        "covered": f"{np.mean(err <= case.band + sampling.Z * error):.3f}",
         "covered_2s": f"{np.mean(err <= sampling.Z * out['spreads']):.3f}",
         "trials": trials,
         "note": note,
@@ -623,10 +716,16 @@ def write_rows(path, rows: list[dict]) -> None:
     tmp.replace(path)
 
 
+def _float(x) -> float:
+    """A CSV cell as a number, 0 where empty (a row written before the column existed)."""
+    return float(x) if x not in (None, "") else 0.0
+
+
 def coverage_figure(rows: list[dict], path=None):
     """The table as a figure: per row, the samples' mean estimate minus the full value in units of the check's
-    band (:math:`t + Z s`), with the band as its error bar (the full value lies inside when the bar crosses 0),
-    and beside it the fraction of trials whose band covered the full value (the 95 % line)."""
+    band (:math:`t + Z e`, :math:`e = \\sqrt{s^2 + b^2}`), with the band as its error bar (the full value lies
+    inside when the bar crosses 0), and beside it the fraction of trials whose band covered the full value (the
+    95 % line)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -636,13 +735,15 @@ def coverage_figure(rows: list[dict], path=None):
     from .plotting import PALETTE, RC, STYLE, save_figure
 
     sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
-    labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}" for r in rows]
-    half = np.array([float(r["band"]) + sampling.Z * float(r["spread"]) for r in rows])
+    labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}, {r['data']}" for r in rows]
+    half = np.array(
+        [float(r["band"]) + sampling.Z * math.hypot(float(r["spread"]), _float(r.get("bias"))) for r in rows]
+    )
     z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
     cov = np.array([float(r["covered"]) for r in rows])
     y = np.arange(len(rows))[::-1]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 0.45 * len(rows) + 2.4), sharey=True, width_ratios=(3, 2))
-    ax.errorbar(z, y, xerr=1.0, fmt="o", capsize=3, label="mean estimate ± the check's band (t + 2 s)")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 0.45 * len(rows) + 2.4), sharey=True, width_ratios=(3, 2))
+    ax.errorbar(z, y, xerr=1.0, fmt="o", capsize=3, label="mean estimate ± the check's band (t + 2 e)")
     ax.axvline(0, color="k", lw=1, label="the full set's value")
     ax.set(yticks=y, yticklabels=labels, xlabel="(sample estimate - full value) / band", xlim=(-2.5, 2.5))
     bx.barh(y, cov, color=sns.color_palette(PALETTE)[2], label="trials whose band covers the full value")

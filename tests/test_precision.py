@@ -82,6 +82,34 @@ def test_every_rule_names_real_paper_numbers_and_parameters():
         assert rule.parameter in profile_params(rule.chapter, "paper"), rule
 
 
+def test_a_bias_asks_for_a_larger_size():
+    row = _row("c", "Pearson r (a, b)", "m", 0.01, 100)
+    plain = precision.plan_row(_rule(), [row], TABLES)
+    biased = precision.plan_row(_rule(), [row | {"bias": "0.01"}], TABLES)
+    assert int(biased["n"]) > int(plain["n"])
+    assert float(biased["spread"]) <= sampling.BAND_FRACTION * 0.0005 * (1 + 1e-9)
+
+
+def test_every_paper_profile_size_is_at_least_its_plans():
+    """Each size of the paper profile is at least the written plan's n for its statistic (book/sampling_plan.csv,
+    the table on the page); the whole data set (None) is at least any n."""
+    if not precision.PLAN_CSV.exists():
+        pytest.skip("book/sampling_plan.csv not generated")
+    for row in precision.read_sampling(precision.PLAN_CSV):
+        have = profile_params(row["chapter"], "paper")[row["parameter"]]
+        if have is None:
+            continue
+        assert row["n"] != "all" and have >= int(row["n"]), (row["chapter"], row["parameter"], row["claims"])
+
+
+def test_the_written_plan_is_the_rules_plan():
+    """book/sampling_plan.csv is what the rule computes from book/sampling.csv now (not a stale copy)."""
+    if not precision.PLAN_CSV.exists():
+        pytest.skip("book/sampling_plan.csv not generated")
+    written = precision.read_sampling(precision.PLAN_CSV)
+    assert [{k: str(v) for k, v in r.items()} for r in precision.plan_rows()] == written
+
+
 def test_paper_profile_holds_the_chosen_sizes():
     """The paper profile's tables hold the sizes the rule chooses from book/sampling.csv (the plan)."""
     if not precision.SAMPLING_CSV.exists():

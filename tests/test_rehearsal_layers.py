@@ -19,7 +19,7 @@ from replib.rehearsal.core import T4_FP32_EFFICIENCY, T4_FP32_TFLOPS, fit_expone
 
 
 def test_lid_search_is_a_float32_gpu_step_counted_in_flops():
-    cfg = chapter_config("manifolds", "paper")
+    cfg = chapter_config("manifolds", "paper").replace(lid_queries=50_000)  # the arithmetic at a fixed size
     # the paper profile: 50,000 queries against the 200,000-token sample, 768 wide, cosine and Euclidean
     assert L.lid_search_flops(200_000, 50_000, 768) == 2 * 2 * 50_000 * 200_000 * 768
     cost = L.lid_search_cost(cfg, 200_000, 768, n_layers=12)
@@ -35,7 +35,7 @@ def test_lid_search_is_a_float32_gpu_step_counted_in_flops():
 
 
 def test_scaled_config_keeps_the_paper_regime():
-    cfg = chapter_config("manifolds", "paper")
+    cfg = chapter_config("manifolds", "paper").replace(lid_queries=50_000)
     small = L.scaled_config(cfg, 50_000, 200_000)
     assert small["kmeans_fit"] == 50_000 and small["sil_sample"] == 5_000
     assert small["lid_queries"] == 12_500 and small["max_per_type"] == 250

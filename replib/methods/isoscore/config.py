@@ -2,8 +2,8 @@
 
 The synthetic tests take seconds at every profile; ``smoke`` only uses coarser sweeps. The contextual part
 embeds WikiText-2 with a tiny random BERT (``smoke``), the packaged all-MiniLM-L6-v2 on the test split
-(``offline``) or the four models of the IsoScore authors' per-layer results on 8,900 lines of the train
-split (``paper``), whose values are then recorded per layer (``paper_layer_keys``).
+(``offline``) or the four models of the IsoScore authors' per-layer results on 4,400 lines of the train
+split (``paper``, sized by the precision rule), whose values are then recorded per layer (``paper_layer_keys``).
 
 Parts (:mod:`replib.parts`): one per model (its contextual layers, ``paper_<model>_layer*``) and ``rest`` (the
 synthetic tests and the statistics over every model, from the embeddings the model parts cached).
@@ -55,7 +55,7 @@ TABLE = {
     "offline": dict(models=["all-MiniLM-L6-v2"], sweep=21, n_rot=10_000, split="test", n_lines=600, window=512,
                     paper_layer_keys=False, stream=False, package_sample=20_000),
     # n_lines: sized by the precision rule (replib.precision; size, spread and reason in book/sampling_plan.csv)
-    "paper": dict(models=list(PAPER_LMS), sweep=21, n_rot=10_000, split="train", n_lines=8900, window=512,
+    "paper": dict(models=list(PAPER_LMS), sweep=21, n_rot=10_000, split="train", n_lines=4400, window=512,
                   paper_layer_keys=True, stream=True, package_sample=20_000),
 }
 # fmt: on
@@ -68,7 +68,7 @@ STEPS = ("synthetic", "contextual")
 def parts(profile: str, params: dict) -> list:
     """One part per model (WikiText-2 through it, every layer scored) and ``rest``.
 
-    Declared budgets (paper profile, the rehearsal measures them): a BERT-size model over 8,900 lines of the
+    Declared budgets (paper profile, the rehearsal measures them): a BERT-size model over 4,400 lines of the
     train split is minutes of GPU time; its token vectors of every layer are held and cached as float32.
     """
     labels = {m: ModelRef.parse(m).slug for m in params["models"]}

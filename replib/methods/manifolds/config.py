@@ -165,8 +165,8 @@ TABLE = {
         kmeans_fit=200_000,
         # LID queries sized by the precision rule (replib.precision; each size, spread and reason in
         # book/sampling_plan.csv)
-        lid_queries=50_000,
-        glove_queries=5000,
+        lid_queries=71_000,
+        glove_queries=2000,
         layers_per_pass=2,
         # every token streamed (IsoScore, average cosine); clusters, LID, S_inter/S_intra on 200,000 tokens drawn
         # with the seed (the paper's k-means already fits 200,000 points); the samples live on disk, a layer at a time

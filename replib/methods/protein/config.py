@@ -1,10 +1,12 @@
 """The protein chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
 
-``paper``: current Swiss-Prot, the four models of Hakim et al. and four ESM-2 sizes, 3,578 proteins for the
-pair analysis (C(3578, 2) = 6,399,253 ≈ the paper's 6.4×10⁶ pairs). ``offline``: the real Swiss-Prot 2014
-samples, tiny same-architecture random models (``tiny``: sequences cut at 256 residues), 800 proteins
-(319,600 pairs). ``smoke``: a few hundred sequences and pairs. The pair proteins are the first
-``n_pair_proteins`` of the random global sample, so their embeddings are rows of the global table.
+``paper``: a seeded sample of 3,578 proteins of current Swiss-Prot (``n_global``, sized by the precision rule,
+:mod:`replib.precision`, as ``n_local``; the paper embeds all of it), the four models of Hakim et al. and four
+ESM-2 sizes, all of them for the pair analysis (C(3578, 2) = 6,399,253 ≈ the paper's 6.4×10⁶ pairs).
+``offline``: the real Swiss-Prot 2014 samples, tiny same-architecture random models (``tiny``: sequences cut
+at 256 residues), 800 proteins (319,600 pairs). ``smoke``: a few hundred sequences and pairs. The pair
+proteins are the first ``n_pair_proteins`` of the random global sample, so their embeddings are rows of the
+global table.
 
 Alignment settings (global, PAM250, gap open 10, extend 1) are the same at every profile; the local analysis
 requires ``min_ratio`` · n residues per amino acid. With ``tiny`` the paper's models are replaced by random
@@ -82,8 +84,8 @@ TABLE = {
                   n_biopython=100, n_local=200, max_length=128, chunk_size=200, n_jobs=2, tiny=True),
     "offline": dict(_COMMON, models=PAPER_MODELS + ["tiny-esm"], subset="20k", n_global=1500, n_pair_proteins=800,
                     n_biopython=300, n_local=400, max_length=256, chunk_size=20000, n_jobs=2, tiny=True),
-    "paper": dict(_COMMON, models=PAPER_MODELS + _ESM_PAPER, subset="current", n_global=None, n_pair_proteins=3578,
-                  n_biopython=2000, n_local=5000, max_length=1022, chunk_size=50000, n_jobs=-1, tiny=False,
+    "paper": dict(_COMMON, models=PAPER_MODELS + _ESM_PAPER, subset="current", n_global=3578, n_pair_proteins=3578,
+                  n_biopython=2000, n_local=460, max_length=1022, chunk_size=50000, n_jobs=-1, tiny=False,
                   stream=True, local_samples=2),
 }
 # fmt: on
