@@ -73,7 +73,7 @@ SIZES = {
     "classifiers": {"scale": ("n_polarity", "n_snli", "glue_items", "n_supersense", "n_pos")},
     "manifolds": {"scale": ("kmeans_fit", "lid_queries", "glove_queries", "analysis_sample", "corpora")},
     "cluster_isotropy": {"scale": ("max_pairs", "clf_sizes")},
-    "training_dynamics": {"scale": ()},
+    "training_dynamics": {"scale": ()},  # its runs' sizes live in replib/training/config.py, not in its table
 }
 
 
@@ -85,13 +85,16 @@ def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
     ------
     ValueError
         For a size of ``None`` (the whole data set: its count is not in the parameters, so it cannot be
-        scaled) when ``fraction < 1``, or a chapter without an entry in :data:`SIZES`.
+        scaled) or a chapter that declares no size to scale, when ``fraction < 1``; a chapter without an entry
+        in :data:`SIZES`.
     """
     if chapter not in SIZES:
         raise ValueError(f"no rehearsal sizes for {chapter!r}; chapters: {sorted(SIZES)}")
     out = {**params, **SIZES[chapter].get("set", {})}
     if fraction >= 1:
         return out
+    if not SIZES[chapter]["scale"]:
+        raise ValueError(f"{chapter}: no sample size of its table is declared to scale")
 
     def scale(name, n):
         if n is None:
