@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from replib._io import atomic_write, cache_root
-from replib.config import TAKES_NO_MODEL, profile_params
+from replib.config import CHAPTERS, TAKES_NO_MODEL, profile_params
 from replib.models.fullsize import FULLSIZE, parameter_count, save_fullsize
 from replib.rehearsal import SIZES, at_full, chapter_cost, scaled_params
 
@@ -57,8 +57,18 @@ COLUMNS = (
 #: a chapter's row: the ``paper`` profile as a whole
 ALL = "all"
 _GB = 1e9
-#: the start-up file of the chapter's kernel
-_STARTUP = "from replib.rehearsal import install\ninstall({chapter!r}, {fraction!r}, {log!r})\n"
+#: the start-up file of the chapter's kernel: the rehearsal's logging, and its priority (a kernel starts a new
+#: session, whose scheduling group would otherwise have the default weight)
+_STARTUP = """import os
+from replib.rehearsal import install
+install({chapter!r}, {fraction!r}, {log!r})
+if os.nice(0) > 0 and os.path.exists("/proc/self/autogroup"):
+    try:
+        with open("/proc/self/autogroup", "w") as fh:
+            fh.write(str(os.nice(0)))
+    except OSError:
+        pass
+"""
 
 
 def dir_bytes(*folders: Path) -> int:
@@ -218,5 +228,11 @@ def rehearse(
         r = rows[chapter]
         print(f"[{chapter}] {r['status']}: {r.get('cpu_seconds', '-')} CPU s, peak {r.get('peak_rss_gb', '-')} GB, "
               f"{r.get('t4_hours_estimate', '-')} T4-h {r.get('note', '')}", flush=True)  # fmt: skip
-        write_rows(csv_path, rows.values())
-    return list(rows.values())
+        write_rows(csv_path, _book_order(rows))
+    return _book_order(rows)
+
+
+def _book_order(rows: dict) -> list[dict]:
+    """The rows in the chapters' order (:data:`replib.config.CHAPTERS`), others last."""
+    order = list(CHAPTERS)
+    return sorted(rows.values(), key=lambda r: order.index(r["chapter"]) if r["chapter"] in order else len(order))
