@@ -169,6 +169,7 @@ def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, mo
     log.unlink(missing_ok=True)
     (startup / "00-rehearsal.py").write_text(_STARTUP.format(chapter=chapter, fraction=fraction, log=str(log)))
     cmd = [sys.executable, "-m", "replib", "--root", str(root), "run", chapter, "--profile", profile, "--force"]
+    cmd += ["--timeout-scale", "100"]  # the rehearsal's own ``timeout`` bounds it (CPU, not the profile's GPU)
     cmd += [a for m in models for a in ("--model", m)] + (["--rehearsal"] if profile == "paper" and models else [])
     env = dict(os.environ, IPYTHONDIR=str(work / "ipython"))
     with open(work / "run.log", "w") as out:

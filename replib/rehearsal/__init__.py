@@ -233,7 +233,8 @@ def length_flops(count: Callable[[int], float], lengths=(64, 128, 256)) -> Calla
 def _sequence_flops(item: dict, training: bool) -> Callable[[int], float]:
     """:func:`length_flops` of a logged model (:func:`read_forwards`): its forward pass on one sequence (and the
     backward pass of the sum of its output, ``training``), counted on a copy on the ``meta`` device (shapes
-    only: the cost of a padded sequence depends on neither its tokens nor the weights)."""
+    only: the cost of a padded sequence depends on neither its tokens nor the weights); a training step on a
+    real copy, whose attention backward is the fused kernel's, as on a GPU."""
     import transformers as tr
 
     config = getattr(tr, item["config_class"]).from_dict(item["config"])
@@ -254,6 +255,8 @@ def _sequence_flops(item: dict, training: bool) -> Callable[[int], float]:
         return length_flops(lambda n: count_flops(one, n), lengths)
 
     model = None
+    if training:  # on meta, attention's backward is the math kernel's, not the fused one's with its recomputation
+        return counted("cpu")
     try:
         return counted("meta")
     except Exception:  # an architecture with data-dependent steps does not run on meta: the real one
