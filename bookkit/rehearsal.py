@@ -57,17 +57,26 @@ COLUMNS = (
 #: a chapter's row: the ``paper`` profile as a whole
 ALL = "all"
 _GB = 1e9
-#: the start-up file of the chapter's kernel: the rehearsal's logging, and its priority (a kernel starts a new
+#: the start-up file of the chapter's kernel: at its first cell (so that the kernel answers papermill at once),
+#: the rehearsal's sizes and logging (:func:`replib.rehearsal.install`) and its priority (a kernel starts a new
 #: session, whose scheduling group would otherwise have the default weight)
 _STARTUP = """import os
-from replib.rehearsal import install
-install({chapter!r}, {fraction!r}, {log!r})
-if os.nice(0) > 0 and os.path.exists("/proc/self/autogroup"):
-    try:
-        with open("/proc/self/autogroup", "w") as fh:
-            fh.write(str(os.nice(0)))
-    except OSError:
-        pass
+
+
+def _rehearse(*args):
+    get_ipython().events.unregister("pre_run_cell", _rehearse)
+    from replib.rehearsal import install
+
+    install({chapter!r}, {fraction!r}, {log!r})
+    if os.nice(0) > 0 and os.path.exists("/proc/self/autogroup"):
+        try:
+            with open("/proc/self/autogroup", "w") as fh:
+                fh.write(str(os.nice(0)))
+        except OSError:
+            pass
+
+
+get_ipython().events.register("pre_run_cell", _rehearse)
 """
 
 
