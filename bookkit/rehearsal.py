@@ -10,12 +10,13 @@ sizes, each paper model replaced by its full-size random-weight architecture, ti
   once as a model folder (:func:`replib.models.fullsize.save_fullsize`, random weights), the others as they are;
 * an IPython start-up file in the kernel (``IPYTHONDIR``) that calls :func:`replib.rehearsal.install`: the
   profile's sample sizes scaled to the fraction and every forward pass logged;
-* the data of ``REPLIB_DATA_MIRROR`` (the caller's environment).
+* the data of ``REPLIB_DATA_MIRROR`` (the caller's environment), and a cache of its own for each run (the inputs
+  of ``$REPLIB_CACHE_DIR`` linked in, :data:`_INPUTS`): nothing is read from an earlier run's computations.
 
 The row's cost is :func:`replib.rehearsal.chapter_cost` of the logged batches and of the CPU seconds of the
 whole process tree (``os.wait4``); its peak memory the tree's largest resident set (the kernel's), at the
 fraction; its cache the weights the paper profile downloads (float32, parameters counted from the
-configurations) and what the run added under the work folder and ``$REPLIB_CACHE_DIR``.
+configurations) and what a run writes in its cache, at the full size on the line through the shares.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -54,6 +56,9 @@ COLUMNS = (
     "l4_hours_estimate",
     "note",
 )
+#: the cache's inputs a rehearsal reads (data sets fetched, tokenizers, word vectors, built tiny models, the training
+#: chapter's trained runs that the protein chapter reads); the rest of its cache starts empty
+_INPUTS = ("data", "fullsize", "static", "tiny", "proteinbert", "training")
 #: a chapter's row: the ``paper`` profile as a whole
 ALL = "all"
 _GB = 1e9
@@ -147,8 +152,7 @@ def rehearse_chapter(
     if models is None:
         models = [] if chapter in TAKES_NO_MODEL else stand_ins(chapter, Path(workdir) / "models")
     work = Path(workdir) / chapter
-    watched = (work, cache_root())
-    before, t0 = dir_bytes(*watched), time.monotonic()
+    t0 = time.monotonic()
     runs = [_run(chapter, f, work / f"f{f:g}", root, profile, models, timeout) for f in fractions]
     status = next((r["status"] for r in runs if r["status"] != "ok"), "ok")
     shares, rss = [r["fraction"] for r in runs], [r["peak_rss_gb"] for r in runs]
@@ -158,7 +162,7 @@ def rehearse_chapter(
         "data": _data_note(chapter), "fraction_of_paper": f"{fractions[-1]:.3g}",
         "extrapolation": f"{1 / fractions[-1]:.3g}", "cpu_seconds": round(sum(r["cpu"] for r in runs), 1),
         "peak_rss_gb": round(peak, 2), "status": status,
-        "cache_gb": round(max(dir_bytes(*watched) - before, 0) / _GB + _weights_gb(models), 2),
+        "cache_gb": round(max(at_full(shares, [r["cache_gb"] for r in runs]), 0.0) + _weights_gb(models), 2),
         "note": f"shares {', '.join(f'{f:g}' for f in shares)}; peak memory "
         + ("at full size by the line through the measured (" + ", ".join(f"{m:.2f}" for m in rss) + " GB)"
            if len(set(shares)) > 1 else "at the share measured") + f"; wall {time.monotonic() - t0:.0f} s here",
@@ -180,7 +184,7 @@ def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, mo
     cmd = [sys.executable, "-m", "replib", "--root", str(root), "run", chapter, "--profile", profile, "--force"]
     cmd += ["--timeout-scale", "100"]  # the rehearsal's own ``timeout`` bounds it (CPU, not the profile's GPU)
     cmd += [a for m in models for a in ("--model", m)] + (["--rehearsal"] if profile == "paper" and models else [])
-    env = dict(os.environ, IPYTHONDIR=str(work / "ipython"))
+    env = dict(os.environ, IPYTHONDIR=str(work / "ipython"), REPLIB_CACHE_DIR=str(_cold_cache(work / "cache")))
     with open(work / "run.log", "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(root))
         status, rusage = _wait(proc.pid, timeout)
@@ -189,12 +193,24 @@ def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, mo
         status = "failed"
     cpu = rusage.ru_utime + rusage.ru_stime
     return {
+        "cache_gb": dir_bytes(work / "cache") / _GB,
         "fraction": fraction,
         "status": status,
         "cpu": cpu,
         "peak_rss_gb": rusage.ru_maxrss * 1024 / _GB,
         "log": log,
     }
+
+
+def _cold_cache(folder: Path) -> Path:
+    """An empty cache folder for one run (embeddings and the chapters' computations are made, never read from
+    an earlier run), with the inputs of the current cache linked in (:data:`_INPUTS`)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name in _INPUTS:
+        if (cache_root() / name).exists():
+            (folder / name).symlink_to(cache_root() / name)
+    return folder
 
 
 def _data_note(chapter: str) -> str:
