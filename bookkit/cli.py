@@ -214,26 +214,21 @@ def _add_card_parser(sub) -> None:
 def _add_rehearsal_parser(sub) -> None:
     p = sub.add_parser(
         "rehearsal",
-        help="the paper profile rehearsed a chapter at a time with full-size stand-ins; one row per chapter (part "
-        "'all') in book/rehearsal.csv (bookkit.rehearsal)",
+        help="each chapter's own notebook in the paper profile at a fraction of its sizes on full-size stand-ins; "
+        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.rehearsal)",
     )
     p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
-    p.add_argument("--part", metavar="NAME", help="only this part of the chapter")
+    p.add_argument(
+        "--fraction",
+        type=_positive(float),
+        nargs="+",
+        default=[0.01, 0.1],
+        help="shares of the paper profile's sizes (two: the start-up and memory growth apart; the largest >= 0.1)",
+    )
     p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
-    p.add_argument("--workdir", type=Path, help="streams, bases, logs (default build/rehearsal/work)")
-    p.add_argument("--force", action="store_true", help="rehearse parts whose row is ok again")
-    p.add_argument("--scale", type=_positive(float), default=1.0, help="sizes of the forward measurements")
-    p.add_argument(
-        "--stats-flops", type=_positive(float), default=3e11, help="accumulator work of a part's statistics here"
-    )
-    p.add_argument("--max-items", type=_positive(int), help="cap the statistics' items (tests)")
-    p.add_argument("--timeout", type=_positive(float), default=1800.0, help="seconds before a part is killed")
-    p.add_argument(
-        "--render",
-        action="store_true",
-        help="rehearse nothing: compute the rows' estimates again from the parts' stored results (the book's "
-        "rehearsal page shows the CSV)",
-    )
+    p.add_argument("--workdir", type=Path, help="stand-ins, logs (default build/rehearsal/work)")
+    p.add_argument("--force", action="store_true", help="rehearse chapters whose row is ok again")
+    p.add_argument("--timeout", type=_positive(float), default=7200.0, help="seconds before a chapter is killed")
 
 
 _JOBS_HELP = (
@@ -495,18 +490,11 @@ def _rehearsal(args) -> int:
     from . import rehearsal
 
     root = find_root(args.root)
-    csv_path = args.csv or root / "book" / "rehearsal.csv"
-    workdir = args.workdir or root / "build" / "rehearsal" / "work"
-    if args.render and not csv_path.is_file():
-        raise ValueError(f"{csv_path}: no rehearsal table to render; rehearse first (replib rehearsal) or give --csv")
-    if args.render:
-        rows = rehearsal.refresh(csv_path, workdir, args.chapter or toc_chapters(root))
-    else:
-        rehearsal.rehearse(
-            args.chapter or toc_chapters(root), csv_path, workdir, part=args.part, force=args.force, scale=args.scale,
-            max_items=args.max_items, stats_flops=args.stats_flops, timeout=args.timeout,
-        )  # fmt: skip
-        rows = rehearsal.read_rows(csv_path)
+    rows = rehearsal.rehearse(
+        args.chapter or toc_chapters(root), args.csv or root / "book" / "rehearsal.csv",
+        args.workdir or root / "build" / "rehearsal" / "work", root, fractions=args.fraction, force=args.force,
+        timeout=args.timeout,
+    )  # fmt: skip
     return 0 if rows and all(r["status"] == "ok" for r in rows) else 1
 
 

@@ -351,10 +351,14 @@ def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
             return float("nan")
 
     whole = next((r for r in mine if r.get("part") == "all"), None)
-    if whole is not None:  # the chapter rehearsed as a whole: one session
-        state = "" if whole.get("status") == "ok" else f", rehearsal {whole.get('status')}"
+    if whole is not None and whole.get("status") != "ok":
         return (
-            f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/running>`{state}): "
+            f"**On Colab** (`paper` profile): not rehearsed yet at paper scale ({{doc}}`the rehearsal <../book/rehearsal>`"
+            f" says why: {whole.get('note') or whole.get('status')})."
+        )
+    if whole is not None:  # the chapter rehearsed as a whole: one session
+        return (
+            f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/rehearsal>`): "
             f"one session, about {num(whole, 't4_hours_estimate'):.2g} hours on a T4 "
             f"({num(whole, 'l4_hours_estimate'):.2g} on an L4), {num(whole, 'peak_rss_gb'):.1f} GB of RAM and "
             f"{num(whole, 'cache_gb'):.1f} GB of disk (estimated from counted FLOPs, not timed on a GPU)."

@@ -23,17 +23,29 @@ different machines without the science package.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from replib._io import confined
+from replib._optional import optional_import
 from replib.record import read_records
 
 from . import reuse
 from .execute import completed
 from .part_records import owns
 
-__all__ = ["part_notebook", "part_states", "read_part_records", "states_line"]
+__all__ = [
+    "STEP_MARK",
+    "cell_steps",
+    "part_notebook",
+    "part_states",
+    "read_part_records",
+    "select_cells",
+    "states_line",
+]
+
+_ipython = optional_import("IPython")
 
 _ORDER = ("done", "stale", "failed", "missing")
 
@@ -78,3 +90,47 @@ def read_part_records(out_dir: Path, states: dict[str, dict]) -> None:
         if state["status"] == "done":
             recorded = read_records(Path(out_dir) / state["notebook"])
             state["records"] = {k: v for k, v in recorded.items() if owns(state["owns"], k)}
+
+
+#: a code cell's first line ``# step: NAME[, NAME ...]`` names the steps it belongs to
+STEP_MARK = re.compile(r"^#\s*step:\s*([A-Za-z0-9_.,\s-]+?)\s*$")
+
+
+def cell_steps(code: str) -> tuple[str, ...] | None:
+    """The steps a code cell belongs to (its first non-blank line ``# step: a, b``), or None (every part)."""
+    for line in code.splitlines():
+        if line.strip():
+            m = STEP_MARK.match(line.strip())
+            return tuple(s.strip() for s in m.group(1).split(",") if s.strip()) if m else None
+    return None
+
+
+class _SkipOtherSteps:
+    """An IPython input transformer: a cell marked with steps the part does not run becomes one printed line."""
+
+    def __init__(self, part):
+        self.part = part
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        steps = cell_steps("".join(lines))
+        if steps is None or any(self.part.runs(s) for s in steps):
+            return lines
+        note = f"step {', '.join(steps)}: not in part {self.part.name}, skipped"
+        return [f"print({note!r})\n"]
+
+
+def select_cells(part, shell=None) -> bool:
+    """Run only the cells of ``part`` from here on in this IPython kernel: a cell whose first line is
+    ``# step: NAME`` runs when the part runs step ``NAME`` and is skipped (one printed line) otherwise. With
+    ``part=None`` (the whole chapter) every cell runs. Outside IPython nothing is skipped.
+
+    Returns True when a selection is active."""
+    shell = shell if shell is not None else (_ipython.get_ipython() if _ipython is not None else None)
+    if shell is None:
+        return False
+    post = shell.input_transformers_post
+    post[:] = [t for t in post if not isinstance(t, _SkipOtherSteps)]
+    if part is None:
+        return False
+    post.append(_SkipOtherSteps(part))
+    return True

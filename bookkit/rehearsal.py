@@ -1,48 +1,44 @@
-"""The paper-scale rehearsal's driver: each chapter's ``paper`` profile rehearsed as a whole (part ``all``:
-every part in turn, in one forked child process, the science imported once in the parent), its peak memory
-and cache measured, one row each in ``book/rehearsal.csv``, shown on the book's rehearsal page (issue 39, item 4).
+"""The rehearsal's driver: a chapter's own notebook run in the ``paper`` profile at a fraction of its sample
+sizes, each paper model replaced by its full-size random-weight architecture, timed, and one row per chapter
+(part ``all``) in ``book/rehearsal.csv``, shown on the book's rehearsal page (issue 39, item 4).
 
-``python -m replib rehearsal [CHAPTER ...] [--part NAME]`` runs the chapters (or the one part ``NAME``) whose
-row is not ``ok`` yet (a killed rehearsal resumes: finished rows are kept, the CSV is rewritten atomically
-after each chapter, and the streams resume from their checkpoints); ``--force`` runs them again; ``--render``
-only computes the rows' estimates again from the parts' stored results. A row gives the T4-hours and
-L4-hours estimated from the counted FLOPs (:class:`replib.rehearsal.core.Cost`) and the largest extrapolation factor of its steps.
+``python -m replib rehearsal [CHAPTER ...] --fraction F`` runs, for each chapter whose row is not ``ok`` yet
+(``--force``: every one), the book's own runner (``python -m replib run CHAPTER --profile paper --rehearsal
+--model FOLDER ...``) in a child process, with
 
-Peak memory is the child's maximum resident set (``os.wait4``'s ``ru_maxrss``: the part's own process with
-what it inherited from the parent, about the 0.5 GB of the imported libraries, its threads, and the children
-it waited for). Cache is what the part added on disk under the rehearsal's work
-folder and ``$REPLIB_CACHE_DIR`` while it ran, plus the weights the paper profile downloads for its models
-(float32, parameters counted from the configurations: the stand-ins' weights are built in memory).
+* the stand-ins: each paper model with a full-size architecture (:data:`replib.models.fullsize.FULLSIZE`) written
+  once as a model folder (:func:`replib.models.fullsize.save_fullsize`, random weights), the others as they are;
+* an IPython start-up file in the kernel (``IPYTHONDIR``) that calls :func:`replib.rehearsal.install`: the
+  profile's sample sizes scaled to the fraction and every forward pass logged;
+* the data of ``REPLIB_DATA_MIRROR`` (the caller's environment), and a cache of its own for each run (the inputs
+  of ``$REPLIB_CACHE_DIR`` linked in, :data:`_INPUTS`): nothing is read from an earlier run's computations.
+
+The row's cost is :func:`replib.rehearsal.chapter_cost` of the logged batches and of the CPU seconds of the
+whole process tree (``os.wait4``); its peak memory the tree's largest resident set (the kernel's), at the
+fraction; its cache the weights the paper profile downloads (float32, parameters counted from the
+configurations) and what a run writes in its cache, at the full size on the line through the shares.
 """
 
 from __future__ import annotations
 
 import csv
-import fcntl
 import io
-import json
 import os
+import shutil
+import subprocess
 import sys
 import time
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
-from replib._io import atomic_write, cache_root, write_json_atomic
-from replib.config import chapter_parts
-from replib.models.fullsize import FULLSIZE, parameter_count
-from replib.rehearsal import ALL, REHEARSALS, Context, rehearse_part, selection, summarize
+from replib._io import atomic_write, cache_root
+from replib.config import CHAPTERS, TAKES_NO_MODEL, profile_params
+from replib.models.fullsize import FULLSIZE, parameter_count, save_fullsize
+from replib.rehearsal import SIZES, at_full, chapter_cost, scaled_params
 
-__all__ = [
-    "COLUMNS",
-    "dir_bytes",
-    "read_rows",
-    "refresh",
-    "rehearse",
-    "result_values",
-    "run_part",
-    "write_rows",
-]
+from .execute import completed
+
+__all__ = ["COLUMNS", "dir_bytes", "read_rows", "rehearse", "rehearse_chapter", "stand_ins", "write_rows"]
 
 #: the columns of book/rehearsal.csv, in order
 COLUMNS = (
@@ -52,14 +48,41 @@ COLUMNS = (
     "data",
     "fraction_of_paper",
     "extrapolation",
-    "seconds",
+    "cpu_seconds",
     "peak_rss_gb",
     "cache_gb",
     "status",
     "t4_hours_estimate",
     "l4_hours_estimate",
+    "note",
 )
+#: the cache's inputs a rehearsal reads (data sets fetched, tokenizers, word vectors, built tiny models, the training
+#: chapter's trained runs that the protein chapter reads); the rest of its cache starts empty
+_INPUTS = ("data", "fullsize", "static", "tiny", "proteinbert", "training")
+#: a chapter's row: the ``paper`` profile as a whole
+ALL = "all"
 _GB = 1e9
+#: the start-up file of the chapter's kernel: at its first cell (so that the kernel answers papermill at once),
+#: the rehearsal's sizes and logging (:func:`replib.rehearsal.install`) and its priority (a kernel starts a new
+#: session, whose scheduling group would otherwise have the default weight)
+_STARTUP = """import os
+
+
+def _rehearse(*args):
+    get_ipython().events.unregister("pre_run_cell", _rehearse)
+    from replib.rehearsal import install
+
+    install({chapter!r}, {fraction!r}, {log!r})
+    if os.nice(0) > 0 and os.path.exists("/proc/self/autogroup"):
+        try:
+            with open("/proc/self/autogroup", "w") as fh:
+                fh.write(str(os.nice(0)))
+        except OSError:
+            pass
+
+
+get_ipython().events.register("pre_run_cell", _rehearse)
+"""
 
 
 def dir_bytes(*folders: Path) -> int:
@@ -97,104 +120,117 @@ def write_rows(path: Path, rows: Iterable[dict]) -> None:
     atomic_write(path, lambda fh: fh.write(buf.getvalue()), mode="w")
 
 
-def _weights_gb(models: Iterable[str]) -> float:
-    return sum(4 * parameter_count(m) for m in models if m in FULLSIZE) / _GB
-
-
-def run_part(
-    chapter: str, part: str, workdir: Path, *, scale: float = 1.0, max_items: int | None = None,
-    stats_flops: float = 3e11, timeout: float = 1800.0,
-) -> dict:  # fmt: skip
-    """Rehearse one part in a forked child process (the parent imported the science once; the child inherits
-    it) and return its CSV row (``status``: ``ok``, ``failed`` or ``timeout``; the child's output in
-    ``workdir/<chapter>/logs/<part>.log``, its result in ``workdir/<chapter>/results/<part>.json``)."""
-    workdir = Path(workdir) / chapter
-    out_json = workdir / "results" / f"{part}.json"
-    log = workdir / "logs" / f"{part}.log"
-    for folder in (out_json.parent, log.parent):
-        folder.mkdir(parents=True, exist_ok=True)
-    out_json.unlink(missing_ok=True)
-    ctx = Context(workdir, 0, scale, max_items, False, stats_flops)
-    watched = (workdir, cache_root())
-    before, t0 = dir_bytes(*watched), time.monotonic()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-        os._exit(_child(chapter, part, ctx, out_json, log))
-    status, rusage = _wait(pid, timeout)
-    seconds = time.monotonic() - t0
-    grown = max(dir_bytes(*watched) - before, 0)
-    row = {"chapter": chapter, "part": part, "seconds": round(seconds, 1), "status": status,
-           "peak_rss_gb": round(rusage.ru_maxrss * 1024 / _GB, 2) if rusage else ""}  # fmt: skip
-    if status == "ok" and out_json.exists():
-        res = json.loads(out_json.read_text())
-        row.update(result_values(res), cache_gb=round(grown / _GB + _weights_gb(res.get("models", [])), 2))
-    elif status == "ok":
-        row["status"] = "failed"
-    return row
-
-
-def result_values(res: dict) -> dict:
-    """A row's model, data, fraction and T4 estimate from a part's stored result, the totals computed again
-    from its measured costs (:func:`replib.rehearsal.summarize`: the estimate's constants are the code's)."""
-    totals = summarize(res)
-    return {
-        "model": res["model"],
-        "data": res["data"],
-        "fraction_of_paper": f"{totals['fraction_of_paper']:.3g}",
-        "extrapolation": f"{totals['extrapolation']:.3g}",
-        "t4_hours_estimate": f"{totals['t4_hours_estimate']:.3g}",
-        "l4_hours_estimate": f"{totals['l4_hours_estimate']:.3g}",
-    }
-
-
-def refresh(csv_path: Path, workdir: Path, chapters: Iterable[str] = ()) -> list[dict]:
-    """The ``ok`` rows' values computed again from the parts' stored results in ``workdir`` (the measured
-    seconds, memory and cache stay), and a row with status ``missing`` for each part of ``chapters`` that has
-    none (never rehearsed), the rows of parts that ``chapters`` no longer have dropped; written back to
-    ``csv_path``."""
-    order = _order(chapters)
-    rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
-    for key in order:
-        rows.setdefault(key, {"chapter": key[0], "part": key[1], "status": "missing"})
-    for r in rows.values():
-        path = Path(workdir) / r["chapter"] / "results" / f"{r['part']}.json"
-        if r["status"] == "ok" and path.exists():
-            r.update(result_values(json.loads(path.read_text())))
-    out = _ordered(rows, order)
-    write_rows(csv_path, out)
+def stand_ins(chapter: str, folder: Path, models: list[str] | None = None) -> list[str]:
+    """The models the rehearsal gives the chapter (``--model``), in the order of its ``paper`` profile's (or of
+    ``models``): a folder with the full-size random-weight architecture of each model that has one (written
+    under ``folder`` when missing), the others' specs as they are (a packaged model)."""
+    out = []
+    for spec in profile_params(chapter, "paper")["models"] if models is None else models:
+        if spec in FULLSIZE and FULLSIZE[spec].config != "ProteinBERT":
+            target = Path(folder) / spec
+            if not target.exists():
+                save_fullsize(spec, target)
+            spec = str(target)
+        out.append(spec)
     return out
 
 
-def _child(chapter: str, part: str, ctx, out_json: Path, log: Path) -> int:  # pragma: no cover - forked
-    """The forked child: output to ``log``, the part's result to ``out_json``; its exit status."""
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    sys.stdout = sys.stderr = open(fd, "w", buffering=1)
+def rehearse_chapter(
+    chapter: str, fractions, workdir: Path, root: Path, *, profile: str = "paper", models=None,
+    timeout: float = 7200.0,
+) -> dict:  # fmt: skip
+    """Run the chapter's own notebook through the book's runner at each share of its sample sizes in
+    ``fractions`` (see the module docstring; two shares give the start-up apart from the work that grows, and
+    the growth of peak memory) and return its row; ``profile`` and ``models`` (specs as they are, no stand-ins
+    built) are for tests on tiny models."""
+    fractions = sorted(fractions)
     try:
-        out = rehearse_part(chapter, part, ctx)
-        write_json_atomic(out_json, json.loads(json.dumps(out, default=_plain)))
-        print(json.dumps({k: out[k] for k in ("t4_hours_estimate", "fraction_of_paper")}), flush=True)
-        return 0
-    except BaseException:
-        traceback.print_exc()
-        sys.stderr.flush()
-        return 1
+        scaled_params(chapter, profile_params(chapter, profile), fractions[-1])
+    except ValueError as exc:  # a size the fraction cannot scale: not run, the row says why
+        return {"chapter": chapter, "part": ALL, "status": "missing", "fraction_of_paper": f"{fractions[-1]:.3g}",
+                "note": f"not rehearsed: {exc}"}  # fmt: skip
+    if models is None:
+        models = [] if chapter in TAKES_NO_MODEL else stand_ins(chapter, Path(workdir) / "models")
+    work = Path(workdir) / chapter
+    t0 = time.monotonic()
+    runs = [_run(chapter, f, work / f"f{f:g}", root, profile, models, timeout) for f in fractions]
+    status = next((r["status"] for r in runs if r["status"] != "ok"), "ok")
+    shares, rss = [r["fraction"] for r in runs], [r["peak_rss_gb"] for r in runs]
+    peak = max(max(rss), at_full(shares, rss)) if len(set(shares)) > 1 else rss[-1]
+    row = {
+        "chapter": chapter, "part": ALL, "model": "; ".join(Path(m).name for m in models) or "(its own)",
+        "data": _data_note(chapter), "fraction_of_paper": f"{fractions[-1]:.3g}",
+        "extrapolation": f"{1 / fractions[-1]:.3g}", "cpu_seconds": round(sum(r["cpu"] for r in runs), 1),
+        "peak_rss_gb": round(peak, 2), "status": status,
+        "cache_gb": round(max(at_full(shares, [r["cache_gb"] for r in runs]), 0.0) + _weights_gb(models), 2),
+        "note": f"shares {', '.join(f'{f:g}' for f in shares)}; peak memory "
+        + ("at full size by the line through the measured (" + ", ".join(f"{m:.2f}" for m in rss) + " GB)"
+           if len(set(shares)) > 1 else "at the share measured") + f"; wall {time.monotonic() - t0:.0f} s here",
+    }  # fmt: skip
+    if status == "ok":
+        cost = chapter_cost([(r["fraction"], r["cpu"], r["log"]) for r in runs])
+        row.update({k: f"{cost[k]:.3g}" for k in ("t4_hours_estimate", "l4_hours_estimate")})
+    return row
 
 
-def _plain(value):
-    return value.tolist() if hasattr(value, "tolist") else str(value)
+def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, models: list, timeout: float) -> dict:
+    """One run of the chapter's notebook at ``fraction``: its status, CPU seconds and peak memory (the process
+    tree's, ``os.wait4``) and its forward log."""
+    startup = work / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    log = work / "forwards.jsonl"
+    log.unlink(missing_ok=True)
+    (startup / "00-rehearsal.py").write_text(_STARTUP.format(chapter=chapter, fraction=fraction, log=str(log)))
+    cmd = [sys.executable, "-m", "replib", "--root", str(root), "run", chapter, "--profile", profile, "--force"]
+    cmd += ["--timeout-scale", "100"]  # the rehearsal's own ``timeout`` bounds it (CPU, not the profile's GPU)
+    cmd += [a for m in models for a in ("--model", m)] + (["--rehearsal"] if profile == "paper" and models else [])
+    env = dict(os.environ, IPYTHONDIR=str(work / "ipython"), REPLIB_CACHE_DIR=str(_cold_cache(work / "cache")))
+    with open(work / "run.log", "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(root))
+        status, rusage = _wait(proc.pid, timeout)
+    runs = "rehearsal" if "--rehearsal" in cmd else profile
+    if status == "ok" and not completed(Path(root) / "build" / "runs" / runs / "notebooks" / f"{chapter}.ipynb"):
+        status = "failed"
+    cpu = rusage.ru_utime + rusage.ru_stime
+    return {
+        "cache_gb": dir_bytes(work / "cache") / _GB,
+        "fraction": fraction,
+        "status": status,
+        "cpu": cpu,
+        "peak_rss_gb": rusage.ru_maxrss * 1024 / _GB,
+        "log": log,
+    }
+
+
+def _cold_cache(folder: Path) -> Path:
+    """An empty cache folder for one run (embeddings and the chapters' computations are made, never read from
+    an earlier run), with the inputs of the current cache linked in (:data:`_INPUTS`)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name in _INPUTS:
+        if (cache_root() / name).exists():
+            (folder / name).symlink_to(cache_root() / name)
+    return folder
+
+
+def _data_note(chapter: str) -> str:
+    """The data replaced because the mirror lacks the profile's (``SIZES[chapter]["set"]``), or ``mirror``."""
+    replaced = SIZES.get(chapter, {}).get("set", {})
+    return "mirror" + "".join(f"; {k}={v}" for k, v in replaced.items())
+
+
+def _weights_gb(models: Iterable[str]) -> float:
+    return sum(4 * parameter_count(Path(m).name) for m in models if Path(m).name in FULLSIZE) / _GB
 
 
 def _wait(pid: int, timeout: float):
-    """Wait for the child (killed after ``timeout`` seconds): its status and resource usage."""
+    """Wait for the child (its process group killed after ``timeout`` seconds): its status and the resource
+    usage of it and the descendants it waited for."""
     deadline = time.monotonic() + timeout
     while True:
         done, code, rusage = os.wait4(pid, os.WNOHANG)
         if done:
-            return ("ok" if os.waitstatus_to_exitcode(code) == 0 else "failed"), rusage
+            return ("ok" if os.waitstatus_to_exitcode(code) in (0, 1) else "failed"), rusage
         if time.monotonic() > deadline:
             os.kill(pid, 9)
             _, _, rusage = os.wait4(pid, 0)
@@ -202,88 +238,27 @@ def _wait(pid: int, timeout: float):
         time.sleep(0.5)
 
 
-def _order(chapters: Iterable[str]) -> list[tuple[str, str]]:
-    """The rows of ``chapters``: each chapter's ``all``."""
-    return [(c, ALL) for c in chapters]
-
-
-def _selected(chapters: Iterable[str], part: str | None) -> list[tuple[str, str]]:
-    """What to rehearse: each chapter whole, or the part named ``part`` (its row beside the chapter's)."""
-    if part is None or part == ALL:
-        return _order(chapters)
-    out = [(c, p.name) for c in chapters for p in chapter_parts(c, "paper") if p.name == part]
-    if not out:
-        raise ValueError(f"no part {part!r} in {', '.join(chapters)}")
-    return out
-
-
 def rehearse(
-    chapters: Iterable[str], csv_path: Path, workdir: Path, *, part: str | None = None, force: bool = False,
-    runner: Callable[..., dict] = run_part, **kw,
+    chapters: Iterable[str], csv_path: Path, workdir: Path, root: Path, *, fractions=(0.01, 0.1), force: bool = False,
+    **kw,
 ) -> list[dict]:  # fmt: skip
-    """Rehearse the parts of ``chapters`` (or the one named ``part``) whose row in ``csv_path`` is not ``ok``
-    (all of them with ``force``), writing the CSV after each part; rows are kept in the chapters' part order,
-    rows of other chapters are kept as they are, and rows of parts ``chapters`` no longer have are dropped.
-    ``kw`` goes to ``runner`` (:func:`run_part`)."""
-    chapters = list(chapters)
-    selected = _selected(chapters, part)
-    order = [*_order(chapters), *(k for k in selected if k[1] != ALL)]
-    rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
-    for chapter, name in selected:
-        if not force and rows.get((chapter, name), {}).get("status") == "ok":
-            if not _recut(workdir, chapter, name):
-                print(f"[{chapter} {name}] ok in {csv_path}: kept", flush=True)
-                continue
-            print(f"[{chapter} {name}] its row measured another shard range of the same name", flush=True)
-        print(f"[{chapter} {name}] rehearsing ...", flush=True)
-        r = runner(chapter, name, workdir, **kw)
-        print(f"[{chapter} {name}] {r['status']} in {r['seconds']} s, peak {r.get('peak_rss_gb')} GB, "
-              f"{r.get('t4_hours_estimate', '?')} T4-h", flush=True)  # fmt: skip
-        rows = _store(csv_path, r, order)
-    return _ordered(rows, order)
+    """Rehearse each of ``chapters`` whose row in ``csv_path`` is not ``ok`` (all of them with ``force``),
+    writing the CSV after each; other chapters' rows are kept. ``kw`` goes to :func:`rehearse_chapter`."""
+    rows = {r["chapter"]: r for r in read_rows(csv_path) if r["part"] == ALL}
+    for chapter in chapters:
+        if not force and rows.get(chapter, {}).get("status") == "ok":
+            print(f"[{chapter}] ok in {csv_path}: kept", flush=True)
+            continue
+        print(f"[{chapter}] rehearsing at {', '.join(map(str, fractions))} of its paper sizes ...", flush=True)
+        rows[chapter] = rehearse_chapter(chapter, fractions, workdir, root, **kw)
+        r = rows[chapter]
+        print(f"[{chapter}] {r['status']}: {r.get('cpu_seconds', '-')} CPU s, peak {r.get('peak_rss_gb', '-')} GB, "
+              f"{r.get('t4_hours_estimate', '-')} T4-h {r.get('note', '')}", flush=True)  # fmt: skip
+        write_rows(csv_path, _book_order(rows))
+    return _book_order(rows)
 
 
-def _recut(workdir: Path, chapter: str, name: str) -> bool:
-    """Whether the part's stored result measured other shard ranges, or another selection (layers, a step
-    range), than the part now has (a model cut into three ranges keeps the names ``-1`` and ``-2`` of its
-    former halves); what a result does not say is taken as unchanged."""
-    path = Path(workdir) / chapter / "results" / f"{name}.json"
-    if not path.exists() or name == ALL:
-        return False
-    stored = json.loads(path.read_text())
-    part = next(p for p in chapter_parts(chapter, "paper") if p.name == name)
-    now = {"shards": list(part.shards) if part.shards else None, "select": selection(part)}
-    return any(key in stored and stored[key] != value for key, value in now.items())
-
-
-def _store(csv_path: Path, row: dict, order: list) -> dict:
-    """Put one row into the CSV under a lock, re-reading it first (two rehearsals of different chapters may
-    write the same table)."""
-    csv_path = Path(csv_path)
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(csv_path.with_name(csv_path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        rows = _current({(r["chapter"], r["part"]): r for r in read_rows(csv_path)}, order)
-        rows[(row["chapter"], row["part"])] = row
-        write_rows(csv_path, _ordered(rows, order))
-    return rows
-
-
-def _current(rows: dict, order: list) -> dict:
-    """``rows`` without those of a chapter in ``order`` whose part is not in ``order`` (a part the chapter no
-    longer has, e.g. after a model was cut into more shard ranges: its row would be a stale measurement);
-    other chapters' rows are kept."""
-    chapters = {c for c, _ in order}
-    keys = {*order, *((c, p.name) for c in chapters for p in chapter_parts(c, "paper"))}
-    return {k: r for k, r in rows.items() if k[0] not in chapters or k in keys}
-
-
-def _ordered(rows: dict, order: list) -> list[dict]:
-    """The rows in the book's order (chapters as :data:`~replib.rehearsal.REHEARSALS` lists them, each
-    chapter's parts in its order), whichever chapters were rehearsed; rows of parts no chapter has last."""
-    book = [(c, name) for c in REHEARSALS for name in (ALL, *(p.name for p in chapter_parts(c, "paper")))]
-    known = set(book)
-    rank = {key: i for i, key in enumerate([*book, *(k for k in order if k not in known)])}
-    return sorted(
-        rows.values(), key=lambda r: (rank.get((r["chapter"], r["part"]), len(rank)), r["chapter"], r["part"])
-    )
+def _book_order(rows: dict) -> list[dict]:
+    """The rows in the chapters' order (:data:`replib.config.CHAPTERS`), others last."""
+    order = list(CHAPTERS)
+    return sorted(rows.values(), key=lambda r: order.index(r["chapter"]) if r["chapter"] in order else len(order))

@@ -6,7 +6,7 @@ chapter's paper work, its declared :class:`Budget` (at most :data:`COLAB_T4`: 3 
 
 * ``models``: the profile's models it runs (the chapter's ``cfg.models`` are narrowed to them);
 * ``steps``: the chapter's steps it runs. A code cell whose first line is ``# step: NAME`` runs only in the
-  parts that run step ``NAME`` (:func:`select_cells`); unmarked cells run in every part;
+  parts that run step ``NAME`` (:func:`bookkit.parts.select_cells`); unmarked cells run in every part;
 * ``select``: parameter subsets (``{"glue_tasks": ["cola", "sst2"]}``) and other named selections read with
   ``cfg.selected(name, values)`` (the training chapter's runs);
 * ``shards``: ``(k, n)``, the ``k``-th of ``n`` equal ranges of a sharded job's shards (alignment pairs,
@@ -29,30 +29,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._io import shard_span
-from ._optional import optional_import
 
 __all__ = [
     "COLAB_T4",
     "REST",
-    "STEP_MARK",
     "Budget",
     "Part",
-    "cell_steps",
     "check_parts",
     "model_parts",
     "rest_part",
-    "select_cells",
     "shard_span",
 ]
-
-_ipython = optional_import("IPython")
 
 #: part and chapter names travel as file names, artifact names and command arguments
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: the name of every chapter's last part: the whole chapter, from the other parts' caches
 REST = "rest"
-#: a code cell's first line ``# step: NAME[, NAME ...]`` names the steps it belongs to
-STEP_MARK = re.compile(r"^#\s*step:\s*([A-Za-z0-9_.,\s-]+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -224,44 +216,3 @@ def check_parts(chapter: str, parts: Sequence[Part], steps: Sequence[str]) -> tu
     if problems:
         raise ValueError(f"{chapter} parts: " + "; ".join(problems))
     return parts
-
-
-# ------------------------------------------------------------------------------------------ notebooks
-def cell_steps(code: str) -> tuple[str, ...] | None:
-    """The steps a code cell belongs to (its first non-blank line ``# step: a, b``), or None (every part)."""
-    for line in code.splitlines():
-        if line.strip():
-            m = STEP_MARK.match(line.strip())
-            return tuple(s.strip() for s in m.group(1).split(",") if s.strip()) if m else None
-    return None
-
-
-class _SkipOtherSteps:
-    """An IPython input transformer: a cell marked with steps the part does not run becomes one printed line."""
-
-    def __init__(self, part: Part):
-        self.part = part
-
-    def __call__(self, lines: list[str]) -> list[str]:
-        steps = cell_steps("".join(lines))
-        if steps is None or any(self.part.runs(s) for s in steps):
-            return lines
-        note = f"step {', '.join(steps)}: not in part {self.part.name}, skipped"
-        return [f"print({note!r})\n"]
-
-
-def select_cells(part: Part | None, shell=None) -> bool:
-    """Run only the cells of ``part`` from here on in this IPython kernel: a cell whose first line is
-    ``# step: NAME`` runs when the part runs step ``NAME`` and is skipped (one printed line) otherwise. With
-    ``part=None`` (the whole chapter) every cell runs. Outside IPython nothing is skipped.
-
-    Returns True when a selection is active."""
-    shell = shell if shell is not None else (_ipython.get_ipython() if _ipython is not None else None)
-    if shell is None:
-        return False
-    post = shell.input_transformers_post
-    post[:] = [t for t in post if not isinstance(t, _SkipOtherSteps)]
-    if part is None:
-        return False
-    post.append(_SkipOtherSteps(part))
-    return True

@@ -178,28 +178,6 @@ def test_word_vectors_that_are_not_finite_numbers_are_refused(tmp_path, value, m
     assert words == ["the", "cat"] and np.isfinite(vectors).all()
 
 
-# ----------------------------------------------------------------------------------------- rehearsal
-@pytest.mark.probe(
-    "`rehearsal --render --csv OTHER.csv`; `rehearsal --render` without its CSV",
-    "no page is written: the rehearsal page shows `book/rehearsal.csv`; a missing CSV is one line, exit 2",
-)
-def test_rehearsal_never_writes_a_page_and_a_missing_table_is_one_line(project, tmp_path, capsys):
-    (project / "book").mkdir()
-    running = project / "book" / "running.md"
-    running.write_text("# Running\n\n<!-- replib:table book/rehearsal.csv -->\n")
-    before = running.read_text()
-    other = tmp_path / "other.csv"
-    from bookkit import rehearsal
-
-    rehearsal.write_rows(other, [])
-    _main(capsys, "--root", project, "rehearsal", "isoscore", "--render", "--csv", other)
-    assert running.read_text() == before  # the book's pages show book/rehearsal.csv; nothing writes into them
-    code, _, err = _main(capsys, "--root", project, "rehearsal", "isoscore", "--render")
-    line = _one_error_line(err)
-    assert code == 2 and f"{project / 'book' / 'rehearsal.csv'}: no rehearsal table to render" in line
-    assert running.read_text() == before
-
-
 # ---------------------------------------------------------------------------------- Hub id offline
 @pytest.mark.probe(
     "`run --model org/name` for a Hub id not in the cache, offline",

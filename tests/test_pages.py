@@ -253,6 +253,9 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
               "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
     line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone
     assert "one session, about 1.8 hours on a T4 (0.99 on an L4), 6.0 GB of RAM and 2.5 GB of disk" in line
+    missing = [{"chapter": "alpha", "part": "all", "status": "missing", "note": "not rehearsed: n_snli is None"}]
+    line = pages.colab_budget_markdown("alpha", missing)
+    assert "not rehearsed yet" in line and "n_snli is None" in line and "nan" not in line
 
 
 def test_paper_vs_ours_with_many_claims_is_drawn_per_table(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from bookkit import part_records as kit_parts
 from bookkit import runner
+from bookkit.parts import cell_steps, select_cells
 from replib._io import run_sharded, shard_span
 from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table, find_part
 from replib.methods import protein as P
@@ -19,7 +20,7 @@ from replib.methods import training_dynamics as td
 from replib.methods.manifolds.config import layer_ranges
 from replib.methods.protein import config as PC
 from replib.methods.protein.streamed import stream_protein_model
-from replib.parts import COLAB_T4, REST, Budget, Part, cell_steps, check_parts, select_cells
+from replib.parts import COLAB_T4, REST, Budget, Part, check_parts
 from replib.profiles import PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]

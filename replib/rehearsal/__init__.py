@@ -1,133 +1,316 @@
-"""The paper profile rehearsed at paper scale on a CPU, a chapter as a whole (issue 39, item 4).
+"""The paper profile rehearsed: a chapter's own notebook run at a fraction of the profile's sample sizes on
+full-size random-weight architectures, and what that costs on a T4 and an L4 (issue 39, item 4).
 
-A chapter's rehearsal (part :data:`ALL`) runs each of its parts (:mod:`replib.parts`) in turn in one process
-with stand-ins of the profile's sizes: full-size random-weight architectures (:mod:`replib.models.fullsize`)
-and data of the profile's sizes (:mod:`.standins`). A GPU step's cost is its floating-point work, counted
-(:func:`.core.count_flops`, attention included) over every batch the chapter forms on the GPU, padding
-included (:func:`.core.padded_flops`), or on one batch shape where every batch has it; a CPU step (the
-statistics, alignments, k-means) is measured on at least a tenth of its items (:data:`.core.MIN_MEASURED`) and
-extrapolated with its fitted exponent; the streamed statistics run fed with vectors of the models' full width
-(:func:`.core.feeder`), so that memory and streaming are proven at the profile's size. Each part returns its
-costs and the records it computes (property claims are evaluated on them; values bound to the papers' models
-never are); a chapter's T4 and L4 estimates are its costs' (:class:`.core.Cost`).
+This module holds the science side of the rehearsal, the driver being :mod:`bookkit.rehearsal`:
 
-``python -m replib.rehearsal run CHAPTER all`` rehearses a chapter, ``... run CHAPTER PART`` one part (the
-kit's ``python -m replib rehearsal`` runs them in child processes and measures their peak memory and cache:
-:mod:`bookkit.rehearsal`).
+* :data:`SIZES`: which of a chapter's ``paper`` parameters are sample sizes (scaled by the fraction) and which
+  data the mirror lacks (replaced by a split it has); :func:`scaled_params` applies them;
+* :func:`install`: run in the chapter's kernel before its first cell (an IPython start-up file the driver
+  writes), it serves the scaled parameters to :func:`replib.config.chapter_config` and records every forward
+  pass of a ``transformers`` model the chapter makes (its configuration, batch size, padded length, whether it
+  trains, CPU seconds) in a JSON-lines log;
+* :func:`forward_flops` and :func:`chapter_cost`: the floating-point work of the logged batches (counted by
+  PyTorch on the ``meta`` device, attention included: :data:`ATTENTION_FLOPS`; each batch at its padded length,
+  so the padding the chapter really forms is counted), scaled from the fraction to the whole profile, and the
+  T4 and L4 hours of it with the CPU work that is not a forward pass.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from ..config import chapter_parts, find_part
-from .core import Cost
-from .protein import rehearse_protein
-from .text import rehearse_cluster_isotropy, rehearse_isoscore, rehearse_manifolds
-from .training import rehearse_classifiers, rehearse_training_dynamics
+import numpy as np
+import torch
+from torch.utils import flop_counter as _fc
+from torch.utils.flop_counter import FlopCounterMode
 
-__all__ = ["ALL", "Context", "REHEARSALS", "rehearse_chapter", "rehearse_part", "selection", "summarize"]
+__all__ = [
+    "ATTENTION_FLOPS",
+    "COLAB_CPU_PER_CORE_HERE",
+    "L4_FP16_TFLOPS",
+    "L4_FP32_TFLOPS",
+    "SIZES",
+    "at_full",
+    "T4_EFFICIENCY",
+    "T4_FP16_TFLOPS",
+    "T4_FP32_EFFICIENCY",
+    "T4_FP32_TFLOPS",
+    "card_hours",
+    "chapter_cost",
+    "count_flops",
+    "forward_flops",
+    "install",
+    "length_flops",
+    "read_forwards",
+    "scaled_params",
+]
 
-#: the part name of a whole chapter's rehearsal: every part in one process, one session's peak memory
-ALL = "all"
+#: NVIDIA T4 datasheet: 65 TFLOP/s mixed precision (FP16 tensor cores, FP32 accumulate), 8.1 TFLOP/s FP32
+T4_FP16_TFLOPS = 65.0
+T4_FP32_TFLOPS = 8.1
+#: NVIDIA L4 datasheet: 121 TFLOP/s FP16 tensor (dense), 30.3 TFLOP/s FP32; the estimate takes the same shares
+#: of these peaks as of the T4's (an assumption: the L4's 300 GB/s memory bandwidth is no higher than the T4's)
+L4_FP16_TFLOPS = 121.0
+L4_FP32_TFLOPS = 30.3
+#: share of the FP16 tensor peak a Hugging Face encoder reaches on a T4 in eager PyTorch with autocast: the 70 W
+#: cap holds the clocks below boost, and softmax, layer norms, GELU and padding are memory-bound on 320 GB/s
+T4_EFFICIENCY = 0.25
+#: share of the FP32 peak of the training loops (float32, no autocast): about half of SGEMM's peak per step
+T4_FP32_EFFICIENCY = 0.5
+#: Colab's T4 runtime has one physical core: its CPU work is taken to run at one core of this machine a second
+COLAB_CPU_PER_CORE_HERE = 1.0
 
-#: chapter -> the function that rehearses one of its parts
-REHEARSALS = {
-    "isoscore": rehearse_isoscore,
-    "protein_isotropy": rehearse_protein,
-    "classifiers": rehearse_classifiers,
-    "manifolds": rehearse_manifolds,
-    "cluster_isotropy": rehearse_cluster_isotropy,
-    "training_dynamics": rehearse_training_dynamics,
+#: chapter -> how its ``paper`` profile shrinks to a fraction of its work: ``scale`` the sample-size parameters
+#: (an integer n becomes ceil(fraction x n); a mapping of corpora scales each corpus' size), ``set`` the
+#: parameters replaced because the data mirror lacks what the profile reads (stated in the chapter's row)
+SIZES = {
+    "isoscore": {"scale": ("n_lines",), "set": {"split": "test"}},
+    "protein_isotropy": {"scale": ("n_global", "n_pair_proteins", "n_biopython", "n_local")},
+    "classifiers": {"scale": ("n_polarity", "n_snli", "glue_items", "n_supersense", "n_pos")},
+    "manifolds": {"scale": ("kmeans_fit", "lid_queries", "glove_queries", "analysis_sample", "corpora")},
+    "cluster_isotropy": {"scale": ("max_pairs", "clf_sizes")},
+    "training_dynamics": {"scale": ()},  # its runs' sizes live in replib/training/config.py, not in its table
 }
 
 
-@dataclass
-class Context:
-    """Where and how a part is rehearsed.
+def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
+    """``params`` (a profile's row, :func:`replib.config.profile_params`) with the sample sizes of
+    :data:`SIZES` scaled to ``fraction`` and its replacements set.
 
-    Attributes
-    ----------
-    workdir : Path
-        The chapter's rehearsal folder (its parts share it: streams' states, alignments, bases).
-    seed : int
-    scale : float
-        Multiplies the sizes of the forward measurements (1.0: about a minute of CPU for the smaller).
-    max_items : int or None
-        Caps the items of the statistics (tests); None: as many as ``stats_flops`` allows.
-    progress : bool
-    stats_flops : float
-        Accumulator work the streamed statistics of one part may do here (floating-point operations: rows x
-        layers x 2 d² for the covariances); 10¹² is about a minute of one core. The items are all of the
-        paper's when they fit, else the first that fit, and the rest is extrapolated linearly.
+    Raises
+    ------
+    ValueError
+        For a size of ``None`` (the whole data set: its count is not in the parameters, so it cannot be
+        scaled) or a chapter that declares no size to scale, when ``fraction < 1``; a chapter without an entry
+        in :data:`SIZES`.
     """
+    if chapter not in SIZES:
+        raise ValueError(f"no rehearsal sizes for {chapter!r}; chapters: {sorted(SIZES)}")
+    out = {**params, **SIZES[chapter].get("set", {})}
+    if fraction >= 1:
+        return out
+    if not SIZES[chapter]["scale"]:
+        raise ValueError(f"{chapter}: no sample size of its table is declared to scale")
 
-    workdir: Path
-    seed: int = 0
-    scale: float = 1.0
-    max_items: int | None = None
-    progress: bool = False
-    stats_flops: float = 1e12
+    def scale(name, n):
+        if n is None:
+            raise ValueError(f"{chapter}: {name} is None (the whole data set), which cannot be scaled")
+        if isinstance(n, list):
+            return [scale(name, v) for v in n]
+        return max(1, math.ceil(fraction * n))
+
+    for name in SIZES[chapter]["scale"]:
+        if name not in out:
+            continue
+        if isinstance(out[name], dict):  # corpora: name -> [data set, split, size]
+            out[name] = {k: [*v[:2], scale(f"{name}.{k}", v[2])] for k, v in out[name].items()}
+        else:
+            out[name] = scale(name, out[name])
+    return out
 
 
-def summarize(out: dict) -> dict:
-    """A part's totals from its costs (:class:`~replib.rehearsal.core.Cost`, or their dicts): the T4 estimate
-    (each step's :attr:`~replib.rehearsal.core.Cost.t4_seconds`), the share of the paper's work that ran here,
-    and CPU seconds.
+# ------------------------------------------------------------------------------------------ in the kernel
+def install(chapter: str, fraction: float, log: Path) -> None:
+    """Rehearse in this process (the chapter's kernel): :func:`replib.config.chapter_config` of ``chapter`` gets
+    :func:`scaled_params` of its profile (the ``paper`` profile's, tests aside), and each outermost forward pass of a ``transformers`` model appends a
+    line to ``log``: ``{"config": i, "batch": b, "length": L, "training": bool, "cpu": seconds}``, ``i`` the
+    index of a line ``{"model": class, "config_class": class, "config": dict}`` written before its first use;
+    each configuration served writes ``{"served": {size: value}}``."""
+    import transformers as tr
 
-    The share weights each step by its CPU seconds *here* at the paper's size (measured, or extrapolated): the
-    one unit every step has, forward passes included. A part whose forward passes ran on 5 of 570,000 proteins
-    and whose statistics ran on all of them has a small share, because the forward passes are its work."""
-    costs = [c if isinstance(c, Cost) else Cost.from_dict(c) for c in out["costs"]]
-    work = [max(c.cpu_full, 0.0) for c in costs]
-    total = sum(work)
-    fraction = sum(w * c.measured_fraction for w, c in zip(work, costs)) / total if total > 0 else 1.0
+    from .. import config as cfg_module
+
+    original = cfg_module.profile_params
+
+    out = open(log, "a", buffering=1)
+
+    def profile_params(ch: str, profile: str) -> dict:
+        params = original(ch, profile)
+        if ch != chapter:
+            return params
+        params = scaled_params(ch, params, fraction)
+        served = [*SIZES[ch]["scale"], *SIZES[ch].get("set", {})]
+        out.write(json.dumps({"served": {k: params[k] for k in served if k in params}}) + "\n")
+        return params
+
+    cfg_module.profile_params = profile_params
+    configs: dict[int, int] = {}
+    depth = {"n": 0, "cpu": 0.0}
+
+    def pre(module, args):
+        if isinstance(module, tr.PreTrainedModel):
+            if depth["n"] == 0:
+                depth["cpu"] = time.process_time()
+            depth["n"] += 1
+
+    def post(module, args, output):
+        if not isinstance(module, tr.PreTrainedModel):
+            return
+        depth["n"] -= 1
+        if depth["n"] > 0:
+            return
+        shape = _batch_shape(output)
+        if shape is None:
+            return
+        key = id(module.config)
+        if key not in configs:
+            configs[key] = len(configs)
+            c = module.config
+            out.write(json.dumps({"model": type(module).__name__, "config_class": type(c).__name__,
+                                  "config": c.to_dict(), "index": configs[key]}, default=str) + "\n")  # fmt: skip
+        cpu = time.process_time() - depth["cpu"]
+        line = {"config": configs[key], "batch": shape[0], "length": shape[1], "training": module.training, "cpu": cpu}
+        out.write(json.dumps(line) + "\n")
+
+    torch.nn.modules.module.register_module_forward_pre_hook(pre)
+    torch.nn.modules.module.register_module_forward_hook(post)
+
+
+def _batch_shape(output) -> tuple[int, int] | None:
+    """``(batch, length)`` of a model's output (its first tensor of at least two dimensions)."""
+    values = output.values() if hasattr(output, "values") else output if isinstance(output, (tuple, list)) else [output]
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.dim() >= 2:
+            return int(v.shape[0]), int(v.shape[1])
+        if isinstance(v, (tuple, list)) and v and isinstance(v[-1], torch.Tensor) and v[-1].dim() >= 2:
+            return int(v[-1].shape[0]), int(v[-1].shape[1])
+    return None
+
+
+def read_forwards(log: Path) -> tuple[dict, list]:
+    """The configurations (index -> line) and the batches of a log written by :func:`install`."""
+    configs, batches = {}, []
+    for line in Path(log).read_text().splitlines() if Path(log).exists() else []:
+        item = json.loads(line)
+        if "index" in item:
+            configs[item["index"]] = item
+        elif "batch" in item:
+            batches.append(item)
+    return configs, batches
+
+
+# ------------------------------------------------------------------------------------------ FLOPs
+def _cpu_sdpa(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    return _fc.sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def _cpu_sdpa_backward(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    return _fc.sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
+
+
+#: ``FlopCounterMode`` has formulas for the CUDA kernels of ``scaled_dot_product_attention`` but none for the CPU
+#: one, so attention counted 0 FLOPs here (a tiny BERT: 3.22 GFLOP instead of 4.29): the CPU kernel and its
+#: backward counted as torch counts the CUDA ones (the two batched products QKᵀ and AV, 4·b·h·s²·d_head)
+ATTENTION_FLOPS = {
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_sdpa,
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _cpu_sdpa_backward,
+}
+
+
+def count_flops(fn: Callable, *args, **kwargs) -> float:
+    """Floating-point operations of one call, counted by ``torch.utils.flop_counter.FlopCounterMode`` (matrix
+    products and attention, the CPU attention kernel included: :data:`ATTENTION_FLOPS`)."""
+    with FlopCounterMode(display=False, custom_mapping=ATTENTION_FLOPS) as counter:
+        fn(*args, **kwargs)
+    return float(counter.get_total_flops())
+
+
+def length_flops(count: Callable[[int], float], lengths=(64, 128, 256)) -> Callable[[int], float]:
+    """FLOPs of one sequence as a function of its padded length ``L``: ``count(L)`` at three lengths, through
+    which the quadratic ``a + b·L + c·L²`` passes (a Transformer's products are linear in ``L``, its attention
+    quadratic: exact, not a fit)."""
+    x = np.asarray(lengths, float)
+    if len(set(lengths)) != 3:
+        raise ValueError(f"need three different lengths, got {list(lengths)}")
+    coef = np.polyfit(x, [count(int(n)) for n in lengths], 2)
+    return lambda n: float(np.polyval(coef, float(n)))
+
+
+def _sequence_flops(item: dict, training: bool) -> Callable[[int], float]:
+    """:func:`length_flops` of a logged model (:func:`read_forwards`): its forward pass on one sequence (and the
+    backward pass of the sum of its output, ``training``), counted on a copy on the ``meta`` device (shapes
+    only: the cost of a padded sequence depends on neither its tokens nor the weights); a training step on a
+    real copy, whose attention backward is the fused kernel's, as on a GPU."""
+    import transformers as tr
+
+    config = getattr(tr, item["config_class"]).from_dict(item["config"])
+    small = min(256, int(getattr(config, "max_position_embeddings", 512) or 512) // 2)
+    lengths = (small // 4, small // 2, small)
+
+    def one(n: int) -> None:
+        ids = torch.full((1, n), 5, dtype=torch.long, device=next(model.parameters()).device)
+        with torch.set_grad_enabled(training):
+            out = model(input_ids=ids)
+            if training:
+                next(v for v in out.values() if isinstance(v, torch.Tensor)).float().sum().backward()
+
+    def counted(device: str) -> Callable[[int], float]:
+        nonlocal model
+        with torch.device(device):
+            model = getattr(tr, item["model"])(config).train(training)
+        return length_flops(lambda n: count_flops(one, n), lengths)
+
+    model = None
+    if training:  # on meta, attention's backward is the math kernel's, not the fused one's with its recomputation
+        return counted("cpu")
+    try:
+        return counted("meta")
+    except Exception:  # an architecture with data-dependent steps does not run on meta: the real one
+        return counted("cpu")
+
+
+def forward_flops(configs: dict, batches: list) -> dict:
+    """The floating-point work of the logged batches: ``{"fp16": inference FLOPs, "fp32": training FLOPs,
+    "cpu": CPU seconds the passes took here}`` (each batch ``b`` sequences at its padded length ``L``:
+    ``b · f(L)``, the padding included)."""
+    per: dict = {}
+    out = {"fp16": 0.0, "fp32": 0.0, "cpu": 0.0}
+    for b in batches:
+        key = (b["config"], bool(b["training"]))
+        if key not in per:
+            per[key] = _sequence_flops(configs[b["config"]], key[1])
+        out["fp32" if key[1] else "fp16"] += b["batch"] * per[key](b["length"])
+        out["cpu"] += b["cpu"]
+    return out
+
+
+def card_hours(flops: dict, cpu_seconds: float, card: str) -> float:
+    """Hours on ``card`` (``t4`` or ``l4``): inference FLOPs at :data:`T4_EFFICIENCY` of the FP16 peak, training
+    FLOPs at :data:`T4_FP32_EFFICIENCY` of the FP32 peak, and ``cpu_seconds`` of CPU work at one core a second."""
+    fp16, fp32 = {"t4": (T4_FP16_TFLOPS, T4_FP32_TFLOPS), "l4": (L4_FP16_TFLOPS, L4_FP32_TFLOPS)}[card]
+    gpu = flops["fp16"] / (fp16 * 1e12 * T4_EFFICIENCY) + flops["fp32"] / (fp32 * 1e12 * T4_FP32_EFFICIENCY)
+    return (gpu + cpu_seconds / COLAB_CPU_PER_CORE_HERE) / 3600.0
+
+
+def at_full(fractions, values) -> float:
+    """A quantity linear in the share of the sample sizes, ``a + b·f``, at ``f = 1``: the line through the
+    measurements at two shares or more (least squares), or through the origin from one (all of it work that
+    grows with the items)."""
+    f, v = np.asarray(fractions, float), np.asarray(values, float)
+    if len(set(f.tolist())) < 2:
+        return float(v[-1] / f[-1])
+    b, a = np.polyfit(f, v, 1)
+    return float(a + b)
+
+
+def chapter_cost(runs) -> dict:
+    """The whole ``paper`` profile's cost from rehearsals at shares of its sample sizes, ``runs`` a list of
+    ``(fraction, cpu_seconds, log)`` (``cpu_seconds``: the whole run's, every process): the logged forward
+    passes' FLOPs of the largest run divided by its share (linear in the items), the CPU seconds that were not
+    forward passes at the full size by :func:`at_full` (from one run, start-up included: an upper bound), on a
+    T4 and an L4."""
+    runs = sorted(runs)
+    flops = [forward_flops(*read_forwards(log)) for _, _, log in runs]
+    other = at_full([f for f, _, _ in runs], [max(c - fl["cpu"], 0.0) for (_, c, _), fl in zip(runs, flops)])
+    full = {k: v / runs[-1][0] for k, v in flops[-1].items()}
     return {
-        "t4_hours_estimate": sum(c.t4_seconds for c in costs) / 3600.0,  # each step on the GPU or the CPU
-        "l4_hours_estimate": sum(c.l4_seconds for c in costs) / 3600.0,
-        "extrapolation": max((c.extrapolation for c in costs), default=1.0),
-        "fraction_of_paper": fraction,
-        "gpu_flops_paper": sum(c.flops_full or 0.0 for c in costs if c.on_gpu),
-        "cpu_seconds_paper": sum(c.cpu_full for c in costs if not c.on_gpu),
-        "cpu_seconds_here": sum(sum(c.cpu) for c in costs),
+        "gflops_fp16": full["fp16"] / 1e9,
+        "gflops_fp32": full["fp32"] / 1e9,
+        "cpu_seconds_other": other,
+        "t4_hours_estimate": card_hours(full, other, "t4"),
+        "l4_hours_estimate": card_hours(full, other, "l4"),
     }
-
-
-def selection(part) -> list:
-    """A part's selections as JSON (``[[name, [values...]], ...]``): which layers, tasks or step range it measured."""
-    return [[name, list(values)] for name, values in part.select]
-
-
-def rehearse_chapter(chapter: str, ctx: Context) -> dict:
-    """Rehearse a whole chapter (part :data:`ALL`): each of its parts in turn in this process (a later part
-    reads what an earlier one left in ``ctx.workdir``, as the chapter's steps do), their costs together."""
-    outs = [rehearse_part(chapter, p.name, ctx) for p in chapter_parts(chapter, "paper")]
-    models = list(dict.fromkeys(m for o in outs for m in o["models"]))
-    out = {
-        "chapter": chapter, "part": ALL, "model": "; ".join(dict.fromkeys(o["model"] for o in outs)),
-        "data": ", ".join(dict.fromkeys(d for o in outs for d in o["data"].split(", ") if d != "-")) or "-",
-        "costs": [c for o in outs for c in o["costs"]], "models": models, "parts": [o["part"] for o in outs],
-        "notes": [n for o in outs for n in o.get("notes", [])],
-    }  # fmt: skip
-    out.update(summarize(out))
-    return out
-
-
-def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
-    """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`);
-    part :data:`ALL`: the whole chapter (:func:`rehearse_chapter`)."""
-    if chapter not in REHEARSALS:
-        raise ValueError(f"unknown chapter {chapter!r}; chapters: {sorted(REHEARSALS)}")
-    if part == ALL:
-        return rehearse_chapter(chapter, ctx)
-    p = find_part(chapter, "paper", part)
-    Path(ctx.workdir).mkdir(parents=True, exist_ok=True)
-    out = REHEARSALS[chapter](p, ctx)
-    out.update(summarize(out))
-    shards = list(p.shards) if p.shards else None  # which range a part of a split model measured
-    data = out.pop("data", None) or ", ".join(p.data) or "-"  # a part may name the stand-in it ran on
-    out.update(chapter=chapter, part=part, data=data, budget=vars(p.budget),
-               models=list(p.models or ()), shards=shards, select=selection(p))  # fmt: skip
-    out["costs"] = [c.as_dict() for c in out["costs"]]
-    return out

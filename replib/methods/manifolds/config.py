@@ -198,7 +198,7 @@ STEPS = ("layers", "views")
 #: seconds on the GPU): the costliest layer the rehearsal measured (book/rehearsal.csv, the 28 model parts: 0.27
 #: to 0.86 a layer; the costliest GPT's layers 9-11 on PTB, ``gpt-ptb-4``, 0.860, and BERT's, ``bert-ptb-4``,
 #: 0.858; ``gpt2-wikitext2-1``, first extrapolated to 1.7 a layer from two sizes, is 0.69 measured at a third
-#: size by the rehearsal's escalation rule, :func:`replib.rehearsal.layers.escalates`)
+#: size by the rehearsal's escalation rule)
 _HOURS_PER_LAYER = 0.86
 #: T4-hours of a 12-block model's token stream over each corpus's train split (the accumulators on the CPU;
 #: WikiText-2 train has about twice PTB train's tokens; the forward passes are seconds on the GPU), the
