@@ -134,6 +134,7 @@ def choose_hyperparameters(cfg, models: ChapterModels, seeds) -> tuple[dict, dic
             ks=(1,) + tuple(cfg.grid_k),
             pcs=cfg.grid_pc,
             seeds=seeds[: cfg.tune_seeds],
+            cache_dir=models.cache_dir,
         )
         mean = grid.groupby(["n_clusters", "n_pc"])["spearman"].mean()
         best_c = mean.drop(1, level="n_clusters").idxmax()
@@ -167,7 +168,7 @@ def isotropy_tables(cfg, models: ChapterModels, seeds, cache_dir=None) -> tuple[
             layer_rows.append({"model": name, "layer": layer, "log10 I(W)": lg})
         tok = models.dev_tokens(name)
         pool, _ = token_pool(tok[0] + tok[1])
-        t1_rows += [{"model": name, **r} for r in zero_mean_isotropy(pool, cfg.table1_ks, seeds)]
+        t1_rows += [{"model": name, **r} for r in zero_mean_isotropy(pool, cfg.table1_ks, seeds, cache_dir)]
     return pd.DataFrame(layer_rows), pd.DataFrame(t1_rows)
 
 
@@ -208,7 +209,9 @@ def sts_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=N
         for ds in cfg.datasets:
             df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
             tok = embed_pairs(models(name), df, cache_dir=cache_dir)
-            for r in run_sts(*tok, df["score"], methods=METHODS, hparams=hparams[name], seeds=seeds):
+            for r in run_sts(
+                *tok, df["score"], methods=METHODS, hparams=hparams[name], seeds=seeds, cache_dir=cache_dir
+            ):
                 rows.append({"model": name, "dataset": ds, **r})
     return pd.DataFrame(rows)
 
@@ -337,7 +340,8 @@ def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=
         if todo:
             df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
             tok = embed_pairs(models(cfg.deck_model), df, cache_dir=cache_dir)
-            for r in run_sts(*tok, df["score"], methods=todo, hparams=hparams[cfg.deck_model], seeds=deck_seeds):
+            hp = hparams[cfg.deck_model]
+            for r in run_sts(*tok, df["score"], methods=todo, hparams=hp, seeds=deck_seeds, cache_dir=cache_dir):
                 done.setdefault(r["method"], []).append(r)
         rows += [{"dataset": ds, **r} for m in methods for r in done[m]]  # the order of one run_sts call
     return pd.DataFrame(rows).replace({"method": {"baseline": "Pre-trained"}})
