@@ -464,6 +464,10 @@ def test_config_profiles():
     assert paper.tune_models == () and paper.deck_seeds == paper.seeds == 5
     offline = chapter_config("cluster_isotropy", "offline")
     assert min(offline.grid_k) == 5 and max(offline.grid_pc) == 30 and offline.deck_seeds == 1
+    # the offline examples are the same for every seed (their features cached once); the paper's full splits
+    # keep the validation split of the chapter's seed
+    for p, drawn in (("offline", [0, 0]), ("paper", [0, 1])):
+        assert [ci.classification_sample_seed(chapter_config("cluster_isotropy", p, seed=s)) for s in (0, 1)] == drawn
     assert chapter_config("cluster_isotropy", "smoke").tune_models == ("tiny-bert", "tiny-gpt2")
 
 

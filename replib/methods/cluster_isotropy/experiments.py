@@ -417,7 +417,7 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
     lm, hp = models(cfg.clf_model), hparams[cfg.clf_model]
     rows, details = [], {"fresh": [], "sst2_majority": None}
     for task in cfg.clf_tasks:
-        a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=cfg.seed)
+        a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=classification_sample_seed(cfg))
         feats = pair_token_features(lm, a, b, max_length=cfg.clf_max_length, cache_dir=cache_dir)
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
         res = compare_classification(
@@ -430,6 +430,13 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
             details["sst2_majority"] = 100 * max(np.mean(y[splits["eval"]]), 1 - np.mean(y[splits["eval"]]))
     details["n_train"] = len(splits["train"])
     return pd.DataFrame(rows), details
+
+
+def classification_sample_seed(cfg) -> int:
+    """The seed of the classification examples drawn by :func:`~.setup.load_classification`: the profile's
+    ``clf_sample_seed`` (the same examples for every seed of the chapter, like the STS data sets), or the
+    chapter's seed where that is None."""
+    return cfg.seed if cfg.clf_sample_seed is None else cfg.clf_sample_seed
 
 
 def classification_records(clf: pd.DataFrame, details: dict, cfg) -> dict:
