@@ -6,7 +6,7 @@ import pytest
 
 from replib.config import chapter_config
 from replib.methods import manifolds as mf
-from replib.metrics.lid import cai_over_levina_bickel, lid_mle
+from replib.metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
 
 
 def _brute_mean_offdiag_cos(V):
@@ -210,6 +210,19 @@ def test_lid_duplicates_reported_and_dropped(manifold5):
     cai = lid_mle(X, k=30, variant="cai")
     # the authors' 1e-8 clamp of the zero distance pulls their estimate far down at duplicated points
     assert np.max(cai.pointwise[:100]) < 0.6 * np.median(cai.pointwise[100:300])
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_lid_variants_from_one_search_equal_each_variant_alone(manifold5, metric):
+    X = np.vstack([manifold5[:300], manifold5[:20]])  # with duplicates: the clamp and the zero distances too
+    both = lid_mle_variants(X, 30, metric, ("cai", "levina_bickel"), n_queries=150, seed=4)
+    assert list(both) == ["cai", "levina_bickel"]
+    for variant, r in both.items():
+        alone = lid_mle(X, 30, metric, variant, n_queries=150, seed=4)
+        np.testing.assert_array_equal(r.pointwise, alone.pointwise)
+        assert r.summary() == alone.summary() and r.info == alone.info
+    with pytest.raises(ValueError, match="variant must be one of"):
+        lid_mle_variants(X, 30, metric, ("cai", "mle"))
 
 
 def test_lid_torch_backend_matches_sklearn(manifold5):

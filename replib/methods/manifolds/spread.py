@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.datasets import make_swiss_roll
 
-from ...metrics.lid import lid_mle
+from ...metrics.lid import lid_mle, lid_mle_variants
 from ...models.static import load_static_vectors
 from .cosine import s_inter
 
@@ -118,9 +118,8 @@ def swiss_roll_lid_records(k: int = 100, n_points: int = 20_000, n_queries: int 
     size in every profile, with the authors' k = 100 neighbours (fewer neighbours bias the estimate upwards
     on this curved sheet: about 2.1 at k = 20)."""
     X, _ = make_swiss_roll(n_points, noise=0.0, random_state=seed)
-    lb = lid_mle(X, k, "euclidean", "levina_bickel", n_queries=n_queries, seed=seed)
-    cai = lid_mle(X, k, "euclidean", "cai", n_queries=n_queries, seed=seed)
-    return {"lid_swiss_roll_levina_bickel": float(lb.mean), "lid_swiss_roll_cai": float(cai.mean)}
+    both = lid_mle_variants(X, k, "euclidean", ("levina_bickel", "cai"), n_queries=n_queries, seed=seed)
+    return {f"lid_swiss_roll_{variant}": float(r.mean) for variant, r in both.items()}
 
 
 def static_table3_records(cfg, seed: int = 0, environ=None) -> dict:
