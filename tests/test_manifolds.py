@@ -38,6 +38,18 @@ def test_s_inter_equals_brute_force_one_instance_per_type(typed_cloud):
     assert got == pytest.approx(_brute_mean_offdiag_cos(X[pick]), abs=1e-12)
 
 
+def test_s_inter_and_s_intra_of_integer_codes_equal_those_of_the_strings(typed_cloud):
+    """A layer's analysis groups by the types' integer codes (coded once): the same draws, the same values,
+    on the whole cloud and on any subset of its rows (a cluster)."""
+    X, types = typed_cloud
+    strings = np.array([f"tok{t}" for t in types])
+    codes, _ = mf.type_codes(strings)
+    for rows in (np.arange(len(X)), np.flatnonzero(np.arange(len(X)) % 3 != 0)):
+        for seed in (0, 7):
+            assert mf.s_inter(X[rows], codes[rows], seed) == mf.s_inter(X[rows], strings[rows], seed)
+            assert mf.s_intra(X[rows], codes[rows], 5, seed) == mf.s_intra(X[rows], strings[rows], 5, seed)
+
+
 def test_s_inter_picks_one_instance_of_every_type(typed_cloud):
     X, types = typed_cloud
     # every type's instances identical -> S_inter independent of the draw and equal to brute force over types

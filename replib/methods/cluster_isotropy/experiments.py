@@ -410,7 +410,7 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
 
     Returns
     -------
-    table : columns task, method, score, log10 I(W)
+    table : columns task, method, score (no I(W) of the features: no record or figure uses it)
     details : ``fresh`` (per task, whether every condition started from the same fresh weights), ``n_train``
         (training examples of the last task) and ``sst2_majority`` (the majority class on SST-2, x 100)
     """
@@ -421,11 +421,11 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
         feats = pair_token_features(lm, a, b, max_length=cfg.clf_max_length, cache_dir=cache_dir)
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
         res = compare_classification(
-            feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed
+            feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed, isotropy=False
         )
         details["fresh"].append(res.fresh_init)
         for m, v in res.metrics.items():
-            rows.append({"task": task, "method": m, "score": v, "log10 I(W)": res.isotropy_log10[m]})
+            rows.append({"task": task, "method": m, "score": v})
         if task == "SST-2":
             details["sst2_majority"] = 100 * max(np.mean(y[splits["eval"]]), 1 - np.mean(y[splits["eval"]]))
     details["n_train"] = len(splits["train"])
