@@ -449,6 +449,22 @@ def test_choose_clusters_survives_a_silhouette_sample_with_one_cluster():
         np.testing.assert_array_equal(again.labels, choice.labels)  # still a seeded function of the data
 
 
+def test_choose_clusters_silhouettes_are_sklearns_sampled_ones_from_one_distance_matrix():
+    """Every k scores the same sampled rows: their distance matrix is computed once, and each silhouette is still
+    scikit-learn's sampled silhouette of that k's clustering."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(c, 1.0, size=(150, 6)) for c in (0.0, 5.0, 10.0)])
+    choice = mf.choose_clusters(X, ks=(2, 3, 4), sil_sample=200, n_init=2, seed=1)
+    for k in (2, 3, 4):
+        labels = KMeans(n_clusters=k, n_init=2, random_state=1).fit(X).labels_
+        ref = silhouette_score(X, labels, sample_size=200, random_state=1)
+        assert choice.silhouettes[k] == pytest.approx(ref, abs=1e-12)
+    assert choice.k == 3
+
+
 def test_silhouette_rows_are_sklearns_draw_unless_it_holds_one_cluster():
     from sklearn.metrics import silhouette_score
 
