@@ -231,7 +231,7 @@ def memo(folder, info: dict, compute: Callable, *args, **kwargs):
     if path.exists():
         try:
             return pickle.loads(path.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):  # torn or foreign
+        except Exception:  # torn, truncated or foreign: recomputed and replaced, never fatal (as run_sharded)
             pass
     out = compute(*args, **kwargs)
     path.parent.mkdir(parents=True, exist_ok=True)
