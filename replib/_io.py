@@ -11,6 +11,8 @@
   covers every parameter that shapes the output, and verified when read back (its own key, index, item
   range, array shapes and sha256): a bad shard is recomputed with a :class:`ShardWarning` naming the file,
   never used and never fatal.
+* :func:`memo`: one result computed once per description (a pickle under its :func:`cache_key`), for the
+  work a chapter's second seed or second part would otherwise redo.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import re
 import tempfile
 import threading
@@ -44,6 +47,7 @@ __all__ = [
     "hash_array",
     "cache_key",
     "cache_root",
+    "memo",
     "CACHE_ENV",
     "run_sharded",
     "shard_cache_key",
@@ -211,6 +215,28 @@ def cache_root(sub: str | None = None) -> Path:
     survive a disconnected runtime."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "replib").expanduser()
     return root / sub if sub else root
+
+
+def memo(folder, info: dict, compute: Callable, *args, **kwargs):
+    """``compute(*args, **kwargs)``, kept in ``folder`` under the key of ``info`` and read back instead of recomputed.
+
+    ``info`` must describe everything the result depends on (the inputs' hashes, every parameter, the seed):
+    a result is never looked up by anything else. It is pickled atomically (:func:`atomic_write`), so a killed
+    run leaves no torn file; an unreadable file is recomputed and replaced. ``folder=None`` computes without
+    a cache.
+    """
+    if folder is None:
+        return compute(*args, **kwargs)
+    path = Path(folder) / f"{cache_key(info)}.pkl"
+    if path.exists():
+        try:
+            return pickle.loads(path.read_bytes())
+        except Exception:  # torn, truncated or foreign: recomputed and replaced, never fatal (as run_sharded)
+            pass
+    out = compute(*args, **kwargs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda fh: pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL))
+    return out
 
 
 # ================================================================================================= locks

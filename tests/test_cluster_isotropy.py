@@ -464,6 +464,10 @@ def test_config_profiles():
     assert paper.tune_models == () and paper.deck_seeds == paper.seeds == 5
     offline = chapter_config("cluster_isotropy", "offline")
     assert min(offline.grid_k) == 5 and max(offline.grid_pc) == 30 and offline.deck_seeds == 1
+    # the offline examples are the same for every seed (their features cached once); the paper's full splits
+    # keep the validation split of the chapter's seed
+    for p, drawn in (("offline", [0, 0]), ("paper", [0, 1])):
+        assert [ci.classification_sample_seed(chapter_config("cluster_isotropy", p, seed=s)) for s in (0, 1)] == drawn
     assert chapter_config("cluster_isotropy", "smoke").tune_models == ("tiny-bert", "tiny-gpt2")
 
 
@@ -553,6 +557,39 @@ def test_run_sts_on_one_stacked_pool_equals_evaluate_sts_per_method():
     X = pool_before.copy()
     ClusterIsotropy(3, 2, random_state=0).fit_transform(X)
     np.testing.assert_array_equal(X, pool_before)
+
+
+def test_seeded_results_kept_in_the_cache_are_the_computed_ones_and_a_next_seed_computes_only_its_new_seed(
+    tmp_path, monkeypatch
+):
+    """With a cache_dir, run_sts, the tuning grid and Table 1 give the rows they give without one, and a run from
+    the next seed (seeds 1, 2 after 0, 1) computes only seed 2 and nothing deterministic again."""
+    t1, t2, gold = _toy_sts(seed=4)
+    hp = {"n_clusters": 3, "n_pc": 2, "global_pc": 1}
+    kw = dict(methods=("baseline", "global", "cluster"), hparams=hp)
+    plain = ci.run_sts(t1, t2, gold, seeds=(0, 1), **kw)
+    assert ci.run_sts(t1, t2, gold, seeds=(0, 1), cache_dir=tmp_path, **kw) == plain
+    ran = []
+    sts_row = ci.sts._sts_row
+    monkeypatch.setattr(ci.sts, "_sts_row", lambda *a: ran.append((a[4], a[6])) or sts_row(*a))
+    again = ci.run_sts(t1, t2, gold, seeds=(1, 2), cache_dir=tmp_path, **kw)
+    assert ran == [("cluster", 2)]
+    assert again[:3] == [r for r in plain if r["seed"] in (None, 1)]
+    assert again == ci.run_sts(t1, t2, gold, seeds=(1, 2), **kw)
+    assert ci.run_sts(t1, t2, gold[::-1].copy(), seeds=(1,), cache_dir=tmp_path, **kw) != again[:3]  # other gold
+
+    grid = tune_hyperparameters(t1, t2, gold, ks=(1, 3), pcs=(0, 2), seeds=(5, 6), progress=False)
+    cached = tune_hyperparameters(t1, t2, gold, ks=(1, 3), pcs=(0, 2), seeds=(5, 6), progress=False, cache_dir=tmp_path)
+    pd.testing.assert_frame_equal(cached, grid, check_exact=True)
+    pool, _ = token_pool(t1 + t2)
+    table1 = ci.zero_mean_isotropy(pool, (1, 3), (0, 1))
+    assert ci.zero_mean_isotropy(pool, (1, 3), (0, 1), cache_dir=tmp_path) == table1
+    fits = []
+    monkeypatch.setattr(
+        ci.sts, "ClusterIsotropy", lambda *a, **k: fits.append(k["random_state"]) or ClusterIsotropy(*a, **k)
+    )
+    assert ci.zero_mean_isotropy(pool, (1, 3), (1, 2), cache_dir=tmp_path)[:3] == table1[:2] + table1[3:4]
+    assert fits == [2]
 
 
 # ------------------------------------------------------------------------------ the chapter's steps

@@ -6,7 +6,7 @@ import pytest
 
 from replib.config import chapter_config
 from replib.methods import manifolds as mf
-from replib.metrics.lid import cai_over_levina_bickel, lid_mle
+from replib.metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
 
 
 def _brute_mean_offdiag_cos(V):
@@ -36,6 +36,18 @@ def test_s_inter_equals_brute_force_one_instance_per_type(typed_cloud):
     pick = order[first]
     assert len(pick) == len(set(types))
     assert got == pytest.approx(_brute_mean_offdiag_cos(X[pick]), abs=1e-12)
+
+
+def test_s_inter_and_s_intra_of_integer_codes_equal_those_of_the_strings(typed_cloud):
+    """A layer's analysis groups by the types' integer codes (coded once): the same draws, the same values,
+    on the whole cloud and on any subset of its rows (a cluster)."""
+    X, types = typed_cloud
+    strings = np.array([f"tok{t}" for t in types])
+    codes, _ = mf.type_codes(strings)
+    for rows in (np.arange(len(X)), np.flatnonzero(np.arange(len(X)) % 3 != 0)):
+        for seed in (0, 7):
+            assert mf.s_inter(X[rows], codes[rows], seed) == mf.s_inter(X[rows], strings[rows], seed)
+            assert mf.s_intra(X[rows], codes[rows], 5, seed) == mf.s_intra(X[rows], strings[rows], 5, seed)
 
 
 def test_s_inter_picks_one_instance_of_every_type(typed_cloud):
@@ -210,6 +222,19 @@ def test_lid_duplicates_reported_and_dropped(manifold5):
     cai = lid_mle(X, k=30, variant="cai")
     # the authors' 1e-8 clamp of the zero distance pulls their estimate far down at duplicated points
     assert np.max(cai.pointwise[:100]) < 0.6 * np.median(cai.pointwise[100:300])
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_lid_variants_from_one_search_equal_each_variant_alone(manifold5, metric):
+    X = np.vstack([manifold5[:300], manifold5[:20]])  # with duplicates: the clamp and the zero distances too
+    both = lid_mle_variants(X, 30, metric, ("cai", "levina_bickel"), n_queries=150, seed=4)
+    assert list(both) == ["cai", "levina_bickel"]
+    for variant, r in both.items():
+        alone = lid_mle(X, 30, metric, variant, n_queries=150, seed=4)
+        np.testing.assert_array_equal(r.pointwise, alone.pointwise)
+        assert r.summary() == alone.summary() and r.info == alone.info
+    with pytest.raises(ValueError, match="variant must be one of"):
+        lid_mle_variants(X, 30, metric, ("cai", "mle"))
 
 
 def test_lid_torch_backend_matches_sklearn(manifold5):
@@ -422,6 +447,22 @@ def test_choose_clusters_survives_a_silhouette_sample_with_one_cluster():
         assert np.isfinite(choice.silhouettes[2]) and np.isfinite(choice.best_silhouette)
         again = mf.choose_clusters(X, ks=(2, 3), sil_sample=50, n_init=2, seed=seed)
         np.testing.assert_array_equal(again.labels, choice.labels)  # still a seeded function of the data
+
+
+def test_choose_clusters_silhouettes_are_sklearns_sampled_ones_from_one_distance_matrix():
+    """Every k scores the same sampled rows: their distance matrix is computed once, and each silhouette is still
+    scikit-learn's sampled silhouette of that k's clustering."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(c, 1.0, size=(150, 6)) for c in (0.0, 5.0, 10.0)])
+    choice = mf.choose_clusters(X, ks=(2, 3, 4), sil_sample=200, n_init=2, seed=1)
+    for k in (2, 3, 4):
+        labels = KMeans(n_clusters=k, n_init=2, random_state=1).fit(X).labels_
+        ref = silhouette_score(X, labels, sample_size=200, random_state=1)
+        assert choice.silhouettes[k] == pytest.approx(ref, abs=1e-12)
+    assert choice.k == 3
 
 
 def test_silhouette_rows_are_sklearns_draw_unless_it_holds_one_cluster():

@@ -20,6 +20,7 @@ from replib._io import (
     atomic_write,
     cache_key,
     hash_inputs,
+    memo,
     run_sharded,
     sha256_file,
     shard_cache_key,
@@ -410,3 +411,19 @@ def test_two_runs_on_one_cache_at_once(tmp_path, fresh):
     for out in outs:
         same(out, fresh)
     rerun_expect(tmp_path, fresh, [])
+
+
+def test_memo_computes_once_per_description_and_recomputes_a_torn_file(tmp_path):
+    calls = []
+
+    def square(x, *, plus=0):
+        calls.append(x)
+        return {"y": x * x + plus}
+
+    assert memo(tmp_path, {"x": 3}, square, 3, plus=1) == {"y": 10}
+    assert memo(tmp_path, {"x": 3}, square, 3, plus=1) == {"y": 10} and calls == [3]  # read back
+    assert memo(tmp_path, {"x": 4}, square, 4) == {"y": 16} and calls == [3, 4]  # another description
+    (tmp_path / f"{cache_key({'x': 3})}.pkl").write_bytes(b"\x80torn")
+    assert memo(tmp_path, {"x": 3}, square, 3, plus=1) == {"y": 10} and calls == [3, 4, 3]
+    assert memo(tmp_path, {"x": 3}, square, 3, plus=1) == {"y": 10} and calls == [3, 4, 3]  # replaced
+    assert memo(None, {"x": 3}, square, 3) == {"y": 9} and calls == [3, 4, 3, 3]  # no folder: no cache

@@ -50,7 +50,14 @@ from .cosine import unit_rows
 
 faiss = optional_import("faiss")
 
-__all__ = ["lid_mle", "LIDResult", "cai_over_levina_bickel", "CAI_ZERO_CLAMP", "GPU_SEARCH_MIN_PAIRS"]
+__all__ = [
+    "lid_mle",
+    "lid_mle_variants",
+    "LIDResult",
+    "cai_over_levina_bickel",
+    "CAI_ZERO_CLAMP",
+    "GPU_SEARCH_MIN_PAIRS",
+]
 
 #: the authors' clamp for non-positive distances (``analysis.py``)
 CAI_ZERO_CLAMP = 1e-8
@@ -332,7 +339,33 @@ def lid_mle(
     Brute-force search costs O(n_queries · n · d); subsample queries for large ``n``.
     Scale-invariant in value and in computation: see "Scale" in the module docstring.
     """
-    _check_options(metric, variant, duplicates, backend, k)
+    return lid_mle_variants(
+        X, k, metric, (variant,), n_queries, seed, duplicates=duplicates, n_jobs=n_jobs, backend=backend, device=device
+    )[variant]
+
+
+def lid_mle_variants(
+    X,
+    k: int = 100,
+    metric: str = "euclidean",
+    variants=_VARIANTS,
+    n_queries: int | None = None,
+    seed: int = 0,
+    *,
+    duplicates: str = "keep",
+    n_jobs: int | None = None,
+    backend: str = "auto",
+    device: str | None = None,
+) -> dict:
+    """:func:`lid_mle` of several ``variants`` from one neighbour search: the variants are two formulas on the
+    same neighbour distances, so each result equals :func:`lid_mle`'s with that variant (same queries, same
+    neighbours) at the cost of one search. Returns variant -> :class:`LIDResult`; other parameters as
+    :func:`lid_mle`."""
+    variants = tuple(variants)
+    if not variants:
+        raise ValueError("variants must name at least one variant")
+    for variant in variants:
+        _check_options(metric, variant, duplicates, backend, k)
     k = int(k)
     X = check_array(X, min_samples=k + 1, min_features=1, metric="lid_mle")
     n_points, dim = X.shape
@@ -343,24 +376,27 @@ def lid_mle(
     )  # plain Euclidean (chord for cosine), ascending
     with np.errstate(over="ignore"):  # the clamp in the units of R² (beyond float64 at scales under 1e-150)
         clamp = min(float(np.ldexp(CAI_ZERO_CLAMP, -2 * e)), np.finfo(np.float64).max)
-    lid = _pointwise(R, k, metric, variant, clamp=clamp)
-    n_nonfinite = int((~np.isfinite(lid)).sum())
-    if variant == "cai":
-        lid = np.where(np.isinf(lid), float(dim), lid)  # authors: inf -> ambient dimension
-    return LIDResult(
-        pointwise=lid,
-        query_index=row_of[q],
-        **_summary(lid),
-        k=k,
-        metric=metric,
-        variant=variant,
-        n_points=int(n_points),
-        n_index=int(len(P)),
-        n_duplicates=n_dup,
-        n_zero_distance=int((R[:, 0] <= 0).sum()),
-        n_nonfinite=n_nonfinite,
-        info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)},
-    )
+    out = {}
+    for variant in variants:
+        lid = _pointwise(R, k, metric, variant, clamp=clamp)
+        n_nonfinite = int((~np.isfinite(lid)).sum())
+        if variant == "cai":
+            lid = np.where(np.isinf(lid), float(dim), lid)  # authors: inf -> ambient dimension
+        out[variant] = LIDResult(
+            pointwise=lid,
+            query_index=row_of[q],
+            **_summary(lid),
+            k=k,
+            metric=metric,
+            variant=variant,
+            n_points=int(n_points),
+            n_index=int(len(P)),
+            n_duplicates=n_dup,
+            n_zero_distance=int((R[:, 0] <= 0).sum()),
+            n_nonfinite=n_nonfinite,
+            info={"duplicates": duplicates, "n_queries": int(len(q)), "seed": int(seed), "ambient_dim": int(dim)},
+        )
+    return out
 
 
 def _summary(lid: np.ndarray) -> dict:

@@ -62,6 +62,12 @@ def s_inter(X, types, seed: int = 0, *, center: bool = False) -> float:
     X, codes = _check_xt(X, types)
     if center:
         X = X - X.mean(axis=0)
+    return _s_inter(X, codes, seed)
+
+
+def _s_inter(X: np.ndarray, codes: np.ndarray, seed: int) -> float:
+    """:func:`s_inter` of rows already checked, grouped by integer ``codes`` (any integers: only their order
+    matters), for callers that draw many times from the same rows (:func:`~replib.methods.manifolds.drop_spread`)."""
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(codes))  # a random instance per type: first in a random order
     _, first = np.unique(codes[order], return_index=True)

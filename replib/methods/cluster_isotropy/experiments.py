@@ -134,6 +134,7 @@ def choose_hyperparameters(cfg, models: ChapterModels, seeds) -> tuple[dict, dic
             ks=(1,) + tuple(cfg.grid_k),
             pcs=cfg.grid_pc,
             seeds=seeds[: cfg.tune_seeds],
+            cache_dir=models.cache_dir,
         )
         mean = grid.groupby(["n_clusters", "n_pc"])["spearman"].mean()
         best_c = mean.drop(1, level="n_clusters").idxmax()
@@ -167,7 +168,7 @@ def isotropy_tables(cfg, models: ChapterModels, seeds, cache_dir=None) -> tuple[
             layer_rows.append({"model": name, "layer": layer, "log10 I(W)": lg})
         tok = models.dev_tokens(name)
         pool, _ = token_pool(tok[0] + tok[1])
-        t1_rows += [{"model": name, **r} for r in zero_mean_isotropy(pool, cfg.table1_ks, seeds)]
+        t1_rows += [{"model": name, **r} for r in zero_mean_isotropy(pool, cfg.table1_ks, seeds, cache_dir)]
     return pd.DataFrame(layer_rows), pd.DataFrame(t1_rows)
 
 
@@ -208,7 +209,9 @@ def sts_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=N
         for ds in cfg.datasets:
             df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
             tok = embed_pairs(models(name), df, cache_dir=cache_dir)
-            for r in run_sts(*tok, df["score"], methods=METHODS, hparams=hparams[name], seeds=seeds):
+            for r in run_sts(
+                *tok, df["score"], methods=METHODS, hparams=hparams[name], seeds=seeds, cache_dir=cache_dir
+            ):
                 rows.append({"model": name, "dataset": ds, **r})
     return pd.DataFrame(rows)
 
@@ -337,7 +340,8 @@ def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=
         if todo:
             df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
             tok = embed_pairs(models(cfg.deck_model), df, cache_dir=cache_dir)
-            for r in run_sts(*tok, df["score"], methods=todo, hparams=hparams[cfg.deck_model], seeds=deck_seeds):
+            hp = hparams[cfg.deck_model]
+            for r in run_sts(*tok, df["score"], methods=todo, hparams=hp, seeds=deck_seeds, cache_dir=cache_dir):
                 done.setdefault(r["method"], []).append(r)
         rows += [{"dataset": ds, **r} for m in methods for r in done[m]]  # the order of one run_sts call
     return pd.DataFrame(rows).replace({"method": {"baseline": "Pre-trained"}})
@@ -406,26 +410,33 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
 
     Returns
     -------
-    table : columns task, method, score, log10 I(W)
+    table : columns task, method, score (no I(W) of the features: no record or figure uses it)
     details : ``fresh`` (per task, whether every condition started from the same fresh weights), ``n_train``
         (training examples of the last task) and ``sst2_majority`` (the majority class on SST-2, x 100)
     """
     lm, hp = models(cfg.clf_model), hparams[cfg.clf_model]
     rows, details = [], {"fresh": [], "sst2_majority": None}
     for task in cfg.clf_tasks:
-        a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=cfg.seed)
+        a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=classification_sample_seed(cfg))
         feats = pair_token_features(lm, a, b, max_length=cfg.clf_max_length, cache_dir=cache_dir)
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
         res = compare_classification(
-            feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed
+            feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed, isotropy=False
         )
         details["fresh"].append(res.fresh_init)
         for m, v in res.metrics.items():
-            rows.append({"task": task, "method": m, "score": v, "log10 I(W)": res.isotropy_log10[m]})
+            rows.append({"task": task, "method": m, "score": v})
         if task == "SST-2":
             details["sst2_majority"] = 100 * max(np.mean(y[splits["eval"]]), 1 - np.mean(y[splits["eval"]]))
     details["n_train"] = len(splits["train"])
     return pd.DataFrame(rows), details
+
+
+def classification_sample_seed(cfg) -> int:
+    """The seed of the classification examples drawn by :func:`~.setup.load_classification`: the profile's
+    ``clf_sample_seed`` (the same examples for every seed of the chapter, like the STS data sets), or the
+    chapter's seed where that is None."""
+    return cfg.seed if cfg.clf_sample_seed is None else cfg.clf_sample_seed
 
 
 def classification_records(clf: pd.DataFrame, details: dict, cfg) -> dict:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...models import model_slug
 from ...papers import project_tables
-from .experiments import DATASET_KEYS, short_names
+from .experiments import DATASET_KEYS, classification_sample_seed, short_names
 from .setup import load_classification
 from .sts import run_sts
 
@@ -100,7 +100,10 @@ def classification_spread_records(clf: pd.DataFrame, cfg) -> dict:
     """``clf_<model>_<method>_<task>_spread``: the standard error of each score (x 100) on its evaluation set,
     binomial for an accuracy, (1 - r^2)/sqrt(n - 1) for CoLA's Matthews correlation r."""
     short = model_slug(cfg.clf_model)
-    n_eval = {t: len(load_classification(t, cfg.clf_sizes, seed=cfg.seed)[3]["eval"]) for t in clf["task"].unique()}
+    n_eval = {
+        t: len(load_classification(t, cfg.clf_sizes, seed=classification_sample_seed(cfg))[3]["eval"])
+        for t in clf["task"].unique()
+    }
     out = {}
     for r in clf.itertuples():
         n, x = n_eval[r.task], r.score / 100

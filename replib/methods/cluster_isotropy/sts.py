@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from tqdm.auto import tqdm
 
-from ..._io import progress_off
+from ..._io import hash_array, memo, progress_off
 from ...embeddings import embed_sentence_layers
 from ...metrics import partition_isotropy
 from .setup import make_transform
@@ -44,6 +45,19 @@ def token_pool(token_blocks):
     if (lengths == 0).any():
         raise ValueError(f"{int((lengths == 0).sum())} sentence(s) have no tokens after dropping special tokens")
     return np.concatenate([np.asarray(b) for b in blocks], dtype=np.float64), lengths
+
+
+def _results_folder(cache_dir):
+    """Where the seeded results are kept (``cache_dir/cluster_isotropy``; None: not kept)."""
+    return None if cache_dir is None else Path(cache_dir) / "cluster_isotropy"
+
+
+def _pool_identity(pool, lengths, gold=None) -> dict:
+    """The content of a stacked pool (and the gold scores): the part of a result's key that names its data."""
+    out = {"pool": hash_array(pool), "lengths": hash_array(lengths)}
+    if gold is not None:
+        out["gold"] = hash_array(np.asarray(gold, dtype=np.float64))
+    return out
 
 
 def mean_pool(pool, lengths):
@@ -114,21 +128,42 @@ def _evaluate_pool(pool, lengths, n: int, gold, transform, *, isotropy: bool = T
     return STSResult(sp, pe, iso.value if iso else np.nan, iso.log10 if iso else np.nan, len(pool))
 
 
-def tune_hyperparameters(tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), clusterer: str = "scipy", progress=True):
+def tune_hyperparameters(
+    tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), clusterer: str = "scipy", progress=True, cache_dir=None
+):
     """Spearman x 100 on a dev set for every ``(n_clusters, n_pc)`` of a grid (the paper: STS-B dev, [5, 30]).
 
     Clusters and cluster bases are computed once per ``(k, seed)`` and reused for every ``n_pc``;
-    ``k = 1`` is the global method, deterministic: computed once and repeated for every seed. Returns a
+    ``k = 1`` is the global method, deterministic: computed once and repeated for every seed. With a
+    ``cache_dir`` each ``(k, seed)``'s scores are kept under the content of the pool
+    (:func:`replib._io.memo`), so a run from the next seed computes only the seeds it adds. Returns a
     DataFrame with columns ``n_clusters, n_pc, seed, spearman``.
     """
     pool, lengths = token_pool(list(tokens1) + list(tokens2))
     n = len(tokens1)
+    folder = _results_folder(cache_dir)
+    data = _pool_identity(pool, lengths, gold) if folder is not None else None
     rows, scores = [], {}
     todo = [(k, s) for k in ks for s in seeds]
     for k, s in tqdm(todo, desc="grid", disable=progress_off(progress)):
         key = (int(k), None if int(k) == 1 else s)  # one cluster is the same partition for every seed: fitted once
         if key not in scores:
-            scores[key] = _grid_scores(pool, lengths, n, gold, int(k), pcs, clusterer=clusterer, random_state=s)
+            info = dict(
+                data or {}, fn="grid_scores", n=n, k=key[0], seed=key[1], pcs=[int(p) for p in pcs], clusterer=clusterer
+            )
+            scores[key] = memo(
+                folder,
+                info,
+                _grid_scores,
+                pool,
+                lengths,
+                n,
+                gold,
+                int(k),
+                pcs,
+                clusterer=clusterer,
+                random_state=s,
+            )
         rows += [{"n_clusters": int(k), "n_pc": p, "seed": s, "spearman": sp} for p, sp in scores[key]]
     return pd.DataFrame(rows)
 
@@ -151,51 +186,70 @@ def _grid_scores(pool, lengths, n: int, gold, k: int, pcs, *, clusterer: str, ra
     return out
 
 
-def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: bool = False):
+def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: bool = False, cache_dir=None):
     """Evaluate every method on one data set; stochastic methods once per seed.
 
     Returns a list of dicts ``method, seed, spearman, pearson, iw, iw_log10``. The baseline and every
-    one-cluster method are deterministic and run once (seed ``None``).
+    one-cluster method are deterministic and run once (seed ``None``). With a ``cache_dir`` each row is kept
+    under the content of the pool, the method, its hyperparameters and the seed (:func:`replib._io.memo`):
+    a run from the next seed shares all its seeds but one with this one, and computes only that one.
     """
     tokens1, tokens2 = list(tokens1), list(tokens2)
     if len(tokens1) != len(tokens2):
         raise ValueError(f"{len(tokens1)} first sentences but {len(tokens2)} second sentences")
     pool, lengths = token_pool(tokens1 + tokens2)  # stacked once for every method and seed
+    folder = _results_folder(cache_dir)
+    data = _pool_identity(pool, lengths, gold) if folder is not None else None
     rows = []
     for m in methods:
         tr0 = make_transform(m, **hparams)
         deterministic = tr0 is None or tr0.n_clusters == 1
         for s in [None] if deterministic else list(seeds):
-            tr = None if tr0 is None else make_transform(m, **hparams, random_state=s)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SmallClusterWarning)
-                warnings.simplefilter("ignore", EmptyClusterWarning)
-                r = _evaluate_pool(pool, lengths, len(tokens1), gold, tr)
+            info = dict(data or {}, fn="sts_row", n=len(tokens1), method=m, seed=s, **(tr0.get_params() if tr0 else {}))
             rows.append(
                 {
                     "method": m,
                     "seed": s,
-                    "spearman": r.spearman,
-                    "pearson": r.pearson,
-                    "iw": r.isotropy,
-                    "iw_log10": r.isotropy_log10,
-                    "n_tokens": r.n_tokens,
+                    **memo(folder, info, _sts_row, pool, lengths, len(tokens1), gold, m, hparams, s),
                 }
             )
     return rows
 
 
-def zero_mean_isotropy(pool, ks, seeds):
+def _sts_row(pool, lengths, n: int, gold, method: str, hparams: dict, seed) -> dict:
+    """One row of :func:`run_sts`: ``method`` with ``seed`` on the stacked pool."""
+    tr = make_transform(method, **hparams, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallClusterWarning)
+        warnings.simplefilter("ignore", EmptyClusterWarning)
+        r = _evaluate_pool(pool, lengths, n, gold, tr)
+    return {
+        "spearman": r.spearman,
+        "pearson": r.pearson,
+        "iw": r.isotropy,
+        "iw_log10": r.isotropy_log10,
+        "n_tokens": r.n_tokens,
+    }
+
+
+def zero_mean_isotropy(pool, ks, seeds, cache_dir=None):
     """Table 1 of the paper: log10 I(W) after k-means with ``k`` clusters and per-cluster zero-mean only.
 
-    Returns a list of dicts ``k, seed, iw_log10``; ``k = 0`` denotes the raw pool (the baseline row).
+    Returns a list of dicts ``k, seed, iw_log10``; ``k = 0`` denotes the raw pool (the baseline row). With a
+    ``cache_dir`` each ``(k, seed)`` is kept under the content of the pool (:func:`replib._io.memo`).
     """
-    rows = [{"k": 0, "seed": None, "iw_log10": partition_isotropy(pool).log10}]
-    for k in ks:
-        for s in [None] if k == 1 else seeds:
-            out = ClusterIsotropy(k, 0, random_state=s).fit_transform(pool)
-            rows.append({"k": int(k), "seed": s, "iw_log10": partition_isotropy(out).log10})
-    return rows
+    folder = _results_folder(cache_dir)
+    data = {"pool": hash_array(pool)} if folder is not None else {}
+
+    def iw(k: int, s):
+        out = pool if k == 0 else ClusterIsotropy(k, 0, random_state=s).fit_transform(pool)
+        return partition_isotropy(out).log10
+
+    todo = [(0, None)] + [(int(k), s) for k in ks for s in ([None] if k == 1 else seeds)]
+    return [
+        {"k": k, "seed": s, "iw_log10": memo(folder, dict(data, fn="zero_mean_iw", k=k, seed=s), iw, k, s)}
+        for k, s in todo
+    ]
 
 
 def layer_isotropy(model, texts, *, cache_dir=None, progress: bool = True):

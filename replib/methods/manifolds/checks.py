@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..._optional import optional_import, require
-from ...metrics.lid import cai_over_levina_bickel, lid_mle
+from ...metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
 from .analysis import layer_clusters
 from .cosine import s_inter, s_intra, type_codes
 from .setup import static_glove
@@ -70,9 +70,9 @@ def lid_estimator_records(X, k: int, n_queries, check_points: int, seed: int) ->
     ``MLE().dimension_pw_`` on ``check_points`` distinct rows with the same (scikit-learn) neighbour search
     (``lid_skdim_max_diff``); with the Euclidean means for the chapter's printout."""
     dev = []
-    for metric in ("cosine", "euclidean"):
-        a = lid_mle(X, k, metric, "cai", n_queries=n_queries, seed=seed)
-        b = lid_mle(X, k, metric, "levina_bickel", n_queries=n_queries, seed=seed)
+    for metric in ("cosine", "euclidean"):  # both estimators on one neighbour search
+        both = lid_mle_variants(X, k, metric, ("cai", "levina_bickel"), n_queries=n_queries, seed=seed)
+        a, b = both["cai"], both["levina_bickel"]
         ok = b.pointwise > 0
         dev.append(np.max(np.abs(a.pointwise[ok] / b.pointwise[ok] - cai_over_levina_bickel(k))))
     package = require(skdim, "scikit-dimension", "the comparison with scikit-dimension's LID", pip="scikit-dimension")
@@ -93,6 +93,5 @@ def lid_estimator_records(X, k: int, n_queries, check_points: int, seed: int) ->
 def static_lid(max_words: int | None, k: int, n_queries, seed: int) -> dict:
     """The authors' LID (cosine) and Levina–Bickel's of GloVe 6B 50-d (the first ``max_words`` words)."""
     words, G = static_glove(max_words)
-    cai = lid_mle(G, k, "cosine", "cai", n_queries=n_queries, seed=seed)
-    lb = lid_mle(G, k, "cosine", "levina_bickel", n_queries=n_queries, seed=seed)
-    return {"cai": cai, "levina_bickel": lb, "n_words": len(G)}
+    both = lid_mle_variants(G, k, "cosine", ("cai", "levina_bickel"), n_queries=n_queries, seed=seed)
+    return {**both, "n_words": len(G)}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.metrics import silhouette_score
+from sklearn.metrics import pairwise_distances, silhouette_score
 
 from ..._validation import OrientationWarning, check_array
 from ...metrics import isoscore, partition_isotropy
@@ -79,8 +79,9 @@ def choose_clusters(
     then assigned to the nearest centre), scored by the silhouette :cite:`rousseeuw1987silhouettes` of
     ``sil_sample`` random rows (:func:`silhouette_rows`: scikit-learn's
     ``silhouette_score(X, labels, sample_size=sil_sample, random_state=seed)`` draw, which keeps at least
-    two clusters). The k with the largest silhouette is kept if that silhouette is at least ``threshold``
-    (0.1); otherwise k = 1 (the space is treated as one cluster).
+    two clusters; the draw is the same for every k, so the sample's distance matrix is computed once). The k
+    with the largest silhouette is kept if that silhouette is at least ``threshold`` (0.1); otherwise k = 1
+    (the space is treated as one cluster).
 
     Parameters
     ----------
@@ -110,7 +111,7 @@ def choose_clusters(
     rng = np.random.default_rng(seed)
     fit_rows = np.sort(rng.choice(len(X), n_fit, replace=False)) if n_fit and n_fit < len(X) else None
     Xf = X if fit_rows is None else X[fit_rows]
-    sil, fits = {}, {}
+    sil, fits, sample = {}, {}, (None, None)  # sample: the silhouette rows and their distance matrix
     for k in ks:
         km = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(Xf)
         labels = km.predict(X) if fit_rows is not None else km.labels_
@@ -118,7 +119,12 @@ def choose_clusters(
             sil[k] = float("nan")
             continue
         rows = silhouette_rows(labels, sil_sample, seed)
-        sil[k] = float(silhouette_score(X, labels) if rows is None else silhouette_score(X[rows], labels[rows]))
+        if rows is None:
+            sil[k] = float(silhouette_score(X, labels))
+        else:  # every k draws the same rows (unless it left one cluster there): their distances computed once
+            if sample[0] is None or not np.array_equal(sample[0], rows):
+                sample = (rows, pairwise_distances(X[rows]))
+            sil[k] = float(silhouette_score(sample[1], labels[rows], metric="precomputed"))
         fits[k] = (labels, km.cluster_centers_)
     finite = {k: v for k, v in sil.items() if np.isfinite(v)}
     if not finite:

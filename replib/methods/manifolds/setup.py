@@ -3,14 +3,13 @@ GloVe."""
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..._io import atomic_write, cache_key, hash_inputs
+from ..._io import hash_inputs, memo
 from ...data import load_lm_corpus
 from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
 from ...models import content_identity, load_glove, resolve_model
@@ -106,24 +105,14 @@ def _summary_line(model: str, corpus: str, layer: int, r: dict) -> str:
 
 
 def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
-    """:func:`~.analysis.analyse_layers` of ``layers`` of ``stream``, kept in ``cache_dir/layers`` (atomic
-    pickle under a key of the model's content, the lines, the layers and every analysis parameter): a part of
-    the chapter analyses one model and corpus, and ``rest`` reads every result back instead of redoing it."""
-    path = None
-    if cache_dir is not None:
-        info = {**what, "layers": list(layers), "seed": cfg.seed, **{k: cfg[k] for k in _ANALYSIS_KEYS}}
-        path = Path(cache_dir) / "layers" / f"{cache_key(info)}.pkl"
-        if path.exists():
-            try:
-                return pickle.loads(path.read_bytes())
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError):  # torn or foreign: recompute
-                pass
-    layer_mats = {layer: stream.layers[layer] for layer in layers}
-    rows = analyse_layers(layer_mats, stream.tokens, cfg, seed=cfg.seed)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda fh: pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL))
-    return rows
+    """:func:`~.analysis.analyse_layers` of ``layers`` of ``stream``, kept in ``cache_dir/layers``
+    (:func:`replib._io.memo` under a key of the model's content, the lines, the layers and every analysis
+    parameter): a part of the chapter analyses one model and corpus, and ``rest`` reads every result back
+    instead of redoing it."""
+    info = {**what, "layers": list(layers), "seed": cfg.seed, **{k: cfg[k] for k in _ANALYSIS_KEYS}}
+    folder = None if cache_dir is None else Path(cache_dir) / "layers"
+    mats = {layer: stream.layers[layer] for layer in layers}
+    return memo(folder, info, analyse_layers, mats, stream.tokens, cfg, seed=cfg.seed)
 
 
 #: windows of one shard of the streamed pass (:func:`stream_corpus`)

@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 from sklearn.datasets import make_swiss_roll
 
-from ...metrics.lid import lid_mle
+from ..._validation import check_array
+from ...metrics.lid import lid_mle, lid_mle_variants
 from ...models.static import load_static_vectors
-from .cosine import s_inter
+from .cosine import _s_inter, type_codes
 
 #: fresh draws of the instances behind :func:`drop_spread`
 DROP_DRAWS = 10
@@ -62,19 +63,20 @@ def drop_spread(X, tokens, labels, seed: int = 0, draws: int = DROP_DRAWS) -> di
     labels : array_like (n_tokens,) int
     seed, draws : the draws use seeds ``seed * 1000 + 1 ...``
     """
-    X = np.asarray(X, dtype=np.float64)
-    tokens, labels = np.asarray(tokens), np.asarray(labels)
-    if not (len(X) == len(tokens) == len(labels)):
-        raise ValueError(f"X, tokens and labels need one entry per row; got {len(X)}, {len(tokens)}, {len(labels)}")
+    X = check_array(X, min_samples=2)
+    labels = np.asarray(labels)
+    codes, _ = type_codes(tokens)  # checked and coded once for the draws below (the same groups as the tokens)
+    if not (len(X) == len(codes) == len(labels)):
+        raise ValueError(f"X, tokens and labels need one entry per row; got {len(X)}, {len(codes)}, {len(labels)}")
     if draws < 2:
         raise ValueError(f"draws must be >= 2; got {draws}")
-    clusters = centred_clusters(X, tokens, labels)
+    clusters = centred_clusters(X, codes, labels)
     drops = []
     for r in range(draws):
         s = seed * 1000 + 1 + r
-        inside = np.array([s_inter(A, t, s) for A, t in clusters], dtype=float)
+        inside = np.array([_s_inter(A, t, s) for A, t in clusters], dtype=float)
         inside = inside[np.isfinite(inside)]
-        drops.append(s_inter(X, tokens, s) - (inside.mean() if inside.size else np.nan))
+        drops.append(_s_inter(X, codes, s) - (inside.mean() if inside.size else np.nan))
     return {"s_inter_drop_sd": float(np.nanstd(drops, ddof=1))}
 
 
@@ -118,9 +120,8 @@ def swiss_roll_lid_records(k: int = 100, n_points: int = 20_000, n_queries: int 
     size in every profile, with the authors' k = 100 neighbours (fewer neighbours bias the estimate upwards
     on this curved sheet: about 2.1 at k = 20)."""
     X, _ = make_swiss_roll(n_points, noise=0.0, random_state=seed)
-    lb = lid_mle(X, k, "euclidean", "levina_bickel", n_queries=n_queries, seed=seed)
-    cai = lid_mle(X, k, "euclidean", "cai", n_queries=n_queries, seed=seed)
-    return {"lid_swiss_roll_levina_bickel": float(lb.mean), "lid_swiss_roll_cai": float(cai.mean)}
+    both = lid_mle_variants(X, k, "euclidean", ("levina_bickel", "cai"), n_queries=n_queries, seed=seed)
+    return {f"lid_swiss_roll_{variant}": float(r.mean) for variant, r in both.items()}
 
 
 def static_table3_records(cfg, seed: int = 0, environ=None) -> dict:
