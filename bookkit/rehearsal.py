@@ -31,7 +31,9 @@ from pathlib import Path
 from replib._io import atomic_write, cache_root, write_json_atomic
 from replib.config import chapter_parts
 from replib.models.fullsize import FULLSIZE, parameter_count
-from replib.rehearsal import ALL, REHEARSALS, Context, rehearse_part, selection, summarize
+from replib.rehearsal import ALL, Context, rehearse_part, selection, summarize
+
+from .project import find_root, toc_chapters
 
 __all__ = [
     "COLUMNS",
@@ -279,9 +281,10 @@ def _current(rows: dict, order: list) -> dict:
 
 
 def _ordered(rows: dict, order: list) -> list[dict]:
-    """The rows in the book's order (chapters as :data:`~replib.rehearsal.REHEARSALS` lists them, each
-    chapter's parts in its order), whichever chapters were rehearsed; rows of parts no chapter has last."""
-    book = [(c, name) for c in REHEARSALS for name in (ALL, *(p.name for p in chapter_parts(c, "paper")))]
+    """The rows in the book's order (chapters as ``_toc.yml`` lists them, each chapter's parts in its order),
+    whichever chapters were rehearsed; rows of parts no chapter has last."""
+    chapters = toc_chapters(find_root())
+    book = [(c, name) for c in chapters for name in (ALL, *(p.name for p in chapter_parts(c, "paper")))]
     known = set(book)
     rank = {key: i for i, key in enumerate([*book, *(k for k in order if k not in known)])}
     return sorted(

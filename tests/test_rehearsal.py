@@ -10,8 +10,8 @@ import math
 import pytest
 
 from bookkit import rehearsal as R
-from replib.config import chapter_parts, find_part
-from replib.rehearsal import core, summarize
+from replib.config import chapter_parts, chapters, find_part
+from replib.rehearsal import core, rehearsal_of, summarize
 from replib.rehearsal.core import Cost, fit_exponent, four_times, scaled_cost, stats_items
 
 
@@ -83,6 +83,10 @@ def test_summarize_weights_the_fraction_by_the_work_here():
     assert out["cpu_seconds_here"] == 3.0
 
 
+def test_every_chapter_declares_a_rehearsal_that_resolves():
+    assert all(callable(rehearsal_of(c)) for c in chapters())
+
+
 def test_a_chapter_is_rehearsed_whole_its_parts_in_turn(tmp_path, monkeypatch):
     import replib.rehearsal as rh
 
@@ -95,7 +99,7 @@ def test_a_chapter_is_rehearsed_whole_its_parts_in_turn(tmp_path, monkeypatch):
         gpu.flops_exact = True
         return {"model": f"m-{part.name}", "costs": [gpu, _cost(36.0, [20], 100)], "records": {}, "notes": []}
 
-    monkeypatch.setitem(rh.REHEARSALS, CHAPTER, fake)
+    monkeypatch.setattr(rh, "rehearsal_of", lambda chapter: fake)
     out = rh.rehearse_part(CHAPTER, rh.ALL, rh.Context(tmp_path))
     assert [name for name, _ in seen] == NAMES and seen[-1][1] == sorted(NAMES[:-1])
     assert out["part"] == "all" and out["parts"] == NAMES and len(out["costs"]) == 2 * len(NAMES)

@@ -18,29 +18,27 @@ kit's ``python -m replib rehearsal`` runs them in child processes and measures t
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import chapter_parts, find_part
+from ..config import chapter_parts, find_chapter, find_part
 from .core import Cost
-from .protein import rehearse_protein
-from .text import rehearse_cluster_isotropy, rehearse_isoscore, rehearse_manifolds
-from .training import rehearse_classifiers, rehearse_training_dynamics
 
-__all__ = ["ALL", "Context", "REHEARSALS", "rehearse_chapter", "rehearse_part", "selection", "summarize"]
+__all__ = ["ALL", "Context", "rehearsal_of", "rehearse_chapter", "rehearse_part", "selection", "summarize"]
 
 #: the part name of a whole chapter's rehearsal: every part in one process, one session's peak memory
 ALL = "all"
 
-#: chapter -> the function that rehearses one of its parts
-REHEARSALS = {
-    "isoscore": rehearse_isoscore,
-    "protein_isotropy": rehearse_protein,
-    "classifiers": rehearse_classifiers,
-    "manifolds": rehearse_manifolds,
-    "cluster_isotropy": rehearse_cluster_isotropy,
-    "training_dynamics": rehearse_training_dynamics,
-}
+
+def rehearsal_of(chapter: str):
+    """The function that rehearses one part of ``chapter``: its declaration's ``rehearse`` (``"module:function"``,
+    :class:`replib.chapter.Chapter`); a ValueError for a chapter that declares none."""
+    target = find_chapter(chapter).rehearse
+    if target is None:
+        raise ValueError(f"{chapter} declares no rehearsal")
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 @dataclass
@@ -117,13 +115,12 @@ def rehearse_chapter(chapter: str, ctx: Context) -> dict:
 def rehearse_part(chapter: str, part: str, ctx: Context) -> dict:
     """Rehearse one part (see the module docstring): its costs, records, notes and totals (:func:`summarize`);
     part :data:`ALL`: the whole chapter (:func:`rehearse_chapter`)."""
-    if chapter not in REHEARSALS:
-        raise ValueError(f"unknown chapter {chapter!r}; chapters: {sorted(REHEARSALS)}")
+    rehearse = rehearsal_of(chapter)
     if part == ALL:
         return rehearse_chapter(chapter, ctx)
     p = find_part(chapter, "paper", part)
     Path(ctx.workdir).mkdir(parents=True, exist_ok=True)
-    out = REHEARSALS[chapter](p, ctx)
+    out = rehearse(p, ctx)
     out.update(summarize(out))
     shards = list(p.shards) if p.shards else None  # which range a part of a split model measured
     data = out.pop("data", None) or ", ".join(p.data) or "-"  # a part may name the stand-in it ran on

@@ -1,0 +1,55 @@
+"""A chapter, declared once: ``CHAPTER = Chapter(...)`` in its module or package of :mod:`replib.methods`, found
+by discovery (:func:`replib.config.chapters`) by the runner, the configurations, the rehearsal and the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+__all__ = ["Chapter"]
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter, besides its notebook and its claims.
+
+    Attributes
+    ----------
+    name : str
+        Its notebook ``notebooks/<name>.md``, its claims, its report entry.
+    papers : tuple of str
+        The bibliography keys (``book/references.bib``) of the papers it reproduces.
+    table, schema : mapping
+        Profile -> that profile's parameters as JSON-like data (``models``: the default model specs, a list), and
+        the JSON Schema of one profile's dict (:func:`replib.schema.validate`).
+    steps : tuple of str
+        Its steps (cells marked ``# step: NAME``); ``parts(profile, params) -> list of Part`` cuts it into parts.
+    derive : callable or None
+        ``derive(params, models, *, default, given) -> dict``: parameters that depend on the chosen models
+        (``default``: the profile's model list; ``given``: whether the reader chose the models).
+    prepare : callable or None
+        ``prepare(profile, seeds, *, progress) -> list``: a cache made once before a run executes several seeds
+        (each seed's notebook makes it when it is missing); returns what it did.
+    readers : tuple of str
+        The chapters that read an artefact it makes: a run executes it before them.
+    rehearse : str or None
+        Its rehearsal of one part at paper scale, ``"module:function"`` (:mod:`replib.rehearsal` sits above the
+        methods, so the declaration names it rather than importing it).
+    takes_models : bool
+        False for a chapter that trains its own models (``--model`` does not apply).
+    check_model : callable or None
+        ``check_model(spec)`` refuses a reader's model the chapter cannot use, before any weights are loaded.
+    """
+
+    name: str
+    papers: tuple[str, ...]
+    table: Mapping
+    schema: Mapping
+    steps: tuple[str, ...]
+    parts: Callable
+    derive: Callable | None = None
+    prepare: Callable | None = None
+    readers: tuple[str, ...] = ()
+    rehearse: str | None = None
+    takes_models: bool = True
+    check_model: Callable | None = None
