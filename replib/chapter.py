@@ -33,8 +33,8 @@ class Chapter:
     readers : tuple of str
         The chapters that read an artefact it makes: a run executes it before them.
     rehearse : str or None
-        Its rehearsal of one part at paper scale, ``"module:function"`` (:mod:`replib.rehearsal` sits above the
-        methods, so the declaration names it rather than importing it).
+        Its rehearsal of one part at paper scale, ``"module:function"`` of a module of :mod:`replib.rehearsal` (which
+        sits above the methods: the declaration names it rather than importing it).
     takes_models : bool
         False for a chapter that trains its own models (``--model`` does not apply).
     check_model : callable or None

@@ -295,6 +295,6 @@ CHAPTER = Chapter(
     parts,
     prepare=prepare,
     readers=("protein_isotropy",),
-    rehearse="replib.rehearsal.training:rehearse_training_dynamics",
+    rehearse="training:rehearse_training_dynamics",
     takes_models=False,
 )

@@ -32,13 +32,13 @@ ALL = "all"
 
 
 def rehearsal_of(chapter: str):
-    """The function that rehearses one part of ``chapter``: its declaration's ``rehearse`` (``"module:function"``,
-    :class:`replib.chapter.Chapter`); a ValueError for a chapter that declares none."""
+    """The function that rehearses one part of ``chapter``: its declaration's ``rehearse`` (``"module:function"``, a
+    module of this package: :class:`replib.chapter.Chapter`); a ValueError for a chapter that declares none."""
     target = find_chapter(chapter).rehearse
     if target is None:
         raise ValueError(f"{chapter} declares no rehearsal")
     module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 @dataclass

@@ -167,6 +167,6 @@ CHAPTER = Chapter(
     SCHEMA,
     STEPS,
     parts,
-    derive=derive,
-    rehearse="replib.rehearsal.training:rehearse_classifiers",
+    derive,
+    rehearse="training:rehearse_classifiers",
 )

@@ -211,6 +211,6 @@ CHAPTER = Chapter(
     SCHEMA,
     STEPS,
     parts,
-    derive=derive,
-    rehearse="replib.rehearsal.text:rehearse_cluster_isotropy",
+    derive,
+    rehearse="text:rehearse_cluster_isotropy",
 )

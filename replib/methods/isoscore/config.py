@@ -86,6 +86,4 @@ def parts(profile: str, params: dict) -> list:
     return [*each, rest_part(CHAPTER.name, each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0), ("wikitext2",))]
 
 
-CHAPTER = Chapter(
-    "isoscore", ("rudman2022isoscore",), TABLE, SCHEMA, STEPS, parts, rehearse="replib.rehearsal.text:rehearse_isoscore"
-)
+CHAPTER = Chapter("isoscore", ("rudman2022isoscore",), TABLE, SCHEMA, STEPS, parts, rehearse="text:rehearse_isoscore")

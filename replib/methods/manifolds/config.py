@@ -259,12 +259,5 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
 
 
 CHAPTER = Chapter(
-    "manifolds",
-    ("cai2021isotropy",),
-    TABLE,
-    SCHEMA,
-    STEPS,
-    parts,
-    derive=derive,
-    rehearse="replib.rehearsal.text:rehearse_manifolds",
+    "manifolds", ("cai2021isotropy",), TABLE, SCHEMA, STEPS, parts, derive, rehearse="text:rehearse_manifolds"
 )

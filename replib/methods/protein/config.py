@@ -200,7 +200,7 @@ CHAPTER = Chapter(
     SCHEMA,
     STEPS,
     parts,
-    derive=derive,
-    rehearse="replib.rehearsal.protein:rehearse_protein",
+    derive,
+    rehearse="protein:rehearse_protein",
     check_model=require_protein_model,
 )
