@@ -314,7 +314,7 @@ def protein_set(n: int = 1000):
 def protein_pairs(n: int = 200) -> dict:
     """Pair matrices over the first ``n`` proteins of :func:`protein_set`: cosine similarity and squared
     Euclidean distance of their vectors, global alignment score and identity (PAM250, gap 10/1, parasail)."""
-    from .methods.protein.alignment import alignment_stats
+    from .methods.protein_isotropy.alignment import alignment_stats
 
     E, seqs = protein_set()
     E, seqs = E[:n], seqs[:n]

@@ -10,7 +10,7 @@ from sklearn.metrics import silhouette_score as sk_silhouette
 
 from replib._io import ShardWarning
 from replib.config import chapter_config
-from replib.methods import classifier_training as ct
+from replib.methods import classifiers as ct
 from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
 

@@ -3,6 +3,7 @@ chapter's table, validated by the project's one JSON Schema validator."""
 
 import copy
 import dataclasses
+import importlib
 import pickle
 import re
 from pathlib import Path
@@ -24,6 +25,8 @@ def test_every_chapter_is_declared_and_every_notebook_a_chapter_the_book_lists()
     contents (the book's order), and its papers in the bibliography: none can be left out silently."""
     notebooks = {p.stem for p in (ROOT / "notebooks").glob("*.md")}
     assert set(CHAPTERS) == notebooks
+    # a chapter's name is its package's
+    assert all(importlib.import_module(f"replib.methods.{n}").CHAPTER is ch for n, ch in CHAPTERS.items())
     assert sorted(f for f in TOC if f.startswith("notebooks/")) == sorted(f"notebooks/{c}" for c in CHAPTERS)
     assert {f"book/validation/{c}" for c in CHAPTERS} <= set(TOC)
     bib = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(), re.M))

@@ -14,11 +14,11 @@ from bookkit import part_records as kit_parts
 from bookkit import runner
 from replib._io import run_sharded, shard_span
 from replib.config import chapter_config, chapter_parts, chapters, find_part
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.methods import training_dynamics as td
 from replib.methods.manifolds.config import layer_ranges
-from replib.methods.protein import config as PC
-from replib.methods.protein.streamed import stream_protein_model
+from replib.methods.protein_isotropy import config as PC
+from replib.methods.protein_isotropy.streamed import stream_protein_model
 from replib.parts import COLAB_T4, REST, Budget, Part, cell_steps, check_parts, select_cells
 from replib.profiles import PROFILES
 

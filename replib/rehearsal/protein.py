@@ -3,7 +3,7 @@
 * A model's part (``prot_bert``, ..., ``esm2_t33_650M-1``): the full-size random stand-in's forward passes
   through the chapter's own shard function at two sizes 4x apart (cost exponent fitted, extrapolated to the
   paper's 570,000 proteins, floating-point work counted), then the chapter's streamed statistics
-  (:func:`replib.methods.protein.stream_protein_model`) over all 486,000 proteins of the stand-in set, fed
+  (:func:`replib.methods.protein_isotropy.stream_protein_model`) over all 486,000 proteins of the stand-in set, fed
   with vectors of the model's full width (its measured outputs, resampled). ProtBERT's part adds the
   per-residue analysis on its two samples of 5,000 proteins, fed the same way.
 * ``align-k``: the real global alignments of pair range k of the 6.4 million pairs (3,578 proteins of the full
@@ -26,9 +26,9 @@ import pandas as pd
 
 from .._io import atomic_write, hash_array, write_json_atomic
 from ..config import chapter_config, chapter_parts
-from ..methods import protein as P
-from ..methods.protein.config import stream_ranges
-from ..methods.protein.streamed import protein_layers, protein_shard_compute, stream_protein_model
+from ..methods import protein_isotropy as P
+from ..methods.protein_isotropy.config import stream_ranges
+from ..methods.protein_isotropy.streamed import protein_layers, protein_shard_compute, stream_protein_model
 from ..models.fullsize import fullsize_model, fullsize_spec
 from .core import (
     MIN_MEASURED,

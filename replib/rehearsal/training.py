@@ -24,7 +24,7 @@ import torch
 from ..config import chapter_config
 from ..data import load_glue, load_polarity, load_snli
 from ..embeddings import embed_sentences
-from ..methods import classifier_training as ct
+from ..methods import classifiers as ct
 from ..methods import training_dynamics as td
 from ..models import resolve_model
 from ..models.fullsize import fullsize_model

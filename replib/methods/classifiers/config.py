@@ -1,7 +1,7 @@
 """The classifiers chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
 
 ``main`` and ``glue`` are the training and evaluation sizes of Sec. 3 and of App. A (the fields of
-:class:`~replib.methods.classifier_training.TrainConfig`):
+:class:`~replib.methods.classifiers.TrainConfig`):
 
 * ``paper``: the paper's protocol, metrics after every update (and at step 0), 5 seeds; GLUE 250 updates
   with metrics on a random sample of ``metric_sample`` items (the paper's N is not legible; 10,000 chosen);
