@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 
 
 def sequences(n):

@@ -27,7 +27,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from replib._optional import optional_import, require
 from replib.embeddings import embed_sentences
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.methods.cluster_isotropy import cluster_labels
 from replib.metrics import avg_pairwise_cosine, isoscore
 from replib.metrics.lid import lid_mle

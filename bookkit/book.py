@@ -25,7 +25,7 @@ from . import atlas, figures, history, mathjax, pages, sampling
 from .errors import BookBuildError
 from .notebooks import for_the_page
 from .paper_tables import load_paper_tables, papers_markdown
-from .project import chapter_source, find_root, toc_chapters
+from .project import chapter_source, find_root, toc_chapters, toc_files
 from .report import chapter_claims_markdown, dashboard_markdown, merge
 from .runner import discover_chapters
 from .verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
@@ -35,7 +35,7 @@ plotly = optional_import("plotly")  # its plotly.min.js is served with the book 
 
 VALIDATION_PAGE = "book/validation.md"
 #: the validation page split per paper: ``book/validation/<chapter>.md``, one per chapter (sections of
-#: ``book/validation`` in ``_toc.yml``), generated at staging
+#: ``book/validation`` in ``_toc.yml``), written at staging (:func:`validation_pages`; no file needed before)
 VALIDATION_DIR = "book/validation"
 FRONT_PAGE = "book/intro.md"
 #: the line of the front page replaced at staging by each paper's verdict (bookkit.pages)
@@ -70,7 +70,7 @@ def validation_markdown(
     root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
     links = {n: f"../notebooks/{n}.ipynb" for n in names if chapter_source(root, n).exists()}
-    split = {n: f"validation/{n}" for n in toc_chapters(root) if (root / VALIDATION_DIR / f"{n}.md").exists()}
+    split = {n: f"validation/{n}" for n in validation_pages(root)}
     page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
     tables = load_paper_tables(root)
     if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.verdicts)
@@ -82,6 +82,12 @@ def validation_markdown(
             tables, reports[0] if reports else None, _paper_refs(root), _declared(root, tables)
         )
     return page
+
+
+def validation_pages(root: Path) -> list[str]:
+    """The chapters whose validation page ``_toc.yml`` lists (``book/validation/<chapter>``), in its order."""
+    listed = set(toc_files(Path(root) / "_toc.yml"))
+    return [n for n in toc_chapters(root) if f"{VALIDATION_DIR}/{n}" in listed]
 
 
 def paper_validation_markdown(
@@ -223,10 +229,10 @@ def stage(
     mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
     reports = load_reports(report_profiles or [profile], runs_dir)
     (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root, claim_links=targets))
-    for chapter in toc_chapters(root):
+    (stage_dir / VALIDATION_DIR).mkdir(exist_ok=True)
+    for chapter in validation_pages(root):
         page = stage_dir / VALIDATION_DIR / f"{chapter}.md"
-        if page.exists():  # a section of book/validation in _toc.yml
-            page.write_text(paper_validation_markdown(chapter, reports, root, claim_links=targets))
+        page.write_text(paper_validation_markdown(chapter, reports, root, claim_links=targets))
     atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
     _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables, declared))

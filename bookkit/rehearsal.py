@@ -32,11 +32,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from replib._io import atomic_write, cache_root
-from replib.config import CHAPTERS, TAKES_NO_MODEL, profile_params
+from replib.config import profile_params, takes_models
 from replib.models.fullsize import FULLSIZE, parameter_count, save_fullsize
 from replib.rehearsal import SIZES, at_full, chapter_cost, scaled_params
 
 from .execute import completed
+from .project import find_root, toc_chapters
 
 __all__ = ["COLUMNS", "dir_bytes", "read_rows", "rehearse", "rehearse_chapter", "stand_ins", "write_rows"]
 
@@ -150,7 +151,7 @@ def rehearse_chapter(
         return {"chapter": chapter, "part": ALL, "status": "missing", "fraction_of_paper": f"{fractions[-1]:.3g}",
                 "note": f"not rehearsed: {exc}"}  # fmt: skip
     if models is None:
-        models = [] if chapter in TAKES_NO_MODEL else stand_ins(chapter, Path(workdir) / "models")
+        models = [] if not takes_models(chapter) else stand_ins(chapter, Path(workdir) / "models")
     work = Path(workdir) / chapter
     t0 = time.monotonic()
     runs = [_run(chapter, f, work / f"f{f:g}", root, profile, models, timeout) for f in fractions]
@@ -259,6 +260,6 @@ def rehearse(
 
 
 def _book_order(rows: dict) -> list[dict]:
-    """The rows in the chapters' order (:data:`replib.config.CHAPTERS`), others last."""
-    order = list(CHAPTERS)
+    """The rows in the book's chapter order (``_toc.yml``), others last."""
+    order = toc_chapters(find_root())
     return sorted(rows.values(), key=lambda r: order.index(r["chapter"]) if r["chapter"] in order else len(order))

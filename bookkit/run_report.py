@@ -140,7 +140,7 @@ def format_table(report: dict) -> str:
 def previous_seconds(out_dir: Path) -> dict:
     """``(chapter, seed) -> seconds`` of the report in ``out_dir``: a re-check keeps the run times of the run
     that executed the notebooks. A seed's time includes its share of the chapter's preparation
-    (``prepare_seconds``, :data:`replib.config.PREPARE`: work done once for all its seeds), so that the lanes'
+    (``prepare_seconds``, :func:`replib.config.prepare_chapter`: work done once for all its seeds), so that the lanes'
     longest-first order sees what executing the seed alone costs."""
     previous = {}
     for c in previous_report(out_dir).get("chapters", []):

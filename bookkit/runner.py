@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from replib.config import PREPARE, TAKES_NO_MODEL, execution_order, prepare_chapter, require_chapter_models
+from replib.config import chapters, execution_order, prepare_chapter, require_chapter_models, takes_models
 from replib.models import ModelUnavailableError, WrongModelKindError
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
@@ -137,7 +137,7 @@ class _Plan:
 
     def models_for(self, chapter: str) -> tuple | None:
         """The reader's models (:class:`replib.models.ModelRef`) for ``chapter``, None for its own."""
-        if not self.models or chapter in TAKES_NO_MODEL:
+        if not self.models or not takes_models(chapter):
             return None
         return self.models.get(chapter) or self.models.get("*") or None
 
@@ -363,9 +363,10 @@ def _will_execute(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool)
 
 
 def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
-    """The chapter's preparation (:data:`replib.config.PREPARE`) for the seeds about to execute, when there are
-    two or more of them (one seed's notebook does the same work itself); its seconds (None when it did nothing)."""
-    if ch.chapter not in PREPARE or plan.part is not None:
+    """The chapter's preparation (its declaration's ``prepare``: :func:`replib.config.prepare_chapter`) for the
+    seeds about to execute, when there are two or more of them (one seed's notebook does the same work itself); its
+    seconds (None when it did nothing)."""
+    if getattr(chapters().get(ch.chapter), "prepare", None) is None or plan.part is not None:
         return None
     seeds = [s for i, s in enumerate(plan.seeds) if s is not None and _will_execute(plan, ch, s, i == 0)]
     if len(seeds) < 2:
@@ -391,7 +392,7 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     if ch.error:
         plan.progress(f"[{ch.chapter}] not run: {ch.error}")
         return _not_run(ch), []
-    if plan.models and ch.chapter in TAKES_NO_MODEL:
+    if plan.models and not takes_models(ch.chapter):
         plan.progress(f"[{ch.chapter}] --model does not apply: the chapter trains its own models (run on them)")
     wrong = _wrong_model_kind(plan, ch.chapter)
     if wrong:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from replib.config import CHAPTERS, chapter_parts, profile_params
+from replib.config import chapter_parts, chapters, profile_params
 from replib.provenance import read_models_log
 
 from .checker import ChapterClaims
@@ -22,7 +22,7 @@ __all__ = ["check_part_option", "format_parts", "list_parts", "parts_of", "run_p
 
 def parts_of(chapter: str, profile: str) -> tuple:
     """The chapter's parts in ``profile`` (none for a chapter the science does not configure)."""
-    return chapter_parts(chapter, profile) if chapter in CHAPTERS else ()
+    return chapter_parts(chapter, profile) if chapter in chapters() else ()
 
 
 def check_part_option(found: list[ChapterClaims], part: str, profile: str, seeds) -> None:
@@ -41,7 +41,7 @@ def _models(chapter: str, profile: str, part) -> list[str]:
     """The profile's models a part loads (every model of the chapter for ``rest``)."""
     if part.models is not None:
         return list(part.models)
-    return list(profile_params(chapter, profile)["models"]) if chapter in CHAPTERS else []
+    return list(profile_params(chapter, profile)["models"]) if chapter in chapters() else []
 
 
 def list_parts(chapters: list[ChapterClaims], profile: str, states_of: Callable | None = None) -> list[dict]:

@@ -37,7 +37,7 @@ from matplotlib.figure import Figure
 
 from replib.data import load_lm_corpus, load_polarity, load_sick, load_snli, load_sts, load_stsb, load_swissprot
 from replib.embeddings import token_stream_ids
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.methods.cluster_isotropy import cluster_labels
 from replib.metrics import isoscore
 from replib.metrics.lid import lid_mle

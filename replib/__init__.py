@@ -19,11 +19,12 @@ from .metrics import (  # noqa: E402 - after the warning filter
     isoscore_star,
     partition_isotropy,
 )
-from .record import record  # noqa: E402
+from .record import record, record_all  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = [
     "record",
+    "record_all",
     "isoscore",
     "effective_dimensions",
     "isoscore_star",

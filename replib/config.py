@@ -1,19 +1,8 @@
 """One configuration type for every chapter: :class:`ChapterConfig`, built by :func:`chapter_config`.
 
-A chapter's parameters per profile are defined once, as data, in the ``config`` module of its methods
-package (``replib.methods.<package>.config``, listed in :data:`CHAPTERS`). Such a module holds
-
-* ``TABLE``: profile -> a JSON-like dict of that profile's parameters, with ``models`` the profile's
-  default model specs (a list of strings, empty for a chapter without models);
-* ``SCHEMA``: the JSON Schema of one profile's dict, checked by :func:`replib.schema.validate` (the project's
-  one validator) every time a configuration is built, so an error names the chapter and the profile;
-* optionally ``derive(params, models, *, default, given) -> dict``: parameters that depend on the chosen
-  models (a reader's ``--model`` can change which model runs the tuning, the display names...), computed
-  by code from the validated table; ``default`` is the profile's model list, ``given`` whether the reader
-  chose the models.
-
-* ``STEPS`` and ``parts(profile, params) -> list of Part``: the chapter's steps and its parts for one
-  profile and its parameters (:mod:`replib.parts`), read with :func:`chapter_parts`.
+A chapter is declared once, as a :class:`~replib.chapter.Chapter` (its parameters per profile as data with
+their JSON Schema, its steps and parts, its preparation, its models...) exported as ``CHAPTER`` by its module or
+package of :mod:`replib.methods`; :func:`chapters` finds every one by discovery.
 
 A chapter's set-up cell is then one call::
 
@@ -28,69 +17,68 @@ pickled, so a configuration travels to worker processes as it is.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import numbers
+import pkgutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
-from .models import ModelRef, model_refs, require_protein_model
+from . import methods
+from .chapter import Chapter
+from .models import ModelRef, model_refs
 from .parts import Part, check_parts
 from .profiles import PROFILES, resolve_profile
 from .schema import validate
 
 __all__ = [
-    "CHAPTERS",
     "ChapterConfig",
     "Params",
     "chapter_config",
     "chapter_parts",
-    "chapter_table",
+    "chapters",
     "execution_order",
-    "PREPARE",
-    "TAKES_NO_MODEL",
-    "prepare_chapter",
+    "find_chapter",
     "find_part",
+    "prepare_chapter",
     "profile_params",
     "require_chapter_models",
+    "takes_models",
 ]
 
-#: chapter -> the module holding its table (``TABLE``, ``SCHEMA`` and optionally ``derive``)
-CHAPTERS = {
-    "isoscore": "replib.methods.isoscore.config",
-    "protein_isotropy": "replib.methods.protein.config",
-    "classifiers": "replib.methods.classifier_training.config",
-    "manifolds": "replib.methods.manifolds.config",
-    "cluster_isotropy": "replib.methods.cluster_isotropy.config",
-    "training_dynamics": "replib.methods.training_dynamics",
-}
 
-#: chapter -> the chapters that read an artefact it makes (the training chapter's trained runs: the protein
-#: chapter's row of this book's own protein LM). A run executes the maker first (:func:`execution_order`), so
-#: that it makes the artefact in its own way (the training chapter trains its two runs side by side) and the
-#: readers find it cached.
-SHARED_ARTEFACTS = {"training_dynamics": ("protein_isotropy",)}
+@functools.cache
+def chapters() -> dict[str, Chapter]:
+    """Every chapter by name: the ``CHAPTER`` of each module or package of :mod:`replib.methods` (discovered,
+    so that no registry can leave a chapter out); a name declared twice raises."""
+    found: dict[str, Chapter] = {}
+    for info in pkgutil.iter_modules(methods.__path__, f"{methods.__name__}."):
+        ch = getattr(importlib.import_module(info.name), "CHAPTER", None)
+        if isinstance(ch, Chapter):
+            if ch.name in found:
+                raise ValueError(f"chapter {ch.name!r} is declared twice ({info.name})")
+            found[ch.name] = ch
+    return found
 
-#: chapter -> what a run does before executing several of its seeds (``"module:function"``, called as
-#: ``function(profile, seeds, progress=...)`` in the runner's process; returns what it did, a list): the
-#: training chapter trains every seed's runs at once, longest first (:func:`replib.training.train_seeds`), so that
-#: on two cores two seeds' long text runs train side by side instead of each seed's pair leaving a core idle while
-#: its text run ends; the seeds' notebooks then read the runs from the cache. See :func:`prepare_chapter`.
-PREPARE = {"training_dynamics": "replib.methods.training_dynamics:prepare"}
 
-#: the chapters that take no model of the reader's: the training chapter trains its own two (``--model`` does
-#: not apply to it; the runner says so and runs it on its own models)
-TAKES_NO_MODEL = frozenset({"training_dynamics"})
+def find_chapter(name: str) -> Chapter:
+    """One chapter's declaration (:func:`chapters`); a ValueError lists the chapters."""
+    if name not in chapters():
+        raise ValueError(f"unknown chapter {name!r}; chapters: {sorted(chapters())}")
+    return chapters()[name]
 
-#: chapter -> the check every model a reader gives it must pass (the other chapters take any text model or
-#: word-vector file; the protein chapter's own steps check again, :func:`replib.methods.protein.setup.require_protein_models`)
-MODEL_KIND_CHECKS = {"protein_isotropy": require_protein_model}
+
+def takes_models(chapter: str) -> bool:
+    """Whether ``--model`` applies to ``chapter`` (False for a chapter that trains its own; True for a name no
+    chapter declares, such as a test's)."""
+    return getattr(chapters().get(chapter), "takes_models", True)
 
 
 def require_chapter_models(chapter: str, specs) -> None:
-    """Refuse, before the chapter runs and before any weights are loaded, a reader's model it cannot use.
+    """Refuse, before the chapter runs and before any weights are loaded, a reader's model it cannot use
+    (the chapter's ``check_model``).
 
     Raises
     ------
@@ -99,28 +87,26 @@ def require_chapter_models(chapter: str, specs) -> None:
     replib.models.ModelUnavailableError
         For a spec whose kind cannot be read here (the chapter would say the same).
     """
-    check = MODEL_KIND_CHECKS.get(chapter)
+    check = getattr(chapters().get(chapter), "check_model", None)
     for spec in specs if check else ():
         check(spec)
 
 
-def prepare_chapter(chapter: str, profile: str, seeds, *, progress: bool = True) -> list:
-    """Run ``chapter``'s preparation (:data:`PREPARE`) for the ``seeds`` a run is about to execute; ``[]`` for a
+def prepare_chapter(chapter: str, profile: str, seeds, *, progress: bool = True) -> list | None:
+    """Run ``chapter``'s preparation (its ``prepare``) for the ``seeds`` a run is about to execute; None for a
     chapter without one. What it makes is a cache the seeds' notebooks read (they make it themselves when it is
     missing), so it changes when the work is done, never the results."""
-    target = PREPARE.get(chapter)
-    if target is None:
-        return []
-    module, name = target.split(":")
-    return list(getattr(importlib.import_module(module), name)(profile, list(seeds), progress=progress))
+    prepare = getattr(chapters().get(chapter), "prepare", None)
+    return None if prepare is None else list(prepare(profile, list(seeds), progress=progress))
 
 
-def execution_order(chapters) -> list[str]:
-    """``chapters`` (book order) in the order a run executes them: each maker of :data:`SHARED_ARTEFACTS` moved
-    just before the first of its readers, the others in their order. The report keeps the book's order."""
-    order = list(chapters)
-    for maker, readers in SHARED_ARTEFACTS.items():
-        first = min((order.index(r) for r in readers if r in order), default=None)
+def execution_order(names) -> list[str]:
+    """``names`` (book order) in the order a run executes them: each chapter whose artefacts others read (its
+    ``readers``) moved just before the first of them, the others in their order. The report keeps the book's
+    order."""
+    order = list(names)
+    for maker, ch in chapters().items():
+        first = min((order.index(r) for r in ch.readers if r in order), default=None)
         if maker in order and first is not None and order.index(maker) > first:
             order.remove(maker)
             order.insert(first, maker)
@@ -195,7 +181,7 @@ class ChapterConfig:
     Attributes
     ----------
     chapter : str
-        The chapter's name (a key of :data:`CHAPTERS`).
+        The chapter's name (a key of :func:`chapters`).
     profile : str
         ``smoke``, ``offline`` or ``paper`` (already resolved: never None).
     seed : int
@@ -265,13 +251,6 @@ class ChapterConfig:
         return None if self.part is None else self.part.shards
 
 
-def chapter_table(chapter: str) -> ModuleType:
-    """The module that holds a chapter's table (``TABLE``, ``SCHEMA``, optionally ``derive``)."""
-    if chapter not in CHAPTERS:
-        raise ValueError(f"unknown chapter {chapter!r}; chapters with a configuration: {sorted(CHAPTERS)}")
-    return importlib.import_module(CHAPTERS[chapter])
-
-
 def profile_params(chapter: str, profile: str) -> dict:
     """One profile's row of a chapter's table: validated against the chapter's schema, as a plain JSON copy
     (tuples become lists), ``models`` included.
@@ -281,21 +260,21 @@ def profile_params(chapter: str, profile: str) -> dict:
     replib.schema.SchemaError
         ``"<chapter> config (<profile>): <path>: <message>"`` when the table does not follow its schema.
     """
-    table = chapter_table(chapter)
+    ch = find_chapter(chapter)
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {PROFILES}")
-    if profile not in table.TABLE:
+    if profile not in ch.table:
         raise ValueError(f"{chapter} has no configuration for profile {profile!r}")
-    params = json.loads(json.dumps(table.TABLE[profile]))  # data, not code: JSON types only
-    validate(params, table.SCHEMA, source=f"{chapter} config ({profile})")
+    params = json.loads(json.dumps(ch.table[profile]))  # data, not code: JSON types only
+    validate(params, ch.schema, source=f"{chapter} config ({profile})")
     return params
 
 
 def chapter_parts(chapter: str, profile: str) -> tuple[Part, ...]:
     """The parts of a chapter in one profile, in order (the last is ``rest``): the ``parts(profile, params)``
-    of its config module on the profile's validated parameters, checked by :func:`replib.parts.check_parts`."""
-    table = chapter_table(chapter)
-    return check_parts(chapter, table.parts(profile, profile_params(chapter, profile)), table.STEPS)
+    of its declaration on the profile's validated parameters, checked by :func:`replib.parts.check_parts`."""
+    ch = find_chapter(chapter)
+    return check_parts(chapter, ch.parts(profile, profile_params(chapter, profile)), ch.steps)
 
 
 def find_part(chapter: str, profile: str, name: str) -> Part:
@@ -341,7 +320,7 @@ def chapter_config(
     Parameters
     ----------
     chapter : str
-        A key of :data:`CHAPTERS` (the notebook's name).
+        A key of :func:`chapters` (the notebook's name).
     profile : str or None
         ``smoke``, ``offline``, ``paper``, or None for automatic (:func:`replib.profiles.resolve_profile`).
     models : None, str or list of str
@@ -373,7 +352,7 @@ def chapter_config(
     chosen = find_part(chapter, profile, part) if part is not None else None
     if chosen is not None:
         refs, params = _part_models(chosen, refs, default, given), _part_params(chosen, params, chapter)
-    derive = getattr(chapter_table(chapter), "derive", None)
+    derive = find_chapter(chapter).derive
     if derive is not None:
         params = derive(params, refs, default=default, given=given)
     return ChapterConfig(chapter, profile, int(seed), refs, Params(params), chosen)

@@ -1,4 +1,5 @@
-"""``record(name, value)``: publish a computed number from a chapter notebook.
+"""``record(name, value)``: publish a computed number from a chapter notebook; ``record_all(records)`` a step's
+``name -> value`` mapping at once.
 
 The output is a ``display_data`` in the format of MyST-NB's ``glue`` (metadata ``scrapbook`` with a
 ``mime_prefix``), so Jupyter Book 1 renders it in prose with ``{glue:text}`key``` and the output
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,13 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
         metadata={"scrapbook": {"name": name, "mime_prefix": prefix}},
     )
     return plain
+
+
+def record_all(records: Mapping[str, Any]) -> None:
+    """:func:`record` every ``name -> value`` of ``records`` (a step's records, e.g. ``iso.rotation_records(...)``),
+    in their order. Returns None, so that a cell ending with it shows nothing."""
+    for name, value in records.items():
+        record(name, value)
 
 
 def read_records(nb) -> dict[str, Any]:

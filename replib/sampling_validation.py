@@ -350,8 +350,8 @@ def protein_residues(n: int = 1000) -> list[tuple[str, np.ndarray]]:
 
 def _local_mean_eff_dims(idx) -> float:
     """Hakim et al.'s local mean: the effective dimensions of each amino acid's residue vectors (those with
-    enough residues), averaged over amino acids, for the sampled proteins (:mod:`replib.methods.protein`)."""
-    from .methods.protein.residues import ResidueIsotropy
+    enough residues), averaged over amino acids, for the sampled proteins (:mod:`replib.methods.protein_isotropy`)."""
+    from .methods.protein_isotropy.residues import ResidueIsotropy
 
     proteins = protein_residues()
     acc = ResidueIsotropy(proteins[0][1].shape[1])
@@ -364,7 +364,7 @@ def _local_mean_eff_dims(idx) -> float:
 def protein_pairs(n: int = 200) -> dict:
     """Pair matrices over the first ``n`` proteins of :func:`protein_set`: cosine similarity and squared
     Euclidean distance of their vectors, global alignment score and identity (PAM250, gap 10/1, parasail)."""
-    from .methods.protein.alignment import alignment_stats
+    from .methods.protein_isotropy.alignment import alignment_stats
 
     E, seqs = protein_set()
     E, seqs = E[:n], seqs[:n]

@@ -10,7 +10,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from bookkit.claims import ClaimsFileError, check_chapter, claims_schema, evaluate_claim, load_claims
 from bookkit.yamlfile import MAX_BYTES, load_yaml
 from replib.profiles import PROFILES
-from replib.record import GLUE_PREFIX, RECORD_MIME, _plain, read_records, record
+from replib.record import GLUE_PREFIX, RECORD_MIME, RECORDED, _plain, read_records, record, record_all
 
 
 def _write(tmp_path, body):
@@ -133,6 +133,15 @@ def test_record_plain_values():
         _plain(object())
     with pytest.raises(ValueError, match="record name"):
         record("bad name", 1.0)
+
+
+def test_record_all_records_a_steps_mapping_in_order():
+    np = pytest.importorskip("numpy")
+    RECORDED.clear()
+    assert record_all({"b": np.float64(0.25), "a": [np.int64(1), 2]}) is None
+    assert list(RECORDED.items()) == [("b", 0.25), ("a", [1, 2])]
+    with pytest.raises(ValueError, match="record name"):
+        record_all({"fine": 1.0, "bad name": 2.0})
 
 
 def test_read_records_reads_glue_outputs():

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from replib.methods import classifier_training as ct
+from replib.methods import classifiers as ct
 from replib.methods import cluster_isotropy as ci
 from replib.methods import isoscore as iso
 from replib.methods import manifolds as mf
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.methods.isoscore.paper_checks import quarter_spread
 
 

@@ -10,7 +10,7 @@ from sklearn.metrics import silhouette_score as sk_silhouette
 
 from replib._io import ShardWarning
 from replib.config import chapter_config
-from replib.methods import classifier_training as ct
+from replib.methods import classifiers as ct
 from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
 
@@ -226,7 +226,7 @@ def test_pairs_and_parameter_counts():
 def test_logits_without_item_features_match_the_features_path(m, pair_features, bias):
     # the training loop's logits (projections of the units, gathered) against the classifier applied to the
     # gathered item features: the same loss and the same gradients of the vectors and of the classifier
-    from replib.methods.classifier_training.training import _features, _logits
+    from replib.methods.classifiers.training import _features, _logits
 
     rng = np.random.default_rng(m)
     index = torch.from_numpy(rng.integers(0, 40, size=(70, m)))  # repeated units: gradients accumulate

@@ -2,29 +2,35 @@
 chapter's table, validated by the project's one JSON Schema validator."""
 
 import copy
+import dataclasses
+import importlib
 import pickle
+import re
 from pathlib import Path
 
 import pytest
 
-from replib.config import (
-    CHAPTERS,
-    SHARED_ARTEFACTS,
-    Params,
-    chapter_config,
-    chapter_table,
-    execution_order,
-    profile_params,
-)
+from bookkit.project import toc_files
+from replib.config import Params, chapter_config, chapters, execution_order, profile_params
 from replib.profiles import PROFILES
 from replib.schema import SchemaError
 
 ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = chapters()
+TOC = toc_files(ROOT / "_toc.yml")
 
 
-def test_every_chapter_has_a_table_and_every_notebook_a_config():
+def test_every_chapter_is_declared_and_every_notebook_a_chapter_the_book_lists():
+    """Discovery finds every chapter; each has its notebook, its page and its validation page in the table of
+    contents (the book's order), and its papers in the bibliography: none can be left out silently."""
     notebooks = {p.stem for p in (ROOT / "notebooks").glob("*.md")}
     assert set(CHAPTERS) == notebooks
+    # a chapter's name is its package's
+    assert all(importlib.import_module(f"replib.methods.{n}").CHAPTER is ch for n, ch in CHAPTERS.items())
+    assert sorted(f for f in TOC if f.startswith("notebooks/")) == sorted(f"notebooks/{c}" for c in CHAPTERS)
+    assert {f"book/validation/{c}" for c in CHAPTERS} <= set(TOC)
+    bib = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(), re.M))
+    assert {p for ch in CHAPTERS.values() for p in ch.papers} <= bib
     for chapter in CHAPTERS:
         source = (ROOT / "notebooks" / f"{chapter}.md").read_text()
         assert f'chapter_config("{chapter}", profile' in source, (
@@ -44,10 +50,9 @@ def test_every_table_follows_its_schema(chapter, profile):
 
 
 def test_a_table_that_breaks_its_schema_names_chapter_profile_and_place(monkeypatch):
-    table = chapter_table("isoscore")
-    bad = copy.deepcopy(table.TABLE)
+    bad = copy.deepcopy(dict(CHAPTERS["isoscore"].table))
     bad["offline"]["sweep"] = "many"
-    monkeypatch.setattr(table, "TABLE", bad)
+    monkeypatch.setitem(CHAPTERS, "isoscore", dataclasses.replace(CHAPTERS["isoscore"], table=bad))
     with pytest.raises(SchemaError, match=r"isoscore config \(offline\): sweep: 'many' is not of type 'integer'"):
         chapter_config("isoscore", "offline")
     bad["offline"]["sweep"] = 21
@@ -116,13 +121,15 @@ def test_derived_parameters_depend_on_the_chosen_models(tmp_path):
 def test_a_maker_of_a_shared_artefact_runs_before_its_readers():
     """The training chapter makes the trained runs the protein chapter reads: executed first; the rest keep
     their order, and a maker or reader run alone is unchanged."""
-    book = list(CHAPTERS)
+    book = [f.split("/", 1)[1] for f in TOC if f.startswith("notebooks/")]
     order = execution_order(book)
     assert sorted(order) == sorted(book)
-    for maker, readers in SHARED_ARTEFACTS.items():
-        assert maker in CHAPTERS and set(readers) <= set(CHAPTERS)
-        assert all(order.index(maker) < order.index(r) for r in readers)
-    assert [c for c in order if c not in SHARED_ARTEFACTS] == [c for c in book if c not in SHARED_ARTEFACTS]
+    makers = {name for name, ch in CHAPTERS.items() if ch.readers}
+    assert makers == {"training_dynamics"}
+    for maker in makers:
+        assert set(CHAPTERS[maker].readers) <= set(CHAPTERS)
+        assert all(order.index(maker) < order.index(r) for r in CHAPTERS[maker].readers)
+    assert [c for c in order if c not in makers] == [c for c in book if c not in makers]
     assert execution_order(["training_dynamics", "isoscore", "protein_isotropy"]) == [
         "training_dynamics",
         "isoscore",

@@ -168,7 +168,7 @@ def test_bytes_that_are_not_the_published_archive_are_refused(monkeypatch, tmp_p
 
 
 def test_the_paper_profile_reads_glue_through_the_data_layer(monkeypatch, glue_env):
-    from replib.methods.classifier_training import config, setups
+    from replib.methods.classifiers import config, setups
 
     assert config.TABLE["paper"]["glue_source"] == "canonical"
     qqp = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n7\t1\t2\tWhy?\tHow?\t0\n"

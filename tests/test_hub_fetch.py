@@ -24,7 +24,7 @@ import pytest
 from replib.data import ChecksumError
 from replib.data.download import DownloadTimeoutError, DownloadTooLargeError
 from replib.embeddings import embed_sentences
-from replib.methods.classifier_training.sbert import _sbert_model
+from replib.methods.classifiers.sbert import _sbert_model
 from replib.models import ModelUnavailableError, UntrustedCodeError, resolve_model, tiny_model
 from replib.models import hub as hub_module
 from replib.models.hub_fetch import MAX_MODEL_BYTES_ENV, HubFile, fetch_hub_snapshot, needed_files

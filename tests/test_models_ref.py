@@ -129,7 +129,7 @@ def test_functions_accept_a_model_ref(two_encoders):
 def test_every_former_grammar_parses_to_the_one_model_ref():
     """The atlas's specs, the registry's keys and Hub ids, and the SBERT models are one grammar (issue 38)."""
     from replib.atlas import atlas_entries
-    from replib.methods.classifier_training.sbert import sbert_ref
+    from replib.methods.classifiers.sbert import sbert_ref
     from replib.models import get_spec, list_models
 
     for spec, kind in [("glove", "glove"), ("random:bert-base", "random"), ("random:gpt2", "random"),

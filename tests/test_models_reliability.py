@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from replib.embeddings import embed_sentences
-from replib.methods.classifier_training.sbert import _sbert_model
+from replib.methods.classifiers.sbert import _sbert_model
 from replib.models import (
     CorruptModelFileError,
     ModelRef,
@@ -328,7 +328,7 @@ def test_a_sentence_transformers_folder_without_tokenizer_says_so(tmp_path):
     '"not cached, and offline" with what to do',
 )
 def test_hub_id_of_a_registry_model_offline_says_not_cached_and_offline(no_network, tmp_path):
-    from replib.methods.classifier_training import polarity_setup
+    from replib.methods.classifiers import polarity_setup
 
     spec = str(ModelRef.parse("sentence-transformers/all-mpnet-base-v2"))
     with pytest.raises(ModelUnavailableError, match="not in the local Hugging Face cache and this machine is offline"):

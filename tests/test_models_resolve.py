@@ -153,7 +153,7 @@ def test_static_vectors_files(tmp_path, fmt):
 
 
 def test_classifier_setups_and_cluster_loader_take_a_folder(minilm_copy, tmp_path):
-    from replib.methods.classifier_training import polarity_setup
+    from replib.methods.classifiers import polarity_setup
     from replib.methods.cluster_isotropy import load_model_for
 
     a = polarity_setup(str(minilm_copy), n_items=12, seed=0, cache_dir=tmp_path, progress=False)
@@ -167,7 +167,7 @@ def test_classifier_setups_and_cluster_loader_take_a_folder(minilm_copy, tmp_pat
 def test_chapter_configs_take_a_folder(minilm_copy):
     from replib.config import chapter_config
     from replib.methods import cluster_isotropy as ci
-    from replib.methods import protein as P
+    from replib.methods import protein_isotropy as P
     from replib.models.resolve import model_n_layers
 
     assert model_n_layers(str(minilm_copy)) == 6 and model_n_layers("gpt2") == 12 and model_n_layers("tiny-bert") == 2

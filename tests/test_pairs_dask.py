@@ -12,7 +12,7 @@ import pytest
 from bookkit import cli, runner
 from replib.distributed import THREAD_VARIABLES, dask_client
 from replib.embeddings import embed_proteins
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.models import tiny_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,12 +14,12 @@ from bookkit import part_records as kit_parts
 from bookkit import runner
 from bookkit.parts import cell_steps, select_cells
 from replib._io import run_sharded, shard_span
-from replib.config import CHAPTERS, chapter_config, chapter_parts, chapter_table, find_part
-from replib.methods import protein as P
+from replib.config import chapter_config, chapter_parts, chapters, find_part
+from replib.methods import protein_isotropy as P
 from replib.methods import training_dynamics as td
 from replib.methods.manifolds.config import layer_ranges
-from replib.methods.protein import config as PC
-from replib.methods.protein.streamed import stream_protein_model
+from replib.methods.protein_isotropy import config as PC
+from replib.methods.protein_isotropy.streamed import stream_protein_model
 from replib.parts import COLAB_T4, REST, Budget, Part, check_parts
 from replib.profiles import PROFILES
 
@@ -30,7 +30,7 @@ HOSTED_LIMIT_MINUTES = 330
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+@pytest.mark.parametrize("chapter", sorted(chapters()))
 def test_every_chapter_is_in_parts_in_every_profile(chapter, profile):
     parts = chapter_parts(chapter, profile)
     assert len(parts) >= 2 and parts[-1].name == REST and parts[-1].needs == tuple(p.name for p in parts[:-1])
@@ -40,7 +40,7 @@ def test_every_chapter_is_in_parts_in_every_profile(chapter, profile):
         assert SAFE_NAME.match(p.name) and p.chapter == chapter
         assert not p.budget.within(COLAB_T4), (p.name, p.budget)  # one Colab T4 session
         assert p.models is None or set(p.models) <= set(default), p.name  # the profile's own models
-        assert p.steps is None or set(p.steps) <= set(chapter_table(chapter).STEPS)
+        assert p.steps is None or set(p.steps) <= set(chapters()[chapter].steps)
     # a paper part's job (its limit plus the set-up around it) fits a hosted runner's 6 hours
     if profile == "paper":
         for p in parts:
@@ -241,14 +241,14 @@ def test_a_part_skips_the_cells_of_the_steps_it_does_not_run():
     assert select_cells(part) is False  # no IPython kernel: nothing is skipped
 
 
-@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+@pytest.mark.parametrize("chapter", sorted(chapters()))
 def test_every_chapter_takes_a_part_and_marks_its_cells_with_known_steps(chapter):
     text = (ROOT / "notebooks" / f"{chapter}.md").read_text()
     assert re.search(r"^part = None\b", text, re.M), "the parameters cell has no `part = None`"
     assert "part=part)" in text and "select_cells(cfg.part)" in text
     cells = [c.source for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
     marked = [s for c in cells if (s := cell_steps(c)) is not None]
-    steps = set(chapter_table(chapter).STEPS)
+    steps = set(chapters()[chapter].steps)
     assert {s for m in marked for s in m} == steps  # every step has its cells, every mark names a step
 
 
@@ -259,7 +259,7 @@ def test_the_nightly_prefetches_every_model_of_the_paper_profiles_part_list():
     tasks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tasks)
     rows = runner.part_list("paper", root=ROOT, states=False)
-    assert {r["chapter"] for r in rows} == set(CHAPTERS)
+    assert {r["chapter"] for r in rows} == set(chapters())
     models = tasks.paper_models(rows)
     assert "prot_bert" in models and len(models) == len(set(models))
     assert models == sorted({m for r in rows for m in r.get("models") or []})

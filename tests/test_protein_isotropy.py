@@ -18,7 +18,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics.pairwise import cosine_similarity
 
 from replib.config import chapter_config
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.metrics import CovarianceAccumulator, effective_dimensions, isoscore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,7 +194,7 @@ def test_pair_engine_survives_sigkill(tmp_path, rng):
     script = tmp_path / "job.py"
     script.write_text(
         "import sys, numpy as np\n"
-        "from replib.methods import protein as P\n"
+        "from replib.methods import protein_isotropy as P\n"
         "rng = np.random.default_rng(0)\n"
         "seqs = [''.join(rng.choice(list(P.AMINO_ACIDS), size=400)) for _ in range(60)]\n"
         "df = P.alignment_pair_stats(seqs, P.all_pairs(60), out_dir=sys.argv[1], chunk_size=30, progress=False)\n"

@@ -11,14 +11,14 @@ import nbformat
 import pytest
 
 from bookkit import rehearsal as R
-from replib.config import CHAPTERS, profile_params
+from replib.config import chapters, profile_params
 from replib.rehearsal import SIZES, at_full, read_forwards, scaled_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_chapter_declares_its_sizes_and_they_are_parameters():
-    assert set(SIZES) == set(CHAPTERS)
+    assert set(SIZES) == set(chapters())
     for chapter, sizes in SIZES.items():
         params = profile_params(chapter, "paper")
         assert set(sizes["scale"]) | set(sizes.get("set", {})) <= set(params), chapter

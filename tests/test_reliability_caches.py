@@ -326,7 +326,7 @@ def test_embedding_cache_recomputes_a_copied_shard(tmp_path):
 
 
 def test_pair_engine_recomputes_a_corrupted_chunk(tmp_path):
-    from replib.methods import protein as P
+    from replib.methods import protein_isotropy as P
 
     rng = np.random.default_rng(0)
     seqs = ["".join(rng.choice(list(P.AMINO_ACIDS), size=int(rng.integers(15, 40)))) for _ in range(9)]
@@ -349,7 +349,7 @@ def test_pair_engine_recomputes_a_corrupted_chunk(tmp_path):
 
 # ------------------------------------------------------------------------------ training checkpoints
 def _setup():
-    from replib.methods import classifier_training as ct
+    from replib.methods import classifiers as ct
 
     return ct, ct.synthetic_setup(60, 6, 2, seed=3)
 

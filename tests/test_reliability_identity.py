@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replib.methods import classifier_training as ct
+from replib.methods import classifiers as ct
 from replib.models import tiny_model
 
 TEXTS = ["A man is playing a guitar.", "Isotropy of embedding spaces.", "The cat sat on the mat today."]

@@ -165,13 +165,13 @@ def test_an_expected_failure_of_the_profiles_model_that_holds_on_another_model_i
 
 @pytest.mark.chapter
 @pytest.mark.probe(
-    "the training chapter's preparation for several seeds fails (`replib.config.PREPARE`)",
+    "the training chapter's preparation for several seeds fails (its declaration's `prepare`)",
     'one line, "preparation failed, each seed does its own", and the seeds run as without it (each '
     "notebook trains what is missing and reports what fails); runs not yet started are cancelled, "
     "the workers end with the call",
 )
 def test_the_training_chapters_preparation_runs_once_for_the_seeds_about_to_execute(tmp_path, monkeypatch):
-    """replib.config.PREPARE: before executing two or more seeds of the training chapter, the runner calls its
+    """The chapter's declared ``prepare``: before executing two or more seeds of the training chapter, the runner calls its
     preparation once with exactly those seeds (not for seeds reused unchanged, not for one seed), and the
     chapter's time includes it."""
     root = _fixture_as(tmp_path, "training_dynamics")

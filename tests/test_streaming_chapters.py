@@ -11,7 +11,7 @@ import pytest
 
 from replib.config import chapter_config
 from replib.data import load_swissprot
-from replib.methods import protein as P
+from replib.methods import protein_isotropy as P
 from replib.parts import COLAB_T4, Part
 
 pytestmark = pytest.mark.slow

@@ -18,6 +18,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..chapter import Chapter
 from ..metrics import avg_pairwise_cosine, cosine_contributions
 from ..models import load_trained
 from ..parts import Budget, Part, rest_part
@@ -115,7 +116,7 @@ def parts(profile: str, params: dict) -> list:
             runs.append(
                 Part(
                     name=task if n == 1 else f"{task}-{k + 1}",
-                    chapter="training_dynamics",
+                    chapter=CHAPTER.name,
                     fraction=round(share / total, 4),
                     budget=Budget(t4_hours=round(share, 2), peak_rss_gb=10.0, cache_gb=4.0),
                     models=(),
@@ -128,7 +129,7 @@ def parts(profile: str, params: dict) -> list:
                     f"(resumed, or read from the training cache){', and the run measured' if final else ''}",
                 )
             )
-    return [*runs, rest_part("training_dynamics", runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]
+    return [*runs, rest_part(CHAPTER.name, runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]
 
 
 def _hours(profile: str, params: dict, task: str) -> tuple[float, float]:
@@ -172,7 +173,7 @@ def train_runs(cfg) -> dict:
 
 
 def prepare(profile: str, seeds, *, progress: bool = True) -> list[tuple[str, int]]:
-    """Before a run executes several seeds of this chapter (:data:`replib.config.PREPARE`): train every seed's two
+    """Before a run executes several seeds of this chapter (the chapter's ``prepare``): train every seed's two
     runs not yet in the cache, side by side and longest first (:func:`replib.training.train_seeds`), so that the
     seeds' notebooks read them from the cache. Where the runs cannot train side by side (one core; the
     ``paper`` profile, whose runs share one GPU) it trains nothing and each notebook trains its own, as alone.
@@ -282,3 +283,18 @@ def frequency_views(run) -> dict:
         W = load_checkpoint_model(run, step).get_input_embeddings().weight.detach().double().numpy()
         out[step] = frequency_projection(W, counts)
     return out
+
+
+#: a chapter of this book's own (no paper), training its own models; the protein chapter reads its protein LM
+CHAPTER = Chapter(
+    "training_dynamics",
+    (),
+    TABLE,
+    SCHEMA,
+    STEPS,
+    parts,
+    prepare=prepare,
+    readers=("protein_isotropy",),
+    rehearsal={"scale": ()},  # its runs' sizes live in replib/training/config.py,
+    takes_models=False,
+)

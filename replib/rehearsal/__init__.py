@@ -28,6 +28,8 @@ import torch
 from torch.utils import flop_counter as _fc
 from torch.utils.flop_counter import FlopCounterMode
 
+from ..config import chapters
+
 __all__ = [
     "ATTENTION_FLOPS",
     "COLAB_CPU_PER_CORE_HERE",
@@ -64,17 +66,9 @@ T4_FP32_EFFICIENCY = 0.5
 #: Colab's T4 runtime has one physical core: its CPU work is taken to run at one core of this machine a second
 COLAB_CPU_PER_CORE_HERE = 1.0
 
-#: chapter -> how its ``paper`` profile shrinks to a fraction of its work: ``scale`` the sample-size parameters
-#: (an integer n becomes ceil(fraction x n); a mapping of corpora scales each corpus' size), ``set`` the
-#: parameters replaced because the data mirror lacks what the profile reads (stated in the chapter's row)
-SIZES = {
-    "isoscore": {"scale": ("n_lines",), "set": {"split": "test"}},
-    "protein_isotropy": {"scale": ("n_global", "n_pair_proteins", "n_biopython", "n_local")},
-    "classifiers": {"scale": ("n_polarity", "n_snli", "glue_items", "n_supersense", "n_pos")},
-    "manifolds": {"scale": ("kmeans_fit", "lid_queries", "glove_queries", "analysis_sample", "corpora")},
-    "cluster_isotropy": {"scale": ("max_pairs", "clf_sizes")},
-    "training_dynamics": {"scale": ()},  # its runs' sizes live in replib/training/config.py, not in its table
-}
+#: chapter -> how its ``paper`` profile shrinks to a fraction of its work (its declaration's ``rehearsal``:
+#: :class:`replib.chapter.Chapter`)
+SIZES = {name: ch.rehearsal for name, ch in chapters().items()}
 
 
 def scaled_params(chapter: str, params: dict, fraction: float) -> dict:

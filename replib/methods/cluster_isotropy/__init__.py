@@ -43,7 +43,7 @@ from .classification import (
     pair_token_features,
     train_classifier,
 )
-from .config import PAPER_HPARAMS, STS_DATASETS
+from .config import CHAPTER, PAPER_HPARAMS, STS_DATASETS
 from .experiments import (
     DATASET_KEYS,
     VARIANT_KEYS,
@@ -126,6 +126,7 @@ from .verbs import (
 )
 
 __all__ = [
+    "CHAPTER",
     "PAPER_RUNS",
     "classification_spread_records",
     "difference_spread",

@@ -15,6 +15,7 @@ seed deck's ablations with ``deck_model``), ``classify`` (the classification pro
 
 from __future__ import annotations
 
+from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
 
@@ -161,7 +162,7 @@ def parts(profile: str, params: dict) -> list:
     RTE and MRPC for 10 epochs with each method (about 2 T4-hours)."""
     labels = {m: ModelRef.parse(m).slug for m in params["models"]}
     each = model_parts(
-        "cluster_isotropy",
+        CHAPTER.name,
         params["models"],
         labels,
         fraction={"*": 0.45 / len(params["models"])},
@@ -172,7 +173,7 @@ def parts(profile: str, params: dict) -> list:
     )
     deck = Part(
         name="deck",
-        chapter="cluster_isotropy",
+        chapter=CHAPTER.name,
         fraction=0.1,
         budget=Budget(t4_hours=0.5, peak_rss_gb=8.0, cache_gb=2.0),
         models=(params["deck_model"],),
@@ -183,7 +184,7 @@ def parts(profile: str, params: dict) -> list:
     )
     classify = Part(
         name="classify",
-        chapter="cluster_isotropy",
+        chapter=CHAPTER.name,
         fraction=0.4,
         budget=Budget(t4_hours=2.5, peak_rss_gb=10.0, cache_gb=4.0),
         models=(params["clf_model"],),
@@ -197,7 +198,7 @@ def parts(profile: str, params: dict) -> list:
         out.append(
             Part(
                 name="semcor",
-                chapter="cluster_isotropy",
+                chapter=CHAPTER.name,
                 fraction=0.02,
                 budget=Budget(t4_hours=0.5, peak_rss_gb=8.0, cache_gb=4.0),
                 models=tuple(params["models"]),
@@ -207,4 +208,16 @@ def parts(profile: str, params: dict) -> list:
                 description="Table 4: verb tense against meaning on SemCor, every model",
             )
         )
-    return [*out, rest_part("cluster_isotropy", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]
+
+
+CHAPTER = Chapter(
+    "cluster_isotropy",
+    ("rajaee2021cluster",),
+    TABLE,
+    SCHEMA,
+    STEPS,
+    parts,
+    derive,
+    rehearsal={"scale": ("max_pairs", "clf_sizes")},
+)

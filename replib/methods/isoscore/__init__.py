@@ -9,7 +9,7 @@ the sizes per profile :cite:`rudman2022isoscore`.
 
 from __future__ import annotations
 
-from .config import PAPER_LMS
+from .config import CHAPTER, PAPER_LMS
 from .contextual import (
     ContextualLayers,
     contextual_layers,
@@ -43,6 +43,7 @@ from .properties import (
 )
 
 __all__ = [
+    "CHAPTER",
     "PAPER_LMS",
     "ContextualLayers",
     "contextual_layers",

@@ -11,6 +11,7 @@ synthetic tests and the statistics over every model, from the embeddings the mod
 
 from __future__ import annotations
 
+from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, model_parts, rest_part
 
@@ -73,7 +74,7 @@ def parts(profile: str, params: dict) -> list:
     """
     labels = {m: ModelRef.parse(m).slug for m in params["models"]}
     each = model_parts(
-        "isoscore",
+        CHAPTER.name,
         params["models"],
         labels,
         fraction={"*": 0.8 / len(params["models"])},
@@ -82,4 +83,7 @@ def parts(profile: str, params: dict) -> list:
         records=lambda label: (f"paper_{label}_layer*",),
         data=("wikitext2",),
     )
-    return [*each, rest_part("isoscore", each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0), ("wikitext2",))]
+    return [*each, rest_part(CHAPTER.name, each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0), ("wikitext2",))]
+
+
+CHAPTER = Chapter("isoscore", ("rudman2022isoscore",), TABLE, SCHEMA, STEPS, parts, rehearsal={"scale": ("n_lines",), "set": {"split": "test"}})

@@ -28,7 +28,7 @@ from __future__ import annotations
 from .analysis import analyse_layer, analyse_layers, layer_clusters, layer_jobs
 from .checks import brute_force_records, last_layer, lid_estimator_records, repeatability_records, static_lid
 from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy, silhouette_rows
-from .config import KNOWN_MODELS, PAPER_MODELS
+from .config import CHAPTER, KNOWN_MODELS, PAPER_MODELS
 from .cosine import s_inter, s_intra, type_codes, type_frequencies
 from .setup import (
     PAPER_LID_TABLE3,
@@ -61,6 +61,7 @@ from .summary import (
 from .tokens import TOKEN_KINDS, pca_view, swiss_roll_views, token_kind, token_kinds
 
 __all__ = [
+    "CHAPTER",
     "DROP_DRAWS",
     "drop_spread",
     "spread_records",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...chapter import Chapter
 from ...models import ModelRef, model_n_layers
 from ...parts import COLAB_T4, Budget, Part, rest_part
 
@@ -232,7 +233,7 @@ def parts(profile: str, params: dict) -> list:
     total = sum(c[-1] for c in cells) + 0.5  # + rest
     out = [_part(spec, corpus, i, n, layers, hours, total, params) for spec, corpus, i, n, layers, hours in cells]
     data = tuple(sorted({c[0] for c in params["corpora"].values()})) + ("glove",)
-    return [*out, rest_part("manifolds", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
 
 
 def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, total: float, params: dict) -> Part:
@@ -244,7 +245,7 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
                                                           f" (the token stream of {base}-1, resumed)"))  # fmt: skip
     return Part(
         name=name,
-        chapter="manifolds",
+        chapter=CHAPTER.name,
         fraction=hours / total,
         budget=Budget(t4_hours=round(min(hours, COLAB_T4.t4_hours), 2), peak_rss_gb=12.0, cache_gb=10.0),
         models=(spec,),
@@ -255,3 +256,8 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
         needs=() if i == 0 else (f"{base}-1",),
         description=f"{spec} on {corpus}: {what} (cached)",
     )
+
+
+CHAPTER = Chapter(
+    "manifolds", ("cai2021isotropy",), TABLE, SCHEMA, STEPS, parts, derive, rehearsal={"scale": ("kmeans_fit", "lid_queries", "glove_queries", "analysis_sample", "corpora")}
+)

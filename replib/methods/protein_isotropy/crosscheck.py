@@ -81,7 +81,7 @@ def alignment_crosscheck(
     seqs: Sequence[str], aln: pd.DataFrame, n_pairs: int, seed: int, *, gap_open: int, gap_extend: int, matrix: str
 ) -> CrossCheck:
     """Re-align a seeded sample of ``n_pairs`` pairs of ``aln`` (the output of
-    :func:`~replib.methods.protein.alignment_pair_stats` on ``seqs``) with Biopython and parasail's statistics
+    :func:`~replib.methods.protein_isotropy.alignment_pair_stats` on ``seqs``) with Biopython and parasail's statistics
     kernel, and rescore the pair where Biopython's identity differs most."""
     settings = {"gap_open": gap_open, "gap_extend": gap_extend, "matrix": matrix}
     check = aln.sample(min(n_pairs, len(aln)), random_state=seed)

@@ -45,6 +45,7 @@ from .checks import (
     silhouette_precision,
     variance_identity_records,
 )
+from .config import CHAPTER
 from .experiments import (
     PAPER_TABLE1,
     SENTENCE_KEYS,
@@ -90,6 +91,7 @@ from .training import (
 )
 
 __all__ = [
+    "CHAPTER",
     "GLUE_CLASSES",
     "implied_vectors",
     "table1_records",

@@ -146,7 +146,7 @@ def count_parameters(setup: ClassifierSetup) -> int:
 @dataclass
 class TrainConfig:
     """Training and evaluation sizes of one experiment (the chapter's per profile:
-    :mod:`replib.methods.classifier_training.config`)."""
+    :mod:`replib.methods.classifiers.config`)."""
 
     n_updates: int = 1000
     eval_every: int = 1

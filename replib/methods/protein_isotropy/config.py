@@ -19,6 +19,8 @@ sequences at paper scale (``prot_xlnet-1`` ..., ``esm2_t33_650M-1`` ...: :data:`
 
 from __future__ import annotations
 
+from ...chapter import Chapter
+from ...models import require_protein_model
 from ...parts import Budget, Part, model_parts, rest_part
 
 #: the four models of Hakim et al. (registry keys, also their row labels and record-key names)
@@ -149,7 +151,7 @@ def parts(profile: str, params: dict) -> list:
             steps = ("embed", "local") if spec == "prot_bert" else ("embed",)
             budget = Budget(t4_hours=round(min(hours * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=6.0)
             out += model_parts(
-                "protein_isotropy",
+                CHAPTER.name,
                 [spec],
                 {},
                 fraction={"*": hours / total},
@@ -163,7 +165,7 @@ def parts(profile: str, params: dict) -> list:
             out.append(
                 Part(
                     name=f"{spec}-{k + 1}",
-                    chapter="protein_isotropy",
+                    chapter=CHAPTER.name,
                     fraction=hours / n_ranges / total,
                     budget=Budget(t4_hours=round(min(hours / n_ranges * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0),
                     models=(spec,),
@@ -179,7 +181,7 @@ def parts(profile: str, params: dict) -> list:
         out.append(
             Part(
                 name=f"align-{k + 1}",
-                chapter="protein_isotropy",
+                chapter=CHAPTER.name,
                 fraction=0.6 / n / total,
                 budget=Budget(t4_hours=0.5, peak_rss_gb=4.0, cache_gb=0.5),
                 models=(),
@@ -190,4 +192,17 @@ def parts(profile: str, params: dict) -> list:
                 description=f"global alignments of pair shard range {k + 1} of {n} (cached)",
             )
         )
-    return [*out, rest_part("protein_isotropy", out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+
+
+CHAPTER = Chapter(
+    "protein_isotropy",
+    ("hakim2025protein",),
+    TABLE,
+    SCHEMA,
+    STEPS,
+    parts,
+    derive,
+    rehearsal={"scale": ("n_global", "n_pair_proteins", "n_biopython", "n_local")},
+    check_model=require_protein_model,
+)

@@ -33,7 +33,7 @@ from .alignment import (
 )
 from .book import book_model_analysis, book_records, book_side_table, load_book_model
 from .composition import composition_baselines, composition_embeddings, kmer_labels
-from .config import PAPER_MODELS
+from .config import CHAPTER, PAPER_MODELS
 from .crosscheck import CrossCheck, alignment_crosscheck, alignment_settings, crosscheck_records
 from .isotropy import (
     AMINO_ACIDS,
@@ -100,6 +100,7 @@ from .spreads import (
 )
 
 __all__ = [
+    "CHAPTER",
     "PAPER_GLOBAL_MODELS",
     "comparator_records",
     "correlation_spread_records",

@@ -1,7 +1,7 @@
 """The classifiers chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
 
 ``main`` and ``glue`` are the training and evaluation sizes of Sec. 3 and of App. A (the fields of
-:class:`~replib.methods.classifier_training.TrainConfig`):
+:class:`~replib.methods.classifiers.TrainConfig`):
 
 * ``paper``: the paper's protocol, metrics after every update (and at step 0), 5 seeds; GLUE 250 updates
   with metrics on a random sample of ``metric_sample`` items (the paper's N is not legible; 10,000 chosen);
@@ -20,6 +20,7 @@ with the first model), one GLUE part per model (``glue-<model>``: every GLUE tas
 
 from __future__ import annotations
 
+from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
 
@@ -137,7 +138,7 @@ def parts(profile: str, params: dict) -> list:
     first = params["models"][0]
     setups = Part(
         name="setups",
-        chapter="classifiers",
+        chapter=CHAPTER.name,
         fraction=0.4,
         budget=Budget(t4_hours=2.0, peak_rss_gb=10.0, cache_gb=3.0),
         models=(first,),
@@ -146,7 +147,7 @@ def parts(profile: str, params: dict) -> list:
         description=f"Sec. 1's checks, setups (i)-(iv) with {first}",
     )
     glue = model_parts(
-        "classifiers",
+        CHAPTER.name,
         params["models"],
         {m: f"glue-{ModelRef.parse(m).slug}" for m in params["models"]},
         fraction={"*": 0.5 / len(params["models"])},
@@ -156,4 +157,16 @@ def parts(profile: str, params: dict) -> list:
         data=tuple(f"glue/{t}" for t in params["glue_tasks"]),
     )
     out = [setups, *glue]
-    return [*out, rest_part("classifiers", out, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=8.0))]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=8.0))]
+
+
+CHAPTER = Chapter(
+    "classifiers",
+    ("mickus2024isotropy",),
+    TABLE,
+    SCHEMA,
+    STEPS,
+    parts,
+    derive,
+    rehearsal={"scale": ("n_polarity", "n_snli", "glue_items", "n_supersense", "n_pos")},
+)
