@@ -120,6 +120,7 @@ class ClaimResult:
     alternative: bool = False
     finding: str | None = None
     model: str | None = None
+    record: str | None = None  # the recorded key of the value, when it is not the claim's key
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -316,6 +317,7 @@ def evaluate_claim(
         alternative=claim.alternative,
         finding=claim.finding,
         model=claim.model,
+        record=claim.record,
     )
 
 

@@ -65,12 +65,13 @@ def _cell_claim(f: dict, label: str, slug: str, cell: dict, chapter: str) -> Cla
         else {"property": dict(cell.get("check") or f["check"])}
     )
     what = f" ({cell['what']})" if cell.get("what") else ""
+    words = " ".join(f["words"].split())
     return Claim(
         chapter=chapter,
         key=f"finding.{paper}.{name}.{slug}",
         claim=f"{f['statement']}: on {label}{what}",
         paper_value=None,
-        source=f"{f['section']}: \u201c{' '.join(f['words'].split())}\u201d",
+        source=f"{f['section']}: " + (words if words.startswith("(") else f"\u201c{words}\u201d"),  # ( : paraphrase
         checks={"smoke": {"unverified": _SMOKE}, "offline": offline, "paper": {"unverified": _PAPER}},
         spread=cell.get("spread"),
         finding=f["id"],
