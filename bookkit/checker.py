@@ -12,9 +12,10 @@ interval :math:`v \\pm z s` (:data:`Z_SPREAD` = 2): a property that holds at one
 ``inconclusive`` (the data cannot decide; never passed or failed by chance). A tolerance compares two
 estimates (the paper's number is often itself a sample statistic, e.g. Rudman's rotation table): ours
 reproduces it when :math:`|v - p| \\le t + z s` (they agree within the printed precision :math:`t` and our
-sampling error), provided our interval is narrow enough to say something, :math:`z s \\le \\max(t,
-r |p|)` with :data:`REL_PRECISION` :math:`r = 0.1`; a wider interval that agrees is ``inconclusive`` (a
-noisy value never reproduces a number by its noise), and a value beyond :math:`t + z s` fails. An expected
+sampling error), provided our interval is no wider than the paper's word, :math:`z s \\le t` (the tolerance: the
+printed precision, or a stated and reasoned one); a wider interval that agrees is ``inconclusive`` (a noisy value
+never reproduces a number by its noise, and no band wider than the paper's word is drawn), and a value beyond
+:math:`t + z s` fails. An expected
 failure is declared only where the check fails beyond the spread.
 """
 
@@ -53,8 +54,6 @@ PROPERTY_OPS = (*OPS, "between", "close", "true", "false")
 #: property ops a spread can move a value across (the others compare flags)
 SPREAD_OPS = ("lt", "le", "gt", "ge", "between", "close")
 #: how many standard errors either side of a value its interval spans
-#: the widest interval (relative to the paper's value) that can reproduce it
-REL_PRECISION = 0.1
 Z_SPREAD = 2.0
 _CHECK_FAILED = "check failed: "
 #: how the detail of an expected failure that holds begins (a run on substituted models reads it: the expectation
@@ -78,6 +77,14 @@ class Claim:
     spread: str | None = None  # recorded key holding the standard error of the value (see the module docstring)
     tolerance_reason: str | None = None  # why a tolerance is wider than the paper's printed precision
     alternative: bool = False  # tests an alternative explanation of the paper's result: failing supports the paper
+    finding: str | None = None  # "<paper>:<name>" of the paper's finding this claim tests on a model of the book
+    model: str | None = None  # the model of the book a finding is tested on (bookkit.findings)
+    record: str | None = None  # the recorded key holding the value, when it is not the claim's key
+
+    @property
+    def value_key(self) -> str:
+        """The recorded key that holds the claim's value."""
+        return self.record or self.key
 
 
 @dataclass
@@ -111,6 +118,9 @@ class ClaimResult:
     ref: str | None = None
     spread: float | None = None  # the recorded standard error of ``value`` (None: the claim has none)
     alternative: bool = False
+    finding: str | None = None
+    model: str | None = None
+    record: str | None = None  # the recorded key of the value, when it is not the claim's key
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -165,6 +175,9 @@ def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tup
                 f"{XFAIL_HOLDS}({expected}) but holds now ({detail}): "
                 "update the claims file and the chapter's deviations"
             )
+    if claim.finding and status == "failed" and detail.startswith(_CHECK_FAILED):
+        status = "does_not_hold"  # a paper's finding measured on a model of the book: a finding about the model
+        detail = f"does not hold on {claim.model}: " + detail[len(_CHECK_FAILED) :]
     if claim.sanity and status in ("reproduced", "consistent"):
         status = "sanity"  # holds by construction: shown apart, never counted as a reproduction
     elif claim.stand_in and status == "reproduced":
@@ -195,8 +208,8 @@ def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any) -> tup
 
 def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s: float) -> tuple[str, str]:
     """A tolerance with our value's standard error ``s``: agreement within the tolerance plus ``Z_SPREAD * s``
-    reproduces the paper's number when that interval is at most ``max(tolerance, REL_PRECISION * |paper|)``
-    wide on each side, else it is ``inconclusive``; disagreement beyond it fails."""
+    reproduces the paper's number when that interval is at most the tolerance wide on each side (the paper's
+    word: never a band wider than it), else it is ``inconclusive``; disagreement beyond it fails."""
     if not s or not _is_finite_number(value):
         return _tolerance_verdict(claim, check, spec, value)
     half, ref = Z_SPREAD * s, float(claim.paper_value)
@@ -205,7 +218,11 @@ def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s:
     band = f"{value:.4g} ± {half:.3g} ({Z_SPREAD:g} s.e.)"
     if status == "failed":
         return "failed", f"{detail} (nearest end of {band})"
-    widest = max([spec.get("abs", 0.0), spec.get("rel", 0.0) * abs(ref), REL_PRECISION * abs(ref)])
+    widest = max(
+        spec.get("abs", 0.0),
+        spec.get("rel", 0.0) * abs(ref),
+        abs(ref) * (10 ** spec["log10"] - 1) if "log10" in spec else 0.0,
+    )
     if half > widest:
         return "inconclusive", f"{band} agrees with the paper's {ref:g} but is wider than ±{widest:.3g}"
     return "reproduced", f"{band} agrees with the paper's {ref:g} within {describe(check)[10:]} and our spread"
@@ -266,13 +283,13 @@ def evaluate_claim(
     """Check one claim in one profile against the recorded values of its executed notebook."""
     check = claim.checks[profile]
     kind, spec, expected = split_check(check)
-    value = records.get(claim.key)
+    value = records.get(claim.value_key)
     s, problem = _spread_of(claim, records)
     if kind == "unverified":
         status, detail = "unverified", spec
     elif notebook_error:
         status, detail = "failed", f"notebook did not complete: {notebook_error}"
-    elif claim.key not in records:
+    elif claim.value_key not in records:
         status, detail = "failed", "value not recorded (missing key: the cell did not run)"
     elif problem:
         status, detail = "failed", problem
@@ -298,6 +315,9 @@ def evaluate_claim(
         ref=claim.ref,
         spread=s,
         alternative=claim.alternative,
+        finding=claim.finding,
+        model=claim.model,
+        record=claim.record,
     )
 
 

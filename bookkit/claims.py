@@ -29,6 +29,7 @@ from replib.profiles import PROFILES
 from replib.schema import SchemaError, load_schema, validate
 
 from .checker import ChapterClaims, Claim, ClaimResult, check_chapter, describe, evaluate_claim, split_check
+from .findings import FINDINGS_FILE, finding_claims
 from .paper_tables import PaperTableError, expand_family, load_paper_tables, printed_tolerance, resolve_ref
 from .seeds import rule_problem
 from .status import PASSING, STATUS_BADGE, STATUSES, closing_line, summarize
@@ -280,4 +281,8 @@ def load_claims(path: str | Path, tables: dict | None = None) -> ChapterClaims:
             raise f.error(where, f"{label}: duplicate key {c['key']!r} (also {seen[c['key']]})")
         seen[c["key"]] = label
         claims.append(_claim(f, where, label, c, chapter, get_tables))
+    for c in finding_claims(path.resolve().parent.parent, chapter):  # the chapter's cells of the findings grid
+        if c.key in seen:
+            raise ClaimsFileError(f"{path}: {c.key!r} is both a claim and a cell of {FINDINGS_FILE}")
+        claims.append(c)
     return ChapterClaims(chapter=chapter, title=data["title"], path=path, claims=claims, timeout=timeout)

@@ -125,6 +125,22 @@ def looser_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
     return f"accepts ±{max(over.values()):.3g} around {printed}, printed to ±{limit:.3g}"
 
 
+def band_wider_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
+    """Why a two-sided property (``between``, ``close``) around the claim's own paper value accepts more than
+    the paper's printed precision (None when it does not, or when the band does not hold the paper's value)."""
+    if spec.get("op") not in ("between", "close") or "key" in spec or not isinstance(claim.paper_value, (int, float)):
+        return None
+    v = spec.get("value")
+    lo, hi = tuple(v) if spec["op"] == "between" else (v - spec.get("abs", 0), v + spec.get("abs", 0))
+    value = float(claim.paper_value)
+    if abs((lo + hi) / 2 - value) > 0.1 * (hi - lo) / 2:  # a band that is not around the paper's value
+        return None
+    allowed, printed = precision_of(claim, tables)
+    limit = max(tolerance_width(allowed, value).values())
+    half = max(value - lo, hi - value)
+    return None if half <= limit * (1 + 1e-9) else f"accepts ±{half:.3g} around {printed}, printed to ±{limit:.3g}"
+
+
 def reproducible_checks(claim: Claim) -> list[str]:
     """The profiles in which ``claim`` could be *reproduced*: a tolerance, not sanity, not a stand-in, not an
     expected failure."""
@@ -178,6 +194,12 @@ def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None =
     for c in claims.claims:
         for profile, check in c.checks.items():
             kind, spec, _ = split_check(check)
+            band = None if c.tolerance_reason or kind != "property" else band_wider_than_printed(c, spec, tables)
+            if band:
+                out.append(
+                    f"{where}: {c.key!r} ({profile}): the band {band}: narrow it to the paper's precision or say "
+                    "why in tolerance_reason"
+                )
             if kind != "tolerance":
                 continue
             if c.sanity:

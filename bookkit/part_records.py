@@ -92,8 +92,9 @@ def await_parts(results: list[dict], states: dict[str, dict], records: dict) -> 
     for r in results:
         r = dict(r)
         waiting = []
-        if r["status"] == "failed" and r["key"] not in records:
-            waiting = _waiting(r["key"], states)
+        key = r.get("record") or r["key"]  # a cell of the findings grid reads another key (bookkit.findings)
+        if r["status"] == "failed" and key not in records:
+            waiting = _waiting(key, states)
         elif r["status"] == "failed" and r["detail"].startswith("comparison key "):
             other = r["detail"].split("'")[1] if r["detail"].count("'") >= 2 else ""
             waiting = _waiting(other, states) if other and other not in records else []

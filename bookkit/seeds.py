@@ -68,15 +68,15 @@ def _fmt(v: Any) -> str:
 
 def _evaluate_at(claim: Claim, profile: str, records: dict, value: float):
     """The check at ``value`` alone (the mean over seeds carries its own spread, not one seed's)."""
-    return evaluate_claim(dataclasses.replace(claim, spread=None), profile, {**records, claim.key: value})
+    return evaluate_claim(dataclasses.replace(claim, spread=None), profile, {**records, claim.value_key: value})
 
 
-def _broken(result, records: dict, error: str | None) -> bool:
+def _broken(result, key: str, records: dict, error: str | None) -> bool:
     """A seed that measured nothing: a failed notebook, a missing value, or a number check on a value that is
     not a finite number (flags and strings are compared as they are)."""
     if result.status != "failed":
         return False
-    return bool(error) or result.key not in records or "not a finite number" in result.detail
+    return bool(error) or key not in records or "not a finite number" in result.detail
 
 
 def combine_claim(
@@ -96,7 +96,7 @@ def combine_claim(
     listing = ", ".join(  # a seed without a value (an unverified claim) is listed without "(None)"
         f"seed {s}: {per[s].status}" + ("" if values[s] is None else f" ({_fmt(values[s])})") for s in seeds
     )
-    broken = [s for s in seeds if _broken(per[s], records_by_seed[s], errors_by_seed.get(s))]
+    broken = [s for s in seeds if _broken(per[s], claim.value_key, records_by_seed[s], errors_by_seed.get(s))]
     if broken:
         out = per[broken[0]].to_dict()
         out["detail"] = f"seed {broken[0]}: {out['detail']} ({listing})"

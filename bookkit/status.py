@@ -16,6 +16,9 @@ Each status means one thing:
 ``expected_failure``
     the paper's statement does not hold here, as documented (beyond the value's spread), for the stated
     scientific reason;
+``does_not_hold``
+    a paper's finding, tested on a model of the book that is not the paper's (:mod:`bookkit.findings`), does not
+    hold on it: a finding about that model, never a failure of the paper or of the run;
 ``inconclusive``
     the value's spread (its bootstrap interval, or the values over seeds) straddles the bound: the data of
     this run cannot decide, and the claim is neither passed nor failed by chance;
@@ -48,6 +51,7 @@ STATUSES = (
     "sanity",
     "deviates",
     "expected_failure",
+    "does_not_hold",
     "inconclusive",
     "failed",
     "unverified",
@@ -59,6 +63,7 @@ STATUS_BADGE = {
     "sanity": "🔧 sanity",
     "deviates": "⚠️ deviates",
     "expected_failure": "🔶 expected failure",
+    "does_not_hold": "🔷 does not hold on this model",
     "inconclusive": "❔ inconclusive",
     "failed": "❌ failed",
     "unverified": "⏸ unverified",
@@ -67,7 +72,7 @@ STATUS_BADGE = {
 #: statuses that do not fail a run. A deviation or an expected failure is documented, not a pass: each is
 #: counted and shown apart. An inconclusive claim does not fail the run either (its spread straddles the
 #: bound: no verdict is drawn), but it is never counted as passing (see :func:`summarize`)
-PASSING = {"reproduced", "consistent", "deviates", "expected_failure", "sanity"}
+PASSING = {"reproduced", "consistent", "deviates", "expected_failure", "sanity", "does_not_hold"}
 #: statuses that are evidence about a paper (not sanity, not unverified)
 EVIDENCE = ("reproduced", "consistent", "deviates", "expected_failure", "inconclusive", "failed")
 

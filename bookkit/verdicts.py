@@ -35,7 +35,7 @@ import math
 from collections import Counter
 
 from .checker import describe
-from .status import STATUS_BADGE
+from .status import STATUS_BADGE, format_value
 
 __all__ = [
     "at_papers_word",
@@ -44,6 +44,8 @@ __all__ = [
     "compares",
     "declared_refs",
     "evidence_line",
+    "findings_grid",
+    "grid_markdown",
     "paper_verdicts",
     "verdicts_markdown",
 ]
@@ -65,7 +67,10 @@ FINDING_CLASS = {
     "expected_failure": "fail",
     "failed": "fail",
     "inconclusive": "undecided",
+    "does_not_hold": "fail",
 }
+#: how a cell of the findings grid is shown (bookkit.findings); any other status is "not applicable"
+CELL_MARK = {"hold": "✅ holds", "fail": "❌ fails", "undecided": "❔ undecided"}
 VERDICT_BADGE = {
     "reproduced": "✅ reproduced",
     "partially reproduced": "🟡 partially reproduced",
@@ -184,8 +189,8 @@ def _numbers_text(v: dict) -> str:
 def _findings_text(v: dict) -> str:
     f = v["findings"]
     if not any(f.values()):
-        return "Findings: none tested in this run."
-    out = f"Findings on this run's models: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
+        return "Other checks: none tested in this run."
+    out = f"Other checks of the chapter on this run's models: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
     if v["findings_fail"]:
         why = dict(v["expected_failures"])
         fails = [f"`{k}`" + (f": {_short(why[k], 110)}" if why.get(k) else "") for k in v["findings_fail"][:3]]
@@ -193,6 +198,111 @@ def _findings_text(v: dict) -> str:
     if f["undecided"]:
         out += f", {f['undecided']} undecided (the spread straddles the bound)"
     return out + "."
+
+
+def _cell(c: dict) -> dict:
+    """One claim of the findings grid as a cell: its class (hold, fail, undecided, or n/a), value, spread, what."""
+    tail = c["claim"].rpartition(f": on {c['model']}")[2].strip()
+    return {
+        "class": FINDING_CLASS.get(c["status"], "n/a"),
+        "value": c.get("value"),
+        "spread": c.get("spread"),
+        "what": tail[1:-1] if tail.startswith("(") else "",
+        "reason": c.get("detail") if c["status"] == "unverified" else None,
+    }
+
+
+def findings_grid(report: dict, paper: str) -> list[dict]:
+    """The paper's findings on every model of the book in ``report`` (the claims :mod:`bookkit.findings` makes,
+    from any chapter): one row per finding, ``id``, ``source`` (section and the paper's words), ``statement`` and
+    ``cells`` (model -> list of :func:`_cell`), in the report's order."""
+    rows: dict[str, dict] = {}
+    for c in report.get("claims", []):
+        if not c.get("finding") or _paper_of(c["finding"]) != paper:
+            continue
+        row = rows.setdefault(
+            c["finding"],
+            {
+                "id": c["finding"],
+                "source": c.get("source") or "",
+                "statement": c["claim"].rpartition(f": on {c['model']}")[0],
+                "cells": {},
+            },
+        )
+        row["cells"].setdefault(c["model"], []).append(_cell(c))
+    return list(rows.values())
+
+
+def _grid_counts(grid: list[dict]) -> Counter:
+    return Counter(cell["class"] for row in grid for cells in row["cells"].values() for cell in cells)
+
+
+def _grid_text(v: dict) -> str:
+    n = _grid_counts(v.get("grid") or [])
+    if not v.get("grid"):
+        return ""
+    return (
+        f"Its findings on the book's models ({_n(len(v['grid']), 'finding', 'findings')}, the grid below): "
+        f"{_n(n['hold'], 'holds', 'hold')}, {_n(n['fail'], 'fails', 'fail')}, {n['undecided']} undecided, "
+        f"{n['n/a']} not applicable; a finding that fails on a model of the book is a finding about that model, "
+        "never counted against the paper."
+    )
+
+
+def _value_text(cell: dict) -> str:
+    spread = f" ± {format_value(2 * cell['spread'])}" if cell.get("spread") else ""
+    return format_value(cell["value"]) + spread
+
+
+def _cell_markdown(cells: list[dict]) -> str:
+    out = []
+    for cell in cells:
+        what = f"{cell['what']}: " if len(cells) > 1 and cell["what"] else ""
+        if cell["class"] == "n/a":
+            out.append(f"{what}n/a ({_short(cell['reason'], 60)})")
+        else:
+            out.append(f"{what}{CELL_MARK[cell['class']]} {_value_text(cell)}")
+    return "; ".join(out)
+
+
+def _models(grid: list[dict]) -> list[str]:
+    """The grid's models, the one with most findings tested first (then by name)."""
+    tested = Counter(m for row in grid for m, cells in row["cells"].items() if any(c["class"] != "n/a" for c in cells))
+    return sorted({m for row in grid for m in row["cells"]}, key=lambda m: (-tested[m], m))
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def grid_markdown(grid: list[dict]) -> str:
+    """The findings x models grid of one paper as a Markdown table (holds, fails, undecided with the values;
+    not applicable with the reason)."""
+    if not grid:
+        return ""
+    models = _models(grid)
+    out = [
+        "| the paper's finding, in its words | tested as | " + " | ".join(models) + " |",
+        "|---|---|" + "---|" * len(models),
+    ]
+    for row in grid:
+        cells = [_cell_markdown(row["cells"].get(m, [])) or "—" for m in models]
+        out.append(f"| {_md(row['source'])} | {_md(row['statement'])} | " + " | ".join(map(_md, cells)) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _grid_line(grid: list[dict]) -> str:
+    """The grid in one line: each finding's name and, per model, its mark (front page)."""
+    marks = {"hold": "✅", "fail": "❌", "undecided": "❔"}
+    parts = []
+    for row in grid:
+        tested = [
+            f"{m} " + "".join(marks[c["class"]] for c in cells if c["class"] in marks)
+            for m, cells in sorted(row["cells"].items(), key=lambda mc: _models(grid).index(mc[0]))
+            if any(c["class"] in marks for c in cells)
+        ]
+        parts.append(f"{row['id'].partition(':')[2]}: " + (", ".join(tested) if tested else "not applicable"))
+    return "; ".join(parts)
 
 
 def _apart_text(v: dict) -> str:
@@ -246,7 +356,7 @@ def paper_verdicts(report: dict, tables: dict, declared: set[str] | None = None)
         paper = papers.get(chapter)
         if paper is None:
             continue
-        claims = [c for c in report.get("claims", []) if c["chapter"] == chapter]
+        claims = [c for c in report.get("claims", []) if c["chapter"] == chapter and not c.get("finding")]
         mine = [c for c in claims if _paper_of(c.get("ref")) == paper]
         numbers = [c for c in mine if compares(c, tables) and c["status"] in NUMBER_CLASS]
         number_of = {}  # one verdict per number of the paper: the first claim comparing it
@@ -294,9 +404,10 @@ def paper_verdicts(report: dict, tables: dict, declared: set[str] | None = None)
         v["findings"] = {
             k: sum(FINDING_CLASS[c["status"]] == k for c in findings) for k in ("hold", "fail", "undecided")
         }
+        v["grid"] = findings_grid(report, paper)
         crashed = run is not None and run.get("status") != "ok"
         v["verdict"] = _verdict(v, crashed)
-        texts = [_numbers_text(v), _findings_text(v), _apart_text(v), _not_checked_text(v)]
+        texts = [_numbers_text(v), _grid_text(v), _findings_text(v), _apart_text(v), _not_checked_text(v)]
         if v["failed"]:
             texts.append(f"{_n(len(v['failed']), 'claim', 'claims')} failed ({_keys(v['failed'])}).")
         if crashed:
@@ -312,9 +423,10 @@ def evidence_line(v: dict) -> str:
     nums = f"{n['compared']} of {n['reported']} numbers compared"
     if n["compared"]:
         nums += f" ({n['reproduced']} reproduced, {n['consistent']} consistent, {n['deviating']} deviating)"
-    finds = f"findings: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
+    finds = f"other checks: {_n(f['hold'], 'holds', 'hold')}, {_n(f['fail'], 'does not', 'do not')}"
     finds += f", {f['undecided']} undecided" if f["undecided"] else ""
-    return f"{nums}; {finds}"
+    grid = f"; findings on the book's models: {_grid_line(v['grid'])}" if v.get("grid") else ""
+    return f"{nums}; {finds}{grid}"
 
 
 def chapter_verdict_markdown(verdict: dict) -> str:
@@ -333,6 +445,11 @@ def chapter_verdict_markdown(verdict: dict) -> str:
             ":::",
             "",
         ]
+    ) + (
+        "\n**The paper's findings on the book's models** (a finding that fails on a model of the book is a finding "
+        "about that model, never counted against the paper):\n\n" + grid_markdown(verdict["grid"]) + "\n"
+        if verdict.get("grid")
+        else ""
     )
 
 

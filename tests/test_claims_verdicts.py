@@ -103,7 +103,7 @@ def test_without_numbers_compared_the_findings_never_make_a_verdict():
     v = _one(*[_finding(f"f{i}", "consistent") for i in range(5)], _c("u", "unverified", "p:x0", detail="no weights"))
     assert v["verdict"] == "not checked here" and v["numbers"]["compared"] == 0
     assert v["reason"].startswith("Numbers not checked in this run: no weights (0 of the paper's 4 results")
-    assert "Findings on this run's models: 5 hold, 0 do not." in v["reason"]
+    assert "Other checks of the chapter on this run's models: 5 hold, 0 do not." in v["reason"]
 
 
 def test_stand_ins_alternatives_examples_and_sanity_never_count_against_the_paper():
@@ -148,7 +148,7 @@ def test_the_markdown_names_the_verdict_the_profile_the_date_and_the_evidence():
     assert "**Profile `offline`, 2026-11-28**" in page
     assert (
         "- **A paper (X et al.)** (`ch`): ✅ reproduced, 3 of 4 numbers compared (3 reproduced, 0 consistent, "
-        "0 deviating); findings: 0 hold, 1 does not." in page
+        "0 deviating); other checks: 0 hold, 1 does not." in page
     )
 
 

@@ -146,7 +146,9 @@ def test_front_page_shows_each_papers_verdict_and_counts_in_three_columns():
     assert all(len(c) == 3 for c in cells), cells  # paper, verdict, evidence: no column per status
     alpha, beta, gamma = cells[1:]
     assert alpha[1] == "✅ reproduced (offline, 2026-01-02)"
-    assert alpha[2] == "1 of 1 numbers compared (1 reproduced, 0 consistent, 0 deviating); findings: 1 holds, 0 do not"
+    assert (
+        alpha[2] == "1 of 1 numbers compared (1 reproduced, 0 consistent, 0 deviating); other checks: 1 holds, 0 do not"
+    )
     assert beta[1].startswith("❌ not reproduced here") and beta[2].startswith("1 of 1 numbers compared (0 reproduced")
     assert gamma[1].startswith("🔬 an experiment of this book") and gamma[2] == "1 consistent"
 

@@ -258,5 +258,5 @@ def test_the_validation_page_opens_with_a_verdict_per_paper():
     row = next(line for line in md.splitlines() if line.startswith("- **IsoScore (Rudman et al. 2022)** (`isoscore`)"))
     # the rotation table is a worked example and the layer bound a finding: none of the paper's results compared
     assert "⏸ not checked here" in row and "0 of 85 numbers compared" in row
-    assert "findings: 1 holds, 1 does not" in row and "MiniLM's last layer" in row
+    assert "other checks: 1 holds, 1 does not" in row and "MiniLM's last layer" in row
     assert "**expected failure**" in md and "🔶 expected failure" in md

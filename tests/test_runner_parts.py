@@ -154,6 +154,8 @@ def test_conflicting_part_values_are_reported_and_a_comparison_key_waits_too():
     rows = await_parts([dict(failed, detail="comparison key 'z' not recorded")], states, records)
     assert rows[0]["status"] == "missing" and "part c (missing)" in rows[0]["detail"]
     assert await_parts([dict(failed, key="x", detail="check failed")], states, records)[0]["status"] == "failed"
+    cell = dict(failed, key="finding.p.f.m", record="z", detail="value not recorded")  # a findings-grid cell
+    assert await_parts([cell], states, records)[0]["status"] == "missing"
 
 
 def _cli(root, boot, *args):
