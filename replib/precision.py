@@ -13,9 +13,9 @@ size is the smallest :math:`n` at which the statistic's sampling spread is at mo
    stand-ins' window statistics fall more slowly (their half-sample estimates fall short of the samples' mean
    deviation in ``book/sampling.csv``), so the slower :math:`1/\\sqrt{n}` law is the safe one;
 2. where :math:`n_t` exceeds the paper's own data (:attr:`Rule.cap`), the printed precision is out of reach:
-   the claim's band is then our stated spread, and the checker calls a value inconclusive whose two-spread
-   interval is wider than 10 % of the paper's value (:data:`REL_PRECISION`, as
-   ``bookkit.checker.REL_PRECISION``). :math:`n` is then the smallest size whose spread is a quarter of that
+   the claim's band is then our stated spread (the checker calls a value inconclusive whose two-spread
+   interval is wider than the paper's word), and 10 % of the paper's value is the widest band worth having
+   (:data:`REL_PRECISION`). :math:`n` is then the smallest size whose spread is a quarter of that
    10 % bound (:math:`0.025 |v|`, or :math:`0.025/\\ln 10` in log10 units), at most the cap;
 3. never below the size the stand-in's coverage was validated at (its ``n_sample``; its ``n_full`` where fewer
    than :data:`COVERAGE` of the samples' bands covered the full value).

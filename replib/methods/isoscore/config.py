@@ -86,4 +86,12 @@ def parts(profile: str, params: dict) -> list:
     return [*each, rest_part(CHAPTER.name, each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0), ("wikitext2",))]
 
 
-CHAPTER = Chapter("isoscore", ("rudman2022isoscore",), TABLE, SCHEMA, STEPS, parts, rehearsal={"scale": ("n_lines",), "set": {"split": "test"}})
+CHAPTER = Chapter(
+    "isoscore",
+    ("rudman2022isoscore",),
+    TABLE,
+    SCHEMA,
+    STEPS,
+    parts,
+    rehearsal={"scale": ("n_lines",), "set": {"split": "test"}},
+)

@@ -259,5 +259,12 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
 
 
 CHAPTER = Chapter(
-    "manifolds", ("cai2021isotropy",), TABLE, SCHEMA, STEPS, parts, derive, rehearsal={"scale": ("kmeans_fit", "lid_queries", "glove_queries", "analysis_sample", "corpora")}
+    "manifolds",
+    ("cai2021isotropy",),
+    TABLE,
+    SCHEMA,
+    STEPS,
+    parts,
+    derive,
+    rehearsal={"scale": ("kmeans_fit", "lid_queries", "glove_queries", "analysis_sample", "corpora")},
 )
