@@ -185,6 +185,7 @@ def test_a_kind_outside_the_list_is_an_error(tmp_path):
 def test_the_project_tables_load_through_a_copied_project(tmp_path):
     """Claims resolve their refs from the project the claims file lives in (two folders up)."""
     shutil.copytree(ROOT / "data" / "papers", tmp_path / "data" / "papers")
+    shutil.copy2(ROOT / "data" / "findings.yml", tmp_path / "data")  # the findings grid's cells are claims too
     (tmp_path / "notebooks").mkdir()
     shutil.copy2(ROOT / "notebooks" / "cluster_isotropy.claims.yml", tmp_path / "notebooks")
     cc = load_claims(tmp_path / "notebooks" / "cluster_isotropy.claims.yml")
