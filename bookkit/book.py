@@ -184,7 +184,6 @@ def stage(
     executed = runs_dir / profile / "notebooks"
     own = load_reports([profile], runs_dir)
     claims = own[0]["claims"] if own else []
-    commit = (own[0].get("environment") or {}).get("git_commit") if own else None
     missing = []
     targets: dict[tuple[str, str], str] = {}
     claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
@@ -209,7 +208,7 @@ def stage(
             pages.what_ran_markdown(entry, own[0]) if own else "",
             pages.colab_budget_markdown(chapter, rehearsal),
             chapter_verdict_markdown(verdicts[chapter]).strip() if chapter in verdicts else "",
-            pages.reproduces_markdown(chapter, mine, profile, commit),
+            pages.reproduces_markdown(chapter, mine, profile),
         ]
         pages.add_reproduces_cell(nb, "\n\n".join([t for t in top if t] + ([figure] if figure else [])))
         (stage_dir / "notebooks" / pages.csv_name(chapter)).write_text(pages.claims_csv(mine))

@@ -62,13 +62,13 @@ def claims_csv(claims: list[dict]) -> str:
     return buf.getvalue()
 
 
-def reproduces_markdown(chapter: str, claims: list[dict], profile: str, commit: str | None = None) -> str:
-    """The table opening a chapter: every claim with the paper's value, ours and the status."""
+def reproduces_markdown(chapter: str, claims: list[dict], profile: str) -> str:
+    """The table opening a chapter: every claim with the paper's value, ours and the status (the run's commit is
+    in the report, not on the page: the book's pages are for readers)."""
     counts = status_counts(claims)
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    at = f" at commit `{commit[:10]}`" if commit else ""
     out = [
-        f"**What this chapter reproduces** (profile `{profile}`{at}; {summary or 'no claims'}; "
+        f"**What this chapter reproduces** (profile `{profile}`; {summary or 'no claims'}; "
         f"{{download}}`the recorded numbers as CSV <{csv_name(chapter)}>`; every claim of the book on the "
         "{doc}`validation page <../book/validation>`)",
         "",
@@ -199,10 +199,10 @@ def counts_text(claims: list[dict]) -> str:
 
 
 def run_label(rep: dict) -> str:
-    """``profile `offline`, 2026-11-25, commit `0123456789``` of a report; a report written after the first of
-    its seeds (the main job's first book) adds ``, provisional: seed 0 of seeds 0 1``."""
-    commit = (rep.get("environment") or {}).get("git_commit")
-    at = f", commit `{commit[:10]}`" if commit else ""
+    """``profile `offline`, 2026-11-25`` of a report (its commit stays in the report: the pages are for readers);
+    a report written after the first of its seeds (the main job's first book) adds ``, provisional: seed 0 of
+    seeds 0 1``."""
+    at = ""
     early = rep.get("provisional")
     if early:
         done, seeds = (" ".join(map(str, early[k])) for k in ("seeds_done", "seeds"))
