@@ -37,6 +37,7 @@ return {
     if (!main) return '';
     const c = main.cloneNode(true);
     c.querySelectorAll('pre, code, script, style, mjx-container, .cell_input, .highlight').forEach(e => e.remove());
+    c.querySelectorAll('td, th').forEach(e => e.append(' '));  // cells apart: no number made of two cells
     return c.textContent;
   })(),
   math: document.querySelectorAll('.math').length,
@@ -45,6 +46,7 @@ return {
   outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => {  // also in folded cells
     const c = o.cloneNode(true);
     c.querySelectorAll('script, style').forEach(e => e.remove());
+    c.querySelectorAll('td, th').forEach(e => e.append(' '));
     return c.textContent;
   }),
   viewport: window.innerWidth,

@@ -141,7 +141,7 @@ def describe(check: dict) -> str:
     if kind == "tolerance":
         parts = ", ".join(f"{k}={v:.3g}" for k, v in spec.items() if k != "printed")
         return "tolerance " + parts + (" (the paper's printed precision)" if spec.get("printed") else "")
-    rhs = spec.get("key", spec.get("value"))
+    rhs = spec["key"] if "key" in spec else _shown(spec.get("value"))
     extra = f" ±{spec['abs']}" if "abs" in spec else ""
     return f"{spec['op']} {rhs}{extra}" if spec["op"] not in ("true", "false") else f"is {spec['op']}"
 

@@ -173,6 +173,17 @@ class Params(Mapping):
         return _thaw(self)
 
 
+def _shown(v: Any) -> str:
+    """A parameter's value as the chapter's page prints it: "—" for None, mappings and tuples spelt out."""
+    if v is None:
+        return "—"
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{k}: {_shown(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(map(_shown, v)) + "]"
+    return str(v)
+
+
 # ------------------------------------------------------------------------------------------ config
 @dataclass(frozen=True)
 class ChapterConfig:
@@ -223,6 +234,13 @@ class ChapterConfig:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.params.get(key, default)
+
+    def __str__(self) -> str:
+        """What a reader sees of ``print(cfg)``: the run, then a parameter a line ("—": not set, the default)."""
+        models = ", ".join(map(str, self.models)) or "its own"
+        part = f", part {self.part.name}" if self.part is not None else ""
+        head = f"{self.chapter}: profile {self.profile}, seed {self.seed}, models {models}{part}"
+        return "\n".join([head, *(f"  {k} = {_shown(v)}" for k, v in self.params.items())])
 
     @property
     def model_specs(self) -> list[str]:

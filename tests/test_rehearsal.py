@@ -36,7 +36,7 @@ def test_scaled_params_scale_the_sizes_only():
     assert scaled_params("manifolds", {"corpora": corpora}, 0.1)["corpora"] == {
         "ptb": ["ptb", "train", 100], "w": ["wikitext2", "train", 3]
     }  # fmt: skip
-    with pytest.raises(ValueError, match="n_snli is None"):
+    with pytest.raises(ValueError, match="n_snli is the whole data set"):
         scaled_params("classifiers", {"n_snli": None}, 0.5)
 
 

@@ -92,7 +92,9 @@ def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
 
     def scale(name, n):
         if n is None:
-            raise ValueError(f"{chapter}: {name} is None (the whole data set), which cannot be scaled")
+            raise ValueError(
+                f"{chapter}: {name} is the whole data set, whose size the table does not give: it cannot be scaled"
+            )
         if isinstance(n, list):
             return [scale(name, v) for v in n]
         return max(1, math.ceil(fraction * n))

@@ -70,7 +70,8 @@ def train_setups(setups: dict, config: TrainConfig, *, cache_dir=None, device=No
         t0 = time.time()
         runs[name] = run_seeds(setup, config, cache_dir=cache_dir, device=device, progress=progress)
         summaries[name] = summarize_runs(runs[name])
-        print(f"{name}: {time.time() - t0:.0f} s", {k: round(v, 4) for k, v in summaries[name].items()})
+        shown = ", ".join(f"{k} {v:.4g}" for k, v in summaries[name].items() if v == v)  # nan: not measured (one seed)
+        print(f"{name}: {time.time() - t0:.0f} s; {shown}")
     return runs, summaries
 
 
