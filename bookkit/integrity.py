@@ -76,7 +76,7 @@ def acceptance(claim: Claim, profile: str) -> tuple[float, float] | None:
         "eq": (v, v),
         "ne": None,
         "between": tuple(v) if isinstance(v, list) else None,
-        "close": (v - spec.get("abs", 0), v + spec.get("abs", 0)) if v is not None else None,
+        "close": (v - spec.get("abs", 0), v + spec.get("abs", 0)) if isinstance(v, (int, float)) else None,
     }.get(op)
 
 
