@@ -166,7 +166,11 @@ def test_the_workers_end_when_the_process_that_started_them_is_killed(tmp_path):
             workers = [p for p in parent.children() if "popen_loky" in " ".join(p.cmdline())]
             if len(workers) == 2 and runs.is_dir() and len(list(runs.iterdir())) == 2:
                 break
-        assert len(workers) == 2 and len(list(runs.iterdir())) == 2, "the two workers did not start training"
+        started = len(list(runs.iterdir())) if runs.is_dir() else 0
+        assert len(workers) == 2 and started == 2, (
+            f"the two workers did not start training: {len(workers)} workers, {started} run folders, "
+            f"preparation {'running' if proc.poll() is None else f'ended with {proc.returncode}'}"
+        )
         time.sleep(2)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
