@@ -32,6 +32,7 @@ from .models import ModelRef, model_refs
 from .parts import Part, check_parts
 from .profiles import PROFILES, resolve_profile
 from .schema import validate
+from .tables import format_cell
 
 __all__ = [
     "ChapterConfig",
@@ -173,17 +174,6 @@ class Params(Mapping):
         return _thaw(self)
 
 
-def _shown(v: Any) -> str:
-    """A parameter's value as the chapter's page prints it: "—" for None, mappings and tuples spelt out."""
-    if v is None:
-        return "—"
-    if isinstance(v, Mapping):
-        return "{" + ", ".join(f"{k}: {_shown(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, (tuple, list)):
-        return "[" + ", ".join(map(_shown, v)) + "]"
-    return str(v)
-
-
 # ------------------------------------------------------------------------------------------ config
 @dataclass(frozen=True)
 class ChapterConfig:
@@ -240,7 +230,7 @@ class ChapterConfig:
         models = ", ".join(map(str, self.models)) or "its own"
         part = f", part {self.part.name}" if self.part is not None else ""
         head = f"{self.chapter}: profile {self.profile}, seed {self.seed}, models {models}{part}"
-        return "\n".join([head, *(f"  {k} = {_shown(v)}" for k, v in self.params.items())])
+        return "\n".join([head, *(f"  {k} = {format_cell(v)}" for k, v in self.params.items())])
 
     @property
     def model_specs(self) -> list[str]:

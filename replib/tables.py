@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from html import escape
 
 import pandas as pd
@@ -83,13 +84,16 @@ def format_number(v) -> str:
 
 
 def format_cell(v) -> str:
-    """A cell's text: — when missing, :func:`format_number` for numbers, lists item by item, else ``str``."""
+    """A cell's text: — when missing, :func:`format_number` for numbers, lists and mappings item by item, else
+    ``str``."""
     if _missing(v):
         return MISSING
     if isinstance(v, numbers.Number) and not isinstance(v, complex):
         return format_number(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(format_cell(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{k}: {format_cell(x)}" for k, x in v.items()) + "}"
     return str(v)
 
 

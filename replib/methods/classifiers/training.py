@@ -156,10 +156,6 @@ class TrainConfig:
     checkpoint_every: int = 50
     other_seeds_eval_every: int | None = None  # coarser grid for seeds after the first (None: same)
 
-    def __str__(self) -> str:
-        """The sizes a reader reads (an unset one, None, is left out: the default applies)."""
-        return ", ".join(f"{k}={v}" for k, v in vars(self).items() if v is not None)
-
 
 def _features(E, index, pair_features: str):
     if index.shape[1] == 1:
