@@ -43,6 +43,7 @@ import socketserver
 import tempfile
 import threading
 import time
+import unicodedata
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -365,6 +366,13 @@ def _label(badge: str) -> str:
     return badge.split(" ", 1)[-1]
 
 
+def _words(text: str) -> str:
+    """``text`` as a reader sees it: without the marks the page draws as icons (symbols and their variation
+    selectors), whitespace collapsed, apostrophes as Sphinx's smart quotes print them."""
+    text = "".join(c for c in text if unicodedata.category(c) != "So" and c != "\ufe0f")
+    return " ".join(text.replace("\u2019", "'").split())
+
+
 def _check_summary(page: Page, state: dict) -> list[str]:
     """The front page's table: one row per chapter with a verdict and the report's counts per status (its
     apostrophes as Sphinx's smart quotes print them)."""
@@ -372,11 +380,7 @@ def _check_summary(page: Page, state: dict) -> list[str]:
     problems = []
     for title, counts in page.summary.items():
         got = rows.get(title)
-        if (
-            got is None
-            or got[-1].replace("\u2019", "'") != counts.replace("\u2019", "'")
-            or not any(_label(v) in got[1] for v in BADGES.values())
-        ):
+        if got is None or _words(got[-1]) != _words(counts) or not any(_label(v) in got[1] for v in BADGES.values()):
             problems.append(
                 f"{page.html}: front page should show a verdict and count {counts!r} for {title!r}; page shows {got}"
             )

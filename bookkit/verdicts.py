@@ -292,15 +292,21 @@ def grid_markdown(grid: list[dict]) -> str:
 
 
 def _grid_line(grid: list[dict]) -> str:
-    """The grid in one line: each finding's name and, per model, its mark (front page)."""
-    marks = {"hold": "✅", "fail": "❌", "undecided": "❔"}
+    """The grid in one line: each finding's name and, per model, its mark and word (front page); a model with
+    cells of several outcomes (several set-ups) gives each outcome's count."""
+    models = _models(grid)
     parts = []
     for row in grid:
-        tested = [
-            f"{m} " + "".join(marks[c["class"]] for c in cells if c["class"] in marks)
-            for m, cells in sorted(row["cells"].items(), key=lambda mc: _models(grid).index(mc[0]))
-            if any(c["class"] in marks for c in cells)
-        ]
+        tested = []
+        for m, cells in sorted(row["cells"].items(), key=lambda mc: models.index(mc[0])):
+            classes = [c["class"] for c in cells if c["class"] in CELL_MARK]
+            kinds = list(dict.fromkeys(classes))
+            if len(kinds) == 1:
+                tested.append(f"{m} {CELL_MARK[kinds[0]]}")
+            elif kinds:
+                tested.append(
+                    f"{m} " + ", ".join(f"{CELL_MARK[k]} {classes.count(k)} of {len(classes)}" for k in kinds)
+                )
         parts.append(f"{row['id'].partition(':')[2]}: " + (", ".join(tested) if tested else "not applicable"))
     return "; ".join(parts)
 

@@ -110,6 +110,17 @@ def test_status_marks_become_svg_icons_with_a_name():
         assert f'.replib-icon-{name} {{ background-image: url("data:image/svg+xml,' in css
 
 
+def test_every_mark_the_kit_writes_is_drawn_as_an_icon():
+    """A status's or a verdict's mark without an icon shows as an emoji, an empty box where no emoji font is."""
+    from bookkit.status import STATUS_BADGE
+    from bookkit.verdicts import CELL_MARK, VERDICT_BADGE
+
+    ext = _extension()
+    for label in [*STATUS_BADGE.values(), *CELL_MARK.values(), *VERDICT_BADGE.values()]:
+        mark = label.split(" ", 1)[0]
+        assert mark in ext.ICONS, label
+
+
 def test_plotly_js_only_on_pages_with_a_plotly_figure():
     ext = _extension()
     added = []

@@ -105,9 +105,10 @@ def test_the_grid_shows_every_model_and_never_decides_the_verdict(tmp_path):
     assert v["verdict"] == "not checked here" and v["findings"] == {"hold": 0, "fail": 0, "undecided": 0}
     assert v["not_checked"] == [("w", 1)]  # a not-applicable cell is not one of the chapter's unverified claims
     assert [row["id"] for row in v["grid"]] == ["p:few_dims", "p:na"]
-    assert "findings on the book's models: few_dims: Model one ❌, Model two ✅❌; na: not applicable" in (
-        evidence_line(v)
-    )
+    assert (
+        "findings on the book's models: few_dims: Model one ❌ fails, Model two ✅ holds 1 of 2, ❌ fails 1 of 2;"
+        " na: not applicable" in evidence_line(v)
+    )  # each mark with its word: the page draws marks as icons
     assert "1 holds, 2 fail, 0 undecided, 1 not applicable" in v["reason"]
     md = chapter_verdict_markdown(v)
     assert "| the paper's finding, in its words | tested as | Model one | Model two |" in md

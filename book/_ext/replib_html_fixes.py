@@ -40,6 +40,7 @@ ICONS = {
     "⚠️": ("warn", "warning"),
     "⚠": ("warn", "warning"),
     "🔶": ("expected", "expected failure"),
+    "🔷": ("not-held", "does not hold on this model"),
     "❔": ("unknown", "inconclusive"),
     "🧩": ("missing", "missing part"),
     "🟡": ("partial", "partially"),
