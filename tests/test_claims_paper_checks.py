@@ -138,7 +138,7 @@ def test_spread_records_take_the_layer_of_the_smallest_drop():
     )
     glove = SimpleNamespace(pointwise=np.array([10.0, 12.0, np.nan, 14.0]), mean=12.0)
     out = mf.spread_records(results, glove, mf.PAPER_LID_TABLE3)
-    assert out["s_inter_drop_min_spread"] == 0.02 and "s_intra_drop_min_spread" not in out
+    assert out["s_inter_drop_min_spread"] == 0.02 and out["s_intra_drop_min_spread"] == 0.003
     assert out["lid_contextual_model_max"] == 9.0 and out["lid_contextual_model_max_spread"] == pytest.approx(0.1)
     assert out["lid_cosine_bert_spread"] == pytest.approx(0.5 / 2)
     assert out["lid_static_glove_standin_spread"] == pytest.approx(2 / math.sqrt(3))
