@@ -22,8 +22,9 @@ report by :func:`report_problems`):
 6. **Each paper number counted once.** Per profile, at most one claim that could be *reproduced* (a
    tolerance, not sanity, not a stand-in, not an expected failure) refers to a paper number
    (:func:`double_counted`, over every chapter).
-7. **Paper values live in ``data/papers``.** No literal in the code equals one of a paper's results to three or
-   more significant digits as written (:func:`paper_value_copies`): code reads them from the tables
+7. **Paper values live in ``data/papers``.** No literal in the code (the packages and the chapters' code cells)
+   equals one of a paper's results, or a number it quotes, to three or more significant digits as written, whatever
+   its sign (a minus is an operator of its own; :func:`paper_value_copies`): code reads them from the tables
    (:func:`replib.papers.project_table`), so that a corrected transcription reaches every use.
 8. **Sanity by rule** (:func:`sanity_problems`): a check that tests a numerical identity (``close`` within 1e-6,
    or an error bound of at most 1e-6) holds by construction and is labelled sanity; a sanity label on a check
@@ -273,17 +274,24 @@ def significant_digits(text: str) -> int:
     return len(mantissa.replace(".", "").strip("0"))
 
 
+#: the kinds of a paper table's numbers that are the paper's own values (rule 7): its results and the numbers it
+#: quotes from others
+COPY_KINDS = ("result", "quoted")
+
+
 def paper_value_copies(paths, tables: dict) -> list[str]:
-    """Rule 7: ``file:line: literal`` for every numeric literal in the Python files ``paths`` that equals one of
-    the papers' results (``kind`` result) with at least :data:`COPY_DIGITS` significant digits as written."""
+    """Rule 7: ``file:line: literal`` for every numeric literal in ``paths`` (Python files, or chapters: their
+    code cells) whose absolute value equals one of the papers' results or quoted numbers (:data:`COPY_KINDS`)
+    with at least :data:`COPY_DIGITS` significant digits as written."""
     results: dict[float, str] = {}
     for numbers in tables.values():
         for n in numbers.values():
-            if n.main and significant_digits(n.printed) >= COPY_DIGITS:
-                results.setdefault(n.value, n.ref)
+            if n.kind in COPY_KINDS and significant_digits(n.printed) >= COPY_DIGITS:
+                results.setdefault(abs(n.value), n.ref)
     out = []
     for path in paths:
-        tokens = tokenize.generate_tokens(io.StringIO(Path(path).read_text()).readline)
+        code = chapter_code(Path(path)) if Path(path).suffix == ".md" else Path(path).read_text()
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
         for tok in tokens:
             if tok.type != tokenize.NUMBER or significant_digits(tok.string) < COPY_DIGITS:
                 continue

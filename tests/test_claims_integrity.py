@@ -301,7 +301,8 @@ def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
 def test_no_paper_value_is_copied_into_the_code():
     """Code reads the papers' results from data/papers (bookkit.integrity rule 7)."""
     files = sorted((ROOT / "replib").rglob("*.py")) + sorted((ROOT / "bookkit").rglob("*.py"))
-    assert paper_value_copies(files, load_paper_tables(ROOT)) == []
+    chapters = sorted((ROOT / "notebooks").glob("*.md"))
+    assert paper_value_copies(files + chapters, load_paper_tables(ROOT)) == []
 
 
 def test_the_copy_rule_finds_a_results_digits_and_ignores_ordinary_constants(tmp_path):
@@ -309,6 +310,11 @@ def test_the_copy_rule_finds_a_results_digits_and_ignores_ordinary_constants(tmp
     f.write_text("R = {('score', 'identity'): 0.847}\nN = 60.0\nK = 5\nH = 0.5\n")
     (hit,) = paper_value_copies([f], load_paper_tables(ROOT))
     assert hit.startswith(f"{f}:1: 0.847 is hakim2025:corr/score/identity")
+    # a negative result is written with a minus of its own: -0.808 is Mickus et al.'s Pearson r of setup (i)
+    g = tmp_path / "n.py"
+    g.write_text('ROWS = [("(i) polarity", "Pearson r", -0.808)]\n')
+    (hit,) = paper_value_copies([g], load_paper_tables(ROOT))
+    assert hit.startswith(f"{g}:1: 0.808 is mickus2024:s3.2/polarity/pearson")
     assert significant_digits("4_094_976") == 7 and significant_digits("60.0") == 1
 
 
