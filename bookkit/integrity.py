@@ -29,7 +29,10 @@ report by :func:`report_problems`):
 8. **Sanity by rule** (:func:`sanity_problems`): a check that tests a numerical identity (``close`` within 1e-6,
    or an error bound of at most 1e-6) holds by construction and is labelled sanity; a sanity label on a check
    of a number of the paper's tables at its word (an ``eq``, a tolerance or a bound that is the paper's
-   number) is wrong, since that check can fail against the paper.
+   number) is wrong, since that check can fail against the paper. And a claim that is evidence without a number
+   of the paper (no ``ref``, no paper value: not sanity, a stand-in, an alternative or a finding) tests somebody's
+   statement: its source names a paper (its year) or this book's registered expectation; one whose source names
+   neither (a design, an identity, the geometry, a check of the code) holds by construction and is labelled sanity.
 """
 
 from __future__ import annotations
@@ -305,6 +308,16 @@ def paper_value_copies(paths, tables: dict) -> list[str]:
     return out
 
 
+#: how a claim's source names whose statement it tests (rule 8): a paper, by its year, or this book's registered
+#: expectation
+STATEMENT_SOURCE = re.compile(r"\b(19|20)\d\d[a-z]?\b|this book's|expectation")
+
+
+def _tests_a_statement(claim: Claim) -> bool:
+    """Whether a claim without a number of the paper names whose statement it tests (rule 8)."""
+    return bool(claim.ref or claim.paper_value is not None or STATEMENT_SOURCE.search(claim.source or ""))
+
+
 def _identity_check(check: dict) -> bool:
     kind, spec, expected = split_check(check)
     if kind != "property" or expected is not None or "key" in spec and spec["op"] != "close":
@@ -336,6 +349,11 @@ def sanity_problems(claims: ChapterClaims) -> list[str]:
         real = [ch for ch in checks if split_check(ch)[0] != "unverified"]
         if real and all(_identity_check(ch) for ch in real) and not c.sanity:
             out.append(f"{where}: {c.key!r} checks a numerical identity (within {IDENTITY_BOUND:g}): label it sanity")
+        elif real and not (c.sanity or c.stand_in or c.alternative or c.finding or _tests_a_statement(c)):
+            out.append(
+                f"{where}: {c.key!r} is evidence but its source ({c.source!r}) names neither a paper's statement nor "
+                "this book's expectation: a check that holds by construction is labelled sanity"
+            )
         if c.sanity and any(_at_the_papers_word(c, ch) for ch in real):
             out.append(
                 f"{where}: {c.key!r} is labelled sanity but checks the paper's value {c.paper_value!r} at its word: "

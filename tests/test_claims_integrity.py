@@ -285,8 +285,12 @@ def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
       checks: {smoke: {property: {op: lt, value: 1.0e-10}}, offline: {property: {op: lt, value: 1.0e-10}}, paper: {property: {op: lt, value: 1.0e-10}}}
     - key: sign
       claim: a sign, not an identity
-      paper: {value: null, source: s}
+      paper: {value: null, source: "Someone et al. 2020, Sec. 3"}
       checks: {smoke: {property: {op: lt, value: 0}}, offline: {property: {op: lt, value: 0}}, paper: {property: {op: lt, value: 0}}}
+    - key: loss_drops
+      claim: the training loop lowers the loss
+      paper: {value: null, source: "sanity check of the training loop"}
+      checks: {smoke: {property: {op: "true"}}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
     - key: n_items
       claim: the paper's count
       sanity: true
@@ -295,7 +299,8 @@ def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
     """,
     )
     problems = sanity_problems(ch)
-    assert len(problems) == 2 and "'identity_err'" in problems[0] and "'n_items'" in problems[1]
+    assert len(problems) == 3 and "'identity_err'" in problems[0] and "'n_items'" in problems[2]
+    assert "'loss_drops'" in problems[1] and "names neither a paper's statement" in problems[1]
 
 
 def test_no_paper_value_is_copied_into_the_code():
