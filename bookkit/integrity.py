@@ -33,6 +33,10 @@ report by :func:`report_problems`):
    of the paper (no ``ref``, no paper value: not sanity, a stand-in, an alternative or a finding) tests somebody's
    statement: its source names a paper (its year) or this book's registered expectation; one whose source names
    neither (a design, an identity, the geometry, a check of the code) holds by construction and is labelled sanity.
+9. **A flag that is evidence rests on its margin** (:func:`flag_problems`): a ``true``/``false`` check of a claim
+   that is not sanity (in the offline or paper profile) compares two sample statistics, so it names a spread
+   ``<m>_spread``, the standard error of its recorded margin ``<m>`` (:func:`bookkit.checker.evaluate_claim`:
+   a margin within two standard errors of zero is inconclusive).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import re
 import tokenize
 from pathlib import Path
 
-from .checker import ChapterClaims, Claim, split_check
+from .checker import SPREAD_SUFFIX, ChapterClaims, Claim, split_check
 from .notebooks import read_chapter
 from .paper_tables import PaperTableError, half_unit, load_paper_tables, printed_tolerance, resolve_ref, tolerance_width
 
@@ -181,7 +185,7 @@ def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None =
             tables = load_paper_tables(Path(claims.path).resolve().parent.parent)
         except PaperTableError:
             tables = {}
-    out: list[str] = double_counted([claims])
+    out: list[str] = double_counted([claims]) + flag_problems(claims)
     where = claims.path.name
     by_key = {c.key: c for c in claims.claims}
     for group in same_value_groups(code):
@@ -229,6 +233,23 @@ def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None =
                         "(tolerance: {printed: true}, with a spread for our sampling error) or say why in "
                         "tolerance_reason"
                     )
+    return out
+
+
+def flag_problems(claims: ChapterClaims) -> list[str]:
+    """Rule 9 on one chapter's claims: flags that are evidence without the spread of their margin."""
+    out = []
+    for c in claims.claims:
+        if c.sanity:
+            continue
+        for profile in ("offline", "paper"):
+            kind, spec, _ = split_check(c.checks[profile])
+            flag = kind == "property" and spec["op"] in ("true", "false")
+            if flag and not (c.spread or "").endswith(SPREAD_SUFFIX):
+                out.append(
+                    f"{claims.path.name}: {c.key!r} ({profile}) is a flag that is evidence: name the spread of its "
+                    f"margin (spread: <margin>{SPREAD_SUFFIX}), or label it sanity if it holds by construction"
+                )
     return out
 
 

@@ -14,6 +14,7 @@ from bookkit.integrity import (
     chapter_code,
     claims_problems,
     double_counted,
+    flag_problems,
     paper_value_copies,
     report_problems,
     reproducible_checks,
@@ -345,3 +346,30 @@ def test_the_protbert_sign_check_admits_the_papers_value():
     # agreeing within a spread wider than the paper's printed precision is no reproduction (issue 40)
     assert evaluate_claim(c, "paper", {c.key: 0.80, **spread}).status == "inconclusive"
     assert evaluate_claim(c, "paper", {c.key: -0.791, **spread}).status == "failed"
+
+
+def test_a_flag_that_is_evidence_names_the_spread_of_its_margin(tmp_path):
+    """'IsoScore falls' passed on a margin of 0.008 with no spread (issue 40): a flag compares two sample
+    statistics, so it is judged on its margin and the margin's standard error."""
+    ch = _write(
+        tmp_path,
+        """
+    - key: isoscore_falls
+      claim: IsoScore is lower at the end than at the start
+      paper: {value: null, source: "Someone et al. 2020"}
+      checks: {smoke: {unverified: x}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
+    - key: isoscore_falls_too
+      claim: the same, judged on its margin
+      spread: isoscore_fall_spread
+      paper: {value: null, source: "Someone et al. 2020"}
+      checks: {smoke: {unverified: x}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
+    - key: seeded_twice
+      claim: a seeded run repeats itself
+      sanity: true
+      paper: {value: null, source: design}
+      checks: {smoke: {property: {op: "true"}}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
+    """,
+    )
+    problems = flag_problems(ch)
+    assert len(problems) == 2 and all("'isoscore_falls'" in p for p in problems)
+    assert problems == [p for p in claims_problems(ch) if "flag" in p]
