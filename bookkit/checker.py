@@ -17,6 +17,11 @@ printed precision, or a stated and reasoned one); a wider interval that agrees i
 never reproduces a number by its noise, and no band wider than the paper's word is drawn), and a value beyond
 :math:`t + z s` fails. An expected
 failure is declared only where the check fails beyond the spread.
+
+A flag (a ``true``/``false`` check) compares two sample statistics too ("IsoScore falls": the final value below
+the first). With a spread ``<m>_spread`` it rests on the signed margin recorded as ``<m>`` (positive where the
+flag is true, e.g. the first IsoScore minus the final) with that standard error: a margin within
+:math:`z s` of zero is ``inconclusive``, and a margin whose sign disagrees with the flag fails.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ PROPERTY_OPS = (*OPS, "between", "close", "true", "false")
 SPREAD_OPS = ("lt", "le", "gt", "ge", "between", "close")
 #: how many standard errors either side of a value its interval spans
 Z_SPREAD = 2.0
+#: the suffix of a spread's key: a flag's spread ``<m>_spread`` is the standard error of its margin ``<m>``
+SPREAD_SUFFIX = "_spread"
 _CHECK_FAILED = "check failed: "
 #: how the detail of an expected failure that holds begins (a run on substituted models reads it: the expectation
 #: was registered for the profile's own model)
@@ -264,10 +271,28 @@ def _spread_of(claim: Claim, records: dict[str, Any]) -> tuple[float | None, str
     return float(s), None
 
 
+def _flag_with_spread(claim: Claim, status: str, detail: str, value: Any, records: dict, s: float) -> tuple[str, str]:
+    """A flag judged on its margin (the record named by its spread without :data:`SPREAD_SUFFIX`; positive
+    where the flag is true) and the margin's standard error ``s``: ``inconclusive`` when the margin is within
+    ``Z_SPREAD * s`` of zero; a margin that is missing, not a number, or of the other sign than the flag fails."""
+    key = claim.spread.removesuffix(SPREAD_SUFFIX)
+    margin = records.get(key)
+    if key == claim.spread or not _is_finite_number(margin):
+        return "failed", f"the margin {key!r} of the flag {claim.key!r} is not recorded as a finite number"
+    if not isinstance(value, bool) or (margin > 0) is not value:
+        return "failed", f"the flag {value!r} disagrees with the sign of its margin {key} = {margin:.4g}"
+    band = f"margin {margin:.4g} ± {Z_SPREAD * s:.3g} ({Z_SPREAD:g} s.e.)"
+    if abs(margin) <= Z_SPREAD * s:
+        return "inconclusive", f"{band} straddles 0: {detail.removeprefix(_CHECK_FAILED)}"
+    return status, f"{detail} ({band})"
+
+
 def _property_with_spread(claim: Claim, spec: dict, value: Any, records: dict, s: float) -> tuple[str, str]:
     """A property judged on ``value ± Z_SPREAD * s``: the same verdict at both ends and at the value, or
-    ``inconclusive`` when the interval straddles the bound."""
+    ``inconclusive`` when the interval straddles the bound; a flag on its margin (:func:`_flag_with_spread`)."""
     status, detail = _property_verdict(claim, spec, value, records)
+    if claim.spread is not None and spec["op"] in ("true", "false"):
+        return _flag_with_spread(claim, status, detail, value, records, s)
     if not s or spec["op"] not in SPREAD_OPS or not _is_finite_number(value):
         return status, detail
     ends = [_property_verdict(claim, spec, value + d, records)[0] for d in (-Z_SPREAD * s, Z_SPREAD * s)]

@@ -22,13 +22,21 @@ report by :func:`report_problems`):
 6. **Each paper number counted once.** Per profile, at most one claim that could be *reproduced* (a
    tolerance, not sanity, not a stand-in, not an expected failure) refers to a paper number
    (:func:`double_counted`, over every chapter).
-7. **Paper values live in ``data/papers``.** No literal in the code equals one of a paper's results to three or
-   more significant digits as written (:func:`paper_value_copies`): code reads them from the tables
+7. **Paper values live in ``data/papers``.** No literal in the code (the packages and the chapters' code cells)
+   equals one of a paper's results, or a number it quotes, to three or more significant digits as written, whatever
+   its sign (a minus is an operator of its own; :func:`paper_value_copies`): code reads them from the tables
    (:func:`replib.papers.project_table`), so that a corrected transcription reaches every use.
 8. **Sanity by rule** (:func:`sanity_problems`): a check that tests a numerical identity (``close`` within 1e-6,
    or an error bound of at most 1e-6) holds by construction and is labelled sanity; a sanity label on a check
    of a number of the paper's tables at its word (an ``eq``, a tolerance or a bound that is the paper's
-   number) is wrong, since that check can fail against the paper.
+   number) is wrong, since that check can fail against the paper. And a claim that is evidence without a number
+   of the paper (no ``ref``, no paper value: not sanity, a stand-in, an alternative or a finding) tests somebody's
+   statement: its source names a paper (its year) or this book's registered expectation; one whose source names
+   neither (a design, an identity, the geometry, a check of the code) holds by construction and is labelled sanity.
+9. **A flag that is evidence rests on its margin** (:func:`flag_problems`): a ``true``/``false`` check of a claim
+   that is not sanity (in the offline or paper profile) compares two sample statistics, so it names a spread
+   ``<m>_spread``, the standard error of its recorded margin ``<m>`` (:func:`bookkit.checker.evaluate_claim`:
+   a margin within two standard errors of zero is inconclusive).
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ import re
 import tokenize
 from pathlib import Path
 
-from .checker import ChapterClaims, Claim, split_check
+from .checker import SPREAD_SUFFIX, ChapterClaims, Claim, split_check
 from .notebooks import read_chapter
 from .paper_tables import PaperTableError, half_unit, load_paper_tables, printed_tolerance, resolve_ref, tolerance_width
 
@@ -177,7 +185,7 @@ def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None =
             tables = load_paper_tables(Path(claims.path).resolve().parent.parent)
         except PaperTableError:
             tables = {}
-    out: list[str] = double_counted([claims])
+    out: list[str] = double_counted([claims]) + flag_problems(claims)
     where = claims.path.name
     by_key = {c.key: c for c in claims.claims}
     for group in same_value_groups(code):
@@ -228,6 +236,23 @@ def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None =
     return out
 
 
+def flag_problems(claims: ChapterClaims) -> list[str]:
+    """Rule 9 on one chapter's claims: flags that are evidence without the spread of their margin."""
+    out = []
+    for c in claims.claims:
+        if c.sanity:
+            continue
+        for profile in ("offline", "paper"):
+            kind, spec, _ = split_check(c.checks[profile])
+            flag = kind == "property" and spec["op"] in ("true", "false")
+            if flag and not (c.spread or "").endswith(SPREAD_SUFFIX):
+                out.append(
+                    f"{claims.path.name}: {c.key!r} ({profile}) is a flag that is evidence: name the spread of its "
+                    f"margin (spread: <margin>{SPREAD_SUFFIX}), or label it sanity if it holds by construction"
+                )
+    return out
+
+
 def report_problems(report: dict, claims_by_chapter: dict[str, ChapterClaims]) -> list[str]:
     """Rule 1 on a runner report: claims of one chapter that recorded the identical number (the same
     computation) must not have disjoint acceptance in the report's profile."""
@@ -273,17 +298,24 @@ def significant_digits(text: str) -> int:
     return len(mantissa.replace(".", "").strip("0"))
 
 
+#: the kinds of a paper table's numbers that are the paper's own values (rule 7): its results and the numbers it
+#: quotes from others
+COPY_KINDS = ("result", "quoted")
+
+
 def paper_value_copies(paths, tables: dict) -> list[str]:
-    """Rule 7: ``file:line: literal`` for every numeric literal in the Python files ``paths`` that equals one of
-    the papers' results (``kind`` result) with at least :data:`COPY_DIGITS` significant digits as written."""
+    """Rule 7: ``file:line: literal`` for every numeric literal in ``paths`` (Python files, or chapters: their
+    code cells) whose absolute value equals one of the papers' results or quoted numbers (:data:`COPY_KINDS`)
+    with at least :data:`COPY_DIGITS` significant digits as written."""
     results: dict[float, str] = {}
     for numbers in tables.values():
         for n in numbers.values():
-            if n.main and significant_digits(n.printed) >= COPY_DIGITS:
-                results.setdefault(n.value, n.ref)
+            if n.kind in COPY_KINDS and significant_digits(n.printed) >= COPY_DIGITS:
+                results.setdefault(abs(n.value), n.ref)
     out = []
     for path in paths:
-        tokens = tokenize.generate_tokens(io.StringIO(Path(path).read_text()).readline)
+        code = chapter_code(Path(path)) if Path(path).suffix == ".md" else Path(path).read_text()
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
         for tok in tokens:
             if tok.type != tokenize.NUMBER or significant_digits(tok.string) < COPY_DIGITS:
                 continue
@@ -295,6 +327,16 @@ def paper_value_copies(paths, tables: dict) -> list[str]:
             if ref:
                 out.append(f"{path}:{tok.start[0]}: {tok.string} is {ref}: read it from data/papers instead")
     return out
+
+
+#: how a claim's source names whose statement it tests (rule 8): a paper, by its year, or this book's registered
+#: expectation
+STATEMENT_SOURCE = re.compile(r"\b(19|20)\d\d[a-z]?\b|this book's|expectation")
+
+
+def _tests_a_statement(claim: Claim) -> bool:
+    """Whether a claim without a number of the paper names whose statement it tests (rule 8)."""
+    return bool(claim.ref or claim.paper_value is not None or STATEMENT_SOURCE.search(claim.source or ""))
 
 
 def _identity_check(check: dict) -> bool:
@@ -328,6 +370,11 @@ def sanity_problems(claims: ChapterClaims) -> list[str]:
         real = [ch for ch in checks if split_check(ch)[0] != "unverified"]
         if real and all(_identity_check(ch) for ch in real) and not c.sanity:
             out.append(f"{where}: {c.key!r} checks a numerical identity (within {IDENTITY_BOUND:g}): label it sanity")
+        elif real and not (c.sanity or c.stand_in or c.alternative or c.finding or _tests_a_statement(c)):
+            out.append(
+                f"{where}: {c.key!r} is evidence but its source ({c.source!r}) names neither a paper's statement nor "
+                "this book's expectation: a check that holds by construction is labelled sanity"
+            )
         if c.sanity and any(_at_the_papers_word(c, ch) for ch in real):
             out.append(
                 f"{where}: {c.key!r} is labelled sanity but checks the paper's value {c.paper_value!r} at its word: "

@@ -37,6 +37,8 @@ __all__ = [
     "coverage_trials",
     "draw_units",
     "half_sample_bias",
+    "jackknife_se",
+    "jackknife_spread",
     "mean_standard_error",
     "n_for_spread",
     "proportion_standard_error",
@@ -49,6 +51,8 @@ __all__ = [
 BAND_FRACTION = 0.25
 #: standard errors either side of a value in a check's interval (as :data:`bookkit.checker.Z_SPREAD`)
 Z = 2.0
+#: groups of a delete-a-group jackknife: at least 10 resamples, so that the spread itself is not noisy
+JACKKNIFE_GROUPS = 10
 
 
 def _units(n_rows: int, groups) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -129,6 +133,48 @@ def bootstrap_spread(
     rng = np.random.default_rng(seed)
     values = [float(stat(X[draw_units(n_rows, n, rng, groups=groups, replace=True)])) for _ in range(n_boot)]
     return float(np.std(values, ddof=1))
+
+
+def jackknife_se(replicates) -> float:
+    r"""The delete-a-group jackknife standard error from its replicates :math:`\theta_1..\theta_g` (the
+    statistic with group :math:`i` left out): :math:`\sqrt{\tfrac{g-1}{g}\sum_i(\theta_i - \bar\theta)^2}`
+    :cite:`efron1993bootstrap`."""
+    theta = np.asarray(replicates, dtype=float)
+    if theta.ndim != 1 or theta.size < 2:
+        raise ValueError(f"the jackknife needs at least 2 replicates, got shape {theta.shape}")
+    g = theta.size
+    return float(math.sqrt((g - 1) / g * np.sum((theta - theta.mean()) ** 2)))
+
+
+def jackknife_spread(
+    stat: Callable[[np.ndarray], float], X, *, groups=None, n_groups: int = JACKKNIFE_GROUPS, seed: int = 0
+) -> float:
+    """Delete-a-group jackknife standard error of ``stat(X)``: the sampling units (rows, or every row sharing
+    a ``groups`` label) split at random into ``n_groups`` groups, ``stat`` computed with each group left out
+    (:func:`jackknife_se`). Each replicate holds nearly all the sample, so a statistic biased at small sizes
+    (IsoScore) is not measured on a fraction of it.
+
+    Parameters
+    ----------
+    stat : callable
+        ``stat(rows) -> float``, as in :func:`bootstrap_spread`.
+    X : array of shape (n_samples, ...)
+    groups : array of shape (n_samples,), optional
+        The sampling unit of each row.
+    n_groups : int
+        Replicates (at least :data:`JACKKNIFE_GROUPS` by default); at most the number of units.
+    seed : int
+    """
+    X = np.asarray(X)
+    labels, rows = _units(len(X), groups)
+    if not 2 <= n_groups <= len(labels):
+        raise ValueError(f"n_groups must be between 2 and the {len(labels)} sampling units, got {n_groups}")
+    unit_group = np.random.default_rng(seed).permutation(len(labels)) % n_groups
+    row_group = unit_group if groups is None else np.empty(len(X), dtype=int)
+    if groups is not None:
+        for u, r in enumerate(rows):
+            row_group[r] = unit_group[u]
+    return jackknife_se([float(stat(X[row_group != g])) for g in range(n_groups)])
 
 
 def spread_at(spread: float, n0: int, n: int) -> float:

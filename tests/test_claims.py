@@ -274,7 +274,6 @@ def test_a_stand_in_is_at_best_consistent(tmp_path):
         ("{property: {op: gt, value: 0}}", -0.05, 0.02, "failed"),
         ("{property: {op: lt, value: 0.18}}", 0.17, 0.01, "inconclusive"),
         ("{property: {op: between, value: [1, 2]}}", 1.05, 0.1, "inconclusive"),
-        ("{property: {op: 'true'}}", True, 0.5, "consistent"),  # flags have no spread
         # a tolerance: the two estimates agree within the tolerance plus two standard errors of ours (BASE's
         # paper value is 2.0), and our interval is at most the tolerance wide: never a band wider than the paper's
         # word (the rotation table's 0.216 printed to +-0.0005 was "reproduced" by 0.2204 +- 0.0125, issue 40)
@@ -297,6 +296,27 @@ def test_a_spread_judges_the_value_on_its_interval(tmp_path, check, value, se, s
     r = evaluate_claim(ch.claims[0], "smoke", {"k": value, "k_se": se})
     assert r.status == status, r.detail
     assert r.spread == se
+
+
+@pytest.mark.parametrize(
+    "op,flag,margin,se,status",
+    [
+        # a flag with a spread rests on its margin (the spread's key without "_spread"): "IsoScore falls" by
+        # 0.012 with a standard error of 0.01 is within noise of "does not fall" (issue 40)
+        ("true", True, 0.012, 0.01, "inconclusive"),
+        ("true", True, 0.05, 0.01, "consistent"),
+        ("true", False, -0.05, 0.01, "failed"),
+        ("true", False, -0.012, 0.01, "inconclusive"),
+        ("false", False, -0.05, 0.01, "consistent"),
+        ("true", True, -0.05, 0.01, "failed"),  # the flag disagrees with its margin's sign
+        ("true", True, None, 0.01, "failed"),  # no margin recorded
+    ],
+)
+def test_a_flag_with_a_spread_is_judged_on_its_margin(tmp_path, op, flag, margin, se, status):
+    ch = _claims(tmp_path, f"{{property: {{op: '{op}'}}}}", "    spread: k_margin_spread\n")
+    records = {"k": flag, "k_margin_spread": se} | ({} if margin is None else {"k_margin": margin})
+    r = evaluate_claim(ch.claims[0], "smoke", records)
+    assert r.status == status, r.detail
 
 
 @pytest.mark.parametrize("se", [None, float("nan"), -0.1, "0.1"])

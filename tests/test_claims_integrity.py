@@ -14,6 +14,7 @@ from bookkit.integrity import (
     chapter_code,
     claims_problems,
     double_counted,
+    flag_problems,
     paper_value_copies,
     report_problems,
     reproducible_checks,
@@ -285,8 +286,12 @@ def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
       checks: {smoke: {property: {op: lt, value: 1.0e-10}}, offline: {property: {op: lt, value: 1.0e-10}}, paper: {property: {op: lt, value: 1.0e-10}}}
     - key: sign
       claim: a sign, not an identity
-      paper: {value: null, source: s}
+      paper: {value: null, source: "Someone et al. 2020, Sec. 3"}
       checks: {smoke: {property: {op: lt, value: 0}}, offline: {property: {op: lt, value: 0}}, paper: {property: {op: lt, value: 0}}}
+    - key: loss_drops
+      claim: the training loop lowers the loss
+      paper: {value: null, source: "sanity check of the training loop"}
+      checks: {smoke: {property: {op: "true"}}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
     - key: n_items
       claim: the paper's count
       sanity: true
@@ -295,13 +300,15 @@ def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
     """,
     )
     problems = sanity_problems(ch)
-    assert len(problems) == 2 and "'identity_err'" in problems[0] and "'n_items'" in problems[1]
+    assert len(problems) == 3 and "'identity_err'" in problems[0] and "'n_items'" in problems[2]
+    assert "'loss_drops'" in problems[1] and "names neither a paper's statement" in problems[1]
 
 
 def test_no_paper_value_is_copied_into_the_code():
     """Code reads the papers' results from data/papers (bookkit.integrity rule 7)."""
     files = sorted((ROOT / "replib").rglob("*.py")) + sorted((ROOT / "bookkit").rglob("*.py"))
-    assert paper_value_copies(files, load_paper_tables(ROOT)) == []
+    chapters = sorted((ROOT / "notebooks").glob("*.md"))
+    assert paper_value_copies(files + chapters, load_paper_tables(ROOT)) == []
 
 
 def test_the_copy_rule_finds_a_results_digits_and_ignores_ordinary_constants(tmp_path):
@@ -309,6 +316,11 @@ def test_the_copy_rule_finds_a_results_digits_and_ignores_ordinary_constants(tmp
     f.write_text("R = {('score', 'identity'): 0.847}\nN = 60.0\nK = 5\nH = 0.5\n")
     (hit,) = paper_value_copies([f], load_paper_tables(ROOT))
     assert hit.startswith(f"{f}:1: 0.847 is hakim2025:corr/score/identity")
+    # a negative result is written with a minus of its own: -0.808 is Mickus et al.'s Pearson r of setup (i)
+    g = tmp_path / "n.py"
+    g.write_text('ROWS = [("(i) polarity", "Pearson r", -0.808)]\n')
+    (hit,) = paper_value_copies([g], load_paper_tables(ROOT))
+    assert hit.startswith(f"{g}:1: 0.808 is mickus2024:s3.2/polarity/pearson")
     assert significant_digits("4_094_976") == 7 and significant_digits("60.0") == 1
 
 
@@ -334,3 +346,30 @@ def test_the_protbert_sign_check_admits_the_papers_value():
     # agreeing within a spread wider than the paper's printed precision is no reproduction (issue 40)
     assert evaluate_claim(c, "paper", {c.key: 0.80, **spread}).status == "inconclusive"
     assert evaluate_claim(c, "paper", {c.key: -0.791, **spread}).status == "failed"
+
+
+def test_a_flag_that_is_evidence_names_the_spread_of_its_margin(tmp_path):
+    """'IsoScore falls' passed on a margin of 0.008 with no spread (issue 40): a flag compares two sample
+    statistics, so it is judged on its margin and the margin's standard error."""
+    ch = _write(
+        tmp_path,
+        """
+    - key: isoscore_falls
+      claim: IsoScore is lower at the end than at the start
+      paper: {value: null, source: "Someone et al. 2020"}
+      checks: {smoke: {unverified: x}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
+    - key: isoscore_falls_too
+      claim: the same, judged on its margin
+      spread: isoscore_fall_spread
+      paper: {value: null, source: "Someone et al. 2020"}
+      checks: {smoke: {unverified: x}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
+    - key: seeded_twice
+      claim: a seeded run repeats itself
+      sanity: true
+      paper: {value: null, source: design}
+      checks: {smoke: {property: {op: "true"}}, offline: {property: {op: "true"}}, paper: {property: {op: "true"}}}
+    """,
+    )
+    problems = flag_problems(ch)
+    assert len(problems) == 2 and all("'isoscore_falls'" in p for p in problems)
+    assert problems == [p for p in claims_problems(ch) if "flag" in p]

@@ -484,3 +484,41 @@ def test_silhouette_rows_are_sklearns_draw_unless_it_holds_one_cluster():
         assert len(rows) == 20 == len(set(rows.tolist())) and 7 in rows and set(lonely[rows]) == {0, 1}
         order = np.random.RandomState(seed).permutation(400)
         assert list(rows[:-1]) == list(order[:19])  # the draw, its last row swapped for the other cluster's
+
+
+def _two_clusters(rng, n_types: int, noise: np.ndarray):
+    """Two clusters of types around opposite centres, every type ``n_inst`` instances around its own offset;
+    ``noise`` (one scale per type) sets how tightly a type's instances sit together."""
+    n_inst, d = 6, 16
+    types = np.repeat(np.arange(n_types), n_inst)
+    labels = types % 2
+    centres = np.where(labels[:, None] == 0, 3.0, -3.0) * np.eye(d)[0]
+    offsets = rng.normal(size=(n_types, d))[types]
+    X = centres + offsets + noise[types, None] * rng.normal(size=(len(types), d))
+    return X, types.astype(str), labels
+
+
+def test_the_intra_drop_spread_reflects_how_much_types_differ(rng):
+    n_types = 200
+    same = mf.intra_drop_spread(*_two_clusters(rng, n_types, np.full(n_types, 0.5)))["s_intra_drop_sd"]
+    mixed_noise = np.where(np.arange(n_types) % 3 == 0, 0.1, 3.0)  # a third of the types tight, the rest loose
+    mixed = mf.intra_drop_spread(*_two_clusters(rng, n_types, mixed_noise))["s_intra_drop_sd"]
+    assert 0 < same < mixed
+    # the replicates leave out groups of types: the full data's drop is what analyse_layer measures
+    X, tokens, labels = _two_clusters(rng, n_types, mixed_noise)
+    cc = mf.cluster_centered_isotropy(X, tokens, labels, 1000, 0)
+    drop = mf.s_intra(X, tokens, 1000, 0) - cc["s_intra"]
+    assert mixed < abs(drop)  # a clear drop, resolved by its spread
+    with pytest.raises(ValueError, match="groups"):
+        mf.intra_drop_spread(X[:12], tokens[:12], labels[:12])
+
+
+def test_the_type_cosines_of_the_intra_drop_are_those_of_s_intra(rng):
+    # an independent path: s_intra on the raw rows and cluster_centered_isotropy on the clusters; max_per_type
+    # 4 < 6 instances, so the draw of instances must be the same too
+    X, tokens, labels = _two_clusters(rng, 40, np.full(40, 0.5))
+    codes, _ = mf.type_codes(tokens)
+    raw, inside = mf.intra_type_cosines(X, codes, labels, max_per_type=4, seed=3)
+    assert raw[0].mean() == pytest.approx(mf.s_intra(X, tokens, 4, 3), abs=1e-12)
+    cc = mf.cluster_centered_isotropy(X, tokens, labels, 4, 3)
+    assert np.mean([cos.mean() for cos, _ in inside]) == pytest.approx(cc["s_intra"], abs=1e-12)

@@ -158,3 +158,20 @@ def test_within_group_pairs_bias_a_few_groups_and_the_error_covers_it(rng):
     error = np.hypot(out["spreads"], out["biases"])
     assert np.mean(np.abs(out["estimates"] - out["full_value"]) <= sampling.Z * error) >= 0.9
     assert np.mean(out["biases"]) == pytest.approx(np.mean(out["estimates"]) - out["full_value"], rel=0.35)
+
+
+def test_the_jackknife_leaves_out_whole_units(rng):
+    # a statistic of windows: every row of a window is the window's value, so resampling rows as if they were
+    # independent would shrink the spread by sqrt(rows per window)
+    windows = rng.normal(size=200)
+    X = np.repeat(windows, 50)[:, None]
+    groups = np.repeat(np.arange(200), 50)
+    by_window = sampling.jackknife_spread(lambda A: float(A.mean()), X, groups=groups, seed=1)
+    assert by_window == pytest.approx(sampling.jackknife_spread(lambda A: float(A.mean()), windows[:, None], seed=1))
+    mean_se = np.mean(
+        [sampling.jackknife_spread(lambda A: float(A.mean()), X, groups=groups, seed=s) for s in range(30)]
+    )
+    assert mean_se == pytest.approx(np.std(windows, ddof=1) / np.sqrt(200), rel=0.15)
+    assert sampling.jackknife_spread(lambda A: float(A.mean()), X, seed=1) < mean_se / 3
+    with pytest.raises(ValueError, match="n_groups"):
+        sampling.jackknife_spread(lambda A: float(A.mean()), X[:5], n_groups=10)

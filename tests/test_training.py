@@ -623,3 +623,25 @@ def test_task_ranges_are_the_range_parts_selections():
                 if dict(p.select).get("tasks") == (task,)]  # fmt: skip
         assert [last for _, last in ranges] == ends and len(ends) >= 1  # one range: a session holds each run
         assert [first for first, _ in ranges] == [1, *[e + 1 for e in ends[:-1]]]
+
+
+def test_the_flags_margins_are_positive_where_the_flags_hold(rng):
+    from replib.methods import training_dynamics as td
+    from replib.metrics import isoscore, s_inter, s_intra
+
+    n, d = 300, 8
+    types = rng.integers(0, 20, size=n)
+    X0 = rng.normal(size=(n, d))  # isotropic at "step 0"
+    X1 = (
+        rng.normal(size=(n, d)) * np.r_[3.0, np.ones(d - 1) * 0.3] + 2.0
+    )  # one direction and a shared mean: anisotropic
+    X1 += 0.5 * rng.normal(size=(20, d))[types]  # tokens of one type closer together
+    margins = td._flag_margins({"max_per_type": 50}, seed=0)
+    Z = np.column_stack([X0, X1, types])
+    rise, fall = avg_pairwise_cosine(X1) - avg_pairwise_cosine(X0), isoscore(X0) - isoscore(X1)
+    assert rise > 0 and fall > 0
+    assert margins["avg_cos_rise"](Z) == pytest.approx(rise) and margins["isoscore_fall"](Z) == pytest.approx(fall)
+    intra_inter = s_intra(X1, types, 50, seed=0) - s_inter(X1, types, seed=0)
+    assert margins["sintra_minus_sinter_final"](Z) == pytest.approx(intra_inter)
+    swapped = np.column_stack([X1, X0, types])  # the end before the start: every flag reversed
+    assert margins["avg_cos_rise"](swapped) < 0 and margins["isoscore_fall"](swapped) < 0

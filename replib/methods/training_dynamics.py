@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 
 from ..chapter import Chapter
-from ..metrics import avg_pairwise_cosine, cosine_contributions
+from ..metrics import avg_pairwise_cosine, cosine_contributions, isoscore, s_inter, s_intra
 from ..models import load_trained
 from ..parts import Budget, Part, rest_part
 from ..profiles import PROFILES
+from ..sampling import bootstrap_spread
 from ..training import (
     config_for,
     eval_inputs,
@@ -263,6 +264,55 @@ def summary_records(summaries: dict) -> dict:
     (``text_final_avg_cos_last``...)."""
     head = {"protein": lambda k: f"protein_{k}", "text": lambda k: f"text_{k}"}  # the claims' prefixes, spelled out
     return {head[task](k): v for task, summary in summaries.items() for k, v in summary.items()}
+
+
+#: bootstrap resamples of the evaluation windows (text) or sequences (protein) behind a flag's margin
+MARGIN_BOOT = 200
+
+
+def _flag_margins(mcfg: dict, seed: int) -> dict:
+    """The statistic of each flag's margin on rows ``[X at step 0 | X at the end | type]`` of the last layer
+    (positive where the flag holds), as :func:`replib.training.measure_layer` measures each side."""
+
+    def split(Z):
+        d = (Z.shape[1] - 1) // 2
+        return Z[:, :d], Z[:, d:-1], Z[:, -1].astype(np.int64)
+
+    def rise(Z):
+        X0, X1, _ = split(Z)
+        return avg_pairwise_cosine(X1) - avg_pairwise_cosine(X0)
+
+    def fall(Z):
+        X0, X1, _ = split(Z)
+        return isoscore(X0) - isoscore(X1)
+
+    def intra_over_inter(Z):
+        _, X1, t = split(Z)
+        return s_intra(X1, t, mcfg["max_per_type"], seed=seed) - s_inter(X1, t, seed=seed)
+
+    return {"avg_cos_rise": rise, "isoscore_fall": fall, "sintra_minus_sinter_final": intra_over_inter}
+
+
+def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
+    """The margins of the flags that compare the last layer at step 0 with the end, and their standard
+    errors: ``<task>_avg_cos_rise`` (average cosine at the end minus at step 0: ``avg_cos_rises``),
+    ``<task>_isoscore_fall`` (IsoScore at step 0 minus at the end: ``isoscore_falls``),
+    ``<task>_sintra_minus_sinter_final`` (``sintra_gt_sinter_final``), each with ``_spread``: the bootstrap
+    over the evaluation windows (text) or sequences (protein) that :func:`replib.training.measure_run`
+    measured, the two checkpoints' representations of a window resampled together
+    (:func:`replib.sampling.bootstrap_spread`, ``n_boot`` resamples). The two checkpoints' last layers are
+    computed once more on the same evaluation tokens (one forward pass each)."""
+    out = {}
+    mcfg = dict(cfg["measure"])
+    for task, run in runs.items():
+        inputs = eval_inputs(run, mcfg["n_tokens"])
+        ends = [hidden_states(load_checkpoint_model(run, step), inputs)[-1] for step in (run.steps[0], run.steps[-1])]
+        Z = np.column_stack([*ends, inputs["input_ids"][inputs["positions"]]])
+        windows = np.nonzero(inputs["positions"])[0]
+        for name, stat in _flag_margins(mcfg, run.seed).items():
+            out[f"{task}_{name}"] = float(stat(Z))
+            out[f"{task}_{name}_spread"] = bootstrap_spread(stat, Z, groups=windows, n_boot=n_boot, seed=run.seed)
+    return out
 
 
 def rogue_contributions(run, n_tokens: int = 300) -> tuple[np.ndarray, float]:

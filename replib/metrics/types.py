@@ -77,8 +77,9 @@ def _s_inter(X: np.ndarray, codes: np.ndarray, seed: int) -> float:
     return avg_pairwise_cosine(X[pick])
 
 
-def _per_type_cosines(U: np.ndarray, codes: np.ndarray, max_per_type: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Mean off-diagonal cosine per type (rows of U unit-norm), with at most ``max_per_type`` instances."""
+def _per_type_rows(codes: np.ndarray, max_per_type: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The rows S_intra averages, grouped by type: at most ``max_per_type`` instances of each type, the first
+    of a random order (``rng``); (rows, their codes), sorted by code."""
     order = rng.permutation(len(codes))
     c = codes[order]
     srt = np.argsort(c, kind="stable")
@@ -87,7 +88,12 @@ def _per_type_cosines(U: np.ndarray, codes: np.ndarray, max_per_type: int, rng) 
     starts = np.flatnonzero(np.r_[True, c_sorted[1:] != c_sorted[:-1]])
     rank = np.arange(len(c_sorted)) - np.repeat(starts, np.diff(np.r_[starts, len(c_sorted)]))
     keep = rank < max_per_type  # the first max_per_type of a random order
-    rows, c_sorted = rows[keep], c_sorted[keep]
+    return rows[keep], c_sorted[keep]
+
+
+def _per_type_cosines(U: np.ndarray, codes: np.ndarray, max_per_type: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Mean off-diagonal cosine per type (rows of U unit-norm), with at most ``max_per_type`` instances."""
+    rows, c_sorted = _per_type_rows(codes, max_per_type, rng)
     starts = np.flatnonzero(np.r_[True, c_sorted[1:] != c_sorted[:-1]])
     n = np.diff(np.r_[starts, len(c_sorted)]).astype(np.float64)
     S = np.add.reduceat(U[rows], starts, axis=0)

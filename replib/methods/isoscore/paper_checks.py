@@ -19,6 +19,7 @@ import numpy as np
 from ... import synthetic
 from ...metrics import avg_pairwise_cosine, isoscore, rudman_partition_score
 from ...papers import project_tables
+from ...sampling import jackknife_spread
 from .config import PAPER_LMS
 from .properties import ROTATION_ANGLES
 
@@ -69,16 +70,6 @@ def contextual_layer_records(per_layer, model: str) -> dict:
     return {f"contextual_isoscore_layer{int(r.layer)}": float(r.isoscore) for r in rows.itertuples()}
 
 
-def quarter_spread(X: np.ndarray, stat, seed: int) -> float:
-    """The standard error of ``stat(X)`` over its rows, from four disjoint random quarters: sd of the four
-    values / 2 (each quarter has a quarter of the rows, so its sd is twice the full sample's)."""
-    X = np.asarray(X)
-    if len(X) < 8:
-        raise ValueError(f"quarter_spread needs at least 8 rows; got {len(X)}")
-    parts = np.array_split(np.random.default_rng(seed).permutation(len(X)), 4)
-    return float(np.std([stat(X[p]) for p in parts], ddof=1) / 2)
-
-
 def authors_cosine_spread(X: np.ndarray, seed: int, n_pairs: int = 10_000) -> float:
     """The sd of the authors' statistic, a mean cosine over 100,000 random pairs: the sd of one pair's cosine
     (estimated on ``n_pairs`` random pairs) over sqrt(100,000)."""
@@ -91,7 +82,7 @@ def authors_cosine_spread(X: np.ndarray, seed: int, n_pairs: int = 10_000) -> fl
 
 def paper_layer_spread_records(ctx, cfg, seed: int) -> dict:
     """For every layer of the paper's four models (when they ran, ``cfg.paper_layer_keys``): the spread of
-    its IsoScore over token samples (``paper_<m>_layer<L>_spread``, :func:`quarter_spread`), the authors'
+    its IsoScore over token samples (``paper_<m>_layer<L>_spread``, :func:`~replib.sampling.jackknife_spread`), the authors'
     cosine statistic 1 - |average cosine| (``paper_<m>_layer<L>_avgcos``, exact over all pairs) and its
     spread (our sampling and the authors' 100,000 pairs)."""
     if not cfg.paper_layer_keys or not set(PAPER_LMS) <= set(ctx.streams):
@@ -100,8 +91,8 @@ def paper_layer_spread_records(ctx, cfg, seed: int) -> dict:
     for name, short in PAPER_LMS.items():
         for layer, X in ctx.streams[name].layers.items():
             key = f"paper_{short}_layer{int(layer)}"
-            out[f"{key}_spread"] = quarter_spread(X, isoscore, seed)
+            out[f"{key}_spread"] = jackknife_spread(isoscore, X, seed=seed)
             out[f"{key}_avgcos"] = 1.0 - abs(avg_pairwise_cosine(X))
-            ours = quarter_spread(X, avg_pairwise_cosine, seed)
+            ours = jackknife_spread(avg_pairwise_cosine, X, seed=seed)
             out[f"{key}_avgcos_spread"] = float(np.hypot(ours, authors_cosine_spread(X, seed)))
     return out

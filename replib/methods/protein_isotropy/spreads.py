@@ -2,8 +2,8 @@
 rests on the sample one seed drew :cite:`hakim2025protein`.
 
 The pairs are all pairs of a sample of proteins, so they are not independent: a correlation over them is
-resampled by proteins (:func:`group_jackknife_se`). A global IsoScore is resampled by quarters of the
-proteins (:func:`quarter_se`). The largest of a sample (the tools' cross-check) is resampled with replacement
+resampled by proteins (:func:`group_jackknife_se`). A global IsoScore is resampled by proteins too
+(:func:`replib.sampling.jackknife_spread`, ten groups). The largest of a sample (the tools' cross-check) is resampled with replacement
 (:func:`bootstrap_se`). And the comparators the paper quotes from Rudman et al. are put beside the
 authors' released values (:func:`comparator_records`).
 """
@@ -17,6 +17,7 @@ import pandas as pd
 
 from ...metrics import isoscore
 from ...papers import project_tables
+from ...sampling import jackknife_se, jackknife_spread
 from .isotropy import HAKIM2025_CORRELATIONS
 
 #: the paper's four models, in the global table's and the record keys' names
@@ -47,8 +48,7 @@ def group_jackknife_se(pairs, stat, n_items: int, groups: int = 20, seed: int = 
         raise ValueError(f"groups must be between 2 and the {n_items} items; got {groups}")
     group = np.random.default_rng(seed).permutation(n_items) % groups
     g_pairs = group[pairs]
-    theta = np.array([stat((g_pairs[:, 0] != g) & (g_pairs[:, 1] != g)) for g in range(groups)])
-    return float(math.sqrt((groups - 1) / groups * np.sum((theta - theta.mean()) ** 2)))
+    return jackknife_se([stat((g_pairs[:, 0] != g) & (g_pairs[:, 1] != g)) for g in range(groups)])
 
 
 def bootstrap_se(values, statistic=np.max, n_boot: int = 1000, seed: int = 0) -> float:
@@ -88,15 +88,6 @@ def correlation_spread_records(aln: pd.DataFrame, tables: dict, pairs, n_protein
     return out
 
 
-def quarter_se(X, stat, seed: int) -> float:
-    """The standard error of ``stat(X)`` over its rows, from four disjoint random quarters (sd / 2)."""
-    X = np.asarray(X)
-    if len(X) < 8:
-        raise ValueError(f"quarter_se needs at least 8 rows; got {len(X)}")
-    parts = np.array_split(np.random.default_rng(seed).permutation(len(X)), 4)
-    return float(np.std([stat(X[p]) for p in parts], ddof=1) / 2)
-
-
 def global_spread_records(vectors: dict, tiny: bool, seed: int) -> dict:
     """The spread over proteins of the paper's four models' global IsoScore (``<model>_isoscore_spread``) and
     effective dimensions (``<model>_eff_dims_ceil_spread`` = that spread times n - 1), with their real weights
@@ -106,7 +97,7 @@ def global_spread_records(vectors: dict, tiny: bool, seed: int) -> dict:
     out = {}
     for name in PAPER_GLOBAL_MODELS:
         X = np.asarray(vectors[name])
-        se = quarter_se(X, isoscore, seed)
+        se = jackknife_spread(isoscore, X, seed=seed)
         out[f"{name}_isoscore_spread"] = se
         out[f"{name}_eff_dims_ceil_spread"] = se * (X.shape[1] - 1)
     return out
