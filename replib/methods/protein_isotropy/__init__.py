@@ -62,7 +62,6 @@ from .pairs import (
     pair_count_for_proteins,
     pair_embeddings,
     pair_tables,
-    proteins_for_pair_count,
     sample_proteins,
     score_identity_records,
     shown_representations,
