@@ -76,7 +76,6 @@ from .setup import (
     METHODS,
     embed_pairs,
     load_classification,
-    load_model_for,
     load_sts_pairs,
     make_transform,
 )

@@ -37,7 +37,6 @@ from .setup import (
     embed_corpus,
     layer_passes,
     load_corpora,
-    load_stream_model,
     static_glove,
     stream_corpus,
 )
