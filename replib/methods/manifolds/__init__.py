@@ -3,7 +3,7 @@
 The quantities of :cite:`cai2021isotropy`, computed on arrays of token vectors and their types, one idea
 per module:
 
-* :mod:`.cosine`: :func:`s_inter` (one random instance per type, mean off-diagonal cosine,
+* :mod:`replib.metrics.types` (shared with other chapters): :func:`s_inter` (one random instance per type, mean off-diagonal cosine,
   :math:`S_{inter} = E_{i\\ne j}[\\cos(\\phi(t_i), \\phi(t_j))]`) and :func:`s_intra` (per type at most
   1,000 random instances, mean off-diagonal cosine, then the unweighted mean over types); every cosine
   average is exact over all pairs in O(N·d), no N×N matrix is formed;
@@ -25,11 +25,11 @@ Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
 
 from __future__ import annotations
 
+from ...metrics.types import s_inter, s_intra, type_codes, type_frequencies
 from .analysis import analyse_layer, analyse_layers, layer_clusters, layer_jobs
 from .checks import brute_force_records, last_layer, lid_estimator_records, repeatability_records, static_lid
 from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy, silhouette_rows
 from .config import CHAPTER, KNOWN_MODELS, PAPER_MODELS
-from .cosine import s_inter, s_intra, type_codes, type_frequencies
 from .setup import (
     PAPER_LID_TABLE3,
     LayerRun,

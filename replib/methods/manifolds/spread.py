@@ -21,8 +21,8 @@ from sklearn.datasets import make_swiss_roll
 
 from ..._validation import check_array
 from ...metrics.lid import lid_mle, lid_mle_variants
+from ...metrics.types import _s_inter, type_codes
 from ...models.static import load_static_vectors
-from .cosine import _s_inter, type_codes
 
 #: fresh draws of the instances behind :func:`drop_spread`
 DROP_DRAWS = 10
