@@ -3,8 +3,8 @@
 The quantities of :cite:`cai2021isotropy`, computed on arrays of token vectors and their types, one idea
 per module:
 
-* :mod:`replib.metrics.types` (shared with other chapters): :func:`s_inter` (one random instance per type, mean off-diagonal cosine,
-  :math:`S_{inter} = E_{i\\ne j}[\\cos(\\phi(t_i), \\phi(t_j))]`) and :func:`s_intra` (per type at most
+* :mod:`replib.metrics.types` (shared with other chapters): :func:`s_inter` (one random instance per type,
+  mean off-diagonal cosine, :math:`S_{inter} = E_{i\\ne j}[\\cos(\\phi(t_i), \\phi(t_j))]`) and :func:`s_intra` (per type at most
   1,000 random instances, mean off-diagonal cosine, then the unweighted mean over types); every cosine
   average is exact over all pairs in O(N·d), no N×N matrix is formed;
 * :mod:`.clusters`: :func:`choose_clusters` (k-means for k = 2..15 scored by the sampled, seeded silhouette
