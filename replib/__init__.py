@@ -22,13 +22,3 @@ from .metrics import (  # noqa: E402 - after the warning filter
 from .record import record, record_all  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = [
-    "record",
-    "record_all",
-    "isoscore",
-    "effective_dimensions",
-    "isoscore_star",
-    "avg_pairwise_cosine",
-    "partition_isotropy",
-    "CovarianceAccumulator",
-]

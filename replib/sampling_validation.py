@@ -425,32 +425,12 @@ def _cases() -> list[Case]:
     wt = "WikiText-2 test (600 lines)"
     out = []
     for layer in range(6):  # Rudman et al.'s IsoScore per layer: every layer the cached stream holds
-        out += [
-            Case(
-                "isoscore",
-                "log10 IsoScore",
-                f"{MINILM} layer {layer}",
-                wt,
-                "window",
-                8,
-                _tokens(layer),
-                _log10(_isoscore),
-                rud_iso,
-                note=_TOKENS_NOTE,
-            ),
-            Case(
-                "isoscore",
-                "1 - |average cosine|",
-                f"{MINILM} layer {layer}",
-                wt,
-                "window",
-                8,
-                _tokens(layer),
-                _one_minus_abs_cosine,
-                rud_cos,
-                note=_TOKENS_NOTE,
-            ),
-        ]
+        at = f"{MINILM} layer {layer}"
+        for stat, fn, band in (
+            ("log10 IsoScore", _log10(_isoscore), rud_iso),
+            ("1 - |average cosine|", _one_minus_abs_cosine, rud_cos),
+        ):
+            out.append(Case("isoscore", stat, at, wt, "window", 8, _tokens(layer), fn, band, note=_TOKENS_NOTE))
     out += [
         Case(
             "manifolds",
@@ -480,31 +460,10 @@ def _cases() -> list[Case]:
             bias=False,  # a mean of its units: unbiased
             note="queries against the fixed 20,000-word index",
         ),
-        Case(
-            "manifolds",
-            "S_inter",
-            f"{MINILM} layer 5",
-            wt,
-            "window",
-            8,
-            _windows(5),
-            _s_inter,
-            0.0,
-            note=_TOKENS_NOTE + "; the papers print no S_inter: band 2 errors",
-        ),
-        Case(
-            "manifolds",
-            "S_intra",
-            f"{MINILM} layer 5",
-            wt,
-            "window",
-            8,
-            _windows(5),
-            _s_intra,
-            0.0,
-            note=_TOKENS_NOTE + "; the papers print no S_intra: band 2 errors",
-        ),
     ]
+    for stat, fn in (("S_inter", _s_inter), ("S_intra", _s_intra)):
+        note = f"{_TOKENS_NOTE}; the papers print no {stat}: band 2 errors"
+        out.append(Case("manifolds", stat, f"{MINILM} layer 5", wt, "window", 8, _windows(5), fn, 0.0, note=note))
     #: STS set -> (sentences, pairs) per sample: a tenth of its unique sentences and of its pairs
     sts_sizes = {"SICK-R": (490, 490), "STS-B": (250, 137)}
     for model in ("GloVe 6B 50d", MINILM):  # MiniLM's STS sentences come from the chapter's cache entries
@@ -578,42 +537,14 @@ def _cases() -> list[Case]:
     book = "book protein LM (offline)"
     sp = "Swiss-Prot 2014 (1,000 proteins)"
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
-    out += [
-        Case(
-            "protein_isotropy",
-            "log10 IsoScore",
-            book,
-            sp,
-            "protein",
-            100,
-            lambda: (protein_set()[0], None),
-            _log10(_isoscore),
-            hak_iso,
-        ),
-        Case(
-            "protein_isotropy",
-            "effective dimensions",
-            book,
-            sp,
-            "protein",
-            100,
-            lambda: (protein_set()[0], None),
-            _eff_dims,
-            hak_dims,
-        ),
-        Case(
-            "protein_isotropy",
-            "1 - |average cosine|",
-            book,
-            sp,
-            "protein",
-            100,
-            lambda: (protein_set()[0], None),
-            _one_minus_abs_cosine,
-            0.0,
-            note="Hakim et al. print no average cosine in their main tables: band 2 errors",
-        ),
-    ]
+    no_cosine = "Hakim et al. print no average cosine in their main tables: band 2 errors"
+    vectors = lambda: (protein_set()[0], None)
+    for stat, fn, band, note in (
+        ("log10 IsoScore", _log10(_isoscore), hak_iso, ""),
+        ("effective dimensions", _eff_dims, hak_dims, ""),
+        ("1 - |average cosine|", _one_minus_abs_cosine, 0.0, no_cosine),
+    ):
+        out.append(Case("protein_isotropy", stat, book, sp, "protein", 100, vectors, fn, band, note=note))
     out.append(
         Case(
             "protein_isotropy",

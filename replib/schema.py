@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-__all__ = ["SchemaError", "load_schema", "validate"]
+__all__ = ["SchemaError", "closed_object", "load_schema", "validate"]
 
 
 class SchemaError(ValueError):
@@ -27,6 +27,11 @@ class SchemaError(ValueError):
         self.source = source
         self.path = path
         self.line = line
+
+
+def closed_object(properties: dict) -> dict:
+    """The JSON Schema of an object with exactly these ``properties``: every one required, no other allowed."""
+    return {"type": "object", "additionalProperties": False, "required": list(properties), "properties": properties}
 
 
 def load_schema(path: str | Path) -> dict:

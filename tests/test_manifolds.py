@@ -7,6 +7,7 @@ import pytest
 from replib.config import chapter_config
 from replib.methods import manifolds as mf
 from replib.metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
+from replib.metrics.types import _per_type_cosines
 
 
 def _brute_mean_offdiag_cos(V):
@@ -72,7 +73,7 @@ def test_s_intra_caps_instances_per_type(typed_cloud):
     X, types = typed_cloud
     codes, _ = mf.type_codes(types)
     U = X / np.linalg.norm(X, axis=1, keepdims=True)
-    cos, tcodes = mf.cosine._per_type_cosines(U, codes, 7, np.random.default_rng(0))
+    cos, tcodes = _per_type_cosines(U, codes, 7, np.random.default_rng(0))
     big = np.bincount(codes).argmax()
     assert np.bincount(codes)[big] > 7
     # the capped type's value is the brute-force mean of *some* 7 of its instances: check the bound

@@ -154,14 +154,13 @@ def test_static_vectors_files(tmp_path, fmt):
 
 def test_classifier_setups_and_cluster_loader_take_a_folder(minilm_copy, tmp_path):
     from replib.methods.classifiers import polarity_setup
-    from replib.methods.cluster_isotropy import load_model_for
 
     a = polarity_setup(str(minilm_copy), n_items=12, seed=0, cache_dir=tmp_path, progress=False)
     b = polarity_setup("all-MiniLM-L6-v2", n_items=12, seed=0, cache_dir=tmp_path / "other", progress=False)
     np.testing.assert_allclose(a.embeddings, b.embeddings, atol=1e-6)
     assert not any(str(minilm_copy) in p.name for p in (tmp_path / "sbert").iterdir())
-    assert load_model_for(str(minilm_copy)).weights_sha256 == MINILM_SAFETENSORS_SHA256
-    assert load_model_for("tiny-bert").name == "tiny-bert"
+    assert resolve_model(str(minilm_copy)).weights_sha256 == MINILM_SAFETENSORS_SHA256
+    assert resolve_model("tiny-bert").name == "tiny-bert"
 
 
 def test_chapter_configs_take_a_folder(minilm_copy):

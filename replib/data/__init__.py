@@ -20,26 +20,3 @@ from .semcor import load_semcor
 from .store import ChecksumError, DataNotFoundError, IncompleteDownloadError, cache_dir, fetch
 from .swissprot import load_swissprot, validate_residues
 from .wordnet import load_wordnet_supersenses, load_wordnet_tag_counts
-
-__all__ = [
-    "fetch",
-    "load_stsb",
-    "load_sts",
-    "load_sick",
-    "load_polarity",
-    "load_snli",
-    "load_glue",
-    "load_glue_train",
-    "load_lm_corpus",
-    "load_swissprot",
-    "validate_residues",
-    "load_wordnet_supersenses",
-    "load_wordnet_tag_counts",
-    "load_semcor",
-    "DATASETS",
-    "get_file",
-    "cache_dir",
-    "ChecksumError",
-    "DataNotFoundError",
-    "IncompleteDownloadError",
-]

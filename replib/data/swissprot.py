@@ -45,7 +45,6 @@ BPO_DB = "usr/share/metastudent-data/dataset_201401/BPO/goasp.fasta"
 STANDARD = frozenset("ACDEFGHIKLMNPQRSTVWY")
 ALWAYS = STANDARD | {"X"}
 AMBIGUOUS = frozenset("UZOB")
-PROTEINBERT_ALPHABET = frozenset("ACDEFGHIKLMNPQRSTUVWXY")
 
 #: Per-model handling of the rare letters U (selenocysteine), O (pyrrolysine),
 #: B (D or N), Z (E or Q) and X (unknown).

@@ -16,22 +16,3 @@ from .extract import (
     token_windows,
     window_hidden_states,
 )
-
-__all__ = [
-    "cache_key",
-    "hash_inputs",
-    "run_sharded",
-    "model_identity",
-    "ProteinEmbeddings",
-    "SentenceEmbeddings",
-    "TokenStream",
-    "embed_proteins",
-    "embed_sentence_layers",
-    "embed_sentences",
-    "embed_token_stream",
-    "protein_text",
-    "residue_slice",
-    "token_stream_ids",
-    "token_windows",
-    "window_hidden_states",
-]

@@ -24,6 +24,7 @@ from ..models import load_trained
 from ..parts import Budget, Part, rest_part
 from ..profiles import PROFILES
 from ..sampling import bootstrap_spread
+from ..schema import closed_object
 from ..training import (
     config_for,
     eval_inputs,
@@ -62,24 +63,16 @@ _RUN = {
     }
     | {"lr": {"type": "number", "exclusiveMinimum": 0}, "threads": {"type": ["integer", "null"], "minimum": 1}},
 }
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["models", "protein", "text", "measure"],
-    "properties": {
+SCHEMA = closed_object(
+    {
         "models": {"type": "array", "maxItems": 0, "description": "the chapter trains its own models"},
         "protein": _RUN | {"required": [*_RUN["required"], "subset"]},
         "text": _RUN | {"required": [*_RUN["required"], "corpus", "train_split", "eval_split", "vocab"]},
-        "measure": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["n_tokens", "lid_k", "max_per_type", "n_rogue"],
-            "properties": {
-                k: {"type": "integer", "minimum": 1} for k in ("n_tokens", "lid_k", "max_per_type", "n_rogue")
-            },
-        },
-    },
-}
+        "measure": closed_object(
+            {k: {"type": "integer", "minimum": 1} for k in ("n_tokens", "lid_k", "max_per_type", "n_rogue")}
+        ),
+    }
+)
 #: the training table of :mod:`replib.training.config`, one row per profile, with no models to choose
 TABLE = {profile: {"models": [], **config_for(profile)} for profile in PROFILES}
 #: the chapter's steps (cells marked ``# step: NAME``)

@@ -18,28 +18,3 @@ from .streaming import (
     streaming_partition_isotropy,
 )
 from .types import s_inter, s_intra, type_codes, type_frequencies
-
-__all__ = [
-    "isoscore",
-    "effective_dimensions",
-    "isoscore_star",
-    "isoscore_from_covariance",
-    "covariance_eigenvalues",
-    "avg_pairwise_cosine",
-    "partition_isotropy",
-    "PartitionIsotropy",
-    "rudman_partition_score",
-    "rudman_partition_score_gaussian",
-    "CovarianceAccumulator",
-    "CosineAccumulator",
-    "LayerAccumulator",
-    "PartitionAccumulator",
-    "streaming_partition_isotropy",
-    "cosine_contributions",
-    "rogue_dimensions",
-    "RogueDimensions",
-    "s_inter",
-    "s_intra",
-    "type_codes",
-    "type_frequencies",
-]

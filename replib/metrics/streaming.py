@@ -203,13 +203,6 @@ class CosineAccumulator:
             raise ValueError("no accumulated samples")
         return self._norm_sum / self.count
 
-    def std_norm(self) -> float:
-        """Standard deviation (ddof=1) of the rows' norms."""
-        if self.count < 2:
-            raise ValueError(f"need at least 2 accumulated samples; have {self.count}")
-        n = self.count
-        return float(np.sqrt(max(0.0, (self._norm_sq_sum - self._norm_sum**2 / n) / (n - 1))))
-
     def state_dict(self) -> dict:
         if self.count < 1:
             raise ValueError("no accumulated samples")

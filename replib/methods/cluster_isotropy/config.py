@@ -18,6 +18,7 @@ from __future__ import annotations
 from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
+from ...schema import closed_object
 
 #: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
 PAPER_HPARAMS = {
@@ -29,43 +30,9 @@ STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
 _CLF_TASKS = ["SST-2", "CoLA", "RTE", "MRPC"]
 
 _INTS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
-_HPARAMS = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["n_clusters", "n_pc", "global_pc"],
-    "properties": {k: {"type": "integer", "minimum": 1} for k in ("n_clusters", "n_pc", "global_pc")},
-}
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "models",
-        "hparams",
-        "tune",
-        "grid_k",
-        "grid_pc",
-        "tune_seeds",
-        "datasets",
-        "stsb_split",
-        "max_pairs",
-        "seeds",
-        "layer_sample",
-        "table1_ks",
-        "deck_model",
-        "deck_seeds",
-        "clf_model",
-        "clf_tasks",
-        "clf_sizes",
-        "clf_sample_seed",
-        "clf_epochs",
-        "clf_lr",
-        "clf_max_length",
-        "demo_clusters",
-        "demo_pc",
-        "semcor",
-        "semcor_min_count",
-    ],
-    "properties": {
+_HPARAMS = closed_object({k: {"type": "integer", "minimum": 1} for k in ("n_clusters", "n_pc", "global_pc")})
+SCHEMA = closed_object(
+    {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "hparams": {"type": "object", "additionalProperties": _HPARAMS, "description": "model -> the paper's"},
         "tune": {"type": "boolean", "description": "choose every model's hyperparameters on STS-B dev"},
@@ -101,8 +68,8 @@ SCHEMA = {
         "demo_pc": {"type": "integer", "minimum": 0, "description": "directions removed in the demo"},
         "semcor": {"type": "boolean", "description": "Table 4: verb tense vs meaning on SemCor (downloaded)"},
         "semcor_min_count": {"type": "integer", "minimum": 1, "description": "occurrences of each kept sense"},
-    },
-}
+    }
+)
 
 _GRID = list(range(5, 31, 5))
 # fmt: off

@@ -9,14 +9,13 @@ import pandas as pd
 
 from ...data import load_semcor
 from ...metrics import partition_isotropy
-from ...models import model_slug
+from ...models import model_slug, resolve_model
 from .classification import compare_classification, pair_token_features
 from .setup import (
     DECK_VARIANTS,
     METHODS,
     embed_pairs,
     load_classification,
-    load_model_for,
     load_sts_pairs,
     make_transform,
 )
@@ -56,8 +55,8 @@ def short_names(cfg) -> dict:
 
 
 class ChapterModels:
-    """The chapter's models, each loaded once on first use (:func:`load_model_for`), with the token matrices
-    of the STS-B development pairs (the tuning set) by each."""
+    """The chapter's models, each loaded once on first use (:func:`replib.models.resolve_model`), with the token
+    matrices of the STS-B development pairs (the tuning set) by each."""
 
     def __init__(self, seed: int, dev: pd.DataFrame, cache_dir=None):
         self.seed, self.dev, self.cache_dir = seed, dev, cache_dir
@@ -65,7 +64,7 @@ class ChapterModels:
 
     def __call__(self, name: str):
         if name not in self._models:
-            self._models[name] = load_model_for(name, seed=self.seed)
+            self._models[name] = resolve_model(name, seed=self.seed)
         return self._models[name]
 
     def dev_tokens(self, name: str):

@@ -9,7 +9,6 @@ import pandas as pd
 
 from ...data import load_glue, load_sick, load_sts, load_stsb
 from ...embeddings import embed_sentences
-from ...models import resolve_model
 from .config import STS_DATASETS
 from .transform import ClusterIsotropy
 
@@ -84,12 +83,6 @@ def embed_pairs(model, df, *, layer: int = -1, cache_dir=None, progress: bool = 
     t1 = [emb.tokens[where[s]] for s in df["sentence1"]]
     t2 = [emb.tokens[where[s]] for s in df["sentence2"]]
     return t1, t2
-
-
-def load_model_for(name, seed: int = 0):
-    """Any model spec :func:`replib.models.resolve_model` accepts: a registry key, ``tiny-<family>`` (the smoke
-    profile's tiny random models), a local folder or a Hugging Face id (``org/name@revision``)."""
-    return resolve_model(name, seed=seed)
 
 
 def load_classification(task: str, sizes=None, seed: int = 0):

@@ -14,25 +14,13 @@ from __future__ import annotations
 from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, model_parts, rest_part
+from ...schema import closed_object
 
 #: the four language models of the authors' released per-layer results, and their short names in record keys
 PAPER_LMS = {"bert-base-uncased": "bert", "distilbert-base-uncased": "distilbert", "openai-gpt": "gpt", "gpt2": "gpt2"}
 
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "models",
-        "sweep",
-        "n_rot",
-        "split",
-        "n_lines",
-        "window",
-        "paper_layer_keys",
-        "stream",
-        "package_sample",
-    ],
-    "properties": {
+SCHEMA = closed_object(
+    {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "sweep": {"type": "integer", "minimum": 2, "description": "points of the meatball and k-of-512 sweeps"},
         "n_rot": {"type": "integer", "minimum": 10, "description": "points of the rotation test's Gaussian"},
@@ -46,8 +34,8 @@ SCHEMA = {
             "minimum": 2,
             "description": "tokens per layer of the first model kept for the package check when streaming",
         },
-    },
-}
+    }
+)
 
 # fmt: off
 TABLE = {

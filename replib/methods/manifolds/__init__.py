@@ -3,8 +3,8 @@
 The quantities of :cite:`cai2021isotropy`, computed on arrays of token vectors and their types, one idea
 per module:
 
-* :mod:`.cosine`: :func:`s_inter` (one random instance per type, mean off-diagonal cosine,
-  :math:`S_{inter} = E_{i\\ne j}[\\cos(\\phi(t_i), \\phi(t_j))]`) and :func:`s_intra` (per type at most
+* :mod:`replib.metrics.types` (shared with other chapters): :func:`s_inter` (one random instance per type,
+  mean off-diagonal cosine, :math:`S_{inter} = E_{i\\ne j}[\\cos(\\phi(t_i), \\phi(t_j))]`) and :func:`s_intra` (per type at most
   1,000 random instances, mean off-diagonal cosine, then the unweighted mean over types); every cosine
   average is exact over all pairs in O(N·d), no N×N matrix is formed;
 * :mod:`.clusters`: :func:`choose_clusters` (k-means for k = 2..15 scored by the sampled, seeded silhouette
@@ -25,11 +25,11 @@ Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
 
 from __future__ import annotations
 
+from ...metrics.types import s_inter, s_intra, type_codes, type_frequencies
 from .analysis import analyse_layer, analyse_layers, layer_clusters, layer_jobs
 from .checks import brute_force_records, last_layer, lid_estimator_records, repeatability_records, static_lid
 from .clusters import ClusterChoice, choose_clusters, cluster_centered_isotropy, silhouette_rows
 from .config import CHAPTER, KNOWN_MODELS, PAPER_MODELS
-from .cosine import s_inter, s_intra, type_codes, type_frequencies
 from .setup import (
     PAPER_LID_TABLE3,
     LayerRun,
@@ -37,7 +37,6 @@ from .setup import (
     embed_corpus,
     layer_passes,
     load_corpora,
-    load_stream_model,
     static_glove,
     stream_corpus,
 )
@@ -61,55 +60,3 @@ from .summary import (
     smallest_drop,
 )
 from .tokens import TOKEN_KINDS, pca_view, swiss_roll_views, token_kind, token_kinds
-
-__all__ = [
-    "CHAPTER",
-    "DROP_DRAWS",
-    "drop_spread",
-    "intra_drop_spread",
-    "intra_type_cosines",
-    "spread_records",
-    "STATIC_TABLE3_FILES",
-    "static_table3_records",
-    "swiss_roll_lid_records",
-    "PAPER_MODELS",
-    "KNOWN_MODELS",
-    "PAPER_LID_TABLE3",
-    "type_codes",
-    "type_frequencies",
-    "s_inter",
-    "s_intra",
-    "ClusterChoice",
-    "choose_clusters",
-    "silhouette_rows",
-    "cluster_centered_isotropy",
-    "token_kind",
-    "token_kinds",
-    "TOKEN_KINDS",
-    "pca_view",
-    "swiss_roll_views",
-    "load_stream_model",
-    "embed_corpus",
-    "static_glove",
-    "stream_corpus",
-    "load_corpora",
-    "layer_passes",
-    "LayerRun",
-    "analyse_models",
-    "analyse_layer",
-    "analyse_layers",
-    "layer_jobs",
-    "layer_clusters",
-    "anisotropy_records",
-    "cosine_long",
-    "smallest_drop",
-    "silhouette_table",
-    "cluster_view_records",
-    "lid_records",
-    "lid_table",
-    "last_layer",
-    "brute_force_records",
-    "repeatability_records",
-    "lid_estimator_records",
-    "static_lid",
-]

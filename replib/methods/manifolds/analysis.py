@@ -14,8 +14,8 @@ from ..._io import progress_off
 from ..._validation import OrientationWarning, check_array
 from ...metrics import isoscore
 from ...metrics.lid import lid_mle
+from ...metrics.types import s_inter, s_intra, type_codes
 from .clusters import choose_clusters, cluster_centered_isotropy
-from .cosine import s_inter, s_intra, type_codes
 from .spread import drop_spread
 
 

@@ -9,8 +9,8 @@ import pandas as pd
 
 from ..._optional import optional_import, require
 from ...metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
+from ...metrics.types import s_inter, s_intra, type_codes
 from .analysis import layer_clusters
-from .cosine import s_inter, s_intra, type_codes
 from .setup import static_glove
 
 skdim = optional_import("skdim")  # scikit-dimension: an independent Levina-Bickel implementation

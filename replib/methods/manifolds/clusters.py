@@ -11,7 +11,7 @@ from sklearn.metrics import pairwise_distances, silhouette_score
 
 from ..._validation import OrientationWarning, check_array
 from ...metrics import isoscore, partition_isotropy
-from .cosine import _check_xt, s_inter, s_intra
+from ...metrics.types import _check_xt, s_inter, s_intra
 
 
 # ------------------------------------------------------------------------------------------ clusters

@@ -20,6 +20,7 @@ import numpy as np
 from ...chapter import Chapter
 from ...models import ModelRef, model_n_layers
 from ...parts import COLAB_T4, Budget, Part, rest_part
+from ...schema import closed_object
 
 #: Models of the paper (HF ids through :mod:`replib.models`) and their number of Transformer blocks.
 PAPER_MODELS = {
@@ -40,33 +41,8 @@ KNOWN_MODELS = {
 }
 
 _INT_OR_NULL = {"type": ["integer", "null"], "minimum": 1}
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "models",
-        "corpora",
-        "window",
-        "ks",
-        "threshold",
-        "max_per_type",
-        "lid_k",
-        "sil_sample",
-        "n_init",
-        "kmeans_fit",
-        "lid_queries",
-        "glove_queries",
-        "pca_points",
-        "swiss_layers",
-        "glove_max_words",
-        "layers_per_pass",
-        "lid_check_points",
-        "threads",
-        "layer_jobs",
-        "stream",
-        "analysis_sample",
-    ],
-    "properties": {
+SCHEMA = closed_object(
+    {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "corpora": {
             "type": "object",
@@ -104,8 +80,8 @@ SCHEMA = {
             "accumulators, the rest of a layer's analysis on a documented sample of analysis_sample tokens",
         },
         "analysis_sample": _INT_OR_NULL,
-    },
-}
+    }
+)
 
 _BASE = dict(
     window=512,

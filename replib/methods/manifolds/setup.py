@@ -35,12 +35,6 @@ class _Stream:
     token_ids: np.ndarray
 
 
-def load_stream_model(name: str, seed: int = 0):
-    """A model for :func:`embed_corpus`: any spec :func:`replib.models.resolve_model` accepts
-    (``tiny-bert``/``tiny-gpt2`` random smoke models, a registry key, a local folder, a Hub id)."""
-    return resolve_model(name, seed=seed)
-
-
 def embed_corpus(model, lines, window: int = 512, layers=None, cache_dir=None, progress: bool = True) -> _Stream:
     """Cai et al.'s token stream: lines encoded one by one (special tokens as ``encode`` adds them),
     concatenated, cut into non-overlapping ``window``-token windows (short tail dropped), every layer's
@@ -173,7 +167,7 @@ def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
     (streamed: the token stream still covers every layer, so a model's later layer ranges resume it)."""
     rows, extras, streams = [], {}, {}
     for mname, (model_id, n_layers) in cfg["named_models"].items():
-        model = load_stream_model(model_id, seed=cfg.seed)
+        model = resolve_model(model_id, seed=cfg.seed)
         for ckey, lines in corpora.items():
             what = {"model": content_identity(model_id), "lines": hash_inputs(lines), "window": cfg["window"]}
             if cfg.get("stream"):

@@ -24,10 +24,9 @@ from sklearn.datasets import make_swiss_roll
 
 from ..._validation import check_array
 from ...metrics.lid import lid_mle, lid_mle_variants
-from ...metrics.types import _per_type_rows
+from ...metrics.types import _per_type_rows, _s_inter, type_codes
 from ...models.static import load_static_vectors
 from ...sampling import JACKKNIFE_GROUPS, jackknife_se
-from .cosine import _s_inter, type_codes
 
 #: fresh draws of the instances behind :func:`drop_spread`
 DROP_DRAWS = 10

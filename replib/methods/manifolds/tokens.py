@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.decomposition import PCA
 
 from ..._validation import check_array
-from .cosine import type_frequencies
+from ...metrics.types import type_frequencies
 
 # ---------------------------------------------------------------------------------------- token kinds
 TOKEN_KINDS = ("special", "punctuation", "number", "word")

@@ -12,7 +12,6 @@ from Bio.Align import substitution_matrices
 from ...data import validate_residues
 
 # ------------------------------------------------------------------------------------------ alignment
-_PAM250_ALPHABET = frozenset("ARNDCQEGHILKMFPSTWYVBZX")
 
 
 def map_residues_for_alignment(seq: str, seq_id: str | None = None) -> str:

@@ -22,34 +22,14 @@ from __future__ import annotations
 from ...chapter import Chapter
 from ...models import require_protein_model
 from ...parts import Budget, Part, model_parts, rest_part
+from ...schema import closed_object
 
 #: the four models of Hakim et al. (registry keys, also their row labels and record-key names)
 PAPER_MODELS = ["prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert"]
 _ESM_PAPER = ["esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M"]
 
-SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "models",
-        "subset",
-        "n_global",
-        "n_pair_proteins",
-        "n_biopython",
-        "n_local",
-        "max_length",
-        "chunk_size",
-        "n_jobs",
-        "kmer_max",
-        "tiny",
-        "gap_open",
-        "gap_extend",
-        "matrix",
-        "min_ratio",
-        "stream",
-        "local_samples",
-    ],
-    "properties": {
+SCHEMA = closed_object(
+    {
         "models": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "subset": {"enum": ["5k", "20k", "current"], "description": "Swiss-Prot sample (replib.data)"},
         "n_global": {"type": ["integer", "null"], "minimum": 2, "description": "proteins of the global table"},
@@ -76,8 +56,8 @@ SCHEMA = {
             "maximum": 2,
             "description": "disjoint samples of n_local proteins for the per-residue analysis (2: their spread)",
         },
-    },
-}
+    }
+)
 
 _COMMON = dict(gap_open=10, gap_extend=1, matrix="pam250", min_ratio=5, kmer_max=2, stream=False, local_samples=1)
 # fmt: off

@@ -5,7 +5,6 @@ alignment measures :cite:`hakim2025protein`."""
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Sequence
 
 import joblib
@@ -32,18 +31,6 @@ def all_pairs(n: int) -> np.ndarray:
 def pair_count_for_proteins(n: int) -> int:
     """C(n, 2): unordered pairs of n proteins."""
     return n * (n - 1) // 2
-
-
-def proteins_for_pair_count(n_pairs: float) -> int:
-    """Smallest n with C(n, 2) ≥ ``n_pairs``.
-
-    6.4×10⁶ → 3,579 (and C(3578, 2) = 6,399,253 ≈ 6.4×10⁶); the paper's "1 % of ~570k proteins" would
-    be 5,700 proteins and 1.6×10⁷ pairs.
-    """
-    n = int(math.ceil((1 + math.sqrt(1 + 8 * float(n_pairs))) / 2))
-    while pair_count_for_proteins(n - 1) >= n_pairs:
-        n -= 1
-    return n
 
 
 def sample_proteins(n_total: int, n: int, seed: int = 0) -> np.ndarray:

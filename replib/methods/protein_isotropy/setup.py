@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ...embeddings import embed_proteins
-from ...models import REGISTRY, load_model, model_slug, require_protein_model, resolve_model, tiny_model
+from ...models import ModelRef, load_model, require_protein_model, resolve_model, tiny_model
 from .config import stream_ranges
 from .isotropy import global_isotropy
 from .streamed import protein_layers, stream_protein_model
@@ -42,13 +42,14 @@ def global_sample(sequences: Sequence[str], n_global: int | None, seed: int) -> 
 
 
 # ------------------------------------------------------------------------------------------ models
-def model_label(name) -> str:
-    """Row label of a model: registry keys as they are, anything else (a folder, a Hub id) by its slug."""
-    name = str(name)
-    return name if name in REGISTRY or name in _TINY_STANDINS else model_slug(name)
+def model_label(ref) -> str:
+    """Row label of a model (a :class:`~replib.models.ModelRef` or its spec): registry keys and ``tiny-esm`` as
+    they are, anything else (a folder, a Hub id) by its slug."""
+    ref = ModelRef.parse(ref)
+    return ref.name if ref.kind == "registry" or ref.name in _TINY_STANDINS else ref.slug
 
 
-def load_protein_model(name, tiny: bool, seed: int = 0):
+def load_protein_model(ref, tiny: bool, seed: int = 0):
     """Load a registry model, or with ``tiny`` its tiny random same-architecture stand-in (``smoke`` and
     ``offline``); any other spec (a folder, a Hub id) through :func:`replib.models.resolve_model`, in every
     profile, once :func:`replib.models.require_protein_model` has accepted it.
@@ -60,16 +61,16 @@ def load_protein_model(name, tiny: bool, seed: int = 0):
     replib.models.WrongModelKindError
         For a text model: "this chapter needs a protein model; <name> is a text model ...".
     """
-    name = str(name)
-    if name not in REGISTRY and name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
-        require_protein_model(name)
-        return resolve_model(name, seed=seed)
+    ref = ModelRef.parse(ref)
+    if ref.kind != "registry" and ref.name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
+        require_protein_model(ref)
+        return resolve_model(ref, seed=seed)
     if tiny:
-        family, s = _TINY_STANDINS.get(name, (None, 0))
+        family, s = _TINY_STANDINS.get(ref.name, (None, 0))
         if family is None:
-            raise ValueError(f"no tiny stand-in for {name!r}; known: {sorted(_TINY_STANDINS)}")
+            raise ValueError(f"no tiny stand-in for {ref.name!r}; known: {sorted(_TINY_STANDINS)}")
         return tiny_model(family, seed=seed + s)
-    return load_model(name)
+    return load_model(ref.name)
 
 
 def embed_global(
@@ -134,7 +135,7 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
         layers = tuple(range(lm.spec.n_layers + 1)) if is_esm else (-1,)
         where = {"shards": cfg.shards}
         if client is not None:
-            where.update(client=client, loader=functools.partial(load_protein_model, str(ref), cfg.tiny, cfg.seed))
+            where.update(client=client, loader=functools.partial(load_protein_model, ref, cfg.tiny, cfg.seed))
         emb = embed_global(lm, seqs, layers, cfg.max_length, cache_dir, progress, **where)
         out.models[name] = (lm, emb)
         out.vectors[name] = emb.pooled["global"] if lm.spec.recipe == "proteinbert" else emb.pooled[layers[-1]]
