@@ -23,7 +23,7 @@ from replib._optional import optional_import
 
 from . import atlas, figures, history, mathjax, pages, sampling
 from .errors import BookBuildError
-from .notebooks import for_the_page
+from .notebooks import REHEARSAL_CSV, for_the_page, read_rehearsal
 from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters, toc_files
 from .report import chapter_claims_markdown, dashboard_markdown, merge
@@ -190,7 +190,7 @@ def stage(
     tables = load_paper_tables(root)
     declared = declared_refs(claim_files.values(), tables)
     verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], tables, declared)} if own else {}
-    rehearsal = pages.read_rehearsal(root / pages.REHEARSAL_CSV)
+    rehearsal = read_rehearsal(root / REHEARSAL_CSV)
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
         if not ran.exists():

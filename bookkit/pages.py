@@ -25,6 +25,7 @@ from replib.profiles import PROFILES
 from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
+from .notebooks import chapter_cost
 from .status import STATUS_BADGE, format_value, status_counts
 from .verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
 
@@ -295,45 +296,6 @@ def what_ran_markdown(entry: dict | None, rep: dict) -> str:
     seeds = list((entry.get("seeds") or {}).keys())
     seeded = f", seeds {', '.join(seeds)}" if len(seeds) > 1 else ""
     return f"**What ran here**: {run_label(rep)}{seeded}. Models: {'; '.join(names) or 'none'}. Data: {data}."
-
-
-#: the rehearsal of the paper profile (``python -m replib rehearsal``): one row per part of every chapter
-REHEARSAL_CSV = "book/rehearsal.csv"
-
-
-def read_rehearsal(path) -> list[dict]:
-    """The rows of ``book/rehearsal.csv`` (empty when it does not exist)."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
-    """What the chapter's ``paper`` profile costs by the rehearsal (the rows of ``book/rehearsal.csv``): its ``all`` row
-    when it has one, else the sum of its parts' T4-hours and caches and their largest memory; None without
-    rows. Keys ``t4_hours``, ``peak_rss_gb``, ``cache_gb``, ``parts`` and, when the rehearsal has it,
-    ``l4_hours``."""
-    rows = [r for r in rows if r.get("chapter") == chapter]
-    whole = [r for r in rows if r.get("part") == "all"]
-    rows = whole or rows
-    if not rows:
-        return None
-
-    def total(key, how=sum):
-        vals = [float(r[key]) for r in rows if (r.get(key) or "").strip()]
-        return how(vals) if vals else None
-
-    cost = {
-        "t4_hours": total("t4_hours_estimate"),
-        "peak_rss_gb": total("peak_rss_gb", max),
-        "cache_gb": total("cache_gb"),  # every part's cache stays on the disk
-        "parts": 0 if whole else len(rows),
-    }
-    if any("l4_hours_estimate" in r for r in rows):
-        cost["l4_hours"] = total("l4_hours_estimate")
-    return cost
 
 
 def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
