@@ -22,13 +22,13 @@ import yaml
 from replib._optional import optional_import
 
 from . import atlas, figures, history, mathjax, pages, sampling
+from .claims.paper_tables import load_paper_tables, papers_markdown
+from .claims.verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
 from .errors import BookBuildError
 from .notebooks import REHEARSAL_CSV, for_the_page, read_rehearsal
-from .paper_tables import load_paper_tables, papers_markdown
 from .project import chapter_source, find_root, toc_chapters, toc_files
 from .report import chapter_claims_markdown, dashboard_markdown, merge
 from .runner import discover_chapters
-from .verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
 from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
@@ -57,7 +57,7 @@ def _paper_refs(root: Path) -> dict[tuple[str, str], str]:
 
 
 def _declared(root: Path, tables: dict) -> set[str]:
-    """The papers' results some profile's declared check compares (:func:`bookkit.verdicts.declared_refs`)."""
+    """The papers' results some profile's declared check compares (:func:`bookkit.claims.verdicts.declared_refs`)."""
     return declared_refs(discover_chapters(root), tables)
 
 
@@ -73,11 +73,11 @@ def validation_markdown(
     split = {n: f"validation/{n}" for n in validation_pages(root)}
     page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
     tables = load_paper_tables(root)
-    if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.verdicts)
+    if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.claims.verdicts)
         declared = _declared(root, tables)
         verdicts = verdicts_markdown([paper_verdicts(r, tables, declared) for r in merge(reports)])
         page = page.replace("## At a glance", verdicts + "\n## At a glance", 1)
-    if tables and not split:  # a book without pages per paper: the papers' tables here (bookkit.paper_tables)
+    if tables and not split:  # a book without pages per paper: the papers' tables here (bookkit.claims.paper_tables)
         page += "\n" + papers_markdown(
             tables, reports[0] if reports else None, _paper_refs(root), _declared(root, tables)
         )
@@ -95,7 +95,7 @@ def paper_validation_markdown(
 ) -> str:
     """One paper's validation page: its verdict per profile (:func:`bookkit.pages.chapter_verdicts`), every
     claim of its chapter, and the paper's tables with, in every cell, the paper's value, ours and the status
-    (:mod:`bookkit.paper_tables`)."""
+    (:mod:`bookkit.claims.paper_tables`)."""
     root = Path(root or find_root())
     reports = merge(reports) if reports else []
     ran = [r for r in reports if any(c["chapter"] == chapter for c in r["chapters"])]

@@ -13,13 +13,13 @@ from urllib.parse import urlparse
 import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
+from .claims.paper_tables import load_paper_tables
+from .claims.status import STATUS_BADGE as BADGE
+from .claims.verdicts import declared_refs
 from .notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_chapter
 from .pages import front_page_evidence
-from .paper_tables import load_paper_tables
 from .project import chapter_source, find_root, toc_files
 from .runner import discover_chapters
-from .status import STATUS_BADGE as BADGE
-from .verdicts import declared_refs
 from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure

@@ -3,7 +3,7 @@
 - :func:`reproduces_markdown`: the "what this chapter reproduces" table (claim, paper, ours, status) that
   opens every chapter, with a link to the chapter's recorded numbers as CSV (:func:`claims_csv`);
 - :func:`front_page_markdown`: the front page's first screen: each paper's verdict (:func:`chapter_verdicts`,
-  from :func:`bookkit.verdicts.paper_verdicts`), the run it rests on, and its evidence by class (the paper's
+  from :func:`bookkit.claims.verdicts.paper_verdicts`), the run it rests on, and its evidence by class (the paper's
   numbers compared, what its findings did on the run's models), with links to each chapter;
 - :func:`what_ran_markdown`: the line under each chapter's title naming the run, models and data files;
 - :func:`claim_target`: the anchor placed before the cell that recorded a claim's value, so the
@@ -25,9 +25,9 @@ from replib.profiles import PROFILES
 from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
+from .claims.status import STATUS_BADGE, format_value, status_counts
+from .claims.verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
 from .notebooks import chapter_cost
-from .status import STATUS_BADGE, format_value, status_counts
-from .verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
@@ -183,7 +183,7 @@ BADGES = {**VERDICT_BADGE, OWN_EXPERIMENT: "🔬 an experiment of this book"}  #
 
 
 def chapter_verdicts(report: dict, tables: dict, declared: set[str] | None = None) -> dict[str, dict]:
-    """chapter -> the verdict on its paper in ``report`` (:func:`bookkit.verdicts.paper_verdicts`: ``verdict``,
+    """chapter -> the verdict on its paper in ``report`` (:func:`bookkit.claims.verdicts.paper_verdicts`: ``verdict``,
     ``reason``, ``profile``...); a chapter whose claims refer to no paper table gets :data:`OWN_EXPERIMENT`."""
     out = {v["chapter"]: v for v in paper_verdicts(report, tables, declared)}
     for ch in report["chapters"]:
@@ -213,7 +213,7 @@ def run_label(rep: dict) -> str:
 
 def evidence_cell(report: dict, verdict: dict) -> str:
     """The front page's evidence cell for one chapter's ``verdict`` in ``report``: the paper's numbers compared
-    and what its findings did (:func:`bookkit.verdicts.evidence_line`), or the claims per status for the book's
+    and what its findings did (:func:`bookkit.claims.verdicts.evidence_line`), or the claims per status for the book's
     own experiments."""
     if verdict["verdict"] != OWN_EXPERIMENT:
         return evidence_line(verdict)
@@ -244,7 +244,7 @@ def front_page_markdown(
     declared: set[str] | None = None,
 ) -> str:
     """Each paper's verdict (:func:`chapter_verdicts` over the papers' ``tables``), the run it rests on, and its
-    evidence (:func:`bookkit.verdicts.evidence_line`: the paper's numbers compared, what its findings did; the
+    evidence (:func:`bookkit.claims.verdicts.evidence_line`: the paper's numbers compared, what its findings did; the
     claims per status for the book's own experiments): three narrow columns."""
     links = links or {}
     if not reports:

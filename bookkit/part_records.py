@@ -92,7 +92,7 @@ def await_parts(results: list[dict], states: dict[str, dict], records: dict) -> 
     for r in results:
         r = dict(r)
         waiting = []
-        key = r.get("record") or r["key"]  # a cell of the findings grid reads another key (bookkit.findings)
+        key = r.get("record") or r["key"]  # a cell of the findings grid reads another key (bookkit.claims.findings)
         if r["status"] == "failed" and key not in records:
             waiting = _waiting(key, states)
         elif r["status"] == "failed" and r["detail"].startswith("comparison key "):

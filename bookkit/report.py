@@ -2,7 +2,7 @@
 
 A *report* is the JSON the runner writes (``build/runs/<profile>/report.json``): ``profile``,
 ``started``/``finished``, ``environment``, ``chapters`` (one entry per executed chapter) and ``claims``
-(one entry per claim, see :class:`bookkit.checker.ClaimResult`). A *bundle* holds several reports:
+(one entry per claim, see :class:`bookkit.claims.checker.ClaimResult`). A *bundle* holds several reports:
 ``{"kind": "replib-report-bundle", "reports": [...]}``.
 
 Command line (``python -m replib report ...``):
@@ -25,13 +25,13 @@ from replib._io import confined
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
-from .claims import CLAIMS_SUFFIX, load_claims
+from .claims.claims import CLAIMS_SUFFIX, load_claims
+from .claims.seeds import check_chapter_seeds
+from .claims.status import STATUS_BADGE, STATUSES, closing_line, format_value
+from .claims.status import summarize as _summarize
 from .pages import counts_text
 from .part_records import merge_chapter_entries
 from .run_report import bind_to_paper_models
-from .seeds import check_chapter_seeds
-from .status import STATUS_BADGE, STATUSES, closing_line, format_value
-from .status import summarize as _summarize
 
 STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
@@ -153,7 +153,7 @@ def bundle(reports: list[dict]) -> dict:
 
 # ------------------------------------------------------------------ Markdown cells
 def md_value(v) -> str:
-    """A value for a Markdown table cell (:func:`bookkit.status.format_value`, pipes escaped)."""
+    """A value for a Markdown table cell (:func:`bookkit.claims.status.format_value`, pipes escaped)."""
     return md_cell(format_value(v))
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from replib._io import write_json_atomic
 
-from .checker import XFAIL_HOLDS
+from .claims.checker import XFAIL_HOLDS
+from .claims.status import closing_line, summarize
 from .environment import environment_info
-from .status import closing_line, summarize
 
 __all__ = [
     "bind_to_paper_models",
@@ -118,7 +118,7 @@ def _cell(v) -> str:
 
 def format_table(report: dict) -> str:
     """A plain-text table of every claim, then the closing line with every status counted separately
-    (:func:`~bookkit.status.closing_line`)."""
+    (:func:`~bookkit.claims.status.closing_line`)."""
     rows = [("chapter", "key", "status", "value", "paper", "check")]
     for c in report["claims"]:
         rows.append(

@@ -3,7 +3,7 @@
 Each notebook runs in its own ``papermill`` subprocess (:mod:`bookkit.execute`) with the profile injected as a
 parameter, a per-cell and a per-notebook wall-clock limit; a failing or timed-out chapter does not stop the
 others, and a malformed claims file fails its own chapter only. Claims are checked from the executed
-notebooks (over several seeds by :mod:`bookkit.seeds`); the report is written as JSON
+notebooks (over several seeds by :mod:`bookkit.claims.seeds`); the report is written as JSON
 (:mod:`bookkit.run_report`). One runner at a time writes into an output folder (:func:`run_lock`).
 """
 
@@ -25,7 +25,9 @@ from replib.record import read_records
 
 from . import reuse
 from .budget import BUDGET_PROFILE, against, allowed, load_budget
-from .claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
+from .claims.claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
+from .claims.seeds import check_chapter_seeds
+from .claims.status import summarize
 from .errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
@@ -43,8 +45,6 @@ from .run_report import (
 )
 from .runlock import run_lock
 from .runner_parts import check_part_option, list_parts, run_part
-from .seeds import check_chapter_seeds
-from .status import summarize
 
 __all__ = [
     "RunLockedError",
@@ -388,7 +388,7 @@ def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
 
 def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     """Execute (or re-check) one chapter for each seed: its report entry and its claim results (combined over
-    the seeds by :func:`~bookkit.seeds.check_chapter_seeds`)."""
+    the seeds by :func:`~bookkit.claims.seeds.check_chapter_seeds`)."""
     if ch.error:
         plan.progress(f"[{ch.chapter}] not run: {ch.error}")
         return _not_run(ch), []
@@ -583,7 +583,7 @@ def run(
     rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs
         ``models``): the report says so, and it goes to ``build/runs/rehearsal``
     seeds : run each chapter once per seed (its ``seed`` parameter) and combine each claim's verdicts over
-        them (:mod:`bookkit.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
+        them (:mod:`bookkit.claims.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
         one run with the chapter's own seed. ``check_only`` without seeds re-checks the seeds of the report
         already in ``out_dir``.
     force : execute every chapter even when its inputs are unchanged (by default an execution with the same

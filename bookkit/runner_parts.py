@@ -12,10 +12,10 @@ from collections.abc import Callable
 from replib.config import chapter_parts, chapters, profile_params
 from replib.provenance import read_models_log
 
-from .checker import ChapterClaims
+from .claims.checker import ChapterClaims
+from .claims.seeds import check_chapter_seeds
 from .part_records import await_parts, merge_records, part_limit, part_row
 from .parts import part_notebook, part_states, read_part_records, states_line
-from .seeds import check_chapter_seeds
 
 __all__ = ["check_part_option", "format_parts", "list_parts", "parts_of", "run_part"]
 

@@ -200,7 +200,7 @@ def test_mathjax_only_on_pages_with_math():
 
 def test_claim_values_read_as_the_tables_numbers():
     """The validation pages' values: no 'nan', no exponent for an integer-sized float, 4 significant digits."""
-    from bookkit.status import format_value
+    from bookkit.claims.status import format_value
 
     assert [format_value(v) for v in (float("nan"), 107008.37, 0.25736912345678901, None)] == [
         "—",

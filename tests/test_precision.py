@@ -141,7 +141,7 @@ def test_every_sampled_paper_claim_has_a_size():
     profile falls under a rule (its size, spread and reason in the plan)."""
     from fnmatch import fnmatchcase
 
-    from bookkit.claims import load_claims
+    from bookkit.claims.claims import load_claims
     from bookkit.project import find_root
 
     root = find_root()

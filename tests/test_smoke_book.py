@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from bookkit.claims import load_claims
+from bookkit.claims.claims import load_claims
 
 
 def test_smoke_run_all_claims_pass(smoke_book):

@@ -13,10 +13,10 @@ report by :func:`report_problems`):
    from the paper's value to a bound of the quantity's range (0 for a quantity that is never negative)
    accepts a value of zero; for such quantities use ``log10`` or ``rel``.
 4. **Sanity checks and stand-ins are labelled**: the checker never gives them *reproduced* (see
-   :func:`bookkit.checker.evaluate_claim`); here a sanity claim must not carry a tolerance around
+   :func:`bookkit.claims.checker.evaluate_claim`); here a sanity claim must not carry a tolerance around
    a paper's number in any profile, since it would read as a reproduction.
 5. **At the paper's word.** A tolerance around a paper's number is no wider than the number's printed
-   precision (half a unit in its last printed digit, :func:`bookkit.paper_tables.printed_tolerance`; a
+   precision (half a unit in its last printed digit, :func:`bookkit.claims.paper_tables.printed_tolerance`; a
    ``spread`` widens it by the value's own standard errors at check time), unless the claim says why in
    ``tolerance_reason``.
 6. **Each paper number counted once.** Per profile, at most one claim that could be *reproduced* (a
@@ -40,8 +40,8 @@ import re
 import tokenize
 from pathlib import Path
 
+from ..notebooks import read_chapter
 from .checker import ChapterClaims, Claim, split_check
-from .notebooks import read_chapter
 from .paper_tables import PaperTableError, half_unit, load_paper_tables, printed_tolerance, resolve_ref, tolerance_width
 
 INF = math.inf

@@ -1,4 +1,4 @@
-"""The claim checker: a chapter's claims (as :mod:`bookkit.claims` reads them from its claims file) and the
+"""The claim checker: a chapter's claims (as :mod:`bookkit.claims.claims` reads them from its claims file) and the
 verdict of each against the values the executed notebook recorded.
 
 Per profile a claim has one check: a ``tolerance`` around the paper's value, a ``property`` that would fail if
@@ -72,13 +72,13 @@ class Claim:
     deviation: str | None = None
     sanity: bool = False  # holds by construction (a count fixed by the data, an invariance): never a reproduction
     stand_in: str | None = None  # the paper's value met by a stand-in experiment: at best consistent, never reproduced
-    seeds: str = "all"  # how a run over several seeds is combined (bookkit.seeds): all, worst or mean
-    ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (bookkit.paper_tables)
+    seeds: str = "all"  # how a run over several seeds is combined (bookkit.claims.seeds): all, worst or mean
+    ref: str | None = None  # "<paper>:<id>" of the paper's number in data/papers (bookkit.claims.paper_tables)
     spread: str | None = None  # recorded key holding the standard error of the value (see the module docstring)
     tolerance_reason: str | None = None  # why a tolerance is wider than the paper's printed precision
     alternative: bool = False  # tests an alternative explanation of the paper's result: failing supports the paper
     finding: str | None = None  # "<paper>:<name>" of the paper's finding this claim tests on a model of the book
-    model: str | None = None  # the model of the book a finding is tested on (bookkit.findings)
+    model: str | None = None  # the model of the book a finding is tested on (bookkit.claims.findings)
     record: str | None = None  # the recorded key holding the value, when it is not the claim's key
 
     @property

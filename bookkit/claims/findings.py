@@ -2,14 +2,14 @@
 findings x models grid.
 
 A finding is a paper's stated result in its own words, with the section and the measurable statement tested
-here (a property of :mod:`bookkit.checker`). Each model of the book has one or more cells per finding: the
+here (a property of :mod:`bookkit.claims.checker`). Each model of the book has one or more cells per finding: the
 chapter that records the value and its ``record`` key (a cell reads an existing record, so a value checked by a
 chapter's own claim needs no second computation), or ``not_applicable`` with the reason. A cell becomes a claim
 of its chapter (key ``finding.<paper>.<name>.<model>``) checked in the offline profile (and on any ``--model``
 the offline profile runs); the smoke profile's tiny random models and the paper profile's models are not the
 book's, so there it is unverified. A cell that does not hold is a finding about that model (status
 ``does_not_hold``): never a failure of the paper, whose verdict rests on its numbers alone
-(:mod:`bookkit.verdicts`), nor of the run.
+(:mod:`bookkit.claims.verdicts`), nor of the run.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from ..yamlfile import load_yaml
 from .checker import Claim
-from .yamlfile import load_yaml
 
 __all__ = ["FINDINGS_FILE", "finding_claims", "load_findings"]
 

@@ -1,7 +1,7 @@
 """Verdicts over several seeds: a claim's status must not depend on the seed a chapter ran with.
 
 A chapter run for seeds ``s_1 .. s_n`` gives each claim ``n`` recorded values, each judged on its own first
-(:func:`bookkit.checker.evaluate_claim`, with the value's own spread when the claim has one). How they are
+(:func:`bookkit.claims.checker.evaluate_claim`, with the value's own spread when the claim has one). How they are
 combined is the claim's ``seeds`` rule (claims file field; default ``all``):
 
 ``all``

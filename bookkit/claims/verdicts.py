@@ -69,7 +69,7 @@ FINDING_CLASS = {
     "inconclusive": "undecided",
     "does_not_hold": "fail",
 }
-#: how a cell of the findings grid is shown (bookkit.findings); any other status is "not applicable"
+#: how a cell of the findings grid is shown (bookkit.claims.findings); any other status is "not applicable"
 CELL_MARK = {"hold": "✅ holds", "fail": "❌ fails", "undecided": "❔ undecided"}
 VERDICT_BADGE = {
     "reproduced": "✅ reproduced",
@@ -86,7 +86,7 @@ def _paper_of(ref: str | None) -> str | None:
 
 
 def at_papers_word(check: str, paper_value) -> bool:
-    """Whether a check (as :func:`bookkit.checker.describe` words it) compares the paper's value at the paper's
+    """Whether a check (as :func:`bookkit.claims.checker.describe` words it) compares the paper's value at the paper's
     word: a tolerance around it, or a one-sided bound that is the paper's value itself."""
     words = str(check).split()
     if not words or words[0] == "unverified":
@@ -119,7 +119,7 @@ def compares(c: dict, tables: dict) -> bool:
 
 
 def declared_refs(chapters, tables: dict) -> set[str]:
-    """The paper results some claim of ``chapters`` (:class:`~bookkit.checker.ChapterClaims`) compares at the
+    """The paper results some claim of ``chapters`` (:class:`~bookkit.claims.checker.ChapterClaims`) compares at the
     paper's word in some profile's declared check (whether or not that profile has run)."""
     return {
         c.ref
@@ -213,7 +213,7 @@ def _cell(c: dict) -> dict:
 
 
 def findings_grid(report: dict, paper: str) -> list[dict]:
-    """The paper's findings on every model of the book in ``report`` (the claims :mod:`bookkit.findings` makes,
+    """The paper's findings on every model of the book in ``report`` (the claims :mod:`bookkit.claims.findings` makes,
     from any chapter): one row per finding, ``id``, ``source`` (section and the paper's words), ``statement`` and
     ``cells`` (model -> list of :func:`_cell`), in the report's order."""
     rows: dict[str, dict] = {}

@@ -5,14 +5,14 @@ around the paper's value, a ``property`` that would fail if the science broke, o
 reason (see CONTRIBUTING.md). It is read in three steps, each error naming the file and the line:
 
 1. safely (:func:`bookkit.yamlfile.load_yaml`: a size cap, bounded alias expansion, no duplicate keys);
-2. against the JSON Schema ``bookkit/claims.schema.json`` (:func:`replib.schema.validate`), the one statement
+2. against the JSON Schema ``bookkit/claims/claims.schema.json`` (:func:`replib.schema.validate`), the one statement
    of the file's structure;
 3. the rules a schema cannot state: the ``chapter`` field names the file's chapter, numbers are finite and
    tolerances not negative, references to the papers' numbers resolve (and an inline value agrees), families
    expand, every claim has a check per profile and a key of its own, an ``expected_failure`` is on a real
-   check, a tolerance has a numeric paper value, the ``seeds`` rule fits the checks (:mod:`bookkit.seeds`).
+   check, a tolerance has a numeric paper value, the ``seeds`` rule fits the checks (:mod:`bookkit.claims.seeds`).
 
-The checker itself is :mod:`bookkit.checker`; its names are re-exported here for the callers that read a file
+The checker itself is :mod:`bookkit.claims.checker`; its names are re-exported here for the callers that read a file
 and check it.
 """
 
@@ -28,12 +28,12 @@ from typing import Any
 from replib.profiles import PROFILES
 from replib.schema import SchemaError, load_schema, validate
 
+from ..yamlfile import YamlDocument, YamlFileError, load_yaml
 from .checker import ChapterClaims, Claim, ClaimResult, check_chapter, describe, evaluate_claim, split_check
 from .findings import FINDINGS_FILE, finding_claims
 from .paper_tables import PaperTableError, expand_family, load_paper_tables, printed_tolerance, resolve_ref
 from .seeds import rule_problem
 from .status import PASSING, STATUS_BADGE, STATUSES, closing_line, summarize
-from .yamlfile import YamlDocument, YamlFileError, load_yaml
 
 __all__ = [
     "CLAIMS_SUFFIX",
@@ -149,7 +149,7 @@ def _numbers_of_check(f: _File, where: tuple, check: dict) -> None:
 
 def _expand(f: _File, tables: Callable[[], dict]) -> list[tuple[tuple, str, dict]]:
     """``(where, label, claim)`` of the file's claims followed by its families' claims
-    (:func:`~bookkit.paper_tables.expand_family`); claims without ``checks`` take ``defaults.checks``."""
+    (:func:`~bookkit.claims.paper_tables.expand_family`); claims without ``checks`` take ``defaults.checks``."""
     data = f.doc.data
     out = [(("claims", i), f"claim #{i + 1}", c) for i, c in enumerate(data["claims"])]
     for j, family in enumerate(data.get("families") or []):
@@ -196,7 +196,7 @@ def _resolve_paper(f: _File, where: tuple, paper: dict, tables: Callable[[], dic
 
 def _printed(f: _File, where: tuple, check: dict, ref: str | None, tables: Callable[[], dict], what: str) -> None:
     """``tolerance: {printed: true}`` becomes the tolerance the referenced number's printed precision allows
-    (:func:`bookkit.paper_tables.printed_tolerance`: half a unit in its last digit, in its table's scale)."""
+    (:func:`bookkit.claims.paper_tables.printed_tolerance`: half a unit in its last digit, in its table's scale)."""
     spec = check.get("tolerance")
     if not isinstance(spec, dict) or "printed" not in spec:
         return
@@ -245,7 +245,7 @@ def _claim(f: _File, where: tuple, label: str, c: dict, chapter: str, tables: Ca
 def load_claims(path: str | Path, tables: dict | None = None) -> ChapterClaims:
     """Read and validate a claims file (see the module docstring); references to the papers' numbers are
     resolved in ``tables`` (default: the project's ``data/papers``, two folders above the file; see
-    :mod:`bookkit.paper_tables`).
+    :mod:`bookkit.claims.paper_tables`).
 
     Raises
     ------

@@ -101,9 +101,9 @@ def coverage(
 ) -> list[dict]:
     """Per paper, what counts what ran: its results reported (``kind`` ``result``: not its data, examples or
     quotes, counted apart as ``other``), registered (a claim refers to them; ``registered``, default: the refs of
-    ``claims_by_ref``), compared at the paper's word in the report's profile (:func:`bookkit.verdicts.
+    ``claims_by_ref``), compared at the paper's word in the report's profile (:func:`bookkit.claims.verdicts.
     at_papers_word`, by a claim that is neither a sanity check nor a stand-in), compared in some profile's
-    declared checks (``declared``, :func:`bookkit.verdicts.declared_refs`; None when unknown), reproduced, and
+    declared checks (``declared``, :func:`bookkit.claims.verdicts.declared_refs`; None when unknown), reproduced, and
     the numbers not registered with the reason.
 
     ``claims_by_ref`` maps ``<paper>:<id>`` to the report's claim results that refer to it (each with a

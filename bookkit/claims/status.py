@@ -17,7 +17,7 @@ Each status means one thing:
     the paper's statement does not hold here, as documented (beyond the value's spread), for the stated
     scientific reason;
 ``does_not_hold``
-    a paper's finding, tested on a model of the book that is not the paper's (:mod:`bookkit.findings`), does not
+    a paper's finding, tested on a model of the book that is not the paper's (:mod:`bookkit.claims.findings`), does not
     hold on it: a finding about that model, never a failure of the paper or of the run;
 ``inconclusive``
     the value's spread (its bootstrap interval, or the values over seeds) straddles the bound: the data of
