@@ -28,7 +28,7 @@ from .errors import BookBuildError
 from .notebooks import REHEARSAL_CSV, for_the_page, read_rehearsal
 from .project import chapter_source, find_root, toc_chapters, toc_files
 from .report import chapter_claims_markdown, dashboard_markdown, merge
-from .runner import discover_chapters
+from .run.runner import discover_chapters
 from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed

@@ -311,8 +311,8 @@ def _run(args) -> int:
     from .atlas import for_book
     from .book import build
     from .errors import BookBuildError
-    from .run_report import format_table
-    from .runner import chapter_names, run
+    from .run.run_report import format_table
+    from .run.runner import chapter_names, run
 
     if args.rehearsal and args.profile != "paper":
         raise ValueError("--rehearsal runs the paper profile: add --profile paper")
@@ -366,8 +366,8 @@ def _chapters(args) -> list[str] | None:
 
 def _list_parts(args, root: Path, chapters, models) -> int:
     """``--list-parts``: a table with each part's state, or (``--json``) the nightly's list."""
-    from .runner import part_list
-    from .runner_parts import format_parts
+    from .run.runner import part_list
+    from .run.runner_parts import format_parts
 
     out_dir = root / "build" / "runs" / ("rehearsal" if args.rehearsal else args.profile)
     rows = part_list(args.profile, chapters, root, out_dir, models=models or None, states=not args.json)

@@ -19,7 +19,7 @@ from .claims.verdicts import declared_refs
 from .notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_chapter
 from .pages import front_page_evidence
 from .project import chapter_source, find_root, toc_files
-from .runner import discover_chapters
+from .run.runner import discover_chapters
 from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure

@@ -75,7 +75,7 @@ def read_chapter(path: Path):
 
 def colab_bootstrap(repo_url: str, ref: str, chapter: str = "", cost: dict | None = None, cells: int = 0) -> str:
     """The Colab bootstrap cell: on Colab, fetch the book at ``ref``, install ``replib`` and start the chapter's
-    session (:func:`bookkit.colab.start`: Drive mounted for the caches and results, progress with the time
+    session (:func:`bookkit.run.colab.start`: Drive mounted for the caches and results, progress with the time
     left); elsewhere nothing. Its first lines say what the chapter costs (``cost``: :func:`chapter_cost`).
 
     Idempotent and retry-safe: a clone left by an earlier run is reused (a folder an interrupted clone
@@ -105,18 +105,18 @@ if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", BOOK_DIR + "[colab]"], check=True)
     sys.path.insert(0, BOOK_DIR)
     os.chdir(os.path.join(BOOK_DIR, "notebooks"))
-    from bookkit.colab import start
+    from bookkit.run.colab import start
 
     start({chapter!r}, book_dir=BOOK_DIR, cells={cells}, t4_hours={t4!r}, drive=DRIVE_DIR)'''
 
 
 def colab_finish(chapter: str) -> str:
     """The last cell of a runnable notebook: on Colab, check the claims and write the report
-    (:func:`bookkit.colab.finish`); elsewhere nothing (the runner checks the executed notebook)."""
+    (:func:`bookkit.run.colab.finish`); elsewhere nothing (the runner checks the executed notebook)."""
     return f"""# Colab: check this chapter's claims and write its report to Drive (does nothing outside Colab).
 import sys
 if "google.colab" in sys.modules:
-    from bookkit.colab import finish
+    from bookkit.run.colab import finish
 
     finish({chapter!r}, profile, **{{k: globals().get(k) for k in ("seed", "models", "part")}})"""
 

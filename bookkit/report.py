@@ -30,8 +30,8 @@ from .claims.seeds import check_chapter_seeds
 from .claims.status import STATUS_BADGE, STATUSES, closing_line, format_value
 from .claims.status import summarize as _summarize
 from .pages import counts_text
-from .part_records import merge_chapter_entries
-from .run_report import bind_to_paper_models
+from .run.part_records import merge_chapter_entries
+from .run.run_report import bind_to_paper_models
 
 STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
@@ -82,7 +82,7 @@ def summarize(report: dict) -> dict:
 
 
 def _merge_parts(chapter: str, profile: str, entries: list[tuple[dict, dict]], root) -> tuple[dict, list[dict]]:
-    """One chapter run in parts (:mod:`bookkit.part_records`) from several reports: every part's newest done
+    """One chapter run in parts (:mod:`bookkit.run.part_records`) from several reports: every part's newest done
     state, the claims checked again on the records of the done parts (the claims file under ``root``)."""
     if root is None:
         raise ValueError(f"merging the parts of {chapter} checks its claims again: run from the project or give --root")
@@ -386,7 +386,7 @@ def chapter_claims_markdown(ch: str, reports: list[dict], title: str, claim_link
 
 
 def _provisional_notes(reports: list[dict]) -> list[str]:
-    """A note for each report written after the first of its seeds (:func:`bookkit.runner.run`'s
+    """A note for each report written after the first of its seeds (:func:`bookkit.run.runner.run`'s
     ``after_first_seed``): its verdicts rest on that seed alone until the run has ended."""
     out = []
     for rep in reports:

@@ -13,7 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bookkit import cli, runner
+from bookkit import cli
+
+from bookkit.run import runner
 from bookkit.errors import RunLockedError
 from replib.record import read_records
 

@@ -15,8 +15,8 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from bookkit import reuse
-from bookkit.colab import progress_line
+from bookkit.run import reuse
+from bookkit.run.colab import progress_line
 from bookkit.notebooks import (
     BOOTSTRAP_TAG,
     FINISH_TAG,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookkit.parts import part_notebook
+from bookkit.run.parts import part_notebook
 from bookkit.project import chapter_source
 from replib._io import UnsafePathError, confined
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import reuse, runner
+from bookkit.run import reuse, runner
 from replib.embeddings.batching import RESULT_ENV
 from replib.models import tiny_model
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import execute, runner
+from bookkit.run import execute, runner
 from bookkit.errors import RunLockedError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
@@ -196,7 +196,7 @@ def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
 _HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from bookkit.runner import run_lock
+from bookkit.run.runner import run_lock
 with run_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     time.sleep(600)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import runner
+from bookkit.run import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
@@ -147,7 +147,7 @@ def test_the_training_chapter_says_model_does_not_apply_and_runs_on_its_own(tmp_
 
 def test_an_expected_failure_of_the_profiles_model_that_holds_on_another_model_is_consistent():
     from bookkit.claims.checker import XFAIL_HOLDS
-    from bookkit.run_report import bind_to_paper_models
+    from bookkit.run.run_report import bind_to_paper_models
 
     holds = {
         "check": "property gt 3.4",

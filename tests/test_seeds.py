@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import runner
+from bookkit.run import runner
 from bookkit.claims.claims import Claim, ClaimsFileError, load_claims
 from bookkit.claims.seeds import combine_claim
 

@@ -54,7 +54,7 @@ def test_rendered_chapters_hide_the_boilerplate(smoke_book):
         text = page.read_text()
         assert "Colab bootstrap" not in text, page.name
         assert "Parameters" not in text or "injected-parameters" not in text, page.name
-        assert "bookkit.colab import finish" not in text, page.name
+        assert "bookkit.run.colab import finish" not in text, page.name
 
 
 def test_colab_buttons_open_the_published_notebooks(smoke_book):

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: every status, in the order reports show them
-#: (``missing``: the claim's value comes from a part of the chapter that has not run yet, bookkit.parts)
+#: (``missing``: the claim's value comes from a part of the chapter that has not run yet, bookkit.run.parts)
 STATUSES = (
     "reproduced",
     "consistent",

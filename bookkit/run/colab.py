@@ -10,7 +10,7 @@ outside Colab (the runner executes the same notebook and checks its claims itsel
   and about how long it has left (from the rehearsal's estimate for a T4).
 - :func:`finish` checks the chapter's claims on what this kernel recorded (:data:`replib.record.RECORDED`),
   exactly as the runner checks an executed notebook, and writes a runner report with the execution's
-  fingerprint (:func:`bookkit.reuse.fingerprint`) to Drive: ``python -m replib report merge`` takes it like any
+  fingerprint (:func:`bookkit.run.reuse.fingerprint`) to Drive: ``python -m replib report merge`` takes it like any
   other report, and the book built from the merged report shows it.
 """
 
@@ -27,9 +27,9 @@ from replib.provenance import MODELS_LOG_ENV, read_data_log, read_models_log
 from replib.record import RECORDED
 
 from . import reuse
-from .claims.claims import CLAIMS_SUFFIX, load_claims
-from .claims.seeds import check_chapter_seeds
-from .claims.status import summarize
+from ..claims.claims import CLAIMS_SUFFIX, load_claims
+from ..claims.seeds import check_chapter_seeds
+from ..claims.status import summarize
 from .run_report import bind_to_paper_models, format_table, new_report
 
 __all__ = ["DRIVE", "drive_home", "finish", "progress_line", "start"]

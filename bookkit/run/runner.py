@@ -1,10 +1,10 @@
 """Headless runner: execute every chapter with papermill, then check every claim.
 
-Each notebook runs in its own ``papermill`` subprocess (:mod:`bookkit.execute`) with the profile injected as a
+Each notebook runs in its own ``papermill`` subprocess (:mod:`bookkit.run.execute`) with the profile injected as a
 parameter, a per-cell and a per-notebook wall-clock limit; a failing or timed-out chapter does not stop the
 others, and a malformed claims file fails its own chapter only. Claims are checked from the executed
 notebooks (over several seeds by :mod:`bookkit.claims.seeds`); the report is written as JSON
-(:mod:`bookkit.run_report`). One runner at a time writes into an output folder (:func:`run_lock`).
+(:mod:`bookkit.run.run_report`). One runner at a time writes into an output folder (:func:`run_lock`).
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from replib.record import read_records
 
 from . import reuse
 from .budget import BUDGET_PROFILE, against, allowed, load_budget
-from .claims.claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
-from .claims.seeds import check_chapter_seeds
-from .claims.status import summarize
-from .errors import RunLockedError
+from ..claims.claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
+from ..claims.seeds import check_chapter_seeds
+from ..claims.status import summarize
+from ..errors import RunLockedError
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
 from .limits import model_limit_scale
-from .notebooks import write_runnable
+from ..notebooks import write_runnable
 from .parts import part_states
-from .project import CHAPTER_SUFFIX, find_root, toc_chapters
+from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
 from .run_report import (
     bind_to_paper_models,
     format_table,
@@ -124,9 +124,9 @@ class _Plan:
     force: bool
     ref: str | None = None  # the commit the runnable notebooks' Colab bootstrap checks out
     previous: dict = field(default_factory=dict)  # (chapter, seed) -> seconds of the run that executed it
-    part: str | None = None  # run this part of the chapter (bookkit.runner_parts)
+    part: str | None = None  # run this part of the chapter (bookkit.run.runner_parts)
     scheduler: str | None = None  # the Dask scheduler the chapters' parallel steps go to ("local": a LocalCluster)
-    code: str | None = None  # the replib code's hash, computed once (bookkit.reuse.code_hash)
+    code: str | None = None  # the replib code's hash, computed once (bookkit.run.reuse.code_hash)
     threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
     executed: dict = field(default_factory=dict)  # (chapter, seed) -> _SeedRun, executed on lanes beforehand
     wrong_kind: dict = field(default_factory=dict)  # chapter -> _wrong_model_kind's answer, computed once
@@ -168,7 +168,7 @@ def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = 
 
 
 def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
-    """The fingerprint of one execution (:mod:`bookkit.reuse`); the code is hashed once per run. Where the
+    """The fingerprint of one execution (:mod:`bookkit.run.reuse`); the code is hashed once per run. Where the
     work runs (``scheduler``) does not change what it computes."""
     if plan.code is None:
         plan.code = reuse.code_hash(plan.root)
@@ -178,7 +178,7 @@ def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
 
 def _kept(plan: _Plan, chapter: str, params: dict, dst: Path) -> tuple[dict, dict | None]:
     """The fingerprint of executing ``chapter`` with ``params`` into ``dst`` now, and the kept execution's manifest
-    when it can be reused (:mod:`bookkit.reuse`; never with ``force``), else None."""
+    when it can be reused (:mod:`bookkit.run.reuse`; never with ``force``), else None."""
     fp = _fingerprint(plan, chapter, params)
     return fp, (None if plan.force else reuse.reusable(dst, fp, completed))
 
@@ -187,7 +187,7 @@ def _execute(
     plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: str, part: str | None = None, limit=None
 ) -> _SeedRun:
     """Execute one chapter (or one part of it) for one seed, or reuse the kept execution when its inputs are
-    unchanged (:mod:`bookkit.reuse`; never with ``force``)."""
+    unchanged (:mod:`bookkit.run.reuse`; never with ``force``)."""
     models = model_limit_scale(ch.chapter, plan.profile, plan.models_for(ch.chapter))  # a reader's bigger model
     limit = int((limit or ch.timeout_for(plan.profile)) * plan.timeout_scale * models)
     why = f", x{models:.1f} for the models' forward work" if models > 1 else ""
@@ -264,7 +264,7 @@ def _minutes(seconds: float) -> str:
 
 def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
     """One line before an execution: the chapter, the seed, the time since the run began and the time left by
-    the budget (:mod:`bookkit.budget`: the budgets of the executions not done yet, this one included)."""
+    the budget (:mod:`bookkit.run.budget`: the budgets of the executions not done yet, this one included)."""
     names = plan.chapters or [chapter]
     budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
     left, unknown = 0.0, False
@@ -424,7 +424,7 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
 
 def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None:
     """Print the seconds of ``entries`` (one chapter, or with ``total`` all of them) against their budget
-    (:mod:`bookkit.budget`: cold, 2 cores, the offline profile); nothing for another profile or a re-check."""
+    (:mod:`bookkit.run.budget`: cold, 2 cores, the offline profile); nothing for another profile or a re-check."""
     if plan.profile != BUDGET_PROFILE or plan.check_only or plan.part is not None:
         return
     budget = load_budget(plan.root)
@@ -481,7 +481,7 @@ def _provisional(
 
 def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
     """A chapter's first-seed seconds for the lanes' longest-first order: its time in the previous report, else
-    its budget (cold, :mod:`bookkit.budget`, in the budget's profile), else its time limit."""
+    its budget (cold, :mod:`bookkit.run.budget`, in the budget's profile), else its time limit."""
     before = previous_seconds(plan.out_dir)
     budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
 
@@ -495,7 +495,7 @@ def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
 def _run_on_lanes(
     plan: _Plan, found: list[ChapterClaims], jobs: int, after_first: Callable[[dict], object] | None = None
 ) -> dict:
-    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.lanes`), longest first
+    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.run.lanes`), longest first
     (:func:`_lane_cost`); ``after_first`` gets the first seed's runs once every chapter's has ended.
     ``(chapter, seed) -> _SeedRun``."""
     chapters = {ch.chapter: ch for ch in found if not ch.error and not _wrong_model_kind(plan, ch.chapter)}
@@ -524,8 +524,8 @@ def part_list(
     states: bool = True,
 ) -> list[dict]:
     """Every part of the chapters (default: all) in ``profile``: ``{"chapter", "part", "timeout_minutes",
-    "models"}`` (:func:`bookkit.parts.part_row`), with ``states`` also each part's ``status`` in the output
-    folder (default ``build/runs/<profile>``): done, stale, failed or missing (:mod:`bookkit.parts`)."""
+    "models"}`` (:func:`bookkit.run.parts.part_row`), with ``states`` also each part's ``status`` in the output
+    folder (default ``build/runs/<profile>``): done, stale, failed or missing (:mod:`bookkit.run.parts`)."""
     root = Path(root or find_root())
     out_dir = Path(out_dir or root / "build" / "runs" / profile)
     plan = _Plan(profile, root, out_dir, True, 1.0, models, False, print, [seed], False)
@@ -587,14 +587,14 @@ def run(
         one run with the chapter's own seed. ``check_only`` without seeds re-checks the seeds of the report
         already in ``out_dir``.
     force : execute every chapter even when its inputs are unchanged (by default an execution with the same
-        fingerprint as the kept notebook's is reused: :mod:`bookkit.reuse`); the claims are always
+        fingerprint as the kept notebook's is reused: :mod:`bookkit.run.reuse`); the claims are always
         re-checked
     part : run only this part of the one chapter in ``chapters`` (:mod:`replib.parts`); its entry in the
-        report then gathers every part kept in ``out_dir`` (:mod:`bookkit.runner_parts`)
+        report then gathers every part kept in ``out_dir`` (:mod:`bookkit.run.runner_parts`)
     scheduler : a Dask scheduler address for the chapters' parallel steps (``"local"``: a LocalCluster),
         passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
     jobs : execute this many chapters (and seeds) at once, each kernel with ``cores // jobs`` threads
-        (:mod:`bookkit.lanes`); not with ``part`` or ``check_only``
+        (:mod:`bookkit.run.lanes`); not with ``part`` or ``check_only``
     after_first_seed : with two or more seeds (whole chapters, executing), called once every chapter's first
         seed has ended, with a report of the first seed's verdicts (``report["provisional"]``, also written to
         ``out_dir/report.json`` until the run ends): the main job builds the book from it. On one lane every

@@ -8,7 +8,7 @@ its barriers (measured for the training loop: 387 ms an update on one thread, 3,
 
 Order: every chapter's first seed before any later seed (so that the first seed's verdicts, and the main job's
 book built from them, come as early as they can), the longest first (its time in the previous report, else its
-cold budget, :mod:`bookkit.budget`, else its time limit); a chapter's next seed becomes ready when its previous
+cold budget, :mod:`bookkit.run.budget`, else its time limit); a chapter's next seed becomes ready when its previous
 seed has finished, so that the later seeds find the caches their first seed filled (the embeddings of the data,
 which do not depend on the seed) instead of computing them twice or waiting on their locks.
 

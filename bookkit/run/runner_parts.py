@@ -1,5 +1,5 @@
 """The runner in parts: run one part of a chapter (``--part``), list the parts (``--list-parts``), and the
-chapter's report entry built from every part kept in the output folder (:mod:`bookkit.parts`).
+chapter's report entry built from every part kept in the output folder (:mod:`bookkit.run.parts`).
 
 The parts of a chapter come from the science (:func:`replib.config.chapter_parts`); a chapter without a
 configuration there (a test fixture) has none unless given (``parts_of``).
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from replib.config import chapter_parts, chapters, profile_params
 from replib.provenance import read_models_log
 
-from .claims.checker import ChapterClaims
-from .claims.seeds import check_chapter_seeds
+from ..claims.checker import ChapterClaims
+from ..claims.seeds import check_chapter_seeds
 from .part_records import await_parts, merge_records, part_limit, part_row
 from .parts import part_notebook, part_states, read_part_records, states_line
 
@@ -45,7 +45,7 @@ def _models(chapter: str, profile: str, part) -> list[str]:
 
 
 def list_parts(chapters: list[ChapterClaims], profile: str, states_of: Callable | None = None) -> list[dict]:
-    """Every part of ``chapters``: the nightly's row (:func:`bookkit.parts.part_row`) plus, with
+    """Every part of ``chapters``: the nightly's row (:func:`bookkit.run.parts.part_row`) plus, with
     ``states_of(chapter, parts)``, each part's state in the output folder (``status``)."""
     rows = []
     for ch in chapters:

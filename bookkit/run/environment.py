@@ -13,7 +13,7 @@ from pathlib import Path
 from replib._optional import optional_import
 from replib.profiles import NATIVE_BF16, choose_precision, cpu_flags
 
-from .project import git_commit
+from ..project import git_commit
 
 torch = optional_import("torch")
 

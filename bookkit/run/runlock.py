@@ -8,7 +8,7 @@ from pathlib import Path
 
 import filelock
 
-from .errors import RunLockedError
+from ..errors import RunLockedError
 
 __all__ = ["run_lock"]
 

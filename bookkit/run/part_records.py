@@ -2,7 +2,7 @@
 time limit and row in the nightly's list, the merge of the values the done parts contributed, the claims that
 wait for a part, and the merge of one chapter's parts from several reports (``python -m replib report
 merge``: parts run on different machines or nights). The parts' states in an output folder are
-:mod:`bookkit.parts`.
+:mod:`bookkit.run.parts`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """A chapter's parts (:mod:`replib.parts`) in an output folder: where each part's execution is kept, its state,
 and the values it contributes. The merge of those values, the claims that wait for a part and the merge of
-several reports are :mod:`bookkit.part_records`; running a part is :mod:`bookkit.runner_parts`.
+several reports are :mod:`bookkit.run.part_records`; running a part is :mod:`bookkit.run.runner_parts`.
 
 A part runs as its own execution of the chapter (parameter ``part``) into
 ``<out>/notebooks/parts/<chapter>--<part>.ipynb``, with a fingerprint manifest beside it
-(:mod:`bookkit.reuse`). A part is then
+(:mod:`bookkit.run.reuse`). A part is then
 
 ``done``
     its notebook completed and its manifest's fingerprint is the one its inputs give now;

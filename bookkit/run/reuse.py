@@ -87,7 +87,7 @@ def code_files(root: Path) -> list[Path]:
     """The ``replib`` files a chapter's execution depends on (see the module docstring)."""
     pkg = replib_dir(root)
     out = [f for f in pkg.rglob("*") if f.is_file() and f.suffix in _CODE_SUFFIXES]
-    out.append(Path(__file__).with_name("notebooks.py"))
+    out.append(Path(__file__).parents[1] / "notebooks.py")
     return [f for f in out if "__pycache__" not in f.parts]
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from replib._io import write_json_atomic
 
-from .claims.checker import XFAIL_HOLDS
-from .claims.status import closing_line, summarize
+from ..claims.checker import XFAIL_HOLDS
+from ..claims.status import closing_line, summarize
 from .environment import environment_info
 
 __all__ = [
