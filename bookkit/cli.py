@@ -27,7 +27,7 @@ from pathlib import Path
 from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
-from . import drift, report
+from .book import drift, report
 from .errors import USER_ERRORS, one_line
 from .project import find_root, git_commit, toc_chapters
 
@@ -308,8 +308,8 @@ def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) 
 def _run(args) -> int:
     """``run``, ``check`` and ``all`` (which then computes the atlas and builds the book, also after a failed
     claim)."""
-    from .atlas import for_book
-    from .book import build
+    from .book.atlas import for_book
+    from .book.book import build
     from .errors import BookBuildError
     from .run.run_report import format_table
     from .run.runner import chapter_names, run
@@ -379,7 +379,7 @@ def _list_parts(args, root: Path, chapters, models) -> int:
 
 
 def _book(args) -> int:
-    from .book import build
+    from .book.book import build
 
     html = build(args.profile, strict=not args.no_strict, root=find_root(args.root), history_dir=args.history)
     print(f"book built: {html / 'index.html'}")

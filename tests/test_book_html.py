@@ -255,14 +255,14 @@ def test_fontawesome_subset_of_the_themes_script_is_small():
     ],
 )
 def test_a_raw_missing_value_or_a_long_float_is_a_problem(text, kind):
-    from bookkit.browser import unreadable_values
+    from bookkit.book.browser import unreadable_values
 
     problems = unreadable_values("p.html", [text, text])
     assert len(problems) == 1 and f"shows {kind} where a value belongs" in problems[0]
 
 
 def test_words_and_short_numbers_are_not_unreadable():
-    from bookkit.browser import unreadable_values
+    from bookkit.book.browser import unreadable_values
 
     ok = "None of the claims failed; NaNs are dropped; 0.2574 and 107008 and 3.14159265358; Nanjing; nano"
     assert unreadable_values("p.html", [ok]) == []

@@ -14,9 +14,8 @@ import nbformat
 import pytest
 
 from bookkit import cli
-
-from bookkit.run import runner
 from bookkit.errors import RunLockedError
+from bookkit.run import runner
 from replib.record import read_records
 
 ROOT = Path(__file__).resolve().parents[1]

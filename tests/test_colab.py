@@ -15,8 +15,6 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from bookkit.run import reuse
-from bookkit.run.colab import progress_line
 from bookkit.notebooks import (
     BOOTSTRAP_TAG,
     FINISH_TAG,
@@ -28,6 +26,8 @@ from bookkit.notebooks import (
     runnable_notebook,
 )
 from bookkit.project import toc_chapters
+from bookkit.run import reuse
+from bookkit.run.colab import progress_line
 from replib.profiles import resolve_profile
 
 ROOT = Path(__file__).resolve().parents[1]

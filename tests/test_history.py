@@ -1,11 +1,11 @@
-"""The history page (bookkit.history) from a folder of nightly reports laid out as the ``reports`` branch keeps
+"""The history page (bookkit.book.history) from a folder of nightly reports laid out as the ``reports`` branch keeps
 them: ``<date>-<profile>.json``, paper parts ``<date>-paper--<chapter>--<part>.json``, drift files beside."""
 
 from __future__ import annotations
 
 import json
 
-from bookkit import history
+from bookkit.book import history
 
 #: the papers' tables the verdicts are drawn against (bookkit.claims.verdicts): the claims refer to P:<key>
 TABLES = {"P": {"a": 1.0, "c": 1.0}}

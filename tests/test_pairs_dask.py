@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from bookkit import cli
-
 from bookkit.run import runner
 from replib.distributed import THREAD_VARIABLES, dask_client
 from replib.embeddings import embed_proteins

@@ -75,7 +75,7 @@ def test_rehearsal_is_labelled_and_needs_models(project):
 
 @pytest.mark.chapter
 def test_dashboard_labels_substituted_runs(project):
-    from bookkit.report import dashboard_markdown
+    from bookkit.book.report import dashboard_markdown
 
     rep = runner.run(
         "smoke", chapters=["good"], root=project, progress=lambda *_: None, models={"*": ["tiny-bert"]}, rehearsal=True

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import cli, report
-
+from bookkit import cli
+from bookkit.book import report
 from bookkit.run import runner, runner_parts
 from bookkit.run.part_records import PART_FLOOR_SECONDS, await_parts, merge_records, part_limit
 from replib.parts import REST, Budget, Part

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import book, pages
+from bookkit.book import book, pages
 from bookkit.notebooks import REHEARSAL_CSV, read_rehearsal
 from bookkit.project import toc_chapters, toc_files
 

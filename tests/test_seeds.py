@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bookkit.run import runner
 from bookkit.claims.claims import Claim, ClaimsFileError, load_claims
 from bookkit.claims.seeds import combine_claim
+from bookkit.run import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 

@@ -60,7 +60,7 @@ def test_rendered_chapters_hide_the_boilerplate(smoke_book):
 def test_colab_buttons_open_the_published_notebooks(smoke_book):
     """A built book's launch buttons open notebooks/<chapter>.ipynb on the branch the nightly publishes them to
     (tests/test_nightly.py checks that the publish step puts them there), not on main, where none exist."""
-    from bookkit.book import COLAB_BRANCH
+    from bookkit.book.book import COLAB_BRANCH
 
     for page in (smoke_book.html / "notebooks").glob("*.html"):
         want = f"/blob/{COLAB_BRANCH}/notebooks/{page.stem}.ipynb"

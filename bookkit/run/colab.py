@@ -26,10 +26,10 @@ from replib.profiles import on_colab, resolve_profile
 from replib.provenance import MODELS_LOG_ENV, read_data_log, read_models_log
 from replib.record import RECORDED
 
-from . import reuse
 from ..claims.claims import CLAIMS_SUFFIX, load_claims
 from ..claims.seeds import check_chapter_seeds
 from ..claims.status import summarize
+from . import reuse
 from .run_report import bind_to_paper_models, format_table, new_report
 
 __all__ = ["DRIVE", "drive_home", "finish", "progress_line", "start"]

@@ -23,18 +23,18 @@ from replib.models import ModelUnavailableError, WrongModelKindError
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
 
-from . import reuse
-from .budget import BUDGET_PROFILE, against, allowed, load_budget
 from ..claims.claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
 from ..claims.seeds import check_chapter_seeds
 from ..claims.status import summarize
 from ..errors import RunLockedError
+from ..notebooks import write_runnable
+from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
+from . import reuse
+from .budget import BUDGET_PROFILE, against, allowed, load_budget
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
 from .limits import model_limit_scale
-from ..notebooks import write_runnable
 from .parts import part_states
-from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
 from .run_report import (
     bind_to_paper_models,
     format_table,

@@ -4,7 +4,7 @@ gets, and the test that tries it, read from the tests themselves.
 A test that probes a fault carries the marker ``@pytest.mark.probe(FAULT, GETS)`` (registered in
 ``pyproject.toml``): ``FAULT`` says what is fed in (a malformed file, a kill, a server that drips bytes),
 ``GETS`` what the book does about it. :func:`collect` reads the markers from the test files without running
-them (``ast``), :func:`render` makes the table, and ``python -m bookkit.reliability`` writes it into the page
+them (``ast``), :func:`render` makes the table, and ``python -m bookkit.book.reliability`` writes it into the page
 between :data:`BEGIN` and :data:`END`; ``--check`` exits 1 when the page is not the table of the tests as they
 are (the unit tests check it too), so the page cannot drift from the tests.
 """
@@ -23,7 +23,7 @@ __all__ = ["BEGIN", "END", "PAGE", "Probe", "collect", "render", "update_page"]
 
 #: the page, relative to the project root
 PAGE = "book/reliability.md"
-BEGIN = "<!-- reliability table: begin (python -m bookkit.reliability) -->"
+BEGIN = "<!-- reliability table: begin (python -m bookkit.book.reliability) -->"
 END = "<!-- reliability table: end -->"
 
 
@@ -114,9 +114,9 @@ def update_page(page, probes: list[Probe], *, check: bool = False) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m bookkit.reliability [--root ROOT] [--check]``: write (or check) the page's table."""
-    ap = argparse.ArgumentParser(prog="python -m bookkit.reliability", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1], help="the project root")
+    """``python -m bookkit.book.reliability [--root ROOT] [--check]``: write (or check) the page's table."""
+    ap = argparse.ArgumentParser(prog="python -m bookkit.book.reliability", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2], help="the project root")
     ap.add_argument("--check", action="store_true", help="exit 1 when the page is not up to date; write nothing")
     args = ap.parse_args(argv)
     try:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.check and changed:
-        print(f"{args.root / PAGE} is not the table of the tests' probes: run python -m bookkit.reliability")
+        print(f"{args.root / PAGE} is not the table of the tests' probes: run python -m bookkit.book.reliability")
         return 1
     print(f"{args.root / PAGE}: {'updated' if changed else 'up to date'}")
     return 0

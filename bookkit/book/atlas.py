@@ -1,9 +1,9 @@
 """The isotropy atlas page of the book (``book/atlas.md``), from the atlases :mod:`replib.atlas` computed.
 
-``python -m bookkit.atlas --profile offline`` computes ``build/atlas/<profile>/atlas.json`` (the nightly
+``python -m bookkit.book.atlas --profile offline`` computes ``build/atlas/<profile>/atlas.json`` (the nightly
 runs it after the offline run, whose training chapter leaves the trained models in the cache; the main job,
 ``python -m replib all``, computes it before it builds the book: :func:`for_book`). When the book
-is staged (:func:`bookkit.book.stage`), :func:`stage_page` replaces the ``<!-- replib:atlas -->`` line of
+is staged (:func:`bookkit.book.book.stage`), :func:`stage_page` replaces the ``<!-- replib:atlas -->`` line of
 the staged ``book/atlas.md`` by, for every profile found: a sortable table (one row per model and layer:
 IsoScore, effective dimensions, average cosine, rogue dimensions), one figure per metric with a line per
 model over its layers, and the models that could not be loaded with the reason. Without any atlas the
@@ -27,7 +27,7 @@ from replib.plotting import save_figure
 from replib.profiles import PROFILES
 from replib.tables import format_cell
 
-from .errors import USER_ERRORS, one_line
+from ..errors import USER_ERRORS, one_line
 
 ATLAS_PAGE = "book/atlas.md"
 MARKER = "<!-- replib:atlas -->"
@@ -172,7 +172,7 @@ def page_markdown(atlases: list[dict], fig_dir: Path, fig_prefix: str = FIG_DIR)
     if not atlases:
         return (
             "No atlas was computed for this build of the book. Compute one with "
-            "`python -m bookkit.atlas --profile offline` (it writes `build/atlas/offline/atlas.json`) and build "
+            "`python -m bookkit.book.atlas --profile offline` (it writes `build/atlas/offline/atlas.json`) and build "
             "the book again."
         )
     return "\n".join([atlas_markdown(a, fig_dir, fig_prefix) for a in atlases] + ["```{raw} html", SORT_JS, "```"])
@@ -211,7 +211,7 @@ def for_book(profile: str, root: Path, progress: bool = False) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bookkit.atlas", description="compute the isotropy atlas")
+    ap = argparse.ArgumentParser(prog="python -m bookkit.book.atlas", description="compute the isotropy atlas")
     ap.add_argument("--profile", choices=PROFILES, default="offline")
     ap.add_argument("-o", "--output", type=Path, help="folder (default build/atlas/<profile>)")
     ap.add_argument("--n-lines", type=int, help="WikiText-2 lines per text model")

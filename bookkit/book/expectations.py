@@ -1,5 +1,5 @@
 """What each page of the built book must show, derived from the chapter sources, the executed notebooks,
-the report and ``_config.yml`` (the expectations :mod:`bookkit.browser` checks in a real browser)."""
+the report and ``_config.yml`` (the expectations :mod:`bookkit.book.browser` checks in a real browser)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from urllib.parse import urlparse
 import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
-from .claims.paper_tables import load_paper_tables
-from .claims.status import STATUS_BADGE as BADGE
-from .claims.verdicts import declared_refs
-from .notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_chapter
+from ..claims.paper_tables import load_paper_tables
+from ..claims.status import STATUS_BADGE as BADGE
+from ..claims.verdicts import declared_refs
+from ..notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_chapter
+from ..project import chapter_source, find_root, toc_files
+from ..run.runner import discover_chapters
+from ..yamlfile import load_yaml
 from .pages import front_page_evidence
-from .project import chapter_source, find_root, toc_files
-from .run.runner import discover_chapters
-from .yamlfile import load_yaml
 
 #: a code cell calling one of these is expected to show a figure
 PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")

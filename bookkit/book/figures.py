@@ -13,7 +13,7 @@ from pathlib import Path
 from replib.papers import PaperTableError, resolve_ref
 from replib.plotting import plot_paper_vs_ours, plot_paper_vs_ours_by_group, save_figure
 
-from .claims.checker import ChapterClaims, split_check
+from ..claims.checker import ChapterClaims, split_check
 
 #: the figure's file name beside the staged notebook
 FIGURE_SUFFIX = ".paper-vs-ours.png"

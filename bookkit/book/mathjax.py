@@ -7,7 +7,7 @@ extension is fetched later. The package tarball is downloaded once from the npm 
 against :data:`SHA256`, and the file kept in the cache (``$REPLIB_CACHE_DIR/static/``);
 ``scripts/setup.sh`` does this at install time, so later builds need no network.
 
-Command line: ``python -m bookkit.mathjax`` fetches it (no-op when cached) and prints its path.
+Command line: ``python -m bookkit.book.mathjax`` fetches it (no-op when cached) and prints its path.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def fetch(download: bool = True) -> Path:
             if not download:
                 raise FileNotFoundError(
                     f"MathJax {VERSION} is not in {target.parent}: run "
-                    "`python -m bookkit.mathjax` (scripts/setup.sh does) with internet"
+                    "`python -m bookkit.book.mathjax` (scripts/setup.sh does) with internet"
                 )
             tgz = Path(tmp) / "mathjax.tgz"
             try:

@@ -25,9 +25,9 @@ from replib.profiles import PROFILES
 from replib.provenance import revision_label
 from replib.record import RECORD_MIME
 
-from .claims.status import STATUS_BADGE, format_value, status_counts
-from .claims.verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
-from .notebooks import chapter_cost
+from ..claims.status import STATUS_BADGE, format_value, status_counts
+from ..claims.verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
+from ..notebooks import chapter_cost
 
 BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings

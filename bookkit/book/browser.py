@@ -8,8 +8,8 @@ is loaded in Debian's ``chromium``, in a 1280 px wide window (:data:`VIEWPORT_WI
 - no request leaves the machine except those on :data:`EXTERNAL_ALLOWLIST` (each with its reason); DNS
   for every host but loopback is disabled, so nothing external is fetched in any case;
 - no table of the text column is wider than the column unless a box scrolls it sideways, and no table cell
-  breaks its one word or number over lines, folded content included (:data:`bookkit.browser_js.OVERFLOW`,
-  :data:`bookkit.browser_js.SPLIT_CELLS`);
+  breaks its one word or number over lines, folded content included (:data:`bookkit.book.browser_js.OVERFLOW`,
+  :data:`bookkit.book.browser_js.SPLIT_CELLS`);
 - the front page loads at most :data:`FRONT_PAGE_BYTES` (:func:`page_bytes`);
 - every figure says what it shows: a figure's PNG carries the verdict of
   :func:`replib.plotting.legend_problems` (stamped when the notebook showed it, or by
@@ -49,6 +49,7 @@ from urllib.parse import unquote
 from replib._optional import optional_import, require
 from replib.plotting import LEGEND_KEY, png_text
 
+from ..project import find_root
 from . import browser_js
 from .book import COLAB_BRANCH
 from .expectations import (  # noqa: F401 (re-exported: tests and callers use browser.book_pages etc.)
@@ -62,7 +63,6 @@ from .expectations import (  # noqa: F401 (re-exported: tests and callers use br
     colab_url,
 )
 from .pages import BADGES, NOISE, csv_name
-from .project import find_root
 
 # selenium is optional (without it the browser check says why it cannot run: unavailable_reason)
 webdriver = optional_import("selenium.webdriver")
@@ -99,7 +99,7 @@ UNSTAMPED_FIGURES: dict[str, str] = {
 }
 #: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
 EXTERNAL_ALLOWLIST: dict[str, str] = {
-    # none: MathJax and plotly.js are served with the book (bookkit.mathjax, _static/plotly.min.js)
+    # none: MathJax and plotly.js are served with the book (bookkit.book.mathjax, _static/plotly.min.js)
 }
 
 

@@ -21,15 +21,15 @@ import yaml
 
 from replib._optional import optional_import
 
+from ..claims.paper_tables import load_paper_tables, papers_markdown
+from ..claims.verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
+from ..errors import BookBuildError
+from ..notebooks import REHEARSAL_CSV, for_the_page, read_rehearsal
+from ..project import chapter_source, find_root, toc_chapters, toc_files
+from ..run.runner import discover_chapters
+from ..yamlfile import load_yaml
 from . import atlas, figures, history, mathjax, pages, sampling
-from .claims.paper_tables import load_paper_tables, papers_markdown
-from .claims.verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
-from .errors import BookBuildError
-from .notebooks import REHEARSAL_CSV, for_the_page, read_rehearsal
-from .project import chapter_source, find_root, toc_chapters, toc_files
 from .report import chapter_claims_markdown, dashboard_markdown, merge
-from .run.runner import discover_chapters
-from .yamlfile import load_yaml
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
 
@@ -38,10 +38,10 @@ VALIDATION_PAGE = "book/validation.md"
 #: ``book/validation`` in ``_toc.yml``), written at staging (:func:`validation_pages`; no file needed before)
 VALIDATION_DIR = "book/validation"
 FRONT_PAGE = "book/intro.md"
-#: the line of the front page replaced at staging by each paper's verdict (bookkit.pages)
+#: the line of the front page replaced at staging by each paper's verdict (bookkit.book.pages)
 FRONT_PAGE_MARKER = "<!-- replib:summary -->"
 HISTORY_PAGE = "book/history.md"
-#: the line of the history page replaced at staging by the verdicts night by night (bookkit.history)
+#: the line of the history page replaced at staging by the verdicts night by night (bookkit.book.history)
 HISTORY_MARKER = "<!-- replib:history -->"
 RUNNING_PAGE = "book/running.md"
 #: the running page's lines replaced by what each chapter costs on Colab (from the rehearsal) and by a link to
@@ -65,7 +65,7 @@ def validation_markdown(
     reports: list[dict], root: Path | None = None, claim_links: dict[tuple[str, str], str] | None = None
 ) -> str:
     """The validation overview: each chapter's claims counted per status per profile, what is and is not
-    reproduced, the environment (see :func:`bookkit.report.dashboard_markdown`), and a link to each paper's
+    reproduced, the environment (see :func:`bookkit.book.report.dashboard_markdown`), and a link to each paper's
     own page (:func:`paper_validation_markdown`) where its claims are listed."""
     root = Path(root or find_root())
     names = {c["chapter"] for r in reports for c in r.get("chapters", [])}
@@ -93,7 +93,7 @@ def validation_pages(root: Path) -> list[str]:
 def paper_validation_markdown(
     chapter: str, reports: list[dict], root: Path | None = None, claim_links: dict | None = None
 ) -> str:
-    """One paper's validation page: its verdict per profile (:func:`bookkit.pages.chapter_verdicts`), every
+    """One paper's validation page: its verdict per profile (:func:`bookkit.book.pages.chapter_verdicts`), every
     claim of its chapter, and the paper's tables with, in every cell, the paper's value, ours and the status
     (:mod:`bookkit.claims.paper_tables`)."""
     root = Path(root or find_root())
@@ -157,13 +157,13 @@ def stage(
 
     Each chapter is the executed notebook with stderr and progress-bar/warning outputs removed; after its
     title, the run, models and data that produced it, the "what this chapter reproduces" table and the
-    "paper vs ours" figure (:mod:`bookkit.figures`); its numbers as ``<chapter>.numbers.csv`` and a target
+    "paper vs ours" figure (:mod:`bookkit.book.figures`); its numbers as ``<chapter>.numbers.csv`` and a target
     before each cell that recorded a claim. The front page's ``<!-- replib:summary -->`` line becomes each
     paper's verdict; the validation page is split per paper (``book/validation/<chapter>.md``); the history
     page's ``<!-- replib:history -->`` line becomes the verdicts night by night from the reports in
     ``history_dir`` (the nightly's ``reports`` folder; default: this build's reports); MathJax is copied to
     ``_static`` (``mathjax_path``). A page's ``<!-- replib:table PATH -->`` line becomes the table of that data
-    file (:func:`~bookkit.pages.fill_tables`); the running page gets the chapters' Colab costs from the rehearsal
+    file (:func:`~bookkit.book.pages.fill_tables`); the running page gets the chapters' Colab costs from the rehearsal
     and links to the measurement pages. The Colab buttons open the runnable notebooks the nightly publishes
     (:func:`staged_config`).
     """
@@ -232,7 +232,7 @@ def stage(
     for chapter in validation_pages(root):
         page = stage_dir / VALIDATION_DIR / f"{chapter}.md"
         page.write_text(paper_validation_markdown(chapter, reports, root, claim_links=targets))
-    atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.atlas), when computed
+    atlas.stage_page(stage_dir, runs_dir.parent / "atlas")  # the isotropy atlas (bookkit.book.atlas), when computed
     links = {n: f"../notebooks/{n}" for n in toc_chapters(root)}
     _fill(stage_dir / FRONT_PAGE, FRONT_PAGE_MARKER, pages.front_page_markdown(reports, links, tables, declared))
     _fill(stage_dir / RUNNING_PAGE, COLAB_COSTS_MARKER, pages.colab_costs_markdown(rehearsal, toc_chapters(root)))

@@ -1,9 +1,9 @@
 """The history page: each paper's verdict night by night, from the folder of reports the nightly keeps on the
 ``reports`` branch (``scripts/nightly.py drift`` stores ``<date>-<profile>.json``; each paper part lands as
-``<date>-paper--<chapter>--<part>.json``, merged here per night by :func:`bookkit.report.merge`).
+``<date>-paper--<chapter>--<part>.json``, merged here per night by :func:`bookkit.book.report.merge`).
 
 The page shows, per paper, a strip of the latest nights' verdicts per profile, then one row per night: the
-verdict (:func:`bookkit.pages.chapter_verdicts`, from :func:`bookkit.claims.verdicts.paper_verdicts` over the papers'
+verdict (:func:`bookkit.book.pages.chapter_verdicts`, from :func:`bookkit.claims.verdicts.paper_verdicts` over the papers'
 tables), whether it changed since the previous night of that profile,
 and the claims whose status depends on the seed (a run over several seeds records ``seed_statuses``: the
 offline job runs seed 0 beside a new seed every night, so a verdict that changes with the seed shows here).

@@ -1,4 +1,4 @@
-"""The JavaScript :mod:`bookkit.browser` runs in each page of the book (kept apart: it is data to the checker).
+"""The JavaScript :mod:`bookkit.book.browser` runs in each page of the book (kept apart: it is data to the checker).
 
 - :data:`STATE`: what a page shows (text, figures and their sources, plotly legends, glued values, tables...);
 - :data:`OVERFLOW`: the tables of the text column wider than the column without a box that scrolls them sideways;

@@ -10,7 +10,7 @@ Command line (``python -m replib report ...``):
 - ``merge A.json B.json ... -o OUT.json``: one report per profile (a chapter run later replaces the
   same chapter run earlier; the parts of a chapter run in parts combine), written as a single report or,
   for several profiles, a bundle;
-- ``drift OLD.json NEW.json``: the claims whose status or value changed (:mod:`bookkit.drift`);
+- ``drift OLD.json NEW.json``: the claims whose status or value changed (:mod:`bookkit.book.drift`);
 - ``dashboard REPORT.json ... -o validation.md``: the validation page as Markdown.
 """
 
@@ -25,13 +25,13 @@ from replib._io import confined
 from replib.profiles import PROFILES
 from replib.provenance import revision_label
 
-from .claims.claims import CLAIMS_SUFFIX, load_claims
-from .claims.seeds import check_chapter_seeds
-from .claims.status import STATUS_BADGE, STATUSES, closing_line, format_value
-from .claims.status import summarize as _summarize
+from ..claims.claims import CLAIMS_SUFFIX, load_claims
+from ..claims.seeds import check_chapter_seeds
+from ..claims.status import STATUS_BADGE, STATUSES, closing_line, format_value
+from ..claims.status import summarize as _summarize
+from ..run.part_records import merge_chapter_entries
+from ..run.run_report import bind_to_paper_models
 from .pages import counts_text
-from .run.part_records import merge_chapter_entries
-from .run.run_report import bind_to_paper_models
 
 STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
@@ -418,7 +418,7 @@ def dashboard_markdown(
     reports : runner reports (several profiles are shown side by side; same-profile reports are merged)
     chapter_links : chapter -> relative link to its page (chapters without one are shown unlinked)
     claim_links : (chapter, key) -> MyST target placed before the cell that computed the claim's value
-        (:func:`bookkit.pages.claim_target`); each claim then links to that cell
+        (:func:`bookkit.book.pages.claim_target`); each claim then links to that cell
     paper_pages : chapter -> the document of its own validation page (the book's split per paper): the
         claims are listed there, and here a link to each
     """
