@@ -137,7 +137,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_bench_parser(sub) -> None:
-    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench)")
+    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench.bench)")
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p.add_argument("--repeat", type=_positive(int), default=3, help="best of this many runs per timing")
     p.add_argument(
@@ -149,7 +149,7 @@ def _add_bench_parser(sub) -> None:
         action="store_true",
         help="also time each step's floor (the one BLAS/SIMD call doing its essential work, same size and dtype) "
         "and the forward passes: replib's extraction against the bare forward, GFLOP/s against this CPU's GEMM "
-        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench_forward)",
+        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench.bench_forward)",
     )
     p.add_argument(
         "--precision",
@@ -215,7 +215,7 @@ def _add_rehearsal_parser(sub) -> None:
     p = sub.add_parser(
         "rehearsal",
         help="each chapter's own notebook in the paper profile at a fraction of its sizes on full-size stand-ins; "
-        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.rehearsal)",
+        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.bench.rehearsal)",
     )
     p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
     p.add_argument(
@@ -397,7 +397,7 @@ def _notebooks(args) -> int:
 
 
 def _bench(args) -> int:
-    from . import bench, scaling
+    from .bench import bench, scaling
 
     if args.scaling:
         rows = scaling.run()
@@ -410,7 +410,7 @@ def _bench(args) -> int:
     rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps, floor=args.floor)
     extra, extra_rows = "", {}
     if args.floor or args.precision:
-        from . import bench_forward
+        from .bench import bench_forward
 
         extra, extra_rows = bench_forward.sections(args.quick, args.repeat, args.precision, floor=args.floor)
         extra = "\n\n" + extra
@@ -487,7 +487,7 @@ def _card(args) -> int:
 
 
 def _rehearsal(args) -> int:
-    from . import rehearsal
+    from .bench import rehearsal
 
     root = find_root(args.root)
     rows = rehearsal.rehearse(

@@ -95,7 +95,7 @@ UNREADABLE = re.compile(r"(?<![\w.<])(?:NaN|nan|<NA>|None(?!\s+[A-Za-z]))(?![\w.
 #: figures without a legend verdict in their PNG (:func:`replib.plotting.save_figure`), with the reason
 UNSTAMPED_FIGURES: dict[str, str] = {
     "scaling.png": "book/scaling.png (the benchmarks page) was measured by `python -m replib bench --scaling` "
-    "before figures carried their legend verdict; bookkit.scaling.plot draws a legend and stamps the next one",
+    "before figures carried their legend verdict; bookkit.bench.scaling.plot draws a legend and stamps the next one",
 }
 #: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
 EXTERNAL_ALLOWLIST: dict[str, str] = {

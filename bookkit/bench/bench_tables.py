@@ -1,5 +1,5 @@
 """The tables and fits of the benchmark commands (``python -m replib bench`` and ``bench --scaling``), apart
-from the benchmarks themselves (:mod:`bookkit.bench`, :mod:`bookkit.scaling`, which import the reference tools
+from the benchmarks themselves (:mod:`bookkit.bench.bench`, :mod:`bookkit.bench.scaling`, which import the reference tools
 and the science): a row of the benchmark, a measured scaling with its power-law fit, and their Markdown tables.
 """
 

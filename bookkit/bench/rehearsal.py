@@ -36,8 +36,8 @@ from replib.config import profile_params, takes_models
 from replib.models.fullsize import FULLSIZE, parameter_count, save_fullsize
 from replib.rehearsal import SIZES, at_full, chapter_cost, scaled_params
 
-from .project import find_root, toc_chapters
-from .run.execute import completed
+from ..project import find_root, toc_chapters
+from ..run.execute import completed
 
 __all__ = ["COLUMNS", "dir_bytes", "read_rows", "rehearse", "rehearse_chapter", "stand_ins", "write_rows"]
 
