@@ -1,1 +1,0 @@
-"""Benchmarks: the hot steps against their reference tools, scaling, the forward pass, the rehearsal at paper scale."""

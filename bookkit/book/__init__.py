@@ -1,1 +1,0 @@
-"""The book: the pages staged from the run report, figures, history, the atlas, the build and the browser check."""

@@ -1,1 +1,0 @@
-"""Claims: reading a chapter's claims file, checking each claim, the statuses, the verdicts per paper, the papers' tables."""

@@ -1,1 +1,0 @@
-"""Running the chapters: papermill executions, lanes, parts, reuse of unchanged executions, the run report, Colab."""
