@@ -5,7 +5,7 @@
 
 Each chapter's code cells (``notebooks/<chapter>.md``) become one script, with the parameters cell's
 ``profile`` and ``seed`` set as the runner would set them, run in a subprocess under ``cProfile`` with the
-kernel's environment (``bookkit.execute.kernel_environment``: the runner's malloc settings, no progress
+kernel's environment (``bookkit.run.execute.kernel_environment``: the runner's malloc settings, no progress
 bars). Without ``--cache-dir`` every chapter starts from a new, empty ``REPLIB_CACHE_DIR`` (cold: every
 embedding, training run and shard is computed), except the data downloads that are not in the mirror
 (WordNet), copied from ``--data-from``. Writes per chapter ``<chapter>.prof`` (pstats),
@@ -32,7 +32,7 @@ import jupytext
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bookkit.execute import kernel_environment  # noqa: E402
+from bookkit.run.execute import kernel_environment  # noqa: E402
 
 PRELUDE = "from IPython.display import display\n"
 EPILOGUE = (

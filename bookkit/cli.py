@@ -27,7 +27,7 @@ from pathlib import Path
 from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
-from . import drift, report
+from .book import drift, report
 from .errors import USER_ERRORS, one_line
 from .project import find_root, git_commit, toc_chapters
 
@@ -137,7 +137,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_bench_parser(sub) -> None:
-    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench)")
+    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench.bench)")
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p.add_argument("--repeat", type=_positive(int), default=3, help="best of this many runs per timing")
     p.add_argument(
@@ -149,7 +149,7 @@ def _add_bench_parser(sub) -> None:
         action="store_true",
         help="also time each step's floor (the one BLAS/SIMD call doing its essential work, same size and dtype) "
         "and the forward passes: replib's extraction against the bare forward, GFLOP/s against this CPU's GEMM "
-        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench_forward)",
+        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench.bench_forward)",
     )
     p.add_argument(
         "--precision",
@@ -215,7 +215,7 @@ def _add_rehearsal_parser(sub) -> None:
     p = sub.add_parser(
         "rehearsal",
         help="each chapter's own notebook in the paper profile at a fraction of its sizes on full-size stand-ins; "
-        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.rehearsal)",
+        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.bench.rehearsal)",
     )
     p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
     p.add_argument(
@@ -308,11 +308,11 @@ def _model_specs(values: list[str] | None, chapters: list[str], base_dir: Path) 
 def _run(args) -> int:
     """``run``, ``check`` and ``all`` (which then computes the atlas and builds the book, also after a failed
     claim)."""
-    from .atlas import for_book
-    from .book import build
+    from .book.atlas import for_book
+    from .book.book import build
     from .errors import BookBuildError
-    from .run_report import format_table
-    from .runner import chapter_names, run
+    from .run.run_report import format_table
+    from .run.runner import chapter_names, run
 
     if args.rehearsal and args.profile != "paper":
         raise ValueError("--rehearsal runs the paper profile: add --profile paper")
@@ -366,8 +366,8 @@ def _chapters(args) -> list[str] | None:
 
 def _list_parts(args, root: Path, chapters, models) -> int:
     """``--list-parts``: a table with each part's state, or (``--json``) the nightly's list."""
-    from .runner import part_list
-    from .runner_parts import format_parts
+    from .run.runner import part_list
+    from .run.runner_parts import format_parts
 
     out_dir = root / "build" / "runs" / ("rehearsal" if args.rehearsal else args.profile)
     rows = part_list(args.profile, chapters, root, out_dir, models=models or None, states=not args.json)
@@ -379,7 +379,7 @@ def _list_parts(args, root: Path, chapters, models) -> int:
 
 
 def _book(args) -> int:
-    from .book import build
+    from .book.book import build
 
     html = build(args.profile, strict=not args.no_strict, root=find_root(args.root), history_dir=args.history)
     print(f"book built: {html / 'index.html'}")
@@ -397,7 +397,7 @@ def _notebooks(args) -> int:
 
 
 def _bench(args) -> int:
-    from . import bench, scaling
+    from .bench import bench, scaling
 
     if args.scaling:
         rows = scaling.run()
@@ -410,7 +410,7 @@ def _bench(args) -> int:
     rows = bench.run(quick=args.quick, repeat=args.repeat, steps=args.steps, floor=args.floor)
     extra, extra_rows = "", {}
     if args.floor or args.precision:
-        from . import bench_forward
+        from .bench import bench_forward
 
         extra, extra_rows = bench_forward.sections(args.quick, args.repeat, args.precision, floor=args.floor)
         extra = "\n\n" + extra
@@ -487,7 +487,7 @@ def _card(args) -> int:
 
 
 def _rehearsal(args) -> int:
-    from . import rehearsal
+    from .bench import rehearsal
 
     root = find_root(args.root)
     rows = rehearsal.rehearse(

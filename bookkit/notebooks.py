@@ -8,6 +8,7 @@ an executed notebook for the book: papermill's injected-parameters cell is remov
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -16,7 +17,6 @@ import jupytext
 import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
 
-from .pages import REHEARSAL_CSV, chapter_cost, read_rehearsal
 from .project import chapter_source, repository
 
 BOOTSTRAP_TAG = "replib-bootstrap"
@@ -24,6 +24,45 @@ FINISH_TAG = "replib-colab-report"
 #: a ``{glue:text}`key:spec``` role in a chapter's prose
 GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+#: the rehearsal of the paper profile (``python -m replib rehearsal``): one row per part of every chapter
+REHEARSAL_CSV = "book/rehearsal.csv"
+
+
+def read_rehearsal(path) -> list[dict]:
+    """The rows of ``book/rehearsal.csv`` (empty when it does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
+    """What the chapter's ``paper`` profile costs by the rehearsal (the rows of ``book/rehearsal.csv``): its ``all`` row
+    when it has one, else the sum of its parts' T4-hours and caches and their largest memory; None without
+    rows. Keys ``t4_hours``, ``peak_rss_gb``, ``cache_gb``, ``parts`` and, when the rehearsal has it,
+    ``l4_hours``."""
+    rows = [r for r in rows if r.get("chapter") == chapter]
+    whole = [r for r in rows if r.get("part") == "all"]
+    rows = whole or rows
+    if not rows:
+        return None
+
+    def total(key, how=sum):
+        vals = [float(r[key]) for r in rows if (r.get(key) or "").strip()]
+        return how(vals) if vals else None
+
+    cost = {
+        "t4_hours": total("t4_hours_estimate"),
+        "peak_rss_gb": total("peak_rss_gb", max),
+        "cache_gb": total("cache_gb"),  # every part's cache stays on the disk
+        "parts": 0 if whole else len(rows),
+    }
+    if any("l4_hours_estimate" in r for r in rows):
+        cost["l4_hours"] = total("l4_hours_estimate")
+    return cost
 
 
 def read_chapter(path: Path):
@@ -36,7 +75,7 @@ def read_chapter(path: Path):
 
 def colab_bootstrap(repo_url: str, ref: str, chapter: str = "", cost: dict | None = None, cells: int = 0) -> str:
     """The Colab bootstrap cell: on Colab, fetch the book at ``ref``, install ``replib`` and start the chapter's
-    session (:func:`bookkit.colab.start`: Drive mounted for the caches and results, progress with the time
+    session (:func:`bookkit.run.colab.start`: Drive mounted for the caches and results, progress with the time
     left); elsewhere nothing. Its first lines say what the chapter costs (``cost``: :func:`chapter_cost`).
 
     Idempotent and retry-safe: a clone left by an earlier run is reused (a folder an interrupted clone
@@ -66,18 +105,18 @@ if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", BOOK_DIR + "[colab]"], check=True)
     sys.path.insert(0, BOOK_DIR)
     os.chdir(os.path.join(BOOK_DIR, "notebooks"))
-    from bookkit.colab import start
+    from bookkit.run.colab import start
 
     start({chapter!r}, book_dir=BOOK_DIR, cells={cells}, t4_hours={t4!r}, drive=DRIVE_DIR)'''
 
 
 def colab_finish(chapter: str) -> str:
     """The last cell of a runnable notebook: on Colab, check the claims and write the report
-    (:func:`bookkit.colab.finish`); elsewhere nothing (the runner checks the executed notebook)."""
+    (:func:`bookkit.run.colab.finish`); elsewhere nothing (the runner checks the executed notebook)."""
     return f"""# Colab: check this chapter's claims and write its report to Drive (does nothing outside Colab).
 import sys
 if "google.colab" in sys.modules:
-    from bookkit.colab import finish
+    from bookkit.run.colab import finish
 
     finish({chapter!r}, profile, **{{k: globals().get(k) for k in ("seed", "models", "part")}})"""
 

@@ -11,7 +11,7 @@ its text, the numbers a verdict rests on; ``data``, a description of its data or
 pairs; ``example``, a worked illustration on synthetic data; ``quoted``, another paper's number it quotes;
 ``context``, a source other than the paper, never checked; a table without the column holds results).
 
-The book kit (:mod:`bookkit.paper_tables`) builds claims and coverage on these tables; the isotropy card
+The book kit (:mod:`bookkit.claims.paper_tables`) builds claims and coverage on these tables; the isotropy card
 places a model's values beside them.
 """
 

@@ -6,7 +6,7 @@ chapter's paper work, its declared :class:`Budget` (at most :data:`COLAB_T4`: 3 
 
 * ``models``: the profile's models it runs (the chapter's ``cfg.models`` are narrowed to them);
 * ``steps``: the chapter's steps it runs. A code cell whose first line is ``# step: NAME`` runs only in the
-  parts that run step ``NAME`` (:func:`bookkit.parts.select_cells`); unmarked cells run in every part;
+  parts that run step ``NAME`` (:func:`bookkit.run.parts.select_cells`); unmarked cells run in every part;
 * ``select``: parameter subsets (``{"glue_tasks": ["cola", "sst2"]}``) and other named selections read with
   ``cfg.selected(name, values)`` (the training chapter's runs);
 * ``shards``: ``(k, n)``, the ``k``-th of ``n`` equal ranges of a sharded job's shards (alignment pairs,

@@ -9,7 +9,7 @@ colours to matplotlib (seaborn ``palette=``) and to plotly.
 Legends: every figure of the book must say what it shows (:func:`legend_problems` states the rule). In a
 notebook, :func:`setup` makes every matplotlib figure carry its verdict in its PNG (a ``tEXt`` chunk
 :data:`LEGEND_KEY`, read back by :func:`png_text`), so the browser test of the built book can check the very
-images a reader sees (``bookkit.browser``).
+images a reader sees (``bookkit.book.browser``).
 
 :func:`plot_paper_vs_ours`: the paper's value against ours per claim, with the tolerance band.
 """

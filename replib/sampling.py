@@ -49,7 +49,7 @@ __all__ = [
 
 #: the precision rule: a sample is large enough when its spread is at most this fraction of the check's band
 BAND_FRACTION = 0.25
-#: standard errors either side of a value in a check's interval (as :data:`bookkit.checker.Z_SPREAD`)
+#: standard errors either side of a value in a check's interval (as :data:`bookkit.claims.checker.Z_SPREAD`)
 Z = 2.0
 #: groups of a delete-a-group jackknife: at least 10 resamples, so that the spread itself is not noisy
 JACKKNIFE_GROUPS = 10

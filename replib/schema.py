@@ -2,7 +2,7 @@
 (Draft 2020-12) through the ``jsonschema`` package, with errors that name the source, the place in the
 document and, where the caller knows it, the line.
 
-The book kit validates claims files with it (``bookkit.claims``); the science package validates chapter
+The book kit validates claims files with it (``bookkit.claims.claims``); the science package validates chapter
 configurations (:mod:`replib.config`). Keeping one validator means one error format and one set of rules for
 what "well formed" means.
 """

@@ -74,7 +74,7 @@ REPLIB_SKIP_SMOKE=1 MPLBACKEND=Agg "$VENV/bin/python" -m pytest -q -m "not slow 
   -p no:cacheprovider "$@" || status=$?
 if [ "${LOWEST_CHAPTERS:-1}" != 0 ]; then
   echo "== the smoke profile of every chapter, the claim check and the strict book build at the floors"
-  "$VENV/bin/python" -m bookkit.mathjax >/dev/null
+  "$VENV/bin/python" -m bookkit.book.mathjax >/dev/null
   MPLBACKEND=module://matplotlib_inline.backend_inline "$VENV/bin/python" -m replib all --profile smoke || status=$?
 fi
 exit $status

@@ -207,7 +207,7 @@ def build_book(runs: Path, history: Path | None = None) -> Path:
     """Build the book (not strict: the dashboard shows failures) from :func:`book_profile`'s run, with
     the validation dashboard of every profile that ran and the history page from the nights' reports in
     ``history`` (the ``reports`` branch's folder, tonight's included by ``drift``); returns the HTML folder."""
-    from bookkit import book
+    from bookkit.book import book
 
     profiles = [r.parent.name for r in run_reports(runs)]
     profile = book_profile(runs)

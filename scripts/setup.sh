@@ -39,7 +39,7 @@ fi
 .venv/bin/python -m pip install -q -e ".[dev]"
 # MathJax for the book (served with it, so formulas render offline) and WordNet (classifiers chapter): fetched
 # once into the cache, checksummed; later runs need no network. Without internet each says what to provide.
-.venv/bin/python -m bookkit.mathjax >/dev/null || echo "warning: MathJax not fetched (see the message above)" >&2
+.venv/bin/python -m bookkit.book.mathjax >/dev/null || echo "warning: MathJax not fetched (see the message above)" >&2
 .venv/bin/python -m replib.data prefetch --dataset wordnet >/dev/null ||
   echo "warning: WordNet not fetched: python -m replib.data prefetch --dataset wordnet says why" >&2
 .venv/bin/python -c "import torch, replib; print('replib', replib.__version__, '| torch', torch.__version__)"

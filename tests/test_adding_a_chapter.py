@@ -68,7 +68,7 @@ part = None
 from replib import record_all
 from replib.config import chapter_config
 from replib.methods import NAME as demo
-from bookkit.parts import select_cells
+from bookkit.run.parts import select_cells
 
 cfg = chapter_config("NAME", profile, models=models, seed=seed, part=part)
 select_cells(cfg.part)

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from bookkit import atlas as page
+from bookkit.book import atlas as page
 from replib.atlas import (
     AtlasEntry,
     atlas_entries,
@@ -136,7 +136,7 @@ def test_the_page_has_a_sortable_table_and_a_figure_per_metric(atlas, tmp_path):
     assert "a model that is not here" in md and "unavailable" in md
     (stage / "book" / "atlas.md").write_text("# The isotropy atlas\n\n<!-- replib:atlas -->\n")
     empty = page.stage_page(stage, tmp_path / "none").read_text()
-    assert "python -m bookkit.atlas --profile offline" in empty
+    assert "python -m bookkit.book.atlas --profile offline" in empty
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ the stated tolerance (speed itself is reported by `python -m replib bench`, neve
 
 import pytest
 
-from bookkit import bench_tables
+from bookkit.bench import bench_tables
 
 
 @pytest.mark.slow  # runs every step twice and imports each reference tool
@@ -11,7 +11,7 @@ from bookkit import bench_tables
 def test_quick_bench_results_equal_the_reference(step):
     # imported here, not at the top: the reference tools (sentence-transformers, scikit-dimension) take tens of
     # seconds to import, which the quick loop (scripts/quick.sh, -m "not slow") must not pay at collection
-    from bookkit import bench
+    from bookkit.bench import bench
 
     rows = bench.run(quick=True, repeat=1, steps=[step], progress=lambda *_: None)
     assert len(rows) == 1, f"{step} was skipped"
@@ -54,7 +54,7 @@ def test_a_forward_pass_is_extrapolated_at_its_cost_per_item():
         1000
     ) == pytest.approx(a * 1000**b)
     assert f"| {b:.2f} (linear) |" in bench_tables.scaling_markdown([row], "m")
-    from bookkit import scaling  # the steps are built lazily: no model or data is loaded here
+    from bookkit.bench import scaling  # the steps are built lazily: no model or data is loaded here
 
     work = dict.fromkeys(["protein_length", "sts_length", "clf_length", "isoscore_windows", "manifolds_windows",
                           "sts_sentences", "clf_sentences"], 10)  # fmt: skip
@@ -87,7 +87,7 @@ def test_forward_flop_count_equals_torch_flop_counter():
     import transformers as tr
     from torch.utils.flop_counter import FlopCounterMode
 
-    from bookkit.bench_forward import encoder_gemm_flop
+    from bookkit.bench.bench_forward import encoder_gemm_flop
 
     cfg = tr.BertConfig(
         vocab_size=40,
@@ -108,7 +108,7 @@ def test_forward_flop_count_equals_torch_flop_counter():
 
 @pytest.mark.slow  # loads MiniLM and embeds 64 sentences and 8 proteins, twice each
 def test_forward_rows_extractor_computes_what_the_bare_forward_computes():
-    from bookkit import bench_forward
+    from bookkit.bench import bench_forward
 
     rows = bench_forward.forward_rows(quick=True, repeat=1, progress=lambda *_: None)
     assert [r.model for r in rows] == ["all-MiniLM-L6-v2", "tiny-protbert"]
@@ -120,7 +120,7 @@ def test_forward_rows_extractor_computes_what_the_bare_forward_computes():
 
 @pytest.mark.slow  # imports the reference tools and FAISS
 def test_quick_bench_times_the_floor_of_each_step():
-    from bookkit import bench
+    from bookkit.bench import bench
 
     rows = bench.run(quick=True, repeat=1, steps=["isoscore", "lid", "alignment", "kmeans"], floor=True, progress=print)
     assert [r.floor != "" and r.floor_s > 0 for r in rows] == [True] * 4
@@ -130,7 +130,7 @@ def test_quick_bench_times_the_floor_of_each_step():
 def test_padding_rows_on_swissprot_lengths():
     """The protein extractor's batches (sorted over the whole input, 16,384-token budget) pad at most 5 % of the
     tokens on Swiss-Prot's lengths (the issue's bound); sorting within shards of 256 padded about 15 %."""
-    from bookkit import bench_forward
+    from bookkit.bench import bench_forward
     from replib.data import DataNotFoundError
 
     try:

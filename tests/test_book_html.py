@@ -112,8 +112,8 @@ def test_status_marks_become_svg_icons_with_a_name():
 
 def test_every_mark_the_kit_writes_is_drawn_as_an_icon():
     """A status's or a verdict's mark without an icon shows as an emoji, an empty box where no emoji font is."""
-    from bookkit.status import STATUS_BADGE
-    from bookkit.verdicts import CELL_MARK, VERDICT_BADGE
+    from bookkit.claims.status import STATUS_BADGE
+    from bookkit.claims.verdicts import CELL_MARK, VERDICT_BADGE
 
     ext = _extension()
     for label in [*STATUS_BADGE.values(), *CELL_MARK.values(), *VERDICT_BADGE.values()]:
@@ -211,7 +211,7 @@ def test_mathjax_only_on_pages_with_math():
 
 def test_claim_values_read_as_the_tables_numbers():
     """The validation pages' values: no 'nan', no exponent for an integer-sized float, 4 significant digits."""
-    from bookkit.status import format_value
+    from bookkit.claims.status import format_value
 
     assert [format_value(v) for v in (float("nan"), 107008.37, 0.25736912345678901, None)] == [
         "—",
@@ -266,14 +266,14 @@ def test_fontawesome_subset_of_the_themes_script_is_small():
     ],
 )
 def test_a_raw_missing_value_or_a_long_float_is_a_problem(text, kind):
-    from bookkit.browser import unreadable_values
+    from bookkit.book.browser import unreadable_values
 
     problems = unreadable_values("p.html", [text, text])
     assert len(problems) == 1 and f"shows {kind} where a value belongs" in problems[0]
 
 
 def test_words_and_short_numbers_are_not_unreadable():
-    from bookkit.browser import unreadable_values
+    from bookkit.book.browser import unreadable_values
 
     ok = "None of the claims failed; NaNs are dropped; 0.2574 and 107008 and 3.14159265358; Nanjing; nano"
     assert unreadable_values("p.html", [ok]) == []

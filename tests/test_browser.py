@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import browser
+from bookkit.book import browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = browser.unavailable_reason()

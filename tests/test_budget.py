@@ -1,11 +1,11 @@
-"""The main job's time budget (bookkit.budget) and the runner's line against it."""
+"""The main job's time budget (bookkit.run.budget) and the runner's line against it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bookkit.budget import against, allowed, load_budget
-from bookkit.runner import _Plan, _print_budget, chapter_names
+from bookkit.run.budget import against, allowed, load_budget
+from bookkit.run.runner import _Plan, _print_budget, chapter_names
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from bookkit.claims import ClaimsFileError, check_chapter, claims_schema, evaluate_claim, load_claims
+from bookkit.claims.claims import ClaimsFileError, check_chapter, claims_schema, evaluate_claim, load_claims
 from bookkit.yamlfile import MAX_BYTES, load_yaml
 from replib.profiles import PROFILES
 from replib.record import GLUE_PREFIX, RECORD_MIME, RECORDED, _plain, read_records, record, record_all

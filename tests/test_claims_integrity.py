@@ -1,4 +1,4 @@
-"""Integrity rules over every claims file (bookkit.integrity): no check that cannot tell right from
+"""Integrity rules over every claims file (bookkit.claims.integrity): no check that cannot tell right from
 wrong, no two checks of one value that contradict each other, sanity checks never read as reproductions."""
 
 import json
@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 import yaml
 
-from bookkit.claims import claims_schema, evaluate_claim, load_claims
-from bookkit.integrity import (
+from bookkit.claims.claims import claims_schema, evaluate_claim, load_claims
+from bookkit.claims.integrity import (
     chapter_code,
     claims_problems,
     double_counted,
@@ -22,7 +22,7 @@ from bookkit.integrity import (
     sanity_problems,
     significant_digits,
 )
-from bookkit.paper_tables import load_paper_tables
+from bookkit.claims.paper_tables import load_paper_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = sorted((ROOT / "notebooks").glob("*.claims.yml"))
@@ -266,7 +266,7 @@ def test_no_paper_number_counts_twice_in_the_book():
 
 @pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.name.split(".")[0])
 def test_sanity_labels_follow_the_rule(path):
-    """Identities are labelled sanity; a check of a paper number at its word never is (bookkit.integrity rule 8)."""
+    """Identities are labelled sanity; a check of a paper number at its word never is (bookkit.claims.integrity rule 8)."""
     assert sanity_problems(load_claims(path)) == []
 
 
@@ -305,7 +305,7 @@ def test_the_sanity_rule_finds_identities_and_wrong_labels(tmp_path):
 
 
 def test_no_paper_value_is_copied_into_the_code():
-    """Code reads the papers' results from data/papers (bookkit.integrity rule 7)."""
+    """Code reads the papers' results from data/papers (bookkit.claims.integrity rule 7)."""
     files = sorted((ROOT / "replib").rglob("*.py")) + sorted((ROOT / "bookkit").rglob("*.py"))
     chapters = sorted((ROOT / "notebooks").glob("*.md"))
     assert paper_value_copies(files + chapters, load_paper_tables(ROOT)) == []

@@ -1,13 +1,13 @@
-"""A verdict per paper (bookkit.verdicts), by evidence class: it rests on the paper's own results compared at the
+"""A verdict per paper (bookkit.claims.verdicts), by evidence class: it rests on the paper's own results compared at the
 paper's word (most of them holding for "reproduced"); the paper's findings on this run's models, stand-in
 experiments and alternative explanations are shown apart and never decide it; sanity checks and unverified
 claims are never evidence."""
 
 from pathlib import Path
 
-from bookkit.claims import load_claims
-from bookkit.paper_tables import load_paper_tables
-from bookkit.verdicts import (
+from bookkit.claims.claims import load_claims
+from bookkit.claims.paper_tables import load_paper_tables
+from bookkit.claims.verdicts import (
     at_papers_word,
     chapter_papers,
     chapter_verdict_markdown,

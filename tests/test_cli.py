@@ -13,8 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from bookkit import cli, runner
+from bookkit import cli
 from bookkit.errors import RunLockedError
+from bookkit.run import runner
 from replib.record import read_records
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,11 +15,19 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from bookkit import reuse
-from bookkit.colab import progress_line
-from bookkit.notebooks import BOOTSTRAP_TAG, FINISH_TAG, colab_bootstrap, cost_comment, runnable_notebook
-from bookkit.pages import REHEARSAL_CSV, chapter_cost, read_rehearsal
+from bookkit.notebooks import (
+    BOOTSTRAP_TAG,
+    FINISH_TAG,
+    REHEARSAL_CSV,
+    chapter_cost,
+    colab_bootstrap,
+    cost_comment,
+    read_rehearsal,
+    runnable_notebook,
+)
 from bookkit.project import toc_chapters
+from bookkit.run import reuse
+from bookkit.run.colab import progress_line
 from replib.profiles import resolve_profile
 
 ROOT = Path(__file__).resolve().parents[1]

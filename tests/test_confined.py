@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookkit.parts import part_notebook
 from bookkit.project import chapter_source
+from bookkit.run.parts import part_notebook
 from replib._io import UnsafePathError, confined
 
 

@@ -1,16 +1,16 @@
-"""The papers' findings on every model of the book (bookkit.findings): data/findings.yml read into one claim per
+"""The papers' findings on every model of the book (bookkit.claims.findings): data/findings.yml read into one claim per
 cell, a cell that does not hold is a finding about the model (never a failure), and each paper's verdict shows its
-findings x models grid without resting on it (bookkit.verdicts)."""
+findings x models grid without resting on it (bookkit.claims.verdicts)."""
 
 from pathlib import Path
 
 import pytest
 
-from bookkit.checker import evaluate_claim
-from bookkit.claims import ClaimsFileError, load_claims
-from bookkit.findings import FindingsFileError, finding_claims, load_findings
-from bookkit.status import PASSING, summarize
-from bookkit.verdicts import chapter_verdict_markdown, evidence_line, paper_verdicts
+from bookkit.claims.checker import evaluate_claim
+from bookkit.claims.claims import ClaimsFileError, load_claims
+from bookkit.claims.findings import FindingsFileError, finding_claims, load_findings
+from bookkit.claims.status import PASSING, summarize
+from bookkit.claims.verdicts import chapter_verdict_markdown, evidence_line, paper_verdicts
 from replib.papers import PaperNumber
 
 ROOT = Path(__file__).resolve().parents[1]

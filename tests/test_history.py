@@ -1,19 +1,19 @@
-"""The history page (bookkit.history) from a folder of nightly reports laid out as the ``reports`` branch keeps
+"""The history page (bookkit.book.history) from a folder of nightly reports laid out as the ``reports`` branch keeps
 them: ``<date>-<profile>.json``, paper parts ``<date>-paper--<chapter>--<part>.json``, drift files beside."""
 
 from __future__ import annotations
 
 import json
 
-from bookkit import history
+from bookkit.book import history
 
-#: the papers' tables the verdicts are drawn against (bookkit.verdicts): the claims refer to P:<key>
+#: the papers' tables the verdicts are drawn against (bookkit.claims.verdicts): the claims refer to P:<key>
 TABLES = {"P": {"a": 1.0, "c": 1.0}}
 
 
 def _claim(key, status, paper=1.0, seeds=None):
     c = {"chapter": "alpha", "key": key, "claim": key, "paper_value": paper, "value": 1.0, "status": status}
-    c["check"] = "tolerance abs=0.01"  # compares the paper's number at its word (bookkit.verdicts)
+    c["check"] = "tolerance abs=0.01"  # compares the paper's number at its word (bookkit.claims.verdicts)
     c["ref"] = f"P:{key}"
     if seeds:
         c["seed_statuses"] = seeds

@@ -1,4 +1,4 @@
-"""Chapters side by side (``--jobs``, :mod:`bookkit.lanes`): order, overlap, a chain's seeds in turn, errors,
+"""Chapters side by side (``--jobs``, :mod:`bookkit.run.lanes`): order, overlap, a chain's seeds in turn, errors,
 the kernels' threads, and a run on two lanes giving the same verdicts as one lane."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import execute, runner
-from bookkit.lanes import lane_threads, run_lanes
+from bookkit.run import execute, runner
+from bookkit.run.lanes import lane_threads, run_lanes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 

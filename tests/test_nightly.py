@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bookkit import history
+from bookkit.book import history
 from bookkit.project import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -510,11 +510,11 @@ def _deploy_step(name: str) -> dict:
 
 
 def test_a_built_books_colab_buttons_open_notebooks_the_nightly_publishes(night, tmp_path):
-    """The Colab URL a book built from this project shows (bookkit.book.staged_config, the URL the browser test
+    """The Colab URL a book built from this project shows (bookkit.book.book.staged_config, the URL the browser test
     finds on every chapter page) names a branch and path that the nightly's publish steps create: the runnable
     notebooks laid out by `nightly.py colab`, pushed by the deploy job's step to the `colab` branch."""
-    from bookkit.book import COLAB_BRANCH, staged_config
-    from bookkit.expectations import colab_url
+    from bookkit.book.book import COLAB_BRANCH, staged_config
+    from bookkit.book.expectations import colab_url
 
     ws, artifacts = night
     upload_download(ws, "run-offline", _workflow_uploads()["run-offline"], artifacts)

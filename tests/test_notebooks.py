@@ -11,7 +11,7 @@ import nbformat
 import pytest
 import yaml
 
-from bookkit.claims import load_claims
+from bookkit.claims.claims import load_claims
 from bookkit.notebooks import colab_prose, read_chapter
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,8 @@ import math
 import nbformat
 import numpy as np
 
-from bookkit import pages
+from bookkit.book import pages
+from bookkit.notebooks import read_rehearsal
 from replib.record import GLUE_PREFIX, RECORD_MIME
 
 
@@ -206,7 +207,7 @@ def test_a_long_reproduction_table_is_folded():
 
 
 def test_tolerance_interval_is_every_bound_of_the_check_at_once():
-    from bookkit.figures import tolerance_interval
+    from bookkit.book.figures import tolerance_interval
 
     assert tolerance_interval(2.0, {"tolerance": {"abs": 0.5}}) == (1.5, 2.5)
     assert tolerance_interval(-2.0, {"tolerance": {"rel": 0.25}}) == (-2.5, -1.5)
@@ -219,7 +220,7 @@ def test_tolerance_interval_is_every_bound_of_the_check_at_once():
 
 
 def test_paper_vs_ours_figure_is_staged_with_its_caption(tmp_path):
-    from bookkit import figures
+    from bookkit.book import figures
     from replib.plotting import LEGEND_KEY, png_text
 
     claims = [dict(c) for c in _claims()] + [dict(_claims()[0], key="zero", paper_value=0.0)]
@@ -244,13 +245,13 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
         "alpha,rest,the parts,d,1,5,1.2,0.1,ok,0.5\n"
         "beta,m1,fullsize m1,d,0.01,10,1.0,0.1,failed,0.1\n"
     )
-    rows = pages.read_rehearsal(path)
+    rows = read_rehearsal(path)
     line = pages.colab_budget_markdown("alpha", rows)
     assert "2 of 2 parts ok" in line and "largest needs 2.5 T4-hours, 3.9 GB of RAM and 1.8 GB of disk" in line
     assert "3 T4-hours in all" in line
     assert "0 of 1 parts ok" in pages.colab_budget_markdown("beta", rows)
     assert pages.colab_budget_markdown("gamma", rows) == ""
-    assert pages.read_rehearsal(tmp_path / "none.csv") == []
+    assert read_rehearsal(tmp_path / "none.csv") == []
     whole = [{"chapter": "alpha", "part": "all", "status": "ok", "t4_hours_estimate": "1.84",
               "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
     line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone
@@ -263,7 +264,7 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
 def test_paper_vs_ours_with_many_claims_is_drawn_per_table(tmp_path):
     """81 or 267 claims in one figure had 7 px labels: more than MAX_ROWS claims (or several tables) are drawn
     one row per table of the paper, with a figure per table in a dropdown."""
-    from bookkit import figures
+    from bookkit.book import figures
     from replib.papers import PaperNumber
     from replib.plotting import LEGEND_KEY, png_text
 

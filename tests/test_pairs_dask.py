@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bookkit import cli, runner
+from bookkit import cli
+from bookkit.run import runner
 from replib.distributed import THREAD_VARIABLES, dask_client
 from replib.embeddings import embed_proteins
 from replib.methods import protein_isotropy as P

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bookkit import paper_tables as pt
-from bookkit.claims import ClaimsFileError, load_claims
+from bookkit.claims import paper_tables as pt
+from bookkit.claims.claims import ClaimsFileError, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = pt.load_paper_tables(ROOT)

@@ -10,9 +10,9 @@ import jupytext
 import numpy as np
 import pytest
 
-from bookkit import part_records as kit_parts
-from bookkit import runner
-from bookkit.parts import cell_steps, select_cells
+from bookkit.run import part_records as kit_parts
+from bookkit.run import runner
+from bookkit.run.parts import cell_steps, select_cells
 from replib._io import run_sharded, shard_span
 from replib.config import chapter_config, chapter_parts, chapters, find_part
 from replib.methods import protein_isotropy as P

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import runner
+from bookkit.run import runner
 from replib.record import read_records
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -119,7 +119,7 @@ def test_paper_profile_holds_the_chosen_sizes():
 
 
 def test_plan_rows_appear_on_the_chapters_validation_page(tmp_path):
-    from bookkit.sampling import plan_markdown
+    from bookkit.book.sampling import plan_markdown
 
     plan = tmp_path / "plan.csv"
     row = {c: "" for c in precision.PLAN_COLUMNS} | dict(chapter="manifolds", claims="lid_*", parameter="lid_queries",
@@ -141,7 +141,7 @@ def test_every_sampled_paper_claim_has_a_size():
     profile falls under a rule (its size, spread and reason in the plan)."""
     from fnmatch import fnmatchcase
 
-    from bookkit.claims import load_claims
+    from bookkit.claims.claims import load_claims
     from bookkit.project import find_root
 
     root = find_root()
@@ -171,7 +171,7 @@ def test_a_size_whose_band_missed_is_not_a_floor():
 
 def test_the_plan_table_shows_a_whole_data_set_size_as_a_word(tmp_path):
     """A size 'all' (the whole data set, no stand-in measured) broke the book build with int('all')."""
-    from bookkit import sampling
+    from bookkit.book import sampling
 
     plan = tmp_path / "plan.csv"
     plan.write_text(

@@ -10,7 +10,7 @@ import jupytext
 import nbformat
 import pytest
 
-from bookkit import rehearsal as R
+from bookkit.bench import rehearsal as R
 from replib.config import chapters, profile_params
 from replib.rehearsal import SIZES, at_full, read_forwards, scaled_params
 

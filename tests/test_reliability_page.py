@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import reliability
+from bookkit.book import reliability
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,7 +15,7 @@ def test_the_reliability_page_is_the_table_of_the_tests_probes():
     probes = reliability.collect(ROOT / "tests")
     assert len(probes) >= 30 and len({p.test for p in probes}) >= 30
     assert not reliability.update_page(ROOT / reliability.PAGE, probes, check=True), (
-        "book/reliability.md is out of date: run python -m bookkit.reliability"
+        "book/reliability.md is out of date: run python -m bookkit.book.reliability"
     )
     text = (ROOT / reliability.PAGE).read_text()
     assert all(f"`{p.test}`" in text for p in probes)

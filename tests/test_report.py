@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import cli, drift, report
-from bookkit.book import paper_validation_markdown, validation_markdown
+from bookkit import cli
+from bookkit.book import drift, report
+from bookkit.book.book import paper_validation_markdown, validation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

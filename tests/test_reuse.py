@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import reuse, runner
+from bookkit.run import reuse, runner
 from replib.embeddings.batching import RESULT_ENV
 from replib.models import tiny_model
 
@@ -144,7 +144,7 @@ def test_a_setting_that_changes_results_changes_the_fingerprint(project, monkeyp
 
 
 def test_an_unchanged_book_is_not_rebuilt(smoke_book, monkeypatch, tmp_path, capsys):
-    from bookkit import book
+    from bookkit.book import book
 
     root = Path(__file__).resolve().parents[1]
     calls = []
@@ -169,7 +169,7 @@ def test_an_unchanged_book_is_not_rebuilt(smoke_book, monkeypatch, tmp_path, cap
 
 
 def test_tree_digest_sees_content_and_names(tmp_path):
-    from bookkit.book import tree_digest
+    from bookkit.book.book import tree_digest
 
     (tmp_path / "a").write_text("x")
     d0 = tree_digest(tmp_path)

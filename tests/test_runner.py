@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import execute, runner
 from bookkit.errors import RunLockedError
+from bookkit.run import execute, runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_cli_exit_code_on_failure(tmp_path):
 
 @pytest.mark.chapter
 def test_report_says_which_model_weights_each_chapter_loaded(smoke_report):
-    from bookkit.report import environment_lines, models_used
+    from bookkit.book.report import environment_lines, models_used
 
     report, tmp = smoke_report
     models = {c["chapter"]: c["models"] for c in report["chapters"]}
@@ -196,7 +196,7 @@ def test_a_malformed_claims_file_fails_its_own_chapter_only(tmp_path):
 _HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from bookkit.runner import run_lock
+from bookkit.run.runner import run_lock
 with run_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     time.sleep(600)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import runner
+from bookkit.run import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 
@@ -75,7 +75,7 @@ def test_rehearsal_is_labelled_and_needs_models(project):
 
 @pytest.mark.chapter
 def test_dashboard_labels_substituted_runs(project):
-    from bookkit.report import dashboard_markdown
+    from bookkit.book.report import dashboard_markdown
 
     rep = runner.run(
         "smoke", chapters=["good"], root=project, progress=lambda *_: None, models={"*": ["tiny-bert"]}, rehearsal=True
@@ -146,8 +146,8 @@ def test_the_training_chapter_says_model_does_not_apply_and_runs_on_its_own(tmp_
 
 
 def test_an_expected_failure_of_the_profiles_model_that_holds_on_another_model_is_consistent():
-    from bookkit.checker import XFAIL_HOLDS
-    from bookkit.run_report import bind_to_paper_models
+    from bookkit.claims.checker import XFAIL_HOLDS
+    from bookkit.run.run_report import bind_to_paper_models
 
     holds = {
         "check": "property gt 3.4",

@@ -1,4 +1,4 @@
-"""Verdicts over several seeds (bookkit.seeds) and the runner's --seeds."""
+"""Verdicts over several seeds (bookkit.claims.seeds) and the runner's --seeds."""
 
 import json
 import shutil
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bookkit import runner
-from bookkit.claims import Claim, ClaimsFileError, load_claims
-from bookkit.seeds import combine_claim
+from bookkit.claims.claims import Claim, ClaimsFileError, load_claims
+from bookkit.claims.seeds import combine_claim
+from bookkit.run import runner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 

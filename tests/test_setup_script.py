@@ -55,7 +55,7 @@ def test_torch_is_the_cpu_wheel_unless_a_gpu_is_asked_for(tmp_path):
     assert torch == [f"-m pip install -q torch==2.13.0 --extra-index-url {CPU_INDEX} --timeout 20 --retries 1"]
     assert r.stderr == ""
     assert "-m pip install -q -e .[dev]" in calls
-    assert "-m replib.data prefetch --dataset wordnet" in calls and "-m bookkit.mathjax" in calls
+    assert "-m replib.data prefetch --dataset wordnet" in calls and "-m bookkit.book.mathjax" in calls
     assert "first run" not in r.stdout  # the venv was there
 
     (proj / "calls.log").unlink()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from bookkit.claims import load_claims
+from bookkit.claims.claims import load_claims
 
 
 def test_smoke_run_all_claims_pass(smoke_book):
@@ -54,13 +54,13 @@ def test_rendered_chapters_hide_the_boilerplate(smoke_book):
         text = page.read_text()
         assert "Colab bootstrap" not in text, page.name
         assert "Parameters" not in text or "injected-parameters" not in text, page.name
-        assert "bookkit.colab import finish" not in text, page.name
+        assert "bookkit.run.colab import finish" not in text, page.name
 
 
 def test_colab_buttons_open_the_published_notebooks(smoke_book):
     """A built book's launch buttons open notebooks/<chapter>.ipynb on the branch the nightly publishes them to
     (tests/test_nightly.py checks that the publish step puts them there), not on main, where none exist."""
-    from bookkit.book import COLAB_BRANCH
+    from bookkit.book.book import COLAB_BRANCH
 
     for page in (smoke_book.html / "notebooks").glob("*.html"):
         want = f"/blob/{COLAB_BRANCH}/notebooks/{page.stem}.ipynb"

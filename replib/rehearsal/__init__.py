@@ -1,7 +1,7 @@
 """The paper profile rehearsed: a chapter's own notebook run at a fraction of the profile's sample sizes on
 full-size random-weight architectures, and what that costs on a T4 and an L4 (issue 39, item 4).
 
-This module holds the science side of the rehearsal, the driver being :mod:`bookkit.rehearsal`:
+This module holds the science side of the rehearsal, the driver being :mod:`bookkit.bench.rehearsal`:
 
 * :data:`SIZES`: which of a chapter's ``paper`` parameters are sample sizes (scaled by the fraction) and which
   data the mirror lacks (replaced by a split it has); :func:`scaled_params` applies them;

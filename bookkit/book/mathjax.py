@@ -1,0 +1,94 @@
+"""MathJax served with the book, so that formulas render without internet.
+
+The book's ``_config.yml`` sets ``mathjax_path: mathjax/tex-svg-full.js`` (relative to ``_static``);
+:func:`copy_to` puts that file there when the book is staged. It is one file of the npm package
+``mathjax`` (version :data:`VERSION`): the TeX input with every extension and SVG output, so no font or
+extension is fetched later. The package tarball is downloaded once from the npm registry, checked
+against :data:`SHA256`, and the file kept in the cache (``$REPLIB_CACHE_DIR/static/``);
+``scripts/setup.sh`` does this at install time, so later builds need no network.
+
+Command line: ``python -m bookkit.book.mathjax`` fetches it (no-op when cached) and prints its path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from replib._io import atomic_write, cache_root
+from replib.data.store import download as _download
+
+VERSION = "3.2.2"
+TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{VERSION}.tgz"
+#: sha256 of the registry's tarball (its npm integrity is sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40q…)
+SHA256 = "1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09"
+MEMBER = "package/es5/tex-svg-full.js"
+#: where the book's pages load it from (``mathjax_path`` in _config.yml), relative to ``_static``
+STATIC_PATH = "mathjax/tex-svg-full.js"
+TARBALL_ENV = "REPLIB_MATHJAX_TGZ"  # a local copy of the tarball (offline installs)
+
+
+def cached_path() -> Path:
+    return cache_root("static") / f"mathjax-{VERSION}" / Path(MEMBER).name
+
+
+def fetch(download: bool = True) -> Path:
+    """The MathJax bundle in the cache, downloading the package tarball when it is missing.
+
+    Raises
+    ------
+    FileNotFoundError
+        When it is not cached and ``download`` is false or the download fails.
+    """
+    target = cached_path()
+    if target.exists():
+        return target
+    tgz = os.environ.get(TARBALL_ENV)
+    with tempfile.TemporaryDirectory() as tmp:
+        if not tgz:
+            if not download:
+                raise FileNotFoundError(
+                    f"MathJax {VERSION} is not in {target.parent}: run "
+                    "`python -m bookkit.book.mathjax` (scripts/setup.sh does) with internet"
+                )
+            tgz = Path(tmp) / "mathjax.tgz"
+            try:
+                _download(TARBALL_URL, tgz, sha256=SHA256)
+            except Exception as exc:
+                raise FileNotFoundError(
+                    f"cannot download MathJax {VERSION} from {TARBALL_URL}: {exc}; "
+                    f"set {TARBALL_ENV} to a local copy of the tarball"
+                ) from exc
+        _extract(Path(tgz), target)
+    return target
+
+
+def _extract(tgz: Path, target: Path) -> None:
+    digest = hashlib.sha256(tgz.read_bytes()).hexdigest()
+    if digest != SHA256:
+        raise ValueError(f"{tgz}: sha256 {digest} is not MathJax {VERSION}'s {SHA256}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tgz) as tar:
+        data = tar.extractfile(MEMBER).read()
+    atomic_write(target, lambda fh: fh.write(data))  # a half-written bundle is never taken for the real one
+
+
+def copy_to(static_dir: Path, download: bool = True) -> Path:
+    """Copy the bundle to ``static_dir / STATIC_PATH``; returns the copy."""
+    dest = Path(static_dir) / STATIC_PATH
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(fetch(download=download), dest)
+    return dest
+
+
+if __name__ == "__main__":
+    try:
+        print(fetch())
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)

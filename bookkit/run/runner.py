@@ -1,0 +1,663 @@
+"""Headless runner: execute every chapter with papermill, then check every claim.
+
+Each notebook runs in its own ``papermill`` subprocess (:mod:`bookkit.run.execute`) with the profile injected as a
+parameter, a per-cell and a per-notebook wall-clock limit; a failing or timed-out chapter does not stop the
+others, and a malformed claims file fails its own chapter only. Claims are checked from the executed
+notebooks (over several seeds by :mod:`bookkit.claims.seeds`); the report is written as JSON
+(:mod:`bookkit.run.run_report`). One runner at a time writes into an output folder (:func:`run_lock`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+
+from replib.config import chapters, execution_order, prepare_chapter, require_chapter_models, takes_models
+from replib.models import ModelUnavailableError, WrongModelKindError
+from replib.provenance import read_data_log, read_models_log
+from replib.record import read_records
+
+from ..claims.claims import CLAIMS_SUFFIX, ChapterClaims, ClaimsFileError, load_claims
+from ..claims.seeds import check_chapter_seeds
+from ..claims.status import summarize
+from ..errors import RunLockedError
+from ..notebooks import write_runnable
+from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
+from . import reuse
+from .budget import BUDGET_PROFILE, against, allowed, load_budget
+from .execute import completed, execute_notebook, execution_failure
+from .lanes import lane_threads, run_lanes
+from .limits import model_limit_scale
+from .parts import part_states
+from .run_report import (
+    bind_to_paper_models,
+    format_table,
+    new_report,
+    previous_report,
+    previous_seconds,
+    write_report,
+)
+from .runlock import run_lock
+from .runner_parts import check_part_option, list_parts, run_part
+
+__all__ = [
+    "RunLockedError",
+    "bind_to_paper_models",
+    "chapter_names",
+    "discover_chapters",
+    "format_table",
+    "notebook_name",
+    "part_list",
+    "run",
+    "run_lock",
+]
+
+#: the largest seed a chapter can take: numpy's ``RandomState`` and scikit-learn's ``random_state`` accept 0 .. 2**32 - 1
+MAX_SEED = 2**32 - 1
+
+
+def _claims_or_error(name: str, path: Path) -> ChapterClaims:
+    """The chapter's claims; a malformed claims file gives an entry with the error, so that this chapter fails
+    and the others run."""
+    try:
+        return load_claims(path)
+    except ClaimsFileError as exc:
+        return ChapterClaims(chapter=name, title=name, path=path, claims=[], error=f"claims file: {exc}")
+
+
+def chapter_names(root: Path) -> list[str]:
+    """The names of the chapters that have a claims file (``notebooks/<name>.claims.yml``), sorted; nothing is
+    read (a malformed claims file still names its chapter)."""
+    return sorted(p.name[: -len(CLAIMS_SUFFIX)] for p in (Path(root) / "notebooks").glob("*" + CLAIMS_SUFFIX))
+
+
+def discover_chapters(root: Path | None = None, only: list[str] | None = None) -> list[ChapterClaims]:
+    """Chapters = MyST notebooks ``notebooks/<name>.md`` with a ``<name>.claims.yml`` beside them, in
+    ``_toc.yml`` order."""
+    root = Path(root or find_root())
+    notebooks_dir = root / "notebooks"
+    paths = {}
+    for claims_path in sorted(notebooks_dir.glob("*" + CLAIMS_SUFFIX)):
+        name = claims_path.name[: -len(CLAIMS_SUFFIX)]
+        if not (notebooks_dir / f"{name}{CHAPTER_SUFFIX}").exists():
+            raise FileNotFoundError(
+                f"{claims_path} has no chapter {name}{CHAPTER_SUFFIX} beside it: add the chapter or remove the file"
+            )
+        paths[name] = claims_path
+    order = toc_chapters(root)
+    names = sorted(paths, key=lambda n: (order.index(n) if n in order else len(order), n))
+    if only is not None:
+        if not only:
+            raise ValueError("--chapters needs at least one chapter name")
+        unknown = set(only) - set(paths)
+        if unknown:
+            raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {names}")
+        names = [n for n in names if n in only]
+    return [_claims_or_error(n, paths[n]) for n in names]
+
+
+def notebook_name(chapter: str, seed: int | None, first: bool) -> str:
+    """The executed notebook of one chapter and seed: ``<chapter>.ipynb`` for the first (or only) seed, the one
+    the book shows; ``<chapter>.seed-<n>.ipynb`` for the others."""
+    return f"{chapter}.ipynb" if first or seed is None else f"{chapter}.seed-{seed}.ipynb"
+
+
+@dataclass
+class _Plan:
+    """What one run does, shared by every chapter and seed."""
+
+    profile: str
+    root: Path
+    out_dir: Path
+    check_only: bool
+    timeout_scale: float
+    models: dict | None
+    rehearsal: bool
+    progress: Callable[[str], object]
+    seeds: list[int | None]
+    force: bool
+    ref: str | None = None  # the commit the runnable notebooks' Colab bootstrap checks out
+    previous: dict = field(default_factory=dict)  # (chapter, seed) -> seconds of the run that executed it
+    part: str | None = None  # run this part of the chapter (bookkit.run.runner_parts)
+    scheduler: str | None = None  # the Dask scheduler the chapters' parallel steps go to ("local": a LocalCluster)
+    code: str | None = None  # the replib code's hash, computed once (bookkit.run.reuse.code_hash)
+    threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
+    executed: dict = field(default_factory=dict)  # (chapter, seed) -> _SeedRun, executed on lanes beforehand
+    wrong_kind: dict = field(default_factory=dict)  # chapter -> _wrong_model_kind's answer, computed once
+    prepared: dict = field(default_factory=dict)  # chapter -> seconds of its preparation, done in the first pass
+    started: float = field(default_factory=time.perf_counter)  # when the run began (the progress line)
+    done: set = field(default_factory=set)  # (chapter, seed) executed or reused so far (the progress line)
+    chapters: list = field(default_factory=list)  # the chapters of this run (the progress line)
+
+    def models_for(self, chapter: str) -> tuple | None:
+        """The reader's models (:class:`replib.models.ModelRef`) for ``chapter``, None for its own."""
+        if not self.models or not takes_models(chapter):
+            return None
+        return self.models.get(chapter) or self.models.get("*") or None
+
+
+@dataclass
+class _SeedRun:
+    status: str
+    error: str | None
+    seconds: float
+    notebook: Path
+    records: dict = field(default_factory=dict)
+    reused: str | None = None
+
+
+def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = None) -> dict:
+    """The parameters injected into one execution (besides the profile): models, seed, part."""
+    params = {}
+    chosen = plan.models_for(chapter)
+    if chosen:
+        params["models"] = [str(m) for m in chosen]  # papermill takes the one string form; the chapter parses it
+    if seed is not None:
+        params["seed"] = seed
+    if part is not None:
+        params["part"] = part
+    if plan.scheduler is not None:
+        params["scheduler"] = plan.scheduler
+    return params
+
+
+def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
+    """The fingerprint of one execution (:mod:`bookkit.run.reuse`); the code is hashed once per run. Where the
+    work runs (``scheduler``) does not change what it computes."""
+    if plan.code is None:
+        plan.code = reuse.code_hash(plan.root)
+    what = {k: v for k, v in params.items() if k != "scheduler"}
+    return reuse.fingerprint(plan.root, chapter, {"profile": plan.profile, **what}, code=plan.code)
+
+
+def _kept(plan: _Plan, chapter: str, params: dict, dst: Path) -> tuple[dict, dict | None]:
+    """The fingerprint of executing ``chapter`` with ``params`` into ``dst`` now, and the kept execution's manifest
+    when it can be reused (:mod:`bookkit.run.reuse`; never with ``force``), else None."""
+    fp = _fingerprint(plan, chapter, params)
+    return fp, (None if plan.force else reuse.reusable(dst, fp, completed))
+
+
+def _execute(
+    plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: str, part: str | None = None, limit=None
+) -> _SeedRun:
+    """Execute one chapter (or one part of it) for one seed, or reuse the kept execution when its inputs are
+    unchanged (:mod:`bookkit.run.reuse`; never with ``force``)."""
+    models = model_limit_scale(ch.chapter, plan.profile, plan.models_for(ch.chapter))  # a reader's bigger model
+    limit = int((limit or ch.timeout_for(plan.profile)) * plan.timeout_scale * models)
+    why = f", x{models:.1f} for the models' forward work" if models > 1 else ""
+    plan.progress(f"[{tag}] running profile={plan.profile} (limit {limit} s{why}) ...")
+    src = plan.out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
+    write_runnable(plan.root, ch.chapter, src, ref=plan.ref)
+    params = _parameters(plan, ch.chapter, seed, part)
+    fp, kept = _kept(plan, ch.chapter, params, dst)
+    if kept is not None:
+        seconds = float(kept.get("seconds") or 0.0)
+        plan.progress(f"[{tag}] unchanged, reused (executed {kept.get('executed')}, {seconds:.0f} s)")
+        return _SeedRun("ok", None, seconds, dst, reused=kept.get("executed"))
+    reuse.forget(dst)  # a failed or interrupted execution is never reused
+    status, error, seconds = execute_notebook(
+        src,
+        dst,
+        plan.profile,
+        timeout=limit,
+        models_log=plan.out_dir / "models" / f"{dst.stem if part else ch.chapter}.jsonl",
+        root=plan.root,
+        cwd=plan.root / "notebooks",
+        extra_parameters=params or None,
+        threads=plan.threads,
+    )
+    plan.progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
+    if status == "ok" and dst.exists() and completed(dst):
+        reuse.write_manifest(dst, fp, seconds)
+    return _SeedRun(status, error, seconds, dst)
+
+
+def _part_fingerprint(plan: _Plan, chapter: str, part: str, seed: int | None) -> dict:
+    """The fingerprint one part's execution has now (its state: done or stale)."""
+    return _fingerprint(plan, chapter, _parameters(plan, chapter, seed, part))
+
+
+def _read_executed(run: _SeedRun) -> _SeedRun:
+    """The records of the executed notebook; a notebook that did not complete is an error even when papermill
+    said ok (e.g. a re-check of a notebook that raised after recording)."""
+    if not run.notebook.exists():
+        return run
+    try:
+        executed = nbformat.read(str(run.notebook), as_version=4)
+        run.records = read_records(executed)
+        failure = execution_failure(executed)
+        if failure and run.status == "ok":
+            run.status, run.error = "error", f"the executed notebook did not complete: {failure}"
+    except Exception as exc:  # a torn or foreign file: this seed failed, the run goes on
+        run.status, run.error = "error", f"cannot read executed notebook: {exc}"
+    return run
+
+
+def _seed_notebook(plan: _Plan, chapter: str, seed: int | None, first: bool) -> Path:
+    """Where one seed's executed notebook is written."""
+    return plan.out_dir / "notebooks" / notebook_name(chapter, seed, first)
+
+
+def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> _SeedRun:
+    """Execute (or, ``check_only``, find) one chapter for one seed and read what it recorded."""
+    dst = _seed_notebook(plan, ch.chapter, seed, first)
+    tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
+    if not plan.check_only:
+        _progress_line(plan, ch.chapter, seed)
+        run = _read_executed(_execute(plan, ch, seed, dst, tag))
+        plan.done.add((ch.chapter, seed))
+        return run
+    if dst.exists():
+        return _read_executed(_SeedRun("ok", None, float(plan.previous.get((ch.chapter, seed)) or 0.0), dst))
+    return _SeedRun("error", "not executed", 0.0, dst)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
+    """One line before an execution: the chapter, the seed, the time since the run began and the time left by
+    the budget (:mod:`bookkit.run.budget`: the budgets of the executions not done yet, this one included)."""
+    names = plan.chapters or [chapter]
+    budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
+    left, unknown = 0.0, False
+    for i, s in enumerate(plan.seeds):
+        for name in names:
+            if (name, s) in plan.done:
+                continue
+            if name not in budget:
+                unknown = True
+                continue
+            first, each = budget[name]
+            left += first if i == 0 else (each or 0.0)
+    todo = len(names) * len(plan.seeds) - len(plan.done)
+    eta = "" if unknown or not budget else f", about {_minutes(left)} left by the budget"
+    seed_text = "" if seed is None else f" seed {seed}"
+    plan.progress(
+        f"[progress] {chapter}{seed_text}: {_minutes(time.perf_counter() - plan.started)} elapsed, "
+        f"{todo} execution{'s' if todo != 1 else ''} to go{eta}"
+    )
+
+
+def _not_run(ch: ChapterClaims) -> dict:
+    """The entry of a chapter that does not run (a malformed claims file, a model of the wrong kind): it fails,
+    the others run."""
+    return {
+        "chapter": ch.chapter,
+        "title": ch.title,
+        "status": "error",
+        "error": ch.error,
+        "seconds": 0.0,
+        "notebook": None,
+        "models": [],
+    }
+
+
+def _wrong_model_kind(plan: _Plan, chapter: str) -> str | None:
+    """Why the reader's models cannot run ``chapter`` (a text model given to the protein chapter:
+    :func:`replib.config.require_chapter_models`), or None. Checked before a kernel starts; a model whose kind
+    cannot be read here is left to the chapter, which says why."""
+    if chapter in plan.wrong_kind:  # asked once by the lanes and again by the chapter's own run
+        return plan.wrong_kind[chapter]
+    chosen, why = plan.models_for(chapter), None
+    if not plan.check_only and chosen:
+        try:
+            require_chapter_models(chapter, chosen)
+        except WrongModelKindError as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        except (ModelUnavailableError, OSError):
+            pass  # a kind that cannot be read here: left to the chapter
+    plan.wrong_kind[chapter] = why
+    return why
+
+
+def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
+    """The report entry of one chapter over its seeds: the status of the first seed that failed (else ok)."""
+    per_seed = {}
+    for seed, r in runs.items():
+        per_seed[seed] = {
+            "status": r.status,
+            "error": r.error,
+            "seconds": round(r.seconds, 1),
+            "notebook": str(r.notebook.relative_to(plan.out_dir)),
+        }
+        if r.reused:
+            per_seed[seed]["reused"] = r.reused
+    bad = [s for s in plan.seeds if per_seed[s]["status"] != "ok"]
+    worst = per_seed[bad[0]] if bad else per_seed[plan.seeds[0]]
+    entry = {
+        "chapter": ch.chapter,
+        "title": ch.title,
+        "status": worst["status"],
+        "error": (f"seed {bad[0]}: " if bad and bad[0] is not None else "") + worst["error"] if bad else None,
+        "seconds": round(sum(p["seconds"] for p in per_seed.values()), 1),
+        "notebook": per_seed[plan.seeds[0]]["notebook"],
+        "models": read_models_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),
+        "data": read_data_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),  # the data files it read
+    }
+    if all(p.get("reused") for p in per_seed.values()):
+        entry["reused"] = True  # every execution kept from an earlier run (same inputs)
+    if plan.seeds != [None]:
+        entry["seeds"] = {str(s): per_seed[s] for s in plan.seeds}
+    chosen = plan.models_for(ch.chapter)
+    if chosen:
+        entry["models_override"] = [str(m) for m in chosen]
+    return entry
+
+
+def _will_execute(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> bool:
+    """Whether :func:`_execute` would execute this seed now (not done on lanes already, not reused)."""
+    if plan.check_only or (ch.chapter, seed) in plan.executed:
+        return False
+    return (
+        _kept(plan, ch.chapter, _parameters(plan, ch.chapter, seed), _seed_notebook(plan, ch.chapter, seed, first))[1]
+        is None
+    )
+
+
+def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
+    """The chapter's preparation (its declaration's ``prepare``: :func:`replib.config.prepare_chapter`) for the
+    seeds about to execute, when there are two or more of them (one seed's notebook does the same work itself); its
+    seconds (None when it did nothing)."""
+    if getattr(chapters().get(ch.chapter), "prepare", None) is None or plan.part is not None:
+        return None
+    seeds = [s for i, s in enumerate(plan.seeds) if s is not None and _will_execute(plan, ch, s, i == 0)]
+    if len(seeds) < 2:
+        return None
+    _progress_line(plan, ch.chapter, seeds[0])  # the preparation is part of the first seed's budget
+    plan.progress(f"[{ch.chapter}] preparing seeds {' '.join(map(str, seeds))} ...")
+    t0 = time.perf_counter()
+    try:
+        done = prepare_chapter(ch.chapter, plan.profile, seeds)
+    except Exception as exc:  # the seeds' notebooks do the work themselves and report what fails
+        plan.progress(f"[{ch.chapter}] preparation failed, each seed does its own: {type(exc).__name__}: {exc}")
+        return None
+    seconds = time.perf_counter() - t0
+    if done:
+        what = ", ".join(" seed ".join(map(str, d)) if isinstance(d, tuple) else str(d) for d in done)
+        plan.progress(f"[{ch.chapter}] prepared for seeds {' '.join(map(str, seeds))} in {seconds:.0f} s ({what})")
+    return seconds if done else None
+
+
+def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
+    """Execute (or re-check) one chapter for each seed: its report entry and its claim results (combined over
+    the seeds by :func:`~bookkit.claims.seeds.check_chapter_seeds`)."""
+    if ch.error:
+        plan.progress(f"[{ch.chapter}] not run: {ch.error}")
+        return _not_run(ch), []
+    if plan.models and not takes_models(ch.chapter):
+        plan.progress(f"[{ch.chapter}] --model does not apply: the chapter trains its own models (run on them)")
+    wrong = _wrong_model_kind(plan, ch.chapter)
+    if wrong:
+        plan.progress(f"[{ch.chapter}] not run: {wrong}")
+        return {**_not_run(ch), "error": wrong, "models_override": [str(m) for m in plan.models_for(ch.chapter)]}, []
+    if plan.part is not None:  # one part, then the chapter from every part kept in the output folder
+        chosen = plan.models_for(ch.chapter)
+        entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
+        return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
+    prepared = _prepare(plan, ch)
+    if prepared is None:  # prepared in the first seed's pass (_first_seed_pass)
+        prepared = plan.prepared.get(ch.chapter)
+    runs = {s: plan.executed.get((ch.chapter, s)) or _run_seed(plan, ch, s, i == 0) for i, s in enumerate(plan.seeds)}
+    results = check_chapter_seeds(
+        ch,
+        plan.profile,
+        {s: r.records for s, r in runs.items()},
+        {s: (r.error if r.status != "ok" else None) for s, r in runs.items()},
+    )
+    chosen = plan.models_for(ch.chapter)
+    if chosen:
+        results = bind_to_paper_models(results, chosen, plan.rehearsal)
+    entry = _chapter_entry(plan, ch, runs)
+    if prepared is not None:  # its time belongs to the chapter (the lanes' ordering reads the chapter's seconds)
+        entry["prepare_seconds"] = round(prepared, 1)
+        entry["seconds"] = round(entry["seconds"] + prepared, 1)
+    return entry, results
+
+
+def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None:
+    """Print the seconds of ``entries`` (one chapter, or with ``total`` all of them) against their budget
+    (:mod:`bookkit.run.budget`: cold, 2 cores, the offline profile); nothing for another profile or a re-check."""
+    if plan.profile != BUDGET_PROFILE or plan.check_only or plan.part is not None:
+        return
+    budget = load_budget(plan.root)
+    n = len([s for s in plan.seeds if s is not None]) or 1
+    limits = [allowed(budget, e["chapter"], n) for e in entries]
+    seconds = sum(float(e.get("seconds") or 0.0) for e in entries)
+    limit = None if any(x is None for x in limits) else sum(limits)
+    what = "chapters" if total else entries[0]["chapter"]
+    reused = " (reused)" if all(e.get("reused") for e in entries) else ""
+    plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{reused}")
+
+
+def _first_seed_pass(
+    plan: _Plan, found: list[ChapterClaims], report: dict, after_first_seed: Callable, partial: bool
+) -> None:
+    """Execute every chapter for the first seed (each chapter's preparation for all its seeds before it), then
+    hand the first seed's verdicts to ``after_first_seed`` (:func:`_provisional`); the seeds after it then
+    execute as usual (``plan.executed`` keeps the first's)."""
+    first = plan.seeds[0]
+    for name in execution_order([ch.chapter for ch in found]):
+        ch = next(c for c in found if c.chapter == name)
+        if not ch.error and not _wrong_model_kind(plan, name):
+            seconds = _prepare(plan, ch)
+            if seconds is not None:
+                plan.prepared[name] = seconds
+            plan.executed[(name, first)] = _run_seed(plan, ch, first, True)
+    _provisional(plan, found, report, plan.executed, after_first_seed, partial)
+
+
+def _provisional(
+    plan: _Plan, found: list[ChapterClaims], report: dict, runs: dict, after_first_seed: Callable, partial: bool
+) -> None:
+    """Hand a report of the first seed's verdicts (``runs``: ``(chapter, first seed) -> _SeedRun``), marked
+    ``provisional`` and written to the output folder, to ``after_first_seed`` (the main job builds the book from
+    it), unless every first-seed execution was reused (an unchanged re-run: the book of the last run stands)."""
+    first = plan.seeds[0]
+    runs = {key: run for key, run in runs.items() if key[1] == first}
+    if all(r.reused for r in runs.values()):
+        return
+    one = _Plan(**{**plan.__dict__, "seeds": [first], "executed": runs, "progress": lambda *_: None})
+    provisional = json.loads(json.dumps(report))
+    for ch in found:  # the book's order
+        entry, results = _run_chapter(one, ch)
+        provisional["chapters"].append(entry)
+        provisional["claims"].extend(results)
+    provisional["seeds"] = [first]
+    provisional["provisional"] = {"seeds_done": [first], "seeds": list(plan.seeds)}
+    provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])
+    provisional["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_report(provisional, plan.out_dir, partial=partial, progress=plan.progress)
+    plan.progress(f"[progress] seed {first} done in {_minutes(time.perf_counter() - plan.started)}: provisional report")
+    after_first_seed(provisional)
+
+
+def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
+    """A chapter's first-seed seconds for the lanes' longest-first order: its time in the previous report, else
+    its budget (cold, :mod:`bookkit.run.budget`, in the budget's profile), else its time limit."""
+    before = previous_seconds(plan.out_dir)
+    budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
+
+    def cost(name: str) -> float:
+        known = before.get((name, plan.seeds[0])) or (budget[name][0] if name in budget else None)
+        return float(known or chapters[name].timeout_for(plan.profile))
+
+    return cost
+
+
+def _run_on_lanes(
+    plan: _Plan, found: list[ChapterClaims], jobs: int, after_first: Callable[[dict], object] | None = None
+) -> dict:
+    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.run.lanes`), longest first
+    (:func:`_lane_cost`); ``after_first`` gets the first seed's runs once every chapter's has ended.
+    ``(chapter, seed) -> _SeedRun``."""
+    chapters = {ch.chapter: ch for ch in found if not ch.error and not _wrong_model_kind(plan, ch.chapter)}
+    cost = _lane_cost(plan, chapters)
+    order = sorted(chapters, key=cost, reverse=True)
+    plan.progress(
+        f"[lanes] {len(chapters)} chapters x {len(plan.seeds)} seeds on {jobs} lanes, {plan.threads} thread(s) "
+        f"each, longest first: {' '.join(order)}"
+    )
+    return run_lanes(
+        jobs,
+        [(name, plan.seeds) for name in chapters],
+        lambda name, seed, first: _run_seed(plan, chapters[name], seed, first),
+        cost,
+        after_first=after_first,
+    )
+
+
+def part_list(
+    profile: str,
+    chapters: list[str] | None = None,
+    root: Path | None = None,
+    out_dir: Path | None = None,
+    models: dict | None = None,
+    seed: int | None = None,
+    states: bool = True,
+) -> list[dict]:
+    """Every part of the chapters (default: all) in ``profile``: ``{"chapter", "part", "timeout_minutes",
+    "models"}`` (:func:`bookkit.run.parts.part_row`), with ``states`` also each part's ``status`` in the output
+    folder (default ``build/runs/<profile>``): done, stale, failed or missing (:mod:`bookkit.run.parts`)."""
+    root = Path(root or find_root())
+    out_dir = Path(out_dir or root / "build" / "runs" / profile)
+    plan = _Plan(profile, root, out_dir, True, 1.0, models, False, print, [seed], False)
+
+    def states_of(chapter, parts):
+        return part_states(out_dir, chapter, parts, lambda p: _part_fingerprint(plan, chapter, p.name, seed))
+
+    return list_parts(discover_chapters(root, only=chapters), profile, states_of if states else None)
+
+
+def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] | None:
+    if rehearsal and not models:
+        raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
+    if seeds is None:
+        return None
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds needs distinct seeds, got {seeds}")
+    bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
+    if bad:  # refused here, before a chapter runs into numpy's or scikit-learn's error on each claim
+        raise ValueError(f"--seeds takes integers from 0 to 2**32 - 1 (numpy's and scikit-learn's range), got {bad}")
+    return seeds
+
+
+def run(
+    profile: str = "offline",
+    chapters: list[str] | None = None,
+    out_dir: Path | None = None,
+    timeout_scale: float = 1.0,
+    check_only: bool = False,
+    progress=print,
+    root: Path | None = None,
+    models: dict | None = None,
+    rehearsal: bool = False,
+    seeds: list[int] | None = None,
+    force: bool = False,
+    part: str | None = None,
+    scheduler: str | None = None,
+    jobs: int = 1,
+    after_first_seed: Callable[[dict], object] | None = None,
+) -> dict:
+    """Execute chapters and check their claims; return (and write) the report.
+
+    Parameters
+    ----------
+    profile : {"smoke", "offline", "paper"}
+    chapters : list of chapter names, optional (default: all)
+    out_dir : folder for executed notebooks and ``report.json`` (default ``build/runs/<profile>``)
+    timeout_scale : multiply every chapter's time limit (slow machines)
+    check_only : do not execute; check the notebooks already in ``out_dir``
+    root : project root (``_toc.yml``, ``notebooks/``); default :func:`~bookkit.project.find_root`
+    models : ``{chapter or "*": [ModelRef]}`` (parsed once at the edge, ``bookkit.cli``; spec strings work
+        too), passed as each chapter's ``models`` parameter in their string form; claims bound to the paper's models are then reported unverified
+        (:func:`bind_to_paper_models`)
+    rehearsal : label the run a paper-scale rehearsal (``profile="paper"`` with substituted models; needs
+        ``models``): the report says so, and it goes to ``build/runs/rehearsal``
+    seeds : run each chapter once per seed (its ``seed`` parameter) and combine each claim's verdicts over
+        them (:mod:`bookkit.claims.seeds`: a verdict that depends on the seed is ``inconclusive``); default:
+        one run with the chapter's own seed. ``check_only`` without seeds re-checks the seeds of the report
+        already in ``out_dir``.
+    force : execute every chapter even when its inputs are unchanged (by default an execution with the same
+        fingerprint as the kept notebook's is reused: :mod:`bookkit.run.reuse`); the claims are always
+        re-checked
+    part : run only this part of the one chapter in ``chapters`` (:mod:`replib.parts`); its entry in the
+        report then gathers every part kept in ``out_dir`` (:mod:`bookkit.run.runner_parts`)
+    scheduler : a Dask scheduler address for the chapters' parallel steps (``"local"``: a LocalCluster),
+        passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
+    jobs : execute this many chapters (and seeds) at once, each kernel with ``cores // jobs`` threads
+        (:mod:`bookkit.run.lanes`); not with ``part`` or ``check_only``
+    after_first_seed : with two or more seeds (whole chapters, executing), called once every chapter's first
+        seed has ended, with a report of the first seed's verdicts (``report["provisional"]``, also written to
+        ``out_dir/report.json`` until the run ends): the main job builds the book from it. On one lane every
+        chapter runs for the first seed before any runs for the others; on lanes the first seeds go first
+        (longest first) and the later seeds go on while it is called
+    """
+    seeds = _check_arguments(rehearsal, models, seeds)
+    if jobs > 1 and part is not None:
+        raise ValueError("--jobs runs whole chapters side by side; --part runs one part of one chapter")
+    root = Path(root or find_root()).resolve()  # the chapters run in root/notebooks: never a relative path
+    out_dir = Path(out_dir or root / "build" / "runs" / ("rehearsal" if rehearsal else profile))
+    if check_only and seeds is None:
+        seeds = previous_report(out_dir).get("seeds")
+    report = new_report(profile, root, models, rehearsal, seeds, part)
+    found = discover_chapters(root, only=chapters)
+    if not found:
+        raise FileNotFoundError(f"no chapters (notebooks with a .claims.yml) in {root / 'notebooks'}")
+    if part is not None:
+        check_part_option(found, part, profile, seeds)
+    plan = _Plan(
+        profile=profile,
+        root=root,
+        out_dir=out_dir,
+        check_only=check_only,
+        timeout_scale=timeout_scale,
+        models=models,
+        rehearsal=rehearsal,
+        progress=progress,
+        seeds=list(seeds or [None]),
+        force=force,
+        ref=report["environment"].get("git_commit"),
+        part=part,
+        scheduler=scheduler,
+        threads=lane_threads(jobs) if jobs > 1 else None,
+        chapters=[ch.chapter for ch in found],
+    )
+    with run_lock(out_dir):
+        first_pass = after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only
+        if jobs > 1 and part is None and not check_only:
+            partial = chapters is not None
+            plan.executed = _run_on_lanes(
+                plan,
+                found,
+                jobs,
+                (lambda runs: _provisional(plan, found, report, runs, after_first_seed, partial))
+                if first_pass
+                else None,
+            )
+        elif first_pass:
+            _first_seed_pass(plan, found, report, after_first_seed, partial=chapters is not None)
+        plan.previous = previous_seconds(out_dir) if check_only else {}
+        by_name = {ch.chapter: ch for ch in found}
+        done = {}
+        for name in execution_order(list(by_name)):
+            done[name] = _run_chapter(plan, by_name[name])
+            _print_budget(plan, [done[name][0]])
+        _print_budget(plan, [e for e, _ in done.values()], total=True)
+        for ch in found:  # the report in the book's order
+            entry, results = done[ch.chapter]
+            report["chapters"].append(entry)
+            report["claims"].extend(results)
+        # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
+        report["summary"] = summarize(report["claims"], report["chapters"])
+        report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        write_report(report, out_dir, partial=chapters is not None, progress=progress)
+    return report  # this run's chapters (the file on disk also keeps the chapters of earlier runs)
