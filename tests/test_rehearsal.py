@@ -4,11 +4,13 @@ rows of book/rehearsal.csv and the page that renders them."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+from test_data import needs_mirror  # the data tests' mirror check
 
 from bookkit import rehearsal as R
 from replib.config import chapters, profile_params
@@ -21,10 +23,12 @@ def test_every_chapter_declares_its_sizes_and_they_are_parameters():
     assert set(SIZES) == set(chapters())
     for chapter, sizes in SIZES.items():
         params = profile_params(chapter, "paper")
-        assert set(sizes["scale"]) | set(sizes.get("set", {})) <= set(params), chapter
+        for name in [*sizes["scale"], *sizes.get("set", {})]:
+            head, _, key = name.partition(".")
+            assert head in params and (not key or key in params[head]), (chapter, name)
 
 
-def test_scaled_params_scale_the_sizes_only():
+def test_scaled_params_scale_the_sizes_only(monkeypatch):
     params = profile_params("isoscore", "paper")
     out = scaled_params("isoscore", params, 0.1)
     assert out["n_lines"] == -(-params["n_lines"] // 10) and out["split"] == "test"
@@ -32,12 +36,34 @@ def test_scaled_params_scale_the_sizes_only():
         k: v for k, v in params.items() if k not in ("n_lines", "split")
     }
     assert scaled_params("isoscore", params, 1.0)["n_lines"] == params["n_lines"]
-    corpora = {"ptb": ["ptb", "train", 1000], "w": ["wikitext2", "train", 30]}
-    assert scaled_params("manifolds", {"corpora": corpora}, 0.1)["corpora"] == {
-        "ptb": ["ptb", "train", 100], "w": ["wikitext2", "train", 3]
-    }  # fmt: skip
-    with pytest.raises(ValueError, match="n_snli is the whole data set"):
-        scaled_params("classifiers", {"n_snli": None}, 0.5)
+    monkeypatch.setitem(SIZES, "x", {"scale": ("n",)})  # a whole data set whose count nothing declares
+    with pytest.raises(ValueError, match="n is the whole data set"):
+        scaled_params("x", {"n": None}, 0.5)
+
+
+def test_training_runs_scale_by_their_updates():
+    params = profile_params("training_dynamics", "paper")
+    out = scaled_params("training_dynamics", params, 0.01)
+    for run in ("protein", "text"):
+        assert out[run]["steps"] == -(-params[run]["steps"] // 100) < params[run]["steps"]
+        assert {k: out[run][k] for k in ("batch", "seq_len", "layers")} == {
+            k: params[run][k] for k in ("batch", "seq_len", "layers")
+        }
+    assert out["protein"]["subset"] == "20k" and out["text"]["train_split"] == ["valid", "test"]  # the mirror's
+
+
+@needs_mirror
+def test_whole_data_sets_scale_to_the_count_of_the_data_layer():
+    """A size that means the whole data set scales to the fraction of the data set's count (the published
+    counts: Pang & Lee's 10,662 sentences, SNLI's 9,842 dev pairs, the STS sets' 3,108 / 1,500 / 3,750 / 3,000 /
+    1,186 / 4,927 / 1,379 pairs; PTB's 42,068 and WikiText-2's 36,718 train lines), not refused."""
+    out = scaled_params("classifiers", profile_params("classifiers", "paper"), 0.1)
+    assert (out["n_polarity"], out["n_snli"]) == (1067, 985)
+    sts = (3108 + 1500 + 3750 + 3000 + 1186 + 4927 + 1379) / 7
+    out = scaled_params("cluster_isotropy", profile_params("cluster_isotropy", "paper"), 0.1)
+    assert out["max_pairs"] == math.ceil(0.1 * sts) and len(out["clf_sizes"]) == 3
+    out = scaled_params("manifolds", profile_params("manifolds", "paper"), 0.01)
+    assert out["corpora"] == {"ptb": ["ptb", "test", 421], "wikitext2": ["wikitext2", "test", 368]}
 
 
 def test_at_full_is_the_line_through_the_shares():

@@ -295,6 +295,13 @@ CHAPTER = Chapter(
     parts,
     prepare=prepare,
     readers=("protein_isotropy",),
-    rehearsal={"scale": ()},  # its runs' sizes live in replib/training/config.py,
+    # the paper-scale runs' sizes (replib.training.config): each run's updates, with its warm-up and resume
+    # saves in proportion; the batch, sequence length and the checkpoints' measurements stay (an update's work);
+    # the current Swiss-Prot release and WikiText-2's train split are not in the mirror: the 20,000-sequence
+    # sample and the valid and test text (the offline profile's) stand in
+    rehearsal={
+        "scale": tuple(f"{run}.{k}" for run in TASKS for k in ("steps", "warmup", "save_every")),
+        "set": {"protein.subset": "20k", "text.train_split": ["valid", "test"]},
+    },
     takes_models=False,
 )

@@ -71,41 +71,60 @@ COLAB_CPU_PER_CORE_HERE = 1.0
 SIZES = {name: ch.rehearsal for name, ch in chapters().items()}
 
 
+def _get(params: dict, name: str):
+    """``params[name]``, a dotted ``name`` reaching into a nested mapping (``"protein.steps"``)."""
+    head, _, key = name.partition(".")
+    return params[head][key] if key else params[head]
+
+
+def _put(params: dict, name: str, value) -> None:
+    head, _, key = name.partition(".")
+    params[head] = {**params[head], key: value} if key else value
+
+
 def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
     """``params`` (a profile's row, :func:`replib.config.profile_params`) with the sample sizes of
-    :data:`SIZES` scaled to ``fraction`` and its replacements set.
+    :data:`SIZES` scaled to ``fraction`` and its replacements set (a dotted name reaches into a nested mapping).
+
+    A size of ``None`` means the whole data set: its count comes from the data layer through the declaration's
+    ``whole[name](params)`` (the replaced parameters), and ``ceil(fraction x count)`` is served.
 
     Raises
     ------
     ValueError
-        For a size of ``None`` (the whole data set: its count is not in the parameters, so it cannot be
-        scaled) or a chapter that declares no size to scale, when ``fraction < 1``; a chapter without an entry
-        in :data:`SIZES`.
+        For a whole-data-set size whose count the declaration does not give, or a chapter that declares no size
+        to scale, when ``fraction < 1``; a chapter without an entry in :data:`SIZES`.
     """
     if chapter not in SIZES:
         raise ValueError(f"no rehearsal sizes for {chapter!r}; chapters: {sorted(SIZES)}")
-    out = {**params, **SIZES[chapter].get("set", {})}
+    decl = SIZES[chapter]
+    out = dict(params)
+    for name, value in decl.get("set", {}).items():
+        _put(out, name, value)
     if fraction >= 1:
         return out
-    if not SIZES[chapter]["scale"]:
+    if not decl["scale"]:
         raise ValueError(f"{chapter}: no sample size of its table is declared to scale")
 
     def scale(name, n):
         if n is None:
-            raise ValueError(
-                f"{chapter}: {name} is the whole data set, whose size the table does not give: it cannot be scaled"
-            )
+            if name not in decl.get("whole", {}):
+                raise ValueError(f"{chapter}: {name} is the whole data set and its declaration's rehearsal gives "
+                                 "no count for it (whole): it cannot be scaled")  # fmt: skip
+            n = decl["whole"][name](out)
         if isinstance(n, list):
             return [scale(name, v) for v in n]
         return max(1, math.ceil(fraction * n))
 
-    for name in SIZES[chapter]["scale"]:
-        if name not in out:
+    for name in decl["scale"]:
+        if name.partition(".")[0] not in out:
             continue
-        if isinstance(out[name], dict):  # corpora: name -> [data set, split, size]
-            out[name] = {k: [*v[:2], scale(f"{name}.{k}", v[2])] for k, v in out[name].items()}
+        value = _get(out, name)
+        if isinstance(value, dict):  # corpora: name -> [data set, split, size]
+            value = {k: [*v[:2], scale(f"{name}.{k}", v[2])] for k, v in value.items()}
         else:
-            out[name] = scale(name, out[name])
+            value = scale(name, value)
+        _put(out, name, value)
     return out
 
 
@@ -130,7 +149,7 @@ def install(chapter: str, fraction: float, log: Path) -> None:
             return params
         params = scaled_params(ch, params, fraction)
         served = [*SIZES[ch]["scale"], *SIZES[ch].get("set", {})]
-        out.write(json.dumps({"served": {k: params[k] for k in served if k in params}}) + "\n")
+        out.write(json.dumps({"served": {k: _get(params, k) for k in served if k.partition(".")[0] in params}}) + "\n")
         return params
 
     cfg_module.profile_params = profile_params

@@ -15,6 +15,8 @@ seed deck's ablations with ``deck_model``), ``classify`` (the classification pro
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
@@ -219,5 +221,25 @@ CHAPTER = Chapter(
     STEPS,
     parts,
     derive,
-    rehearsal={"scale": ("max_pairs", "clf_sizes")},
+    rehearsal={
+        "scale": ("max_pairs", "clf_sizes"),
+        "set": {"semcor": False},  # SemCor (NLTK's archive) is not in the mirror
+        # the whole data sets' counts, the mean over the data sets a size caps (so that their capped total is
+        # the fraction of their whole): the STS sets' pairs, the classification tasks' train, validation and
+        # evaluation splits
+        "whole": {"max_pairs": lambda p: _sts_pairs(p), "clf_sizes": lambda p: _split_sizes(p)},
+    },
 )
+
+
+def _sts_pairs(params: dict) -> float:
+    from .setup import load_sts_pairs  # (setup imports this module)
+
+    return float(np.mean([len(load_sts_pairs(d, stsb_split=params["stsb_split"])) for d in params["datasets"]]))
+
+
+def _split_sizes(params: dict) -> list:
+    from .setup import load_classification  # (setup imports this module)
+
+    sizes = [[len(v) for v in load_classification(t)[3].values()] for t in params["clf_tasks"]]
+    return np.mean(sizes, axis=0).tolist()
