@@ -49,7 +49,7 @@ def test_training_runs_scale_by_their_updates():
         assert {k: out[run][k] for k in ("batch", "seq_len", "layers")} == {
             k: params[run][k] for k in ("batch", "seq_len", "layers")
         }
-    assert out["protein"]["subset"] == "20k" and out["text"]["train_split"] == ["valid", "test"]  # the mirror's
+    assert out["protein"]["subset"] == "5k" and out["text"]["train_split"] == "test"  # the mirror's
 
 
 @needs_mirror

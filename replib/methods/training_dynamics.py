@@ -295,13 +295,13 @@ CHAPTER = Chapter(
     parts,
     prepare=prepare,
     readers=("protein_isotropy",),
-    # the paper-scale runs' sizes (replib.training.config): each run's updates, with its warm-up and resume
-    # saves in proportion; the batch, sequence length and the checkpoints' measurements stay (an update's work);
-    # the current Swiss-Prot release and WikiText-2's train split are not in the mirror: the 20,000-sequence
-    # sample and the valid and test text (the offline profile's) stand in
+    # the paper-scale runs' sizes (replib.training.config): each run's updates, with its warm-up, resume saves
+    # and validation sequences in proportion; the batch, sequence length and the checkpoints' measurements stay
+    # (an update's work). The current Swiss-Prot release and WikiText-2's train split are not in the mirror: the
+    # 5,000-sequence sample and the test text past the held-out validation windows stand in
     rehearsal={
-        "scale": tuple(f"{run}.{k}" for run in TASKS for k in ("steps", "warmup", "save_every")),
-        "set": {"protein.subset": "20k", "text.train_split": ["valid", "test"]},
+        "scale": tuple(f"{run}.{k}" for run in TASKS for k in ("steps", "warmup", "save_every", "n_val")),
+        "set": {"protein.subset": "5k", "text.train_split": "test"},
     },
     takes_models=False,
 )
