@@ -14,7 +14,8 @@ from test_data import needs_mirror  # the data tests' mirror check
 
 from bookkit import rehearsal as R
 from replib.config import chapters, profile_params
-from replib.rehearsal import SIZES, at_full, read_forwards, scaled_params
+from replib.data import load_wordnet_supersenses
+from replib.rehearsal import SIZES, at_full, glove_standin, read_forwards, scaled_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,6 +65,16 @@ def test_whole_data_sets_scale_to_the_count_of_the_data_layer():
     assert out["max_pairs"] == math.ceil(0.1 * sts) and len(out["clf_sizes"]) == 3
     out = scaled_params("manifolds", profile_params("manifolds", "paper"), 0.01)
     assert out["corpora"] == {"ptb": ["ptb", "test", 421], "wikitext2": ["wikitext2", "test", 368]}
+
+
+@pytest.mark.slow
+def test_glove_standin_has_gloves_shape_and_the_word_setups_find_their_words():
+    """Where GloVe's package is missing the rehearsal's kernel serves a stand-in of its shape (400,000 x 50) whose
+    first words are WordNet's, so that the supersense set-up (2,275 nouns) finds its words as in GloVe."""
+    words, vectors = glove_standin()
+    assert vectors.shape == (400_000, 50) and len(set(words)) == len(words) == 400_000
+    nouns = load_wordnet_supersenses("noun")
+    assert sum(w in nouns and w.isalpha() for w in words[:20_000]) > 2275
 
 
 def test_at_full_is_the_line_through_the_shares():

