@@ -302,6 +302,7 @@ CHAPTER = Chapter(
     rehearsal={
         "scale": tuple(f"{run}.{k}" for run in TASKS for k in ("steps", "warmup", "save_every", "n_val")),
         "set": {"protein.subset": "5k", "text.train_split": "test"},
+        "sizes": config_for,  # replib.training reads the runs' sizes by profile: the kernel serves them scaled
     },
     takes_models=False,
 )

