@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import time
 from pathlib import Path
 
 import jupytext
@@ -75,6 +77,20 @@ def test_glove_standin_has_gloves_shape_and_the_word_setups_find_their_words():
     assert vectors.shape == (400_000, 50) and len(set(words)) == len(words) == 400_000
     nouns = load_wordnet_supersenses("noun")
     assert sum(w in nouns and w.isalpha() for w in words[:20_000]) > 2275
+
+
+def test_a_timeout_ends_every_process_below_the_child(tmp_path):
+    """A chapter killed at its time limit takes its kernel (a session of its own) with it."""
+    pid_file = tmp_path / "pid"
+    proc = subprocess.Popen(["bash", "-c", f"setsid sleep 60 & echo $! > {pid_file}; wait"])
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        time.sleep(0.05)
+    status, _ = R._wait(proc.pid, 0.5)
+    grandchild = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    time.sleep(0.2)
+    assert status == "timeout" and (
+        not grandchild.exists() or grandchild.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    )
 
 
 def test_at_full_is_the_line_through_the_shares():
