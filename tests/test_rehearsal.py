@@ -142,3 +142,11 @@ def test_the_rehearsal_runs_the_chapters_own_notebook(tmp_path):
               if line.startswith('{"served"')]  # fmt: skip
     assert served and served[0]["n_lines"] == -(-profile_params("isoscore", "smoke")["n_lines"] // 2)
     assert float(row["t4_hours_estimate"]) > 0 and float(row["cpu_seconds"]) > 0
+
+
+def test_the_whole_costs_at_least_what_a_share_cost(tmp_path):
+    """At tiny shares the start-up's spread can hide the growth (the larger share took less CPU here): the
+    estimate is then the largest share's, never the negative value of the line through them."""
+    runs = [(0.005, 100.0, tmp_path / "a.jsonl"), (0.01, 90.0, tmp_path / "b.jsonl")]  # no forward passes logged
+    cost = R.chapter_cost(runs)
+    assert cost["cpu_seconds_other"] == 100.0 and cost["t4_hours_estimate"] == pytest.approx(100.0 / 3600)
