@@ -35,7 +35,10 @@ class Chapter:
     rehearsal : mapping
         How its ``paper`` profile shrinks for the rehearsal (:mod:`replib.rehearsal`): ``scale``, the parameters
         that are sample sizes (an integer n becomes ceil(fraction x n); a mapping of corpora scales each
-        corpus' size); ``set``, the parameters replaced because the data mirror lacks what the profile reads.
+        corpus' size; ``"run.steps"`` reaches into a nested mapping); ``set``, the parameters replaced because
+        the data mirror lacks what the profile reads; ``whole``, name -> ``count(params)``: the count, from the
+        data layer, that a size of ``None`` (the whole data set) stands for; ``sizes``, a function
+        ``profile -> sizes`` that other code reads the sizes through (the training runs'), scaled alike.
     takes_models : bool
         False for a chapter that trains its own models (``--model`` does not apply).
     check_model : callable or None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from transformers import AutoTokenizer
 
 from replib.embeddings import embed_proteins, embed_sentences
-from replib.models import resolve_model
+from replib.models import minilm_dir, resolve_model
 from replib.models.fullsize import (
     FULLSIZE,
     fullsize_config,
@@ -60,6 +61,7 @@ SHAPES = {
     "gpt2": (12, None, 50257),
     "roberta-base": (12, 3072, 50265),
     "all-mpnet-base-v2": (12, 3072, 30527),
+    "all-MiniLM-L6-v2": (12, 1536, 30522),
 }
 
 
@@ -72,8 +74,7 @@ def test_shapes_are_the_published_configurations(name):
 
 
 def test_every_paper_model_has_a_standin():
-    paper_models = {k for k, v in REGISTRY.items() if k != "all-MiniLM-L6-v2"}  # MiniLM is packaged, real
-    assert paper_models <= set(FULLSIZE)
+    assert set(REGISTRY) <= set(FULLSIZE)  # MiniLM too: a machine without its package rehearses its stand-in
 
 
 def test_unknown_name_is_refused():
@@ -138,3 +139,20 @@ def test_parameter_count_and_spec_without_weights_match_the_built_model(name):
     lm = fullsize_model(name, seed=0)
     assert parameter_count(name) == n_parameters(lm.model)
     assert fullsize_spec(name) == lm.spec
+
+
+def test_wordpiece_tokenizer_is_served_from_a_copy_of_the_cache(tmp_path, monkeypatch):
+    """bert-base-uncased's WordPiece of the stand-ins, copied once from the packaged MiniLM into the tokenizer
+    cache, tokenizes as the packaged one, and that cache serves it on a machine without the package."""
+    from replib.models import fullsize as F
+
+    packaged = AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))
+    monkeypatch.setattr(F, "_tok_root", lambda: tmp_path / "tokenizers")
+    text = "The quick brown fox jumps over the lazy dog, 1,000 times."
+    names = ("bert-base-uncased", "all-MiniLM-L6-v2", "all-mpnet-base-v2")
+    for copied in (False, True):
+        if copied:  # the package gone: the cache's copy serves the tokenizers
+            monkeypatch.setattr(F, "minilm_dir", lambda verify=True: (_ for _ in ()).throw(ValueError("no package")))
+        bert, minilm, mpnet = (F._tokenizer(FULLSIZE[n], fullsize_config(n).vocab_size) for n in names)
+        assert bert(text) == minilm(text) == packaged(text) and minilm.model_max_length == 512
+        assert mpnet.tokenize(text) == packaged.tokenize(text)  # the same WordPiece, MPNet's specials around it

@@ -4,15 +4,20 @@ rows of book/rehearsal.csv and the page that renders them."""
 from __future__ import annotations
 
 import json
+import math
+import subprocess
+import time
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+from test_data import needs_mirror  # the data tests' mirror check
 
 from bookkit.bench import rehearsal as R
 from replib.config import chapters, profile_params
-from replib.rehearsal import SIZES, at_full, read_forwards, scaled_params
+from replib.data import load_wordnet_supersenses
+from replib.rehearsal import SIZES, at_full, glove_standin, read_forwards, scaled_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,10 +26,12 @@ def test_every_chapter_declares_its_sizes_and_they_are_parameters():
     assert set(SIZES) == set(chapters())
     for chapter, sizes in SIZES.items():
         params = profile_params(chapter, "paper")
-        assert set(sizes["scale"]) | set(sizes.get("set", {})) <= set(params), chapter
+        for name in [*sizes["scale"], *sizes.get("set", {})]:
+            head, _, key = name.partition(".")
+            assert head in params and (not key or key in params[head]), (chapter, name)
 
 
-def test_scaled_params_scale_the_sizes_only():
+def test_scaled_params_scale_the_sizes_only(monkeypatch):
     params = profile_params("isoscore", "paper")
     out = scaled_params("isoscore", params, 0.1)
     assert out["n_lines"] == -(-params["n_lines"] // 10) and out["split"] == "test"
@@ -32,12 +39,58 @@ def test_scaled_params_scale_the_sizes_only():
         k: v for k, v in params.items() if k not in ("n_lines", "split")
     }
     assert scaled_params("isoscore", params, 1.0)["n_lines"] == params["n_lines"]
-    corpora = {"ptb": ["ptb", "train", 1000], "w": ["wikitext2", "train", 30]}
-    assert scaled_params("manifolds", {"corpora": corpora}, 0.1)["corpora"] == {
-        "ptb": ["ptb", "train", 100], "w": ["wikitext2", "train", 3]
-    }  # fmt: skip
-    with pytest.raises(ValueError, match="n_snli is the whole data set"):
-        scaled_params("classifiers", {"n_snli": None}, 0.5)
+    monkeypatch.setitem(SIZES, "x", {"scale": ("n",)})  # a whole data set whose count nothing declares
+    with pytest.raises(ValueError, match="n is the whole data set"):
+        scaled_params("x", {"n": None}, 0.5)
+
+
+def test_training_runs_scale_by_their_updates():
+    params = profile_params("training_dynamics", "paper")
+    out = scaled_params("training_dynamics", params, 0.01)
+    for run in ("protein", "text"):
+        assert out[run]["steps"] == -(-params[run]["steps"] // 100) < params[run]["steps"]
+        assert {k: out[run][k] for k in ("batch", "seq_len", "layers")} == {
+            k: params[run][k] for k in ("batch", "seq_len", "layers")
+        }
+    assert out["protein"]["subset"] == "5k" and out["text"]["train_split"] == "test"  # the mirror's
+
+
+@needs_mirror
+def test_whole_data_sets_scale_to_the_count_of_the_data_layer():
+    """A size that means the whole data set scales to the fraction of the data set's count (the published
+    counts: Pang & Lee's 10,662 sentences, SNLI's 9,842 dev pairs, the STS sets' 3,108 / 1,500 / 3,750 / 3,000 /
+    1,186 / 4,927 / 1,379 pairs; PTB's 42,068 and WikiText-2's 36,718 train lines), not refused."""
+    out = scaled_params("classifiers", profile_params("classifiers", "paper"), 0.1)
+    assert (out["n_polarity"], out["n_snli"]) == (1067, 985)
+    sts = (3108 + 1500 + 3750 + 3000 + 1186 + 4927 + 1379) / 7
+    out = scaled_params("cluster_isotropy", profile_params("cluster_isotropy", "paper"), 0.1)
+    assert out["max_pairs"] == math.ceil(0.1 * sts) and len(out["clf_sizes"]) == 3
+    out = scaled_params("manifolds", profile_params("manifolds", "paper"), 0.01)
+    assert out["corpora"] == {"ptb": ["ptb", "test", 421], "wikitext2": ["wikitext2", "test", 368]}
+
+
+@pytest.mark.slow
+def test_glove_standin_has_gloves_shape_and_the_word_setups_find_their_words():
+    """Where GloVe's package is missing the rehearsal's kernel serves a stand-in of its shape (400,000 x 50) whose
+    first words are WordNet's, so that the supersense set-up (2,275 nouns) finds its words as in GloVe."""
+    words, vectors = glove_standin()
+    assert vectors.shape == (400_000, 50) and len(set(words)) == len(words) == 400_000
+    nouns = load_wordnet_supersenses("noun")
+    assert sum(w in nouns and w.isalpha() for w in words[:20_000]) > 2275
+
+
+def test_a_timeout_ends_every_process_below_the_child(tmp_path):
+    """A chapter killed at its time limit takes its kernel (a session of its own) with it."""
+    pid_file = tmp_path / "pid"
+    proc = subprocess.Popen(["bash", "-c", f"setsid sleep 60 & echo $! > {pid_file}; wait"])
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        time.sleep(0.05)
+    status, _ = R._wait(proc.pid, 0.5)
+    grandchild = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    time.sleep(0.2)
+    assert status == "timeout" and (
+        not grandchild.exists() or grandchild.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    )
 
 
 def test_at_full_is_the_line_through_the_shares():
@@ -89,3 +142,11 @@ def test_the_rehearsal_runs_the_chapters_own_notebook(tmp_path):
               if line.startswith('{"served"')]  # fmt: skip
     assert served and served[0]["n_lines"] == -(-profile_params("isoscore", "smoke")["n_lines"] // 2)
     assert float(row["t4_hours_estimate"]) > 0 and float(row["cpu_seconds"]) > 0
+
+
+def test_the_whole_costs_at_least_what_a_share_cost(tmp_path):
+    """At tiny shares the start-up's spread can hide the growth (the larger share took less CPU here): the
+    estimate is then the largest share's, never the negative value of the line through them."""
+    runs = [(0.005, 100.0, tmp_path / "a.jsonl"), (0.01, 90.0, tmp_path / "b.jsonl")]  # no forward passes logged
+    cost = R.chapter_cost(runs)
+    assert cost["cpu_seconds_other"] == 100.0 and cost["t4_hours_estimate"] == pytest.approx(100.0 / 3600)

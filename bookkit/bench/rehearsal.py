@@ -225,18 +225,40 @@ def _weights_gb(models: Iterable[str]) -> float:
 
 
 def _wait(pid: int, timeout: float):
-    """Wait for the child (its process group killed after ``timeout`` seconds): its status and the resource
-    usage of it and the descendants it waited for."""
+    """Wait for the child (it and every process below it killed after ``timeout`` seconds: the chapter's kernel
+    runs in a session of its own, and would go on holding the GPU): its status and the resource usage of it and
+    the descendants it waited for."""
     deadline = time.monotonic() + timeout
     while True:
         done, code, rusage = os.wait4(pid, os.WNOHANG)
         if done:
             return ("ok" if os.waitstatus_to_exitcode(code) in (0, 1) else "failed"), rusage
         if time.monotonic() > deadline:
-            os.kill(pid, 9)
+            for p in [pid, *_descendants(pid)]:  # listed before any is killed (then they would be re-parented)
+                try:
+                    os.kill(p, 9)
+                except ProcessLookupError:
+                    pass
             _, _, rusage = os.wait4(pid, 0)
             return "timeout", rusage
         time.sleep(0.5)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, from ``/proc`` (none where there is none)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
 
 
 def rehearse(

