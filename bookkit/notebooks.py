@@ -15,9 +15,13 @@ from urllib.parse import urlparse
 
 import jupytext
 import nbformat
-from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
+
+from replib._optional import optional_import, require
 
 from .project import chapter_source, repository
+
+#: what ``{glue:text}`` renders, exactly (the book extra; a Colab or GPU machine runs chapters without it)
+_glue = optional_import("myst_nb.core.variables")
 
 BOOTSTRAP_TAG = "replib-bootstrap"
 FINISH_TAG = "replib-colab-report"
@@ -218,7 +222,11 @@ def colab_prose(nb, glued: dict[str, str], run: str):
         nonlocal n
         n += 1
         key, spec = glue_role(m.group(1))
-        return format_glue_text(glued[key], spec) if key in glued else f"`{key}`"
+        if key not in glued:
+            return f"`{key}`"
+        return require(_glue, "myst-nb", "the Colab notebooks' prose", pip="replib[book]").format_plain_text(
+            glued[key], spec
+        )
 
     for cell in nb.cells:
         if cell.cell_type == "markdown":

@@ -152,3 +152,21 @@ def test_colab_prose_puts_the_runs_values_in_place_of_glue_roles():
     assert out.cells[3].source == "record('iso', 0.21634)"  # code untouched
     plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# No roles")])
     assert len(colab_prose(plain, {}, "x").cells) == 1  # nothing to explain
+
+
+def test_the_command_line_runs_without_the_book_extra():
+    """A Colab or GPU machine installs ``replib[colab]`` (no myst-nb, Sphinx or Selenium): the runner, the
+    rehearsal and the Colab report must import there."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('myst_nb', 'sphinx', 'jupyter_book', 'myst_parser', 'selenium'):\n"
+        "            raise ModuleNotFoundError(name, name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import bookkit.cli, bookkit.run.runner, bookkit.bench.rehearsal, bookkit.run.colab\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
