@@ -166,14 +166,11 @@ def jackknife_spread(
     seed : int
     """
     X = np.asarray(X)
-    labels, rows = _units(len(X), groups)
+    labels, _ = _units(len(X), groups)
     if not 2 <= n_groups <= len(labels):
         raise ValueError(f"n_groups must be between 2 and the {len(labels)} sampling units, got {n_groups}")
     unit_group = np.random.default_rng(seed).permutation(len(labels)) % n_groups
-    row_group = unit_group if groups is None else np.empty(len(X), dtype=int)
-    if groups is not None:
-        for u, r in enumerate(rows):
-            row_group[r] = unit_group[u]
+    row_group = unit_group if groups is None else unit_group[np.unique(groups, return_inverse=True)[1]]
     return jackknife_se([float(stat(X[row_group != g])) for g in range(n_groups)])
 
 

@@ -109,10 +109,7 @@ def intra_type_cosines(X, codes, labels, max_per_type: int = 1000, seed: int = 0
     sq = np.einsum("ij,ij->i", X, X)
     rng = np.random.default_rng(seed)
     rows, c = _per_type_rows(codes, max_per_type, rng)
-    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-    group = np.cumsum(np.r_[False, c[1:] != c[:-1]])
-    S = _type_sums(X, rows, 1 / np.sqrt(sq[rows]), group, len(first))
-    raw = _mean_cosines(S, np.bincount(group), c[first])
+    raw = _type_cosines(X, rows, 1 / np.sqrt(sq[rows]), c)
     ids, cluster = np.unique(labels, return_inverse=True)
     means = _type_sums(X, np.arange(len(X)), np.ones(len(X)), cluster, len(ids))
     means /= np.bincount(cluster)[:, None]
@@ -121,20 +118,26 @@ def intra_type_cosines(X, codes, labels, max_per_type: int = 1000, seed: int = 0
     inside = []
     for j in range(len(ids)):
         m = np.flatnonzero(cluster == j)
-        mu = means[j]
         nz = m[r2[m] > 1e-12 * np.maximum(sq[m], mu2[j])]
         if len(nz) < 2:
             continue
         local, c = _per_type_rows(codes[nz], max_per_type, np.random.default_rng(seed))
         rows = nz[local]
-        w = 1 / np.sqrt(r2[rows])
-        first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-        group = np.cumsum(np.r_[False, c[1:] != c[:-1]])
-        S = _type_sums(X, rows, w, group, len(first)) - np.outer(np.bincount(group, weights=w), mu)
-        cos = _mean_cosines(S, np.bincount(group), c[first])
+        cos = _type_cosines(X, rows, 1 / np.sqrt(r2[rows]), c, means[j])
         if cos[0].size:
             inside.append(cos)
     return raw, inside
+
+
+def _type_cosines(X, rows, w, c, mu=None) -> tuple[np.ndarray, np.ndarray]:
+    """(mean off-diagonal cosine, type) of every type among ``rows`` (their type codes ``c``, grouped), each row
+    ``w * (X[row] - mu)`` a unit vector (``mu`` None: not centred)."""
+    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    group = np.cumsum(np.r_[False, c[1:] != c[:-1]])
+    S = _type_sums(X, rows, w, group, len(first))
+    if mu is not None:
+        S -= np.outer(np.bincount(group, weights=w), mu)
+    return _mean_cosines(S, np.bincount(group), c[first])
 
 
 def _mean_cosines(S: np.ndarray, n: np.ndarray, types: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
