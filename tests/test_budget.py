@@ -40,3 +40,35 @@ def test_a_time_is_printed_against_its_budget(tmp_path):
     plan.profile = "smoke"  # the budget is the offline profile's
     _print_budget(plan, [{"chapter": "a", "seconds": 130.0}])
     assert len(lines) == 2
+
+
+def test_the_run_time_table_is_written_from_a_report(tmp_path):
+    import csv
+    import json
+
+    from bookkit.run.run_times import COLUMNS, main
+
+    report = {
+        "profile": "offline",
+        "started": "2026-11-28T10:00:00+00:00",
+        "finished": "2026-11-28T10:05:30+00:00",
+        "seeds": [0, 1],
+        "environment": {"device": "cpu"},
+        "chapters": [
+            {"chapter": "a", "prepare_seconds": 40.4, "seeds": {"1": {"seconds": 20.2}, "0": {"seconds": 30.0}}},
+            {"chapter": "b", "seeds": {"0": {"seconds": 9.6}}},
+        ],
+    }
+    path, table = tmp_path / "report.json", tmp_path / "run_times.csv"
+    path.write_text(json.dumps(report))
+    table.write_text(
+        ",".join(COLUMNS) + "\nold,offline,cold,0,1,2026-01-01,m,the main job\nkept,offline,warm,0,2,d,m,x\n"
+    )
+    main([str(path), "--cache", "cold", "--what", "the main job", "--wall", "400.4", "--table", str(table)])
+    rows = list(csv.DictReader(table.open()))
+    got = {(r["chapter"], r["seeds"]): r["seconds"] for r in rows}
+    # the first seed carries the chapter's preparation; the runner's span from its report; the command's wall
+    assert got == {("kept", "0"): "2", ("a", "0"): "70", ("a", "1"): "20", ("b", "0"): "10",
+                   ("runner", "0 1"): "330", ("all", "0 1"): "400"}  # fmt: skip
+    assert {r["date"] for r in rows if r["chapter"] != "kept"} == {"2026-11-28"}
+    assert all("CPU cores" in r["machine"] for r in rows if r["chapter"] != "kept")
