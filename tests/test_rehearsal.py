@@ -118,9 +118,26 @@ def test_rows_keep_other_chapters_and_resume(tmp_path, monkeypatch):
     ]
 
 
+def test_an_unmeasured_chapter_gets_no_number_and_the_command_that_measures_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "rehearse_chapter", lambda *a, **k: pytest.fail("--unmeasured runs nothing"))
+    out = tmp_path / "rehearsal.csv"
+    R.write_rows(out, [{"chapter": "isoscore", "part": "all", "status": "ok", "cpu_seconds": 3.0}])
+    R.rehearse(["isoscore", "manifolds"], out, tmp_path, tmp_path, fractions=(0.01, 0.005), unmeasured=True)
+    kept, new = R.read_rows(out)
+    assert (kept["chapter"], kept["cpu_seconds"]) == ("isoscore", "3.0")
+    numbers = [k for k in R.COLUMNS if k not in ("chapter", "part", "status", "note") and new[k]]
+    assert (new["chapter"], new["status"], numbers) == ("manifolds", "missing", [])
+    assert (
+        new["note"].startswith("not yet measured on a GPU")
+        and "rehearsal manifolds --fraction 0.005 0.01" in new["note"]
+    )
+
+
 def test_the_books_table_has_one_all_row_per_chapter_and_the_page_renders_it():
     rows = R.read_rows(ROOT / "book" / "rehearsal.csv")
     assert sorted(r["chapter"] for r in rows) == sorted(chapters()) and {r["part"] for r in rows} == {"all"}
+    for r in rows:  # every chapter scales now: a row not measured says so and names the command, no stale reason
+        assert r["status"] == "ok" or r["note"].startswith("not yet measured on a GPU"), r
     assert "<!-- replib:table book/rehearsal.csv -->" in (ROOT / "book" / "rehearsal.md").read_text()
 
 
