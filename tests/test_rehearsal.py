@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +30,36 @@ def test_every_chapter_declares_its_sizes_and_they_are_parameters():
         for name in [*sizes["scale"], *sizes.get("set", {})]:
             head, _, key = name.partition(".")
             assert head in params and (not key or key in params[head]), (chapter, name)
+
+
+def test_the_smallest_share_serves_the_protein_chapter_enough_proteins_for_its_jackknife():
+    """At 0.005 the paper profile's 3,578 pair proteins became 18, fewer than the 20 groups of the pair
+    correlations' jackknife, and the rehearsal's notebook failed there."""
+    import inspect
+
+    from replib.methods.protein_isotropy.spreads import group_jackknife_se
+
+    groups = inspect.signature(group_jackknife_se).parameters["groups"].default
+    p = scaled_params("protein_isotropy", profile_params("protein_isotropy", "paper"), 0.005)
+    assert p["n_global"] >= p["n_pair_proteins"] >= groups
+    half = scaled_params("protein_isotropy", profile_params("protein_isotropy", "paper"), 0.5)["n_global"]
+    assert half == math.ceil(0.5 * profile_params("protein_isotropy", "paper")["n_global"])  # above it: the share
+
+
+def test_the_protein_rehearsal_trains_the_book_model_at_the_training_rehearsals_sizes(tmp_path):
+    """The protein chapter trains the training chapter's protein LM when it is missing: in its rehearsal the
+    paper profile's 6,000 updates on the current Swiss-Prot release (not in the mirror) failed the notebook."""
+    code = (
+        "import json, sys; from replib.rehearsal import install; install('protein_isotropy', 0.01, sys.argv[1]); "
+        "from replib.training import config_for; print(json.dumps(config_for('paper')['protein']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "log")], capture_output=True, text=True, check=True
+    )
+    served = json.loads(out.stdout.strip().splitlines()[-1])
+    decl = SIZES["training_dynamics"]
+    assert served == scaled_params("training_dynamics", decl["sizes"]("paper"), 0.01)["protein"]
+    assert served["subset"] == "5k" and served["steps"] == math.ceil(0.01 * decl["sizes"]("paper")["protein"]["steps"])
 
 
 def test_scaled_params_scale_the_sizes_only(monkeypatch):
