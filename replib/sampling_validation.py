@@ -431,36 +431,14 @@ def _cases() -> list[Case]:
             ("1 - |average cosine|", _one_minus_abs_cosine, rud_cos),
         ):
             out.append(Case("isoscore", stat, at, wt, "window", 8, _tokens(layer), fn, band, note=_TOKENS_NOTE))
-    out += [
-        Case(
-            "manifolds",
-            "LID mean (cosine, k = 20)",
-            f"{MINILM} layer 5",
-            wt,
-            "query token",
-            1000,
-            lambda: (pointwise_lid(MINILM), None),
-            _mean,
-            cai,
-            n_boot=200,
-            bias=False,  # a mean of its units: unbiased
-            note="queries against the fixed 44,544-token index",
-        ),
-        Case(
-            "manifolds",
-            "LID mean (cosine, k = 20)",
-            "GloVe 6B 50d",
-            "20,000 most frequent words",
-            "query word",
-            2000,
-            lambda: (pointwise_lid("glove"), None),
-            _mean,
-            cai,
-            n_boot=200,
-            bias=False,  # a mean of its units: unbiased
-            note="queries against the fixed 20,000-word index",
-        ),
-    ]
+    for model, spec, data, unit, n, index in (
+        (f"{MINILM} layer 5", MINILM, wt, "query token", 1000, "44,544-token"),
+        ("GloVe 6B 50d", "glove", "20,000 most frequent words", "query word", 2000, "20,000-word"),
+    ):
+        load = (lambda m: lambda: (pointwise_lid(m), None))(spec)
+        note = f"queries against the fixed {index} index"  # a mean of its units: unbiased
+        out.append(Case("manifolds", "LID mean (cosine, k = 20)", model, data, unit, n, load, _mean, cai,
+                        n_boot=200, bias=False, note=note))  # fmt: skip
     for stat, fn in (("S_inter", _s_inter), ("S_intra", _s_intra)):
         note = f"{_TOKENS_NOTE}; the papers print no {stat}: band 2 errors"
         out.append(Case("manifolds", stat, f"{MINILM} layer 5", wt, "window", 8, _windows(5), fn, 0.0, note=note))
