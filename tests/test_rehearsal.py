@@ -46,6 +46,7 @@ def test_the_smallest_share_serves_the_protein_chapter_enough_proteins_for_its_j
     assert half == math.ceil(0.5 * profile_params("protein_isotropy", "paper")["n_global"])  # above it: the share
 
 
+@pytest.mark.slow  # a Python process that imports torch
 def test_the_protein_rehearsal_trains_the_book_model_at_the_training_rehearsals_sizes(tmp_path):
     """The protein chapter trains the training chapter's protein LM when it is missing: in its rehearsal the
     paper profile's 6,000 updates on the current Swiss-Prot release (not in the mirror) failed the notebook."""
