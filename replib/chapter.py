@@ -38,7 +38,9 @@ class Chapter:
         corpus' size; ``"run.steps"`` reaches into a nested mapping); ``set``, the parameters replaced because
         the data mirror lacks what the profile reads; ``whole``, name -> ``count(params)``: the count, from the
         data layer, that a size of ``None`` (the whole data set) stands for; ``sizes``, a function
-        ``profile -> sizes`` that other code reads the sizes through (the training runs'), scaled alike.
+        ``profile -> sizes`` that other code reads the sizes through (the training runs'), scaled alike, in its
+        ``readers``' rehearsals too; ``least``, name -> the smallest size the chapter's steps accept (served when
+        the share gives fewer).
     takes_models : bool
         False for a chapter that trains its own models (``--model`` does not apply).
     check_model : callable or None

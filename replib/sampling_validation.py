@@ -431,36 +431,14 @@ def _cases() -> list[Case]:
             ("1 - |average cosine|", _one_minus_abs_cosine, rud_cos),
         ):
             out.append(Case("isoscore", stat, at, wt, "window", 8, _tokens(layer), fn, band, note=_TOKENS_NOTE))
-    out += [
-        Case(
-            "manifolds",
-            "LID mean (cosine, k = 20)",
-            f"{MINILM} layer 5",
-            wt,
-            "query token",
-            1000,
-            lambda: (pointwise_lid(MINILM), None),
-            _mean,
-            cai,
-            n_boot=200,
-            bias=False,  # a mean of its units: unbiased
-            note="queries against the fixed 44,544-token index",
-        ),
-        Case(
-            "manifolds",
-            "LID mean (cosine, k = 20)",
-            "GloVe 6B 50d",
-            "20,000 most frequent words",
-            "query word",
-            2000,
-            lambda: (pointwise_lid("glove"), None),
-            _mean,
-            cai,
-            n_boot=200,
-            bias=False,  # a mean of its units: unbiased
-            note="queries against the fixed 20,000-word index",
-        ),
-    ]
+    for model, spec, data, unit, n, index in (
+        (f"{MINILM} layer 5", MINILM, wt, "query token", 1000, "44,544-token"),
+        ("GloVe 6B 50d", "glove", "20,000 most frequent words", "query word", 2000, "20,000-word"),
+    ):
+        load = (lambda m: lambda: (pointwise_lid(m), None))(spec)
+        note = f"queries against the fixed {index} index"  # a mean of its units: unbiased
+        out.append(Case("manifolds", "LID mean (cosine, k = 20)", model, data, unit, n, load, _mean, cai,
+                        n_boot=200, bias=False, note=note))  # fmt: skip
     for stat, fn in (("S_inter", _s_inter), ("S_intra", _s_intra)):
         note = f"{_TOKENS_NOTE}; the papers print no {stat}: band 2 errors"
         out.append(Case("manifolds", stat, f"{MINILM} layer 5", wt, "window", 8, _windows(5), fn, 0.0, note=note))
@@ -468,72 +446,23 @@ def _cases() -> list[Case]:
     sts_sizes = {"SICK-R": (490, 490), "STS-B": (250, 137)}
     for model in ("GloVe 6B 50d", MINILM):  # MiniLM's STS sentences come from the chapter's cache entries
         for data, (n_sent, n_pairs) in sts_sizes.items():
-            out += [
-                Case(
-                    "cluster_isotropy",
-                    "log10 I(W)",
-                    model,
-                    f"{data} test sentences",
-                    "sentence",
-                    n_sent,
-                    (lambda m, d: lambda: (sentence_vectors(m, d), None))(model, data),
-                    _iw_log10,
-                    raj_iw,
-                ),
-                Case(
-                    "cluster_isotropy",
-                    "Spearman x 100",
-                    model,
-                    f"{data} test pairs",
-                    "pair",
-                    n_pairs,
-                    (lambda m, d: lambda: (sts_pairs(m, d), None))(model, data),
-                    _spearman_x100,
-                    raj_rho,
-                    n_boot=100,
-                ),
-            ]
-        out += [
-            Case(
-                "cluster_isotropy",
-                "accuracy x 100",
-                model,
-                "sentence polarity (odd half)",
-                "item",
-                533,
-                (lambda m: lambda: (100 * polarity_task(m)[2], None))(model),
-                _mean,
-                raj_acc,
-                n_boot=200,
-                bias=False,  # a mean of its units: unbiased
-                note="a logistic regression fitted on the even half",
-            ),
-            Case(
-                "classifiers",
-                "log10 IsoScore",
-                model,
-                "sentence polarity",
-                "sentence",
-                1066,
-                (lambda m: lambda: (polarity_task(m)[0], None))(model),
-                _log10(_isoscore),
-                0.0,
-                note="Mickus et al. print no IsoScore: band 2 errors",
-            ),
-            Case(
-                "classifiers",
-                "silhouette",
-                model,
-                "sentence polarity",
-                "sentence",
-                1066,
-                (lambda m: lambda: (_rows(len(polarity_task(m)[1])), None))(model),
-                _silhouette_for(model),
-                0.0,
-                n_boot=30,
-                note="Mickus et al. print no silhouette: band 2 errors",
-            ),
-        ]
+            for stat, unit, n, get, fn, band, kw in (
+                ("log10 I(W)", "sentence", n_sent, sentence_vectors, _iw_log10, raj_iw, {}),
+                ("Spearman x 100", "pair", n_pairs, sts_pairs, _spearman_x100, raj_rho, {"n_boot": 100}),
+            ):
+                load = (lambda g, m, d: lambda: (g(m, d), None))(get, model, data)
+                out.append(Case("cluster_isotropy", stat, model, f"{data} test {unit}s", unit, n, load, fn, band, **kw))
+        # the polarity task's (vectors, labels, accuracies of the odd half): a mean of its units is unbiased
+        for chapter, stat, data, unit, n, get, fn, band, kw in (
+            ("cluster_isotropy", "accuracy x 100", "sentence polarity (odd half)", "item", 533, lambda t: 100 * t[2],
+             _mean, raj_acc, dict(n_boot=200, bias=False, note="a logistic regression fitted on the even half")),
+            ("classifiers", "log10 IsoScore", "sentence polarity", "sentence", 1066, lambda t: t[0], _log10(_isoscore),
+             0.0, dict(note="Mickus et al. print no IsoScore: band 2 errors")),
+            ("classifiers", "silhouette", "sentence polarity", "sentence", 1066, lambda t: _rows(len(t[1])),
+             _silhouette_for(model), 0.0, dict(n_boot=30, note="Mickus et al. print no silhouette: band 2 errors")),
+        ):  # fmt: skip
+            load = (lambda g, m: lambda: (g(polarity_task(m)), None))(get, model)
+            out.append(Case(chapter, stat, model, data, unit, n, load, fn, band, **kw))
     book = "book protein LM (offline)"
     sp = "Swiss-Prot 2014 (1,000 proteins)"
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"

@@ -147,3 +147,13 @@ def test_every_former_grammar_parses_to_the_one_model_ref():
     for other in ("bert-base-uncased", "glove", "random:gpt2", "tiny-bert"):
         with pytest.raises(ValueError, match="not a sentence-transformers model"):
             sbert_ref(other)
+
+
+def test_a_folder_named_as_a_registry_sbert_model_is_the_folder(tmp_path):
+    """The rehearsal's stand-in folder ``.../all-MiniLM-L6-v2`` is loaded, not the packaged MiniLM of that name."""
+    from replib.methods.classifiers.sbert import _sbert_source, sbert_ref
+
+    folder = tmp_path / "all-MiniLM-L6-v2"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    assert _sbert_source(sbert_ref(str(folder))) == str(folder.resolve())

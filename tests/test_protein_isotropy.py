@@ -387,6 +387,30 @@ def test_reader_models_are_told_apart_from_the_profile_models(tmp_path):
     P.require_protein_models(c)  # an ESM folder is a protein model
 
 
+@pytest.mark.slow  # builds and saves a model
+def test_a_stand_in_folder_named_as_a_paper_model_never_resolves_a_hub_id(tmp_path, monkeypatch, rng):
+    """The rehearsal's stand-in folders bear the paper models' names (``.../prot_bert``); on a GPU machine without
+    a network the paper profile asked the Hub for ``Rostlab/prot_bert@main`` instead of loading the folder."""
+    from replib.models import hub, loading, recipes, resolve, tiny_model
+
+    def blocked(hf_id, *args, **kwargs):
+        raise AssertionError(f"the Hub was asked for {hf_id}")
+
+    for module in (hub, loading, recipes, resolve):
+        monkeypatch.setattr(module, "hub_snapshot", blocked)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "prot_bert"
+    lm = tiny_model("protbert")
+    lm.model.save_pretrained(folder)
+    lm.tokenizer.save_pretrained(folder)
+    c = chapter_config("protein_isotropy", "paper", models=[str(folder)])
+    seqs = [random_protein(int(rng.integers(10, 30)), rng) for _ in range(4)]
+    embedded = P.embed_models(c, seqs, cache_dir=tmp_path / "cache", progress=False)
+    label = P.model_label(c.models[0])
+    assert label == c.models[0].slug != "prot_bert" and list(embedded.vectors) == [label]
+    assert embedded.models[label][0].source == str(folder.resolve()) and P.user_models(c, embedded) == [label]
+
+
 def test_a_text_model_is_refused_before_anything_is_loaded(tmp_path):
     """Issue 28 item 13: a text model given with --model ran the protein chapter to 20 failing claims."""
     from replib.models import WrongModelKindError

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +30,37 @@ def test_every_chapter_declares_its_sizes_and_they_are_parameters():
         for name in [*sizes["scale"], *sizes.get("set", {})]:
             head, _, key = name.partition(".")
             assert head in params and (not key or key in params[head]), (chapter, name)
+
+
+def test_the_smallest_share_serves_the_protein_chapter_enough_proteins_for_its_jackknife():
+    """At 0.005 the paper profile's 3,578 pair proteins became 18, fewer than the 20 groups of the pair
+    correlations' jackknife, and the rehearsal's notebook failed there."""
+    import inspect
+
+    from replib.methods.protein_isotropy.spreads import group_jackknife_se
+
+    groups = inspect.signature(group_jackknife_se).parameters["groups"].default
+    p = scaled_params("protein_isotropy", profile_params("protein_isotropy", "paper"), 0.005)
+    assert p["n_global"] >= p["n_pair_proteins"] >= groups
+    half = scaled_params("protein_isotropy", profile_params("protein_isotropy", "paper"), 0.5)["n_global"]
+    assert half == math.ceil(0.5 * profile_params("protein_isotropy", "paper")["n_global"])  # above it: the share
+
+
+@pytest.mark.slow  # a Python process that imports torch
+def test_the_protein_rehearsal_trains_the_book_model_at_the_training_rehearsals_sizes(tmp_path):
+    """The protein chapter trains the training chapter's protein LM when it is missing: in its rehearsal the
+    paper profile's 6,000 updates on the current Swiss-Prot release (not in the mirror) failed the notebook."""
+    code = (
+        "import json, sys; from replib.rehearsal import install; install('protein_isotropy', 0.01, sys.argv[1]); "
+        "from replib.training import config_for; print(json.dumps(config_for('paper')['protein']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "log")], capture_output=True, text=True, check=True
+    )
+    served = json.loads(out.stdout.strip().splitlines()[-1])
+    decl = SIZES["training_dynamics"]
+    assert served == scaled_params("training_dynamics", decl["sizes"]("paper"), 0.01)["protein"]
+    assert served["subset"] == "5k" and served["steps"] == math.ceil(0.01 * decl["sizes"]("paper")["protein"]["steps"])
 
 
 def test_scaled_params_scale_the_sizes_only(monkeypatch):
@@ -118,9 +150,26 @@ def test_rows_keep_other_chapters_and_resume(tmp_path, monkeypatch):
     ]
 
 
+def test_an_unmeasured_chapter_gets_no_number_and_the_command_that_measures_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "rehearse_chapter", lambda *a, **k: pytest.fail("--unmeasured runs nothing"))
+    out = tmp_path / "rehearsal.csv"
+    R.write_rows(out, [{"chapter": "isoscore", "part": "all", "status": "ok", "cpu_seconds": 3.0}])
+    R.rehearse(["isoscore", "manifolds"], out, tmp_path, tmp_path, fractions=(0.01, 0.005), unmeasured=True)
+    kept, new = R.read_rows(out)
+    assert (kept["chapter"], kept["cpu_seconds"]) == ("isoscore", "3.0")
+    numbers = [k for k in R.COLUMNS if k not in ("chapter", "part", "status", "note") and new[k]]
+    assert (new["chapter"], new["status"], numbers) == ("manifolds", "missing", [])
+    assert (
+        new["note"].startswith("not yet measured on a GPU")
+        and "rehearsal manifolds --fraction 0.005 0.01" in new["note"]
+    )
+
+
 def test_the_books_table_has_one_all_row_per_chapter_and_the_page_renders_it():
     rows = R.read_rows(ROOT / "book" / "rehearsal.csv")
     assert sorted(r["chapter"] for r in rows) == sorted(chapters()) and {r["part"] for r in rows} == {"all"}
+    for r in rows:  # every chapter scales now: a row not measured says so and names the command, no stale reason
+        assert r["status"] == "ok" or r["note"].startswith("not yet measured on a GPU"), r
     assert "<!-- replib:table book/rehearsal.csv -->" in (ROOT / "book" / "rehearsal.md").read_text()
 
 

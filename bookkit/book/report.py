@@ -33,7 +33,6 @@ from ..run.part_records import merge_chapter_entries
 from ..run.run_report import bind_to_paper_models
 from .pages import counts_text
 
-STATUS_ORDER = STATUSES
 BUNDLE_KIND = "replib-report-bundle"
 
 

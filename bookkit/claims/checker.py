@@ -54,8 +54,6 @@ OPS = {
     "eq": lambda a, b: a == b,
     "ne": lambda a, b: a != b,
 }
-#: every property op
-PROPERTY_OPS = (*OPS, "between", "close", "true", "false")
 #: property ops a spread can move a value across (the others compare flags)
 SPREAD_OPS = ("lt", "le", "gt", "ge", "between", "close")
 #: how many standard errors either side of a value its interval spans

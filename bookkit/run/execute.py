@@ -119,7 +119,6 @@ def execute_notebook(
     timeout: int,
     cell_timeout: int | None = None,
     extra_parameters: dict | None = None,
-    log=None,
     models_log: Path | None = None,
     root: Path | None = None,
     cwd: Path | None = None,

@@ -49,7 +49,6 @@ __all__ = [
     "FullSize",
     "fullsize_config",
     "fullsize_model",
-    "fullsize_spec",
     "n_parameters",
     "parameter_count",
     "random_architecture",
@@ -248,12 +247,6 @@ def _module(arch: FullSize, seed: int):
         model.load_keras_weights(random_weights(model, seed))
         return model
     return tr.AutoModel.from_config(fullsize_config(arch.name))
-
-
-def fullsize_spec(name: str) -> ModelSpec:
-    """The :class:`~replib.models.ModelSpec` of a stand-in (recipe, layers, width) without building its weights."""
-    arch = _arch(name)
-    return _spec(arch, None if arch.config == "ProteinBERT" else type("_M", (), {"config": fullsize_config(name)}))
 
 
 def parameter_count(name: str) -> int:

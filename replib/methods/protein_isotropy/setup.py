@@ -46,7 +46,13 @@ def model_label(ref) -> str:
     """Row label of a model (a :class:`~replib.models.ModelRef` or its spec): registry keys and ``tiny-esm`` as
     they are, anything else (a folder, a Hub id) by its slug."""
     ref = ModelRef.parse(ref)
-    return ref.name if ref.kind == "registry" or ref.name in _TINY_STANDINS else ref.slug
+    return ref.name if _profiles_own(ref) else ref.slug
+
+
+def _profiles_own(ref: ModelRef) -> bool:
+    """A registry key or ``tiny-esm``: a model of the profiles' tables. A folder or a Hub id is the reader's
+    whatever its name (the rehearsal's stand-in folder ``.../prot_bert`` is not ``Rostlab/prot_bert``)."""
+    return ref.kind == "registry" or (ref.kind == "tiny" and ref.name in _TINY_STANDINS)
 
 
 def load_protein_model(ref, tiny: bool, seed: int = 0):
@@ -62,7 +68,7 @@ def load_protein_model(ref, tiny: bool, seed: int = 0):
         For a text model: "this chapter needs a protein model; <name> is a text model ...".
     """
     ref = ModelRef.parse(ref)
-    if ref.kind != "registry" and ref.name not in _TINY_STANDINS:  # a user's model (folder, Hub id, tiny-<family>)
+    if not _profiles_own(ref):  # a user's model (folder, Hub id, tiny-<family>)
         require_protein_model(ref)
         return resolve_model(ref, seed=seed)
     if tiny:
