@@ -40,7 +40,7 @@ def main(n=120):
     r_bio, b = rate(P.alignment_stats_biopython, few, seqs)
     assert all(x["score"] == y["score"] for x, y in zip(a, b))
     print(
-        f"single core: parasail nw_trace_striped_16 + traceback counts {r_par:,.0f} pairs/s; Biopython align+counts {r_bio:,.0f} pairs/s"
+        f"single core: parasail nw_trace_scan_16 + traceback counts {r_par:,.0f} pairs/s; Biopython align+counts {r_bio:,.0f} pairs/s"
     )
     for n_jobs in (1, 2):
         with tempfile.TemporaryDirectory() as tmp:

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import replib.embeddings.proteins as proteins
+import replib.embeddings.text as text
 from replib.embeddings import (
     embed_proteins,
     embed_sentences,
@@ -114,6 +115,27 @@ def test_token_stream_recipe(tiny):
     np.testing.assert_allclose(ts.layers[1][16:32], hs[2][0].numpy(), atol=2e-5)
     bare = embed_token_stream(lm, lines, window=16, layers=[1], add_special_tokens=False, progress=False)
     assert lm.tokenizer.cls_token_id not in bare.token_ids and list(bare.layers) == [1]
+
+
+def test_token_stream_shares_the_shards_of_common_windows(tiny, tmp_path, monkeypatch):
+    """A corpus's first lines and the same corpus at more lines (the IsoScore and manifolds chapters) share the
+    cached shards of their common windows: the longer stream computes only its other shards, and its vectors
+    equal an uncached run's bit for bit."""
+    lm = tiny["bert"]
+    lines = [f"Line {k} of a corpus , with words ." for k in range(40)]
+    ref = embed_token_stream(lm, lines, window=16, shard_size=2, progress=False)
+    short = embed_token_stream(lm, lines[:15], window=16, shard_size=2, cache_dir=tmp_path, progress=False)
+    n_short = len(short.token_ids) // 16
+    real, windows = text.window_hidden_states, []
+    monkeypatch.setattr(
+        text, "window_hidden_states", lambda m, w, *a, **k: windows.append(len(w)) or real(m, w, *a, **k)
+    )
+    out = embed_token_stream(lm, lines, window=16, shard_size=2, cache_dir=tmp_path, progress=False)
+    n_long = len(out.token_ids) // 16
+    assert n_short >= 4 and sum(windows) == n_long - (n_short // 2) * 2  # the short stream's full shards reused
+    for layer, X in ref.layers.items():
+        np.testing.assert_array_equal(out.layers[layer], X)
+        np.testing.assert_array_equal(short.layers[layer], X[: len(short.token_ids)])
 
 
 def test_resume_after_kill_gives_identical_output(tiny, tmp_path, monkeypatch):

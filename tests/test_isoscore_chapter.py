@@ -71,3 +71,23 @@ def test_paper_layer_keys_only_for_the_paper_models_that_ran_in_the_paper_profil
     assert set(three) == {k for k in rec if not k.startswith("paper_gpt2_")} and three["paper_gpt_layer1"] == 0.1
     assert iso.paper_layer_records(_fake_layers(["all-MiniLM-L6-v2"]), paper) == {}  # not one of the paper's
     assert iso.paper_layer_records(four, chapter_config("isoscore", "offline")) == {}  # not the paper profile
+
+
+@pytest.mark.slow
+def test_the_per_layer_table_is_computed_once_for_every_seed(tmp_path, monkeypatch):
+    """The per-layer table depends on the vectors alone: a second seed over the same model (the packaged model
+    does not depend on the seed) reads it back; a model with other weights (a tiny model's other seed) computes
+    its own."""
+    from replib.methods.isoscore import contextual
+
+    calls = []
+    real = contextual.layer_isotropy
+    monkeypatch.setattr(contextual, "layer_isotropy", lambda layers, model: calls.append(model) or real(layers, model))
+    cfg = chapter_config("isoscore", "smoke").replace(n_lines=40)
+    first = iso.contextual_layers(cfg, cache_dir=tmp_path)
+    again = iso.contextual_layers(cfg, cache_dir=tmp_path)
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(again.per_layer, first.per_layer)
+    seed1 = chapter_config("isoscore", "smoke", seed=1).replace(n_lines=40)  # tiny-bert: other weights
+    other = iso.contextual_layers(seed1, cache_dir=tmp_path)
+    assert len(calls) == 2 and not other.per_layer["isoscore"].equals(first.per_layer["isoscore"])

@@ -87,6 +87,28 @@ def test_identity_of_identical_sequences_is_one_and_saturation_fallback(rng):
     assert r["score"] == P.alignment_stats_biopython(s, s)["score"] > 0
 
 
+def test_scan_kernel_gives_the_striped_kernels_alignments(real_seqs, rng):
+    """The traceback kernel runs in parasail's scan layout for speed; its alignments (score, matches, length) are
+    the striped layout's, on real pairs, related pairs and a pair that saturates 16 bits."""
+    import parasail
+
+    def striped(a, b):
+        r = parasail.nw_trace_striped_16(a, b, 10, 1, parasail.pam250)
+        r = parasail.nw_trace_striped_32(a, b, 10, 1, parasail.pam250) if r.saturated else r
+        top, bottom = r.traceback.query, r.traceback.ref
+        matches = sum(x == y != "-" for x, y in zip(top, bottom))
+        return {"score": r.score, "matches": matches, "length": len(top), "identity": matches / len(top)}
+
+    idx = P.sample_proteins(len(real_seqs), 40, seed=5)
+    seqs = [P.map_residues_for_alignment(real_seqs[i]) for i in idx]
+    cases = [(seqs[i], seqs[j]) for i, j in P.all_pairs(40)[::8]]
+    cases += [(a, related(a, rng)) for a in seqs[:20]]
+    long = random_protein(7000, rng)
+    cases.append((long, related(long, rng, p=0.02)))  # its score saturates the 16-bit kernels
+    assert parasail.nw_trace_scan_16(*cases[-1], 10, 1, parasail.pam250).saturated
+    assert all(P.alignment_stats(a, b) == striped(a, b) for a, b in cases)
+
+
 def test_alignment_length_and_identity_come_from_a_real_alignment(rng):
     for _ in range(40):
         a = random_protein(int(rng.integers(20, 200)), rng)

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
-from .._io import hash_inputs, run_sharded
+from .._io import hash_inputs, progress_off, run_sharded
 from ..models.registry import TEXT_RECIPES
 from .batching import _batches, _check_layers, _hidden_states, _pad, _pad_id, check_precision, model_identity
 
@@ -303,17 +304,23 @@ def embed_token_stream(
         layers=list(layers),
         add_special_tokens=add_special_tokens,
         batch_windows=batch_windows,
-        inputs=hash_inputs(map(str, arr.ravel())),
-        n=n_win,
     )
 
     def compute(a, b):
         states = window_hidden_states(model, arr[a:b], layers, batch_windows=batch_windows, precision=precision)
         return {f"layer_{l}": v for l, v in states.items()}
 
-    shards = run_sharded(
-        n_win, shard_size, compute, info=info, cache_dir=cache_dir, desc=f"stream {model.name}", progress=progress
-    )
+    # each shard of windows is kept under the key of its own windows, not of the whole stream: a corpus's first
+    # lines (the IsoScore chapter's) and the same corpus at more lines (the manifolds chapter's) share the
+    # shards of their common windows; a shard's windows are batched as before, so its vectors are unchanged
+    spans = [(a, min(n_win, a + shard_size)) for a in range(0, n_win, shard_size)]
+    shards = [
+        run_sharded(
+            b - a, shard_size, lambda s, e, a=a: compute(a + s, a + e), cache_dir=cache_dir, progress=False,
+            info=dict(info, inputs=hash_inputs(map(str, arr[a:b].ravel())), n=b - a),
+        )[0]
+        for a, b in tqdm(spans, desc=f"stream {model.name}", unit="shard", disable=progress_off(progress), leave=False)
+    ]  # fmt: skip
     mats = {l: np.concatenate([s[f"layer_{l}"] for s in shards]) for l in layers}
     flat = arr.ravel()
     return TokenStream(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ... import synthetic
-from ..._io import cache_root, hash_inputs
+from ..._io import cache_root, hash_inputs, memo
 from ...data import load_lm_corpus
 from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
 from ...metrics import isoscore
@@ -46,7 +46,8 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
     """Embed the first ``cfg.n_lines`` lines of WikiText-2 (split ``cfg.split``) with every model of ``cfg``
     (each line tokenised, the stream cut into ``cfg.window``-token windows, every layer kept; layer 0 is the
     output of the first block) and score every layer. Embeddings are cached in ``cache_dir`` (default the
-    project's ``embeddings`` cache)."""
+    project's ``embeddings`` cache), and so is each model's per-layer table (:func:`replib._io.memo`: a second seed
+    reads it back)."""
     lines = load_lm_corpus("wikitext2", cfg.split)[: cfg.n_lines]
     cache_dir = cache_root("embeddings") if cache_dir is None else cache_dir
     tables, streams = [], {}
@@ -59,7 +60,9 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
             tables.append(streams[name].table(name).drop(columns="mean_norm"))
             continue
         streams[name] = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir)
-        tables.append(layer_isotropy(streams[name].layers, model=name))
+        # the table depends on the vectors alone, not on the seed: computed once and kept beside the stream
+        info = dict(model_identity(lm), fn="layer_isotropy", model=name, lines=hash_inputs(lines), window=cfg.window)
+        tables.append(memo(Path(cache_dir) / "layer_isotropy", info, layer_isotropy, streams[name].layers, model=name))
     return ContextualLayers(pd.concat(tables, ignore_index=True), streams)
 
 

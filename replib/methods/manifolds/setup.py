@@ -159,9 +159,10 @@ def _exact_columns(r: dict, exact: dict) -> dict:
     )
 
 
-def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
+def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerRun:
     """Embed every corpus with every model of ``cfg.named_models`` (:func:`embed_corpus`, cached in
-    ``cache_dir``) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
+    ``embed_dir``, default ``cache_dir``: the chapter passes the project's embeddings cache, whose shards of
+    WikiText-2's first windows the IsoScore chapter's stream shares) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
     on a small machine, results cached in ``cache_dir/layers``), ``cfg.layers_per_pass`` layers at a time; a
     part's selection ``layers`` (:meth:`~replib.config.ChapterConfig.selected`) narrows the layers analysed
     (streamed: the token stream still covers every layer, so a model's later layer ranges resume it)."""
@@ -185,7 +186,7 @@ def analyse_models(cfg, corpora: dict, cache_dir=None) -> LayerRun:
                 layers = cfg.selected("layers", layers)
                 if not layers:
                     continue
-                stream = embed_corpus(model, lines, window=cfg["window"], layers=layers, cache_dir=cache_dir)
+                stream = embed_corpus(model, lines, cfg["window"], layers, embed_dir or cache_dir)
                 for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
                     rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))

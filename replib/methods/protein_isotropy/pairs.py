@@ -71,7 +71,7 @@ def _alignment_job(seqs, pairs: np.ndarray, seq_ids, gap_open: int, gap_extend: 
         "gap_open": gap_open,
         "gap_extend": gap_extend,
         "matrix": matrix,
-        "engine": "parasail.nw_trace_striped_16 traceback (32-bit on saturation)",
+        "engine": "parasail.nw_trace_scan_16 traceback (32-bit on saturation)",
     }
     info = dict(
         params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used), pairs=hash_array(pairs)
