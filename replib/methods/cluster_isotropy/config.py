@@ -6,8 +6,8 @@
 
 ``threads``: the BLAS threads of numpy and scipy in the experiments (:func:`.experiments.blas_threads`): 1 in
 ``offline`` and ``smoke``, whose transforms are thousands of small products and 384 x 384 eigendecompositions
-(two OpenBLAS threads spend several times the CPU of one on them, and more on a loaded machine); no limit in
-``paper``.
+(two OpenBLAS threads spend several times the CPU of one on them, and more on a loaded machine), and the torch
+threads of the classification protocol's small MLP; no limit in ``paper``.
 
 A reader's ``models`` replace the profile's; the first of them also runs the deck ablations and the
 classification protocol, and a model without the paper's hyperparameters gets them chosen on STS-B dev
@@ -78,7 +78,7 @@ SCHEMA = closed_object(
         "threads": {
             "type": ["integer", "null"],
             "minimum": 1,
-            "description": "numpy/scipy BLAS threads of the experiments (None: no limit)",
+            "description": "numpy/scipy BLAS threads of the experiments, torch threads of the classifier (None: no limit)",
         },
     }
 )
