@@ -4,6 +4,11 @@
 ``offline``: all-MiniLM-L6-v2 on the mirrored data, hyperparameters chosen on STS-B dev from a grid in
 [5, 30]. ``smoke``: tiny random BERT/GPT-2 on a few hundred pairs.
 
+``threads``: the BLAS threads of numpy and scipy in the experiments (:func:`.experiments.blas_threads`): 1 in
+``offline`` and ``smoke``, whose transforms are thousands of small products and 384 x 384 eigendecompositions
+(two OpenBLAS threads spend several times the CPU of one on them, and more on a loaded machine), and the torch
+threads of the classification protocol's small MLP; no limit in ``paper``.
+
 A reader's ``models`` replace the profile's; the first of them also runs the deck ablations and the
 classification protocol, and a model without the paper's hyperparameters gets them chosen on STS-B dev
 (``tune_models``, :func:`derive`).
@@ -70,6 +75,11 @@ SCHEMA = closed_object(
         "demo_pc": {"type": "integer", "minimum": 0, "description": "directions removed in the demo"},
         "semcor": {"type": "boolean", "description": "Table 4: verb tense vs meaning on SemCor (downloaded)"},
         "semcor_min_count": {"type": "integer", "minimum": 1, "description": "occurrences of each kept sense"},
+        "threads": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "description": "numpy/scipy BLAS threads of the experiments, torch threads of the classifier (None: no limit)",
+        },
     }
 )
 
@@ -81,18 +91,18 @@ TABLE = {
                   layer_sample=None, table1_ks=[1, 3, 6, 9, 20], deck_model="bert-base-uncased", deck_seeds=5,
                   clf_model="bert-base-uncased", clf_tasks=["RTE", "CoLA", "SST-2", "MRPC"], clf_sizes=None,
                   clf_sample_seed=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27, demo_pc=12, semcor=True,
-                  semcor_min_count=10),
+                  semcor_min_count=10, threads=None),
     "offline": dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=_GRID, grid_pc=_GRID, tune_seeds=3,
                     datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
                     table1_ks=[1, 3, 6, 9, 20], deck_model="all-MiniLM-L6-v2", deck_seeds=1,
                     clf_model="all-MiniLM-L6-v2", clf_tasks=["SST-2", "RTE", "MRPC", "CoLA"],
                     clf_sizes=[800, 200, 400], clf_sample_seed=0, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27,
-                    demo_pc=12, semcor=False, semcor_min_count=10),
+                    demo_pc=12, semcor=False, semcor_min_count=10, threads=1),
     "smoke": dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=[2, 4, 6], grid_pc=[2, 4, 6],
                   tune_seeds=1, datasets=["STS12", "STS-B"], stsb_split="test", max_pairs=150, seeds=2,
                   layer_sample=150, table1_ks=[1, 3, 6], deck_model="tiny-bert", deck_seeds=1, clf_model="tiny-bert",
                   clf_tasks=["SST-2"], clf_sizes=[120, 40, 60], clf_sample_seed=0, clf_epochs=3, clf_lr=1e-3, clf_max_length=16,
-                  demo_clusters=6, demo_pc=4, semcor=False, semcor_min_count=10),
+                  demo_clusters=6, demo_pc=4, semcor=False, semcor_min_count=10, threads=1),
 }
 # fmt: on
 

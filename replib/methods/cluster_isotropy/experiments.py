@@ -4,12 +4,16 @@ and classification, each returning what the chapter shows and records."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ...data import load_semcor
 from ...metrics import partition_isotropy
 from ...models import model_slug, resolve_model
+from ...training.loop import torch_threads
 from .classification import compare_classification, pair_token_features
 from .setup import (
     DECK_VARIANTS,
@@ -44,6 +48,23 @@ VARIANT_KEYS = {
 }
 
 
+def blas_threads(experiment):
+    """``experiment(cfg, ...)`` with the BLAS of numpy and scipy limited to ``cfg.threads`` threads (None or
+    absent: no limit; torch's own threads are left alone). The transforms are many small products and 384 x 384
+    eigendecompositions, on which a second OpenBLAS thread costs several times the CPU of one: one clustered
+    transform, its I(W) and a grid point on the STS-B dev pool (42,709 tokens) took 4.8 CPU s with one thread
+    and 18.4 with two on the shared 2-core build machine, with I(W) and the grid's Spearman identical to the last
+    bit and the transformed rows within 3e-14. Rounding that small can still tip a k-means near-tie: in the
+    offline run's seed 0, STS12's cluster-based Spearman moved by 0.002 points and the global ones by 2e-5."""
+
+    @functools.wraps(experiment)
+    def run(cfg, *args, **kwargs):
+        with threadpool_limits(getattr(cfg, "threads", None), user_api="blas"):
+            return experiment(cfg, *args, **kwargs)
+
+    return run
+
+
 def chapter_seeds(cfg) -> list[int]:
     """The seeds of the stochastic methods: ``cfg.seeds`` consecutive seeds from the chapter's seed."""
     return [cfg.seed + i for i in range(cfg.seeds)]
@@ -75,15 +96,21 @@ class ChapterModels:
 
 
 # ------------------------------------------------------------------------------------- the transform
-def transform_checks(pool, n_clusters: int, n_pc: int, seed: int):
+def transform_checks(pool, n_clusters: int, n_pc: int, seed: int, *, threads: int | None = None):
     """The transform on a token pool: fitted twice with one seed, and checked against its identities and a
-    direct numpy all-but-the-top; residuals relative to the largest coordinate.
+    direct numpy all-but-the-top; residuals relative to the largest coordinate. ``threads``: BLAS threads
+    (as :func:`blas_threads`; None: no limit).
 
     Returns
     -------
     transformer (fitted), its output, and the records ``transform_cluster_mean_max``,
     ``transform_orthogonality_max``, ``global_vs_numpy_max_diff``, ``determinism_max_diff``
     """
+    with threadpool_limits(threads, user_api="blas"):
+        return _transform_checks(pool, n_clusters, n_pc, seed)
+
+
+def _transform_checks(pool, n_clusters: int, n_pc: int, seed: int):
     scale = np.abs(pool).max()
     t = ClusterIsotropy(n_clusters, n_pc, random_state=seed)
     out = t.fit_transform(pool)
@@ -113,6 +140,7 @@ def plane_views(views: dict, n_points: int, seed: int) -> tuple[np.ndarray, dict
 
 
 # ------------------------------------------------------------------------------------- hyperparameters
+@blas_threads
 def choose_hyperparameters(cfg, models: ChapterModels, seeds) -> tuple[dict, dict]:
     """Every model's ``n_clusters``, ``n_pc`` and ``global_pc``: the best mean dev Spearman on the grid for the
     models of ``cfg.tune_models`` (``n_clusters = 1``, the global method, tuned separately), the paper's
@@ -152,6 +180,7 @@ def layer_sentences(dev: pd.DataFrame, sample: int | None, seed: int) -> list[st
     return sents
 
 
+@blas_threads
 def isotropy_tables(cfg, models: ChapterModels, seeds, cache_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 5 (log10 I(W) of every layer, 0 = embeddings) and Table 1 (the last layer after k-means with k
     clusters and per-cluster zero-mean only; k = 0 is the raw pool) of every model on STS-B dev.
@@ -200,6 +229,7 @@ def table1_means(table1: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------- STS
+@blas_threads
 def sts_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=None) -> pd.DataFrame:
     """Every method (:data:`METHODS`) on every STS data set of ``cfg.datasets`` with every model: one row per
     model, data set, method and seed (Spearman and Pearson x 100, I(W) of the processed pool)."""
@@ -257,6 +287,7 @@ def sts_records(summary: pd.DataFrame, cfg) -> dict:
 SEMCOR_VARIANTS = ("base", "removed_pcs")
 
 
+@blas_threads
 def semcor_experiment(cfg, models: ChapterModels, hparams: dict, cache_dir=None) -> pd.DataFrame:
     """Table 4: verb tense against meaning on SemCor for every model, on the last layer (``base``) and after
     the global method fitted on the verb vectors (``removed_pcs``: mean and the model's ``global_pc`` top
@@ -322,6 +353,7 @@ def semcor_records(table: pd.DataFrame, cfg) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- deck
+@blas_threads
 def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=None, sts=None) -> pd.DataFrame:
     """The seed deck's variants (:data:`DECK_VARIANTS`) and the baseline (``Pre-trained``) on STS15 and STS-B
     with ``cfg.deck_model``, ``cfg.deck_seeds`` seeds.
@@ -404,8 +436,11 @@ def deck_table(deck: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------ classification
+@blas_threads
 def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_dir=None) -> tuple[pd.DataFrame, dict]:
-    """Table 3: every task of ``cfg.clf_tasks`` with ``cfg.clf_model``, one fresh classifier per method.
+    """Table 3: every task of ``cfg.clf_tasks`` with ``cfg.clf_model``, one fresh classifier per method, trained
+    with ``cfg.threads`` torch threads (batches of 32 through a 24,576 x 100 layer: one thread gave the same
+    weights to the last bit for a third of the CPU time of two on the shared 2-core machine).
 
     Returns
     -------
@@ -419,9 +454,10 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
         a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=classification_sample_seed(cfg))
         feats = pair_token_features(lm, a, b, max_length=cfg.clf_max_length, cache_dir=cache_dir)
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
-        res = compare_classification(
-            feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed, isotropy=False
-        )
+        with torch_threads(getattr(cfg, "threads", None)):  # the MLP's small products: as the BLAS, one thread
+            res = compare_classification(
+                feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed, isotropy=False
+            )
         details["fresh"].append(res.fresh_init)
         for m, v in res.metrics.items():
             rows.append({"task": task, "method": m, "score": v})
