@@ -147,9 +147,15 @@ def _measure_key(mcfg: dict) -> str:
     return hashlib.sha256(json.dumps({"measure": mcfg, "code": source}, sort_keys=True).encode()).hexdigest()[:10]
 
 
+def _measure_files(run: TrainRun, mcfg: dict) -> tuple[Path, Path, Path]:
+    key = _measure_key(mcfg)
+    return tuple(run.dir / f"measure-{key}-{what}" for what in ("layers.csv", "embedding.csv", "ends.npz"))
+
+
 def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Measure every checkpoint of a finished run; results cached beside the run (``measure-<key>-*.csv``,
-    keyed by ``mcfg`` and this module's source).
+    """Measure every checkpoint of a finished run; results cached beside the run (``measure-<key>-*``, keyed
+    by ``mcfg`` and this module's source), with the last layer's representations at the first and the final
+    checkpoint (:func:`end_layers`).
 
     Returns
     -------
@@ -158,20 +164,21 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     embeddings : DataFrame
         One row per step with :func:`embedding_frequency_stats`' columns, validation loss and perplexity.
     """
-    key = _measure_key(mcfg)
-    f_layers, f_emb = run.dir / f"measure-{key}-layers.csv", run.dir / f"measure-{key}-embedding.csv"
-    if f_layers.exists() and f_emb.exists():
+    f_layers, f_emb, f_ends = _measure_files(run, mcfg)
+    if f_layers.exists() and f_emb.exists() and f_ends.exists():
         return pd.read_csv(f_layers), pd.read_csv(f_emb)
     data = prepare_data(run.task, run.cfg, run.seed, run.dir)
     inputs = eval_inputs(run, mcfg["n_tokens"], data)
     types = inputs["input_ids"][inputs["positions"]]
     counts = _counts(run, data)
     log = {r["step"]: r for r in run.log()}
-    rows, erows = [], []
+    rows, erows, ends = [], [], {}
     for step in tqdm(run.steps, desc=f"measure {run.task}", disable=not progress):
         model = load_checkpoint_model(run, step)
         for layer, X in enumerate(hidden_states(model, inputs)):
             rows.append({"step": step, "layer": layer, **measure_layer(X, types, mcfg, seed=run.seed)})
+        if step in (run.steps[0], run.steps[-1]):
+            ends[step] = X  # the last layer
         W = model.get_input_embeddings().weight.detach().double().numpy()
         erows.append(
             {
@@ -182,10 +189,30 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
             }
         )
     layers, emb = pd.DataFrame(rows), pd.DataFrame(erows)
+    with atomic_path(f_ends) as tmp, tmp.open("wb") as fh:
+        groups = np.nonzero(inputs["positions"])[0]  # the window (text) or sequence (protein) of each token
+        np.savez(fh, first=ends[run.steps[0]], final=ends[run.steps[-1]], types=types, groups=groups)
     for df, f in ((layers, f_layers), (emb, f_emb)):
         with atomic_path(f) as tmp:
             df.to_csv(tmp, index=False)
     return layers, emb
+
+
+def end_layers(run: TrainRun, mcfg: dict) -> dict:
+    """The last layer's representations of :func:`measure_run`'s evaluation tokens at the first and the final
+    checkpoint, as it measured them (read from its cache; measured now when absent).
+
+    Returns
+    -------
+    dict
+        ``first``, ``final`` (arrays (n_tokens, hidden), float64), ``types`` (the token ids) and ``groups``
+        (the evaluation window, text, or held-out sequence, protein, of each token).
+    """
+    f_ends = _measure_files(run, mcfg)[2]
+    if not f_ends.exists():
+        measure_run(run, mcfg, progress=False)
+    with np.load(f_ends, allow_pickle=False) as z:
+        return {k: z[k] for k in ("first", "final", "types", "groups")}
 
 
 def frequency_projection(W, counts) -> pd.DataFrame:
