@@ -17,6 +17,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..chapter import Chapter
 from ..metrics import avg_pairwise_cosine, cosine_contributions, isoscore, s_inter, s_intra
@@ -36,6 +37,7 @@ from ..training import (
     trained_models,
     training_quality,
 )
+from ..training.measure import MEASURE_THREADS
 from ..training.quality import FLATTENING  # noqa: F401 (the chapter states the criterion: td.FLATTENING)
 from ..training.ranges import n_ranges, resume_step, step_ranges, train_until
 
@@ -299,11 +301,12 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     for task, run in runs.items():
         ends = end_layers(run, mcfg)
         Z = np.column_stack([ends["first"], ends["final"], ends["types"]])
-        for name, stat in _flag_margins(mcfg, run.seed).items():
-            out[f"{task}_{name}"] = float(stat(Z))
-            out[f"{task}_{name}_spread"] = bootstrap_spread(
-                stat, Z, groups=ends["groups"], n_boot=n_boot, seed=run.seed
-            )
+        with threadpool_limits(MEASURE_THREADS):  # small matrices: one BLAS thread (replib.training.measure)
+            for name, stat in _flag_margins(mcfg, run.seed).items():
+                out[f"{task}_{name}"] = float(stat(Z))
+                out[f"{task}_{name}_spread"] = bootstrap_spread(
+                    stat, Z, groups=ends["groups"], n_boot=n_boot, seed=run.seed
+                )
     return out
 
 
