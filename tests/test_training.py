@@ -645,3 +645,32 @@ def test_the_flags_margins_are_positive_where_the_flags_hold(rng):
     assert margins["sintra_minus_sinter_final"](Z) == pytest.approx(intra_inter)
     swapped = np.column_stack([X1, X0, types])  # the end before the start: every flag reversed
     assert margins["avg_cos_rise"](swapped) < 0 and margins["isoscore_fall"](swapped) < 0
+
+
+@needs_mirror
+@pytest.mark.parametrize("task", ["protein", "text"])
+def test_the_kept_end_layers_are_the_checkpoints_last_layers(task, tmp_path):
+    """The last layer at the first and final checkpoint that measure_run keeps (the flags' margins read them)
+    equals a forward pass of each checkpoint over the evaluation tokens, computed here."""
+    import torch
+
+    from replib.training import end_layers, eval_inputs, hidden_states, load_checkpoint_model, measure_run
+
+    run = train_lm(task, _tiny(task), 0, root=tmp_path, progress=False)
+    mcfg = dict(config_for("smoke")["measure"], n_tokens=40)
+    measure_run(run, mcfg, progress=False)
+    ends = end_layers(run, mcfg)
+    inputs = eval_inputs(run, mcfg["n_tokens"])
+    for name, step in (("first", 0), ("final", run.steps[-1])):
+        with torch.no_grad():
+            model = load_checkpoint_model(run, step)
+            out = model(
+                input_ids=torch.from_numpy(inputs["input_ids"]),
+                attention_mask=torch.from_numpy(inputs["attention_mask"]),
+                output_hidden_states=True,
+            )
+        expected = out.hidden_states[-1][torch.from_numpy(inputs["positions"])].double().numpy()
+        np.testing.assert_allclose(ends[name], expected, rtol=1e-6, atol=1e-6)
+        assert not np.allclose(ends[name], hidden_states(load_checkpoint_model(run, step), inputs)[0])
+    assert np.array_equal(ends["types"], inputs["input_ids"][inputs["positions"]])
+    assert np.array_equal(ends["groups"], np.nonzero(inputs["positions"])[0]) and len(ends["types"]) == 40

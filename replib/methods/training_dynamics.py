@@ -17,6 +17,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..chapter import Chapter
 from ..metrics import avg_pairwise_cosine, cosine_contributions, isoscore, s_inter, s_intra
@@ -27,9 +28,8 @@ from ..sampling import bootstrap_spread
 from ..schema import closed_object
 from ..training import (
     config_for,
-    eval_inputs,
+    end_layers,
     frequency_projection,
-    hidden_states,
     load_checkpoint_model,
     measure_run,
     summarize_run,
@@ -37,6 +37,7 @@ from ..training import (
     trained_models,
     training_quality,
 )
+from ..training.measure import MEASURE_THREADS
 from ..training.quality import FLATTENING  # noqa: F401 (the chapter states the criterion: td.FLATTENING)
 from ..training.ranges import n_ranges, resume_step, step_ranges, train_until
 
@@ -294,25 +295,26 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     over the evaluation windows (text) or sequences (protein) that :func:`replib.training.measure_run`
     measured, the two checkpoints' representations of a window resampled together
     (:func:`replib.sampling.bootstrap_spread`, ``n_boot`` resamples). The two checkpoints' last layers are
-    computed once more on the same evaluation tokens (one forward pass each)."""
+    those :func:`replib.training.measure_run` kept (:func:`replib.training.end_layers`)."""
     out = {}
     mcfg = dict(cfg["measure"])
     for task, run in runs.items():
-        inputs = eval_inputs(run, mcfg["n_tokens"])
-        ends = [hidden_states(load_checkpoint_model(run, step), inputs)[-1] for step in (run.steps[0], run.steps[-1])]
-        Z = np.column_stack([*ends, inputs["input_ids"][inputs["positions"]]])
-        windows = np.nonzero(inputs["positions"])[0]
-        for name, stat in _flag_margins(mcfg, run.seed).items():
-            out[f"{task}_{name}"] = float(stat(Z))
-            out[f"{task}_{name}_spread"] = bootstrap_spread(stat, Z, groups=windows, n_boot=n_boot, seed=run.seed)
+        ends = end_layers(run, mcfg)
+        Z = np.column_stack([ends["first"], ends["final"], ends["types"]])
+        with threadpool_limits(MEASURE_THREADS):  # small matrices: one BLAS thread (replib.training.measure)
+            for name, stat in _flag_margins(mcfg, run.seed).items():
+                out[f"{task}_{name}"] = float(stat(Z))
+                out[f"{task}_{name}_spread"] = bootstrap_spread(
+                    stat, Z, groups=ends["groups"], n_boot=n_boot, seed=run.seed
+                )
     return out
 
 
-def rogue_contributions(run, n_tokens: int = 300) -> tuple[np.ndarray, float]:
-    """Per-dimension contributions to the average cosine of the last layer at the final step (on
-    ``n_tokens`` evaluation tokens), and how far their sum is from the average cosine (Timkey & van
-    Schijndel's decomposition is exact)."""
-    X = hidden_states(load_checkpoint_model(run, run.steps[-1]), eval_inputs(run, n_tokens))[-1]
+def rogue_contributions(run, cfg, n_tokens: int = 300) -> tuple[np.ndarray, float]:
+    """Per-dimension contributions to the average cosine of the last layer at the final step (on the first
+    ``n_tokens`` evaluation tokens that :func:`replib.training.measure_run` measured with ``cfg["measure"]``),
+    and how far their sum is from the average cosine (Timkey & van Schijndel's decomposition is exact)."""
+    X = end_layers(run, dict(cfg["measure"]))["final"][:n_tokens]
     contributions = cosine_contributions(X)
     return contributions, abs(contributions.sum() - avg_pairwise_cosine(X))
 

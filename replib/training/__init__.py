@@ -23,6 +23,7 @@ from .data import ESM_RECIPE, mask_tokens, protein_batch, protein_split, text_ba
 from .loop import TrainingInterrupted, TrainRun, load_checkpoint_model, run_dir, train_lm, trained_model
 from .measure import (
     embedding_frequency_stats,
+    end_layers,
     eval_inputs,
     frequency_projection,
     hidden_states,

@@ -5,14 +5,16 @@ from __future__ import annotations
 import copy
 
 #: ESM-2-style masked protein LM and GPT-2-style causal LM, per profile. ``steps`` optimizer updates of
-#: ``batch`` sequences of ``seq_len`` tokens. ``offline`` is sized so that both models end clearly below
-#: their unigram baselines with a flattened, not overfitted validation curve (:data:`replib.training.quality.FLATTENING`).
-#: The text model trained 3,072 updates on WikiText-2 *valid* alone before: 22 passes over its tokens, its test loss
-#: at its minimum near update 1,900 and the training loss far below it (overfitted); it now trains 1,024 updates
-#: on about twice the distinct text (:data:`_TEXT_DATA`), a third of the compute. ``paper`` is the same code at GPU
-#: scale (ESM-2 8M's shape: 6 layers, width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train* split),
-#: 6,000 updates each so that the chapter runs in one Colab T4 session (book/rehearsal.csv; 50,000 updates each
-#: were 9.7 T4-hours of training by the earlier rehearsal, which counted no attention).
+#: ``batch`` sequences of ``seq_len`` tokens. ``offline`` is sized so that both runs of a seed train in about
+#: 150 CPU-seconds on one thread each (book/measurements/training_throughput.csv) and end clearly below their
+#: unigram baselines without fitting their training text (:data:`replib.training.quality.FLATTENING`): the
+#: protein model, 2 blocks of width 128, leaves the unigram plateau near update 30 and is flat by update 96;
+#: the text model, 4 blocks of width 64, sees its 730,000 training tokens (:data:`_TEXT_DATA`) about once, so its
+#: train-test gap stays near the 3 % that the held-out articles differ by, while its test loss still falls
+#: (more passes over the same text widen the gap faster than they flatten the curve). ``paper`` is the same code
+#: at GPU scale (ESM-2 8M's shape: 6 layers, width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train*
+#: split), 6,000 updates each so that the chapter runs in one Colab T4 session (book/rehearsal.csv; 50,000
+#: updates each were 9.7 T4-hours of training by the earlier rehearsal, which counted no attention).
 #: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
 _SHAPE = ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "lr", "warmup", "n_val", "save_every")
 # fmt: off
@@ -20,20 +22,20 @@ _SHAPES = {
     #           layers hidden heads   ffn  seq_len batch   steps     lr  warmup  n_val  save_every
     "protein": {
         "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
-        "offline": (4,    128,    4,   512,   128,   32,     320,  2e-3,     32,   256,     64),
+        "offline": (2,    128,    4,   512,   128,   32,      96,  2e-3,     24,   128,     64),
         "paper":   (6,    320,   20,  1280,   512,   64,   6_000,  4e-4,    600,  2048,    500),
     },
     "text": {
         "smoke":   (2,     64,    2,   128,    32,    8,      16,  2e-3,      4,    32,      8),
-        "offline": (4,    128,    4,   512,   128,   16,    1024,  2e-3,     32,   128,     64),
+        "offline": (4,     64,    4,   256,   128,   16,     384,  5e-3,     16,   128,     64),
         "paper":   (6,    512,    8,  2048,   256,   32,   6_000,  6e-4,    600,  2048,    500),
     },
 }
 # fmt: on
 #: torch threads of the training loop per profile (None: torch's default). The small models of ``smoke`` and
-#: ``offline`` (4 layers of width 128) train on one thread: their matrices are too small for a second thread
+#: ``offline`` (at most 4 layers of width 128) train on one thread: their matrices are too small for a second thread
 #: to pay, and with the other core busy an OpenMP pool of two spins at its barriers (measured on 2 busy cores:
-#: 387 ms an update of the offline text model on one thread, 3,441 ms on two). A fixed count also makes the
+#: 387 ms an update of a 4-layer width-128 text model on one thread, 3,441 ms on two). A fixed count also makes the
 #: weights independent of the machine's cores: bit-identity holds on one thread count (replib.training.loop)
 _THREADS = {"smoke": 1, "offline": 1, "paper": None}
 #: the data of each model per profile: protein = the Swiss-Prot subset; text = corpus, splits, vocabulary

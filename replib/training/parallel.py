@@ -24,6 +24,7 @@ import torch
 from joblib.externals.loky import get_reusable_executor
 from tqdm.auto import tqdm
 
+from ..models.tiny import ESM_VOCAB
 from .config import config_for
 from .loop import TrainRun, run_dir, trained_model
 from .ranges import resume_step
@@ -76,14 +77,11 @@ def trained_models(
 
 def run_cost(cfg: dict) -> int:
     """A run's work up to a constant factor, to order runs longest first: updates x tokens of a batch x the
-    multiply-adds of a token through its blocks (attention projections ``4 h^2``, feed-forward ``2 h f``)."""
-    return (
-        int(cfg["steps"])
-        * int(cfg["batch"])
-        * int(cfg["seq_len"])
-        * int(cfg["layers"])
-        * (4 * int(cfg["hidden"]) ** 2 + 2 * int(cfg["hidden"]) * int(cfg["ffn"]))
-    )
+    multiply-adds of a token through its blocks (attention projections ``4 h^2``, feed-forward ``2 h f``) and its
+    output layer (``h`` x the vocabulary: ``vocab``, or ESM-2's 33 tokens for the protein model)."""
+    h = int(cfg["hidden"])
+    per_token = int(cfg["layers"]) * (4 * h**2 + 2 * h * int(cfg["ffn"])) + h * int(cfg.get("vocab", len(ESM_VOCAB)))
+    return int(cfg["steps"]) * int(cfg["batch"]) * int(cfg["seq_len"]) * per_token
 
 
 def _unfinished(tasks, profile: str, seeds, root) -> dict[tuple[str, int], Path]:
