@@ -227,3 +227,26 @@ def test_python_m_replib_prints_one_line(project):
         env=env,
     )
     assert proc.returncode == 2 and "unknown chapter" in _one_error_line(proc.stderr)
+
+
+def test_the_main_job_computes_the_atlas_after_the_provisional_book_and_runs_two_lanes(project, monkeypatch, capsys):
+    """``all``: two lanes by default (one core: one), the provisional book first, then the atlas on that lane
+    while the later seeds run, then the atlas again (its cards resumed) and the final book."""
+    from bookkit.book import atlas, book
+
+    calls, seen = [], {}
+
+    def fake_run(**kw):
+        seen["jobs"] = kw["jobs"]
+        kw["after_first_seed"]({"seeds": [0, 1], "provisional": {"seeds": [0, 1], "seeds_done": [0]}})
+        calls.append("seed 1")
+        return {"summary": {"failed": 0, "chapter_failures": 0}, "claims": []}
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr("bookkit.run.run_report.format_table", lambda rep: "")
+    monkeypatch.setattr(book, "build", lambda profile, **kw: calls.append("book") or project / "html")
+    monkeypatch.setattr(atlas, "for_book", lambda profile, root: calls.append("atlas") or [])
+    code, _, _ = _main(capsys, "--root", project, "all", "--seeds", "0", "1")
+    assert code == 0
+    assert calls == ["book", "atlas", "seed 1", "atlas", "book"]
+    assert seen["jobs"] == min(2, os.cpu_count() or 1)
