@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import spearmanr
 
 from replib.metrics import avg_pairwise_cosine, cosine_contributions, rogue_dimensions
 from replib.training import (
@@ -674,3 +675,22 @@ def test_the_kept_end_layers_are_the_checkpoints_last_layers(task, tmp_path):
         assert not np.allclose(ends[name], hidden_states(load_checkpoint_model(run, step), inputs)[0])
     assert np.array_equal(ends["types"], inputs["input_ids"][inputs["positions"]])
     assert np.array_equal(ends["groups"], np.nonzero(inputs["positions"])[0]) and len(ends["types"]) == 40
+    blocks = hidden_states(load_checkpoint_model(run, run.steps[-1]), inputs)[1:]  # every block at the end
+    np.testing.assert_allclose(ends["final_blocks"], np.stack(blocks), rtol=1e-6, atol=1e-6)
+    from replib.methods.training_dynamics import depth_spearman
+
+    layers, _ = measure_run(run, mcfg, progress=False)
+    fin = layers[(layers.step == run.steps[-1]) & (layers.layer >= 1)]
+    expected = spearmanr(fin.layer, fin.avg_cos)[0]  # summarize_run's depth_spearman_final
+    assert depth_spearman(len(blocks))(np.concatenate(list(ends["final_blocks"]), axis=1)) == pytest.approx(expected)
+
+
+def test_depth_spearman_orders_blocks_by_their_average_cosine():
+    """+1 when each block shares more of a common direction than the one below, -1 when less."""
+    from replib.methods.training_dynamics import depth_spearman
+
+    rng = np.random.default_rng(0)
+    noise = [rng.normal(size=(200, 8)) for _ in range(4)]
+    rising = [x + 0.5 * k for k, x in enumerate(noise)]  # a growing common offset: a growing average cosine
+    assert depth_spearman(4)(np.concatenate(rising, axis=1)) == pytest.approx(1.0)
+    assert depth_spearman(4)(np.concatenate(rising[::-1], axis=1)) == pytest.approx(-1.0)

@@ -17,6 +17,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
 from ..chapter import Chapter
@@ -287,6 +288,18 @@ def _flag_margins(mcfg: dict, seed: int) -> dict:
     return {"avg_cos_rise": rise, "isoscore_fall": fall, "sintra_minus_sinter_final": intra_over_inter}
 
 
+def depth_spearman(n_blocks: int):
+    """``stat(Z)``: the Spearman correlation of block index (1..``n_blocks``) with the average cosine of each
+    block, on rows ``Z = [block 1 | block 2 | ...]`` of the same tokens (``depth_spearman_final`` of
+    :func:`replib.training.summarize_run` on the final checkpoint's blocks)."""
+
+    def stat(Z):
+        cos = [avg_pairwise_cosine(B) for B in np.split(np.asarray(Z), n_blocks, axis=1)]
+        return float(spearmanr(np.arange(1, n_blocks + 1), cos)[0])
+
+    return stat
+
+
 def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     """The margins of the flags that compare the last layer at step 0 with the end, and their standard
     errors: ``<task>_avg_cos_rise`` (average cosine at the end minus at step 0: ``avg_cos_rises``),
@@ -295,18 +308,29 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     over the evaluation windows (text) or sequences (protein) that :func:`replib.training.measure_run`
     measured, the two checkpoints' representations of a window resampled together
     (:func:`replib.sampling.bootstrap_spread`, ``n_boot`` resamples). The two checkpoints' last layers are
-    those :func:`replib.training.measure_run` kept (:func:`replib.training.end_layers`)."""
+    those :func:`replib.training.measure_run` kept (:func:`replib.training.end_layers`). Also
+    ``<task>_depth_spearman_final_spread``: the same bootstrap of :func:`depth_spearman` over every block at the
+    end (a Spearman over a few layers whose average cosines differ by less than their sampling error is not
+    decided by the sample)."""
     out = {}
     mcfg = dict(cfg["measure"])
     for task, run in runs.items():
         ends = end_layers(run, mcfg)
         Z = np.column_stack([ends["first"], ends["final"], ends["types"]])
+        blocks = ends["final_blocks"]
         with threadpool_limits(MEASURE_THREADS):  # small matrices: one BLAS thread (replib.training.measure)
             for name, stat in _flag_margins(mcfg, run.seed).items():
                 out[f"{task}_{name}"] = float(stat(Z))
                 out[f"{task}_{name}_spread"] = bootstrap_spread(
                     stat, Z, groups=ends["groups"], n_boot=n_boot, seed=run.seed
                 )
+            out[f"{task}_depth_spearman_final_spread"] = bootstrap_spread(
+                depth_spearman(len(blocks)),
+                np.concatenate(list(blocks), axis=1),
+                groups=ends["groups"],
+                n_boot=n_boot,
+                seed=run.seed,
+            )
     return out
 
 

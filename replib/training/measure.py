@@ -181,10 +181,13 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     with threadpool_limits(MEASURE_THREADS):
         for step in tqdm(run.steps, desc=f"measure {run.task}", disable=not progress):
             model = load_checkpoint_model(run, step)
-            for layer, X in enumerate(hidden_states(model, inputs)):
+            states = hidden_states(model, inputs)
+            for layer, X in enumerate(states):
                 rows.append({"step": step, "layer": layer, **measure_layer(X, types, mcfg, seed=run.seed)})
             if step in (run.steps[0], run.steps[-1]):
                 ends[step] = X  # the last layer
+            if step == run.steps[-1]:
+                final_blocks = np.stack(states[1:])  # every block's output at the end (the depth ordering)
             W = model.get_input_embeddings().weight.detach().double().numpy()
             erows.append(
                 {
@@ -197,7 +200,14 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     layers, emb = pd.DataFrame(rows), pd.DataFrame(erows)
     with atomic_path(f_ends) as tmp, tmp.open("wb") as fh:
         groups = np.nonzero(inputs["positions"])[0]  # the window (text) or sequence (protein) of each token
-        np.savez(fh, first=ends[run.steps[0]], final=ends[run.steps[-1]], types=types, groups=groups)
+        np.savez(
+            fh,
+            first=ends[run.steps[0]],
+            final=ends[run.steps[-1]],
+            final_blocks=final_blocks,
+            types=types,
+            groups=groups,
+        )
     for df, f in ((layers, f_layers), (emb, f_emb)):
         with atomic_path(f) as tmp:
             df.to_csv(tmp, index=False)
@@ -206,19 +216,21 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
 
 def end_layers(run: TrainRun, mcfg: dict) -> dict:
     """The last layer's representations of :func:`measure_run`'s evaluation tokens at the first and the final
-    checkpoint, as it measured them (read from its cache; measured now when absent).
+    checkpoint, and every block's at the final one, as it measured them (read from its cache; measured now when
+    absent).
 
     Returns
     -------
     dict
-        ``first``, ``final`` (arrays (n_tokens, hidden), float64), ``types`` (the token ids) and ``groups``
-        (the evaluation window, text, or held-out sequence, protein, of each token).
+        ``first``, ``final`` (arrays (n_tokens, hidden), float64), ``final_blocks`` (array (n_blocks, n_tokens,
+        hidden): layers 1..L at the final checkpoint), ``types`` (the token ids) and ``groups`` (the evaluation
+        window, text, or held-out sequence, protein, of each token).
     """
     f_ends = _measure_files(run, mcfg)[2]
     if not f_ends.exists():
         measure_run(run, mcfg, progress=False)
     with np.load(f_ends, allow_pickle=False) as z:
-        return {k: z[k] for k in ("first", "final", "types", "groups")}
+        return {k: z[k] for k in ("first", "final", "final_blocks", "types", "groups")}
 
 
 def frequency_projection(W, counts) -> pd.DataFrame:
