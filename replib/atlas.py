@@ -283,10 +283,16 @@ def compute_atlas(
         write_json_atomic(out_dir / "atlas.json", atlas)
         if progress:
             print(f"atlas {profile}: {entry.key}: {row['status']}" + (f" ({row['reason']})" if row["reason"] else ""))
-    if before is not None and {**before, "created": None} == {**atlas, "created": None}:
+    if before is not None and _content(before) == _content(atlas):
         atlas["created"] = before["created"]  # the same atlas: its date (and the book page built from it) stays
     write_json_atomic(out_dir / "atlas.json", atlas)
     return atlas
+
+
+def _content(atlas: dict) -> str:
+    """An atlas without its date, as JSON text: NaN (GloVe's undefined S_intra) equals itself there, as it
+    never does in a dict comparison."""
+    return json.dumps({**atlas, "created": None}, sort_keys=True)
 
 
 def _read_atlas(path: Path) -> dict | None:

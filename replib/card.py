@@ -60,7 +60,7 @@ from .metrics import (
     s_intra,
 )
 from .metrics.isoscore import isoscore_star
-from .metrics.lid import lid_mle
+from .metrics.lid import lid_mle_variants
 from .models import resolve_model
 from .papers import load_paper_tables
 from .plotting import layer_colors, model_colors
@@ -209,8 +209,8 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
     small = X[rng.choice(n, min(n, d), replace=False)]
     k = min(cfg.lid_k, n - 2)
     q = min(cfg.lid_queries, n)
-    lb = lid_mle(X, k, "cosine", "levina_bickel", n_queries=q, seed=cfg.seed)
-    cai = lid_mle(X, k, "cosine", "cai", n_queries=q, seed=cfg.seed)
+    lid = lid_mle_variants(X, k, "cosine", ("levina_bickel", "cai"), n_queries=q, seed=cfg.seed)  # one search
+    lb, cai = lid["levina_bickel"], lid["cai"]
     contrib = cosine_contributions(X)
     total = float(contrib.sum())
     rogue = np.argsort(-contrib)[: cfg.n_rogue]

@@ -194,6 +194,23 @@ def test_the_atlas_goes_on_past_a_failing_model_and_names_it(short_model, tmp_pa
     assert "failed: ['broken']" in capsys.readouterr().out
 
 
+def test_an_unchanged_atlas_with_an_undefined_metric_keeps_its_date(tmp_path, monkeypatch):
+    """A static model's S_intra is NaN; the atlas computed again from the same cards is the same atlas (its date,
+    and the book built from it, stay)."""
+    import replib.atlas as A
+
+    def card(entry, *a, **kw):  # a NaN computed anew each time, as a card's metrics are
+        return {"model": {"name": "glove"}, "sample": {}, "layers": [{"layer": 0, "s_intra": np.float64("nan").item()}]}
+
+    monkeypatch.setattr(A, "model_card", card)
+    entries = [AtlasEntry("glove", "GloVe", "static", "glove")]
+    compute_atlas(tmp_path, "smoke", entries=entries, progress=False)
+    kept = json.loads((tmp_path / "atlas.json").read_text())
+    (tmp_path / "atlas.json").write_text(json.dumps(dict(kept, created="2000-01-01T00:00:00+00:00")))
+    again = compute_atlas(tmp_path, "smoke", entries=entries, progress=False)
+    assert again["created"] == "2000-01-01T00:00:00+00:00"
+
+
 def test_the_main_job_computes_the_atlas_where_the_book_reads_it(tmp_path, monkeypatch, capsys):
     calls = []
 

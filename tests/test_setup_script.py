@@ -85,3 +85,24 @@ def test_a_cuda_build_from_the_fallback_is_said_and_a_first_run_says_what_it_dow
     assert r.returncode == 0, r.stderr
     first = [line for line in r.stdout.splitlines() if line.startswith("setup: first run")]
     assert len(first) == 1 and "MB" in first[0] and "torch" in first[0] and "WordNet" in first[0]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
+def test_a_second_run_skips_pip_until_the_project_or_the_torch_asked_for_changes(tmp_path):
+    """The main job and the tests each run setup.sh first: unchanged, it installs nothing (the install is
+    editable); a changed pyproject.toml or another torch installs again."""
+    proj = _project(tmp_path)
+    (proj / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+
+    def pip_calls(**env):
+        (proj / "calls.log").unlink(missing_ok=True)
+        r, calls = _setup(proj, **env)
+        assert r.returncode == 0, r.stderr
+        return [c for c in calls if c.startswith("-m pip")]
+
+    assert "-m pip install -q -e .[dev]" in pip_calls()
+    assert pip_calls() == []
+    (proj / "pyproject.toml").write_text("[project]\nname = 'x'\ndependencies = ['numpy']\n")
+    assert "-m pip install -q -e .[dev]" in pip_calls()
+    assert pip_calls() == []
+    assert "-m pip install -q -e .[dev]" in pip_calls(TORCH_SPEC="torch==2.12.0")
