@@ -29,12 +29,12 @@ profile's tables (``replib.methods.*.config``) hold the chosen sizes and a test 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import sampling
+from ._io import read_csv, write_csv_atomic
 from .papers import printed_band, project_tables, select_rows
 
 __all__ = ["PLAN_COLUMNS", "REL_PRECISION", "RULES", "Rule", "chosen_sizes", "plan_rows", "main"]
@@ -206,14 +206,9 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
     )
 
 
-def read_sampling(path=SAMPLING_CSV) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
 def plan_rows(rows: list[dict] | None = None) -> list[dict]:
     """Every rule's row, from the stand-ins' spreads in ``book/sampling.csv``."""
-    rows = read_sampling() if rows is None else rows
+    rows = read_csv(SAMPLING_CSV) if rows is None else rows
     tables = project_tables()
     return [plan_row(rule, rows, tables) for rule in RULES]
 
@@ -251,11 +246,8 @@ def main(argv=None) -> int:
     p.add_argument("--sampling", default=str(SAMPLING_CSV))
     p.add_argument("--out", default=str(PLAN_CSV))
     args = p.parse_args(argv)
-    plan = plan_rows(read_sampling(args.sampling))
-    with open(args.out, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=PLAN_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(plan)
+    plan = plan_rows(read_csv(args.sampling))
+    write_csv_atomic(args.out, plan, PLAN_COLUMNS)
     for (chapter, param), n in chosen_sizes(plan).items():
         print(f"{chapter}.{param} = {n}")
     return 0

@@ -22,7 +22,6 @@ already there (``--force`` recomputes). Run with ``python -m replib.sampling_val
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import time
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import sampling
-from ._io import cache_root
+from ._io import cache_root, read_csv, write_csv_atomic
 
 __all__ = ["COLUMNS", "CASES", "Case", "run_case", "main"]
 
@@ -558,24 +557,6 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     }
 
 
-def read_rows(path) -> list[dict]:
-    path = Path(path)
-    if not path.exists():
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def write_rows(path, rows: list[dict]) -> None:
-    path = Path(path)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(path)
-
-
 def _float(x) -> float:
     """A CSV cell as a number, 0 where empty (a row written before the column existed)."""
     return float(x) if x not in (None, "") else 0.0
@@ -627,7 +608,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="recompute rows already in the table")
     p.add_argument("--figure", action="store_true", help="only draw the figure (book/sampling.png) from the table")
     args = p.parse_args(argv)
-    rows = read_rows(args.csv)
+    rows = read_csv(args.csv)
     figure = Path(args.csv).with_suffix(".png")
     if args.figure:
         coverage_figure(rows, figure)
@@ -646,7 +627,7 @@ def main(argv=None) -> int:
             print(f"{' / '.join(key)}: skipped, {e}", flush=True)
             continue
         rows = [r for r in rows if r not in have] + [row]
-        write_rows(args.csv, rows)
+        write_csv_atomic(args.csv, rows, COLUMNS)
         print(
             f"{' / '.join(key)}: covered {row['covered']} ({row['covered_2s']} at 2 s), {time.time() - t:.0f} s",
             flush=True,
