@@ -467,42 +467,23 @@ def _cases() -> list[Case]:
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
     no_cosine = "Hakim et al. print no average cosine in their main tables: band 2 errors"
     vectors = lambda: (protein_set()[0], None)
-    for stat, fn, band, note in (
-        ("log10 IsoScore", _log10(_isoscore), hak_iso, ""),
-        ("effective dimensions", _eff_dims, hak_dims, ""),
-        ("1 - |average cosine|", _one_minus_abs_cosine, 0.0, no_cosine),
+    residues = lambda: (_rows(len(protein_residues())), None)
+    per_residue = "per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit"
+    for stat, load, fn, band, note in (
+        ("log10 IsoScore", vectors, _log10(_isoscore), hak_iso, ""),
+        ("effective dimensions", vectors, _eff_dims, hak_dims, ""),
+        ("1 - |average cosine|", vectors, _one_minus_abs_cosine, 0.0, no_cosine),
+        ("local mean effective dimensions", residues, _local_mean_eff_dims, hak_dims, per_residue),
     ):
-        out.append(Case("protein_isotropy", stat, book, sp, "protein", 100, vectors, fn, band, note=note))
-    out.append(
-        Case(
-            "protein_isotropy",
-            "local mean effective dimensions",
-            book,
-            sp,
-            "protein",
-            100,
-            lambda: (_rows(len(protein_residues())), None),
-            _local_mean_eff_dims,
-            hak_dims,
-            note="per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit",
-        )
-    )
+        out.append(Case("protein_isotropy", stat, book, sp, "protein", 100, load, fn, band, note=note))
     measures = ("cosine", "sq_euclidean", "score", "identity")
+    proteins = lambda: (_rows(200), None)
+    note = "pairs among the sampled proteins; a protein is the unit"
     for a, b in ((a, b) for i, a in enumerate(measures) for b in measures[i + 1 :]):  # the paper's six pairs
+        stat = f"Pearson r ({a}, {b})"
+        fn = _pair_pearson(a, b)
         out.append(
-            Case(
-                "protein_isotropy",
-                f"Pearson r ({a}, {b})",
-                book,
-                pairs,
-                "protein",
-                20,
-                lambda: (_rows(200), None),
-                _pair_pearson(a, b),
-                hak_r,
-                n_boot=100,
-                note="pairs among the sampled proteins; a protein is the unit",
-            )
+            Case("protein_isotropy", stat, book, pairs, "protein", 20, proteins, fn, hak_r, n_boot=100, note=note)
         )
     # cheapest first (GloVe needs no network; the cached token vectors no embedding), this machine's embedding last
     return sorted(
