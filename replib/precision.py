@@ -31,10 +31,12 @@ from __future__ import annotations
 import argparse
 import math
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from . import sampling
 from ._io import read_csv, write_csv_atomic
+from .config import profile_params
 from .papers import printed_band, project_tables, select_rows
 
 __all__ = ["PLAN_COLUMNS", "REL_PRECISION", "RULES", "Rule", "chosen_sizes", "plan_rows", "main"]
@@ -121,8 +123,6 @@ RULES = (
 
 def _standin(rule: Rule, rows: list[dict]) -> dict | None:
     """The stand-in row of ``rule`` with the largest spread (per unit: spread times the root of its size)."""
-    from fnmatch import fnmatchcase
-
     mine = [
         r
         for r in rows
@@ -135,8 +135,6 @@ def _standin(rule: Rule, rows: list[dict]) -> dict | None:
 
 def _current(rule: Rule) -> int | str:
     """The size the paper profile holds now ("all" for None: the whole data set)."""
-    from .config import profile_params
-
     value = profile_params(rule.chapter, "paper")[rule.parameter]
     return "all" if value is None else int(value)
 
@@ -236,8 +234,6 @@ def chosen_sizes(plan: list[dict]) -> dict:
 def _held(chapter: str, parameter: str, chosen: dict) -> int:
     if (chapter, parameter) in chosen:
         return chosen[chapter, parameter]
-    from .config import profile_params
-
     return int(profile_params(chapter, "paper")[parameter] or 0)
 
 

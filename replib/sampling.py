@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from tqdm.auto import tqdm
 
 __all__ = [
     "BAND_FRACTION",
@@ -253,8 +254,6 @@ def coverage_trials(
     pooled = None if within else bootstrap_spread(stat, X, n_sample, groups=groups, n_boot=n_boot, seed=seed + 1)
     it = range(trials)
     if progress:
-        from tqdm.auto import tqdm
-
         it = tqdm(it, desc="trials", leave=False)
     for t in it:
         rows = draw_units(n_rows, n_sample, rng, groups=groups)
