@@ -17,6 +17,7 @@ are the kit's only imports inside functions.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -236,16 +237,17 @@ def _add_rehearsal_parser(sub) -> None:
     )
 
 
-_JOBS_HELP = (
-    "execute this many chapters (and seeds) at once, each kernel with cores/N BLAS and OpenMP threads "
-    "(default 1: one at a time, with every core); not with --part"
-)
-
-_ALL_JOBS_HELP = (
-    "execute this many chapters (and seeds) at once, each kernel with cores/N BLAS and OpenMP threads (default "
-    "2 where there are two cores or more: most of a chapter runs on one core, so two side by side nearly halve "
-    "the main job)"
-)
+def _add_execute_options(p: argparse.ArgumentParser, force_help: str, jobs: int = 1, jobs_help: str = "") -> None:
+    """The options of the commands that execute chapters (``run``, ``all``)."""
+    p.add_argument("--timeout-scale", type=_positive(float), default=1.0, help="multiply every chapter's time limit")
+    p.add_argument("--force", action="store_true", help=force_help)
+    p.add_argument(
+        "--jobs",
+        type=_positive(int),
+        default=jobs,
+        help="execute this many chapters (and seeds) at once, each kernel with cores/N BLAS and OpenMP threads "
+        + (jobs_help or "(default 1: one at a time, with every core); not with --part"),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,11 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p_run = sub.add_parser("run", help="execute the chapters with papermill and check every claim")
     _add_run_options(p_run)
-    p_run.add_argument(
-        "--timeout-scale", type=_positive(float), default=1.0, help="multiply every chapter's time limit"
-    )
-    p_run.add_argument("--force", action="store_true", help="execute every chapter even when its inputs are unchanged")
-    p_run.add_argument("--jobs", type=_positive(int), default=1, help=_JOBS_HELP)
+    _add_execute_options(p_run, "execute every chapter even when its inputs are unchanged")
     _add_run_options(sub.add_parser("check", help="check claims of already executed notebooks (no execution)"))
     p_book = sub.add_parser("book", help="build the HTML book from executed notebooks (jupyter-book, strict)")
     p_book.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE)
@@ -274,11 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_all = sub.add_parser("all", help="run + check + book: the main job")
     _add_run_options(p_all)
-    p_all.add_argument("--timeout-scale", type=_positive(float), default=1.0)
-    p_all.add_argument(
-        "--force", action="store_true", help="execute every chapter and rebuild the book even when nothing changed"
+    _add_execute_options(
+        p_all,
+        "execute every chapter and rebuild the book even when nothing changed",
+        jobs=min(2, os.cpu_count() or 1),
+        jobs_help="(default 2 where there are two cores or more: most of a chapter runs on one core, so two side by "
+        "side nearly halve the main job)",
     )
-    p_all.add_argument("--jobs", type=_positive(int), default=min(2, os.cpu_count() or 1), help=_ALL_JOBS_HELP)
     p_nb = sub.add_parser(
         "notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)"
     )
@@ -468,23 +468,15 @@ def _report(args) -> int:
 
 def _read_rows(path: Path) -> list[str]:
     """Lines of a text file; FASTA records (``>`` headers) are joined into one sequence each."""
+    from Bio.SeqIO.FastaIO import SimpleFastaParser
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: byte {exc.start} is not UTF-8 text; --data takes a text or FASTA file") from None
-    if not any(ln.startswith(">") for ln in lines):
-        return [ln for ln in lines if ln.strip()]
-    seqs, cur = [], []
-    for ln in lines:
-        if ln.startswith(">"):
-            if cur:
-                seqs.append("".join(cur))
-            cur = []
-        elif ln.strip():
-            cur.append(ln.strip())
-    if cur:
-        seqs.append("".join(cur))
-    return seqs
+    if not any(ln.startswith(">") for ln in text.splitlines()):
+        return [ln for ln in text.splitlines() if ln.strip()]
+    return [seq for _, seq in SimpleFastaParser(io.StringIO(text)) if seq]
 
 
 def _card(args) -> int:

@@ -8,7 +8,6 @@ an executed notebook for the book: papermill's injected-parameters cell is remov
 
 from __future__ import annotations
 
-import csv
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -16,6 +15,7 @@ from urllib.parse import urlparse
 import jupytext
 import nbformat
 
+from replib._io import read_csv
 from replib._optional import optional_import, require
 
 from .project import chapter_source, repository
@@ -32,15 +32,6 @@ KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3
 
 #: the rehearsal of the paper profile (``python -m replib rehearsal``): one row per part of every chapter
 REHEARSAL_CSV = "book/rehearsal.csv"
-
-
-def read_rehearsal(path) -> list[dict]:
-    """The rows of ``book/rehearsal.csv`` (empty when it does not exist)."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def chapter_cost(rows: list[dict], chapter: str) -> dict | None:
@@ -160,7 +151,7 @@ def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
         repo["url"],
         ref or repo["branch"],
         chapter,
-        chapter_cost(read_rehearsal(Path(root) / REHEARSAL_CSV), chapter),
+        chapter_cost(read_csv(Path(root) / REHEARSAL_CSV), chapter),
         cells,
     )
     cell = nbformat.v4.new_code_cell(source)

@@ -1,6 +1,6 @@
 """Persistence: the one atomic writer, the one file hasher, the cache folder and the one sharded, resumable cache.
 
-* :func:`atomic_path` / :func:`atomic_write` / :func:`write_json_atomic`: a file either appears complete or
+* :func:`atomic_path` / :func:`atomic_write` / :func:`write_json_atomic` / :func:`write_csv_atomic`: a file either appears complete or
   not at all (temporary file beside it, ``fsync``, ``os.replace``), with the mode an ordinary ``open`` would
   give it (``0o666`` less the umask; ``mkstemp``'s ``0o600`` would hide a team cache from the group).
 * :func:`sha256_file`, :func:`hash_inputs`, :func:`hash_array`, :func:`cache_key`: hashes of files, of
@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import json
 import os
@@ -41,6 +42,8 @@ __all__ = [
     "CacheLockTimeout",
     "LOCK_TIMEOUT",
     "write_json_atomic",
+    "read_csv",
+    "write_csv_atomic",
     "hash_file",
     "sha256_file",
     "hash_inputs",
@@ -165,6 +168,27 @@ def write_json_atomic(path, obj, *, indent: int | None = 2) -> None:
     """Write ``obj`` as JSON to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=indent, default=str))
+
+
+def read_csv(path, columns: Iterable[str] | None = None) -> list[dict]:
+    """The rows of a CSV file as dicts (none when the file does not exist); with ``columns``, a file whose
+    header is not exactly those columns is an error."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if columns is not None and tuple(reader.fieldnames or ()) != tuple(columns):
+            raise ValueError(f"{path}: columns {reader.fieldnames}, expected {list(columns)}")
+        return list(reader)
+
+
+def write_csv_atomic(path, rows: Iterable[dict], columns: Iterable[str]) -> None:
+    """Write ``rows`` (dicts whose keys are among ``columns``) as CSV under the header ``columns``, atomically."""
+    with atomic_path(path, suffix=".tmp") as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 # ================================================================================================ hashes

@@ -29,12 +29,14 @@ profile's tables (``replib.methods.*.config``) hold the chosen sizes and a test 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from . import sampling
+from ._io import read_csv, write_csv_atomic
+from .config import profile_params
 from .papers import printed_band, project_tables, select_rows
 
 __all__ = ["PLAN_COLUMNS", "REL_PRECISION", "RULES", "Rule", "chosen_sizes", "plan_rows", "main"]
@@ -121,8 +123,6 @@ RULES = (
 
 def _standin(rule: Rule, rows: list[dict]) -> dict | None:
     """The stand-in row of ``rule`` with the largest spread (per unit: spread times the root of its size)."""
-    from fnmatch import fnmatchcase
-
     mine = [
         r
         for r in rows
@@ -135,8 +135,6 @@ def _standin(rule: Rule, rows: list[dict]) -> dict | None:
 
 def _current(rule: Rule) -> int | str:
     """The size the paper profile holds now ("all" for None: the whole data set)."""
-    from .config import profile_params
-
     value = profile_params(rule.chapter, "paper")[rule.parameter]
     return "all" if value is None else int(value)
 
@@ -206,14 +204,9 @@ def plan_row(rule: Rule, rows: list[dict], tables=None) -> dict:
     )
 
 
-def read_sampling(path=SAMPLING_CSV) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
 def plan_rows(rows: list[dict] | None = None) -> list[dict]:
     """Every rule's row, from the stand-ins' spreads in ``book/sampling.csv``."""
-    rows = read_sampling() if rows is None else rows
+    rows = read_csv(SAMPLING_CSV) if rows is None else rows
     tables = project_tables()
     return [plan_row(rule, rows, tables) for rule in RULES]
 
@@ -241,8 +234,6 @@ def chosen_sizes(plan: list[dict]) -> dict:
 def _held(chapter: str, parameter: str, chosen: dict) -> int:
     if (chapter, parameter) in chosen:
         return chosen[chapter, parameter]
-    from .config import profile_params
-
     return int(profile_params(chapter, "paper")[parameter] or 0)
 
 
@@ -251,11 +242,8 @@ def main(argv=None) -> int:
     p.add_argument("--sampling", default=str(SAMPLING_CSV))
     p.add_argument("--out", default=str(PLAN_CSV))
     args = p.parse_args(argv)
-    plan = plan_rows(read_sampling(args.sampling))
-    with open(args.out, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=PLAN_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(plan)
+    plan = plan_rows(read_csv(args.sampling))
+    write_csv_atomic(args.out, plan, PLAN_COLUMNS)
     for (chapter, param), n in chosen_sizes(plan).items():
         print(f"{chapter}.{param} = {n}")
     return 0

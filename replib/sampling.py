@@ -7,12 +7,9 @@ check's band (:data:`BAND_FRACTION`) instead of inheriting the paper's full comp
 
 The spread is estimated by the bootstrap :cite:`efron1993bootstrap` over the sampling unit
 (:func:`bootstrap_spread`; a unit holding several rows, e.g. a window of tokens or a protein's residues, is
-resampled whole with ``groups``), or by a closed form where one exists (:func:`mean_standard_error`,
-:func:`correlation_standard_error` through Fisher's z :cite:`fisher1921probable`,
-:func:`spearman_standard_error` :cite:`fieller1957spearman`, :func:`proportion_standard_error`). Across
-sizes it follows the :math:`1/\\sqrt{n}` law (:func:`spread_at`, :func:`n_for_spread`);
-:func:`smallest_n` searches sizes by bootstrap, :func:`coverage_trials` checks on real data that a sample
-of the chosen size with its band covers the value of a ten times larger sample.
+resampled whole with ``groups``). Across sizes it follows the :math:`1/\\sqrt{n}` law (:func:`spread_at`,
+:func:`n_for_spread`); :func:`coverage_trials` checks on real data that a sample of the chosen size with its
+band covers the value of a ten times larger sample.
 
 A statistic that is not a mean of its units also has a finite-sample *bias*, shrinking with :math:`n`, which
 no spread shows: the average cosine of the tokens of :math:`n` windows holds a share :math:`\\approx 1/n` of
@@ -25,25 +22,21 @@ minus the whole's, the bias at :math:`n` of a statistic :math:`a + b/n`), and th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
+from tqdm.auto import tqdm
 
 __all__ = [
     "BAND_FRACTION",
     "Z",
     "bootstrap_spread",
-    "correlation_standard_error",
     "coverage_trials",
     "draw_units",
     "half_sample_bias",
     "jackknife_se",
     "jackknife_spread",
-    "mean_standard_error",
     "n_for_spread",
-    "proportion_standard_error",
-    "smallest_n",
-    "spearman_standard_error",
     "spread_at",
 ]
 
@@ -225,64 +218,6 @@ def half_sample_bias(
     return float(np.mean(halves) - float(stat(X)))
 
 
-def smallest_n(
-    stat: Callable[[np.ndarray], float],
-    X,
-    target: float,
-    sizes: Sequence[int],
-    *,
-    groups=None,
-    n_boot: int = 100,
-    seed: int = 0,
-) -> tuple[int | None, float]:
-    """The smallest of ``sizes`` whose :func:`bootstrap_spread` is at most ``target``.
-
-    Returns
-    -------
-    (n, spread)
-        ``n`` None (and the spread at the largest size) when no size gets there.
-    """
-    spread = math.nan
-    for n in sorted(sizes):
-        spread = bootstrap_spread(stat, X, n, groups=groups, n_boot=n_boot, seed=seed)
-        if spread <= target:
-            return int(n), spread
-    return None, spread
-
-
-def mean_standard_error(x) -> float:
-    """Standard error of a mean, :math:`s/\\sqrt{n}` with :math:`s` the sample standard deviation (ddof 1)."""
-    x = np.asarray(x, dtype=float).ravel()
-    if len(x) < 2:
-        raise ValueError("need at least 2 values")
-    return float(np.std(x, ddof=1) / math.sqrt(len(x)))
-
-
-def correlation_standard_error(r: float, n: int) -> float:
-    """Standard error of a Pearson correlation of ``n`` pairs through Fisher's z :cite:`fisher1921probable`:
-    :math:`z = \\operatorname{artanh} r` has standard error :math:`1/\\sqrt{n-3}`, so :math:`s_r \\approx
-    (1 - r^2)/\\sqrt{n - 3}`."""
-    if n <= 3 or not -1 < r < 1:
-        raise ValueError(f"need n > 3 and |r| < 1, got n={n}, r={r}")
-    return (1 - r * r) / math.sqrt(n - 3)
-
-
-def spearman_standard_error(rho: float, n: int) -> float:
-    """Standard error of a Spearman correlation of ``n`` pairs (Fieller et al. :cite:`fieller1957spearman`:
-    :math:`\\operatorname{artanh}\\rho` has variance :math:`1.06/(n-3)`), :math:`s_\\rho \\approx (1 -
-    \\rho^2)\\sqrt{1.06/(n-3)}`."""
-    if n <= 3 or not -1 < rho < 1:
-        raise ValueError(f"need n > 3 and |rho| < 1, got n={n}, rho={rho}")
-    return (1 - rho * rho) * math.sqrt(1.06 / (n - 3))
-
-
-def proportion_standard_error(p: float, n: int) -> float:
-    """Standard error of a proportion (an accuracy) over ``n`` independent items, :math:`\\sqrt{p(1-p)/n}`."""
-    if n < 1 or not 0 <= p <= 1:
-        raise ValueError(f"need n >= 1 and 0 <= p <= 1, got n={n}, p={p}")
-    return math.sqrt(p * (1 - p) / n)
-
-
 def coverage_trials(
     stat: Callable[[np.ndarray], float],
     X,
@@ -319,8 +254,6 @@ def coverage_trials(
     pooled = None if within else bootstrap_spread(stat, X, n_sample, groups=groups, n_boot=n_boot, seed=seed + 1)
     it = range(trials)
     if progress:
-        from tqdm.auto import tqdm
-
         it = tqdm(it, desc="trials", leave=False)
     for t in it:
         rows = draw_units(n_rows, n_sample, rng, groups=groups)

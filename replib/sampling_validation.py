@@ -22,18 +22,35 @@ already there (``--force`` recomputes). Run with ``python -m replib.sampling_val
 from __future__ import annotations
 
 import argparse
-import csv
 import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
+from scipy.stats import spearmanr
+from sklearn.linear_model import LogisticRegression
 
 from . import sampling
-from ._io import cache_root
+from ._io import cache_root, read_csv, write_csv_atomic
+from .data import load_lm_corpus, load_polarity, load_swissprot
+from .embeddings import embed_proteins, embed_sentences, embed_token_stream
+from .methods.cluster_isotropy.setup import load_sts_pairs
+from .methods.protein_isotropy.alignment import alignment_stats
+from .methods.protein_isotropy.residues import ResidueIsotropy
+from .metrics import avg_pairwise_cosine, effective_dimensions, isoscore, partition_isotropy, s_inter, s_intra
+from .metrics.lid import lid_mle
+from .metrics.silhouette import silhouette_score
+from .models import load_glove, load_trained, resolve_model
+from .papers import printed_band, project_tables, select_rows
+from .plotting import PALETTE, RC, STYLE, save_figure
+from .training import config_for, run_dir
 
 __all__ = ["COLUMNS", "CASES", "Case", "run_case", "main"]
 
@@ -76,16 +93,11 @@ def _embed_dir() -> Path:
 
 @cache
 def _minilm():
-    from .models import resolve_model
-
     return resolve_model(MINILM)
 
 
 @cache
 def _wikitext_stream():
-    from .data import load_lm_corpus
-    from .embeddings import embed_token_stream
-
     lines = load_lm_corpus("wikitext2", "test")[:WIKITEXT_LINES]
     return embed_token_stream(_minilm(), lines, window=512, cache_dir=_embed_dir())
 
@@ -102,8 +114,6 @@ def wikitext_tokens(layer: int) -> tuple[np.ndarray, np.ndarray, list]:
 def _sts(data: str):
     """(pairs with gold scores, their sorted unique sentences) of an STS set of the cluster-isotropy chapter
     (``SICK-R``, ``STS-B``, ``STS12`` ...), loaded as the chapter loads it."""
-    from .methods.cluster_isotropy.setup import load_sts_pairs
-
     df = load_sts_pairs(data)
     return df, sorted(set(df["sentence1"]) | set(df["sentence2"]))
 
@@ -113,8 +123,6 @@ def _texts(data: str) -> list[str]:
     """The sentences of ``data``: an STS set's unique sentences (as the chapter embeds them, so its cache
     entry serves), or ``polarity``'s sentences."""
     if data == "polarity":
-        from .data import load_polarity
-
         return list(load_polarity()["text"])
     return _sts(data)[1]
 
@@ -126,11 +134,7 @@ def sentence_vectors(model: str, data: str) -> np.ndarray:
     punctuation tokens found in GloVe (a zero vector for a sentence with none)."""
     texts = _texts(data)
     if model == MINILM:
-        from .embeddings import embed_sentences
-
         return embed_sentences(_minilm(), texts, layer=-1, drop_special=True, cache_dir=_embed_dir()).means
-    import re
-
     index, vectors = _glove()
     out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float64)
     for i, text in enumerate(texts):
@@ -142,8 +146,6 @@ def sentence_vectors(model: str, data: str) -> np.ndarray:
 
 @cache
 def _glove():
-    from .models import load_glove
-
     words, vectors = load_glove()
     return {w: i for i, w in enumerate(words)}, vectors
 
@@ -187,8 +189,6 @@ class Case:
 
 def _band(*refs: str) -> float:
     """The median printed band (:func:`replib.papers.printed_band`) of the papers' numbers matching ``refs``."""
-    from .papers import printed_band, project_tables, select_rows
-
     return float(np.median([printed_band(n) for n in select_rows(list(refs), project_tables())]))
 
 
@@ -204,33 +204,15 @@ def _log10(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
 # ----------------------------------------------------------------------------------- the statistics
 
 
-def _isoscore(X) -> float:
-    from .metrics import isoscore
-
-    return isoscore(X)
-
-
 def _one_minus_abs_cosine(X) -> float:
-    from .metrics import avg_pairwise_cosine
-
     return 1 - abs(avg_pairwise_cosine(X))
 
 
-def _eff_dims(X) -> float:
-    from .metrics import effective_dimensions
-
-    return effective_dimensions(X)
-
-
 def _iw_log10(X) -> float:
-    from .metrics import partition_isotropy
-
     return partition_isotropy(X).log10
 
 
 def _spearman_x100(pairs) -> float:
-    from scipy.stats import spearmanr
-
     return 100 * float(spearmanr(pairs[:, 0], pairs[:, 1]).statistic)
 
 
@@ -247,15 +229,11 @@ def token_types(layer: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _s_inter(idx) -> float:
-    from .metrics import s_inter
-
     X, types = token_types(5)
     return s_inter(X[idx], types[idx], seed=0)
 
 
 def _s_intra(idx) -> float:
-    from .metrics import s_intra
-
     X, types = token_types(5)
     return s_intra(X[idx], types[idx], max_per_type=200, seed=0)
 
@@ -265,8 +243,6 @@ def pointwise_lid(model: str) -> np.ndarray:
     """Cai et al.'s pointwise LID (cosine, k = 20) of query points against the whole neighbour index:
     MiniLM's layer-5 tokens of :func:`wikitext_tokens` (10,000 random queries) or GloVe's 20,000 most frequent
     words (every one a query)."""
-    from .metrics.lid import lid_mle
-
     if model == MINILM:
         X = wikitext_tokens(5)[0]
         res = lid_mle(X, k=20, metric="cosine", n_queries=10_000, seed=0)
@@ -281,10 +257,6 @@ def pointwise_lid(model: str) -> np.ndarray:
 def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(vectors, labels, correctness of a fixed classifier) of the polarity sentences: a logistic regression
     fitted on the even-numbered sentences, its correctness (0/1) on the odd ones, the units of an accuracy."""
-    from sklearn.linear_model import LogisticRegression
-
-    from .data import load_polarity
-
     X = sentence_vectors(model, "polarity")
     y = load_polarity()["label"].to_numpy()
     clf = LogisticRegression(max_iter=2000).fit(X[::2], y[::2])
@@ -293,8 +265,6 @@ def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
     def stat(idx) -> float:
-        from .metrics.silhouette import silhouette_score
-
         X, y, _ = polarity_task(model)
         return silhouette_score(X[idx], y[idx])
 
@@ -307,9 +277,6 @@ def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
 @cache
 def _book_lm():
     """This book's own protein LM, as the training chapter's offline run left it."""
-    from .models import load_trained
-    from .training import config_for, run_dir
-
     final = run_dir("protein", config_for("offline")["protein"]) / "final"
     if not (final / "sha256.json").exists():  # trained by the training chapter's offline run, never here
         raise NotReady(f"the book's protein LM is not trained yet ({final.parent.name})")
@@ -319,8 +286,6 @@ def _book_lm():
 @cache
 def _protein_sequences(n: int = 1000) -> list[str]:
     """The first ``n`` proteins of a seeded sample of Swiss-Prot (2014, 20k subset), cut at 256 residues."""
-    from .data import load_swissprot
-
     df = load_swissprot("20k")
     rows = np.random.default_rng(0).choice(len(df), size=n, replace=False)
     return [str(s)[:256] for s in df["sequence"].to_numpy()[rows]]
@@ -329,8 +294,6 @@ def _protein_sequences(n: int = 1000) -> list[str]:
 @cache
 def protein_set(n: int = 1000):
     """This book's own protein LM on :func:`_protein_sequences`: (mean-pooled last layer, sequences)."""
-    from .embeddings import embed_proteins
-
     seqs = _protein_sequences(n)
     emb = embed_proteins(_book_lm(), seqs, max_length=256, cache_dir=_embed_dir())
     return np.asarray(next(iter(emb.pooled.values())), dtype=np.float64), seqs
@@ -340,8 +303,6 @@ def protein_set(n: int = 1000):
 def protein_residues(n: int = 1000) -> list[tuple[str, np.ndarray]]:
     """(sequence as the model saw it, its last layer's residue vectors) of each of :func:`_protein_sequences`,
     as the protein chapter's local analysis reads them (upper case, cut at 256 residues)."""
-    from .embeddings import embed_proteins
-
     seqs = [s.upper() for s in _protein_sequences(n)]
     out = embed_proteins(_book_lm(), seqs, layers=(-1,), max_length=256, return_residues=True, cache_dir=_embed_dir())
     rows = {int(i): np.asarray(out.residues[-1][r], dtype=np.float64) for r, i in enumerate(out.index)}
@@ -351,8 +312,6 @@ def protein_residues(n: int = 1000) -> list[tuple[str, np.ndarray]]:
 def _local_mean_eff_dims(idx) -> float:
     """Hakim et al.'s local mean: the effective dimensions of each amino acid's residue vectors (those with
     enough residues), averaged over amino acids, for the sampled proteins (:mod:`replib.methods.protein_isotropy`)."""
-    from .methods.protein_isotropy.residues import ResidueIsotropy
-
     proteins = protein_residues()
     acc = ResidueIsotropy(proteins[0][1].shape[1])
     for i in idx:
@@ -364,8 +323,6 @@ def _local_mean_eff_dims(idx) -> float:
 def protein_pairs(n: int = 200) -> dict:
     """Pair matrices over the first ``n`` proteins of :func:`protein_set`: cosine similarity and squared
     Euclidean distance of their vectors, global alignment score and identity (PAM250, gap 10/1, parasail)."""
-    from .methods.protein_isotropy.alignment import alignment_stats
-
     E, seqs = protein_set()
     E, seqs = E[:n], seqs[:n]
     U = E / np.linalg.norm(E, axis=1, keepdims=True)
@@ -427,7 +384,7 @@ def _cases() -> list[Case]:
     for layer in range(6):  # Rudman et al.'s IsoScore per layer: every layer the cached stream holds
         at = f"{MINILM} layer {layer}"
         for stat, fn, band in (
-            ("log10 IsoScore", _log10(_isoscore), rud_iso),
+            ("log10 IsoScore", _log10(isoscore), rud_iso),
             ("1 - |average cosine|", _one_minus_abs_cosine, rud_cos),
         ):
             out.append(Case("isoscore", stat, at, wt, "window", 8, _tokens(layer), fn, band, note=_TOKENS_NOTE))
@@ -456,7 +413,7 @@ def _cases() -> list[Case]:
         for chapter, stat, data, unit, n, get, fn, band, kw in (
             ("cluster_isotropy", "accuracy x 100", "sentence polarity (odd half)", "item", 533, lambda t: 100 * t[2],
              _mean, raj_acc, dict(n_boot=200, bias=False, note="a logistic regression fitted on the even half")),
-            ("classifiers", "log10 IsoScore", "sentence polarity", "sentence", 1066, lambda t: t[0], _log10(_isoscore),
+            ("classifiers", "log10 IsoScore", "sentence polarity", "sentence", 1066, lambda t: t[0], _log10(isoscore),
              0.0, dict(note="Mickus et al. print no IsoScore: band 2 errors")),
             ("classifiers", "silhouette", "sentence polarity", "sentence", 1066, lambda t: _rows(len(t[1])),
              _silhouette_for(model), 0.0, dict(n_boot=30, note="Mickus et al. print no silhouette: band 2 errors")),
@@ -468,42 +425,23 @@ def _cases() -> list[Case]:
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
     no_cosine = "Hakim et al. print no average cosine in their main tables: band 2 errors"
     vectors = lambda: (protein_set()[0], None)
-    for stat, fn, band, note in (
-        ("log10 IsoScore", _log10(_isoscore), hak_iso, ""),
-        ("effective dimensions", _eff_dims, hak_dims, ""),
-        ("1 - |average cosine|", _one_minus_abs_cosine, 0.0, no_cosine),
+    residues = lambda: (_rows(len(protein_residues())), None)
+    per_residue = "per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit"
+    for stat, load, fn, band, note in (
+        ("log10 IsoScore", vectors, _log10(isoscore), hak_iso, ""),
+        ("effective dimensions", vectors, effective_dimensions, hak_dims, ""),
+        ("1 - |average cosine|", vectors, _one_minus_abs_cosine, 0.0, no_cosine),
+        ("local mean effective dimensions", residues, _local_mean_eff_dims, hak_dims, per_residue),
     ):
-        out.append(Case("protein_isotropy", stat, book, sp, "protein", 100, vectors, fn, band, note=note))
-    out.append(
-        Case(
-            "protein_isotropy",
-            "local mean effective dimensions",
-            book,
-            sp,
-            "protein",
-            100,
-            lambda: (_rows(len(protein_residues())), None),
-            _local_mean_eff_dims,
-            hak_dims,
-            note="per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit",
-        )
-    )
+        out.append(Case("protein_isotropy", stat, book, sp, "protein", 100, load, fn, band, note=note))
     measures = ("cosine", "sq_euclidean", "score", "identity")
+    proteins = lambda: (_rows(200), None)
+    note = "pairs among the sampled proteins; a protein is the unit"
     for a, b in ((a, b) for i, a in enumerate(measures) for b in measures[i + 1 :]):  # the paper's six pairs
+        stat = f"Pearson r ({a}, {b})"
+        fn = _pair_pearson(a, b)
         out.append(
-            Case(
-                "protein_isotropy",
-                f"Pearson r ({a}, {b})",
-                book,
-                pairs,
-                "protein",
-                20,
-                lambda: (_rows(200), None),
-                _pair_pearson(a, b),
-                hak_r,
-                n_boot=100,
-                note="pairs among the sampled proteins; a protein is the unit",
-            )
+            Case("protein_isotropy", stat, book, pairs, "protein", 20, proteins, fn, hak_r, n_boot=100, note=note)
         )
     # cheapest first (GloVe needs no network; the cached token vectors no embedding), this machine's embedding last
     return sorted(
@@ -558,24 +496,6 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     }
 
 
-def read_rows(path) -> list[dict]:
-    path = Path(path)
-    if not path.exists():
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def write_rows(path, rows: list[dict]) -> None:
-    path = Path(path)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(path)
-
-
 def _float(x) -> float:
     """A CSV cell as a number, 0 where empty (a row written before the column existed)."""
     return float(x) if x not in (None, "") else 0.0
@@ -586,14 +506,7 @@ def coverage_figure(rows: list[dict], path=None):
     band (:math:`t + Z e`, :math:`e = \\sqrt{s^2 + b^2}`), with the band as its error bar (the full value lies
     inside when the bar crosses 0), and beside it the fraction of trials whose band covered the full value (the
     95 % line)."""
-    import matplotlib
-
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from .plotting import PALETTE, RC, STYLE, save_figure
-
     sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
     labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}, {r['data']}" for r in rows]
     half = np.array(
@@ -627,7 +540,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="recompute rows already in the table")
     p.add_argument("--figure", action="store_true", help="only draw the figure (book/sampling.png) from the table")
     args = p.parse_args(argv)
-    rows = read_rows(args.csv)
+    rows = read_csv(args.csv)
     figure = Path(args.csv).with_suffix(".png")
     if args.figure:
         coverage_figure(rows, figure)
@@ -646,7 +559,7 @@ def main(argv=None) -> int:
             print(f"{' / '.join(key)}: skipped, {e}", flush=True)
             continue
         rows = [r for r in rows if r not in have] + [row]
-        write_rows(args.csv, rows)
+        write_csv_atomic(args.csv, rows, COLUMNS)
         print(
             f"{' / '.join(key)}: covered {row['covered']} ({row['covered_2s']} at 2 s), {time.time() - t:.0f} s",
             flush=True,

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bookkit.book import browser
+from bookkit.book.expectations import claim_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 REASON = browser.unavailable_reason()
@@ -44,7 +45,7 @@ def test_toc_pages_cover_every_chapter():
     """Every chapter with a claims file is a page of _toc.yml, and so is its own validation page, which must
     list every key of its claims file (no browser needed)."""
     pages = browser.book_pages(ROOT)
-    keys = browser.claim_keys(ROOT / "notebooks")
+    keys = claim_keys(ROOT / "notebooks")
     chapters = {p.chapter for p in pages if p.chapter}
     assert chapters == set(keys), chapters
     assert any(p.source == "book/validation" for p in pages)
@@ -200,7 +201,7 @@ def test_detects_wrong_colab_link(broken, driver):
 @needs_browser
 def test_detects_claim_missing_from_validation_page(broken, driver):
     html, check, _ = broken
-    chapter, keys = next(iter(browser.claim_keys(ROOT / "notebooks").items()))
+    chapter, keys = next(iter(claim_keys(ROOT / "notebooks").items()))
     page = f"book/validation/{chapter}.html"
     _edit(html / page, re.escape(keys[0]) + r"(?![\w.-])", "REMOVED", count=0)
     problems = check(page, driver)

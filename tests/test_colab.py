@@ -22,12 +22,12 @@ from bookkit.notebooks import (
     chapter_cost,
     colab_bootstrap,
     cost_comment,
-    read_rehearsal,
     runnable_notebook,
 )
 from bookkit.project import toc_chapters
 from bookkit.run import reuse
 from bookkit.run.colab import progress_line
+from replib._io import read_csv
 from replib.profiles import resolve_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def test_there_are_chapters():
 def test_runnable_notebook_has_the_one_bootstrap_after_the_title(chapter):
     nb, cell = _bootstrap_cell(chapter)
     assert nb.cells[0].cell_type == "markdown" and nb.cells[1] is cell
-    cost = chapter_cost(read_rehearsal(ROOT / REHEARSAL_CSV), chapter)
+    cost = chapter_cost(read_csv(ROOT / REHEARSAL_CSV), chapter)
     cells = sum(c.cell_type == "code" for c in nb.cells) - 1  # the bootstrap and the chapter's cells
     assert cell.source == colab_bootstrap(REPO_URL, REF, chapter, cost, cells)
     assert "remove-cell" in cell.metadata["tags"], "the bootstrap never shows on the rendered page"
@@ -333,7 +333,7 @@ def test_the_first_cell_says_what_the_chapter_costs():
         "about 2 hours on a Colab T4, about 1.1 hours on an L4; 7.0 GB of RAM, 4.0 GB on Drive."
     )
     for chapter in CHAPTERS:  # the book's chapters: the cost of the rehearsal in the first cell
-        cost = chapter_cost(read_rehearsal(ROOT / REHEARSAL_CSV), chapter)
+        cost = chapter_cost(read_csv(ROOT / REHEARSAL_CSV), chapter)
         assert cost_comment(cost) in _first_code_cell(chapter)
 
 

@@ -11,7 +11,7 @@ import nbformat
 import numpy as np
 
 from bookkit.book import pages
-from bookkit.notebooks import read_rehearsal
+from replib._io import read_csv
 from replib.record import GLUE_PREFIX, RECORD_MIME
 
 
@@ -245,13 +245,13 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
         "alpha,rest,the parts,d,1,5,1.2,0.1,ok,0.5\n"
         "beta,m1,fullsize m1,d,0.01,10,1.0,0.1,failed,0.1\n"
     )
-    rows = read_rehearsal(path)
+    rows = read_csv(path)
     line = pages.colab_budget_markdown("alpha", rows)
     assert "2 of 2 parts ok" in line and "largest needs 2.5 T4-hours, 3.9 GB of RAM and 1.8 GB of disk" in line
     assert "3 T4-hours in all" in line
     assert "0 of 1 parts ok" in pages.colab_budget_markdown("beta", rows)
     assert pages.colab_budget_markdown("gamma", rows) == ""
-    assert read_rehearsal(tmp_path / "none.csv") == []
+    assert read_csv(tmp_path / "none.csv") == []
     whole = [{"chapter": "alpha", "part": "all", "status": "ok", "t4_hours_estimate": "1.84",
               "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
     line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone

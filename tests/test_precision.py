@@ -7,6 +7,7 @@ import math
 import pytest
 
 from replib import precision, sampling
+from replib._io import read_csv
 from replib.config import profile_params
 from replib.papers import project_tables
 
@@ -95,7 +96,7 @@ def test_every_paper_profile_size_is_at_least_its_plans():
     the table on the page); the whole data set (None) is at least any n."""
     if not precision.PLAN_CSV.exists():
         pytest.skip("book/sampling_plan.csv not generated")
-    for row in precision.read_sampling(precision.PLAN_CSV):
+    for row in read_csv(precision.PLAN_CSV):
         have = profile_params(row["chapter"], "paper")[row["parameter"]]
         if have is None:
             continue
@@ -106,7 +107,7 @@ def test_the_written_plan_is_the_rules_plan():
     """book/sampling_plan.csv is what the rule computes from book/sampling.csv now (not a stale copy)."""
     if not precision.PLAN_CSV.exists():
         pytest.skip("book/sampling_plan.csv not generated")
-    written = precision.read_sampling(precision.PLAN_CSV)
+    written = read_csv(precision.PLAN_CSV)
     assert [{k: str(v) for k, v in r.items()} for r in precision.plan_rows()] == written
 
 

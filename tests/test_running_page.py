@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from bookkit.book import book, pages
-from bookkit.notebooks import REHEARSAL_CSV, read_rehearsal
+from bookkit.notebooks import REHEARSAL_CSV
 from bookkit.project import toc_chapters, toc_files
+from replib._io import read_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a commit-like token: 7 to 40 hex digits with at least one digit and one letter (not a plain number or word)
@@ -40,7 +41,7 @@ def test_no_commit_hashes_or_issue_numbers_in_the_books_pages(path):
 
 
 def test_the_pages_generated_from_data_name_no_commits_or_issues():
-    rows = read_rehearsal(ROOT / REHEARSAL_CSV)
+    rows = read_csv(ROOT / REHEARSAL_CSV)
     generated = [pages.fill_tables(p.read_text(), ROOT) for p in ROOT.glob("book/**/*.md")]
     generated += [pages.colab_costs_markdown(rows, toc_chapters(ROOT)), book.measurement_links(ROOT)]
     for text in generated:

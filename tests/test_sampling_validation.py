@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from replib import sampling_validation as sv
+from replib._io import read_csv, write_csv_atomic
 
 
 def _case(rng, n_sample=100, band=0.0, name="mean"):
@@ -42,8 +43,8 @@ def test_small_full_sets_are_noted(rng):
 def test_rows_round_trip_and_figure(tmp_path, rng):
     rows = [sv.run_case(_case(rng, name=f"s{i}"), trials=3, progress=False) for i in range(2)]
     path = tmp_path / "s.csv"
-    sv.write_rows(path, rows)
-    back = sv.read_rows(path)
+    write_csv_atomic(path, rows, sv.COLUMNS)
+    back = read_csv(path)
     assert [r["statistic"] for r in back] == ["s0", "s1"] and back[0]["n_full"] == "5000"
     sv.coverage_figure(back, tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 1000

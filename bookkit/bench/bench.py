@@ -11,9 +11,7 @@ optional, imported through :mod:`replib._optional`.
 
 from __future__ import annotations
 
-import time
 import warnings
-from collections.abc import Callable
 
 import numpy as np
 import parasail
@@ -34,7 +32,7 @@ from replib.metrics.lid import lid_mle
 from replib.metrics.silhouette import silhouette_score
 from replib.models import load_model, minilm_dir
 
-from .bench_forward import _sentence_batches, bare_forward
+from .bench_forward import _best, _sentence_batches, bare_forward
 from .bench_tables import BenchRow, as_dicts, cpu_model
 from .bench_tables import markdown as _markdown
 
@@ -44,15 +42,6 @@ isoscore_reference = optional_import("IsoScore.IsoScore")  # the package's modul
 skdim = optional_import("skdim")
 faiss = optional_import("faiss")
 sentence_transformers = optional_import("sentence_transformers")
-
-
-def _best(fn: Callable, repeat: int):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def _row(step, size, ours, ref_name, theirs, diff, tol, repeat, floor=None) -> BenchRow:

@@ -21,8 +21,6 @@ configurations) and what a run writes in its cache, at the full size on the line
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import shutil
 import subprocess
@@ -31,7 +29,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from replib._io import atomic_write, cache_root
+from replib._io import cache_root, read_csv, write_csv_atomic
 from replib.config import profile_params, takes_models
 from replib.models.fullsize import FULLSIZE, parameter_count, save_fullsize
 from replib.rehearsal import SIZES, at_full, chapter_cost, scaled_params
@@ -101,24 +99,12 @@ def dir_bytes(*folders: Path) -> int:
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of a rehearsal CSV (none when it does not exist); a file with other columns is an error."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise ValueError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
-        return list(reader)
+    return read_csv(path, COLUMNS)
 
 
 def write_rows(path: Path, rows: Iterable[dict]) -> None:
     """Write the rows atomically, in :data:`COLUMNS` order."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: row.get(k, "") for k in COLUMNS})
-    atomic_write(path, lambda fh: fh.write(buf.getvalue()), mode="w")
+    write_csv_atomic(path, ({k: row.get(k, "") for k in COLUMNS} for row in rows), COLUMNS)
 
 
 def stand_ins(chapter: str, folder: Path, models: list[str] | None = None) -> list[str]:

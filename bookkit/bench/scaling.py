@@ -23,7 +23,6 @@ where this ran). Everything in the last two columns is an estimate until a paper
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -45,7 +44,7 @@ from replib.metrics.silhouette import silhouette_score
 from replib.models import minilm_dir
 from replib.plotting import save_figure
 
-from .bench_forward import gemm_peak_flops
+from .bench_forward import _best, gemm_peak_flops
 from .bench_tables import Scaling, fit_power_law
 from .bench_tables import scaling_markdown as markdown
 
@@ -81,20 +80,6 @@ class Step:
     kind: str = "gemm"  # "gemm": the GPU speed-up of matrix products; "cores": CPU-bound (parasail SIMD)
     calls: float = 1.0
     linear: bool = False  # extrapolate at the largest size's cost per item (forward passes: same-shape batches)
-
-
-def _time(fn, repeat: int = 2) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def cpu_gemm_flops(n: int = 2048) -> float:
-    """This machine's float32 matrix-product throughput (FLOP/s), the basis of the assumed GPU speed-ups."""
-    return gemm_peak_flops(n)
 
 
 @cache
@@ -231,14 +216,14 @@ def _kernel_steps(rng) -> list[Step]:
 def run(rng=None, progress=print, cpu_flops: float | None = None, forward: bool = True) -> list[Scaling]:
     """Measure every step at its sizes and fit its power law (several minutes on 2 cores)."""
     rng = rng or np.random.default_rng(0)
-    cpu_flops = cpu_flops or cpu_gemm_flops()
+    cpu_flops = cpu_flops or gemm_peak_flops()  # this CPU's float32 GEMM: the basis of the assumed GPU speed-ups
     gemm_speedup = H100_FP32 * GPU_EFFICIENCY / cpu_flops
     steps = (_forward_steps(_workloads()) if forward else []) + _kernel_steps(rng)
     out = []
     for st in sorted(steps, key=lambda s: s.chapter):
         seconds = []
         for n in st.sizes:
-            seconds.append(_time(st.maker(n)))
+            seconds.append(_best(st.maker(n), 2)[0])
             progress(f"{st.chapter}: {st.step}: {n} {st.unit} in {seconds[-1]:.3f} s")
         a, b = fit_power_law(st.sizes, seconds)
         if st.kind == "gemm":

@@ -19,12 +19,13 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from replib._io import read_csv
 from replib._optional import optional_import
 
 from ..claims.paper_tables import load_paper_tables, papers_markdown
 from ..claims.verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
 from ..errors import BookBuildError
-from ..notebooks import REHEARSAL_CSV, for_the_page, read_rehearsal
+from ..notebooks import REHEARSAL_CSV, for_the_page
 from ..project import chapter_source, find_root, toc_chapters, toc_files
 from ..run.runner import discover_chapters
 from ..yamlfile import load_yaml
@@ -190,7 +191,7 @@ def stage(
     tables = load_paper_tables(root)
     declared = declared_refs(claim_files.values(), tables)
     verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], tables, declared)} if own else {}
-    rehearsal = read_rehearsal(root / REHEARSAL_CSV)
+    rehearsal = read_csv(root / REHEARSAL_CSV)
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
         if not ran.exists():

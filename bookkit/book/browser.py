@@ -53,16 +53,7 @@ from replib.plotting import LEGEND_KEY, png_text
 from ..project import find_root
 from . import browser_js
 from .book import COLAB_BRANCH
-from .expectations import (  # noqa: F401 (re-exported: tests and callers use browser.book_pages etc.)
-    GLUE_TEXT,
-    NO_FIGURE_TAGS,
-    PLOT_CALL,
-    Page,
-    book_pages,
-    chapter_expectations,
-    claim_keys,
-    colab_url,
-)
+from .expectations import Page, book_pages, colab_url
 from .pages import BADGES, NOISE, csv_name
 
 # selenium is optional (without it the browser check says why it cannot run: unavailable_reason)

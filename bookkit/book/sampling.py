@@ -3,9 +3,9 @@ validation page: each group of claims with its size, the stand-in's spread and t
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
+from replib._io import read_csv
 from replib.precision import PLAN_CSV
 
 __all__ = ["plan_markdown"]
@@ -13,11 +13,7 @@ __all__ = ["plan_markdown"]
 
 def plan_markdown(chapter: str, plan_csv: Path = PLAN_CSV) -> list[str]:
     """Markdown lines: the chapter's rows of the plan as a table (nothing when it has none)."""
-    plan_csv = Path(plan_csv)
-    if not plan_csv.exists():
-        return []
-    with open(plan_csv, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter]
+    rows = [r for r in read_csv(plan_csv) if r["chapter"] == chapter]
     if not rows:
         return []
     out = [

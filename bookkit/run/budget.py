@@ -4,8 +4,9 @@ the setup's and the book's; the runner prints every chapter's time against it.""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+
+from replib._io import read_csv
 
 __all__ = ["BUDGET_FILE", "BUDGET_PROFILE", "against", "allowed", "load_budget"]
 
@@ -16,11 +17,7 @@ BUDGET_PROFILE = "offline"
 
 def load_budget(root: Path) -> dict[str, tuple[float, float | None]]:
     """``chapter -> (first seed's seconds, each further seed's seconds or None)``; empty without the file."""
-    path = Path(root) / BUDGET_FILE
-    if not path.exists():
-        return {}
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(Path(root) / BUDGET_FILE)
     return {
         r["chapter"]: (float(r["first_seed_s"]), float(r["next_seed_s"]) if r["next_seed_s"] else None) for r in rows
     }

@@ -7,13 +7,12 @@ command's seconds; rows of an earlier measurement with the same ``what`` and ``c
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 from datetime import datetime
 from pathlib import Path
 
-from replib._io import atomic_write
+from replib._io import read_csv, write_csv_atomic
 
 __all__ = ["COLUMNS", "RUN_TIMES", "machine", "rows_from_report", "main"]
 
@@ -65,15 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--table", type=Path, default=RUN_TIMES)
     args = parser.parse_args(argv)
     new = rows_from_report(json.loads(args.report.read_text()), args.cache, args.what, args.wall)
-    old = list(csv.DictReader(args.table.open())) if args.table.exists() else []
-    kept = [r for r in old if (r["what"], r["cache"]) != (args.what, args.cache)]
-
-    def write(f):
-        out = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        out.writeheader()
-        out.writerows(kept + new)
-
-    atomic_write(args.table, write, mode="w")
+    kept = [r for r in read_csv(args.table) if (r["what"], r["cache"]) != (args.what, args.cache)]
+    write_csv_atomic(args.table, kept + new, COLUMNS)
     print(f"{args.table}: {len(new)} rows for {args.what!r} ({args.cache})")
 
 

@@ -17,13 +17,11 @@ vocabulary size (37) in the configuration.
 
 :func:`fullsize_model` builds one in memory (:class:`~replib.models.base.LoadedModel`); :func:`save_fullsize`
 writes a ``transformers`` folder (or a sentence-transformers folder: mean pooling and Normalize, as the SBERT
-models) that ``--model FOLDER`` runs through every chapter; ``python -m replib.models.fullsize`` does both
-from the command line.
+models) that ``--model FOLDER`` runs through every chapter (``python -m replib rehearsal`` writes them).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -398,29 +396,3 @@ def random_architecture(arch: str, seed: int = 0) -> LoadedModel:
     name = f"random-{arch}"
     spec = ModelSpec(name, f"local:{name}", "random", family, hidden, layers, "text", "n/a (random weights)", False)
     return LoadedModel(name, model.eval(), tok, spec, "cpu", f"random:seed={seed}")
-
-
-def main(argv=None) -> int:
-    """``python -m replib.models.fullsize list`` | ``build NAME --out FOLDER [--seed S] [--sbert]``."""
-    ap = argparse.ArgumentParser(prog="python -m replib.models.fullsize", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="the stand-ins and their parameter counts (builds each in memory)")
-    b = sub.add_parser("build", help="write a stand-in as a model folder")
-    b.add_argument("name", choices=sorted(FULLSIZE))
-    b.add_argument("--out", required=True)
-    b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--sbert", action="store_true", help="sentence-transformers layout (mean pooling, Normalize)")
-    args = ap.parse_args(argv)
-    if args.cmd == "list":
-        for name in FULLSIZE:
-            lm = fullsize_model(name)
-            print(
-                f"{name:24s} {lm.spec.n_layers:3d} layers  width {lm.spec.hidden_size:5d}  {n_parameters(lm.model):,}"
-            )
-        return 0
-    print(save_fullsize(args.name, args.out, seed=args.seed, sbert=args.sbert or None))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

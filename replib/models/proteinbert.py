@@ -51,20 +51,6 @@ DEFAULT_SEQ_LEN = 512
 N_WEIGHTS = 145
 LN_EPS = 1e-3
 
-_BLOCK_VARS = [
-    ("global_to_seq_kernel", "global_to_seq_bias"),
-    ("narrow_conv_kernel", "narrow_conv_bias"),
-    ("wide_conv_kernel", "wide_conv_bias"),
-    ("seq_norm1_gamma", "seq_norm1_beta"),
-    ("seq_dense_kernel", "seq_dense_bias"),
-    ("seq_norm2_gamma", "seq_norm2_beta"),
-    ("global_dense1_kernel", "global_dense1_bias"),
-    ("Wq", "Wk", "Wv"),
-    ("global_norm1_gamma", "global_norm1_beta"),
-    ("global_dense2_kernel", "global_dense2_bias"),
-    ("global_norm2_gamma", "global_norm2_beta"),
-]
-
 
 def tokenize(seqs, seq_len: int = DEFAULT_SEQ_LEN) -> np.ndarray:
     """Encode protein sequences as upstream: ``<START> seq <END>`` padded with ``<PAD>``.
@@ -153,7 +139,7 @@ class ProteinBERT(nn.Module):
         self.global_input_kernel = P(n_annotations, d_global)
         self.global_input_bias = P(d_global)
         self.embedding = P(vocab_size, d_local)
-        shapes = {
+        shapes = {  # a block's parameters in Keras order (each block registers them in this order)
             "global_to_seq_kernel": (d_global, d_local),
             "global_to_seq_bias": (d_local,),
             "narrow_conv_kernel": (kernel_size, d_local, d_local),
@@ -181,9 +167,8 @@ class ProteinBERT(nn.Module):
         self.blocks = nn.ModuleList()
         for _ in range(n_blocks):
             blk = nn.Module()
-            for group in _BLOCK_VARS:
-                for v in group:
-                    setattr(blk, v, P(*shapes[v]))
+            for name, shape in shapes.items():
+                setattr(blk, name, P(*shape))
             self.blocks.append(blk)
         self.output_seq_kernel = P(d_local, vocab_size)
         self.output_seq_bias = P(vocab_size)
@@ -195,8 +180,7 @@ class ProteinBERT(nn.Module):
         """Parameters in Keras ``get_weights()`` order (145 for the default config)."""
         out = [self.global_input_kernel, self.global_input_bias, self.embedding]
         for blk in self.blocks:
-            for group in _BLOCK_VARS:
-                out.extend(getattr(blk, v) for v in group)
+            out.extend(blk.parameters())
         out += [
             self.output_seq_kernel,
             self.output_seq_bias,
@@ -232,12 +216,10 @@ class ProteinBERT(nn.Module):
         return y.transpose(1, 2)
 
     def _attention(self, blk, g, s):
-        L = s.shape[1]
         q = torch.tanh(torch.einsum("bd,hdk->bhk", g, blk.Wq))
         k = torch.tanh(torch.einsum("bld,hdk->bhlk", s, blk.Wk))
         v = _gelu(torch.einsum("bld,hdv->bhlv", s, blk.Wv))
         z = torch.softmax(torch.einsum("bhk,bhlk->bhl", q, k) / math.sqrt(self.d_key), dim=-1)
-        del L
         y = torch.einsum("bhl,bhlv->bhv", z, v)
         return y.reshape(y.shape[0], -1)
 
@@ -326,9 +308,8 @@ def random_weights(model: ProteinBERT, seed: int = 0) -> list[np.ndarray]:
 def ordered_parameter_names(model: ProteinBERT) -> list[str]:
     """Names of :meth:`ProteinBERT.ordered_parameters` (for messages and tests)."""
     names = ["global_input_kernel", "global_input_bias", "embedding"]
-    for i in range(model.n_blocks):
-        for group in _BLOCK_VARS:
-            names.extend(f"block{i + 1}.{v}" for v in group)
+    for i, blk in enumerate(model.blocks):
+        names.extend(f"block{i + 1}.{name}" for name, _ in blk.named_parameters())
     names += ["output_seq_kernel", "output_seq_bias", "output_annotations_kernel", "output_annotations_bias"]
     return names
 

@@ -28,9 +28,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import transformers as tr
 from torch.utils import flop_counter as _fc
 from torch.utils.flop_counter import FlopCounterMode
 
+from .. import config as cfg_module
 from ..config import chapters
 from ..data import load_wordnet_tag_counts
 from ..models import loading
@@ -159,10 +161,6 @@ def install(chapter: str, fraction: float, log: Path) -> None:
     line to ``log``: ``{"config": i, "batch": b, "length": L, "training": bool, "cpu": seconds}``, ``i`` the
     index of a line ``{"model": class, "config_class": class, "config": dict}`` written before its first use;
     each configuration served writes ``{"served": {size: value}}``."""
-    import transformers as tr
-
-    from .. import config as cfg_module
-
     original = cfg_module.profile_params
 
     out = open(log, "a", buffering=1)
@@ -298,8 +296,6 @@ def _sequence_flops(item: dict, training: bool) -> Callable[[int], float]:
     backward pass of the sum of its output, ``training``), counted on a copy on the ``meta`` device (shapes
     only: the cost of a padded sequence depends on neither its tokens nor the weights); a training step on a
     real copy, whose attention backward is the fused kernel's, as on a GPU."""
-    import transformers as tr
-
     config = getattr(tr, item["config_class"]).from_dict(item["config"])
     small = min(256, int(getattr(config, "max_position_embeddings", 512) or 512) // 2)
     lengths = (small // 4, small // 2, small)

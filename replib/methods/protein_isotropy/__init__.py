@@ -91,7 +91,6 @@ from .setup import (
 )
 from .spreads import (
     PAPER_GLOBAL_MODELS,
-    bootstrap_se,
     comparator_records,
     correlation_spread_records,
     global_spread_records,

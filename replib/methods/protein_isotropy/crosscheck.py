@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...sampling import bootstrap_spread
 from .alignment import (
     aligned_strings,
     alignment_stats_biopython,
@@ -17,7 +18,6 @@ from .alignment import (
     map_residues_for_alignment,
     rescore_alignment,
 )
-from .spreads import bootstrap_se
 
 
 def alignment_settings(cfg) -> dict:
@@ -103,7 +103,9 @@ def crosscheck_records(cc: CrossCheck) -> dict:
         "biopython_n_pairs": len(cc.check),
         "biopython_score_max_diff": int((cc.biopython.score - cc.check.score).abs().max()),
         "biopython_identity_max_diff": float(d_identity.max()),
-        "biopython_identity_max_diff_spread": bootstrap_se(d_identity.to_numpy(), np.max, seed=cc.seed),
+        "biopython_identity_max_diff_spread": bootstrap_spread(
+            np.max, d_identity.to_numpy(), n_boot=1000, seed=cc.seed
+        ),
         "biopython_identity_mean_diff": float(d_identity.mean()),
         "biopython_identity_frac_over_002": float((d_identity > 0.02).mean()),
         "stats_kernel_impossible_length_frac": float(np.mean(cc.too_short)),

@@ -4,7 +4,7 @@ rests on the sample one seed drew :cite:`hakim2025protein`.
 The pairs are all pairs of a sample of proteins, so they are not independent: a correlation over them is
 resampled by proteins (:func:`group_jackknife_se`). A global IsoScore is resampled by proteins too
 (:func:`replib.sampling.jackknife_spread`, ten groups). The largest of a sample (the tools' cross-check) is resampled with replacement
-(:func:`bootstrap_se`). And the comparators the paper quotes from Rudman et al. are put beside the
+(:func:`replib.sampling.bootstrap_spread`). And the comparators the paper quotes from Rudman et al. are put beside the
 authors' released values (:func:`comparator_records`).
 """
 
@@ -49,20 +49,6 @@ def group_jackknife_se(pairs, stat, n_items: int, groups: int = 20, seed: int = 
     group = np.random.default_rng(seed).permutation(n_items) % groups
     g_pairs = group[pairs]
     return jackknife_se([stat((g_pairs[:, 0] != g) & (g_pairs[:, 1] != g)) for g in range(groups)])
-
-
-def bootstrap_se(values, statistic=np.max, n_boot: int = 1000, seed: int = 0) -> float:
-    r"""Bootstrap standard error of ``statistic(values)``: the standard deviation of the statistic over
-    ``n_boot`` resamples of the values with replacement (Efron & Tibshirani 1993, ch. 6).
-
-    For the largest of a sample it says whether the maximum rests on one rare value: a value missing from
-    about :math:`(1 - 1/n)^n \approx 37\%` of the resamples spreads the maximum over the gap to the next one.
-    """
-    x = np.asarray(values, dtype=float).ravel()
-    if x.size < 2 or not np.isfinite(x).all():
-        raise ValueError(f"bootstrap_se needs at least 2 finite values; got {x.size} (finite: {np.isfinite(x).all()})")
-    idx = np.random.default_rng(seed).integers(0, x.size, size=(n_boot, x.size))
-    return float(np.std([statistic(x[i]) for i in idx], ddof=1))
 
 
 def _pearson_on(df: pd.DataFrame, a: str, b: str):
