@@ -57,6 +57,8 @@ def test_the_run_time_table_is_written_from_a_report(tmp_path):
         "chapters": [
             {"chapter": "a", "prepare_seconds": 40.4, "seeds": {"1": {"seconds": 20.2}, "0": {"seconds": 30.0}}},
             {"chapter": "b", "seeds": {"0": {"seconds": 9.6}}},
+            # reused: its seconds are those of the run that executed it, not this run's
+            {"chapter": "c", "seeds": {"0": {"seconds": 99.0, "reused": "2026-11-27T09:00:00+00:00"}}},
         ],
     }
     path, table = tmp_path / "report.json", tmp_path / "run_times.csv"

@@ -35,8 +35,9 @@ def _seconds(iso_start: str, iso_end: str) -> float:
 
 
 def rows_from_report(report: dict, cache: str, what: str, wall: float | None = None) -> list[dict]:
-    """The table's rows for one run: each chapter's seeds (the first with the chapter's preparation), the
-    runner's span (``started`` to ``finished``) and, when given, the command's ``wall`` seconds."""
+    """The table's rows for one run: each chapter's seeds executed in it (the first with the chapter's
+    preparation; a reused execution's seconds belong to the run that made it), the runner's span (``started`` to
+    ``finished``) and, when given, the command's ``wall`` seconds."""
     day = report["started"][:10]
     gpu = report.get("environment", {}).get("device", "cpu")
     where = machine() if gpu == "cpu" else machine().replace("no GPU", gpu)
@@ -44,6 +45,8 @@ def rows_from_report(report: dict, cache: str, what: str, wall: float | None = N
     rows = []
     for c in report["chapters"]:
         for i, (seed, info) in enumerate(sorted(c.get("seeds", {}).items(), key=lambda kv: int(kv[0]))):
+            if info.get("reused"):
+                continue
             extra = float(c.get("prepare_seconds") or 0.0) if i == 0 else 0.0
             rows.append({**base, "chapter": c["chapter"], "seeds": seed, "seconds": round(info["seconds"] + extra)})
     seeds = " ".join(str(s) for s in report.get("seeds") or [])
