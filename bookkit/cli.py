@@ -277,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         "execute every chapter and rebuild the book even when nothing changed",
         jobs=min(2, os.cpu_count() or 1),
         jobs_help="(default 2 where there are two cores or more: most of a chapter runs on one core, so two side by "
-        "side nearly halve the main job)",
+        "side shorten the main job)",
     )
     p_nb = sub.add_parser(
         "notebooks", help="write the runnable .ipynb of every chapter (Colab, Jupyter without jupytext)"
