@@ -229,7 +229,13 @@ def _add_rehearsal_parser(sub) -> None:
     p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
     p.add_argument("--workdir", type=Path, help="stand-ins, logs (default build/rehearsal/work)")
     p.add_argument("--force", action="store_true", help="rehearse chapters whose row is ok again")
-    p.add_argument("--timeout", type=_positive(float), default=7200.0, help="seconds before a chapter is killed")
+    p.add_argument("--timeout", type=_positive(float), default=7200.0, help="seconds before a run is killed")
+    p.add_argument(
+        "--deadline",
+        type=_positive(float),
+        help="seconds for each chapter as a whole: a larger share runs only if the line through the smaller "
+        "shares' times says it ends in time",
+    )
     p.add_argument(
         "--unmeasured",
         action="store_true",
@@ -499,7 +505,7 @@ def _rehearsal(args) -> int:
     rows = rehearsal.rehearse(
         args.chapter or toc_chapters(root), args.csv or root / "book" / "rehearsal.csv",
         args.workdir or root / "build" / "rehearsal" / "work", root, fractions=args.fraction, force=args.force,
-        timeout=args.timeout, unmeasured=args.unmeasured,
+        timeout=args.timeout, deadline=args.deadline, unmeasured=args.unmeasured,
     )  # fmt: skip
     return 0 if args.unmeasured or (rows and all(r["status"] == "ok" for r in rows)) else 1
 

@@ -199,3 +199,47 @@ def test_the_whole_costs_at_least_what_a_share_cost(tmp_path):
     runs = [(0.005, 100.0, tmp_path / "a.jsonl"), (0.01, 90.0, tmp_path / "b.jsonl")]  # no forward passes logged
     cost = R.chapter_cost(runs)
     assert cost["cpu_seconds_other"] == 100.0 and cost["t4_hours_estimate"] == pytest.approx(100.0 / 3600)
+
+
+def test_predicted_wall_is_the_line_through_the_earlier_shares():
+    assert R.predicted_wall([(0.01, 40.0)], 0.1) == pytest.approx(400.0)  # one share: through the origin
+    assert R.predicted_wall([(0.01, 40.0), (0.03, 60.0)], 0.1) == pytest.approx(130.0)  # 30 s + 1000 s x f
+
+
+def _fake_runs(monkeypatch, seconds, status=None):
+    """``_run`` replaced: a run at share f takes ``seconds(f)`` of a fake clock and ends with ``status(f)``."""
+    clock, ran = [0.0], []
+
+    def fake(chapter, f, work, root, profile, models, limit):
+        ran.append((f, limit))
+        took = min(seconds(f), limit)
+        clock[0] += took
+        st = (status or (lambda f: "ok"))(f) if seconds(f) <= limit else "timeout"
+        return {"fraction": f, "status": st, "cpu": took, "wall": took, "peak_rss_gb": 1.0 + f, "cache_gb": 0.0,
+                "log": Path("/nonexistent")}  # fmt: skip
+
+    monkeypatch.setattr(R, "_run", fake)
+    monkeypatch.setattr(R.time, "monotonic", lambda: clock[0])
+    return ran
+
+
+def test_a_share_predicted_past_the_deadline_is_left_out_and_the_row_rests_on_the_others(tmp_path, monkeypatch):
+    ran = _fake_runs(monkeypatch, lambda f: 30 + 1000 * f)  # 40 s, 60 s, 130 s
+    row = R.rehearse_chapter("isoscore", [0.1, 0.01, 0.03], tmp_path, tmp_path, models=[], deadline=200)
+    assert [f for f, _ in ran] == [0.01, 0.03] and row["status"] == "ok"  # 100 s spent, 130 s predicted, 100 left
+    assert row["fraction_of_paper"] == "0.03" and row["extrapolation"] == "33.3"
+    assert "share 0.1 (predicted past the deadline) left out" in row["note"]
+    ran = _fake_runs(monkeypatch, lambda f: 30 + 1000 * f)
+    row = R.rehearse_chapter("isoscore", [0.01, 0.03, 0.1], tmp_path, tmp_path, models=[], deadline=240)
+    assert [f for f, _ in ran] == [0.01, 0.03, 0.1] and row["fraction_of_paper"] == "0.1"
+
+
+def test_a_share_that_passes_its_limit_keeps_the_smaller_shares_row(tmp_path, monkeypatch):
+    ran = _fake_runs(monkeypatch, lambda f: 30 + 1000 * f if f < 0.1 else 1e6)
+    row = R.rehearse_chapter("isoscore", [0.01, 0.03, 0.1], tmp_path, tmp_path, models=[], deadline=300)
+    assert ran[-1] == (0.1, 200) and row["status"] == "ok" and row["fraction_of_paper"] == "0.03"
+    assert "share 0.1 (timeout) left out" in row["note"]
+    ran = _fake_runs(monkeypatch, lambda f: 10, status=lambda f: "failed")
+    row = R.rehearse_chapter("isoscore", [0.01, 0.1], tmp_path, tmp_path, models=[], deadline=300)
+    assert [f for f, _ in ran] == [0.01] and row["status"] == "failed"
+    assert "a smaller share failed" in row["note"]

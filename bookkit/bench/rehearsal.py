@@ -37,7 +37,10 @@ from replib.rehearsal import SIZES, at_full, chapter_cost, scaled_params
 from ..project import find_root, toc_chapters
 from ..run.execute import completed
 
-__all__ = ["COLUMNS", "dir_bytes", "read_rows", "rehearse", "rehearse_chapter", "stand_ins", "write_rows"]
+__all__ = [
+    "COLUMNS", "dir_bytes", "predicted_wall", "read_rows", "rehearse", "rehearse_chapter", "stand_ins",
+    "write_rows",
+]  # fmt: skip
 
 #: the columns of book/rehearsal.csv, in order
 COLUMNS = (
@@ -124,40 +127,65 @@ def stand_ins(chapter: str, folder: Path, models: list[str] | None = None) -> li
 
 def rehearse_chapter(
     chapter: str, fractions, workdir: Path, root: Path, *, profile: str = "paper", models=None,
-    timeout: float = 7200.0,
+    timeout: float = 7200.0, deadline: float | None = None,
 ) -> dict:  # fmt: skip
     """Run the chapter's own notebook through the book's runner at each share of its sample sizes in
     ``fractions`` (see the module docstring; two shares give the start-up apart from the work that grows, and
     the growth of peak memory) and return its row; ``profile`` and ``models`` (specs as they are, no stand-ins
-    built) are for tests on tiny models."""
+    built) are for tests on tiny models.
+
+    ``deadline``: seconds for the chapter as a whole (stand-ins included). The shares run smallest first; a
+    larger one runs only when :func:`predicted_wall` of it ends before the deadline, and each run is stopped at
+    the deadline. The row rests on the shares that ran to the end (its note names the others), so one share
+    that did not fit loses nothing measured."""
     fractions = sorted(fractions)
     try:
         scaled_params(chapter, profile_params(chapter, profile), fractions[-1])
     except ValueError as exc:  # a size the fraction cannot scale: not run, the row says why
         return {"chapter": chapter, "part": ALL, "status": "missing", "fraction_of_paper": f"{fractions[-1]:.3g}",
                 "note": f"not rehearsed: {exc}"}  # fmt: skip
+    t0 = time.monotonic()
     if models is None:
         models = [] if not takes_models(chapter) else stand_ins(chapter, Path(workdir) / "models")
     work = Path(workdir) / chapter
-    t0 = time.monotonic()
-    runs = [_run(chapter, f, work / f"f{f:g}", root, profile, models, timeout) for f in fractions]
-    status = next((r["status"] for r in runs if r["status"] != "ok"), "ok")
+    runs, left_out = [], []
+    for f in fractions:
+        limit = timeout if deadline is None else min(timeout, deadline - (time.monotonic() - t0))
+        ok = [r for r in runs if r["status"] == "ok"]
+        if runs and (not ok or predicted_wall([(r["fraction"], r["wall"]) for r in ok], f) > limit):
+            left_out.append(f"{f:g} (predicted past the deadline)" if ok else f"{f:g} (a smaller share failed)")
+            continue
+        runs.append(_run(chapter, f, work / f"f{f:g}", root, profile, models, max(limit, 1.0)))
+    done = [r for r in runs if r["status"] == "ok"]
+    left_out += [f"{r['fraction']:g} ({r['status']})" for r in runs if r["status"] != "ok"]
+    status = "ok" if done else runs[0]["status"]
+    runs = done or runs
     shares, rss = [r["fraction"] for r in runs], [r["peak_rss_gb"] for r in runs]
     peak = max(max(rss), at_full(shares, rss)) if len(set(shares)) > 1 else rss[-1]
     row = {
         "chapter": chapter, "part": ALL, "model": "; ".join(Path(m).name for m in models) or "(its own)",
-        "data": _data_note(chapter), "fraction_of_paper": f"{fractions[-1]:.3g}",
-        "extrapolation": f"{1 / fractions[-1]:.3g}", "cpu_seconds": round(sum(r["cpu"] for r in runs), 1),
+        "data": _data_note(chapter), "fraction_of_paper": f"{shares[-1]:.3g}",
+        "extrapolation": f"{1 / shares[-1]:.3g}", "cpu_seconds": round(sum(r["cpu"] for r in runs), 1),
         "peak_rss_gb": round(peak, 2), "status": status,
         "cache_gb": round(max(at_full(shares, [r["cache_gb"] for r in runs]), 0.0) + _weights_gb(models), 2),
         "note": f"shares {', '.join(f'{f:g}' for f in shares)}; peak memory "
         + ("at full size by the line through the measured (" + ", ".join(f"{m:.2f}" for m in rss) + " GB)"
-           if len(set(shares)) > 1 else "at the share measured") + f"; wall {time.monotonic() - t0:.0f} s here",
+           if len(set(shares)) > 1 else "at the share measured") + f"; wall {time.monotonic() - t0:.0f} s here"
+        + "".join(f"; share {x} left out" for x in left_out)
+        + "".join(f"; share {r['fraction']:g} {r['wall']:.0f} s" for r in runs),
     }  # fmt: skip
     if status == "ok":
         cost = chapter_cost([(r["fraction"], r["cpu"], r["log"]) for r in runs])
         row.update({k: f"{cost[k]:.3g}" for k in ("t4_hours_estimate", "l4_hours_estimate")})
     return row
+
+
+def predicted_wall(measured, fraction: float) -> float:
+    """Seconds a run at ``fraction`` should take, from ``measured`` ``(share, seconds)`` pairs of earlier runs:
+    the line through them (:func:`replib.rehearsal.at_full` at that share), or from one run the line through the
+    origin (its start-up counted as growing with the items, an upper bound)."""
+    shares, seconds = zip(*measured)
+    return at_full([s / fraction for s in shares], seconds)
 
 
 def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, models: list, timeout: float) -> dict:
@@ -172,6 +200,7 @@ def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, mo
     cmd += ["--timeout-scale", "100"]  # the rehearsal's own ``timeout`` bounds it (CPU, not the profile's GPU)
     cmd += [a for m in models for a in ("--model", m)] + (["--rehearsal"] if profile == "paper" and models else [])
     env = dict(os.environ, IPYTHONDIR=str(work / "ipython"), REPLIB_CACHE_DIR=str(_cold_cache(work / "cache")))
+    t0 = time.monotonic()
     with open(work / "run.log", "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(root))
         status, rusage = _wait(proc.pid, timeout)
@@ -181,6 +210,7 @@ def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, mo
     cpu = rusage.ru_utime + rusage.ru_stime
     return {
         "cache_gb": dir_bytes(work / "cache") / _GB,
+        "wall": time.monotonic() - t0,
         "fraction": fraction,
         "status": status,
         "cpu": cpu,
