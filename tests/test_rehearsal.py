@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from test_data import needs_mirror  # the data tests' mirror check
 from bookkit.bench import rehearsal as R
 from replib.config import chapters, profile_params
 from replib.data import load_wordnet_supersenses
+from replib.models.fullsize import parameter_count
 from replib.rehearsal import SIZES, at_full, glove_standin, read_forwards, scaled_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +63,27 @@ def test_the_protein_rehearsal_trains_the_book_model_at_the_training_rehearsals_
     decl = SIZES["training_dynamics"]
     assert served == scaled_params("training_dynamics", decl["sizes"]("paper"), 0.01)["protein"]
     assert served["subset"] == "5k" and served["steps"] == math.ceil(0.01 * decl["sizes"]("paper")["protein"]["steps"])
+
+
+@pytest.mark.slow  # a Python process that imports torch and builds ProteinBERT (16M parameters)
+def test_the_rehearsal_serves_proteinbert_its_full_size_port_without_the_pickle(tmp_path):
+    """The paper profile loads ProteinBERT's official pickle, which a rehearsal machine does not have: the
+    kernel gets the full-size port on random weights instead (a GPU rehearsal failed on the missing pickle)."""
+    code = (
+        "import sys; from replib.rehearsal import install; install('protein_isotropy', 0.01, sys.argv[1]); "
+        "from replib.models import loading; lm = loading.load_model('proteinbert'); "
+        "print(type(lm.model).__name__, sum(p.numel() for p in lm.model.parameters()))"
+    )
+    env = dict(os.environ, REPLIB_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "log")], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    name, n = out.stdout.split()[-2:]
+    assert name == "ProteinBERT" and int(n) == parameter_count("proteinbert")
+
+
+def test_a_share_never_serves_fewer_items_than_labels():
+    """At 1 % the supersense set-up got 23 words for its 23 supersenses and the silhouette refused them."""
+    assert scaled_params("classifiers", profile_params("classifiers", "paper"), 0.01)["n_supersense"] >= 260
 
 
 def test_scaled_params_scale_the_sizes_only(monkeypatch):

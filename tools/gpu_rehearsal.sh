@@ -65,6 +65,7 @@ for chapter in $CHAPTERS; do
         [ -d "$run" ] && mkdir -p "$OUT/logs/$chapter/${run##*/}" && cp "$run"/run.log "$run"/forwards.jsonl \
             "$OUT/logs/$chapter/${run##*/}/" 2>/dev/null
     done
+    cp /tmp/roots/"$chapter"/build/runs/rehearsal/notebooks/"$chapter".log "$OUT/logs/$chapter/notebook.log" 2>/dev/null
 done
 PYTHONPATH="$ROOT:$PYTHONPATH" "$PY" - "$OUT" $CHAPTERS <<'PYEOF'
 import sys

