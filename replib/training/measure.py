@@ -25,6 +25,7 @@ from ..metrics import (
     s_intra,
 )
 from ..metrics.lid import lid_mle
+from ..models.base import default_device
 from .data import protein_batch, text_batch
 from .loop import TrainRun, load_checkpoint_model, prepare_data
 from .quality import FLATTENING, flattening, residue_counts
@@ -65,15 +66,17 @@ def eval_inputs(run: TrainRun, n_tokens: int, data: dict | None = None) -> dict:
 
 
 def hidden_states(model, inputs: dict) -> list[np.ndarray]:
-    """Per-layer token representations (layer 0 = embedding output) at ``inputs["positions"]``, float64."""
+    """Per-layer token representations (layer 0 = embedding output) at ``inputs["positions"]``, float64; the
+    forward pass runs where the model is (a GPU in the paper profile), the measures on the CPU."""
+    dev = next(model.parameters()).device
     with torch.no_grad():
         out = model(
-            input_ids=torch.from_numpy(inputs["input_ids"]),
-            attention_mask=torch.from_numpy(inputs["attention_mask"]),
+            input_ids=torch.from_numpy(inputs["input_ids"]).to(dev),
+            attention_mask=torch.from_numpy(inputs["attention_mask"]).to(dev),
             output_hidden_states=True,
         )
-    pos = torch.from_numpy(inputs["positions"])
-    return [h[pos].double().numpy() for h in out.hidden_states]
+    pos = torch.from_numpy(inputs["positions"]).to(dev)
+    return [h[pos].double().cpu().numpy() for h in out.hidden_states]
 
 
 def measure_layer(X, types, mcfg: dict, seed: int = 0) -> dict:
@@ -181,14 +184,14 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     with threadpool_limits(MEASURE_THREADS):
         for step in tqdm(run.steps, desc=f"measure {run.task}", disable=not progress):
             model = load_checkpoint_model(run, step)
-            states = hidden_states(model, inputs)
+            states = hidden_states(model.to(default_device()), inputs)
             for layer, X in enumerate(states):
                 rows.append({"step": step, "layer": layer, **measure_layer(X, types, mcfg, seed=run.seed)})
             if step in (run.steps[0], run.steps[-1]):
                 ends[step] = X  # the last layer
             if step == run.steps[-1]:
                 final_blocks = np.stack(states[1:])  # every block's output at the end (the depth ordering)
-            W = model.get_input_embeddings().weight.detach().double().numpy()
+            W = model.get_input_embeddings().weight.detach().double().cpu().numpy()
             erows.append(
                 {
                     "step": step,
