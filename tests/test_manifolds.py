@@ -3,6 +3,7 @@ scikit-dimension, duplicates, cluster choice (seed determinism, 0.1 threshold), 
 
 import numpy as np
 import pytest
+from sklearn.cluster import KMeans
 
 from replib.config import chapter_config
 from replib.methods import manifolds as mf
@@ -523,3 +524,26 @@ def test_the_type_cosines_of_the_intra_drop_are_those_of_s_intra(rng):
     assert raw[0].mean() == pytest.approx(mf.s_intra(X, tokens, 4, 3), abs=1e-12)
     cc = mf.cluster_centered_isotropy(X, tokens, labels, 4, 3)
     assert np.mean([cos.mean() for cos, _ in inside]) == pytest.approx(cc["s_intra"], abs=1e-12)
+
+
+def test_every_ks_silhouette_shares_one_distance_matrix_and_the_backends_agree(monkeypatch):
+    """Below the silhouette's sample size scikit-learn computed the distances again for each k (a GPU
+    rehearsal of the chapter spent its time there): now once, with the same silhouettes; the exact torch
+    silhouette (the backend on a GPU) gives them too."""
+    from sklearn.metrics import silhouette_score
+
+    import replib.methods.manifolds.clusters as C
+
+    X, _ = _blobs(sep=2.0)
+    calls = []
+    real = C.pairwise_distances
+    monkeypatch.setattr(C, "pairwise_distances", lambda *a, **k: calls.append(1) or real(*a, **k))
+    a = mf.choose_clusters(X, ks=range(2, 7), sil_sample=None, n_init=1, seed=1, backend="sklearn")
+    assert len(calls) == 1
+    for k, v in a.silhouettes.items():
+        labels = KMeans(n_clusters=k, n_init=1, random_state=1).fit(X).labels_
+        assert v == pytest.approx(silhouette_score(X, labels), abs=1e-12)
+    b = mf.choose_clusters(X, ks=range(2, 7), sil_sample=None, n_init=1, seed=1, backend="torch")
+    assert b.k == a.k and all(b.silhouettes[k] == pytest.approx(v, abs=1e-10) for k, v in a.silhouettes.items())
+    with pytest.raises(ValueError, match="backend"):
+        mf.choose_clusters(X, ks=[2], backend="faiss")

@@ -11,7 +11,13 @@ from sklearn.metrics import pairwise_distances, silhouette_score
 
 from ..._validation import OrientationWarning, check_array
 from ...metrics import isoscore, partition_isotropy
+from ...metrics.silhouette import silhouette_score as exact_silhouette
 from ...metrics.types import _check_xt, s_inter, s_intra
+from ...profiles import torch_device
+
+#: rows up to which the silhouettes of every k share one distance matrix (20,000 rows: 3.2 GB in float64, the
+#: authors' sample size), instead of scikit-learn computing the distances again for each k
+PRECOMPUTED_MAX = 20_000
 
 
 # ------------------------------------------------------------------------------------------ clusters
@@ -71,6 +77,7 @@ def choose_clusters(
     n_init: int = 10,
     n_fit: int | None = None,
     seed: int = 0,
+    backend: str | None = None,
 ) -> ClusterChoice:
     r"""K-means with k chosen by the silhouette score, as in Cai et al. :cite:`cai2021isotropy`.
 
@@ -97,12 +104,21 @@ def choose_clusters(
         Fit on a subsample of this many rows (stated in the chapter); None = all rows.
     seed : int
         Seeds the subsample, k-means and the silhouette sample: same seed, same result.
+    backend : {"sklearn", "torch"} or None
+        Where the silhouettes are computed: scikit-learn on a distance matrix of the rows computed once for
+        every k (up to :data:`PRECOMPUTED_MAX` rows; beyond, its chunked score), or the exact silhouette of
+        :func:`replib.metrics.silhouette.silhouette_score` (float64, on CUDA where there is one; the same
+        values to rounding). None = ``torch`` where CUDA is available, else ``sklearn``.
 
     Returns
     -------
     ClusterChoice
     """
     X = check_array(X, min_samples=3)
+    if backend is None:
+        backend = "torch" if torch_device() == "cuda" else "sklearn"
+    if backend not in ("sklearn", "torch"):
+        raise ValueError(f"backend must be 'sklearn' or 'torch'; got {backend!r}")
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 2:
         raise ValueError(f"candidate ks must all be >= 2; got {ks}")
@@ -119,7 +135,11 @@ def choose_clusters(
             sil[k] = float("nan")
             continue
         rows = silhouette_rows(labels, sil_sample, seed)
-        if rows is None:
+        if rows is None and len(X) <= PRECOMPUTED_MAX:
+            rows = np.arange(len(X))
+        if backend == "torch":
+            sil[k] = exact_silhouette(X if rows is None else X[rows], labels if rows is None else labels[rows])
+        elif rows is None:
             sil[k] = float(silhouette_score(X, labels))
         else:  # every k draws the same rows (unless it left one cluster there): their distances computed once
             if sample[0] is None or not np.array_equal(sample[0], rows):
