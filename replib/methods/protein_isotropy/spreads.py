@@ -3,9 +3,8 @@ rests on the sample one seed drew :cite:`hakim2025protein`.
 
 The pairs are all pairs of a sample of proteins, so they are not independent: a correlation over them is
 bootstrapped by proteins (:func:`pair_bootstrap_corr_se`). A global IsoScore is resampled by proteins too
-(:func:`replib.sampling.jackknife_spread`, ten groups). The largest of a sample (the tools' cross-check) is resampled with replacement
-(:func:`replib.sampling.bootstrap_spread`). And the comparators the paper quotes from Rudman et al. are put beside the
-authors' released values (:func:`comparator_records`).
+(:func:`replib.sampling.jackknife_spread`, ten groups). And the comparators the paper quotes from Rudman et al. are put
+beside the authors' released values (:func:`comparator_records`).
 """
 
 from __future__ import annotations
@@ -61,8 +60,8 @@ def pair_bootstrap_corr(pairs, x, y, n_items: int, n_boot: int = PAIR_BOOT, seed
     :math:`w`, :func:`item_multiplicities`) and takes every pair of two different draws, so a pair
     :math:`(i, j)` counts :math:`w_i w_j` times and the replicate is the weighted correlation
 
-    .. math:: r^* = rac{\sum w_i w_j (x_{ij}-ar x^*)(y_{ij}-ar y^*)}
-                         {\sqrt{\sum w_i w_j (x_{ij}-ar x^*)^2 \sum w_i w_j (y_{ij}-ar y^*)^2}}.
+    .. math:: r^* = \frac{\sum w_i w_j (x_{ij}-\bar x^*)(y_{ij}-\bar y^*)}
+                         {\sqrt{\sum w_i w_j (x_{ij}-\bar x^*)^2 \sum w_i w_j (y_{ij}-\bar y^*)^2}}.
 
     A sample that holds one item of extreme leverage (a protein of 7,000 residues, whose end-gapped pairs
     dominate a correlation of raw alignment scores) gives resamples with that item drawn 0, 1, 2... times:
