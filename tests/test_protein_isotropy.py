@@ -534,10 +534,27 @@ def test_alignment_crosscheck_on_real_pairs(real_seqs):
     rec = P.crosscheck_records(xc)
     assert rec["biopython_n_pairs"] == 12 and rec["biopython_score_max_diff"] == 0  # the score is unique
     assert rec["stats_kernel_score_max_diff"] == 0 and rec["coopt_worst_both_optimal"] is True
-    assert 0 <= rec["biopython_identity_max_diff_spread"] <= rec["biopython_identity_max_diff"]
+    assert rec["biopython_n_identity_differs"] == int((xc.biopython.identity != xc.check.identity).sum())
+    assert rec["biopython_identity_max_diff_not_coopt"] == 0.0 <= rec["biopython_identity_mean_diff"]
     assert xc.worst in xc.check.index and list(xc.worst_table.index)[:2] == ["parasail", "biopython"]
     lengths = [max(len(seqs[i]), len(seqs[j])) for i, j in zip(xc.check.i, xc.check.j)]
     assert (xc.too_short == (xc.kernel["length"].to_numpy() < lengths)).all()
+
+
+def test_identity_differences_beyond_co_optimal_ones_do_not_depend_on_the_sampled_pairs(real_seqs):
+    """The largest identity difference from Biopython depends on which pairs a seed samples (a rare co-optimal
+    pair of very different identities, or not); the largest among pairs whose alignments are not both optimal
+    is 0 on every sample, and it sees an alignment that is not optimal (here: a pair table whose scores are
+    off by one, so that no rescored alignment reaches them)."""
+    seqs = [s[:80] for s in real_seqs[:16]]
+    aln = P.alignment_pair_stats(seqs, P.all_pairs(len(seqs)), chunk_size=200, progress=False)
+    settings = {"gap_open": 10, "gap_extend": 1, "matrix": "pam250"}
+    recs = [P.crosscheck_records(P.alignment_crosscheck(seqs, aln, 40, s, **settings)) for s in range(3)]
+    assert len({r["biopython_identity_max_diff"] for r in recs}) > 1  # the maximum is the sample's
+    assert all(r["biopython_n_identity_differs"] > 0 for r in recs)
+    assert [r["biopython_identity_max_diff_not_coopt"] for r in recs] == [0.0, 0.0, 0.0]
+    off = P.crosscheck_records(P.alignment_crosscheck(seqs, aln.assign(score=aln.score + 1), 40, 0, **settings))
+    assert off["biopython_identity_max_diff_not_coopt"] == off["biopython_identity_max_diff"] > 0
 
 
 def test_bootstrap_spread_of_a_maximum_sees_one_rare_value():

@@ -94,5 +94,7 @@ from .spreads import (
     comparator_records,
     correlation_spread_records,
     global_spread_records,
-    group_jackknife_se,
+    item_multiplicities,
+    pair_bootstrap_corr,
+    pair_bootstrap_corr_se,
 )

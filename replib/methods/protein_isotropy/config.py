@@ -184,7 +184,7 @@ CHAPTER = Chapter(
     parts,
     derive,
     # the current Swiss-Prot release is not in the mirror: its 5,000-sequence sample stands in; the pair
-    # correlations' jackknife cuts the pair proteins (the global sample's head) into 20 groups
+    # correlations' bootstrap resamples the pair proteins (the global sample's head): at least 20 of them
     rehearsal={
         "scale": ("n_global", "n_pair_proteins", "n_biopython", "n_local"),
         "set": {"subset": "5k"},
