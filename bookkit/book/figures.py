@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from replib._validation import finite_number
 from replib.papers import PaperTableError, resolve_ref
 from replib.plotting import plot_paper_vs_ours, plot_paper_vs_ours_by_group, save_figure
 
@@ -43,10 +44,6 @@ def tolerance_interval(paper: float, check: dict | None) -> tuple[float, float] 
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
 
 
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _number_of(claim: dict, tables: dict | None):
     """The paper's number a claim refers to (its ``ref`` in ``tables``), or None."""
     try:
@@ -72,14 +69,14 @@ def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict
     rows = []
     for c in claims:
         paper = c.get("paper_value")
-        if not _number(paper) or paper == 0:
+        if not finite_number(paper) or paper == 0:
             continue
         band = tolerance_interval(paper, checks.get(c["key"]))
         rows.append(
             {
                 "label": c["key"],
                 "paper": float(paper),
-                "ours": float(c["value"]) if _number(c.get("value")) else None,
+                "ours": float(c["value"]) if finite_number(c.get("value")) else None,
                 "low": band[0] if band else None,
                 "high": band[1] if band else None,
                 "status": c["status"],
@@ -129,7 +126,7 @@ def stage_paper_vs_ours(
     fig = plot_paper_vs_ours_by_group(rows, title) if by_table else plot_paper_vs_ours(rows, title=title)
     save_figure(fig, Path(folder) / name, dpi=100, bbox_inches="tight")
     banded = sum(r["low"] is not None for r in rows)
-    zero = sum(1 for c in claims if _number(c.get("paper_value")) and c["paper_value"] == 0)
+    zero = sum(1 for c in claims if finite_number(c.get("paper_value")) and c["paper_value"] == 0)
     computed = sum(r["ours"] is not None for r in rows)
     drawn = (
         f"each dot is our value divided by the paper's, on a log scale, one row per table of the paper ({len(groups)})"
