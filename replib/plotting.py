@@ -393,7 +393,14 @@ def _status_dot(ax, x, y, status, left, drawn: set, size: float = 40) -> None:
     ax.scatter([x if x > 0 else left], [y], marker="o" if x > 0 else "<", s=size, color=colour, zorder=3, label=label)
 
 
-def _ratio_axis(ax, left: float, right: float) -> None:
+def _ratio_axis(ax, left: float, right: float, labels: list[str], ylabel: str, title: str) -> None:
+    """The figure's frame: one row per label (the first at the top), the ratio on a log axis from ``left`` to
+    ``right`` with the paper's value at 1, and the legend beside the axes."""
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=10)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
     ax.axvline(1, color="k", ls="--", lw=1, label="the paper's value", zorder=2)
     ax.set_xscale("log")
     ax.set_xlim(left, right)
@@ -436,12 +443,7 @@ def plot_paper_vs_ours(rows: list[dict], title: str = "The paper's values agains
             ax.text(1, y, " not computed", va="center", fontsize=9, color="0.4")
             continue
         _status_dot(ax, x, y, r.get("status", "?"), left, drawn)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([_row_label(r) for r in rows], fontsize=10)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_ylabel("claim (paper, ours)")
-    ax.set_title(title, fontsize=11)
-    _ratio_axis(ax, left, right)
+    _ratio_axis(ax, left, right, [_row_label(r) for r in rows], "claim (paper, ours)", title)
     return fig
 
 
@@ -463,12 +465,8 @@ def plot_paper_vs_ours_by_group(rows: list[dict], title: str = "The paper's valu
             if x is not None:
                 _status_dot(ax, x, y + dy, r.get("status", "?"), left, drawn, size=18)
     counts = {g: sum(str(r.get("group", "")) == g for r in rows) for g in groups}
-    ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([f"{_short(g, 34)} ({counts[g]})" for g in groups], fontsize=10)
-    ax.set_ylim(len(groups) - 0.5, -0.5)
-    ax.set_ylabel("the paper's table (claims)")
-    ax.set_title(title, fontsize=11)
-    _ratio_axis(ax, left, right)
+    labels = [f"{_short(g, 34)} ({counts[g]})" for g in groups]
+    _ratio_axis(ax, left, right, labels, "the paper's table (claims)", title)
     return fig
 
 
