@@ -491,11 +491,6 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     }
 
 
-def _float(x) -> float:
-    """A CSV cell as a number, 0 where empty (a row written before the column existed)."""
-    return float(x) if x not in (None, "") else 0.0
-
-
 def coverage_figure(rows: list[dict], path=None):
     """The table as a figure: per row, the samples' mean estimate minus the full value in units of the check's
     band (:math:`t + Z e`, :math:`e = \\sqrt{s^2 + b^2}`), with the band as its error bar (the full value lies
@@ -504,9 +499,7 @@ def coverage_figure(rows: list[dict], path=None):
     matplotlib.use("Agg")
     sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
     labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}, {r['data']}" for r in rows]
-    half = np.array(
-        [float(r["band"]) + sampling.Z * math.hypot(float(r["spread"]), _float(r.get("bias"))) for r in rows]
-    )
+    half = np.array([float(r["band"]) + sampling.Z * math.hypot(float(r["spread"]), float(r["bias"])) for r in rows])
     z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
     cov = np.array([float(r["covered"]) for r in rows])
     y = np.arange(len(rows))[::-1]
