@@ -14,7 +14,7 @@ from replib._validation import finite_number
 from replib.papers import PaperTableError, resolve_ref
 from replib.plotting import plot_paper_vs_ours, plot_paper_vs_ours_by_group, save_figure
 
-from ..claims.checker import ChapterClaims, split_check
+from ..claims.checker import ChapterClaims, split_check, tolerance_bounds
 
 #: the figure's file name beside the staged notebook
 FIGURE_SUFFIX = ".paper-vs-ours.png"
@@ -26,21 +26,12 @@ NO_TABLE = "other claims"
 
 
 def tolerance_interval(paper: float, check: dict | None) -> tuple[float, float] | None:
-    """The values a tolerance check accepts around the paper's value (every bound of the check at once:
-    ``abs`` :math:`|v - p| \\le a`, ``rel`` :math:`|v - p| \\le r|p|`, ``log10`` :math:`|\\log_{10} v - \\log_{10}
-    p| \\le t`); None for any other check."""
-    if not check:
-        return None
-    kind, spec, _ = split_check(check)
+    """The values a tolerance check accepts around the paper's value (:func:`bookkit.claims.checker.tolerance_bounds`);
+    None for any other check, or a band open on one side."""
+    kind, spec, _ = split_check(check) if check else (None, None, None)
     if kind != "tolerance":
         return None
-    lo, hi = -math.inf, math.inf
-    if "abs" in spec:
-        lo, hi = max(lo, paper - spec["abs"]), min(hi, paper + spec["abs"])
-    if "rel" in spec:
-        lo, hi = max(lo, paper - spec["rel"] * abs(paper)), min(hi, paper + spec["rel"] * abs(paper))
-    if "log10" in spec and paper > 0:
-        lo, hi = max(lo, paper * 10 ** -spec["log10"]), min(hi, paper * 10 ** spec["log10"])
+    lo, hi = tolerance_bounds(paper, spec)
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
 
 

@@ -188,6 +188,33 @@ def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tup
     return status, detail, deviation
 
 
+def tolerance_width(spec: dict, value: float) -> dict:
+    """Each part of a tolerance spec as what it accepts: ``abs`` as it is, ``rel`` times ``|value|``,
+    ``log10`` as the largest value above ``value`` minus ``value`` (all absolute half-widths)."""
+    out = {}
+    if "abs" in spec:
+        out["abs"] = float(spec["abs"])
+    if "rel" in spec:
+        out["rel"] = float(spec["rel"]) * abs(value)
+    if "log10" in spec:
+        out["log10"] = abs(value) * (10 ** float(spec["log10"]) - 1)
+    return out
+
+
+def tolerance_bounds(paper: float, spec: dict) -> tuple[float, float]:
+    """The values a tolerance ``spec`` accepts around the paper's value, every bound at once: ``abs``
+    :math:`|v - p| \\le a`, ``rel`` :math:`|v - p| \\le r|p|`, ``log10`` :math:`|\\log_{10} v - \\log_{10} p| \\le t`
+    (a positive ``p`` only); ``-inf``/``inf`` where nothing bounds a side."""
+    lo, hi = -math.inf, math.inf
+    if "abs" in spec:
+        lo, hi = max(lo, paper - spec["abs"]), min(hi, paper + spec["abs"])
+    if "rel" in spec:
+        lo, hi = max(lo, paper - spec["rel"] * abs(paper)), min(hi, paper + spec["rel"] * abs(paper))
+    if "log10" in spec and paper > 0:
+        lo, hi = max(lo, paper / 10 ** spec["log10"]), min(hi, paper * 10 ** spec["log10"])
+    return lo, hi
+
+
 def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any) -> tuple[str, str]:
     """(status, detail) of a tolerance check of ``value`` around the paper's value."""
     if not finite_number(value):
@@ -220,11 +247,7 @@ def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s:
     band = f"{value:.4g} ± {half:.3g} ({Z_SPREAD:g} s.e.)"
     if status == "failed":
         return "failed", f"{detail} (nearest end of {band})"
-    widest = max(
-        spec.get("abs", 0.0),
-        spec.get("rel", 0.0) * abs(ref),
-        abs(ref) * (10 ** spec["log10"] - 1) if "log10" in spec else 0.0,
-    )
+    widest = max(tolerance_width(spec, ref).values(), default=0.0)
     if half > widest:
         return "inconclusive", f"{band} agrees with the paper's {ref:g} but is wider than ±{widest:.3g}"
     return "reproduced", f"{band} agrees with the paper's {ref:g} within {describe(check)[10:]} and our spread"

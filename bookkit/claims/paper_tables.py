@@ -33,19 +33,6 @@ def printed_tolerance(number: PaperNumber) -> dict:
     return {number.scale.replace("linear", "abs"): printed_band(number)}
 
 
-def tolerance_width(spec: dict, value: float) -> dict:
-    """Each part of a tolerance spec as what it accepts: ``abs`` as it is, ``rel`` times ``|value|``,
-    ``log10`` as the largest value above ``value`` minus ``value`` (all absolute half-widths)."""
-    out = {}
-    if "abs" in spec:
-        out["abs"] = float(spec["abs"])
-    if "rel" in spec:
-        out["rel"] = float(spec["rel"]) * abs(value)
-    if "log10" in spec:
-        out["log10"] = abs(value) * (10 ** float(spec["log10"]) - 1)
-    return out
-
-
 def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where: str) -> list[dict]:
     """One claim per selected row: ``key`` and ``claim`` are ``str.format`` templates over the row's fields
     (``parts`` = the id split on ``/``, ``row``, ``column``, ``table``, ``metric``); the other fields
