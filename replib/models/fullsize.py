@@ -40,7 +40,7 @@ from .base import LoadedModel, state_sha256, vocab_sha256
 from .loading import minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
 from .registry import REGISTRY, ModelSpec
-from .tiny import _esm_tok, _protbert_tok, _xlnet_tok
+from .tiny import _esm_tok, _protbert_tok, _xlnet_tok, esm_config
 
 __all__ = [
     "FULLSIZE",
@@ -99,22 +99,6 @@ _PROTBERT = dict(
 )
 
 
-def _esm(hidden: int, layers: int) -> dict:
-    return dict(
-        vocab_size=33,
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=20,
-        intermediate_size=4 * hidden,
-        max_position_embeddings=1026,
-        position_embedding_type="rotary",
-        token_dropout=True,
-        emb_layer_norm_before=False,
-        pad_token_id=1,
-        mask_token_id=32,
-    )
-
-
 _ROBERTA = dict(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1, layer_norm_eps=1e-5)
 #: registry key -> its architecture (ProtTrans: Elnaggar et al. 2021, Table 2 and the models' config.json;
 #: ESM-2: Lin et al. 2023; ProteinBERT: Brandes et al. 2022; the text models: their Hugging Face configs)
@@ -130,10 +114,10 @@ FULLSIZE = {
             "protxlnet",
         ),
         FullSize("proteinbert", "ProteinBERT", dict(seq_len=512), "proteinbert"),
-        FullSize("esm2_t6_8M", "EsmConfig", _esm(320, 6), "esm"),
-        FullSize("esm2_t12_35M", "EsmConfig", _esm(480, 12), "esm"),
-        FullSize("esm2_t30_150M", "EsmConfig", _esm(640, 30), "esm"),
-        FullSize("esm2_t33_650M", "EsmConfig", _esm(1280, 33), "esm"),
+        FullSize("esm2_t6_8M", "EsmConfig", esm_config(320, 6), "esm"),
+        FullSize("esm2_t12_35M", "EsmConfig", esm_config(480, 12), "esm"),
+        FullSize("esm2_t30_150M", "EsmConfig", esm_config(640, 30), "esm"),
+        FullSize("esm2_t33_650M", "EsmConfig", esm_config(1280, 33), "esm"),
         FullSize("bert-base-uncased", "BertConfig", {}, "bert"),
         FullSize(
             "all-MiniLM-L6-v2",
