@@ -17,15 +17,21 @@ What it accepts and refuses (the same everywhere):
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
-__all__ = ["OrientationWarning", "check_array", "max_abs_scale"]
+__all__ = ["OrientationWarning", "check_array", "finite_number", "max_abs_scale"]
 
 
 class OrientationWarning(UserWarning):
     """Fewer samples than features: the input may be transposed, or estimates are deflated."""
+
+
+def finite_number(v) -> bool:
+    """Whether ``v`` is a finite real number (an int or a float, never a bool): a value a check can compare."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _prefix(name: str, metric: str | None) -> str:

@@ -62,12 +62,12 @@ from .metrics import (
 from .metrics.isoscore import isoscore_star
 from .metrics.lid import lid_mle_variants
 from .models import resolve_model
+from .models.registry import PROTEIN_RECIPES
 from .papers import load_paper_tables
 from .plotting import layer_colors, model_colors
 
 #: 2: layers numbered as hidden_states (0 = embedding output); version 1 numbered the blocks from 0
 CARD_VERSION = 2
-PROTEIN_RECIPES = ("protbert", "protxlnet", "esm", "proteinbert")
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,9 @@ images a reader sees (``bookkit.book.browser``).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
-import struct
-import zlib
 from html import escape
 
 import matplotlib as mpl
@@ -32,8 +31,10 @@ from IPython.display import HTML, display
 from matplotlib.collections import PathCollection, PolyCollection, QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from PIL import Image
 
 from . import tables
+from ._validation import finite_number
 
 #: the one seaborn context/style/palette of the book's figures
 CONTEXT, STYLE, PALETTE = "notebook", "whitegrid", "colorblind"
@@ -350,24 +351,12 @@ def save_figure(fig, path, **kwargs):
 
 
 def png_text(data: bytes) -> dict[str, str]:
-    """The text chunks (``tEXt``, ``zTXt``, ``iTXt``) of a PNG file's bytes, keyword -> text."""
+    """The text chunks (``tEXt``, ``zTXt``, ``iTXt``) of a PNG file's bytes, keyword -> text (read by Pillow,
+    matplotlib's own image library)."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG file (wrong signature)")
-    out, i = {}, 8
-    while i + 8 <= len(data):
-        n, kind = struct.unpack(">I4s", data[i : i + 8])
-        body, i = data[i + 8 : i + 8 + n], i + 12 + n
-        key, _, rest = body.partition(b"\0")
-        if kind == b"tEXt":
-            out[key.decode("latin-1")] = rest.decode("latin-1")
-        elif kind == b"zTXt":
-            out[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
-        elif kind == b"iTXt":
-            compressed, text = rest[0], rest[2:].split(b"\0", 2)[-1]
-            out[key.decode("latin-1")] = (zlib.decompress(text) if compressed else text).decode("utf-8")
-        elif kind == b"IEND":
-            break
-    return out
+    with Image.open(io.BytesIO(data)) as image:
+        return dict(image.text)
 
 
 # ------------------------------------------------------------------ the paper's value against ours
@@ -376,21 +365,17 @@ STATUS_COLOUR = {"reproduced": 2, "consistent": 0, "sanity": 9, "deviates": 1, "
 STATUS_COLOUR |= {"inconclusive": 4, "failed": 3, "unverified": 7}
 
 
-def _finite(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _ratio_band(row: dict) -> tuple[float, float] | None:
     """The accepted interval of ours divided by the paper's value (None without a tolerance)."""
     lo, hi, p = row.get("low"), row.get("high"), row["paper"]
-    if not (_finite(lo) and _finite(hi)):
+    if not (finite_number(lo) and finite_number(hi)):
         return None
     a, b = sorted((lo / p, hi / p))
     return (a, b) if b > 0 else None
 
 
 def _ratio(row: dict) -> float | None:
-    return row["ours"] / row["paper"] if _finite(row.get("ours")) else None
+    return row["ours"] / row["paper"] if finite_number(row.get("ours")) else None
 
 
 def _limits(rows: list[dict], bands=()) -> tuple[float, float]:
@@ -408,7 +393,14 @@ def _status_dot(ax, x, y, status, left, drawn: set, size: float = 40) -> None:
     ax.scatter([x if x > 0 else left], [y], marker="o" if x > 0 else "<", s=size, color=colour, zorder=3, label=label)
 
 
-def _ratio_axis(ax, left: float, right: float) -> None:
+def _ratio_axis(ax, left: float, right: float, labels: list[str], ylabel: str, title: str) -> None:
+    """The figure's frame: one row per label (the first at the top), the ratio on a log axis from ``left`` to
+    ``right`` with the paper's value at 1, and the legend beside the axes."""
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=10)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
     ax.axvline(1, color="k", ls="--", lw=1, label="the paper's value", zorder=2)
     ax.set_xscale("log")
     ax.set_xlim(left, right)
@@ -435,7 +427,7 @@ def plot_paper_vs_ours(rows: list[dict], title: str = "The paper's values agains
     A ratio that is not positive (our value has the other sign, or is 0) is drawn at the left edge as ◀. The
     labels are 10 pt in a figure 6 inches wide, so that they read at the book's column width.
     """
-    rows = [r for r in rows if _finite(r.get("paper")) and r["paper"] != 0]
+    rows = [r for r in rows if finite_number(r.get("paper")) and r["paper"] != 0]
     fig = ax.figure if ax is not None else Figure(figsize=(6.0, 1.5 + 0.3 * max(len(rows), 1)))
     ax = ax if ax is not None else fig.add_subplot()
     bands = [_ratio_band(r) for r in rows]
@@ -451,12 +443,7 @@ def plot_paper_vs_ours(rows: list[dict], title: str = "The paper's values agains
             ax.text(1, y, " not computed", va="center", fontsize=9, color="0.4")
             continue
         _status_dot(ax, x, y, r.get("status", "?"), left, drawn)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([_row_label(r) for r in rows], fontsize=10)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_ylabel("claim (paper, ours)")
-    ax.set_title(title, fontsize=11)
-    _ratio_axis(ax, left, right)
+    _ratio_axis(ax, left, right, [_row_label(r) for r in rows], "claim (paper, ours)", title)
     return fig
 
 
@@ -464,7 +451,7 @@ def plot_paper_vs_ours_by_group(rows: list[dict], title: str = "The paper's valu
     """One row per group of claims (``row["group"]``: the paper's table each number comes from), each claim a
     dot at our value divided by the paper's (log scale, the paper at 1) in its status's colour: a chapter with
     hundreds of claims in one figure whose labels read."""
-    rows = [r for r in rows if _finite(r.get("paper")) and r["paper"] != 0]
+    rows = [r for r in rows if finite_number(r.get("paper")) and r["paper"] != 0]
     groups = list(dict.fromkeys(str(r.get("group", "")) for r in rows))
     fig = Figure(figsize=(6.0, 1.5 + 0.45 * max(len(groups), 1)))
     ax = fig.add_subplot()
@@ -478,12 +465,8 @@ def plot_paper_vs_ours_by_group(rows: list[dict], title: str = "The paper's valu
             if x is not None:
                 _status_dot(ax, x, y + dy, r.get("status", "?"), left, drawn, size=18)
     counts = {g: sum(str(r.get("group", "")) == g for r in rows) for g in groups}
-    ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([f"{_short(g, 34)} ({counts[g]})" for g in groups], fontsize=10)
-    ax.set_ylim(len(groups) - 0.5, -0.5)
-    ax.set_ylabel("the paper's table (claims)")
-    ax.set_title(title, fontsize=11)
-    _ratio_axis(ax, left, right)
+    labels = [f"{_short(g, 34)} ({counts[g]})" for g in groups]
+    _ratio_axis(ax, left, right, labels, "the paper's table (claims)", title)
     return fig
 
 
@@ -492,5 +475,5 @@ def _short(text: str, n: int) -> str:
 
 
 def _row_label(row: dict) -> str:
-    ours = f"{row['ours']:.3g}" if _finite(row.get("ours")) else "—"
+    ours = f"{row['ours']:.3g}" if finite_number(row.get("ours")) else "—"
     return f"{_short(str(row.get('label', '')), 34)} ({row['paper']:.3g}, {ours})"

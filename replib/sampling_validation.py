@@ -355,18 +355,13 @@ def _pair_pearson(a: str, b: str) -> Callable[[np.ndarray], float]:
 # -------------------------------------------------------------------------------------------- cases
 
 
-def _tokens(layer: int):
+def _tokens(layer: int, rows: bool = False):
+    """``load()`` of the tokens of code layer ``layer``, grouped by window: their vectors, or with ``rows`` their
+    row indices (a statistic that reads the tokens' types beside them)."""
+
     def load():
         X, window, _ = wikitext_tokens(layer)
-        return X, window
-
-    return load
-
-
-def _windows(layer: int):
-    def load():
-        X, window, _ = wikitext_tokens(layer)
-        return _rows(len(X)), window
+        return (_rows(len(X)) if rows else X), window
 
     return load
 
@@ -398,7 +393,7 @@ def _cases() -> list[Case]:
                         n_boot=200, bias=False, note=note))  # fmt: skip
     for stat, fn in (("S_inter", _s_inter), ("S_intra", _s_intra)):
         note = f"{_TOKENS_NOTE}; the papers print no {stat}: band 2 errors"
-        out.append(Case("manifolds", stat, f"{MINILM} layer 5", wt, "window", 8, _windows(5), fn, 0.0, note=note))
+        out.append(Case("manifolds", stat, f"{MINILM} layer 5", wt, "window", 8, _tokens(5, True), fn, 0.0, note=note))
     #: STS set -> (sentences, pairs) per sample: a tenth of its unique sentences and of its pairs
     sts_sizes = {"SICK-R": (490, 490), "STS-B": (250, 137)}
     for model in ("GloVe 6B 50d", MINILM):  # MiniLM's STS sentences come from the chapter's cache entries
@@ -496,11 +491,6 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     }
 
 
-def _float(x) -> float:
-    """A CSV cell as a number, 0 where empty (a row written before the column existed)."""
-    return float(x) if x not in (None, "") else 0.0
-
-
 def coverage_figure(rows: list[dict], path=None):
     """The table as a figure: per row, the samples' mean estimate minus the full value in units of the check's
     band (:math:`t + Z e`, :math:`e = \\sqrt{s^2 + b^2}`), with the band as its error bar (the full value lies
@@ -509,9 +499,7 @@ def coverage_figure(rows: list[dict], path=None):
     matplotlib.use("Agg")
     sns.set_theme(style=STYLE, palette=PALETTE, rc=RC)
     labels = [f"{r['chapter']}: {r['statistic']}, {r['model']}, {r['data']}" for r in rows]
-    half = np.array(
-        [float(r["band"]) + sampling.Z * math.hypot(float(r["spread"]), _float(r.get("bias"))) for r in rows]
-    )
+    half = np.array([float(r["band"]) + sampling.Z * math.hypot(float(r["spread"]), float(r["bias"])) for r in rows])
     z = np.array([float(r["sample_mean"]) - float(r["full_value"]) for r in rows]) / np.where(half > 0, half, 1)
     cov = np.array([float(r["covered"]) for r in rows])
     y = np.arange(len(rows))[::-1]

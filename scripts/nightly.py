@@ -272,10 +272,6 @@ def collect_paper(reports: Path, runs: Path, atlas_dir: Path) -> Path | None:
     return report
 
 
-def _today() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
-
-
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="scripts/nightly.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -298,7 +294,7 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name)
         for a in args:
             p.add_argument(a, type=Path)
-        p.add_argument("--date", default=_today())
+        p.add_argument("--date", default=f"{datetime.now(timezone.utc):%Y-%m-%d}")
     sub.choices["drift"].add_argument("--summary", type=Path, default=os.environ.get("GITHUB_STEP_SUMMARY") or None)
     sub.choices["drift"].add_argument("--new", type=Path, help="also copy every file written here")
     sub.choices["book"].add_argument("--history", type=Path, help="the nights' reports (the history page)")

@@ -33,6 +33,7 @@ from replib.embeddings.batching import length_batches, pad_batch, pad_token_id, 
 from replib.metrics import effective_dimensions, isoscore
 from replib.models import load_model, tiny_model
 from replib.models.base import LoadedModel, state_sha256
+from replib.profiles import cpu_flags
 
 from .bench_tables import (
     ForwardRow,
@@ -78,13 +79,7 @@ def gemm_peak_flops(n: int = 2048, repeat: int = 3) -> float:
 
 def cpu_bf16_flags() -> list[str]:
     """The CPU's bfloat16 instructions (``avx512_bf16``, ``amx_bf16``, ...) as ``/proc/cpuinfo`` lists them."""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("flags"):
-                return sorted({f for f in line.split(":", 1)[1].split() if "bf16" in f or f.startswith("amx")})
-    except OSError:
-        pass
-    return []
+    return sorted(f for f in cpu_flags() if "bf16" in f or f.startswith("amx"))
 
 
 def _config(lm):

@@ -95,10 +95,6 @@ def markdown(rows: list[BenchRow], repeat: int | None = None, threads: int | Non
     return "\n".join(lines)
 
 
-def _finite_or_none(v):
-    return None if isinstance(v, float) and not np.isfinite(v) else v
-
-
 def as_dicts(rows: list) -> list[dict]:
     """The rows as JSON-ready dicts (with their derived columns; NaN as ``None``)."""
     out = []
@@ -107,7 +103,7 @@ def as_dicts(rows: list) -> list[dict]:
         for name in ("equal", "over_floor", "padding_waste", "ratio", "gflops", "peak_fraction"):
             if hasattr(type(r), name) and isinstance(getattr(type(r), name), property):
                 d[name] = getattr(r, name)
-        out.append({k: _finite_or_none(v) for k, v in d.items()})
+        out.append({k: None if isinstance(v, float) and not np.isfinite(v) else v for k, v in d.items()})
     return out
 
 

@@ -42,6 +42,7 @@ from replib.metrics import isoscore
 from replib.metrics.lid import lid_mle
 from replib.metrics.silhouette import silhouette_score
 from replib.models import minilm_dir
+from replib.models.fullsize import fullsize_config
 from replib.plotting import save_figure
 
 from .bench_forward import _best, gemm_peak_flops
@@ -87,13 +88,8 @@ def _encoder(geometry: str):
     """A full-size encoder with random weights: ``"bert-L-h"`` (BERT, ``L`` layers, width ``h``) or
     ``"esm2-650M"``."""
     torch.manual_seed(0)
-    if geometry == "esm2-650M":
-        cfg = tr.EsmConfig(
-            vocab_size=33, hidden_size=1280, num_hidden_layers=33, num_attention_heads=20, intermediate_size=5120,
-            max_position_embeddings=1026, position_embedding_type="rotary", pad_token_id=1, mask_token_id=32,
-            token_dropout=True, emb_layer_norm_before=False,
-        )  # fmt: skip
-        return tr.EsmModel(cfg, add_pooling_layer=False).eval()
+    if geometry == "esm2-650M":  # the paper model's published configuration (replib.models.fullsize)
+        return tr.EsmModel(fullsize_config("esm2_t33_650M"), add_pooling_layer=False).eval()
     _, layers, width = geometry.split("-")
     h = int(width)
     cfg = tr.BertConfig(

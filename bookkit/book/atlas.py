@@ -140,7 +140,7 @@ def atlas_markdown(atlas: dict, fig_dir: Path, fig_prefix: str) -> str:
             f":::{{figure}} {fig_prefix}/{name}",
             f":alt: {LABELS[metric]} per layer of every model of the {profile} atlas",
             "",
-            f"{_upper(LABELS[metric])} per layer, profile `{profile}`: one line per model.",
+            f"{LABELS[metric][:1].upper()}{LABELS[metric][1:]} per layer, profile `{profile}`: one line per model.",
             ":::",
             "",
         ]
@@ -152,10 +152,6 @@ def atlas_markdown(atlas: dict, fig_dir: Path, fig_prefix: str) -> str:
         lines.append("")
     lines += ["Models:", "", *[f"- **{m['label']}** ({m['kind']}): {_described(m)}" for m in ok], ""]
     return "\n".join(lines)
-
-
-def _upper(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def _described(m: dict) -> str:

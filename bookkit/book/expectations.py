@@ -4,7 +4,6 @@ the report and ``_config.yml`` (the expectations :mod:`bookkit.book.browser` che
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +11,8 @@ from urllib.parse import urlparse
 
 import nbformat
 from myst_nb.core.variables import format_plain_text as format_glue_text  # exactly what {glue:text} renders
+
+from replib._validation import finite_number
 
 from ..claims.paper_tables import load_paper_tables
 from ..claims.status import STATUS_BADGE as BADGE
@@ -98,11 +99,6 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
     return pages
 
 
-def _number(v) -> bool:
-    """A finite non-zero number: a paper value the "paper vs ours" figure can draw."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v != 0
-
-
 def _from_report(page: Page, report: dict, root: Path) -> None:
     """The expectations a report sets: a chapter's reproduction table, header and figure; the front page's
     counts per chapter."""
@@ -111,7 +107,8 @@ def _from_report(page: Page, report: dict, root: Path) -> None:
         page.claim_badges = [BADGE[c["status"]] for c in mine]
         entry = next((c for c in report["chapters"] if c["chapter"] == page.chapter), {})
         page.ran_models = [str(m.get("name")) for m in entry.get("models") or []]
-        page.paper_vs_ours = any(_number(c.get("paper_value")) for c in mine)
+        drawable = [c["paper_value"] for c in mine if finite_number(c.get("paper_value"))]
+        page.paper_vs_ours = any(v != 0 for v in drawable)  # a non-zero paper value: the figure can draw it
     elif page.source == "book/intro":
         tables = load_paper_tables(root)
         evidence = front_page_evidence(report, tables, declared_refs(discover_chapters(root), tables))

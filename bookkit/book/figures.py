@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from replib._validation import finite_number
 from replib.papers import PaperTableError, resolve_ref
 from replib.plotting import plot_paper_vs_ours, plot_paper_vs_ours_by_group, save_figure
 
-from ..claims.checker import ChapterClaims, split_check
+from ..claims.checker import ChapterClaims, split_check, tolerance_bounds
 
 #: the figure's file name beside the staged notebook
 FIGURE_SUFFIX = ".paper-vs-ours.png"
@@ -25,26 +26,13 @@ NO_TABLE = "other claims"
 
 
 def tolerance_interval(paper: float, check: dict | None) -> tuple[float, float] | None:
-    """The values a tolerance check accepts around the paper's value (every bound of the check at once:
-    ``abs`` :math:`|v - p| \\le a`, ``rel`` :math:`|v - p| \\le r|p|`, ``log10`` :math:`|\\log_{10} v - \\log_{10}
-    p| \\le t`); None for any other check."""
-    if not check:
-        return None
-    kind, spec, _ = split_check(check)
+    """The values a tolerance check accepts around the paper's value (:func:`bookkit.claims.checker.tolerance_bounds`);
+    None for any other check, or a band open on one side."""
+    kind, spec, _ = split_check(check) if check else (None, None, None)
     if kind != "tolerance":
         return None
-    lo, hi = -math.inf, math.inf
-    if "abs" in spec:
-        lo, hi = max(lo, paper - spec["abs"]), min(hi, paper + spec["abs"])
-    if "rel" in spec:
-        lo, hi = max(lo, paper - spec["rel"] * abs(paper)), min(hi, paper + spec["rel"] * abs(paper))
-    if "log10" in spec and paper > 0:
-        lo, hi = max(lo, paper * 10 ** -spec["log10"]), min(hi, paper * 10 ** spec["log10"])
+    lo, hi = tolerance_bounds(paper, spec)
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _number_of(claim: dict, tables: dict | None):
@@ -72,14 +60,14 @@ def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict
     rows = []
     for c in claims:
         paper = c.get("paper_value")
-        if not _number(paper) or paper == 0:
+        if not finite_number(paper) or paper == 0:
             continue
         band = tolerance_interval(paper, checks.get(c["key"]))
         rows.append(
             {
                 "label": c["key"],
                 "paper": float(paper),
-                "ours": float(c["value"]) if _number(c.get("value")) else None,
+                "ours": float(c["value"]) if finite_number(c.get("value")) else None,
                 "low": band[0] if band else None,
                 "high": band[1] if band else None,
                 "status": c["status"],
@@ -129,7 +117,7 @@ def stage_paper_vs_ours(
     fig = plot_paper_vs_ours_by_group(rows, title) if by_table else plot_paper_vs_ours(rows, title=title)
     save_figure(fig, Path(folder) / name, dpi=100, bbox_inches="tight")
     banded = sum(r["low"] is not None for r in rows)
-    zero = sum(1 for c in claims if _number(c.get("paper_value")) and c["paper_value"] == 0)
+    zero = sum(1 for c in claims if finite_number(c.get("paper_value")) and c["paper_value"] == 0)
     computed = sum(r["ours"] is not None for r in rows)
     drawn = (
         f"each dot is our value divided by the paper's, on a log scale, one row per table of the paper ({len(groups)})"

@@ -90,11 +90,6 @@ def _seed_cell(claims: list[dict]) -> str:
     )
 
 
-def _verdicts(nights: list[Night], tables: dict) -> list[dict]:
-    """Each night's verdict per chapter (computed once per night)."""
-    return [chapter_verdicts(n.report, tables) for n in nights]
-
-
 def chapter_rows(nights: list[Night], verdicts: list[dict], chapter: str) -> list[str]:
     """One Markdown table row per night (newest first) for ``chapter``: night and profile, verdict (marked 🔁
     when it differs from the previous night of the profile), counts, and the claims that change with the
@@ -146,7 +141,7 @@ def history_markdown(
     for n in nights:
         for ch in n.report["chapters"]:
             titles.setdefault(ch["chapter"], ch.get("title") or ch["chapter"])
-    verdicts = _verdicts(nights, tables)
+    verdicts = [chapter_verdicts(n.report, tables) for n in nights]  # each night's, computed once
     legend = ", ".join(f"{STRIP[v]} {v}" for v in BADGES)
     out = [
         f"{len(nights)} report{'s' if len(nights) > 1 else ''} from {nights[0].date} to {nights[-1].date}. Each "

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replib._validation import finite_number
 from replib.profiles import PROFILES
 
 from .status import PASSING
@@ -160,10 +161,6 @@ def _shown(v: Any) -> str:
     return repr(v)
 
 
-def _is_finite_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tuple[str, str, str | None]:
     """The final (status, detail, deviation) of a raw verdict: a strict expected failure (the check runs; a
     failure beyond the value's spread is the documented ``expected_failure``, a value that is not a number
@@ -191,9 +188,36 @@ def _adjust(claim: Claim, expected: str | None, status: str, detail: str) -> tup
     return status, detail, deviation
 
 
+def tolerance_width(spec: dict, value: float) -> dict:
+    """Each part of a tolerance spec as what it accepts: ``abs`` as it is, ``rel`` times ``|value|``,
+    ``log10`` as the largest value above ``value`` minus ``value`` (all absolute half-widths)."""
+    out = {}
+    if "abs" in spec:
+        out["abs"] = float(spec["abs"])
+    if "rel" in spec:
+        out["rel"] = float(spec["rel"]) * abs(value)
+    if "log10" in spec:
+        out["log10"] = abs(value) * (10 ** float(spec["log10"]) - 1)
+    return out
+
+
+def tolerance_bounds(paper: float, spec: dict) -> tuple[float, float]:
+    """The values a tolerance ``spec`` accepts around the paper's value, every bound at once: ``abs``
+    :math:`|v - p| \\le a`, ``rel`` :math:`|v - p| \\le r|p|`, ``log10`` :math:`|\\log_{10} v - \\log_{10} p| \\le t`
+    (a positive ``p`` only); ``-inf``/``inf`` where nothing bounds a side."""
+    lo, hi = -math.inf, math.inf
+    if "abs" in spec:
+        lo, hi = max(lo, paper - spec["abs"]), min(hi, paper + spec["abs"])
+    if "rel" in spec:
+        lo, hi = max(lo, paper - spec["rel"] * abs(paper)), min(hi, paper + spec["rel"] * abs(paper))
+    if "log10" in spec and paper > 0:
+        lo, hi = max(lo, paper / 10 ** spec["log10"]), min(hi, paper * 10 ** spec["log10"])
+    return lo, hi
+
+
 def _tolerance_verdict(claim: Claim, check: dict, spec: dict, value: Any) -> tuple[str, str]:
     """(status, detail) of a tolerance check of ``value`` around the paper's value."""
-    if not _is_finite_number(value):
+    if not finite_number(value):
         return "failed", f"recorded value {value!r} is not a finite number"
     ref = float(claim.paper_value)
     problems = []
@@ -215,7 +239,7 @@ def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s:
     """A tolerance with our value's standard error ``s``: agreement within the tolerance plus ``Z_SPREAD * s``
     reproduces the paper's number when that interval is at most the tolerance wide on each side (the paper's
     word: never a band wider than it), else it is ``inconclusive``; disagreement beyond it fails."""
-    if not s or not _is_finite_number(value):
+    if not s or not finite_number(value):
         return _tolerance_verdict(claim, check, spec, value)
     half, ref = Z_SPREAD * s, float(claim.paper_value)
     closer = max(abs(value - ref) - half, 0.0)  # the interval's point nearest the paper's value
@@ -223,11 +247,7 @@ def _tolerance_with_spread(claim: Claim, check: dict, spec: dict, value: Any, s:
     band = f"{value:.4g} ± {half:.3g} ({Z_SPREAD:g} s.e.)"
     if status == "failed":
         return "failed", f"{detail} (nearest end of {band})"
-    widest = max(
-        spec.get("abs", 0.0),
-        spec.get("rel", 0.0) * abs(ref),
-        abs(ref) * (10 ** spec["log10"] - 1) if "log10" in spec else 0.0,
-    )
+    widest = max(tolerance_width(spec, ref).values(), default=0.0)
     if half > widest:
         return "inconclusive", f"{band} agrees with the paper's {ref:g} but is wider than ±{widest:.3g}"
     return "reproduced", f"{band} agrees with the paper's {ref:g} within {describe(check)[10:]} and our spread"
@@ -243,11 +263,11 @@ def _property_verdict(claim: Claim, spec: dict, value: Any, records: dict[str, A
         if "key" in spec and spec["key"] not in records:
             return "failed", f"comparison key {spec['key']!r} not recorded"
         rhs = records[spec["key"]] if "key" in spec else spec["value"]
-        if not _is_finite_number(value):  # never an expected failure: nothing was measured
+        if not finite_number(value):  # never an expected failure: nothing was measured
             return "failed", f"recorded value {value!r} of {claim.key!r} is not a finite number"
         if op == "between":
             ok = rhs[0] <= value <= rhs[1]
-        elif not _is_finite_number(rhs):
+        elif not finite_number(rhs):
             of_key = f" (key {spec['key']!r})" if "key" in spec else ""
             return "failed", _CHECK_FAILED + f"comparison value {rhs!r}{of_key} is not a finite number"
         else:
@@ -264,7 +284,7 @@ def _spread_of(claim: Claim, records: dict[str, Any]) -> tuple[float | None, str
     if claim.spread is None:
         return None, None
     s = records.get(claim.spread)
-    if not _is_finite_number(s) or s < 0:
+    if not finite_number(s) or s < 0:
         return None, f"spread {claim.spread!r} of {claim.key!r} not recorded as a finite number >= 0 (got {s!r})"
     return float(s), None
 
@@ -275,7 +295,7 @@ def _flag_with_spread(claim: Claim, status: str, detail: str, value: Any, record
     ``Z_SPREAD * s`` of zero; a margin that is missing, not a number, or of the other sign than the flag fails."""
     key = claim.spread.removesuffix(SPREAD_SUFFIX)
     margin = records.get(key)
-    if key == claim.spread or not _is_finite_number(margin):
+    if key == claim.spread or not finite_number(margin):
         return "failed", f"the margin {key!r} of the flag {claim.key!r} is not recorded as a finite number"
     if not isinstance(value, bool) or (margin > 0) is not value:
         return "failed", f"the flag {value!r} disagrees with the sign of its margin {key} = {margin:.4g}"
@@ -291,7 +311,7 @@ def _property_with_spread(claim: Claim, spec: dict, value: Any, records: dict, s
     status, detail = _property_verdict(claim, spec, value, records)
     if claim.spread is not None and spec["op"] in ("true", "false"):
         return _flag_with_spread(claim, status, detail, value, records, s)
-    if not s or spec["op"] not in SPREAD_OPS or not _is_finite_number(value):
+    if not s or spec["op"] not in SPREAD_OPS or not finite_number(value):
         return status, detail
     ends = [_property_verdict(claim, spec, value + d, records)[0] for d in (-Z_SPREAD * s, Z_SPREAD * s)]
     band = f"{value:.4g} ± {Z_SPREAD * s:.3g} ({Z_SPREAD:g} s.e.)"

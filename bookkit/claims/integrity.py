@@ -49,8 +49,8 @@ import tokenize
 from pathlib import Path
 
 from ..notebooks import read_chapter
-from .checker import SPREAD_SUFFIX, ChapterClaims, Claim, split_check
-from .paper_tables import PaperTableError, half_unit, load_paper_tables, printed_tolerance, resolve_ref, tolerance_width
+from .checker import SPREAD_SUFFIX, ChapterClaims, Claim, split_check, tolerance_bounds, tolerance_width
+from .paper_tables import PaperTableError, half_unit, load_paper_tables, printed_tolerance, resolve_ref
 
 INF = math.inf
 #: keys whose values are I(W) (Mu & Viswanath's partition isotropy), compared in log10
@@ -63,15 +63,7 @@ def acceptance(claim: Claim, profile: str) -> tuple[float, float] | None:
     if expected is not None or kind == "unverified":
         return None
     if kind == "tolerance":
-        ref = float(claim.paper_value)
-        lo, hi = -INF, INF
-        if "abs" in spec:
-            lo, hi = max(lo, ref - spec["abs"]), min(hi, ref + spec["abs"])
-        if "rel" in spec:
-            lo, hi = max(lo, ref - spec["rel"] * abs(ref)), min(hi, ref + spec["rel"] * abs(ref))
-        if "log10" in spec and ref > 0:
-            lo, hi = max(lo, ref / 10 ** spec["log10"]), min(hi, ref * 10 ** spec["log10"])
-        return lo, hi
+        return tolerance_bounds(float(claim.paper_value), spec)
     op = spec["op"]
     if "key" in spec or op in ("true", "false"):
         return None

@@ -33,17 +33,8 @@ def printed_tolerance(number: PaperNumber) -> dict:
     return {number.scale.replace("linear", "abs"): printed_band(number)}
 
 
-def tolerance_width(spec: dict, value: float) -> dict:
-    """Each part of a tolerance spec as what it accepts: ``abs`` as it is, ``rel`` times ``|value|``,
-    ``log10`` as the largest value above ``value`` minus ``value`` (all absolute half-widths)."""
-    out = {}
-    if "abs" in spec:
-        out["abs"] = float(spec["abs"])
-    if "rel" in spec:
-        out["rel"] = float(spec["rel"]) * abs(value)
-    if "log10" in spec:
-        out["log10"] = abs(value) * (10 ** float(spec["log10"]) - 1)
-    return out
+#: the fields of a family copied as they are to every claim it expands to
+FAMILY_COPIES = ("checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason")
 
 
 def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where: str) -> list[dict]:
@@ -51,18 +42,7 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
     (``parts`` = the id split on ``/``, ``row``, ``column``, ``table``, ``metric``); the other fields
     (``checks``, ``deviation``, ``sanity``, ``stand_in``, ``seeds``, ``tolerance_reason``) are copied to every
     claim; ``spread`` is a template too, over the same fields and the claim's ``key``."""
-    allowed = {
-        "key",
-        "claim",
-        "rows",
-        "checks",
-        "deviation",
-        "sanity",
-        "stand_in",
-        "seeds",
-        "tolerance_reason",
-        "spread",
-    }
+    allowed = {"key", "claim", "rows", "spread", *FAMILY_COPIES}
     unknown = set(family) - allowed
     if unknown:
         raise PaperTableError(f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
@@ -89,7 +69,7 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
         claim = {"key": key, "claim": text, "paper": {"ref": n.ref}}
         if spread is not None:
             claim["spread"] = spread
-        for k in ("checks", "deviation", "sanity", "stand_in", "seeds", "tolerance_reason"):
+        for k in FAMILY_COPIES:
             if k in family:
                 claim[k] = copy.deepcopy(family[k])
         out.append(claim)

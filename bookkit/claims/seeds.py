@@ -28,6 +28,8 @@ import dataclasses
 import math
 from typing import Any
 
+from replib._validation import finite_number
+
 from .checker import ChapterClaims, Claim, check_chapter, evaluate_claim, split_check
 
 SEED_RULES = ("all", "worst", "mean")
@@ -58,12 +60,8 @@ def rule_problem(claim_key: str, rule: str, checks: dict) -> str | None:
     return None
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _fmt(v: Any) -> str:
-    return f"{v:.4g}" if _finite(v) else repr(v)
+    return f"{v:.4g}" if finite_number(v) else repr(v)
 
 
 def _evaluate_at(claim: Claim, profile: str, records: dict, value: float):
@@ -89,7 +87,7 @@ def combine_claim(
     values = {s: per[s].value for s in seeds}
     kind, spec, _ = split_check(claim.checks[profile])
     rule = claim.seeds
-    numeric = all(_finite(v) for v in values.values()) and not any(errors_by_seed.get(s) for s in seeds)
+    numeric = all(finite_number(v) for v in values.values()) and not any(errors_by_seed.get(s) for s in seeds)
     if kind == "unverified" or not numeric:
         rule = "all"
     first = records_by_seed[seeds[0]]

@@ -233,12 +233,8 @@ def findings_grid(report: dict, paper: str) -> list[dict]:
     return list(rows.values())
 
 
-def _grid_counts(grid: list[dict]) -> Counter:
-    return Counter(cell["class"] for row in grid for cells in row["cells"].values() for cell in cells)
-
-
 def _grid_text(v: dict) -> str:
-    n = _grid_counts(v.get("grid") or [])
+    n = Counter(cell["class"] for row in v.get("grid") or [] for cells in row["cells"].values() for cell in cells)
     if not v.get("grid"):
         return ""
     return (

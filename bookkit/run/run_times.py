@@ -30,10 +30,6 @@ def machine() -> str:
     return f"{os.cpu_count()} CPU cores{model}, no GPU"
 
 
-def _seconds(iso_start: str, iso_end: str) -> float:
-    return (datetime.fromisoformat(iso_end) - datetime.fromisoformat(iso_start)).total_seconds()
-
-
 def rows_from_report(report: dict, cache: str, what: str, wall: float | None = None) -> list[dict]:
     """The table's rows for one run: each chapter's seeds executed in it (the first with the chapter's
     preparation; a reused execution's seconds belong to the run that made it), the runner's span (``started`` to
@@ -50,9 +46,8 @@ def rows_from_report(report: dict, cache: str, what: str, wall: float | None = N
             extra = float(c.get("prepare_seconds") or 0.0) if i == 0 else 0.0
             rows.append({**base, "chapter": c["chapter"], "seeds": seed, "seconds": round(info["seconds"] + extra)})
     seeds = " ".join(str(s) for s in report.get("seeds") or [])
-    rows.append(
-        {**base, "chapter": "runner", "seeds": seeds, "seconds": round(_seconds(report["started"], report["finished"]))}
-    )
+    runner_s = (datetime.fromisoformat(report["finished"]) - datetime.fromisoformat(report["started"])).total_seconds()
+    rows.append({**base, "chapter": "runner", "seeds": seeds, "seconds": round(runner_s)})
     if wall is not None:
         rows.append({**base, "chapter": "all", "seeds": seeds, "seconds": round(wall)})
     return rows

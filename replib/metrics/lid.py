@@ -154,10 +154,6 @@ def _cuda_available() -> bool:
     return torch is not None and bool(torch.cuda.is_available())
 
 
-def _faiss_available() -> bool:
-    return faiss is not None
-
-
 def _refine(
     index: np.ndarray,
     queries: np.ndarray,
@@ -261,7 +257,7 @@ def _knn_distances(
     """
     if backend == "auto":  # torch only for large searches (and only then imported)
         large = len(index) * len(queries) > GPU_SEARCH_MIN_PAIRS
-        backend = "torch" if large and _cuda_available() else "faiss" if _faiss_available() else "sklearn"
+        backend = "torch" if large and _cuda_available() else "faiss" if faiss is not None else "sklearn"
     if backend == "torch":
         dist, idx = _knn_torch(index, queries, k + 1, device)
     elif backend == "faiss":

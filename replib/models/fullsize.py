@@ -39,8 +39,8 @@ from ..provenance import note_model
 from .base import LoadedModel, state_sha256, vocab_sha256
 from .loading import minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
-from .registry import ModelSpec
-from .tiny import _esm_tok, _protbert_tok, _xlnet_tok
+from .registry import REGISTRY, ModelSpec
+from .tiny import _esm_tok, _protbert_tok, _xlnet_tok, esm_config
 
 __all__ = [
     "FULLSIZE",
@@ -67,20 +67,24 @@ class FullSize:
     kwargs : dict
         The configuration's values (those of the model's published ``config.json``; the class defaults
         are the published ones where nothing is given).
-    recipe : str
-        Embedding recipe (:mod:`replib.models.registry`).
     tokenizer : str
         ``protbert``, ``protxlnet``, ``esm``, ``bert``, ``mpnet``, ``bpe``, ``roberta`` or ``proteinbert``.
-    sbert : bool
-        A sentence-transformers model (mean pooling, Normalize): :func:`save_fullsize` writes that layout.
     """
 
     name: str
     config: str
     kwargs: dict = field(default_factory=dict)
-    recipe: str = "text"
     tokenizer: str = "bert"
-    sbert: bool = False
+
+    @property
+    def recipe(self) -> str:
+        """The embedding recipe: the paper model's own (:data:`replib.models.registry.REGISTRY`)."""
+        return REGISTRY[self.name].recipe
+
+    @property
+    def sbert(self) -> bool:
+        """A sentence-transformers model (mean pooling, Normalize): :func:`save_fullsize` writes that layout."""
+        return self.recipe == "sbert"
 
 
 _PROTBERT = dict(
@@ -95,64 +99,38 @@ _PROTBERT = dict(
 )
 
 
-def _esm(hidden: int, layers: int) -> dict:
-    return dict(
-        vocab_size=33,
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=20,
-        intermediate_size=4 * hidden,
-        max_position_embeddings=1026,
-        position_embedding_type="rotary",
-        token_dropout=True,
-        emb_layer_norm_before=False,
-        pad_token_id=1,
-        mask_token_id=32,
-    )
-
-
 _ROBERTA = dict(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1, layer_norm_eps=1e-5)
 #: registry key -> its architecture (ProtTrans: Elnaggar et al. 2021, Table 2 and the models' config.json;
 #: ESM-2: Lin et al. 2023; ProteinBERT: Brandes et al. 2022; the text models: their Hugging Face configs)
 FULLSIZE = {
     f.name: f
     for f in (
-        FullSize("prot_bert", "BertConfig", _PROTBERT, "protbert", "protbert"),
-        FullSize("prot_bert_bfd", "BertConfig", _PROTBERT, "protbert", "protbert"),
+        FullSize("prot_bert", "BertConfig", _PROTBERT, "protbert"),
+        FullSize("prot_bert_bfd", "BertConfig", _PROTBERT, "protbert"),
         FullSize(
             "prot_xlnet",
             "XLNetConfig",
             dict(vocab_size=37, d_model=1024, n_layer=30, n_head=16, d_inner=4096, mem_len=512),
             "protxlnet",
-            "protxlnet",
         ),
-        FullSize("proteinbert", "ProteinBERT", dict(seq_len=512), "proteinbert", "proteinbert"),
-        FullSize("esm2_t6_8M", "EsmConfig", _esm(320, 6), "esm", "esm"),
-        FullSize("esm2_t12_35M", "EsmConfig", _esm(480, 12), "esm", "esm"),
-        FullSize("esm2_t30_150M", "EsmConfig", _esm(640, 30), "esm", "esm"),
-        FullSize("esm2_t33_650M", "EsmConfig", _esm(1280, 33), "esm", "esm"),
-        FullSize("bert-base-uncased", "BertConfig", {}, "text", "bert"),
+        FullSize("proteinbert", "ProteinBERT", dict(seq_len=512), "proteinbert"),
+        FullSize("esm2_t6_8M", "EsmConfig", esm_config(320, 6), "esm"),
+        FullSize("esm2_t12_35M", "EsmConfig", esm_config(480, 12), "esm"),
+        FullSize("esm2_t30_150M", "EsmConfig", esm_config(640, 30), "esm"),
+        FullSize("esm2_t33_650M", "EsmConfig", esm_config(1280, 33), "esm"),
+        FullSize("bert-base-uncased", "BertConfig", {}, "bert"),
         FullSize(
             "all-MiniLM-L6-v2",
             "BertConfig",
             dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536),
-            "sbert",
             "bert",
-            sbert=True,
         ),
-        FullSize("distilbert-base-uncased", "DistilBertConfig", {}, "text", "bert"),
-        FullSize("openai-gpt", "OpenAIGPTConfig", {}, "text", "bpe"),
-        FullSize("gpt2", "GPT2Config", {}, "text", "bpe"),
-        FullSize("roberta-base", "RobertaConfig", _ROBERTA, "text", "roberta"),
-        FullSize("all-mpnet-base-v2", "MPNetConfig", dict(vocab_size=30527), "sbert", "mpnet", sbert=True),
-        FullSize(
-            "all-distilroberta-v1",
-            "RobertaConfig",
-            dict(_ROBERTA, num_hidden_layers=6),
-            "sbert",
-            "roberta",
-            sbert=True,
-        ),
+        FullSize("distilbert-base-uncased", "DistilBertConfig", {}, "bert"),
+        FullSize("openai-gpt", "OpenAIGPTConfig", {}, "bpe"),
+        FullSize("gpt2", "GPT2Config", {}, "bpe"),
+        FullSize("roberta-base", "RobertaConfig", _ROBERTA, "roberta"),
+        FullSize("all-mpnet-base-v2", "MPNetConfig", dict(vocab_size=30527), "mpnet"),
+        FullSize("all-distilroberta-v1", "RobertaConfig", dict(_ROBERTA, num_hidden_layers=6), "roberta"),
     )
 }
 

@@ -97,6 +97,26 @@ ESM_VOCAB = [
     "<null_1>",
     "<mask>",
 ]
+
+
+def esm_config(hidden: int, layers: int) -> dict:
+    """ESM-2's configuration at width ``hidden`` and ``layers`` blocks (the published ``config.json`` of
+    ``facebook/esm2_*``: 20 heads, a feed-forward 4 times as wide, rotary positions), the real 33-token vocabulary."""
+    return dict(
+        vocab_size=len(ESM_VOCAB),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=20,
+        intermediate_size=4 * hidden,
+        max_position_embeddings=1026,
+        position_embedding_type="rotary",
+        token_dropout=True,
+        emb_layer_norm_before=False,
+        pad_token_id=1,
+        mask_token_id=32,
+    )
+
+
 _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 _DIR: Path | None = None
 
@@ -245,16 +265,7 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
         model, spec = tr.XLNetModel(cfg), _spec(family, "xlnet", H, L, "protxlnet")
     elif family == "esm":
         tok = _esm_tok()
-        cfg = tr.EsmConfig(
-            vocab_size=len(ESM_VOCAB),
-            pad_token_id=1,
-            mask_token_id=32,
-            max_position_embeddings=1026,
-            position_embedding_type="rotary",
-            token_dropout=True,
-            emb_layer_norm_before=False,
-            **_TINY,
-        )
+        cfg = tr.EsmConfig(**(esm_config(H, L) | _TINY))  # ESM-2's configuration at the tiny sizes
         model, spec = tr.EsmModel(cfg, add_pooling_layer=False), _spec(family, "esm", H, L, "esm")
     elif family == "bert":
         tok = _bert_tok()
