@@ -23,7 +23,7 @@ from .isotropy import HAKIM2025_CORRELATIONS
 PAPER_GLOBAL_MODELS = ("prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert")
 
 
-#: fewest items a bootstrap over items takes: at least 10 independent units behind a spread (issue 40)
+#: fewest items a bootstrap over items takes: at least 10 independent units behind a spread
 PAIR_BOOT_MIN_ITEMS = 10
 #: bootstrap resamples of the items behind a correlation over their pairs
 PAIR_BOOT = 200
