@@ -249,7 +249,7 @@ def test_sts_and_table1_spreads():
     out = ci.sts_spread_records(pd.DataFrame(rows), _cfg())
     assert out["sts_m_baseline_sts12_spread"] == 0.0
     assert out["sts_m_cluster_stsb_spread"] == pytest.approx(1.0 * math.sqrt(1 / 3 + 1 / 5))
-    assert out["iw_gain_cluster_log10_min_spread"] > 0 and out["sts_delta_m_global_spread"] == 0.0
+    assert out["iw_cluster_minus_global_log10_min_spread"] > 0 and out["sts_delta_m_global_spread"] == 0.0
     assert out["sts_cluster_minus_baseline_mean_spread"] == pytest.approx(math.sqrt(2 * (1 / 3)) / 2)
     t1 = pd.DataFrame(
         [dict(model="spec", k=0, seed=None, iw_log10=-4.0)]
