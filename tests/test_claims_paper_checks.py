@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from threadpoolctl import threadpool_limits
 
 from replib.methods import classifiers as ct
 from replib.methods import cluster_isotropy as ci
@@ -148,36 +149,79 @@ def test_global_spreads_and_the_quoted_comparators():
 
 
 # ------------------------------------------------------------------ manifolds (Cai et al.)
-def test_drop_spread_is_zero_when_nothing_is_drawn():
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(60, 5))
-    one_each = np.array([f"t{i}" for i in range(60)])  # one instance per type: every draw is the same
-    out = mf.drop_spread(X, one_each, np.arange(60) % 2, seed=0, draws=4)
-    assert set(out) == {"s_inter_drop_sd"}
-    assert out["s_inter_drop_sd"] == pytest.approx(0, abs=1e-12)
-    shared = np.array([f"t{i % 6}" for i in range(60)])
-    assert mf.drop_spread(X, shared, np.arange(60) % 2, seed=0, draws=4)["s_inter_drop_sd"] > 0
+#: a small clustering configuration: k chosen among 2-5 (always clustered), one k-means start on 200 rows
+_CLUSTERS = {"ks": [2, 3, 4, 5], "threshold": -1.0, "sil_sample": None, "n_init": 1, "kmeans_fit": 200,
+             "max_per_type": 1000, "threads": 1}  # fmt: skip
+
+
+def _typed_cloud(rng, separated: bool):
+    """120 types of 3 instances each in 4-D: around two far apart centres (one clustering, whatever the draw),
+    or one round cloud (k-means lands in a different partition at each draw)."""
+    types = np.repeat(np.arange(120), 3)
+    centre = 20.0 * (types % 2)[:, None] * np.eye(4)[0] if separated else 0.0
+    X = 5.0 + centre + rng.normal(size=(120, 4))[types] + 0.5 * rng.normal(size=(360, 4))
+    return X, types.astype(str)
+
+
+def test_the_drop_spread_covers_the_draw_of_the_clustering(rng):
+    X, tokens = _typed_cloud(rng, separated=False)
+    out = mf.redrawn_drops(X, tokens, _CLUSTERS, seed=0, draws=10)
+    # every draw is the chapter's own drop for that draw's clusters (an independent path)
+    for r in (0, 9):
+        with threadpool_limits(1):  # as redrawn_drops (threads: 1), so that k-means' arithmetic is the same
+            labels = mf.layer_clusters(X, _CLUSTERS, 1 + r).labels
+        cc = mf.cluster_centered_isotropy(X, tokens, labels, 1000, 1 + r)
+        assert out["s_intra_drop"][r] == pytest.approx(mf.s_intra(X, tokens, 1000, 1 + r) - cc["s_intra"], abs=1e-12)
+        assert out["s_inter_drop"][r] == pytest.approx(mf.s_inter(X, tokens, 1 + r) - cc["s_inter"], abs=1e-12)
+    # no instance is drawn for S_intra (3 instances, up to 1,000 kept): with the clusters fixed its drop would
+    # not move, but the clusters themselves are a draw, and the drop moves with them
+    assert np.std(out["s_intra_drop"]) > 0.01
+    with threadpool_limits(1):
+        assert len({mf.layer_clusters(X, _CLUSTERS, s).k for s in range(1, 11)}) > 1
+    # clusters that every draw finds: S_intra's drop is the same at every draw
+    sep = mf.redrawn_drops(*_typed_cloud(rng, separated=True), _CLUSTERS, seed=0, draws=10)
+    assert np.std(sep["s_intra_drop"]) < 1e-12 and np.std(sep["s_inter_drop"]) > 0  # one instance per type drawn
     with pytest.raises(ValueError, match="one entry per row"):
-        mf.drop_spread(X, shared[:5], np.arange(60) % 2)
+        mf.redrawn_drops(X, tokens[:5], _CLUSTERS)
+    with pytest.raises(ValueError, match="draws"):
+        mf.redrawn_drops(X, tokens, _CLUSTERS, draws=1)
 
 
-def test_spread_records_take_the_layer_of_the_smallest_drop():
+def test_the_drop_spreads_are_taken_in_the_layer_of_the_smallest_drop(rng, tmp_path):
+    stream = SimpleNamespace(layers=dict(enumerate([_typed_cloud(rng, s)[0] for s in (True, False)])),
+                             tokens=_typed_cloud(rng, True)[1])  # fmt: skip
+    results = pd.DataFrame(
+        {
+            "model": "M",
+            "corpus": "c",
+            "layer": [0, 1],
+            "s_inter": [0.3, 0.3],
+            "s_inter_cluster": [0.29, 0.1],  # smallest S_inter drop in layer 0
+            "s_intra": [0.8, 0.8],
+            "s_intra_cluster": [0.1, 0.79],  # smallest S_intra drop in layer 1
+        }
+    )
+    out = mf.drop_min_spreads(results, {("M", "c"): stream}, _CLUSTERS, seed=2, draws=4)
+    for name, layer in (("s_inter", 0), ("s_intra", 1)):
+        drops = mf.redrawn_drops(stream.layers[layer], stream.tokens, _CLUSTERS, seed=2, draws=4)[f"{name}_drop"]
+        assert out[f"{name}_drop_min_spread"] == pytest.approx(np.std(drops, ddof=1), abs=1e-15)
+    assert out["s_intra_drop_min_spread"] > 0.01
+    kept = mf.drop_min_spreads(results, {("M", "c"): stream}, _CLUSTERS, seed=2, draws=4, cache_dir=tmp_path)
+    assert kept == out == mf.drop_min_spreads(results, {("M", "c"): stream}, _CLUSTERS, 2, 4, cache_dir=tmp_path)
+    assert len(list((tmp_path / "layers").iterdir())) == 2  # one set of draws per layer, read back the second time
+
+
+def test_spread_records_of_the_lid():
     results = pd.DataFrame(
         {
             "model": ["BERT", "BERT", "M"],
-            "s_inter": [0.3, 0.3, 0.3],
-            "s_inter_cluster": [0.1, 0.29, 0.2],
-            "s_inter_drop_sd": [0.5, 0.02, 0.7],
-            "s_intra": [0.8, 0.8, 0.8],
-            "s_intra_cluster": [0.1, 0.2, 0.79],
-            "s_intra_drop_sd": [0.5, 0.5, 0.003],
             "lid_cosine": [4.0, 6.0, 9.0],
             "lid_cosine_se": [0.3, 0.4, 0.1],
         }
     )
     glove = SimpleNamespace(pointwise=np.array([10.0, 12.0, np.nan, 14.0]), mean=12.0)
     out = mf.spread_records(results, glove, mf.PAPER_LID_TABLE3)
-    assert out["s_inter_drop_min_spread"] == 0.02 and out["s_intra_drop_min_spread"] == 0.003
+    assert not {"s_inter_drop_min_spread", "s_intra_drop_min_spread"} & set(out)  # drop_min_spreads
     assert out["lid_contextual_model_max"] == 9.0 and out["lid_contextual_model_max_spread"] == pytest.approx(0.1)
     assert out["lid_cosine_bert_spread"] == pytest.approx(0.5 / 2)
     assert out["lid_static_glove_standin_spread"] == pytest.approx(2 / math.sqrt(3))
@@ -244,7 +288,7 @@ def test_sts_and_table1_spreads():
     out = ci.sts_spread_records(pd.DataFrame(rows), _cfg())
     assert out["sts_m_baseline_sts12_spread"] == 0.0
     assert out["sts_m_cluster_stsb_spread"] == pytest.approx(1.0 * math.sqrt(1 / 3 + 1 / 5))
-    assert out["iw_gain_cluster_log10_min_spread"] > 0 and out["sts_delta_m_global_spread"] == 0.0
+    assert out["iw_cluster_minus_global_log10_min_spread"] > 0 and out["sts_delta_m_global_spread"] == 0.0
     assert out["sts_cluster_minus_baseline_mean_spread"] == pytest.approx(math.sqrt(2 * (1 / 3)) / 2)
     t1 = pd.DataFrame(
         [dict(model="spec", k=0, seed=None, iw_log10=-4.0)]

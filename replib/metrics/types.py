@@ -67,7 +67,7 @@ def s_inter(X, types, seed: int = 0, *, center: bool = False) -> float:
 
 def _s_inter(X: np.ndarray, codes: np.ndarray, seed: int) -> float:
     """:func:`s_inter` of rows already checked, grouped by integer ``codes`` (any integers: only their order
-    matters), for callers that draw many times from the same rows (:func:`~replib.methods.manifolds.drop_spread`)."""
+    matters), for callers that draw many times from the same rows (:func:`~replib.methods.manifolds.redrawn_drops`)."""
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(codes))  # a random instance per type: first in a random order
     _, first = np.unique(codes[order], return_index=True)

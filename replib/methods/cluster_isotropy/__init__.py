@@ -24,7 +24,7 @@ The package is split by concern, and re-exports every public name here:
 * :mod:`.sts`: the STS protocol of the paper (token pool per data set, mean of processed token vectors,
   cosine, Spearman x 100), the hyperparameter search on STS-B dev, isotropy tables;
 * :mod:`.spreads`: the spread of the values compared with the paper (run-to-run sd over seeds, binomial
-  errors of the classification scores);
+  errors of the classification scores), and the smallest gain of I(W) over more runs;
 * :mod:`.classification`: the classification protocol (flattened last-layer token matrix, MLP) with a fresh
   classifier for every condition;
 * :mod:`.verbs`: Table 4, verb tense against meaning on SemCor (mean distances to the occurrences with the
@@ -80,9 +80,11 @@ from .setup import (
     make_transform,
 )
 from .spreads import (
+    IW_GAIN_DRAWS,
     PAPER_RUNS,
     classification_spread_records,
     difference_spread,
+    iw_gain_records,
     notebook_spread_records,
     sts_spread_records,
     table1_spread_records,

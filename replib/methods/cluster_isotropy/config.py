@@ -130,7 +130,7 @@ def _model_records(label: str) -> list[str]:
         f"sts_{label}_*",
         f"iw_{label}_*",
         f"sts_delta_{label}_*",
-        f"iw_gain_{label}_cluster_log10",
+        f"iw_gain_{label}_cluster_log10*",
     ]
 
 

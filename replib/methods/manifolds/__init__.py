@@ -17,7 +17,8 @@ per module:
 * :mod:`.setup`: the corpora, token streams, :func:`analyse_models` (every model, corpus and layer) and GloVe;
 * :mod:`.summary`: the chapter's records and tables from the per-layer results;
 * :mod:`.checks`: the estimators checked on the chapter's own data (brute force, repeatability, LID);
-* :mod:`.spread`: the spread of the values near a bound or compared with the paper, and the Swiss roll's LID;
+* :mod:`.spread`: the spread of the values near a bound (the smallest drops over fresh draws of the clustering
+  and the instances) or compared with the paper, and the Swiss roll's LID;
 * :mod:`.config`: the paper's models and the sizes of each profile (:func:`replib.config.chapter_config`).
 
 Local intrinsic dimension lives in :mod:`replib.metrics.lid`.
@@ -43,9 +44,9 @@ from .setup import (
 from .spread import (
     DROP_DRAWS,
     STATIC_TABLE3_FILES,
-    drop_spread,
-    intra_drop_spread,
+    drop_min_spreads,
     intra_type_cosines,
+    redrawn_drops,
     spread_records,
     static_table3_records,
     swiss_roll_lid_records,

@@ -16,7 +16,6 @@ from ...metrics import isoscore
 from ...metrics.lid import lid_mle
 from ...metrics.types import s_inter, s_intra, type_codes
 from .clusters import choose_clusters, cluster_centered_isotropy
-from .spread import drop_spread
 
 
 # ------------------------------------------------------------------------------------ several layers
@@ -132,8 +131,6 @@ def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
         partition_cluster=cc["partition_isotropy_mean"],
         n_deflated=cc["n_deflated"],
     )
-    # the sd of the S_inter drop over fresh draws of one instance per type (same clusters): s_inter_drop_sd
-    row.update(drop_spread(X, tokens, choice.labels, seed))
     for metric in lid_metrics:
         r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
         row[f"lid_{metric}"] = r.mean

@@ -16,7 +16,6 @@ from ...models import content_identity, load_glove, resolve_model
 from ...papers import project_table
 from ..streaming import sample_rows, stream_layers
 from .analysis import analyse_layers
-from .spread import intra_drop_spread
 
 #: the parameters a layer's analysis depends on (threads and processes only change where it runs)
 _ANALYSIS_KEYS = ("ks", "threshold", "max_per_type", "lid_k", "sil_sample", "n_init", "kmeans_fit", "lid_queries")
@@ -107,12 +106,7 @@ def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
     info = {**what, "layers": list(layers), "seed": cfg.seed, **{k: cfg[k] for k in _ANALYSIS_KEYS}}
     folder = None if cache_dir is None else Path(cache_dir) / "layers"
     mats = {layer: stream.layers[layer] for layer in layers}
-    rows = memo(folder, info, analyse_layers, mats, stream.tokens, cfg, seed=cfg.seed)
-    # the jackknife of the S_intra drop over types reads the kept clusters (a few CPU seconds, not cached)
-    return [
-        dict(r, **intra_drop_spread(mats[layer], stream.tokens, r["labels"], cfg["max_per_type"], cfg.seed))
-        for layer, r in zip(layers, rows)
-    ]
+    return memo(folder, info, analyse_layers, mats, stream.tokens, cfg, seed=cfg.seed)
 
 
 #: windows of one shard of the streamed pass (:func:`stream_corpus`)

@@ -2,11 +2,12 @@
 that no verdict rests on the one draw a seed made :cite:`cai2021isotropy`; and the Swiss roll, a manifold
 whose dimension is known.
 
-- :func:`drop_spread`: S_inter draws one instance per type, so its drop raw - per-cluster centred moves
-  when other instances are drawn; its sd over fresh draws (same clusters);
-- :func:`intra_drop_spread`: S_intra is a mean over types, so its drop is resampled by types (a jackknife
-  over ten groups of types, same clusters);
-- :func:`spread_records`: the spreads of the chapter's extreme drops, the per-model mean LID and GloVe's;
+- :func:`redrawn_drops`: the drops of S_inter and S_intra under per-cluster centring depend on what a seed draws
+  in a layer, the clustering (k-means' subsample and initialisation, the silhouette sample, so k) and the
+  instances; the drops over fresh draws of all of them;
+- :func:`drop_min_spreads`: their sd in the layer where a run's drop is smallest, the spread of the
+  chapter's smallest drops;
+- :func:`spread_records`: the spreads of the per-model mean LID and GloVe's;
 - :func:`swiss_roll_lid_records`: the LID of a Swiss roll (a 2-D sheet rolled in 3-D);
 - :func:`static_table3_records`: in the paper profile, the LID of the authors' static vectors (Table 3's
   GloVe, GloVe-2M and GNEWS rows) from the files the environment names (:data:`STATIC_TABLE3_FILES`).
@@ -16,20 +17,25 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.datasets import make_swiss_roll
+from threadpoolctl import threadpool_limits
 
+from ..._io import hash_array, hash_inputs, memo
 from ..._validation import check_array
 from ...metrics.lid import lid_mle, lid_mle_variants
 from ...metrics.types import _per_type_rows, _s_inter, type_codes
 from ...models.static import load_static_vectors
-from ...sampling import JACKKNIFE_GROUPS, jackknife_se
+from .analysis import layer_clusters
 
-#: fresh draws of the instances behind :func:`drop_spread`
+#: fresh draws of the clustering and the instances behind :func:`redrawn_drops`
 DROP_DRAWS = 10
+#: the parameters :func:`redrawn_drops` reads
+_DRAW_KEYS = ("ks", "threshold", "sil_sample", "n_init", "kmeans_fit", "max_per_type")
 #: Table 3's static rows: record key -> the environment variable naming the vector file (GloVe Twitter 100-d,
 #: GloVe 840B 300-d, GoogleNews word2vec 300-d); none can be downloaded on the machines this book is built on
 STATIC_TABLE3_FILES = {
@@ -54,34 +60,86 @@ def centred_clusters(X, tokens, labels) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def drop_spread(X, tokens, labels, seed: int = 0, draws: int = DROP_DRAWS) -> dict:
-    """The sd over ``draws`` fresh draws of one instance per type of the drop of S_inter, raw minus the
-    unweighted mean over clusters of the per-cluster centred S_inter (the clusters ``labels`` fixed):
-    ``s_inter_drop_sd``. (S_intra averages up to 1,000 instances of every type, so a new draw barely moves
-    it; its variation between seeds comes from the clustering, which the runner's seeds measure.)
+def redrawn_drops(X, tokens, cfg, seed: int = 0, draws: int = DROP_DRAWS) -> dict:
+    """The drops of S_inter and S_intra (raw minus the unweighted mean over clusters of the per-cluster centred
+    value) over ``draws`` fresh draws of everything a seed draws in one layer: the clustering
+    (:func:`~.analysis.layer_clusters`: k-means' fitting subsample and initialisation, the silhouette sample,
+    and so the chosen k) and the instances (one per type for S_inter, up to ``cfg["max_per_type"]`` per type
+    for S_intra). With ``n_init=1`` k-means lands in different local optima from draw to draw, and the drop
+    with them.
 
     Parameters
     ----------
     X : array_like (n_tokens, d)
     tokens : array_like (n_tokens,)
-    labels : array_like (n_tokens,) int
+    cfg : mapping
+        The chapter's configuration (``ks``, ``threshold``, ``sil_sample``, ``n_init``, ``kmeans_fit``,
+        ``max_per_type``; ``threads`` limits BLAS/OpenMP threads, as in :func:`~.analysis.analyse_layer`).
     seed, draws : the draws use seeds ``seed * 1000 + 1 ...``
+
+    Returns
+    -------
+    dict
+        ``s_inter_drop``, ``s_intra_drop``: arrays of ``draws`` values.
     """
-    X = check_array(X, min_samples=2)
-    labels = np.asarray(labels)
+    X = check_array(X, min_samples=3)
     codes, _ = type_codes(tokens)  # checked and coded once for the draws below (the same groups as the tokens)
-    if not (len(X) == len(codes) == len(labels)):
-        raise ValueError(f"X, tokens and labels need one entry per row; got {len(X)}, {len(codes)}, {len(labels)}")
+    if len(X) != len(codes):
+        raise ValueError(f"X and tokens need one entry per row; got {len(X)} and {len(codes)}")
     if draws < 2:
         raise ValueError(f"draws must be >= 2; got {draws}")
-    clusters = centred_clusters(X, codes, labels)
-    drops = []
+    with threadpool_limits(cfg.get("threads")):
+        return _redrawn_drops(X, codes, cfg, seed, draws)
+
+
+def _redrawn_drops(X, codes, cfg, seed, draws) -> dict:
+    inter, intra = [], []
     for r in range(draws):
         s = seed * 1000 + 1 + r
-        inside = np.array([_s_inter(A, t, s) for A, t in clusters], dtype=float)
-        inside = inside[np.isfinite(inside)]
-        drops.append(_s_inter(X, codes, s) - (inside.mean() if inside.size else np.nan))
-    return {"s_inter_drop_sd": float(np.nanstd(drops, ddof=1))}
+        labels = layer_clusters(X, cfg, s).labels
+        inside = np.array([_s_inter(A, t, s) for A, t in centred_clusters(X, codes, labels)], dtype=float)
+        inter.append(_s_inter(X, codes, s) - _finite_mean(inside))
+        raw, per_cluster = intra_type_cosines(X, codes, labels, cfg["max_per_type"], s)
+        intra.append(raw[0].mean() - _finite_mean([cos.mean() for cos, _ in per_cluster]))
+    return {"s_inter_drop": np.array(inter), "s_intra_drop": np.array(intra)}
+
+
+def _finite_mean(values) -> float:
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def drop_min_spreads(
+    results: pd.DataFrame, streams: dict, cfg, seed: int = 0, draws: int = DROP_DRAWS, cache_dir=None
+) -> dict:
+    """The spread of each smallest drop: the sd of :func:`redrawn_drops` in the layer where this run's drop is
+    smallest (one set of draws when both minima fall in the same layer), ``s_inter_drop_min_spread`` and
+    ``s_intra_drop_min_spread``. The run's own drop is one draw of the clustering and the instances; the sd
+    over fresh draws is how far another seed's draw can move it. With a ``cache_dir`` the draws are kept in
+    ``cache_dir/layers`` under the content of the layer (:func:`replib._io.memo`), like the layers' analyses.
+
+    Parameters
+    ----------
+    results : the per-layer results (columns ``model``, ``corpus``, ``layer``, ``s_inter``,
+        ``s_inter_cluster``, ``s_intra``, ``s_intra_cluster``)
+    streams : (model, corpus) -> its token stream (``layers``: layer -> (n_tokens, d), ``tokens``)
+    cfg, seed, draws : as for :func:`redrawn_drops`
+    cache_dir : path or None
+    """
+    folder = None if cache_dir is None else Path(cache_dir) / "layers"
+    out, done = {}, {}
+    for name in ("s_inter", "s_intra"):
+        row = results.loc[(results[name] - results[f"{name}_cluster"]).idxmin()]
+        where = (row["model"], row["corpus"], int(row["layer"]))
+        if where not in done:
+            stream = streams[where[:2]]
+            X = stream.layers[where[2]]
+            info = dict(fn="redrawn_drops", X=hash_array(X), tokens=hash_inputs(stream.tokens), seed=seed, draws=draws)
+            info.update({k: cfg[k] for k in _DRAW_KEYS})
+            done[where] = memo(folder, info, redrawn_drops, X, stream.tokens, cfg, seed, draws)
+        out[f"{name}_drop_min_spread"] = float(np.std(done[where][f"{name}_drop"], ddof=1))
+    return out
 
 
 def _type_sums(X, rows, weights, group, n_groups: int) -> np.ndarray:
@@ -147,59 +205,18 @@ def _mean_cosines(S: np.ndarray, n: np.ndarray, types: np.ndarray) -> tuple[np.n
     return (np.einsum("ij,ij->i", S[ok], S[ok]) - n) / (n * (n - 1.0)), types[ok]
 
 
-def intra_drop_spread(X, tokens, labels, max_per_type: int = 1000, seed: int = 0, groups: int = JACKKNIFE_GROUPS):
-    """The standard error of the drop of S_intra, raw minus the unweighted mean over clusters of the
-    per-cluster centred S_intra (the clusters ``labels`` fixed), by a delete-a-group jackknife over the types
-    (S_intra is a mean over types; :func:`replib.sampling.jackknife_se`): ``s_intra_drop_sd``. The per-type
-    cosines are computed once (:func:`intra_type_cosines`) and each replicate averages them without one group
-    of types.
-
-    Parameters
-    ----------
-    X : array_like (n_tokens, d)
-    tokens : array_like (n_tokens,)
-    labels : array_like (n_tokens,) int
-    max_per_type, seed : as for :func:`~replib.metrics.types.s_intra`
-    groups : int
-        Replicates: groups of types, at most the number of types with two instances.
-    """
-    X = check_array(X, min_samples=2)
-    labels = np.asarray(labels)
-    codes, uniq = type_codes(tokens)
-    if not (len(X) == len(codes) == len(labels)):
-        raise ValueError(f"X, tokens and labels need one entry per row; got {len(X)}, {len(codes)}, {len(labels)}")
-    raw, inside = intra_type_cosines(X, codes, labels, max_per_type, seed)
-    if not 2 <= groups <= len(raw[0]):
-        raise ValueError(f"groups must be between 2 and the {len(raw[0])} types with two instances; got {groups}")
-    group = np.random.default_rng(seed).permutation(len(uniq)) % groups
-
-    def drop_without(g: int) -> float:
-        means = [cos[group[t] != g].mean() for cos, t in inside if np.any(group[t] != g)]
-        return float(raw[0][group[raw[1]] != g].mean() - (np.mean(means) if means else np.nan))
-
-    return {"s_intra_drop_sd": jackknife_se([drop_without(g) for g in range(groups)])}
-
-
-def _at_min(results: pd.DataFrame, value: pd.Series, sd_col: str) -> float:
-    return float(results.loc[value.idxmin(), sd_col])
-
-
 def spread_records(results: pd.DataFrame, glove_lid, paper_models=()) -> dict:
-    """The spreads the chapter's checks use, from the per-layer results (columns of
-    :func:`~.analysis.analyse_layer`) and GloVe's :class:`~replib.metrics.lid.LIDResult`:
+    """The spreads of the LID values the chapter's checks use, from the per-layer results (columns of
+    :func:`~.analysis.analyse_layer`) and GloVe's :class:`~replib.metrics.lid.LIDResult` (the drops' spreads:
+    :func:`drop_min_spreads`):
 
-    - ``s_inter_drop_min_spread``, ``s_intra_drop_min_spread``: each drop's standard error in the layer
-      where it is smallest;
     - ``lid_contextual_model_max``: the largest mean over layers of one model's LID (cosine; Table 3 reports
       one such mean per model), with ``lid_contextual_model_max_spread`` (its standard error over queries);
     - ``lid_static_glove_standin`` and its ``_spread``: GloVe 6B 50-d's mean LID (cosine) over its queries;
     - ``lid_cosine_<model>_spread`` for each of the paper's models (``paper_models``, e.g.
       :data:`~.setup.PAPER_LID_TABLE3`) that ran.
     """
-    out = {
-        "s_inter_drop_min_spread": _at_min(results, results["s_inter"] - results["s_inter_cluster"], "s_inter_drop_sd"),
-        "s_intra_drop_min_spread": _at_min(results, results["s_intra"] - results["s_intra_cluster"], "s_intra_drop_sd"),
-    }
+    out = {}
     by_model = results.groupby("model")
     mean = by_model["lid_cosine"].mean()
     se = by_model["lid_cosine_se"].apply(lambda s: float(np.sqrt(np.sum(np.square(s))) / len(s)))
