@@ -187,7 +187,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
             states = hidden_states(model.to(default_device()), inputs)
             for layer, X in enumerate(states):
                 rows.append({"step": step, "layer": layer, **measure_layer(X, types, mcfg, seed=run.seed)})
-            if step in (run.steps[0], run.steps[-1]):
+            if step == run.steps[0]:
                 ends[step] = X  # the last layer
             if step == run.steps[-1]:
                 final_blocks = np.stack(states[1:])  # every block's output at the end (the depth ordering)
@@ -206,8 +206,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
         np.savez(
             fh,
             first=ends[run.steps[0]],
-            final=ends[run.steps[-1]],
-            final_blocks=final_blocks,
+            final_blocks=final_blocks,  # its last block is the last layer at the final checkpoint
             types=types,
             groups=groups,
         )
@@ -233,7 +232,8 @@ def end_layers(run: TrainRun, mcfg: dict) -> dict:
     if not f_ends.exists():
         measure_run(run, mcfg, progress=False)
     with np.load(f_ends, allow_pickle=False) as z:
-        return {k: z[k] for k in ("first", "final", "final_blocks", "types", "groups")}
+        out = {k: z[k] for k in ("first", "final_blocks", "types", "groups")}
+    return {**out, "final": out["final_blocks"][-1]}
 
 
 def frequency_projection(W, counts) -> pd.DataFrame:
