@@ -253,9 +253,11 @@ def test_colab_budget_line_from_the_rehearsal(tmp_path):
     assert pages.colab_budget_markdown("gamma", rows) == ""
     assert read_csv(tmp_path / "none.csv") == []
     whole = [{"chapter": "alpha", "part": "all", "status": "ok", "t4_hours_estimate": "1.84",
-              "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5"}, *rows]  # fmt: skip
+              "l4_hours_estimate": "0.99", "peak_rss_gb": "6.02", "cache_gb": "2.5", "fraction_of_paper": "0.01",
+              "extrapolation": "100"}, *rows]  # fmt: skip
     line = pages.colab_budget_markdown("alpha", whole)  # the chapter as a whole: its row alone
-    assert "one session, about 1.8 hours on a T4 (0.99 on an L4), 6.0 GB of RAM and 2.5 GB of disk" in line
+    assert "one run, about 1.8 hours on a T4 (0.99 on an L4), 6.0 GB of RAM and 2.5 GB of disk" in line
+    assert "rehearsed at 1 % of its sizes and extrapolated 100×" in line  # how far the estimate reaches
     missing = [{"chapter": "alpha", "part": "all", "status": "missing", "note": "not rehearsed: n_snli is None"}]
     line = pages.colab_budget_markdown("alpha", missing)
     assert "not rehearsed yet" in line and "n_snli is None" in line and "nan" not in line

@@ -318,12 +318,14 @@ def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
             f"**On Colab** (`paper` profile): not rehearsed yet at paper scale ({{doc}}`the rehearsal <../book/rehearsal>`"
             f" says why: {whole.get('note') or whole.get('status')})."
         )
-    if whole is not None:  # the chapter rehearsed as a whole: one session
+    if whole is not None:  # the chapter rehearsed as a whole: one run
         return (
             f"**On Colab** (`paper` profile, from the {{doc}}`rehearsal at paper scale <../book/rehearsal>`): "
-            f"one session, about {num(whole, 't4_hours_estimate'):.2g} hours on a T4 "
+            f"one run, about {num(whole, 't4_hours_estimate'):.2g} hours on a T4 "
             f"({num(whole, 'l4_hours_estimate'):.2g} on an L4), {num(whole, 'peak_rss_gb'):.1f} GB of RAM and "
-            f"{num(whole, 'cache_gb'):.1f} GB of disk (estimated from counted FLOPs, not timed on a GPU)."
+            f"{num(whole, 'cache_gb'):.1f} GB of disk (estimated from counted FLOPs, not timed on a T4; rehearsed "
+            f"at {100 * num(whole, 'fraction_of_paper'):.2g} % of its sizes and extrapolated "
+            f"{num(whole, 'extrapolation'):.3g}×)."
         )
 
     t4 = [num(r, "t4_hours_estimate") for r in mine]
