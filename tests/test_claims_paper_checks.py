@@ -201,13 +201,13 @@ def test_the_drop_spreads_are_taken_in_the_layer_of_the_smallest_drop(rng, tmp_p
             "s_intra_cluster": [0.1, 0.79],  # smallest S_intra drop in layer 1
         }
     )
-    out = mf.drop_min_spreads(results, {("M", "c"): stream}, _CLUSTERS, seed=2, draws=4)
+    out = mf.drop_min_spread_records(results, {("M", "c"): stream}, _CLUSTERS, seed=2, draws=4)
     for name, layer in (("s_inter", 0), ("s_intra", 1)):
         drops = mf.redrawn_drops(stream.layers[layer], stream.tokens, _CLUSTERS, seed=2, draws=4)[f"{name}_drop"]
         assert out[f"{name}_drop_min_spread"] == pytest.approx(np.std(drops, ddof=1), abs=1e-15)
     assert out["s_intra_drop_min_spread"] > 0.01
-    kept = mf.drop_min_spreads(results, {("M", "c"): stream}, _CLUSTERS, seed=2, draws=4, cache_dir=tmp_path)
-    assert kept == out == mf.drop_min_spreads(results, {("M", "c"): stream}, _CLUSTERS, 2, 4, cache_dir=tmp_path)
+    kept = mf.drop_min_spread_records(results, {("M", "c"): stream}, _CLUSTERS, seed=2, draws=4, cache_dir=tmp_path)
+    assert kept == out == mf.drop_min_spread_records(results, {("M", "c"): stream}, _CLUSTERS, 2, 4, cache_dir=tmp_path)
     assert len(list((tmp_path / "layers").iterdir())) == 2  # one set of draws per layer, read back the second time
 
 
@@ -221,7 +221,7 @@ def test_spread_records_of_the_lid():
     )
     glove = SimpleNamespace(pointwise=np.array([10.0, 12.0, np.nan, 14.0]), mean=12.0)
     out = mf.spread_records(results, glove, mf.PAPER_LID_TABLE3)
-    assert not {"s_inter_drop_min_spread", "s_intra_drop_min_spread"} & set(out)  # drop_min_spreads
+    assert not {"s_inter_drop_min_spread", "s_intra_drop_min_spread"} & set(out)  # drop_min_spread_records
     assert out["lid_contextual_model_max"] == 9.0 and out["lid_contextual_model_max_spread"] == pytest.approx(0.1)
     assert out["lid_cosine_bert_spread"] == pytest.approx(0.5 / 2)
     assert out["lid_static_glove_standin_spread"] == pytest.approx(2 / math.sqrt(3))

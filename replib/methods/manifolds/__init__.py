@@ -44,7 +44,7 @@ from .setup import (
 from .spread import (
     DROP_DRAWS,
     STATIC_TABLE3_FILES,
-    drop_min_spreads,
+    drop_min_spread_records,
     intra_type_cosines,
     redrawn_drops,
     spread_records,

@@ -5,7 +5,7 @@ whose dimension is known.
 - :func:`redrawn_drops`: the drops of S_inter and S_intra under per-cluster centring depend on what a seed draws
   in a layer, the clustering (k-means' subsample and initialisation, the silhouette sample, so k) and the
   instances; the drops over fresh draws of all of them;
-- :func:`drop_min_spreads`: their sd in the layer where a run's drop is smallest, the spread of the
+- :func:`drop_min_spread_records`: their sd in the layer where a run's drop is smallest, the spread of the
   chapter's smallest drops;
 - :func:`spread_records`: the spreads of the per-model mean LID and GloVe's;
 - :func:`swiss_roll_lid_records`: the LID of a Swiss roll (a 2-D sheet rolled in 3-D);
@@ -110,7 +110,7 @@ def _finite_mean(values) -> float:
     return float(values.mean()) if values.size else float("nan")
 
 
-def drop_min_spreads(
+def drop_min_spread_records(
     results: pd.DataFrame, streams: dict, cfg, seed: int = 0, draws: int = DROP_DRAWS, cache_dir=None
 ) -> dict:
     """The spread of each smallest drop: the sd of :func:`redrawn_drops` in the layer where this run's drop is
@@ -129,7 +129,7 @@ def drop_min_spreads(
     """
     folder = None if cache_dir is None else Path(cache_dir) / "layers"
     out, done = {}, {}
-    for name in ("s_inter", "s_intra"):
+    for name, key in (("s_inter", "s_inter_drop_min_spread"), ("s_intra", "s_intra_drop_min_spread")):
         row = results.loc[(results[name] - results[f"{name}_cluster"]).idxmin()]
         where = (row["model"], row["corpus"], int(row["layer"]))
         if where not in done:
@@ -138,7 +138,7 @@ def drop_min_spreads(
             info = dict(fn="redrawn_drops", X=hash_array(X), tokens=hash_inputs(stream.tokens), seed=seed, draws=draws)
             info.update({k: cfg[k] for k in _DRAW_KEYS})
             done[where] = memo(folder, info, redrawn_drops, X, stream.tokens, cfg, seed, draws)
-        out[f"{name}_drop_min_spread"] = float(np.std(done[where][f"{name}_drop"], ddof=1))
+        out[key] = float(np.std(done[where][f"{name}_drop"], ddof=1))
     return out
 
 
@@ -208,7 +208,7 @@ def _mean_cosines(S: np.ndarray, n: np.ndarray, types: np.ndarray) -> tuple[np.n
 def spread_records(results: pd.DataFrame, glove_lid, paper_models=()) -> dict:
     """The spreads of the LID values the chapter's checks use, from the per-layer results (columns of
     :func:`~.analysis.analyse_layer`) and GloVe's :class:`~replib.metrics.lid.LIDResult` (the drops' spreads:
-    :func:`drop_min_spreads`):
+    :func:`drop_min_spread_records`):
 
     - ``lid_contextual_model_max``: the largest mean over layers of one model's LID (cosine; Table 3 reports
       one such mean per model), with ``lid_contextual_model_max_spread`` (its standard error over queries);
