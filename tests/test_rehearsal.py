@@ -265,3 +265,9 @@ def test_a_share_that_passes_its_limit_keeps_the_smaller_shares_row(tmp_path, mo
     row = R.rehearse_chapter("isoscore", [0.01, 0.1], tmp_path, tmp_path, models=[], deadline=300)
     assert [f for f, _ in ran] == [0.01] and row["status"] == "failed"
     assert "a smaller share failed" in row["note"]
+
+
+def test_a_rows_replaced_data_reads_as_words():
+    """The book's table showed the manifolds chapter's corpora as a Python repr with None (the whole split)."""
+    note = R._data_note("manifolds")
+    assert "None" not in note and "[" not in note and "'" not in note and "ptb test" in note

@@ -233,7 +233,17 @@ def _cold_cache(folder: Path) -> Path:
 def _data_note(chapter: str) -> str:
     """The data replaced because the mirror lacks the profile's (``SIZES[chapter]["set"]``), or ``mirror``."""
     replaced = SIZES.get(chapter, {}).get("set", {})
-    return "mirror" + "".join(f"; {k}={v}" for k, v in replaced.items())
+    return "mirror" + "".join(f"; {k}={_shown(v)}" for k, v in replaced.items())
+
+
+def _shown(value) -> str:
+    """A replaced parameter as the table shows it: lists space-separated, a mapping's items comma-separated,
+    a size of None (the whole split) left out."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_shown(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return " ".join(_shown(v) for v in value if v is not None)
+    return str(value)
 
 
 def _weights_gb(models: Iterable[str]) -> float:
