@@ -541,7 +541,9 @@ def test_kmeans_torch_reaches_scikit_learns_inertia():
     """The GPU path's k-means (run here on the CPU) against scikit-learn's on overlapping clusters, where
     restarts matter: the best of ten restarts within 0.5 % of scikit-learn's inertia; the same seed gives the
     same centres; an empty start cluster is re-seeded."""
-    from replib.methods.manifolds.clusters import kmeans_torch, nearest_centers
+    from sklearn.metrics import pairwise_distances_argmin as nearest_centers
+
+    from replib.methods.manifolds.clusters import kmeans_torch
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(3000, 20)) + rng.normal(size=(6, 20))[rng.integers(0, 6, 3000)] * 1.5

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.metrics import pairwise_distances, silhouette_score
+from sklearn.metrics import pairwise_distances, pairwise_distances_argmin, silhouette_score
 
 from ..._validation import OrientationWarning, check_array
 from ...metrics import isoscore, partition_isotropy
@@ -77,12 +77,13 @@ def kmeans_torch(X, k: int, *, n_init: int = 10, seed: int = 0, max_iter: int = 
 
     Parameters
     ----------
-    X : array_like (n_samples, n_features)
+    X : array_like (n_samples, n_features), or a float32 ``torch.Tensor`` already on its device (a caller
+        that fits several k copies the points there once)
     k : int
     n_init, seed, max_iter, tol : as scikit-learn's (the draws are numpy's, seeded by ``seed``: the same on
         every device)
     device : str, optional
-        Default CUDA when available, else the CPU.
+        For an array: default CUDA when available, else the CPU.
 
     Returns
     -------
@@ -91,12 +92,16 @@ def kmeans_torch(X, k: int, *, n_init: int = 10, seed: int = 0, max_iter: int = 
     """
     import torch  # only here: the CPU path of the chapter needs no torch
 
-    X = check_array(X, min_samples=k + 1)
-    dev = torch.device(device or torch_device())
-    T = torch.as_tensor(np.asarray(X, dtype=np.float32), device=dev)
+    if isinstance(X, torch.Tensor):
+        T = X
+    else:
+        X = check_array(X, min_samples=k + 1)
+        T = torch.as_tensor(np.asarray(X, dtype=np.float32), device=torch.device(device or torch_device()))
+    if len(T) <= k:
+        raise ValueError(f"k = {k} needs more than {len(T)} points")
     sq = (T * T).sum(1)
     rng = np.random.default_rng(seed)
-    threshold = tol * float(np.mean(np.var(X, axis=0)))
+    threshold = tol * float(T.double().var(0, unbiased=False).mean())
 
     def dist2(C):  # squared distances of every row to the centres C
         return (sq[:, None] - 2 * T @ C.T + (C * C).sum(1)[None, :]).clamp_min_(0)
@@ -129,15 +134,6 @@ def kmeans_torch(X, k: int, *, n_init: int = 10, seed: int = 0, max_iter: int = 
         if inertia < best[0]:
             best = (inertia, C)
     return best[1].double().cpu().numpy()
-
-
-def nearest_centers(X, centers) -> np.ndarray:
-    """The index of each row's nearest centre (Euclidean), computed in blocks."""
-    X, C = np.asarray(X, dtype=np.float64), np.asarray(centers, dtype=np.float64)
-    cc = (C * C).sum(1)
-    return np.concatenate(
-        [np.argmin(cc[None, :] - 2 * X[a : a + 65536] @ C.T, axis=1) for a in range(0, len(X), 65536)]
-    ).astype(np.int64)
 
 
 def choose_clusters(
@@ -201,11 +197,15 @@ def choose_clusters(
     rng = np.random.default_rng(seed)
     fit_rows = np.sort(rng.choice(len(X), n_fit, replace=False)) if n_fit and n_fit < len(X) else None
     Xf = X if fit_rows is None else X[fit_rows]
+    if backend == "torch":  # the fitted points copied to the device once for every k
+        import torch
+
+        Xf = torch.as_tensor(np.asarray(Xf, dtype=np.float32), device=torch_device())
     sil, fits, sample = {}, {}, (None, None)  # sample: the silhouette rows and their distance matrix
     for k in ks:
         if backend == "torch":
             centers = kmeans_torch(Xf, k, n_init=n_init, seed=seed)
-            labels = nearest_centers(X, centers)
+            labels = pairwise_distances_argmin(X, centers)
         else:
             km = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(Xf)
             labels, centers = (km.predict(X) if fit_rows is not None else km.labels_), km.cluster_centers_
