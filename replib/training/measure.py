@@ -180,7 +180,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     types = inputs["input_ids"][inputs["positions"]]
     counts = _counts(run, data)
     log = {r["step"]: r for r in run.log()}
-    rows, erows, ends = [], [], {}
+    rows, erows = [], []
     with threadpool_limits(MEASURE_THREADS):
         for step in tqdm(run.steps, desc=f"measure {run.task}", disable=not progress):
             model = load_checkpoint_model(run, step)
@@ -188,7 +188,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
             for layer, X in enumerate(states):
                 rows.append({"step": step, "layer": layer, **measure_layer(X, types, mcfg, seed=run.seed)})
             if step == run.steps[0]:
-                ends[step] = X  # the last layer
+                first = X  # the last layer
             if step == run.steps[-1]:
                 final_blocks = np.stack(states[1:])  # every block's output at the end (the depth ordering)
             W = model.get_input_embeddings().weight.detach().double().cpu().numpy()
@@ -205,7 +205,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
         groups = np.nonzero(inputs["positions"])[0]  # the window (text) or sequence (protein) of each token
         np.savez(
             fh,
-            first=ends[run.steps[0]],
+            first=first,
             final_blocks=final_blocks,  # its last block is the last layer at the final checkpoint
             types=types,
             groups=groups,
