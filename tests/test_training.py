@@ -694,3 +694,63 @@ def test_depth_spearman_orders_blocks_by_their_average_cosine():
     rising = [x + 0.5 * k for k, x in enumerate(noise)]  # a growing common offset: a growing average cosine
     assert depth_spearman(4)(np.concatenate(rising, axis=1)) == pytest.approx(1.0)
     assert depth_spearman(4)(np.concatenate(rising[::-1], axis=1)) == pytest.approx(-1.0)
+
+
+@needs_mirror
+def test_training_draws_and_the_depth_spread_that_adds_them(tmp_path, monkeypatch):
+    """measure_draws tabulates each seed's depth ordering as summarize_run computes it from the layer table; the
+    depth claims' spread is the window bootstrap and the standard deviation between draws in quadrature; rows of
+    another configuration never count, and fewer than ten draws give no between-draw spread."""
+    import pandas as pd
+
+    from replib.config import chapter_config
+    from replib.methods import training_dynamics as td
+    from replib.training import measure_run, summarize_run, trained_models
+
+    monkeypatch.setenv("REPLIB_CACHE_DIR", str(tmp_path / "cache"))
+    cfg = chapter_config("training_dynamics", "smoke", seed=0)
+    draws = td.measure_draws("smoke", [0, 1], progress=False)
+    assert sorted(zip(draws.seed, draws.task)) == [(s, t) for s in (0, 1) for t in ("protein", "text")]
+    for row in draws.itertuples():
+        assert row.config == td.config_digest("smoke", row.task) and len(row.block_avg_cos.split()) == 2
+        run = trained_models([row.task], "smoke", row.seed, progress=False)[row.task]
+        layers, emb = measure_run(run, dict(cfg["measure"]), progress=False)
+        assert row.depth_spearman_final == pytest.approx(summarize_run(layers, emb)["depth_spearman_final"])
+
+    rho = np.linspace(-1, 1, 10)
+    rows = [{"profile": "smoke", "task": t, "config": td.config_digest("smoke", t), "seed": s, "depth_spearman_final": r}
+            for t in td.TASKS for s, r in enumerate(rho)]  # fmt: skip
+    stale = dict(rows[0], config="000000000000", depth_spearman_final=9.0)  # another configuration's draw
+    other = dict(rows[0], profile="offline")
+    path = tmp_path / "draws.csv"
+    pd.DataFrame([*rows, stale, other]).to_csv(path, index=False)
+    monkeypatch.setattr(td, "DRAWS_FILE", path)
+    rec = td.draw_records("smoke")
+    for task in td.TASKS:
+        assert rec[f"{task}_depth_spearman_draws_n"] == 10
+        assert rec[f"{task}_depth_spearman_draws_sd"] == pytest.approx(np.std(rho, ddof=1))
+        assert rec[f"{task}_depth_spearman_draws_positive"] == pytest.approx(0.5)
+    assert np.isnan(td.draw_records("smoke", path=tmp_path / "absent.csv")["text_depth_spearman_draws_sd"])
+    pd.DataFrame(rows[1:]).to_csv(tmp_path / "nine.csv", index=False)  # nine protein draws: too few for a spread
+    nine = td.draw_records("smoke", path=tmp_path / "nine.csv")
+    assert nine["protein_depth_spearman_draws_n"] == 9 and np.isnan(nine["protein_depth_spearman_draws_sd"])
+
+    runs = td.train_runs(cfg)  # the seed-0 runs measure_draws trained
+    with_draws = td.margin_records(runs, cfg, n_boot=20)
+    monkeypatch.setattr(td, "DRAWS_FILE", tmp_path / "absent.csv")
+    alone = td.margin_records(runs, cfg, n_boot=20)
+    for task in td.TASKS:
+        key = f"{task}_depth_spearman_final_spread"
+        assert with_draws[key] ** 2 == pytest.approx(alone[key] ** 2 + np.var(rho, ddof=1))
+        assert alone[f"{task}_depth_spearman_draws_n"] == 0
+
+
+def test_the_measured_training_draws_are_the_offline_configuration():
+    """book/measurements/training_draws.csv holds ten distinct seeds of each offline run at the configuration the
+    offline profile trains now (it fails when the configuration changes until the draws are measured again)."""
+    from replib.methods import training_dynamics as td
+
+    table = td.training_draws("offline")
+    for task in td.TASKS:
+        seeds = table[table.task == task].seed
+        assert seeds.is_unique and len(seeds) >= td.MIN_DRAWS, task

@@ -13,13 +13,16 @@ and ``rest``.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
+from .._io import atomic_path
 from ..chapter import Chapter
 from ..metrics import avg_pairwise_cosine, cosine_contributions, isoscore, s_inter, s_intra
 from ..models import load_trained
@@ -300,6 +303,90 @@ def depth_spearman(n_blocks: int):
     return stat
 
 
+#: the depth ordering of training draws (``book/measurements/training_draws.csv``, :func:`measure_draws`): one
+#: row per (profile, task, seed), so that the spread of ``<task>_depth_spearman_final`` covers the training draw
+DRAWS_FILE = Path(__file__).resolve().parents[2] / "book" / "measurements" / "training_draws.csv"
+#: the training draws a measured between-draw spread needs (9 degrees of freedom)
+MIN_DRAWS = 10
+
+
+def config_digest(profile: str, task: str) -> str:
+    """The first 12 hex digits of the sha256 of a run's configuration and the measurement settings
+    (:func:`replib.training.config_for`): the rows of :data:`DRAWS_FILE` that describe this profile's runs."""
+    cfg = config_for(profile)
+    blob = json.dumps({"run": cfg[task], "measure": cfg["measure"]}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def block_order(run, mcfg: dict) -> dict:
+    """The average cosine of each block at the end of a measured run and their Spearman correlation with depth
+    (:func:`depth_spearman` of the blocks :func:`replib.training.measure_run` kept)."""
+    blocks = end_layers(run, mcfg)["final_blocks"]
+    with threadpool_limits(MEASURE_THREADS):
+        cos = [avg_pairwise_cosine(B) for B in blocks]
+        rho = depth_spearman(len(blocks))(np.concatenate(list(blocks), axis=1))
+    return {"depth_spearman_final": rho, "block_avg_cos": " ".join(f"{c:.4f}" for c in cos)}
+
+
+def measure_draws(profile: str, seeds, *, progress: bool = True) -> pd.DataFrame:
+    """Train (or read from the cache) both runs of every seed in ``seeds``, measure them as the chapter does, and
+    tabulate the depth ordering at the end of each (:func:`block_order`): the rows of :data:`DRAWS_FILE`.
+
+    A seed draws the initial weights and the order of the training batches; the evaluation tokens are the
+    same for every seed, so the rows differ by the training draw alone.
+    """
+    seeds = [int(s) for s in seeds]
+    train_seeds(TASKS, profile, seeds, progress=progress)
+    mcfg = config_for(profile)["measure"]
+    rows = []
+    for seed in seeds:
+        for task, run in trained_models(TASKS, profile, seed, progress=progress).items():
+            measure_run(run, mcfg, progress=progress)
+            rows.append(
+                {"profile": profile, "task": task, "config": config_digest(profile, task), "seed": seed}
+                | block_order(run, mcfg)
+            )
+    return pd.DataFrame(rows)
+
+
+def write_draws(profile: str, seeds, path: Path | None = None) -> pd.DataFrame:
+    """:func:`measure_draws` of ``seeds`` merged into :data:`DRAWS_FILE` (a measured row replaces the row of the
+    same profile, task, configuration and seed), written atomically; e.g.
+    ``write_draws("offline", range(10))`` after the offline configuration changed."""
+    path = Path(path or DRAWS_FILE)
+    new = measure_draws(profile, seeds)
+    old = pd.read_csv(path, dtype={"config": str}) if path.exists() else new.iloc[:0]
+    table = pd.concat([old, new]).drop_duplicates(["profile", "task", "config", "seed"], keep="last")
+    with atomic_path(path) as tmp:
+        table.sort_values(["profile", "task", "config", "seed"]).to_csv(tmp, index=False)
+    return table
+
+
+def training_draws(profile: str, tasks=TASKS, path: Path | None = None) -> pd.DataFrame:
+    """The rows of :data:`DRAWS_FILE` measured at this profile's current configuration of each of ``tasks``
+    (none where the configuration changed since: a stale draw never stands for the current one)."""
+    path = Path(path or DRAWS_FILE)
+    if not path.exists():
+        return pd.DataFrame(columns=["profile", "task", "config", "seed", "depth_spearman_final", "block_avg_cos"])
+    table = pd.read_csv(path, dtype={"config": str})
+    current = {task: config_digest(profile, task) for task in tasks}
+    keep = (table.profile == profile) & (table.task.map(current) == table.config)
+    return table[keep].reset_index(drop=True)
+
+
+def draw_records(profile: str, path: Path | None = None) -> dict:
+    """Between training draws, per task: ``<task>_depth_spearman_draws_n`` (draws measured at this profile's
+    configuration), ``_draws_sd`` (their standard deviation, ddof 1; NaN below :data:`MIN_DRAWS` draws) and
+    ``_draws_positive`` (the share of draws whose depth ordering is positive)."""
+    out = {}
+    for task in TASKS:
+        rho = training_draws(profile, [task], path)["depth_spearman_final"].to_numpy(float)
+        out[f"{task}_depth_spearman_draws_n"] = len(rho)
+        out[f"{task}_depth_spearman_draws_sd"] = float(np.std(rho, ddof=1)) if len(rho) >= MIN_DRAWS else float("nan")
+        out[f"{task}_depth_spearman_draws_positive"] = float(np.mean(rho > 0)) if len(rho) else float("nan")
+    return out
+
+
 def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     """The margins of the flags that compare the last layer at step 0 with the end, and their standard
     errors: ``<task>_avg_cos_rise`` (average cosine at the end minus at step 0: ``avg_cos_rises``),
@@ -311,9 +398,15 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     those :func:`replib.training.measure_run` kept (:func:`replib.training.end_layers`). Also
     ``<task>_depth_spearman_final_spread``: the same bootstrap of :func:`depth_spearman` over every block at the
     end (a Spearman over a few layers whose average cosines differ by less than their sampling error is not
-    decided by the sample)."""
+    decided by the sample), added in quadrature to the standard deviation between training draws
+    (:func:`draw_records`: another seed trains another model, and the blocks' order can change with it).
+    A profile with fewer than :data:`MIN_DRAWS` draws measured at its configuration keeps the bootstrap alone
+    (the paper profile: its draws are not measured here); ``<task>_depth_spearman_draws_n`` says how many there
+    were, and the offline profile's claims require ten."""
     out = {}
     mcfg = dict(cfg["measure"])
+    draws = draw_records(cfg.profile)
+    out.update(draws)
     for task, run in runs.items():
         ends = end_layers(run, mcfg)
         Z = np.column_stack([ends["first"], ends["final"], ends["types"]])
@@ -324,13 +417,15 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
                 out[f"{task}_{name}_spread"] = bootstrap_spread(
                     stat, Z, groups=ends["groups"], n_boot=n_boot, seed=run.seed
                 )
-            out[f"{task}_depth_spearman_final_spread"] = bootstrap_spread(
+            boot = bootstrap_spread(
                 depth_spearman(len(blocks)),
                 np.concatenate(list(blocks), axis=1),
                 groups=ends["groups"],
                 n_boot=n_boot,
                 seed=run.seed,
             )
+            between = draws[f"{task}_depth_spearman_draws_sd"]
+            out[f"{task}_depth_spearman_final_spread"] = float(np.hypot(boot, between if np.isfinite(between) else 0))
     return out
 
 
