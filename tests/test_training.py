@@ -743,6 +743,9 @@ def test_training_draws_and_the_depth_spread_that_adds_them(tmp_path, monkeypatc
         key = f"{task}_depth_spearman_final_spread"
         assert with_draws[key] ** 2 == pytest.approx(alone[key] ** 2 + np.var(rho, ddof=1))
         assert alone[f"{task}_depth_spearman_draws_n"] == 0
+    measured = td.config_digest("smoke", "text")
+    monkeypatch.setattr(td, "code_version", lambda: {"source": "an edited training loop"})
+    assert td.config_digest("smoke", "text") != measured  # draws of other training code never count
 
 
 def test_the_measured_training_draws_are_the_offline_configuration():

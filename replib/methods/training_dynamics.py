@@ -31,6 +31,7 @@ from ..profiles import PROFILES
 from ..sampling import bootstrap_spread
 from ..schema import closed_object
 from ..training import (
+    code_version,
     config_for,
     end_layers,
     frequency_projection,
@@ -311,10 +312,12 @@ MIN_DRAWS = 10
 
 
 def config_digest(profile: str, task: str) -> str:
-    """The first 12 hex digits of the sha256 of a run's configuration and the measurement settings
-    (:func:`replib.training.config_for`): the rows of :data:`DRAWS_FILE` that describe this profile's runs."""
+    """The first 12 hex digits of the sha256 of a run's configuration, the measurement settings
+    (:func:`replib.training.config_for`) and the source of the training code (:func:`code_version`): the rows of
+    :data:`DRAWS_FILE` that describe this profile's runs as the code trains them now."""
     cfg = config_for(profile)
-    blob = json.dumps({"run": cfg[task], "measure": cfg["measure"]}, sort_keys=True).encode()
+    parts = {"run": cfg[task], "measure": cfg["measure"], "code": code_version()["source"]}
+    blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
