@@ -756,4 +756,7 @@ def test_the_measured_training_draws_are_the_offline_configuration():
     table = td.training_draws("offline")
     for task in td.TASKS:
         seeds = table[table.task == task].seed
-        assert seeds.is_unique and len(seeds) >= td.MIN_DRAWS, task
+        assert seeds.is_unique and len(seeds) >= td.MIN_DRAWS, (
+            f'{task}: measure the draws again: python -c "from replib.methods.training_dynamics import write_draws; '
+            f"write_draws('offline', range({td.MIN_DRAWS}))\" (about 20 CPU minutes)"
+        )
