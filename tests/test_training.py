@@ -729,7 +729,6 @@ def test_training_draws_and_the_depth_spread_that_adds_them(tmp_path, monkeypatc
     for task in td.TASKS:
         assert rec[f"{task}_depth_spearman_draws_n"] == 10
         assert rec[f"{task}_depth_spearman_draws_sd"] == pytest.approx(np.std(rho, ddof=1))
-        assert rec[f"{task}_depth_spearman_draws_positive"] == pytest.approx(0.5)
     assert np.isnan(td.draw_records("smoke", path=tmp_path / "absent.csv")["text_depth_spearman_draws_sd"])
     pd.DataFrame(rows[1:]).to_csv(tmp_path / "nine.csv", index=False)  # nine protein draws: too few for a spread
     nine = td.draw_records("smoke", path=tmp_path / "nine.csv")

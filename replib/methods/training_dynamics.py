@@ -379,14 +379,12 @@ def training_draws(profile: str, tasks=TASKS, path: Path | None = None) -> pd.Da
 
 def draw_records(profile: str, path: Path | None = None) -> dict:
     """Between training draws, per task: ``<task>_depth_spearman_draws_n`` (draws measured at this profile's
-    configuration), ``_draws_sd`` (their standard deviation, ddof 1; NaN below :data:`MIN_DRAWS` draws) and
-    ``_draws_positive`` (the share of draws whose depth ordering is positive)."""
+    configuration) and ``_draws_sd`` (their standard deviation, ddof 1; NaN below :data:`MIN_DRAWS` draws)."""
     out = {}
     for task in TASKS:
         rho = training_draws(profile, [task], path)["depth_spearman_final"].to_numpy(float)
         out[f"{task}_depth_spearman_draws_n"] = len(rho)
         out[f"{task}_depth_spearman_draws_sd"] = float(np.std(rho, ddof=1)) if len(rho) >= MIN_DRAWS else float("nan")
-        out[f"{task}_depth_spearman_draws_positive"] = float(np.mean(rho > 0)) if len(rho) else float("nan")
     return out
 
 
