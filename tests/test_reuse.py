@@ -132,6 +132,17 @@ def test_fingerprint_parts(project):
     "a kept chapter run under other result-changing settings (`NVIDIA_TF32_OVERRIDE`, `CUBLAS_WORKSPACE_CONFIG`, ...)",
     "a new fingerprint: the chapter re-executes (the embedding cache keys them too)",
 )
+def test_the_tables_replib_reads_from_data_change_the_fingerprint(project):
+    """A chapter reads tables from ``data/`` beside ``replib`` (the papers' numbers, the training draws): a new
+    row re-executes it."""
+    table = project / "data" / "training_draws.csv"
+    table.parent.mkdir(exist_ok=True)
+    table.write_text("profile,task,config,seed,depth_spearman_final\n")
+    before = reuse.fingerprint(project, "good", {"profile": "smoke"})["fingerprint"]
+    table.write_text(table.read_text() + "offline,text,c0ffee,0,1.0\n")
+    assert reuse.fingerprint(project, "good", {"profile": "smoke"})["fingerprint"] != before
+
+
 def test_a_setting_that_changes_results_changes_the_fingerprint(project, monkeypatch):
     for name in RESULT_ENV:
         monkeypatch.delenv(name, raising=False)

@@ -748,7 +748,7 @@ def test_training_draws_and_the_depth_spread_that_adds_them(tmp_path, monkeypatc
 
 
 def test_the_measured_training_draws_are_the_offline_configuration():
-    """book/measurements/training_draws.csv holds ten distinct seeds of each offline run at the configuration the
+    """data/training_draws.csv holds ten distinct seeds of each offline run at the configuration the
     offline profile trains now (it fails when the configuration changes until the draws are measured again)."""
     from replib.methods import training_dynamics as td
 

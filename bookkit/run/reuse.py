@@ -5,7 +5,8 @@ An execution's *fingerprint* is a sha256 over everything that can change what a 
 - its source ``notebooks/<chapter>.md``;
 - the ``replib`` code it may import: every ``replib/**/*.py`` and package data file (the science package
   alone; conservative: a chapter imports a few modules, but they import others, and a change anywhere in
-  the science code re-executes), plus ``bookkit/notebooks.py``, which builds the runnable notebook;
+  the science code re-executes), plus ``bookkit/notebooks.py``, which builds the runnable notebook, and the
+  tables ``replib`` reads from ``data/`` beside it (the papers' numbers, the training chapter's draws);
 - the data and model identities: the data registry (sha256 of every file) and the model registry are
   part of that code (``replib/data/mirror_files.tsv``, ``replib/data/sources.py``,
   ``replib/models/registry.py``), and a file is always verified against its sha256 when read;
@@ -88,6 +89,7 @@ def code_files(root: Path) -> list[Path]:
     pkg = replib_dir(root)
     out = [f for f in pkg.rglob("*") if f.is_file() and f.suffix in _CODE_SUFFIXES]
     out.append(Path(__file__).parents[1] / "notebooks.py")
+    out += sorted((pkg.parent / "data").rglob("*.csv"))  # what replib reads beside it: the papers' tables, the draws
     return [f for f in out if "__pycache__" not in f.parts]
 
 

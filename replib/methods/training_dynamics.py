@@ -304,9 +304,9 @@ def depth_spearman(n_blocks: int):
     return stat
 
 
-#: the depth ordering of training draws (``book/measurements/training_draws.csv``, :func:`measure_draws`): one
+#: the depth ordering of training draws (``data/training_draws.csv``, :func:`measure_draws`): one
 #: row per (profile, task, seed), so that the spread of ``<task>_depth_spearman_final`` covers the training draw
-DRAWS_FILE = Path(__file__).resolve().parents[2] / "book" / "measurements" / "training_draws.csv"
+DRAWS_FILE = Path(__file__).resolve().parents[2] / "data" / "training_draws.csv"
 #: the training draws a measured between-draw spread needs (9 degrees of freedom)
 MIN_DRAWS = 10
 
