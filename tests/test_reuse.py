@@ -129,8 +129,8 @@ def test_fingerprint_parts(project):
 
 
 @pytest.mark.probe(
-    "a kept chapter run under other result-changing settings (`NVIDIA_TF32_OVERRIDE`, `CUBLAS_WORKSPACE_CONFIG`, ...)",
-    "a new fingerprint: the chapter re-executes (the embedding cache keys them too)",
+    "a table that replib reads from `data/` changed after a chapter ran (a new training draw, a corrected paper number)",
+    "a new fingerprint: the chapter re-executes",
 )
 def test_the_tables_replib_reads_from_data_change_the_fingerprint(project):
     """A chapter reads tables from ``data/`` beside ``replib`` (the papers' numbers, the training draws): a new
@@ -143,6 +143,10 @@ def test_the_tables_replib_reads_from_data_change_the_fingerprint(project):
     assert reuse.fingerprint(project, "good", {"profile": "smoke"})["fingerprint"] != before
 
 
+@pytest.mark.probe(
+    "a kept chapter run under other result-changing settings (`NVIDIA_TF32_OVERRIDE`, `CUBLAS_WORKSPACE_CONFIG`, ...)",
+    "a new fingerprint: the chapter re-executes (the embedding cache keys them too)",
+)
 def test_a_setting_that_changes_results_changes_the_fingerprint(project, monkeypatch):
     for name in RESULT_ENV:
         monkeypatch.delenv(name, raising=False)
