@@ -298,10 +298,14 @@ def depth_spearman(n_blocks: int):
     :func:`replib.training.summarize_run` on the final checkpoint's blocks)."""
 
     def stat(Z):
-        cos = [avg_pairwise_cosine(B) for B in np.split(np.asarray(Z), n_blocks, axis=1)]
-        return float(spearmanr(np.arange(1, n_blocks + 1), cos)[0])
+        return _depth_order([avg_pairwise_cosine(B) for B in np.split(np.asarray(Z), n_blocks, axis=1)])
 
     return stat
+
+
+def _depth_order(cos) -> float:
+    """The Spearman correlation of block index (1..len(cos)) with the blocks' average cosines ``cos``."""
+    return float(spearmanr(np.arange(1, len(cos) + 1), cos)[0])
 
 
 #: the depth ordering of training draws (``data/training_draws.csv``, :func:`measure_draws`): one
@@ -324,11 +328,9 @@ def config_digest(profile: str, task: str) -> str:
 def block_order(run, mcfg: dict) -> dict:
     """The average cosine of each block at the end of a measured run and their Spearman correlation with depth
     (:func:`depth_spearman` of the blocks :func:`replib.training.measure_run` kept)."""
-    blocks = end_layers(run, mcfg)["final_blocks"]
     with threadpool_limits(MEASURE_THREADS):
-        cos = [avg_pairwise_cosine(B) for B in blocks]
-        rho = depth_spearman(len(blocks))(np.concatenate(list(blocks), axis=1))
-    return {"depth_spearman_final": rho, "block_avg_cos": " ".join(f"{c:.4f}" for c in cos)}
+        cos = [avg_pairwise_cosine(B) for B in end_layers(run, mcfg)["final_blocks"]]
+    return {"depth_spearman_final": _depth_order(cos), "block_avg_cos": " ".join(f"{c:.4f}" for c in cos)}
 
 
 def measure_draws(profile: str, seeds, *, progress: bool = True) -> pd.DataFrame:
@@ -380,9 +382,9 @@ def training_draws(profile: str, tasks=TASKS, path: Path | None = None) -> pd.Da
 def draw_records(profile: str, path: Path | None = None) -> dict:
     """Between training draws, per task: ``<task>_depth_spearman_draws_n`` (draws measured at this profile's
     configuration) and ``_draws_sd`` (their standard deviation, ddof 1; NaN below :data:`MIN_DRAWS` draws)."""
-    out = {}
+    out, table = {}, training_draws(profile, path=path)
     for task in TASKS:
-        rho = training_draws(profile, [task], path)["depth_spearman_final"].to_numpy(float)
+        rho = table.loc[table.task == task, "depth_spearman_final"].to_numpy(float)
         out[f"{task}_depth_spearman_draws_n"] = len(rho)
         out[f"{task}_depth_spearman_draws_sd"] = float(np.std(rho, ddof=1)) if len(rho) >= MIN_DRAWS else float("nan")
     return out
