@@ -405,7 +405,14 @@ def _deck_setup(monkeypatch):
     exp = ci.experiments
     data = {ds: _toy_sts(seed=i, n_pairs=60) for i, ds in enumerate(("STS12", "STS15", "STS-B"))}
     cfg = SimpleNamespace(
-        model_specs=["m"], datasets=list(data), deck_model="m", deck_seeds=2, stsb_split="test", max_pairs=None, seed=0
+        model_specs=["m"],
+        datasets=list(data),
+        deck_model="m",
+        deck_seeds=2,
+        stsb_split="test",
+        max_pairs=None,
+        seed=0,
+        sample_seed=None,
     )
     monkeypatch.setattr(exp, "load_sts_pairs", lambda ds, **kw: pd.DataFrame({"score": data[ds][2], "ds": ds}))
     monkeypatch.setattr(exp, "embed_pairs", lambda model, df, **kw: data[df["ds"].iloc[0]][:2])
@@ -446,7 +453,7 @@ def test_the_smallest_iw_gain_is_averaged_over_more_runs_of_the_clustering(monke
 
     data = {ds: _toy_sts(seed=i, n_pairs=60) for i, ds in enumerate(("STS12", "STS-B"))}
     cfg = SimpleNamespace(models=[_Ref("m")], model_specs=["m"], datasets=list(data), stsb_split="test",
-                          max_pairs=None, seed=3, threads=1)  # fmt: skip
+                          max_pairs=None, sample_seed=None, seed=3, threads=1)  # fmt: skip
     for module in (ci.experiments, ci.spreads):
         monkeypatch.setattr(module, "load_sts_pairs", lambda ds, **kw: pd.DataFrame({"score": data[ds][2], "ds": ds}))
         monkeypatch.setattr(module, "embed_pairs", lambda model, df, **kw: data[df["ds"].iloc[0]][:2])
@@ -503,7 +510,7 @@ def test_config_profiles():
     # the offline examples are the same for every seed (their features cached once); the paper's full splits
     # keep the validation split of the chapter's seed
     for p, drawn in (("offline", [0, 0]), ("paper", [0, 1])):
-        assert [ci.classification_sample_seed(chapter_config("cluster_isotropy", p, seed=s)) for s in (0, 1)] == drawn
+        assert [ci.sample_seed(chapter_config("cluster_isotropy", p, seed=s)) for s in (0, 1)] == drawn
     assert chapter_config("cluster_isotropy", "smoke").tune_models == ("tiny-bert", "tiny-gpt2")
 
 

@@ -48,7 +48,8 @@ SCHEMA = closed_object(
         "tune_seeds": {"type": "integer", "minimum": 1},
         "datasets": {"type": "array", "items": {"enum": list(STS_DATASETS)}, "minItems": 1},
         "stsb_split": {"enum": ["train", "dev", "test"]},
-        "max_pairs": {"type": ["integer", "null"], "minimum": 10, "description": "pairs per data set (None: all)"},
+        "max_pairs": {"type": ["integer", "null"], "minimum": 10, "description": "pairs per STS test set (None: all)"},
+        "dev_pairs": {"type": ["integer", "null"], "minimum": 10, "description": "STS-B dev pairs (None: all)"},
         "seeds": {"type": "integer", "minimum": 1, "description": "runs of the cluster-based method"},
         "layer_sample": {"type": ["integer", "null"], "minimum": 10, "description": "sentences per layer"},
         "table1_ks": _INTS,
@@ -62,11 +63,12 @@ SCHEMA = closed_object(
             "minItems": 3,
             "maxItems": 3,
         },
-        "clf_sample_seed": {
+        "sample_seed": {
             "type": ["integer", "null"],
             "minimum": 0,
-            "description": "seed of the drawn examples of clf_sizes (None: the chapter's seed); a fixed one lets a "
-            "second seed read their features from the cache, as the STS data sets are the same for every seed",
+            "description": "seed of the drawn STS pairs (max_pairs, dev_pairs) and classification examples (clf_sizes); "
+            "None: the chapter's seed. A fixed one draws the same texts for every seed, so a second seed reads their "
+            "vectors from the cache",
         },
         "clf_epochs": {"type": "integer", "minimum": 1},
         "clf_lr": {"type": "number", "exclusiveMinimum": 0},
@@ -87,21 +89,22 @@ _GRID = list(range(5, 31, 5))
 # fmt: off
 TABLE = {
     "paper": dict(models=list(PAPER_HPARAMS), hparams=PAPER_HPARAMS, tune=False, grid_k=_GRID, grid_pc=_GRID,
-                  tune_seeds=3, datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5,
-                  layer_sample=None, table1_ks=[1, 3, 6, 9, 20], deck_model="bert-base-uncased", deck_seeds=5,
+                  tune_seeds=3, datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, dev_pairs=None,
+                  seeds=5, layer_sample=None, table1_ks=[1, 3, 6, 9, 20], deck_model="bert-base-uncased", deck_seeds=5,
                   clf_model="bert-base-uncased", clf_tasks=["RTE", "CoLA", "SST-2", "MRPC"], clf_sizes=None,
-                  clf_sample_seed=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27, demo_pc=12, semcor=True,
+                  sample_seed=None, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27, demo_pc=12, semcor=True,
                   semcor_min_count=10, threads=None),
     "offline": dict(models=["all-MiniLM-L6-v2"], hparams={}, tune=True, grid_k=_GRID, grid_pc=_GRID, tune_seeds=3,
-                    datasets=list(STS_DATASETS), stsb_split="test", max_pairs=None, seeds=5, layer_sample=1000,
+                    datasets=list(STS_DATASETS), stsb_split="test", max_pairs=1000, dev_pairs=None, seeds=5,
+                    layer_sample=1000,
                     table1_ks=[1, 3, 6, 9, 20], deck_model="all-MiniLM-L6-v2", deck_seeds=1,
                     clf_model="all-MiniLM-L6-v2", clf_tasks=["SST-2", "RTE", "MRPC", "CoLA"],
-                    clf_sizes=[800, 200, 400], clf_sample_seed=0, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27,
+                    clf_sizes=[800, 200, 400], sample_seed=0, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27,
                     demo_pc=12, semcor=False, semcor_min_count=10, threads=1),
     "smoke": dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=[2, 4, 6], grid_pc=[2, 4, 6],
-                  tune_seeds=1, datasets=["STS12", "STS-B"], stsb_split="test", max_pairs=150, seeds=2,
+                  tune_seeds=1, datasets=["STS12", "STS-B"], stsb_split="test", max_pairs=150, dev_pairs=150, seeds=2,
                   layer_sample=150, table1_ks=[1, 3, 6], deck_model="tiny-bert", deck_seeds=1, clf_model="tiny-bert",
-                  clf_tasks=["SST-2"], clf_sizes=[120, 40, 60], clf_sample_seed=0, clf_epochs=3, clf_lr=1e-3, clf_max_length=16,
+                  clf_tasks=["SST-2"], clf_sizes=[120, 40, 60], sample_seed=0, clf_epochs=3, clf_lr=1e-3, clf_max_length=16,
                   demo_clusters=6, demo_pc=4, semcor=False, semcor_min_count=10, threads=1),
 }
 # fmt: on
@@ -210,11 +213,15 @@ CHAPTER = Chapter(
     parts,
     derive,
     rehearsal={
-        "scale": ("max_pairs", "clf_sizes"),
+        "scale": ("max_pairs", "dev_pairs", "clf_sizes"),
         "set": {"semcor": False},  # SemCor (NLTK's archive) is not in the mirror
         # the whole data sets' counts, the mean over the data sets a size caps (so that their capped total is
         # the fraction of their whole): the STS sets' pairs, the classification tasks' train, validation and
         # evaluation splits
-        "whole": {"max_pairs": _sts_pairs, "clf_sizes": _split_sizes},
+        "whole": {
+            "max_pairs": _sts_pairs,
+            "dev_pairs": lambda p: len(load_sts_pairs("STS-B-dev")),
+            "clf_sizes": _split_sizes,
+        },
     },
 )

@@ -236,7 +236,7 @@ def sts_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=N
     rows = []
     for name in cfg.model_specs:
         for ds in cfg.datasets:
-            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
+            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=sample_seed(cfg))
             tok = embed_pairs(models(name), df, cache_dir=cache_dir)
             for r in run_sts(
                 *tok, df["score"], methods=METHODS, hparams=hparams[name], seeds=seeds, cache_dir=cache_dir
@@ -368,7 +368,7 @@ def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=
         done = _deck_rows_from_sts(sts, cfg.deck_model, ds, deck_seeds)
         todo = [m for m in methods if m not in done]
         if todo:
-            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
+            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=sample_seed(cfg))
             tok = embed_pairs(models(cfg.deck_model), df, cache_dir=cache_dir)
             hp = hparams[cfg.deck_model]
             for r in run_sts(*tok, df["score"], methods=todo, hparams=hp, seeds=deck_seeds, cache_dir=cache_dir):
@@ -450,7 +450,7 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
     lm, hp = models(cfg.clf_model), hparams[cfg.clf_model]
     rows, details = [], {"fresh": [], "sst2_majority": None}
     for task in cfg.clf_tasks:
-        a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=classification_sample_seed(cfg))
+        a, b, y, splits = load_classification(task, cfg.clf_sizes, seed=sample_seed(cfg))
         feats = pair_token_features(lm, a, b, max_length=cfg.clf_max_length, cache_dir=cache_dir)
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
         with torch_threads(getattr(cfg, "threads", None)):  # the MLP's small products: as the BLAS, one thread
@@ -466,11 +466,11 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
     return pd.DataFrame(rows), details
 
 
-def classification_sample_seed(cfg) -> int:
-    """The seed of the classification examples drawn by :func:`~.setup.load_classification`: the profile's
-    ``clf_sample_seed`` (the same examples for every seed of the chapter, like the STS data sets), or the
-    chapter's seed where that is None."""
-    return cfg.seed if cfg.clf_sample_seed is None else cfg.clf_sample_seed
+def sample_seed(cfg) -> int:
+    """The seed of the drawn STS pairs (``max_pairs``, ``dev_pairs``) and classification examples (``clf_sizes``,
+    :func:`~.setup.load_classification`): the profile's ``sample_seed`` (the same texts for every seed of the
+    chapter, so a second seed reads their vectors from the cache), or the chapter's seed where that is None."""
+    return cfg.seed if cfg.sample_seed is None else cfg.sample_seed
 
 
 def classification_records(clf: pd.DataFrame, details: dict, cfg) -> dict:

@@ -53,7 +53,7 @@ def load_sts_pairs(name: str, *, stsb_split: str = "test", max_pairs: int | None
 
     ``name`` is one of :data:`STS_DATASETS` (``STS12``..``STS16`` = the whole test sets of each year with
     gold scores, ``SICK-R`` = SICK test relatedness, ``STS-B`` = the ``stsb_split`` split) or
-    ``"STS-B-dev"``. ``max_pairs`` takes a seeded random sample (smoke runs). Returns a DataFrame with
+    ``"STS-B-dev"``. ``max_pairs`` takes a seeded random sample. Returns a DataFrame with
     ``sentence1, sentence2, score``.
     """
     if name.startswith("STS1"):

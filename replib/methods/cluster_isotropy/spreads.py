@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...models import model_slug
 from ...papers import project_tables
-from .experiments import DATASET_KEYS, blas_threads, classification_sample_seed, short_names
+from .experiments import DATASET_KEYS, blas_threads, sample_seed, short_names
 from .setup import embed_pairs, load_classification, load_sts_pairs
 from .sts import run_sts
 
@@ -93,7 +93,7 @@ def iw_gain_records(cfg, sts: pd.DataFrame, models, hparams: dict, cache_dir=Non
     out = {}
     for name in cfg.model_specs:
         ds = gain.loc[name].idxmin()
-        df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=cfg.seed)
+        df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=sample_seed(cfg))
         seeds = range(cfg.seed, cfg.seed + draws)
         rows = run_sts(
             *embed_pairs(models(name), df, cache_dir=cache_dir),
@@ -141,8 +141,7 @@ def classification_spread_records(clf: pd.DataFrame, cfg) -> dict:
     binomial for an accuracy, (1 - r^2)/sqrt(n - 1) for CoLA's Matthews correlation r."""
     short = model_slug(cfg.clf_model)
     n_eval = {
-        t: len(load_classification(t, cfg.clf_sizes, seed=classification_sample_seed(cfg))[3]["eval"])
-        for t in clf["task"].unique()
+        t: len(load_classification(t, cfg.clf_sizes, seed=sample_seed(cfg))[3]["eval"]) for t in clf["task"].unique()
     }
     out = {}
     for r in clf.itertuples():
