@@ -555,3 +555,33 @@ def test_kmeans_torch_reaches_scikit_learns_inertia():
         assert len(np.unique(nearest_centers(X, C))) == k
     Y = np.vstack([np.zeros((50, 3)), np.ones((50, 3)) * 10, [[5.0, 5.0, 5.0]]])  # duplicates: empty starts
     assert len(np.unique(nearest_centers(Y, kmeans_torch(Y, 3, n_init=3, seed=1, device="cpu")))) == 3
+
+
+def test_an_analysis_sample_keeps_the_seeds_rows_and_the_exact_isoscore_and_cosine_of_every_token():
+    """``analysis_sample`` analyses the rows ``sample_rows`` draws with the seed, the same rows in every layer,
+    while IsoScore and the average cosine stay over every token (as the streamed paper path reports them)."""
+    from replib.methods.manifolds.setup import _exact_columns, _sampled, _Stream
+    from replib.methods.streaming import sample_rows
+    from replib.metrics import avg_pairwise_cosine, isoscore
+
+    rng = np.random.default_rng(0)
+    layers = {0: rng.normal(size=(300, 8)).astype(np.float32), 1: rng.normal(size=(300, 8)).astype(np.float32) + 1}
+    stream = _Stream(layers, [f"t{i % 40}" for i in range(300)], np.arange(300) % 40)
+    cfg = chapter_config("manifolds", "offline", seed=3)
+    cfg = type(cfg)(
+        cfg.chapter, cfg.profile, cfg.seed, cfg.models, type(cfg.params)({**cfg.params, "analysis_sample": 120})
+    )
+    sample, exact = _sampled(stream, [0, 1], cfg)
+    keep = sample_rows(300, 120, 3)
+    assert len(keep) == 120 and sample.tokens == [stream.tokens[i] for i in keep]
+    for layer in (0, 1):
+        np.testing.assert_array_equal(sample.layers[layer], layers[layer][keep])
+        assert exact[layer]["isoscore"] == isoscore(layers[layer]) != isoscore(sample.layers[layer])
+        assert exact[layer]["avg_cosine"] == avg_pairwise_cosine(layers[layer])
+    row = _exact_columns({"isoscore": 0.5}, exact[1])
+    assert row["isoscore_sample"] == 0.5 and row["n_tokens_stream"] == 300
+    # every token (no sample, or a sample as large as the corpus): the stream itself, no exact columns
+    cfg = type(cfg)(
+        cfg.chapter, cfg.profile, cfg.seed, cfg.models, type(cfg.params)({**cfg.params, "analysis_sample": 300})
+    )
+    assert _sampled(stream, [0, 1], cfg) == (stream, None)

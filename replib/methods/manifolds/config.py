@@ -78,9 +78,14 @@ SCHEMA = closed_object(
         "stream": {
             "type": "boolean",
             "description": "one pass over every layer: IsoScore and the average cosine over every token from "
-            "accumulators, the rest of a layer's analysis on a documented sample of analysis_sample tokens",
+            "accumulators (the token stream is not kept)",
         },
-        "analysis_sample": _INT_OR_NULL,
+        "analysis_sample": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "description": "tokens of a corpus drawn with the seed for the clusters, LID and S_inter/S_intra of every "
+            "layer (IsoScore and the average cosine stay over every token); None: every token",
+        },
     }
 )
 
@@ -135,6 +140,7 @@ TABLE = {
         glove_queries=2000,
         pca_points=8000,
         swiss_layers={"MiniLM": [1, 2, 5]},
+        analysis_sample=50_000,
     ),
     "paper": dict(
         _BASE,

@@ -12,6 +12,7 @@ import pandas as pd
 from ..._io import hash_inputs, memo
 from ...data import load_lm_corpus
 from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
+from ...metrics import avg_pairwise_cosine, isoscore
 from ...models import content_identity, load_glove, resolve_model
 from ...papers import project_table
 from ..streaming import sample_rows, stream_layers
@@ -141,6 +142,22 @@ def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dic
     return sample, {layer: st.stats[layer].summary() for layer in layers}
 
 
+def _sampled(stream: _Stream, layers, cfg) -> tuple[_Stream, dict | None]:
+    """The ``analysis_sample`` tokens of a kept token stream (drawn with the seed, as :func:`stream_corpus`
+    draws them) and, per layer, IsoScore and the average cosine over every token (:func:`_exact_columns`);
+    the stream itself and None without a sample or when it holds every token."""
+    n = len(stream.tokens)
+    keep = sample_rows(n, cfg["analysis_sample"], cfg.seed)
+    if len(keep) == n:
+        return stream, None
+    exact = {
+        layer: {"isoscore": isoscore(X), "avg_cosine": avg_pairwise_cosine(X), "n_samples": n}
+        for layer, X in ((layer, stream.layers[layer]) for layer in layers)
+    }
+    tokens = [stream.tokens[i] for i in keep]
+    return _Stream({layer: stream.layers[layer][keep] for layer in layers}, tokens, stream.token_ids[keep]), exact
+
+
 def _exact_columns(r: dict, exact: dict) -> dict:
     """A streamed layer's row: IsoScore and the average cosine over every token (the analysis' own IsoScore,
     on the sample, kept as ``isoscore_sample``) and the number of tokens streamed."""
@@ -165,10 +182,10 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
         model = resolve_model(model_id, seed=cfg.seed)
         for ckey, lines in corpora.items():
             what = {"model": content_identity(model_id), "lines": hash_inputs(lines), "window": cfg["window"]}
+            what = what if cfg["analysis_sample"] is None else dict(what, sample=cfg["analysis_sample"])
             if cfg.get("stream"):
                 state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
                 sample, exact = stream_corpus(model, lines, cfg, state_dir)
-                what = dict(what, sample=cfg["analysis_sample"])
                 layers = cfg.selected("layers", range(n_layers))  # a part's layer range (the stream: every layer)
                 for layer, r in zip(layers, _analysed_layers(sample, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
@@ -181,8 +198,10 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
                 if not layers:
                     continue
                 stream = embed_corpus(model, lines, cfg["window"], layers, embed_dir or cache_dir)
+                stream, exact = _sampled(stream, layers, cfg)
                 for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
+                    r = r if exact is None else _exact_columns(r, exact[layer])
                     rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))
                     print(_summary_line(mname, ckey, layer, r))
                 if (mname, ckey) not in streams or cfg["layers_per_pass"] is None:
