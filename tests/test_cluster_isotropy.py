@@ -454,8 +454,11 @@ def test_the_smallest_iw_gain_is_averaged_over_more_runs_of_the_clustering(monke
     data = {ds: _toy_sts(seed=i, n_pairs=60) for i, ds in enumerate(("STS12", "STS-B"))}
     cfg = SimpleNamespace(models=[_Ref("m")], model_specs=["m"], datasets=list(data), stsb_split="test",
                           max_pairs=None, sample_seed=None, seed=3, threads=1)  # fmt: skip
+    # both modules read the pairs through experiments.sts_pairs
+    monkeypatch.setattr(
+        ci.experiments, "load_sts_pairs", lambda ds, **kw: pd.DataFrame({"score": data[ds][2], "ds": ds})
+    )
     for module in (ci.experiments, ci.spreads):
-        monkeypatch.setattr(module, "load_sts_pairs", lambda ds, **kw: pd.DataFrame({"score": data[ds][2], "ds": ds}))
         monkeypatch.setattr(module, "embed_pairs", lambda model, df, **kw: data[df["ds"].iloc[0]][:2])
     hparams = {"m": {"n_clusters": 3, "n_pc": 2, "global_pc": 2}}
     sts = ci.sts_experiment(cfg, lambda name: name, hparams, [3, 4])

@@ -568,10 +568,7 @@ def test_an_analysis_sample_keeps_the_seeds_rows_and_the_exact_isoscore_and_cosi
     layers = {0: rng.normal(size=(300, 8)).astype(np.float32), 1: rng.normal(size=(300, 8)).astype(np.float32) + 1}
     stream = _Stream(layers, [f"t{i % 40}" for i in range(300)], np.arange(300) % 40)
     cfg = chapter_config("manifolds", "offline", seed=3)
-    cfg = type(cfg)(
-        cfg.chapter, cfg.profile, cfg.seed, cfg.models, type(cfg.params)({**cfg.params, "analysis_sample": 120})
-    )
-    sample, exact = _sampled(stream, [0, 1], cfg)
+    sample, exact = _sampled(stream, cfg.replace(analysis_sample=120))
     keep = sample_rows(300, 120, 3)
     assert len(keep) == 120 and sample.tokens == [stream.tokens[i] for i in keep]
     for layer in (0, 1):
@@ -581,7 +578,4 @@ def test_an_analysis_sample_keeps_the_seeds_rows_and_the_exact_isoscore_and_cosi
     row = _exact_columns({"isoscore": 0.5}, exact[1])
     assert row["isoscore_sample"] == 0.5 and row["n_tokens_stream"] == 300
     # every token (no sample, or a sample as large as the corpus): the stream itself, no exact columns
-    cfg = type(cfg)(
-        cfg.chapter, cfg.profile, cfg.seed, cfg.models, type(cfg.params)({**cfg.params, "analysis_sample": 300})
-    )
-    assert _sampled(stream, [0, 1], cfg) == (stream, None)
+    assert _sampled(stream, cfg.replace(analysis_sample=300)) == (stream, None)

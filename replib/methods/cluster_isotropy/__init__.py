@@ -66,6 +66,7 @@ from .experiments import (
     semcor_rows,
     short_names,
     sts_experiment,
+    sts_pairs,
     sts_records,
     sts_summary,
     table1_means,

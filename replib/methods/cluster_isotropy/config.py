@@ -216,8 +216,8 @@ CHAPTER = Chapter(
         "scale": ("max_pairs", "dev_pairs", "clf_sizes"),
         "set": {"semcor": False},  # SemCor (NLTK's archive) is not in the mirror
         # the whole data sets' counts, the mean over the data sets a size caps (so that their capped total is
-        # the fraction of their whole): the STS sets' pairs, the classification tasks' train, validation and
-        # evaluation splits
+        # the fraction of their whole): the STS test sets' pairs, STS-B dev's, the classification tasks' train,
+        # validation and evaluation splits
         "whole": {
             "max_pairs": _sts_pairs,
             "dev_pairs": lambda p: len(load_sts_pairs("STS-B-dev")),

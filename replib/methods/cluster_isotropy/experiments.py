@@ -236,7 +236,7 @@ def sts_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=N
     rows = []
     for name in cfg.model_specs:
         for ds in cfg.datasets:
-            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=sample_seed(cfg))
+            df = sts_pairs(cfg, ds)
             tok = embed_pairs(models(name), df, cache_dir=cache_dir)
             for r in run_sts(
                 *tok, df["score"], methods=METHODS, hparams=hparams[name], seeds=seeds, cache_dir=cache_dir
@@ -368,7 +368,7 @@ def deck_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=
         done = _deck_rows_from_sts(sts, cfg.deck_model, ds, deck_seeds)
         todo = [m for m in methods if m not in done]
         if todo:
-            df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=sample_seed(cfg))
+            df = sts_pairs(cfg, ds)
             tok = embed_pairs(models(cfg.deck_model), df, cache_dir=cache_dir)
             hp = hparams[cfg.deck_model]
             for r in run_sts(*tok, df["score"], methods=todo, hparams=hp, seeds=deck_seeds, cache_dir=cache_dir):
@@ -471,6 +471,14 @@ def sample_seed(cfg) -> int:
     :func:`~.setup.load_classification`): the profile's ``sample_seed`` (the same texts for every seed of the
     chapter, so a second seed reads their vectors from the cache), or the chapter's seed where that is None."""
     return cfg.seed if cfg.sample_seed is None else cfg.sample_seed
+
+
+def sts_pairs(cfg, name: str) -> pd.DataFrame:
+    """The pairs of the STS set ``name`` the configuration evaluates (:func:`~.setup.load_sts_pairs`): at most
+    ``max_pairs`` of a test set, or ``dev_pairs`` of ``"STS-B-dev"`` (the tuning set), drawn with
+    :func:`sample_seed`."""
+    cap = cfg.dev_pairs if name == "STS-B-dev" else cfg.max_pairs
+    return load_sts_pairs(name, stsb_split=cfg.stsb_split, max_pairs=cap, seed=sample_seed(cfg))
 
 
 def classification_records(clf: pd.DataFrame, details: dict, cfg) -> dict:

@@ -20,8 +20,8 @@ import pandas as pd
 
 from ...models import model_slug
 from ...papers import project_tables
-from .experiments import DATASET_KEYS, blas_threads, sample_seed, short_names
-from .setup import embed_pairs, load_classification, load_sts_pairs
+from .experiments import DATASET_KEYS, blas_threads, sample_seed, short_names, sts_pairs
+from .setup import embed_pairs, load_classification
 from .sts import run_sts
 
 #: runs the paper averages (App. B.2: "the reported results are the average of five runs")
@@ -93,7 +93,7 @@ def iw_gain_records(cfg, sts: pd.DataFrame, models, hparams: dict, cache_dir=Non
     out = {}
     for name in cfg.model_specs:
         ds = gain.loc[name].idxmin()
-        df = load_sts_pairs(ds, stsb_split=cfg.stsb_split, max_pairs=cfg.max_pairs, seed=sample_seed(cfg))
+        df = sts_pairs(cfg, ds)
         seeds = range(cfg.seed, cfg.seed + draws)
         rows = run_sts(
             *embed_pairs(models(name), df, cache_dir=cache_dir),

@@ -142,7 +142,7 @@ def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dic
     return sample, {layer: st.stats[layer].summary() for layer in layers}
 
 
-def _sampled(stream: _Stream, layers, cfg) -> tuple[_Stream, dict | None]:
+def _sampled(stream: _Stream, cfg) -> tuple[_Stream, dict | None]:
     """The ``analysis_sample`` tokens of a kept token stream (drawn with the seed, as :func:`stream_corpus`
     draws them) and, per layer, IsoScore and the average cosine over every token (:func:`_exact_columns`);
     the stream itself and None without a sample or when it holds every token."""
@@ -152,10 +152,10 @@ def _sampled(stream: _Stream, layers, cfg) -> tuple[_Stream, dict | None]:
         return stream, None
     exact = {
         layer: {"isoscore": isoscore(X), "avg_cosine": avg_pairwise_cosine(X), "n_samples": n}
-        for layer, X in ((layer, stream.layers[layer]) for layer in layers)
+        for layer, X in stream.layers.items()
     }
-    tokens = [stream.tokens[i] for i in keep]
-    return _Stream({layer: stream.layers[layer][keep] for layer in layers}, tokens, stream.token_ids[keep]), exact
+    layers = {layer: X[keep] for layer, X in stream.layers.items()}
+    return _Stream(layers, [stream.tokens[i] for i in keep], stream.token_ids[keep]), exact
 
 
 def _exact_columns(r: dict, exact: dict) -> dict:
@@ -198,7 +198,7 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
                 if not layers:
                     continue
                 stream = embed_corpus(model, lines, cfg["window"], layers, embed_dir or cache_dir)
-                stream, exact = _sampled(stream, layers, cfg)
+                stream, exact = _sampled(stream, cfg)
                 for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):
                     extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
                     r = r if exact is None else _exact_columns(r, exact[layer])
