@@ -172,13 +172,15 @@ def _logits(E, index, clf: torch.nn.Linear, pair_features: str):
     For features that are a concatenation of rows of ``E`` (one vector, or ``[u; v]``), the linear layer
     splits over the blocks of its weight: :math:`W[u; v] + b = (E W_u^\top)[i_u] + (E W_v^\top)[i_v] + b`.
     The products are taken over the ``n_units × k`` projections, so neither the forward pass nor the
-    backward pass gathers or scatters ``n_items × d`` rows (the same gradients, to rounding). SBERT's
+    backward pass gathers or scatters ``n_items × d`` rows (the same gradients, to rounding); the blocks are
+    stacked into one ``(m k, d)`` matrix, so that a pair costs one product with ``E`` each way, not two (the
+    products with ``E`` are limited by memory: a skinny product reads all of ``E`` whatever its width). SBERT's
     ``(u, v, |u − v|)`` is not linear in ``E`` and goes through :func:`_features`."""
     if pair_features != "concat" and index.shape[1] > 1:
         return clf(_features(E, index, pair_features))
-    d = E.shape[1]
-    W = clf.weight
-    logits = sum((E @ W[:, j * d : (j + 1) * d].T)[index[:, j]] for j in range(index.shape[1]))
+    (m, d), k = (index.shape[1], E.shape[1]), clf.weight.shape[0]
+    P = E @ clf.weight.reshape(k, m, d).transpose(0, 1).reshape(m * k, d).T  # column block j: E W_j^T
+    logits = sum(P[index[:, j], j * k : (j + 1) * k] for j in range(m))
     return logits if clf.bias is None else logits + clf.bias
 
 
