@@ -137,7 +137,7 @@ def test_after_first_is_called_once_when_every_chains_first_step_has_ended():
     assert {x for x in log[:i] if x[1] == 0} == {("long", 0), ("mid", 0), ("short", 0)}
 
 
-def test_lanes_order_a_cold_run_by_the_budget_then_the_time_limit(tmp_path):
+def test_lanes_order_a_cold_run_by_its_measured_time_then_the_budget_then_the_time_limit(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(FIXTURES, project)
     found = {c.chapter: c for c in runner.discover_chapters(project) if not c.error}
@@ -152,3 +152,11 @@ def test_lanes_order_a_cold_run_by_the_budget_then_the_time_limit(tmp_path):
     assert cost("offline")(names[0]) == 7.0  # no previous report: the budget (offline, the budget's profile)
     assert cost("offline")(names[1]) == found[names[1]].timeout_for("offline")  # not in the budget: its limit
     assert cost("smoke")(names[0]) == found[names[0]].timeout_for("smoke")  # the budget is the offline profile's
+    # a cold measurement in the run-time table wins over the budget; the newest row of a chapter and seed counts
+    head = "chapter,profile,cache,seeds,seconds,date,machine,what\n"
+    rows = [f"{names[0]},offline,cold,0,40,d,m,w", f"{names[0]},offline,warm,0,2,d,m,w", f"{names[1]},offline,cold,0,9,d,m,w",
+            f"{names[1]},offline,cold,1,4,d,m,w", f"{names[1]},offline,cold,0,11,d,m,w2", f"{names[0]},smoke,cold,0,99,d,m,w"]
+    (project / "book" / "measurements" / "run_times.csv").write_text(head + "\n".join(rows) + "\n")
+    assert cost("offline")(names[0]) == 40.0 and cost("offline")(names[1]) == 11.0
+    plan = runner._Plan("offline", project, tmp_path / "out", False, 1.0, None, False, print, [0, 1], False)
+    assert runner._expected(plan) == {names[0]: (40.0, 3.0), names[1]: (11.0, 4.0)}  # a seed not measured: budgeted

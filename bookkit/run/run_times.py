@@ -14,7 +14,7 @@ from pathlib import Path
 
 from replib._io import read_csv, write_csv_atomic
 
-__all__ = ["COLUMNS", "RUN_TIMES", "machine", "rows_from_report", "main"]
+__all__ = ["COLUMNS", "RUN_TIMES", "cold_seconds", "machine", "rows_from_report", "main"]
 
 RUN_TIMES = Path("book") / "measurements" / "run_times.csv"
 COLUMNS = ("chapter", "profile", "cache", "seeds", "seconds", "date", "machine", "what")
@@ -28,6 +28,17 @@ def machine() -> str:
         names = [ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines() if ln.startswith("model name")]
         model = f" ({names[0]})" if names else ""
     return f"{os.cpu_count()} CPU cores{model}, no GPU"
+
+
+def cold_seconds(root: Path, profile: str) -> dict[str, tuple[float | None, float | None]]:
+    """``chapter -> (seed 0's seconds, a further seed's)`` in the newest cold measurement of ``profile`` in the
+    run-time table (rows are appended, so a later row replaces an earlier one; None where none was measured)."""
+    out: dict = {}
+    for r in read_csv(Path(root) / RUN_TIMES):
+        if r["cache"] == "cold" and r["profile"] == profile and r["seeds"].isdigit():
+            first, each = out.get(r["chapter"], (None, None))
+            out[r["chapter"]] = (float(r["seconds"]), each) if r["seeds"] == "0" else (first, float(r["seconds"]))
+    return out
 
 
 def rows_from_report(report: dict, cache: str, what: str, wall: float | None = None) -> list[dict]:

@@ -31,6 +31,7 @@ from ..notebooks import write_runnable
 from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
 from . import reuse
 from .budget import BUDGET_PROFILE, against, allowed, load_budget
+from .run_times import cold_seconds
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
 from .limits import model_limit_scale
@@ -128,6 +129,7 @@ class _Plan:
     scheduler: str | None = None  # the Dask scheduler the chapters' parallel steps go to ("local": a LocalCluster)
     code: str | None = None  # the replib code's hash, computed once (bookkit.run.reuse.code_hash)
     threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
+    jobs: int = 1  # executions at once (--jobs; the progress line's estimate)
     executed: dict = field(default_factory=dict)  # (chapter, seed) -> _SeedRun, executed on lanes beforehand
     wrong_kind: dict = field(default_factory=dict)  # chapter -> _wrong_model_kind's answer, computed once
     prepared: dict = field(default_factory=dict)  # chapter -> seconds of its preparation, done in the first pass
@@ -262,23 +264,39 @@ def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
+def _expected(plan: _Plan) -> dict[str, tuple[float, float]]:
+    """``chapter -> (first seed's seconds, a further seed's)`` a cold execution is expected to take: the newest
+    cold measurement of the run-time table (:func:`~bookkit.run.run_times.cold_seconds`), else the budget
+    (:mod:`bookkit.run.budget`); the budget's profile only (nothing is known of the others)."""
+    if plan.profile != BUDGET_PROFILE:
+        return {}
+    budget, measured = load_budget(plan.root), cold_seconds(plan.root, plan.profile)
+    out = {}
+    for name in budget.keys() | measured.keys():
+        b, m = budget.get(name, (None, None)), measured.get(name, (None, None))
+        first, each = (m[0] if m[0] is not None else b[0]), (m[1] if m[1] is not None else b[1])
+        if first is not None:
+            out[name] = (first, each or 0.0)
+    return out
+
+
 def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
-    """One line before an execution: the chapter, the seed, the time since the run began and the time left by
-    the budget (:mod:`bookkit.run.budget`: the budgets of the executions not done yet, this one included)."""
+    """One line before an execution: the chapter, the seed, the time since the run began and the time left:
+    the expected seconds of the executions not done yet, this one included (:func:`_expected`), over the
+    lanes."""
     names = plan.chapters or [chapter]
-    budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
+    expected = _expected(plan)
     left, unknown = 0.0, False
     for i, s in enumerate(plan.seeds):
         for name in names:
             if (name, s) in plan.done:
                 continue
-            if name not in budget:
+            if name not in expected:
                 unknown = True
                 continue
-            first, each = budget[name]
-            left += first if i == 0 else (each or 0.0)
+            left += expected[name][0 if i == 0 else 1]
     todo = len(names) * len(plan.seeds) - len(plan.done)
-    eta = "" if unknown or not budget else f", about {_minutes(left)} left by the budget"
+    eta = "" if unknown or not expected else f", about {_minutes(left / plan.jobs)} left"
     seed_text = "" if seed is None else f" seed {seed}"
     plan.progress(
         f"[progress] {chapter}{seed_text}: {_minutes(time.perf_counter() - plan.started)} elapsed, "
@@ -481,12 +499,12 @@ def _provisional(
 
 def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
     """A chapter's first-seed seconds for the lanes' longest-first order: its time in the previous report, else
-    its budget (cold, :mod:`bookkit.run.budget`, in the budget's profile), else its time limit."""
+    the seconds expected cold (:func:`_expected`: measured, else budgeted), else its time limit."""
     before = previous_seconds(plan.out_dir)
-    budget = load_budget(plan.root) if plan.profile == BUDGET_PROFILE else {}
+    expected = _expected(plan)
 
     def cost(name: str) -> float:
-        known = before.get((name, plan.seeds[0])) or (budget[name][0] if name in budget else None)
+        known = before.get((name, plan.seeds[0])) or (expected[name][0] if name in expected else None)
         return float(known or chapters[name].timeout_for(plan.profile))
 
     return cost
@@ -629,6 +647,7 @@ def run(
         part=part,
         scheduler=scheduler,
         threads=lane_threads(jobs) if jobs > 1 else None,
+        jobs=jobs,
         chapters=[ch.chapter for ch in found],
     )
     with run_lock(out_dir):
