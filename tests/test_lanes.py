@@ -154,8 +154,14 @@ def test_lanes_order_a_cold_run_by_its_measured_time_then_the_budget_then_the_ti
     assert cost("smoke")(names[0]) == found[names[0]].timeout_for("smoke")  # the budget is the offline profile's
     # a cold measurement in the run-time table wins over the budget; the newest row of a chapter and seed counts
     head = "chapter,profile,cache,seeds,seconds,date,machine,what\n"
-    rows = [f"{names[0]},offline,cold,0,40,d,m,w", f"{names[0]},offline,warm,0,2,d,m,w", f"{names[1]},offline,cold,0,9,d,m,w",
-            f"{names[1]},offline,cold,1,4,d,m,w", f"{names[1]},offline,cold,0,11,d,m,w2", f"{names[0]},smoke,cold,0,99,d,m,w"]
+    rows = [
+        f"{names[0]},offline,cold,0,40,d,m,w",
+        f"{names[0]},offline,warm,0,2,d,m,w",
+        f"{names[1]},offline,cold,0,9,d,m,w",
+        f"{names[1]},offline,cold,1,4,d,m,w",
+        f"{names[1]},offline,cold,0,11,d,m,w2",
+        f"{names[0]},smoke,cold,0,99,d,m,w",
+    ]
     (project / "book" / "measurements" / "run_times.csv").write_text(head + "\n".join(rows) + "\n")
     assert cost("offline")(names[0]) == 40.0 and cost("offline")(names[1]) == 11.0
     plan = runner._Plan("offline", project, tmp_path / "out", False, 1.0, None, False, print, [0, 1], False)

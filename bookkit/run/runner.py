@@ -31,7 +31,6 @@ from ..notebooks import write_runnable
 from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
 from . import reuse
 from .budget import BUDGET_PROFILE, against, allowed, load_budget
-from .run_times import cold_seconds
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
 from .limits import model_limit_scale
@@ -44,6 +43,7 @@ from .run_report import (
     previous_seconds,
     write_report,
 )
+from .run_times import cold_seconds
 from .runlock import run_lock
 from .runner_parts import check_part_option, list_parts, run_part
 
