@@ -162,8 +162,9 @@ def sbert_embeddings(
 
     The model's own modules (tokenisation, transformer, pooling, Normalize) run on batches of a shard's texts
     sorted by their token count, at most ``batch_tokens`` padded tokens each (default 2,048 on a CPU, 8,192 on a
-    GPU, as :mod:`replib.embeddings` batches; :func:`replib.embeddings.batching.length_batches`): ``encode`` sorts by characters and pads more (MiniLM
-    on polarity sentences: 27 % slower); the vectors are the same to rounding (about 2e-7).
+    GPU, as :mod:`replib.embeddings` batches; :func:`replib.embeddings.batching.length_batches`): ``encode``
+    sorts by characters and pads more (MiniLM on the polarity sentences, one thread: 106 s against 84 s); the
+    vectors are the same to rounding (about 2e-7).
 
     ``model``: a spec :func:`sbert_ref` accepts. The cache key covers the model name, its weights
     (:func:`_sbert_weights_id`), the texts, ``shard_size``,
