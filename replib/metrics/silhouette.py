@@ -45,7 +45,7 @@ def _resolve_device(device):
     return torch.device(device)
 
 
-def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dtype=None):
+def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = None, dtype=None):
     r"""Per-point sums of Euclidean distances to every cluster, :math:`S_{ic} = \sum_{j: \ell(j)=c} \lVert x_i - x_j\rVert`.
 
     Parameters
@@ -55,9 +55,11 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
         Cluster ids; a 2-D (multi-hot) array makes each distinct row a cluster.
     device : str or torch.device, optional
         Default ``"cuda"`` when available, else ``"cpu"``.
-    chunk_size : int
+    chunk_size : int, optional
         Rows per chunk: memory is O(chunk_size × n_samples) on a GPU and O(chunk_size²) on the CPU,
-        which visits the symmetric distance matrix in square blocks.
+        which visits the symmetric distance matrix in square blocks. Default 2,048 on a GPU and 512 on the CPU,
+        whose blocks then stay in its caches (one thread, float32: 10,662 × 384 in 0.54 s against 0.67 s with
+        2,048, 11,462 × 50 in 0.24 s against 0.41 s).
     dtype : torch.dtype, optional
         Default float64 (exact agreement with scikit-learn, which upcasts); float32 is about twice as
         fast on CPU and agrees to about 1e-6.
@@ -69,6 +71,8 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
         Cluster index of each point (0 .. n_clusters - 1).
     """
     torch = _torch_or_error()
+    dev = _resolve_device(device)
+    chunk_size = (512 if dev.type == "cpu" else 2048) if chunk_size is None else chunk_size
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
     if isinstance(X, torch.Tensor):  # stays on its device; same rules as check_array
@@ -87,7 +91,6 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int = 2048, dty
         Xt = torch.from_numpy(check_array(X, min_samples=2, metric="silhouette"))
     n = Xt.shape[0]
     codes, k = _labels(labels, n)
-    dev = _resolve_device(device)
     dtype = dtype or torch.float64
     if torch.device(dev).type == "cpu":  # numpy's BLAS: faster than torch's CPU matmul here, same algebra
         return _distance_sums_numpy(
@@ -159,7 +162,7 @@ def _distance_sums_numpy(X: np.ndarray, codes: np.ndarray, k: int, chunk_size: i
     return out * scale
 
 
-def silhouette_samples(X, labels, *, device=None, chunk_size: int = 2048, dtype=None) -> np.ndarray:
+def silhouette_samples(X, labels, *, device=None, chunk_size: int | None = None, dtype=None) -> np.ndarray:
     r"""Silhouette of every point :cite:`rousseeuw1987silhouettes`.
 
     .. math::
@@ -194,7 +197,7 @@ def silhouette_samples(X, labels, *, device=None, chunk_size: int = 2048, dtype=
     return np.nan_to_num(s, nan=0.0)
 
 
-def silhouette_score(X, labels, *, device=None, chunk_size: int = 2048, dtype=None) -> float:
+def silhouette_score(X, labels, *, device=None, chunk_size: int | None = None, dtype=None) -> float:
     r"""Mean silhouette over all points, exact (no sampling) :cite:`rousseeuw1987silhouettes`.
 
     Agrees with :func:`sklearn.metrics.silhouette_score` (Euclidean metric) to rounding, without holding
@@ -208,8 +211,8 @@ def silhouette_score(X, labels, *, device=None, chunk_size: int = 2048, dtype=No
         cluster (as in Mickus et al. :cite:`mickus2024isotropy`).
     device : str or torch.device, optional
         Default ``"cuda"`` when available, else ``"cpu"``.
-    chunk_size : int
-        Rows of the distance matrix computed at once.
+    chunk_size : int, optional
+        Rows of the distance matrix computed at once (default: see :func:`cluster_distance_sums`).
     dtype : torch.dtype, optional
         Default float64.
 
