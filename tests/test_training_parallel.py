@@ -136,6 +136,11 @@ def _running(p, psutil) -> bool:
         return False
 
 
+def _run_folders(runs: Path) -> list:
+    """The training runs' folders in ``runs``, not the hidden lock files beside them (``.<run>.lock``)."""
+    return [p for p in runs.iterdir() if p.is_dir()] if runs.is_dir() else []
+
+
 _PREPARE = """
 import sys
 from replib.training import trained_models
@@ -166,9 +171,9 @@ def test_the_workers_end_when_the_process_that_started_them_is_killed(tmp_path):
         while time.monotonic() < t_end and proc.poll() is None:  # both workers training (their run folders made)
             time.sleep(0.5)
             workers = [p for p in parent.children() if "popen_loky" in " ".join(p.cmdline())]
-            if len(workers) == 2 and runs.is_dir() and len(list(runs.iterdir())) == 2:
+            if len(workers) == 2 and len(_run_folders(runs)) == 2:
                 break
-        started = len(list(runs.iterdir())) if runs.is_dir() else 0
+        started = len(_run_folders(runs))
         assert len(workers) == 2 and started == 2, (
             f"the two workers did not start training: {len(workers)} workers, {started} run folders, "
             f"preparation {'running' if proc.poll() is None else f'ended with {proc.returncode}'}"
