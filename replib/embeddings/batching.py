@@ -39,6 +39,12 @@ def _autocast(device, precision: str):
     return torch.autocast(str(device).split(":")[0], dtype=dtype)
 
 
+def default_batch_tokens(device) -> int:
+    """Padded tokens per batch on ``device``: 2,048 on a CPU (batches that stay in cache: measured faster than
+    8,192 for MiniLM on 2 cores), 8,192 on a GPU."""
+    return 8192 if str(device).startswith("cuda") else 2048
+
+
 def pad_token_id(tok) -> int:
     """The tokenizer's padding id (0 when it has none: the attention mask hides the pads)."""
     pid = getattr(tok, "pad_token_id", None)

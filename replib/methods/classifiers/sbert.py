@@ -15,7 +15,7 @@ import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
 from ..._optional import optional_import, require
-from ...embeddings.batching import length_batches
+from ...embeddings.batching import default_batch_tokens, length_batches
 from ...models import ModelRef, UntrustedCodeError, get_spec, list_models, minilm_dir, weights_sha256
 from ...models.files import check_no_remote_code, require_tokenizer, st_folder_identity, st_transformer_dir
 from ...models.hub import hub_snapshot
@@ -161,8 +161,9 @@ def sbert_embeddings(
     run recomputes only missing or bad shards).
 
     The model's own modules (tokenisation, transformer, pooling, Normalize) run on batches of a shard's texts
-    sorted by their token count, at most ``batch_tokens`` padded tokens each (default 2,048 on a CPU, 8,192 on a
-    GPU, as :mod:`replib.embeddings` batches; :func:`replib.embeddings.batching.length_batches`): ``encode``
+    sorted by their token count, at most ``batch_tokens`` padded tokens each (default
+    :func:`replib.embeddings.batching.default_batch_tokens`, as :mod:`replib.embeddings` batches;
+    :func:`~replib.embeddings.batching.length_batches`): ``encode``
     sorts by characters and pads more (MiniLM on the polarity sentences, one thread: 106 s against 84 s); the
     vectors are the same to rounding (about 2e-7).
 
@@ -181,7 +182,7 @@ def sbert_embeddings(
     registry = ref.kind == "registry"
     weights = _sbert_weights_id(ref)  # a changed revision or packaged file never reuses old shards
     dev = str(device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
-    batch_tokens = batch_tokens or (8192 if dev == "cuda" else 2048)
+    batch_tokens = batch_tokens or default_batch_tokens(dev)
     info = dict(
         fn="sbert_embeddings",
         model=ref.name if registry else "weights",  # a user's model: keyed by weights, not path
