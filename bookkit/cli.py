@@ -328,6 +328,7 @@ def _run(args) -> int:
     from .book.atlas import for_book
     from .book.book import build
     from .errors import BookBuildError
+    from .run.lanes import lane_threads
     from .run.run_report import format_table
     from .run.runner import chapter_names, run
 
@@ -350,8 +351,10 @@ def _run(args) -> int:
         seeds = " ".join(map(str, provisional["provisional"]["seeds"]))
         print(f"book built after seed {provisional['seeds'][0]} of {seeds}: {html / 'index.html'} (rebuilt at the end)")
         # the atlas reads the trained models, which the first seeds left in the cache: computed now, on this lane
-        # while the other lanes run the later seeds (with --jobs), so the final build finds its cards done
-        for_book(args.profile, root)
+        # while the other lanes run the later seeds (with --jobs, on this lane's share of the cores, not on every
+        # core beside their kernels), so the final build finds its cards done
+        jobs = getattr(args, "jobs", 1)
+        for_book(args.profile, root, threads=lane_threads(jobs) if jobs > 1 else None)
 
     rep = run(
         profile=args.profile,

@@ -403,3 +403,18 @@ def test_an_error_in_the_default_checks_names_their_line(tmp_path):
     )
     with pytest.raises(ClaimsFileError, match=r"x\.claims\.yml:5: tolerance\.abs must be >= 0"):
         load_claims(_write(tmp_path, body))
+
+
+def test_a_claims_file_read_again_is_parsed_once_and_read_anew_when_it_changes(tmp_path, monkeypatch):
+    from bookkit.claims import claims as claims_module
+
+    path = _write(tmp_path, BASE % "{tolerance: {abs: 0.1}}")
+    parsed = []
+    monkeypatch.setattr(claims_module, "_read", lambda p, read=claims_module._read: parsed.append(p) or read(p))
+    first, again = load_claims(path), load_claims(path)
+    assert len(parsed) == 1 and first == again and first is not again  # a copy: a caller may change its own
+    again.claims.clear()
+    assert load_claims(path).claims == first.claims
+    path.write_text(path.read_text().replace("abs: 0.1", "abs: 0.2"))  # the same size, maybe the same mtime
+    changed = load_claims(path)
+    assert len(parsed) == 2 and changed.claims[0] != first.claims[0]

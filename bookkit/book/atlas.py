@@ -21,11 +21,13 @@ import traceback
 from pathlib import Path
 
 from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
+from threadpoolctl import threadpool_limits
 
 from replib.atlas import ROW_METRICS, atlas_rows, compute_atlas, with_config
 from replib.plotting import save_figure
 from replib.profiles import PROFILES
 from replib.tables import format_cell
+from replib.training.loop import torch_threads
 
 from ..errors import USER_ERRORS, one_line
 
@@ -186,16 +188,18 @@ def stage_page(stage_dir: Path, atlas_dir: Path) -> Path | None:
     return page
 
 
-def for_book(profile: str, root: Path, progress: bool = False) -> list[str]:
+def for_book(profile: str, root: Path, progress: bool = False, threads: int | None = None) -> list[str]:
     """The atlas of ``profile`` for the book the main job builds (``python -m replib all``), into
     ``root/build/atlas/<profile>`` where :func:`stage_page` reads it; each model's card resumes from its
     ``card.json`` and its layers from the embedding cache, so a second build costs little. The paper profile's
-    atlas is a part of its own (the nightly's paper parts). Returns the keys of the models that failed (named
-    on one line each)."""
+    atlas is a part of its own (the nightly's paper parts). ``threads``: torch's and the BLAS' threads while it
+    computes (a lane's share of the cores when the chapters' kernels run beside it; None: as they are).
+    Returns the keys of the models that failed (named on one line each)."""
     if profile == "paper":
         return []
     out = Path(root) / "build" / "atlas" / profile
-    atlas = compute_atlas(out, profile, progress=progress)
+    with threadpool_limits(threads), torch_threads(threads):
+        atlas = compute_atlas(out, profile, progress=progress)
     failed = [m for m in atlas["models"] if m["status"] == "failed"]
     for m in atlas["models"]:
         if m["status"] != "ok":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -242,10 +243,30 @@ def _claim(f: _File, where: tuple, label: str, c: dict, chapter: str, tables: Ca
     )
 
 
+#: claims files read in this process: their inputs' stamp and the result (:func:`load_claims`)
+_LOADED: dict[Path, tuple[str, ChapterClaims]] = {}
+
+
+def _inputs_stamp(path: Path) -> str:
+    """The digest of everything a claims file's result depends on with the default tables: the file, the
+    project's paper tables and its findings grid (their bytes: a rewrite within the file system's time
+    resolution still counts)."""
+    root = path.resolve().parent.parent
+    h = hashlib.sha256()
+    for f in [path, root / FINDINGS_FILE, *sorted((root / "data" / "papers").glob("*"))]:
+        h.update(str(f).encode() + b"\0")
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            h.update(b"\1missing")
+    return h.hexdigest()
+
+
 def load_claims(path: str | Path, tables: dict | None = None) -> ChapterClaims:
     """Read and validate a claims file (see the module docstring); references to the papers' numbers are
     resolved in ``tables`` (default: the project's ``data/papers``, two folders above the file; see
-    :mod:`bookkit.claims.paper_tables`).
+    :mod:`bookkit.claims.paper_tables`). With the default tables a file read before in this process, whose
+    inputs (:func:`_inputs_stamp`) are unchanged, is not parsed again: a copy of the result is returned.
 
     Raises
     ------
@@ -253,6 +274,15 @@ def load_claims(path: str | Path, tables: dict | None = None) -> ChapterClaims:
         ``"<file>:<line>: <what is wrong>"`` for the first problem found.
     """
     path = Path(path)
+    if tables is not None:
+        return _load_claims(path, tables)
+    key, stamp = path.resolve(), _inputs_stamp(path)
+    if key not in _LOADED or _LOADED[key][0] != stamp:
+        _LOADED[key] = (stamp, _load_claims(path, None))
+    return copy.deepcopy(_LOADED[key][1])
+
+
+def _load_claims(path: Path, tables: dict | None) -> ChapterClaims:
     f = _read(path)
     data = f.doc.data
     chapter = chapter_of(path)
