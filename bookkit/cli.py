@@ -21,6 +21,7 @@ import io
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -349,13 +350,18 @@ def _run(args) -> int:
             print(f"book after the first seed not built: {exc}")
             return
         seeds = " ".join(map(str, provisional["provisional"]["seeds"]))
-        print(f"book built after seed {provisional['seeds'][0]} of {seeds}: {html / 'index.html'} (rebuilt at the end)")
+        after = divmod(round(time.perf_counter() - started), 60)
+        print(
+            f"book built after seed {provisional['seeds'][0]} of {seeds}, {after[0]} min {after[1]:02d} s after the "
+            f"chapters started: {html / 'index.html'} (rebuilt at the end)"
+        )
         # the atlas reads the trained models, which the first seeds left in the cache: computed now, on this lane
         # while the other lanes run the later seeds (with --jobs, on this lane's share of the cores, not on every
         # core beside their kernels), so the final build finds its cards done
         jobs = getattr(args, "jobs", 1)
         for_book(args.profile, root, threads=lane_threads(jobs) if jobs > 1 else None)
 
+    started = time.perf_counter()
     rep = run(
         profile=args.profile,
         chapters=chapters,

@@ -233,6 +233,7 @@ def test_the_main_job_computes_the_atlas_after_the_provisional_book_and_runs_two
     """``all``: two lanes by default (one core: one), the provisional book first, then the atlas on that lane
     while the later seeds run, then the atlas again (its cards resumed) and the final book."""
     from bookkit.book import atlas, book
+    from bookkit.run.lanes import lane_threads
 
     calls, seen = [], {}
 
@@ -245,8 +246,16 @@ def test_the_main_job_computes_the_atlas_after_the_provisional_book_and_runs_two
     monkeypatch.setattr(runner, "run", fake_run)
     monkeypatch.setattr("bookkit.run.run_report.format_table", lambda rep: "")
     monkeypatch.setattr(book, "build", lambda profile, **kw: calls.append("book") or project / "html")
-    monkeypatch.setattr(atlas, "for_book", lambda profile, root: calls.append("atlas") or [])
-    code, _, _ = _main(capsys, "--root", project, "all", "--seeds", "0", "1")
+    threads = []
+    monkeypatch.setattr(
+        atlas,
+        "for_book",
+        lambda profile, root, threads=None, _seen=threads: calls.append("atlas") or _seen.append(threads),
+    )
+    code, out, _ = _main(capsys, "--root", project, "all", "--seeds", "0", "1")
     assert code == 0
     assert calls == ["book", "atlas", "seed 1", "atlas", "book"]
     assert seen["jobs"] == min(2, os.cpu_count() or 1)
+    # beside the later seeds' kernels the atlas gets its lane's share of the cores; at the end, every core
+    assert threads == [lane_threads(seen["jobs"]) if seen["jobs"] > 1 else None, None]
+    assert "min" in out.split("book built after seed 0 of 0 1, ")[1].split("after the chapters started")[0]
