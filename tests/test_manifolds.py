@@ -2,6 +2,7 @@
 scikit-dimension, duplicates, cluster choice (seed determinism, 0.1 threshold), token kinds."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.cluster import KMeans
 
@@ -579,3 +580,18 @@ def test_an_analysis_sample_keeps_the_seeds_rows_and_the_exact_isoscore_and_cosi
     assert row["isoscore_sample"] == 0.5 and row["n_tokens_stream"] == 300
     # every token (no sample, or a sample as large as the corpus): the stream itself, no exact columns
     assert _sampled(stream, cfg.replace(analysis_sample=300)) == (stream, None)
+
+
+def test_the_layers_of_a_bf16_forward_are_not_read_back_from_the_float32_cache(tmp_path, monkeypatch):
+    from replib.profiles import PRECISION_ENV
+
+    monkeypatch.delenv(PRECISION_ENV, raising=False)
+    cfg = chapter_config("manifolds", "smoke").replace(corpora={"ptb": ["ptb", "test", 60]})
+    corpora = mf.load_corpora(cfg)
+    fp32 = mf.analyse_models(cfg, corpora, cache_dir=tmp_path).results
+    monkeypatch.setenv(PRECISION_ENV, "bf16")
+    assert cfg.precision == "bf16"
+    bf16 = mf.analyse_models(cfg, corpora, cache_dir=tmp_path).results
+    assert (fp32["isoscore"] != bf16["isoscore"]).any()  # recomputed from the bf16 tokens, not the float32 rows
+    monkeypatch.setenv(PRECISION_ENV, "fp32")
+    pd.testing.assert_frame_equal(mf.analyse_models(cfg, corpora, cache_dir=tmp_path).results, fp32)

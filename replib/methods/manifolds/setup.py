@@ -179,9 +179,11 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
     (streamed: the token stream still covers every layer, so a model's later layer ranges resume it)."""
     rows, extras, streams = [], {}, {}
     for mname, (model_id, n_layers) in cfg["named_models"].items():
-        model = resolve_model(model_id, seed=cfg.seed)
+        model = resolve_model(model_id, seed=cfg.seed, precision=getattr(cfg, "precision", None))
         for ckey, lines in corpora.items():
             what = {"model": content_identity(model_id), "lines": hash_inputs(lines), "window": cfg["window"]}
+            if model.precision != "fp32":  # the layers' analyses of another forward (float32 keys as they were)
+                what["precision"] = model.precision
             what = what if cfg["analysis_sample"] is None else dict(what, sample=cfg["analysis_sample"])
             if cfg.get("stream"):
                 state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
