@@ -30,7 +30,7 @@ from . import methods
 from .chapter import Chapter
 from .models import ModelRef, model_refs
 from .parts import Part, check_parts
-from .profiles import PROFILES, resolve_profile
+from .profiles import PROFILES, chapter_precision, resolve_profile
 from .schema import validate
 from .tables import format_cell
 
@@ -202,6 +202,12 @@ class ChapterConfig:
     models: tuple[ModelRef, ...]
     params: Params
     part: Part | None = None
+
+    @property
+    def precision(self) -> str:
+        """The precision of the chapter's forward passes (:func:`replib.profiles.chapter_precision`: float32
+        unless measured safe in bf16 on this CPU, or ``$REPLIB_PRECISION``); the chapter loads its models with it."""
+        return chapter_precision(self.chapter, self.profile)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name in ("params", "part"):

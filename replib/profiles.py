@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from pathlib import Path
 
 from ._optional import optional_import
 
@@ -17,6 +18,7 @@ __all__ = [
     "PROFILES",
     "DEFAULT_PROFILE",
     "NATIVE_BF16",
+    "chapter_precision",
     "choose_precision",
     "cpu_flags",
     "resolve_profile",
@@ -63,6 +65,39 @@ def choose_precision(flags=None, shift_of_band: float | None = None) -> str:
     flags = cpu_flags() if flags is None else set(flags)
     native = any(f in flags for f in NATIVE_BF16)
     return "bf16" if native and shift_of_band is not None and shift_of_band < MAX_SHIFT_OF_BAND else "fp32"
+
+
+#: per chapter, the largest shift of its statistics under bf16 autocast over their bands, measured on a CPU with
+#: native bf16 (``python -m replib.precision_shift``): one row per statistic
+SHIFT_FILE = Path(__file__).resolve().parents[1] / "book" / "measurements" / "precision_shift.csv"
+#: the columns of :data:`SHIFT_FILE`
+SHIFT_COLUMNS = ("chapter", "key", "fp32", "bf16", "shift", "band", "band_from", "shift_of_band", "date", "machine")
+#: overrides every chapter's choice: ``fp32``, ``bf16``, ``fp16`` or ``auto`` (the default: :func:`chapter_precision`)
+PRECISION_ENV = "REPLIB_PRECISION"
+
+
+def measured_shift(chapter: str, path: Path | None = None) -> float | None:
+    """The largest measured shift over band of ``chapter``'s statistics (:data:`SHIFT_FILE`); None when none was
+    measured."""
+    from ._io import read_csv  # profiles is imported before everything else: no I/O module at import
+
+    rows = [r for r in read_csv(path or SHIFT_FILE, SHIFT_COLUMNS) if r["chapter"] == chapter]
+    return max(float(r["shift_of_band"]) for r in rows) if rows else None
+
+
+def chapter_precision(chapter: str, profile: str, flags=None, path: Path | None = None) -> str:
+    """The precision of a chapter's forward passes: ``$REPLIB_PRECISION`` when set (other than ``auto``); in the
+    ``offline`` profile on a CPU, :func:`choose_precision` with the chapter's :func:`measured_shift` (bf16 where
+    the CPU has native bf16 and its statistics were measured to move by less than a tenth of their bands);
+    float32 otherwise (smoke's tiny models, and the GPU runs of the paper profile)."""
+    forced = os.environ.get(PRECISION_ENV, "auto")
+    if forced != "auto":
+        from .models.base import check_precision
+
+        return check_precision(forced)
+    if profile != "offline" or torch_device() != "cpu":
+        return "fp32"
+    return choose_precision(flags, measured_shift(chapter, path))
 
 
 def resolve_profile(profile: str | None) -> str:

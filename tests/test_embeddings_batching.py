@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from replib._io import write_csv_atomic
 from replib.embeddings import embed_proteins, embed_sentences, model_identity
 from replib.embeddings import proteins as proteins_module
 from replib.embeddings.batching import _autocast, padded_tokens
@@ -114,6 +115,50 @@ def test_the_cpu_forward_takes_bf16_only_with_native_instructions_and_a_measured
     assert choose_precision({"avx2", "avx512_bf16"}, small) == "bf16"
     assert choose_precision({"amx_bf16"}, small) == "bf16"
     assert choose_precision({"avx512_bf16"}, MAX_SHIFT_OF_BAND) == "fp32"  # moves the statistics too far
-    env = environment_info()  # the report records the CPU's flags and the precision they allow
-    assert env["cpu_precision"] == choose_precision(cpu_flags())
+    env = environment_info()  # the report records the CPU's flags and whether they hold native bf16
+    assert env["native_bf16"] == (choose_precision(cpu_flags(), small) == "bf16")
     assert set(env["cpu_flags"]) <= cpu_flags()
+
+
+def test_a_chapter_takes_bf16_offline_only_where_its_measured_shift_is_a_tenth_of_its_bands(tmp_path, monkeypatch):
+    from replib.profiles import PRECISION_ENV, SHIFT_COLUMNS, chapter_precision, measured_shift
+
+    path = tmp_path / "shift.csv"
+    rows = [dict.fromkeys(SHIFT_COLUMNS, "") | {"chapter": c, "key": k, "shift_of_band": v}
+            for c, k, v in (("a", "x", "0.01"), ("a", "y", "0.04"), ("b", "x", "0.3"))]  # fmt: skip
+    write_csv_atomic(path, rows, SHIFT_COLUMNS)
+    monkeypatch.delenv(PRECISION_ENV, raising=False)
+    monkeypatch.setattr("replib.profiles.torch_device", lambda: "cpu")
+    native, emulated = {"avx512_bf16"}, {"avx2"}
+    assert measured_shift("a", path) == 0.04 and measured_shift("c", path) is None
+    assert chapter_precision("a", "offline", native, path) == "bf16"
+    assert chapter_precision("b", "offline", native, path) == "fp32"  # one statistic moves too far
+    assert chapter_precision("c", "offline", native, path) == "fp32"  # never measured
+    assert chapter_precision("a", "offline", emulated, path) == "fp32"
+    assert chapter_precision("a", "smoke", native, path) == chapter_precision("a", "paper", native, path) == "fp32"
+    monkeypatch.setattr("replib.profiles.torch_device", lambda: "cuda")
+    assert chapter_precision("a", "offline", native, path) == "fp32"  # a GPU run: not what was measured
+    monkeypatch.setenv(PRECISION_ENV, "bf16")
+    assert chapter_precision("b", "smoke", emulated, path) == "bf16"  # asked for: taken as it is
+    monkeypatch.setenv(PRECISION_ENV, "half")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        chapter_precision("a", "offline", native, path)
+
+
+def test_a_model_carries_the_precision_its_extractors_use_by_default(tmp_path):
+    from replib.embeddings.batching import forward_precision
+    from replib.models import resolve_model
+
+    lm = tiny_model("bert")
+    texts = ["a man plays a guitar", "the cat sat"]
+    half = resolve_model(lm, precision="bf16")
+    assert (lm.precision, half.precision) == ("fp32", "bf16") and resolve_model(lm) is lm  # a copy, not a change
+    assert forward_precision(half) == "bf16" and forward_precision(half, "fp32") == "fp32"
+    assert model_identity(half)["autocast"] == "bf16" and model_identity(lm)["autocast"] is False
+    np.testing.assert_array_equal(
+        embed_sentences(half, texts, progress=False).means,
+        embed_sentences(lm, texts, precision="bf16", progress=False).means,
+    )
+    assert resolve_model("tiny-bert", precision="bf16").precision == "bf16"
+    with pytest.raises(ValueError, match="precision must be one of"):
+        resolve_model("tiny-bert", precision="half")

@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 
 from replib._optional import optional_import
-from replib.profiles import NATIVE_BF16, choose_precision, cpu_flags
+from replib.profiles import NATIVE_BF16, cpu_flags
 
 from ..project import git_commit
 
@@ -54,8 +54,8 @@ def environment_info(root: Path | None = None) -> dict:
         except metadata.PackageNotFoundError:
             pass
     info["device"] = device_name()
-    flags = cpu_flags()  # the CPU's vector and bf16 instructions, and the forward's precision they allow
+    flags = cpu_flags()  # the CPU's vector and bf16 instructions (each chapter's precision: its report entry)
     info["cpu_flags"] = sorted(f for f in flags if f.startswith(("avx", "amx", "fma")) or f in NATIVE_BF16)
-    info["cpu_precision"] = choose_precision(flags)
+    info["native_bf16"] = any(f in flags for f in NATIVE_BF16)
     info["git_commit"] = git_commit(root) if root is not None else None
     return info

@@ -20,6 +20,7 @@ import nbformat
 
 from replib.config import chapters, execution_order, prepare_chapter, require_chapter_models, takes_models
 from replib.models import ModelUnavailableError, WrongModelKindError
+from replib.profiles import chapter_precision
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
 
@@ -171,10 +172,12 @@ def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = 
 
 def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
     """The fingerprint of one execution (:mod:`bookkit.run.reuse`); the code is hashed once per run. Where the
-    work runs (``scheduler``) does not change what it computes."""
+    work runs (``scheduler``) does not change what it computes; the precision of its forward passes does (a
+    new measurement, another CPU or ``$REPLIB_PRECISION`` may change it)."""
     if plan.code is None:
         plan.code = reuse.code_hash(plan.root)
     what = {k: v for k, v in params.items() if k != "scheduler"}
+    what["precision"] = chapter_precision(chapter, plan.profile)
     return reuse.fingerprint(plan.root, chapter, {"profile": plan.profile, **what}, code=plan.code)
 
 
@@ -357,6 +360,7 @@ def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
         "error": (f"seed {bad[0]}: " if bad and bad[0] is not None else "") + worst["error"] if bad else None,
         "seconds": round(sum(p["seconds"] for p in per_seed.values()), 1),
         "notebook": per_seed[plan.seeds[0]]["notebook"],
+        "precision": chapter_precision(ch.chapter, plan.profile),  # of its forward passes (replib.profiles)
         "models": read_models_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),
         "data": read_data_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),  # the data files it read
     }

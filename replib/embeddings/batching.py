@@ -11,24 +11,23 @@ import numpy as np
 import torch
 import transformers
 
-from ..models.base import state_sha256, weights_dtype
+from ..models.base import FORWARD_PRECISIONS, check_precision, state_sha256, weights_dtype
 
 #: environment variables that change numerical results (TF32 matmuls on NVIDIA GPUs, cuBLAS reductions):
 #: part of every embedding cache key when set
 RESULT_ENV = ("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 
 
-#: the forward's precision: ``"fp32"`` (the default everywhere: every recorded number is float32), or autocast
-#: to bfloat16 / float16 (matrix products in half precision, reductions and normalisations in float32), opt-in
-#: until its differences are measured below the claims' tolerances (``python -m replib bench --precision``)
-PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+#: the forward's precision: ``"fp32"`` (the default), or autocast to bfloat16 / float16 (matrix products in half
+#: precision, reductions and normalisations in float32), taken by a chapter only where its statistics were
+#: measured to move by less than a tenth of its claims' bands (:func:`replib.profiles.chapter_precision`)
+PRECISIONS = dict(zip(FORWARD_PRECISIONS, (None, torch.bfloat16, torch.float16)))
 
 
-def check_precision(precision: str) -> str:
-    """``precision`` if it is one of :data:`PRECISIONS`, else a ``ValueError`` naming them."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}; got {precision!r}")
-    return precision
+def forward_precision(lm, precision: str | None = None) -> str:
+    """The precision of ``lm``'s forward passes: ``precision`` when given, else the model's own
+    (:attr:`~replib.models.base.LoadedModel.precision`, float32 for a model without one)."""
+    return check_precision(precision or getattr(lm, "precision", None) or "fp32")
 
 
 def _autocast(device, precision: str):
@@ -100,10 +99,11 @@ def pad_batch(seqs, pad_id: int, left: bool):
 _batches, _pad, _pad_id = length_batches, pad_batch, pad_token_id  # the names the extractors use
 
 
-def _hidden_states(lm, ids, mask, precision: str = "fp32"):
-    """All hidden states (tuple, index 0 = embeddings) as float32 CPU tensors."""
+def _hidden_states(lm, ids, mask, precision: str | None = None):
+    """All hidden states (tuple, index 0 = embeddings) as float32 CPU tensors (``precision``: see
+    :func:`forward_precision`)."""
     dev = lm.device
-    with torch.inference_mode(), _autocast(dev, precision):
+    with torch.inference_mode(), _autocast(dev, forward_precision(lm, precision)):
         kw = {
             "input_ids": ids.to(dev),
             "attention_mask": None if mask is None else mask.to(dev),
@@ -121,7 +121,7 @@ def _check_layers(layers, n_states: int):
     return layers
 
 
-def model_identity(lm, precision: str = "fp32") -> dict:
+def model_identity(lm, precision: str | None = None) -> dict:
     """What of the model shapes its outputs, by content (part of every embedding cache key).
 
     The loader's :attr:`~replib.models.base.LoadedModel.identity` (hashes of the weight files loaded, of
@@ -130,6 +130,7 @@ def model_identity(lm, precision: str = "fp32") -> dict:
     float32, as before autocast was a choice: float32 caches keep their keys), the float32 matmul
     precision, the environment variables of :data:`RESULT_ENV` that are set, and the torch and transformers
     versions. Never a path: a copied folder reuses the cache, the same path with other files does not.
+    ``precision``: the forward's (:func:`forward_precision`: the model's own when not given).
     """
     device = str(getattr(lm, "device", "cpu")).split(":")[0]
     ident = dict(lm.identity) if getattr(lm, "identity", None) else _identity_from_memory(lm)
@@ -138,7 +139,7 @@ def model_identity(lm, precision: str = "fp32") -> dict:
         "recipe": lm.spec.recipe,
         "dtype": weights_dtype(lm.model) or ident.get("dtype"),  # as loaded when the module is not inspectable
         "device": device,
-        "autocast": False if check_precision(precision) == "fp32" else precision,
+        "autocast": False if (precision := forward_precision(lm, precision)) == "fp32" else precision,
         "matmul_precision": torch.get_float32_matmul_precision(),
         "env": {k: os.environ[k] for k in RESULT_ENV if k in os.environ},
         "torch": torch.__version__,

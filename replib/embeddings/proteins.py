@@ -14,7 +14,15 @@ from .._io import hash_inputs, run_sharded, shard_span
 from ..distributed import dask_map, on_worker
 from ..models.proteinbert import tokenize
 from ..models.registry import PROTEIN_RECIPES
-from .batching import _autocast, _batches, _check_layers, _hidden_states, _pad, _pad_id, check_precision, model_identity
+from .batching import (
+    _autocast,
+    _batches,
+    _check_layers,
+    _hidden_states,
+    _pad,
+    _pad_id,
+    model_identity,
+)
 
 __all__ = ["PROTEIN_RECIPES", "ProteinEmbeddings", "embed_proteins", "protein_text", "residue_slice"]
 
@@ -88,7 +96,7 @@ def embed_proteins(
     too_long: str = "truncate",
     return_residues: bool = False,
     shard_size: int = 256,
-    precision: str = "fp32",
+    precision: str | None = None,
     progress: bool = True,
     shards: tuple[int, int] | None = None,
     client=None,
@@ -134,9 +142,10 @@ def embed_proteins(
         A ``distributed.Client`` (:func:`replib.distributed.dask_client`) and a picklable function that loads
         ``model`` again on a worker (once per worker): the shards are computed on the cluster and cached here,
         the same arrays as the serial path.
-    precision : {"fp32", "bf16", "fp16"}
-        The forward's precision: float32 (default), or autocast to bfloat16/float16 on the model's device
-        (opt-in; see :data:`replib.embeddings.batching.PRECISIONS`). Part of the cache key.
+    precision : {"fp32", "bf16", "fp16"}, optional
+        The forward's precision: float32, or autocast to bfloat16/float16 on the model's device (see
+        :data:`replib.embeddings.batching.PRECISIONS`); default the model's own
+        (:func:`~replib.embeddings.batching.forward_precision`). Part of the cache key.
 
     Returns
     -------
@@ -156,7 +165,7 @@ def embed_proteins(
     order = np.argsort([len(s) for s in kept], kind="stable") if by_length else np.arange(len(kept))
     work = [kept[i] for i in order]
     info = dict(
-        model_identity(model, check_precision(precision)),
+        model_identity(model, precision),
         fn="embed_proteins",
         layers=list(layers) if recipe != "proteinbert" else ["global", "local_mean"],
         max_length=max_length,

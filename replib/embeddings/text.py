@@ -17,7 +17,6 @@ from .batching import (
     _hidden_states,
     _pad,
     _pad_id,
-    check_precision,
     default_batch_tokens,
     model_identity,
 )
@@ -114,7 +113,7 @@ def embed_sentences(
     batch_tokens: int | None = None,
     cache_dir=None,
     shard_size: int = 2048,
-    precision: str = "fp32",
+    precision: str | None = None,
     progress: bool = True,
 ) -> SentenceEmbeddings:
     """Token matrices and mean-pooled vectors, each sentence encoded alone (Rajaee & Pilehvar; SBERT).
@@ -134,9 +133,10 @@ def embed_sentences(
         Token limit including specials (default: ``tokenizer.model_max_length`` capped at 512).
     batch_tokens : int, optional
         Padded tokens per batch (sentences sorted by length); default 2,048 on CPU, 8,192 on a GPU.
-    precision : {"fp32", "bf16", "fp16"}
-        The forward's precision: float32 (default), or autocast to bfloat16/float16 on the model's device
-        (opt-in; see :data:`replib.embeddings.batching.PRECISIONS`). Part of the cache key.
+    precision : {"fp32", "bf16", "fp16"}, optional
+        The forward's precision: float32, or autocast to bfloat16/float16 on the model's device (see
+        :data:`replib.embeddings.batching.PRECISIONS`); default the model's own
+        (:func:`~replib.embeddings.batching.forward_precision`). Part of the cache key.
 
     Returns
     -------
@@ -159,7 +159,7 @@ def embed_sentence_layers(
     batch_tokens: int | None = None,
     cache_dir=None,
     shard_size: int = 2048,
-    precision: str = "fp32",
+    precision: str | None = None,
     progress: bool = True,
 ) -> dict:
     """:func:`embed_sentences` at several hidden states from one forward pass per batch.
@@ -190,7 +190,7 @@ def embed_sentence_layers(
         raise ValueError(f"layers must be distinct and at least one; got {list(layers)}")
     batch_tokens = int(batch_tokens or default_batch_tokens(getattr(model, "device", "cpu")))
     info = dict(
-        model_identity(model, check_precision(precision)),
+        model_identity(model, precision),
         fn="embed_sentences",
         layers=list(layers),
         drop_special=drop_special,
@@ -273,7 +273,7 @@ def embed_token_stream(
     batch_windows: int = 4,
     cache_dir=None,
     shard_size: int = 16,
-    precision: str = "fp32",
+    precision: str | None = None,
     progress: bool = True,
 ) -> TokenStream:
     """Cai et al.'s per-token embeddings: consecutive non-overlapping windows, no attention mask.
@@ -289,8 +289,8 @@ def embed_token_stream(
         Code layers (``0`` = first block output = ``hidden_states[1]``); default all.
     add_special_tokens : bool
         Passed to ``tokenizer.encode`` per line (True = faithful to the authors' run).
-    precision : {"fp32", "bf16", "fp16"}
-        The forward's precision (float32 by default; see :func:`embed_sentences`).
+    precision : {"fp32", "bf16", "fp16"}, optional
+        The forward's precision (default the model's own; see :func:`embed_sentences`).
 
     Returns
     -------
@@ -301,7 +301,7 @@ def embed_token_stream(
     n_win = len(arr)
     layers = _code_layers(model, layers)
     info = dict(
-        model_identity(model, check_precision(precision)),
+        model_identity(model, precision),
         fn="embed_token_stream",
         window=window,
         layers=list(layers),
@@ -356,7 +356,7 @@ def _code_layers(model, layers) -> tuple:
     return layers
 
 
-def window_hidden_states(model, windows, layers=None, *, batch_windows: int = 4, precision: str = "fp32") -> dict:
+def window_hidden_states(model, windows, layers=None, *, batch_windows: int = 4, precision: str | None = None) -> dict:
     """Every token's vector at code layers ``layers`` (``0`` = first block output) of windows of token ids
     (:func:`token_windows`), ``batch_windows`` at a time, no attention mask (Cai et al.): code layer ->
     ``(n_windows * window, d)`` float32, tokens in stream order. :func:`embed_token_stream` computes its shards

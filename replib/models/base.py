@@ -24,6 +24,17 @@ __all__ = [
 ]
 
 
+#: the precisions of a forward pass: float32, or autocast to bfloat16 / float16 (:mod:`replib.embeddings`)
+FORWARD_PRECISIONS = ("fp32", "bf16", "fp16")
+
+
+def check_precision(precision: str) -> str:
+    """``precision`` if it is one of :data:`FORWARD_PRECISIONS`, else a ``ValueError`` naming them."""
+    if precision not in FORWARD_PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(FORWARD_PRECISIONS)}; got {precision!r}")
+    return precision
+
+
 @dataclass
 class LoadedModel:
     """A model ready for :mod:`replib.embeddings`.
@@ -52,6 +63,9 @@ class LoadedModel:
         loaded, of ``config.json`` and of the tokenizer files for local folders; the Hub commit for Hub models;
         the hash of the weights and vocabulary for tiny random models; and the weights' dtype as loaded. The
         embedding cache key is built from it (:func:`replib.embeddings.batching.model_identity`).
+    precision : {"fp32", "bf16", "fp16"}
+        The precision of its forward passes where an extractor is not given one (float32 unless a chapter
+        sets its configuration's :attr:`~replib.config.ChapterConfig.precision`); part of the cache key.
     """
 
     name: str
@@ -63,6 +77,7 @@ class LoadedModel:
     weights_sha256: str | None = None
     ref: Any = None
     identity: dict | None = None
+    precision: str = "fp32"
 
     def __post_init__(self):
         if self.identity is not None and "dtype" not in self.identity:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..provenance import note_model
-from .base import LoadedModel, default_device
+from .base import LoadedModel, check_precision, default_device
 from .errors import ModelUnavailableError
 from .files import pooling_mode
 from .fullsize import random_architecture
@@ -128,6 +128,7 @@ def resolve_model(
     dtype=None,
     cache_dir=None,
     seed: int = 0,
+    precision: str | None = None,
 ):
     """Load any model the user has, with provenance and an inferred embedding recipe.
 
@@ -142,6 +143,9 @@ def resolve_model(
         Override the inferred recipe (``text``, ``sbert``, ``protbert``, ``protxlnet``, ``esm``).
     device, dtype, cache_dir, seed
         As :func:`~replib.models.load_model`; ``seed`` for tiny models.
+    precision : {"fp32", "bf16", "fp16"}, optional
+        The precision of the model's forward passes (:attr:`~replib.models.base.LoadedModel.precision`, read
+        by the extractors of :mod:`replib.embeddings`); None: float32 (a LoadedModel keeps its own).
 
     Returns
     -------
@@ -157,8 +161,10 @@ def resolve_model(
         its subclasses for a model that ships code (:class:`~replib.models.errors.UntrustedCodeError`) or a
         folder without a tokenizer (:class:`~replib.models.errors.NoTokenizerError`).
     """
+    if precision is not None:
+        check_precision(precision)
     if isinstance(spec, LoadedModel):
-        return spec
+        return spec if precision in (None, spec.precision) else replace(spec, precision=precision)
     ref = ModelRef.parse(spec)
     if ref.kind == "tiny":
         lm = tiny_model(ref.name[len("tiny-") :], seed=seed)
@@ -177,6 +183,8 @@ def resolve_model(
     if recipe is not None and recipe != lm.spec.recipe:
         lm.spec = replace(lm.spec, recipe=recipe)
     lm.ref = ref
+    if precision is not None:
+        lm.precision = precision
     return lm
 
 

@@ -10,7 +10,7 @@ import torch
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from ..._io import hash_inputs, run_sharded
-from ...embeddings.batching import _model_info
+from ...embeddings.batching import _autocast, _model_info, forward_precision
 from ...metrics import partition_isotropy
 
 
@@ -30,7 +30,8 @@ def pair_token_features(
 
     Each example (a sentence or a sentence pair) is tokenised with special tokens, truncated and padded to
     ``max_length``; the last hidden layer gives a ``(max_length, d)`` matrix per example **including**
-    ``[CLS]``/``[SEP]``/padding rows (the notebook clusters all of them).
+    ``[CLS]``/``[SEP]``/padding rows (the notebook clusters all of them). The forward runs in the model's
+    precision (:func:`replib.embeddings.batching.forward_precision`; part of the cache key).
 
     Parameters
     ----------
@@ -71,7 +72,7 @@ def pair_token_features(
             enc = {
                 k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")
             }
-            with torch.inference_mode():
+            with torch.inference_mode(), _autocast(model.device, forward_precision(model)):
                 h = model.model(**enc).last_hidden_state
             out[s - start : e - start] = h.float().cpu().numpy()
         return {"features": out}

@@ -76,16 +76,17 @@ def short_names(cfg) -> dict:
 
 
 class ChapterModels:
-    """The chapter's models, each loaded once on first use (:func:`replib.models.resolve_model`), with the token
+    """The chapter's models, each loaded once on first use (:func:`replib.models.resolve_model`, its forward
+    passes in ``precision``: the configuration's :attr:`~replib.config.ChapterConfig.precision`), with the token
     matrices of the STS-B development pairs (the tuning set) by each."""
 
-    def __init__(self, seed: int, dev: pd.DataFrame, cache_dir=None):
-        self.seed, self.dev, self.cache_dir = seed, dev, cache_dir
+    def __init__(self, seed: int, dev: pd.DataFrame, cache_dir=None, precision: str | None = None):
+        self.seed, self.dev, self.cache_dir, self.precision = seed, dev, cache_dir, precision
         self._models, self._dev_tokens = {}, {}
 
     def __call__(self, name: str):
         if name not in self._models:
-            self._models[name] = resolve_model(name, seed=self.seed)
+            self._models[name] = resolve_model(name, seed=self.seed, precision=self.precision)
         return self._models[name]
 
     def dev_tokens(self, name: str):

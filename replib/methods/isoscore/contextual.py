@@ -53,7 +53,7 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
     tables, streams = [], {}
     for i, ref in enumerate(cfg.models):
         name = str(ref)
-        lm = resolve_model(name, seed=cfg.seed)
+        lm = resolve_model(name, seed=cfg.seed, precision=getattr(cfg, "precision", None))
         if cfg.get("stream"):
             sample = cfg.package_sample if i == 0 else 0
             streams[name] = stream_contextual(lm, lines, cfg.window, sample, cfg.seed, Path(cache_dir) / "streams")
