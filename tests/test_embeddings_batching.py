@@ -162,3 +162,18 @@ def test_a_model_carries_the_precision_its_extractors_use_by_default(tmp_path):
     assert resolve_model("tiny-bert", precision="bf16").precision == "bf16"
     with pytest.raises(ValueError, match="precision must be one of"):
         resolve_model("tiny-bert", precision="half")
+
+
+@pytest.mark.parametrize("family", ["esm", "proteinbert"])
+def test_a_protein_model_carries_its_precision_into_every_path(family):
+    from replib.models import resolve_model
+
+    lm = tiny_model(family)
+    half = resolve_model(lm, precision="bf16")
+    seqs = ["MKTAYIAK", "MKV"]
+    fp32 = embed_proteins(lm, seqs, progress=False)
+    bf16 = embed_proteins(half, seqs, progress=False)
+    asked = embed_proteins(lm, seqs, precision="bf16", progress=False)
+    for layer in fp32.pooled:
+        np.testing.assert_array_equal(bf16.pooled[layer], asked.pooled[layer])
+    assert any(not np.array_equal(fp32.pooled[k], bf16.pooled[k]) for k in fp32.pooled)

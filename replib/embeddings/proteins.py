@@ -21,6 +21,7 @@ from .batching import (
     _hidden_states,
     _pad,
     _pad_id,
+    forward_precision,
     model_identity,
 )
 
@@ -164,6 +165,7 @@ def embed_proteins(
     by_length = recipe != "proteinbert"
     order = np.argsort([len(s) for s in kept], kind="stable") if by_length else np.arange(len(kept))
     work = [kept[i] for i in order]
+    precision = forward_precision(model, precision)  # the model's own when not given
     info = dict(
         model_identity(model, precision),
         fn="embed_proteins",

@@ -18,6 +18,7 @@ from .batching import (
     _pad,
     _pad_id,
     default_batch_tokens,
+    forward_precision,
     model_identity,
 )
 
@@ -189,6 +190,7 @@ def embed_sentence_layers(
     if not layers or len(set(layers)) != len(layers):
         raise ValueError(f"layers must be distinct and at least one; got {list(layers)}")
     batch_tokens = int(batch_tokens or default_batch_tokens(getattr(model, "device", "cpu")))
+    precision = forward_precision(model, precision)  # the model's own when not given
     info = dict(
         model_identity(model, precision),
         fn="embed_sentences",
@@ -300,6 +302,7 @@ def embed_token_stream(
     arr = token_windows(tok, lines, window, add_special_tokens)
     n_win = len(arr)
     layers = _code_layers(model, layers)
+    precision = forward_precision(model, precision)  # the model's own when not given
     info = dict(
         model_identity(model, precision),
         fn="embed_token_stream",
