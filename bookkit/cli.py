@@ -331,7 +331,7 @@ def _run(args) -> int:
     from .errors import BookBuildError
     from .run.lanes import lane_threads
     from .run.run_report import format_table
-    from .run.runner import chapter_names, run
+    from .run.runner import chapter_names, minutes_text, run
 
     if args.rehearsal and args.profile != "paper":
         raise ValueError("--rehearsal runs the paper profile: add --profile paper")
@@ -350,10 +350,10 @@ def _run(args) -> int:
             print(f"book after the first seed not built: {exc}")
             return
         seeds = " ".join(map(str, provisional["provisional"]["seeds"]))
-        after = divmod(round(time.perf_counter() - started), 60)
+        after = minutes_text(time.perf_counter() - started)
         print(
-            f"book built after seed {provisional['seeds'][0]} of {seeds}, {after[0]} min {after[1]:02d} s after the "
-            f"chapters started: {html / 'index.html'} (rebuilt at the end)"
+            f"book built after seed {provisional['seeds'][0]} of {seeds}, {after} after the chapters started: "
+            f"{html / 'index.html'} (rebuilt at the end)"
         )
         # the atlas reads the trained models, which the first seeds left in the cache: computed now, on this lane
         # while the other lanes run the later seeds (with --jobs, on this lane's share of the cores, not on every

@@ -68,7 +68,7 @@ def choose_precision(flags=None, shift_of_band: float | None = None) -> str:
 
 
 #: per chapter, the largest shift of its statistics under bf16 autocast over their bands, measured on a CPU with
-#: native bf16 (``python -m replib.precision_shift``): one row per statistic
+#: native bf16 (``python -m bookkit.bench.precision_shift``): one row per statistic
 SHIFT_FILE = Path(__file__).resolve().parents[1] / "book" / "measurements" / "precision_shift.csv"
 #: the columns of :data:`SHIFT_FILE`
 SHIFT_COLUMNS = ("chapter", "key", "fp32", "bf16", "shift", "band", "band_from", "shift_of_band", "date", "machine")

@@ -25,10 +25,12 @@ import os
 import tempfile
 from datetime import date
 from pathlib import Path
+from unittest import mock
 
 import nbformat
 
 from replib._io import read_csv, write_csv_atomic
+from replib._validation import finite_number
 from replib.profiles import PRECISION_ENV, SHIFT_COLUMNS, SHIFT_FILE
 from replib.record import read_records
 
@@ -54,28 +56,24 @@ def claim_bands(claims: ChapterClaims, records: dict, profile: str = PROFILE) ->
             continue
         kind, spec, _ = split_check(check)
         value = records.get(c.value_key)
-        if kind == "unverified" or not _number(value):
+        if kind == "unverified" or not finite_number(value):
             continue
-        if kind == "tolerance" and _number(c.paper_value):
+        if kind == "tolerance" and finite_number(c.paper_value):
             widths = tolerance_width({k: v for k, v in spec.items() if k != "printed"}, float(c.paper_value))
             if widths:
                 out[c.value_key] = (min(widths.values()), "tolerance")
-        elif c.spread is not None and _number(records.get(c.spread)):
+        elif c.spread is not None and finite_number(records.get(c.spread)):
             out[c.value_key] = (float(records[c.spread]), "spread")
-        elif kind == "property" and _number(spec.get("value")) and spec.get("key") is None:
+        elif kind == "property" and finite_number(spec.get("value")) and spec.get("key") is None:
             out[c.value_key] = (abs(float(value) - float(spec["value"])), "margin")
     return out
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def shift_rows(chapter: str, claims: ChapterClaims, fp32: dict, bf16: dict, profile: str = PROFILE) -> list[dict]:
     """One row per claim with a band: both values, the shift and the band, and the shift over the band."""
     rows = []
     for key, (band, what) in claim_bands(claims, fp32, profile).items():
-        if not _number(bf16.get(key)):
+        if not finite_number(bf16.get(key)):
             raise ValueError(f"{chapter}: {key} recorded in float32 but not as a finite number in bf16")
         shift = abs(float(bf16[key]) - float(fp32[key]))
         ratio = shift / band if band > 0 else (0.0 if shift == 0 else math.inf)
@@ -101,12 +99,9 @@ def executed_records(chapter: str, precision: str, out_dir: Path, root: Path) ->
     records."""
     from ..run.runner import run
 
-    before = os.environ.get(PRECISION_ENV)
-    os.environ[PRECISION_ENV] = precision  # the kernel inherits it: the chapter's configuration reads it
-    try:
+    # the kernel inherits the variable and the chapter's configuration reads it; restored afterwards
+    with mock.patch.dict(os.environ, {PRECISION_ENV: precision}):
         run(profile=PROFILE, chapters=[chapter], seeds=[0], out_dir=out_dir, force=True, root=root)
-    finally:
-        os.environ.pop(PRECISION_ENV) if before is None else os.environ.__setitem__(PRECISION_ENV, before)
     return notebook_records(out_dir, chapter)
 
 

@@ -263,7 +263,8 @@ def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> 
     return _SeedRun("error", "not executed", 0.0, dst)
 
 
-def _minutes(seconds: float) -> str:
+def minutes_text(seconds: float) -> str:
+    """``seconds`` as the progress lines show a duration: ``"3 min 07 s"``."""
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
@@ -299,10 +300,10 @@ def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
                 continue
             left += expected[name][0 if i == 0 else 1]
     todo = len(names) * len(plan.seeds) - len(plan.done)
-    eta = "" if unknown or not expected else f", about {_minutes(left / plan.jobs)} left"
+    eta = "" if unknown or not expected else f", about {minutes_text(left / plan.jobs)} left"
     seed_text = "" if seed is None else f" seed {seed}"
     plan.progress(
-        f"[progress] {chapter}{seed_text}: {_minutes(time.perf_counter() - plan.started)} elapsed, "
+        f"[progress] {chapter}{seed_text}: {minutes_text(time.perf_counter() - plan.started)} elapsed, "
         f"{todo} execution{'s' if todo != 1 else ''} to go{eta}"
     )
 
@@ -497,7 +498,9 @@ def _provisional(
     provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])
     provisional["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_report(provisional, plan.out_dir, partial=partial, progress=plan.progress)
-    plan.progress(f"[progress] seed {first} done in {_minutes(time.perf_counter() - plan.started)}: provisional report")
+    plan.progress(
+        f"[progress] seed {first} done in {minutes_text(time.perf_counter() - plan.started)}: provisional report"
+    )
     after_first_seed(provisional)
 
 
