@@ -4,6 +4,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.metrics import silhouette_score as sk_silhouette
@@ -142,6 +143,29 @@ def test_training_is_deterministic_under_a_seed():
     assert a.equals(b)
     assert not np.allclose(a.loss.values, c.loss.values)
     assert list(a.step) == [0, 5, 10, 15, 20]
+
+
+def test_silhouette_on_a_fixed_sample():
+    """The sampled silhouette is the exact silhouette of the same items at every step and for every seed; at
+    the last step the whole set's is kept beside it, and the summary gives their distance."""
+    s = ct.synthetic_setup(120, 8, 3, seed=0)
+    full = ct.train_trajectory(s, seed=3, n_updates=12, eval_every=4, progress=False)
+    sampled = ct.train_trajectory(s, seed=3, n_updates=12, eval_every=4, silhouette_sample=50, progress=False)
+    items = ct.silhouette_items(s.n_items, 50)
+    assert len(items) == 50 and np.array_equal(items, ct.silhouette_items(s.n_items, 50))  # the same items
+    assert ct.silhouette_items(s.n_items, 120) is None and ct.silhouette_items(s.n_items, None) is None
+    np.testing.assert_array_equal(sampled.isoscore, full.isoscore)  # IsoScore on every vector either way
+    assert not np.allclose(sampled.silhouette, full.silhouette)
+    assert sampled.silhouette_all.notna().tolist() == [False, False, False, True]
+    assert sampled.silhouette_all.iloc[-1] == pytest.approx(full.silhouette.iloc[-1], abs=1e-6)
+    # at step 0 the inputs are the set-up's vectors: scikit-learn's silhouette of the sampled items
+    X0 = s.embeddings[s.index[items, 0]].astype(np.float64)
+    assert sampled.silhouette.iloc[0] == pytest.approx(sk_silhouette(X0, s.cluster_ids[items]), abs=1e-5)
+    runs = pd.concat([sampled.assign(seed=3), sampled.assign(seed=4)])
+    err = ct.summarize_runs(runs)["silhouette_sample_err"]
+    assert err == pytest.approx(abs(sampled.silhouette.iloc[-1] - sampled.silhouette_all.iloc[-1]))
+    assert err > 0
+    assert ct.summarize_runs(full.assign(seed=3))["silhouette_sample_err"] == 0.0
 
 
 def test_training_resumes_after_a_kill(tmp_path):

@@ -85,6 +85,7 @@ from .training import (
     TrainConfig,
     count_parameters,
     run_seeds,
+    silhouette_items,
     summarize_runs,
     train_trajectory,
     trajectory_correlations,

@@ -8,8 +8,10 @@
   all eight GLUE tasks from the Hub with the three SBERT models; the word-level setups on the NLPL
   word2vec model 222 when ``REPLIB_W2V_222`` names it (``word2vec_setups``).
 * ``offline``: the same training; metrics every 25th update for seed 0 and every 250th for seed 1 (the
-  correlations use seed 0's 41 points); GLUE one seed, every 10th update, samples of 2,000, on the five
-  tasks of the mirror, 500 items each; a checkpoint every 250th update (a run resumes from the last one).
+  correlations use seed 0's 41 points), the silhouette on the same 4,000 items at every evaluation (of
+  10,662 and 9,842; every item at the last step, ``silhouette_sample_err``); GLUE one seed, every 10th
+  update, samples of 2,000, on the five tasks of the mirror, 500 items each; a checkpoint every 250th update
+  (a run resumes from the last one).
 * ``smoke``: tens of updates, every 5th, a few hundred items.
 
 ``models`` are the SBERT models of the GLUE appendix; the first also runs setups (i) and (ii).
@@ -38,6 +40,7 @@ _TRAIN = closed_object(
         "lr": {"type": "number", "exclusiveMinimum": 0},
         "checkpoint_every": {"type": "integer", "minimum": 1},
         "other_seeds_eval_every": {"type": ["integer", "null"], "minimum": 1},
+        "silhouette_sample": {"type": ["integer", "null"], "minimum": 2},
     }
 )
 _GLUE_TASKS = ["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "wnli"]
@@ -61,7 +64,16 @@ SCHEMA = closed_object(
 )
 
 
-def _train(n_updates, eval_every, seeds, metric_sample, *, checkpoint_every=50, other_seeds_eval_every=None):
+def _train(
+    n_updates,
+    eval_every,
+    seeds,
+    metric_sample,
+    *,
+    checkpoint_every=50,
+    other_seeds_eval_every=None,
+    silhouette_sample=None,
+):
     return dict(
         n_updates=n_updates,
         eval_every=eval_every,
@@ -70,6 +82,7 @@ def _train(n_updates, eval_every, seeds, metric_sample, *, checkpoint_every=50, 
         lr=1e-3,
         checkpoint_every=checkpoint_every,
         other_seeds_eval_every=other_seeds_eval_every,
+        silhouette_sample=silhouette_sample,
     )
 
 
@@ -85,7 +98,7 @@ TABLE = {
         models=_SBERT, n_polarity=None, n_snli=None, glue_tasks=["cola", "sst2", "mrpc", "rte", "wnli"],
         glue_items=500, glue_source="mirror", identity_n=400, n_supersense=2275, n_pos=11462, n_standin=2000,
         word2vec_setups=False,
-        main=_train(1000, 25, (0, 1), None, checkpoint_every=250, other_seeds_eval_every=250),
+        main=_train(1000, 25, (0, 1), None, checkpoint_every=250, other_seeds_eval_every=250, silhouette_sample=4000),
         glue=_train(250, 10, (0,), 2_000, checkpoint_every=250)),
     "paper": dict(
         models=["all-MiniLM-L6-v2", "all-mpnet-base-v2", "all-distilroberta-v1"], n_polarity=None, n_snli=None,

@@ -33,6 +33,7 @@ SENTENCE_KEYS = (
     "isoscore_end",
     "silhouette_start",
     "silhouette_end",
+    "silhouette_sample_err",
 )
 #: ... and for the word-level setups on GloVe with WordNet labels
 WORD_KEYS = (
@@ -46,6 +47,7 @@ WORD_KEYS = (
     "isoscore_change",
     "isoscore_start",
     "accuracy_end",
+    "silhouette_sample_err",
 )
 _MICKUS = project_table("mickus2024")
 #: the paper's items and parameters of setups (i) and (ii) (Table 1 [P]; rows ``T1/<setup>/n_items`` and
