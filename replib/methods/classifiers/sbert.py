@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ..._io import hash_inputs, run_sharded, shard_cache_key
-from ..._optional import optional_import, require
+from ..._optional import import_at_use
 from ...embeddings.batching import default_batch_tokens, length_batches
 from ...models import ModelRef, UntrustedCodeError, get_spec, list_models, minilm_dir, weights_sha256
 from ...models.files import check_no_remote_code, require_tokenizer, st_folder_identity, st_transformer_dir
@@ -22,8 +22,6 @@ from ...models.hub import hub_snapshot
 from ...models.registry import MINILM_SAFETENSORS_SHA256
 from ...provenance import note_model
 from .training import _cache_root
-
-sentence_transformers = optional_import("sentence_transformers")  # the SBERT models (the `offline` extra)
 
 
 def sbert_ref(model) -> ModelRef:
@@ -117,8 +115,9 @@ def check_sbert_folder(folder) -> None:
 def _sbert_model(model, device=None):
     """A sentence-transformers model (a spec :func:`sbert_ref` accepts), loaded once per process (and noted in
     the run's model provenance)."""
-    SentenceTransformer = require(
-        sentence_transformers, "sentence-transformers", "SBERT embeddings", pip="sentence-transformers"
+    # imported where vectors are computed (the `offline` extra; 1.7 s), not by a run that reads them cached
+    SentenceTransformer = import_at_use(
+        "sentence_transformers", "SBERT embeddings", pip="sentence-transformers"
     ).SentenceTransformer
     ref = sbert_ref(model)
     key = (ref.spec, str(device))
@@ -219,7 +218,7 @@ def sbert_embeddings(
 
 def _encode(m, texts: list, batch_tokens: int) -> np.ndarray:
     """``m``'s output vectors of ``texts`` (float32), on batches of similar token counts (:func:`sbert_embeddings`)."""
-    to_device = sentence_transformers.util.batch_to_device
+    to_device = import_at_use("sentence_transformers.util", "SBERT embeddings").batch_to_device
     prepare = getattr(m, "preprocess", None) or m.tokenize  # ``tokenize`` before sentence-transformers 6
     lengths = prepare(texts)["attention_mask"].sum(1).numpy()  # truncated as the model truncates
     out = None
