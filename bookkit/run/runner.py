@@ -31,7 +31,7 @@ from ..errors import RunLockedError
 from ..notebooks import write_runnable
 from ..project import CHAPTER_SUFFIX, find_root, toc_chapters
 from . import reuse
-from .budget import BUDGET_PROFILE, against, allowed, load_budget
+from .budget import BUDGET_LANES, BUDGET_PROFILE, against, allowed, load_budget
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
 from .limits import model_limit_scale
@@ -457,6 +457,10 @@ def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None
     limit = None if any(x is None for x in limits) else sum(limits)
     what = "chapters" if total else entries[0]["chapter"]
     reused = " (reused)" if all(e.get("reused") for e in entries) else ""
+    if total and limit is not None:  # side by side on the lanes: the wall-clock time they come to
+        reused += (
+            f" ({BUDGET_LANES} lanes: {minutes_text(seconds / BUDGET_LANES)} of {minutes_text(limit / BUDGET_LANES)})"
+        )
     plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{reused}")
 
 
