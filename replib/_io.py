@@ -201,9 +201,8 @@ def hash_file(path, algorithm: str = "sha256", chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def sha256_file(path) -> str:
-    """Hex sha256 of a file."""
-    return hash_file(path, "sha256")
+#: hex sha256 of a file
+sha256_file = hash_file
 
 
 def hash_inputs(items: Iterable) -> str:
@@ -329,20 +328,15 @@ def _array_digest(arrays: dict) -> dict:
     }
 
 
-def _shard_meta(key: str, i: int, span: tuple, arrays: dict) -> dict:
-    return {
-        "format": SHARD_FORMAT,
-        "key": key,
-        "index": i,
-        "start": span[0],
-        "stop": span[1],
-        "arrays": _array_digest(arrays),
-    }
+def _shard_meta(key: str, i: int, span: tuple) -> dict:
+    """What identifies shard ``i`` of the job ``key`` (its record holds its arrays' digests too)."""
+    return {"format": SHARD_FORMAT, "key": key, "index": i, "start": span[0], "stop": span[1]}
 
 
 def _write_shard(path: Path, meta: dict, arrays: dict) -> None:
     if _META in arrays:
         raise ValueError(f"a shard array may not be called {_META!r}")
+    meta = dict(meta, arrays=_array_digest(arrays))
     atomic_write(path, lambda fh: np.savez(fh, **{_META: np.array(json.dumps(meta))}, **arrays))
 
 
@@ -354,7 +348,7 @@ def _read_shard(path: Path, key: str, i: int, span: tuple) -> dict | None:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z[_META][()]))
             arrays = {k: z[k] for k in z.files if k != _META}
-        want = {"format": SHARD_FORMAT, "key": key, "index": i, "start": span[0], "stop": span[1]}
+        want = _shard_meta(key, i, span)
         got = {k: meta.get(k) for k in want}
         if got != want:
             problem = f"belongs elsewhere ({got} != {want})"
@@ -462,7 +456,7 @@ def run_sharded(
     results = map_shards([spans[i] for i in todo]) if map_shards is not None else (compute(*spans[i]) for i in todo)
     for i, res in zip(todo, results):
         if folder is not None:
-            _write_shard(folder / f"shard-{i:05d}.npz", _shard_meta(key, i, spans[i], res), res)
+            _write_shard(folder / f"shard-{i:05d}.npz", _shard_meta(key, i, spans[i]), res)
             if on_shard_written is not None:
                 on_shard_written(i)
         out[i] = res

@@ -63,7 +63,7 @@ from .metrics.isoscore import isoscore_star
 from .metrics.lid import lid_mle_variants
 from .models import resolve_model
 from .models.registry import PROTEIN_RECIPES
-from .papers import load_paper_tables
+from .papers import project_tables
 from .plotting import layer_colors, model_colors
 
 #: 2: layers numbered as hidden_states (0 = embedding output); version 1 numbered the blocks from 0
@@ -134,12 +134,6 @@ def text_sample(n_lines: int) -> list[str]:
     return [ln for ln in load_lm_corpus("wikitext2", "test") if ln.strip()][:n_lines]
 
 
-def protein_sample(n: int) -> list[str]:
-    """The first ``n`` sequences of the Swiss-Prot 5k subset (:func:`replib.data.load_swissprot`)."""
-    df = load_swissprot("5k")
-    return df["sequence"].astype(str).tolist()[:n]
-
-
 def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool = True):
     """Per-layer row matrices and row types of a model on the card's sample.
 
@@ -156,7 +150,9 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
     if lm.spec.recipe in PROTEIN_RECIPES:
         if lm.spec.recipe == "proteinbert":
             raise ValueError("ProteinBERT has no per-layer residue stream in replib; its card is not supported")
-        seqs = list(data) if data is not None else protein_sample(cfg.n_proteins)
+        seqs = (
+            list(data) if data is not None else load_swissprot("5k")["sequence"].astype(str).tolist()[: cfg.n_proteins]
+        )
         idx = tuple(range(0, lm.spec.n_layers + 1))
         emb = embed_proteins(
             lm,
@@ -234,7 +230,7 @@ def layer_card(X, types, cfg: CardConfig) -> dict:
 
 
 # ----------------------------------------------------------------------------------------- paper values
-def paper_values(root: Path | None = None) -> list[dict]:
+def paper_values() -> list[dict]:
     """The papers' reported per-model values the card is placed beside, read from the papers' tables
     (:mod:`replib.papers`, ``data/papers/<paper>.csv``).
 
@@ -259,8 +255,7 @@ def paper_values(root: Path | None = None) -> list[dict]:
         }
         for m, v in PAPER_LID_TABLE3.items()
     ]
-    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
-    tables = load_paper_tables(root)
+    tables = project_tables()
     selections = [  # (paper, id pattern, metric); the pattern's groups are the model and the layer or statistic
         ("rudman2022", r"layers/(\w+)/(\d+)$", "isoscore"),
         ("rajaee2021", r"T1/(\w+)/k0$", "iw_log10"),

@@ -58,8 +58,7 @@ def note_model(
     Returns
     -------
     dict
-        The entry. It is appended to ``$REPLIB_MODELS_LOG`` when that is set (one JSON line, a single
-        ``write`` in append mode, so concurrent writers do not interleave lines).
+        The entry, also appended to ``$REPLIB_MODELS_LOG`` when that is set.
 
     Warns
     -----
@@ -67,15 +66,7 @@ def note_model(
         When a Hub model is loaded at an unpinned revision: the entry then records the commit the Hub
         served, which is the revision to pin in :mod:`replib.models.registry`.
     """
-    entry = {
-        "name": name,
-        "kind": kind,
-        "hf_id": hf_id,
-        "revision": revision,
-        "resolved": resolved,
-        "pinned": pinned,
-        "source": source,
-    }
+    entry = dict(zip(_KEYS, (name, kind, hf_id, revision, resolved, pinned, source)))
     if kind == "hub" and pinned is False:
         warnings.warn(
             f"{name}: registry revision {revision!r} is not pinned; the Hub served commit "

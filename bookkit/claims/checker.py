@@ -132,6 +132,10 @@ class ClaimResult:
         return asdict(self)
 
 
+#: the fields a claim's result copies from the claim as they are
+_SHARED = "chapter key claim paper_value source sanity stand_in ref alternative finding model record".split()
+
+
 def split_check(check: dict) -> tuple[str, Any, str | None]:
     """(kind, spec, expected_failure reason or None) of one profile's check."""
     expected = check.get("expected_failure")
@@ -342,25 +346,14 @@ def evaluate_claim(
         status, detail = _property_with_spread(claim, spec, value, records, s or 0.0)
     status, detail, deviation = _adjust(claim, expected, status, detail)
     return ClaimResult(
-        chapter=claim.chapter,
-        key=claim.key,
-        claim=claim.claim,
+        **{f: getattr(claim, f) for f in _SHARED},
         profile=profile,
-        paper_value=claim.paper_value,
-        source=claim.source,
         value=value,
         check=describe(check) + (" (expected to fail)" if expected else ""),
         status=status,
         detail=detail,
         deviation=deviation,
-        sanity=claim.sanity,
-        stand_in=claim.stand_in,
-        ref=claim.ref,
         spread=s,
-        alternative=claim.alternative,
-        finding=claim.finding,
-        model=claim.model,
-        record=claim.record,
     )
 
 

@@ -99,7 +99,7 @@ def combine_claim(
         out = per[broken[0]].to_dict()
         out["detail"] = f"seed {broken[0]}: {out['detail']} ({listing})"
     elif rule in ("all", "worst"):
-        pick = seeds[0] if rule == "all" else _worst_seed(values, spec["op"])
+        pick = seeds[0] if rule == "all" else _DIRECTION[spec["op"]](values, key=values.get)  # the worst seed
         out = per[pick].to_dict()
         if len({per[s].status for s in seeds}) > 1:
             out["status"] = "inconclusive"
@@ -127,12 +127,6 @@ def combine_claim(
         seed_statuses={str(s): per[s].status for s in seeds},
     )
     return out
-
-
-def _worst_seed(values: dict, op: str):
-    """The seed whose value is the worst for a one-sided bound (smallest for gt/ge, largest for lt/le)."""
-    pick = _DIRECTION[op]
-    return pick(values, key=lambda s: values[s])
 
 
 def check_chapter_seeds(
