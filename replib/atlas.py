@@ -27,6 +27,7 @@ resumes; ``atlas.json`` is rewritten atomically after every model.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import asdict, dataclass, replace
@@ -262,7 +263,9 @@ def compute_atlas(
     for e in entries:
         if e.kind not in KINDS:
             raise ValueError(f"atlas entry {e.key}: kind {e.kind!r} not in {KINDS}")
-    before = _read_atlas(out_dir / "atlas.json")
+    before = None  # the atlas kept before, if readable (else it is recomputed)
+    with contextlib.suppress(OSError, ValueError):
+        before = json.loads((out_dir / "atlas.json").read_text())
     atlas = {
         "version": ATLAS_VERSION,
         "profile": profile,
@@ -294,14 +297,6 @@ def _content(atlas: dict) -> str:
     """An atlas without its date, as JSON text: NaN (GloVe's undefined S_intra) equals itself there, as it
     never does in a dict comparison."""
     return json.dumps({**atlas, "created": None}, sort_keys=True)
-
-
-def _read_atlas(path: Path) -> dict | None:
-    """The atlas kept at ``path``, or None (none, or unreadable: it is recomputed)."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 #: the per-layer columns of the atlas table

@@ -10,7 +10,6 @@ itself stays hidden; the claim checker reads it back with plain ``nbformat`` fro
 from __future__ import annotations
 
 import json
-import math
 import numbers
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,12 +47,6 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"record() takes numbers, booleans, strings or lists of them; got {type(value).__name__}")
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else str(value)
-    return str(value)
-
-
 def record(name: str, value: Any, *, display: bool = False) -> Any:
     """Record ``value`` under ``name`` for the book's prose and the claim checker.
 
@@ -75,13 +68,12 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
         raise ValueError(f"record name {name!r} must be non-empty and use letters, digits, '_', '-', '.'")
     plain = _plain(value)
     RECORDED[name] = plain
-    text = _text(plain)
     payload = {"name": name, "value": plain}
     if _ipython is None or _ipython.get_ipython() is None:  # plain Python: the value is in RECORDED only
         return plain
     prefix = "" if display else GLUE_PREFIX
     _ipython_display.display(
-        {prefix + "text/plain": text, prefix + RECORD_MIME: payload},
+        {prefix + "text/plain": str(plain), prefix + RECORD_MIME: payload},
         raw=True,
         metadata={"scrapbook": {"name": name, "mime_prefix": prefix}},
     )

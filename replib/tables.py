@@ -125,14 +125,9 @@ def table_html(df: pd.DataFrame) -> str:
     return "".join(out)
 
 
-def register(shell=None) -> bool:
-    """Make :func:`table_html` the notebook's HTML of every ``pandas.DataFrame``; False outside IPython."""
-    if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:  # pragma: no cover (IPython comes with the notebook stack)
-            return False
-        shell = get_ipython()
+def register(shell) -> bool:
+    """Make :func:`table_html` the notebook's HTML of ``shell`` for every ``pandas.DataFrame``; False outside
+    IPython (``shell`` None)."""
     if shell is None or not hasattr(shell, "display_formatter"):
         return False
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, table_html)

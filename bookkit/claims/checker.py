@@ -27,6 +27,7 @@ flag is true, e.g. the first IsoScore minus the final) with that standard error:
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,14 +48,7 @@ __all__ = [
 ]
 
 #: the comparison of each one-sided or equality property op
-OPS = {
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
-}
+OPS = {op: getattr(operator, op) for op in ("lt", "le", "gt", "ge", "eq", "ne")}
 #: property ops a spread can move a value across (the others compare flags)
 SPREAD_OPS = ("lt", "le", "gt", "ge", "between", "close")
 #: how many standard errors either side of a value its interval spans

@@ -80,8 +80,10 @@ def acceptance(claim: Claim, profile: str) -> tuple[float, float] | None:
     }.get(op)
 
 
-def _meet(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    return max(a[0], b[0]) <= min(a[1], b[1])
+def _disjoint(a: Claim, b: Claim, profile: str) -> tuple | None:
+    """The acceptance intervals of ``a`` and ``b`` in ``profile`` when both are intervals and they do not meet."""
+    ia, ib = acceptance(a, profile), acceptance(b, profile)
+    return (ia, ib) if ia is not None and ib is not None and max(ia[0], ib[0]) > min(ia[1], ib[1]) else None
 
 
 def same_value_groups(chapter_source: str) -> list[list[str]]:
@@ -103,26 +105,24 @@ def same_value_groups(chapter_source: str) -> list[list[str]]:
     return [keys for keys in by_expr.values() if len(set(keys)) > 1]
 
 
-def precision_of(claim: Claim, tables: dict) -> tuple[dict, str]:
-    """(the tolerance the claim's paper value's printed precision allows, the printed text): from its table
+def printed_limit(claim: Claim, tables: dict) -> tuple[float, str]:
+    """(the half-width the claim's paper value's printed precision allows, the printed text): from its table
     when the claim refers to one, else from the inline value as the claims file gives it."""
     if claim.ref:
         n = resolve_ref(claim.ref, tables)
-        return printed_tolerance(n), n.printed
-    text = repr(claim.paper_value)
-    return {"abs": half_unit(text)}, text
+        allowed, printed = printed_tolerance(n), n.printed
+    else:
+        printed = repr(claim.paper_value)
+        allowed = {"abs": half_unit(printed)}
+    return max(tolerance_width(allowed, float(claim.paper_value)).values()), printed
 
 
 def looser_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
     """Why a tolerance ``spec`` accepts more than the paper's printed precision (None when it does not)."""
-    allowed, printed = precision_of(claim, tables)
-    value = float(claim.paper_value)
-    limit = max(tolerance_width(allowed, value).values())
-    wide = {k: w for k, w in tolerance_width({k: v for k, v in spec.items() if k != "printed"}, value).items()}
-    over = {k: w for k, w in wide.items() if w > limit * (1 + 1e-9)}
-    if not over:
-        return None
-    return f"accepts ±{max(over.values()):.3g} around {printed}, printed to ±{limit:.3g}"
+    limit, printed = printed_limit(claim, tables)
+    wide = tolerance_width({k: v for k, v in spec.items() if k != "printed"}, float(claim.paper_value)).values()
+    over = [w for w in wide if w > limit * (1 + 1e-9)]
+    return f"accepts ±{max(over):.3g} around {printed}, printed to ±{limit:.3g}" if over else None
 
 
 def band_wider_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
@@ -135,8 +135,7 @@ def band_wider_than_printed(claim: Claim, spec: dict, tables: dict) -> str | Non
     value = float(claim.paper_value)
     if abs((lo + hi) / 2 - value) > 0.1 * (hi - lo) / 2:  # a band that is not around the paper's value
         return None
-    allowed, printed = precision_of(claim, tables)
-    limit = max(tolerance_width(allowed, value).values())
+    limit, printed = printed_limit(claim, tables)
     half = max(value - lo, hi - value)
     return None if half <= limit * (1 + 1e-9) else f"accepts ±{half:.3g} around {printed}, printed to ±{limit:.3g}"
 
@@ -185,11 +184,10 @@ def claims_problems(claims: ChapterClaims, code: str = "", tables: dict | None =
         for i, a in enumerate(claimed):
             for b in claimed[i + 1 :]:
                 for profile in a.checks:
-                    ia, ib = acceptance(a, profile), acceptance(b, profile)
-                    if ia is not None and ib is not None and not _meet(ia, ib):
+                    if apart := _disjoint(a, b, profile):
                         out.append(
                             f"{where}: {a.key!r} and {b.key!r} check the same value with disjoint "
-                            f"acceptance in {profile} ({ia} vs {ib})"
+                            f"acceptance in {profile} ({apart[0]} vs {apart[1]})"
                         )
     for c in claims.claims:
         for profile, check in c.checks.items():
@@ -263,8 +261,7 @@ def report_problems(report: dict, claims_by_chapter: dict[str, ChapterClaims]) -
         for i, a in enumerate(keys):
             for b in keys[i + 1 :]:
                 if a in claims and b in claims and profile in claims[a].checks:
-                    ia, ib = acceptance(claims[a], profile), acceptance(claims[b], profile)
-                    if ia is not None and ib is not None and not _meet(ia, ib):
+                    if _disjoint(claims[a], claims[b], profile):
                         out.append(
                             f"{chapter}: {a!r} and {b!r} recorded the same value with disjoint acceptance in {profile}"
                         )

@@ -10,21 +10,18 @@ import copy
 
 from replib.papers import (  # noqa: F401 (re-exported: the kit's callers and tests use paper_tables.X)
     COLUMNS,
-    PROVENANCE,
-    SCALES,
     PaperNumber,
     PaperTableError,
     half_unit,
     load_paper_table,
     load_paper_tables,
-    papers_dir,
     printed_band,
     resolve_ref,
     select_rows,
 )
 
 from .status import STATUS_BADGE, format_value
-from .verdicts import NUMBER_CLASS, compares, declared_refs
+from .verdicts import NUMBER_CLASS, compares
 
 
 def printed_tolerance(number: PaperNumber) -> dict:
@@ -113,16 +110,6 @@ def coverage(
             }
         )
     return rows
-
-
-def coverage_by_paper(tables, chapters) -> dict[str, tuple[int, int]]:
-    """paper -> (its results some profile's declared check compares at the paper's word, its results reported):
-    sanity checks, stand-ins and the paper's data, examples and quotes are not counted."""
-    declared = declared_refs(chapters, tables)
-    return {
-        paper: (sum(n.ref in declared for n in numbers.values() if n.main), sum(n.main for n in numbers.values()))
-        for paper, numbers in tables.items()
-    }
 
 
 def claims_by_ref(report: dict, refs: dict[tuple[str, str], str] | None = None) -> dict[str, list[dict]]:

@@ -133,10 +133,9 @@ def check_chapter_seeds(
     claims: ChapterClaims,
     profile: str,
     records_by_seed: dict[int, dict],
-    errors_by_seed: dict[int, str | None] | None = None,
+    errors_by_seed: dict[int, str | None],
 ) -> list[dict]:
     """Every claim of a chapter over its seeds (one seed: the plain check, :func:`check_chapter`)."""
-    errors_by_seed = errors_by_seed or {}
     if len(records_by_seed) == 1:
         ((seed, records),) = records_by_seed.items()
         return [r.to_dict() for r in check_chapter(claims, profile, records, errors_by_seed.get(seed))]
