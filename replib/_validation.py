@@ -34,10 +34,6 @@ def finite_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _prefix(name: str, metric: str | None) -> str:
-    return f"{metric}: {name}" if metric else name
-
-
 def _to_numpy(X, who: str):
     """A torch tensor as a float64 numpy array (any real dtype, bfloat16 included); anything else unchanged.
 
@@ -91,7 +87,7 @@ def check_array(
     OrientationWarning
         If ``warn_fewer_samples`` and ``n_samples < n_features``.
     """
-    who = _prefix(name, metric)
+    who = f"{metric}: {name}" if metric else name
     X = _to_numpy(X, who)
     if np.ma.isMaskedArray(X):
         mask = np.ma.getmaskarray(X)

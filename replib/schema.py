@@ -41,10 +41,6 @@ def load_schema(path: str | Path) -> dict:
     return schema
 
 
-def _where(path: tuple) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(top level)"
-
-
 def validate(
     instance: Any,
     schema: Mapping,
@@ -79,4 +75,5 @@ def validate(
     path = tuple(error.absolute_path)
     line = line_of(path) if line_of is not None else None
     at = f"{source}:{line}" if line is not None else source
-    raise SchemaError(f"{at}: {_where(path)}: {error.message}", source=source, path=path, line=line)
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(top level)"
+    raise SchemaError(f"{at}: {where}: {error.message}", source=source, path=path, line=line)

@@ -33,7 +33,6 @@ from __future__ import annotations
 from replib.tables import format_number
 
 __all__ = [
-    "EVIDENCE",
     "PASSING",
     "STATUSES",
     "STATUS_BADGE",
@@ -73,8 +72,6 @@ STATUS_BADGE = {
 #: counted and shown apart. An inconclusive claim does not fail the run either (its spread straddles the
 #: bound: no verdict is drawn), but it is never counted as passing (see :func:`summarize`)
 PASSING = {"reproduced", "consistent", "deviates", "expected_failure", "sanity", "does_not_hold"}
-#: statuses that are evidence about a paper (not sanity, not unverified)
-EVIDENCE = ("reproduced", "consistent", "deviates", "expected_failure", "inconclusive", "failed")
 
 
 def status_counts(claims: list[dict]) -> dict[str, int]:
