@@ -12,8 +12,8 @@ reason (see CONTRIBUTING.md). It is read in three steps, each error naming the f
    expand, every claim has a check per profile and a key of its own, an ``expected_failure`` is on a real
    check, a tolerance has a numeric paper value, the ``seeds`` rule fits the checks (:mod:`bookkit.claims.seeds`).
 
-The checker itself is :mod:`bookkit.claims.checker`; its names are re-exported here for the callers that read a file
-and check it.
+The checker itself is :mod:`bookkit.claims.checker`; the names its callers read a file and check it with are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -30,31 +30,22 @@ from replib.profiles import PROFILES
 from replib.schema import SchemaError, load_schema, validate
 
 from ..yamlfile import YamlDocument, YamlFileError, load_yaml
-from .checker import ChapterClaims, Claim, ClaimResult, check_chapter, describe, evaluate_claim, split_check
+from .checker import ChapterClaims, Claim, check_chapter, evaluate_claim, split_check
 from .findings import FINDINGS_FILE, finding_claims
 from .paper_tables import PaperTableError, expand_family, load_paper_tables, printed_tolerance, resolve_ref
 from .seeds import rule_problem
-from .status import PASSING, STATUS_BADGE, STATUSES, closing_line, summarize
 
 __all__ = [
     "CLAIMS_SUFFIX",
-    "PASSING",
     "SCHEMA_PATH",
-    "STATUSES",
-    "STATUS_BADGE",
     "ChapterClaims",
     "Claim",
-    "ClaimResult",
     "ClaimsFileError",
     "chapter_of",
     "check_chapter",
     "claims_schema",
-    "closing_line",
-    "describe",
     "evaluate_claim",
     "load_claims",
-    "split_check",
-    "summarize",
 ]
 
 CLAIMS_SUFFIX = ".claims.yml"
@@ -232,14 +223,11 @@ def _claim(f: _File, where: tuple, label: str, c: dict, chapter: str, tables: Ca
         paper_value=paper.get("value"),
         source=paper["source"],
         checks=checks,
-        deviation=c.get("deviation"),
-        sanity=bool(c.get("sanity", False)),
-        stand_in=c.get("stand_in"),
         seeds=rule,
         ref=ref,
-        spread=c.get("spread"),
-        tolerance_reason=c.get("tolerance_reason"),
+        sanity=bool(c.get("sanity", False)),
         alternative=bool(c.get("alternative", False)),
+        **{k: c.get(k) for k in ("deviation", "stand_in", "spread", "tolerance_reason")},
     )
 
 
