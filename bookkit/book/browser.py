@@ -5,8 +5,8 @@ is loaded in Debian's ``chromium``, in a 1280 px wide window (:data:`VIEWPORT_WI
 
 - the browser console shows no error and the server answered no request with an error (a missing local
   asset is an error);
-- no request leaves the machine except those on :data:`EXTERNAL_ALLOWLIST` (each with its reason); DNS
-  for every host but loopback is disabled, so nothing external is fetched in any case;
+- no request leaves the machine (MathJax and plotly.js are served with the book); DNS for every host but
+  loopback is disabled, so nothing external is fetched in any case;
 - no table of the text column is wider than the column unless a box scrolls it sideways, and no table cell
   breaks its one word or number over lines, folded content included (:data:`bookkit.book.browser_js.OVERFLOW`,
   :data:`bookkit.book.browser_js.SPLIT_CELLS`);
@@ -89,10 +89,6 @@ UNSTAMPED_FIGURES: dict[str, str] = {
     "scaling.png": "book/scaling.png (the benchmarks page) was measured by `python -m replib bench --scaling` "
     "before figures carried their legend verdict; bookkit.bench.scaling.plot draws a legend and stamps the next one",
 }
-#: external URLs a page may *request* (they fail offline; their failure is not an error), with the reason
-EXTERNAL_ALLOWLIST: dict[str, str] = {
-    # none: MathJax and plotly.js are served with the book (bookkit.book.mathjax, _static/plotly.min.js)
-}
 
 
 def chromium_paths() -> tuple[str | None, str | None]:
@@ -157,7 +153,7 @@ class BookServer:
         self.httpd.server_close()
 
 
-def make_driver(user_data_dir: Path | None = None):
+def make_driver():
     """Headless Chromium through /usr/bin/chromedriver with a fresh profile and console + network logs."""
     wd = require(webdriver, "selenium", "the browser check of the book")
     browser, driver = chromium_paths()
@@ -167,42 +163,30 @@ def make_driver(user_data_dir: Path | None = None):
         opts.add_argument(flag)
     # A profile of our own is removed when the driver quits (a profile is ~280 MB; left behind by every run,
     # they once filled the disk CI shares with /tmp)
-    own = None
-    if user_data_dir is None:
-        own = tempfile.TemporaryDirectory(prefix="replib-chromium-", ignore_cleanup_errors=True)
-        user_data_dir = own.name
-    opts.add_argument(f"--user-data-dir={user_data_dir}")
+    own = tempfile.TemporaryDirectory(prefix="replib-chromium-", ignore_cleanup_errors=True)
+    opts.add_argument(f"--user-data-dir={own.name}")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     try:
         drv = wd.Chrome(service=chrome_service.Service(executable_path=driver), options=opts)
     except BaseException:
-        if own is not None:
-            own.cleanup()
+        own.cleanup()
         raise
-    if own is not None:
-        quit_browser = drv.quit
+    quit_browser = drv.quit
 
-        def quit_and_remove_profile():
-            try:
-                quit_browser()
-            finally:
-                own.cleanup()
+    def quit_and_remove_profile():
+        try:
+            quit_browser()
+        finally:
+            own.cleanup()
 
-        drv.quit = quit_and_remove_profile
-        drv.replib_profile_dir = Path(own.name)
+    drv.quit = quit_and_remove_profile
+    drv.replib_profile_dir = Path(own.name)
     return drv
 
 
 # ---------------------------------------------------------------- what the book should contain
 #: TeX delimiters that MathJax replaces when it runs; left in the prose they mean formulas did not render
 RAW_TEX = re.compile(r"\\\(|\\\[|\$\$")
-
-
-def _allowed(url: str) -> str | None:
-    for prefix, reason in EXTERNAL_ALLOWLIST.items():
-        if url.startswith(prefix):
-            return reason
-    return None
 
 
 def _network_requests(driver) -> list[str]:
@@ -234,22 +218,18 @@ def _load(driver, server: BookServer, page: Page, settle: float) -> dict:
 
 
 def _traffic_problems(driver, server: BookServer, where: str, n_requests: int) -> list[str]:
-    """Console errors, requests leaving the machine (not on the allow-list), and requests the server failed."""
+    """Console errors, requests leaving the machine, and requests the server failed."""
     problems = []
     for e in driver.get_log("browser"):
         if e.get("level") != "SEVERE":
             continue
         m = re.search(r"(https?://\S+)", e.get("message", ""))
-        if m and not m.group(1).startswith(server.url) and _allowed(m.group(1)):
-            continue
         if m and m.group(1) == server.url + "favicon.ico":
             continue  # the browser asks for /favicon.ico by itself; the book declares none (not a page error)
         problems.append(f"{where}: console error: {e['message'][:300]}")
     for url in _network_requests(driver):
         # chrome:// and data: URLs are the browser's own; only http(s)/ws(s) leave the machine
-        if not url.startswith(("http:", "https:", "ws:", "wss:")) or url.startswith(server.url):
-            continue
-        if not _allowed(url):
+        if url.startswith(("http:", "https:", "ws:", "wss:")) and not url.startswith(server.url):
             problems.append(f"{where}: external request not on the allow-list: {url}")
     for path, code in server.requests[n_requests:]:
         if code >= 400 and path != "/favicon.ico":
@@ -315,7 +295,6 @@ def check_page(
     root: Path | None = None,
     screenshot_dir: Path | None = None,
     settle: float = 0.5,
-    config: Path | None = None,
 ) -> list[str]:
     """Load one page and return its problems (empty list: the page is fine)."""
     root = Path(root or find_root())
@@ -334,11 +313,9 @@ def check_page(
                 f"{where}: the front page loads {sent / 1e6:.1f} MB (gzip; {raw / 1e6:.1f} MB as files), "
                 f"over {FRONT_PAGE_BYTES / 1e6:.0f} MB"
             )
-    if page.chapter:
-        if config is None:  # the staged _config.yml (its branch may be the Colab ref), else the project's
-            staged = Path(server.root).parents[1] / "_config.yml" if len(Path(server.root).parents) > 1 else None
-            config = staged if staged and staged.exists() else None
-        problems += _check_chapter(page, state, root, config)
+    if page.chapter:  # the staged _config.yml (its branch may be the Colab ref), else the project's
+        staged = Path(server.root).parents[1] / "_config.yml" if len(Path(server.root).parents) > 1 else None
+        problems += _check_chapter(page, state, root, staged if staged and staged.exists() else None)
     if page.claim_keys is not None:  # a paper's validation page lists every claim of its chapter
         missing = [
             k for k in page.claim_keys if not re.search(r"(?<![\w.-])" + re.escape(k) + r"(?![\w.-])", state["text"])
@@ -492,14 +469,12 @@ def _check_chapter(page: Page, state: dict, root: Path, config: Path | None = No
         problems.append(
             f"{where}: {page.n_plotly} plotly figure(s) in the executed notebook, {len(state['plotly'])} on the page"
         )
-    expected = [text for _, text in page.glue]
-    if state["pasted"] != expected:
-        for j, (role, text) in enumerate(page.glue):
-            got = state["pasted"][j] if j < len(state["pasted"]) else None
-            if got != text:
-                problems.append(f"{where}: glued {{glue:text}}`{role}` should read {text!r}, page shows {got!r}")
-        if len(state["pasted"]) != len(expected):
-            problems.append(f"{where}: {len(expected)} glued values in the source, {len(state['pasted'])} on the page")
+    for j, (role, text) in enumerate(page.glue):
+        got = state["pasted"][j] if j < len(state["pasted"]) else None
+        if got != text:
+            problems.append(f"{where}: glued {{glue:text}}`{role}` should read {text!r}, page shows {got!r}")
+    if len(state["pasted"]) != len(page.glue):
+        problems.append(f"{where}: {len(page.glue)} glued values in the source, {len(state['pasted'])} on the page")
     for role, text in page.glue:
         if text not in state["text"]:
             problems.append(f"{where}: glued value {text!r} ({role}) not in the page text")
@@ -530,14 +505,13 @@ def check_book(
     html_dir: Path,
     *,
     root: Path | None = None,
-    executed_dir: Path | None = None,
     pages: list[Page] | None = None,
     screenshot_dir: Path | None = None,
     driver=None,
 ) -> list[str]:
     """Serve ``html_dir``, load every page of ``_toc.yml`` (or ``pages``) and return all problems."""
     root = Path(root or find_root())
-    pages = pages if pages is not None else book_pages(root, executed_dir)
+    pages = pages if pages is not None else book_pages(root)
     own = driver is None
     driver = driver or make_driver()
     problems = []
