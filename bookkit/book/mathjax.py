@@ -37,13 +37,13 @@ def cached_path() -> Path:
     return cache_root("static") / f"mathjax-{VERSION}" / Path(MEMBER).name
 
 
-def fetch(download: bool = True) -> Path:
+def fetch() -> Path:
     """The MathJax bundle in the cache, downloading the package tarball when it is missing.
 
     Raises
     ------
     FileNotFoundError
-        When it is not cached and ``download`` is false or the download fails.
+        When it is not cached and the download fails.
     """
     target = cached_path()
     if target.exists():
@@ -51,11 +51,6 @@ def fetch(download: bool = True) -> Path:
     tgz = os.environ.get(TARBALL_ENV)
     with tempfile.TemporaryDirectory() as tmp:
         if not tgz:
-            if not download:
-                raise FileNotFoundError(
-                    f"MathJax {VERSION} is not in {target.parent}: run "
-                    "`python -m bookkit.book.mathjax` (scripts/setup.sh does) with internet"
-                )
             tgz = Path(tmp) / "mathjax.tgz"
             try:
                 _download(TARBALL_URL, tgz, sha256=SHA256)
@@ -78,11 +73,11 @@ def _extract(tgz: Path, target: Path) -> None:
     atomic_write(target, lambda fh: fh.write(data))  # a half-written bundle is never taken for the real one
 
 
-def copy_to(static_dir: Path, download: bool = True) -> Path:
+def copy_to(static_dir: Path) -> Path:
     """Copy the bundle to ``static_dir / STATIC_PATH``; returns the copy."""
     dest = Path(static_dir) / STATIC_PATH
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(fetch(download=download), dest)
+    shutil.copy2(fetch(), dest)
     return dest
 
 
