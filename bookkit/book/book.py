@@ -57,11 +57,6 @@ def _paper_refs(root: Path) -> dict[tuple[str, str], str]:
     return {(cc.chapter, c.key): c.ref for cc in discover_chapters(root) for c in cc.claims if c.ref}
 
 
-def _declared(root: Path, tables: dict) -> set[str]:
-    """The papers' results some profile's declared check compares (:func:`bookkit.claims.verdicts.declared_refs`)."""
-    return declared_refs(discover_chapters(root), tables)
-
-
 def validation_markdown(
     reports: list[dict], root: Path | None = None, claim_links: dict[tuple[str, str], str] | None = None
 ) -> str:
@@ -74,14 +69,12 @@ def validation_markdown(
     split = {n: f"validation/{n}" for n in validation_pages(root)}
     page = dashboard_markdown(reports, chapter_links=links, claim_links=claim_links, paper_pages=split)
     tables = load_paper_tables(root)
+    declared = declared_refs(discover_chapters(root), tables) if tables else set()
     if tables and reports:  # a verdict per paper and profile, before the counts (bookkit.claims.verdicts)
-        declared = _declared(root, tables)
         verdicts = verdicts_markdown([paper_verdicts(r, tables, declared) for r in merge(reports)])
         page = page.replace("## At a glance", verdicts + "\n## At a glance", 1)
     if tables and not split:  # a book without pages per paper: the papers' tables here (bookkit.claims.paper_tables)
-        page += "\n" + papers_markdown(
-            tables, reports[0] if reports else None, _paper_refs(root), _declared(root, tables)
-        )
+        page += "\n" + papers_markdown(tables, reports[0] if reports else None, _paper_refs(root), declared)
     return page
 
 
@@ -106,7 +99,7 @@ def paper_validation_markdown(
         return "\n".join([*out, "```{note}", "No runner report of this chapter was found.", "```", ""])
     out += [f"The chapter: {{doc}}`{title} <../../notebooks/{chapter}>`. Verdict per profile:", ""]
     all_tables = load_paper_tables(root)
-    declared = _declared(root, all_tables)
+    declared = declared_refs(discover_chapters(root), all_tables)
     for rep in ran:
         v = pages.chapter_verdicts(rep, all_tables, declared)[chapter]
         out.append(f"- {pages.run_label(rep)}: **{pages.BADGES[v['verdict']]}**: {v['reason']}")
@@ -122,13 +115,8 @@ def paper_validation_markdown(
 
 
 def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
-    runs_dir = Path(runs_dir)
-    reps = []
-    for p in profiles:
-        f = runs_dir / p / "report.json"
-        if f.exists():
-            reps.append(json.loads(f.read_text()))
-    return reps
+    files = [Path(runs_dir) / p / "report.json" for p in profiles]
+    return [json.loads(f.read_text()) for f in files if f.exists()]
 
 
 #: the branch the nightly keeps the latest runnable notebooks on (``notebooks/<chapter>.ipynb``, built from the
