@@ -19,7 +19,7 @@ from pathlib import Path
 from replib.profiles import PROFILES
 
 from .pages import BADGES, chapter_verdicts, counts_text
-from .report import merge
+from .report import chapter_titles, merge
 
 #: a night's report of one profile, as ``scripts/nightly.py drift`` stores it
 REPORT_NAME = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})-(?P<profile>[a-z]+)\.json")
@@ -137,10 +137,7 @@ def history_markdown(
     links = links or {}
     if not nights:
         return "```{note}\nNo nightly report was found when this book was built.\n```\n"
-    titles: dict[str, str] = {}
-    for n in nights:
-        for ch in n.report["chapters"]:
-            titles.setdefault(ch["chapter"], ch.get("title") or ch["chapter"])
+    titles = chapter_titles([n.report for n in nights])
     verdicts = [chapter_verdicts(n.report, tables) for n in nights]  # each night's, computed once
     legend = ", ".join(f"{STRIP[v]} {v}" for v in BADGES)
     out = [

@@ -173,7 +173,8 @@ LEGEND = (
 )
 
 
-def _chapter_titles(reports: list[dict]) -> dict[str, str]:
+def chapter_titles(reports: list[dict]) -> dict[str, str]:
+    """chapter -> its title (the first report's that ran it), in the order the reports ran them."""
     titles = {}
     for rep in reports:
         for ch in rep["chapters"]:
@@ -182,15 +183,10 @@ def _chapter_titles(reports: list[dict]) -> dict[str, str]:
 
 
 def _note(c: dict) -> str:
-    if c["status"] == "unverified":
-        return "unverified: " + c["detail"]
-    if c["status"] == "failed":
-        return "failed: " + c["detail"]
-    if c["status"] == "deviates":
-        return "deviation: " + (c.get("deviation") or c["detail"])
-    if c["status"] == "expected_failure":
-        return "expected failure: " + (c.get("deviation") or c["detail"])
-    return c["detail"]
+    if c["status"] in ("deviates", "expected_failure"):
+        what = "deviation" if c["status"] == "deviates" else "expected failure"
+        return f"{what}: " + (c.get("deviation") or c["detail"])
+    return f"{c['status']}: {c['detail']}" if c["status"] in ("unverified", "failed") else c["detail"]
 
 
 def models_used(rep: dict) -> list[dict]:
@@ -439,7 +435,7 @@ def dashboard_markdown(
         ]
         return "\n".join(out)
     reports = merge(reports)
-    titles = _chapter_titles(reports)
+    titles = chapter_titles(reports)
     out += _provisional_notes(reports)
     out += _substituted_notes(reports)
     out += _at_a_glance(reports, list(titles), links)
