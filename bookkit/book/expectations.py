@@ -46,7 +46,7 @@ class Page:
 
 def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -> Page:
     """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
-    src = read_chapter(source_nb) if Path(source_nb).suffix == ".md" else nbformat.read(str(source_nb), as_version=4)
+    src = read_chapter(source_nb)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
     ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
     if ran is not None:  # as staged for the page (papermill's injected cell removed)
@@ -133,6 +133,3 @@ def claim_keys(notebooks_dir: Path) -> dict[str, list[str]]:
         doc = load_yaml(f, what="claims file").data or {}
         out[doc.get("chapter") or f.name.split(".")[0]] = [c["key"] for c in doc.get("claims") or []]
     return out
-
-
-# ---------------------------------------------------------------- checking in the browser

@@ -43,12 +43,6 @@ def _number_of(claim: dict, tables: dict | None):
         return None
 
 
-def _group(n, several: bool) -> str:
-    if n is None:
-        return NO_TABLE
-    return f"{n.paper}: {n.table}" if several else n.table
-
-
 def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict | None = None) -> list[dict]:
     """The figure's rows: every report entry of ``claims`` whose paper value is a non-zero number, with our
     value (None unless a finite number), the tolerance band of its check (``checks``: key -> the claim's
@@ -63,6 +57,7 @@ def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict
         if not finite_number(paper) or paper == 0:
             continue
         band = tolerance_interval(paper, checks.get(c["key"]))
+        n = numbers[c["key"]]
         rows.append(
             {
                 "label": c["key"],
@@ -71,7 +66,7 @@ def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict
                 "low": band[0] if band else None,
                 "high": band[1] if band else None,
                 "status": c["status"],
-                "group": _group(numbers[c["key"]], several),
+                "group": NO_TABLE if n is None else f"{n.paper}: {n.table}" if several else n.table,
             }
         )
     return rows

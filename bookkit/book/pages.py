@@ -29,7 +29,6 @@ from ..claims.status import STATUS_BADGE, format_value, status_counts
 from ..claims.verdicts import VERDICT_BADGE, evidence_line, paper_verdicts
 from ..notebooks import chapter_cost
 
-BADGE = STATUS_BADGE
 #: a line of executed output that is noise, not science: progress bars and warnings
 NOISE = re.compile(
     r"\d+%\|.*\||\d+it/s\]|it/s\]|s/it\]|TqdmWarning|IProgress not found|"
@@ -39,9 +38,6 @@ NOISE = re.compile(
 #: more claims than this: the chapter's table is folded (a dropdown) under its one-line summary
 SHORT_TABLE = 12
 CSV_FIELDS = ("chapter", "key", "claim", "profile", "value", "paper_value", "source", "check", "status", "detail")
-
-
-_fmt = format_value
 
 
 def _item(text) -> str:
@@ -87,9 +83,9 @@ def reproduces_markdown(chapter: str, claims: list[dict], profile: str) -> str:
     for c in claims:
         table += [
             f"* - {_item(c.get('claim') or c['key'])}",
-            f"  - {_item(_fmt(c.get('paper_value')))}",
-            f"  - {_item(_fmt(c.get('value')))}",
-            f"  - {BADGE.get(c['status'], c['status'])}",
+            f"  - {_item(format_value(c.get('paper_value')))}",
+            f"  - {_item(format_value(c.get('value')))}",
+            f"  - {STATUS_BADGE.get(c['status'], c['status'])}",
         ]
     table.append("```")
     if len(claims) > SHORT_TABLE:  # a long list stays folded: the chapter opens with its science
