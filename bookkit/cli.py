@@ -339,7 +339,8 @@ def _run(args) -> int:
         raise ValueError("--json goes with --list-parts")
     root = find_root(args.root)
     models = _model_specs(args.model, chapter_names(root), Path.cwd())
-    chapters = _chapters(args)
+    named = args.chapters is not None or args.chapter  # positional and --chapters (None: all)
+    chapters = [*args.chapter, *(args.chapters or [])] if named else None
     if args.list_parts:
         return _list_parts(args, root, chapters, models)
 
@@ -384,13 +385,6 @@ def _run(args) -> int:
         html = build(args.profile, root=root, force=args.force)
         print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0
-
-
-def _chapters(args) -> list[str] | None:
-    """The chapters named positionally and with ``--chapters`` (None: all)."""
-    if args.chapters is None and not args.chapter:
-        return None
-    return [*args.chapter, *(args.chapters or [])]
 
 
 def _list_parts(args, root: Path, chapters, models) -> int:

@@ -20,11 +20,6 @@ CHAPTER_SUFFIX = ".md"  # a chapter's one source: a MyST Markdown notebook (jupy
 CLAIMS_SUFFIX = ".claims.yml"
 
 
-def is_root(path: Path) -> bool:
-    path = Path(path)
-    return (path / "_toc.yml").is_file() and (path / "notebooks").is_dir()
-
-
 def find_root(start: Path | str | None = None) -> Path:
     """The project root: ``start`` (or ``$REPLIB_BOOK_ROOT``, or the working directory) or a parent of it.
 
@@ -35,7 +30,7 @@ def find_root(start: Path | str | None = None) -> Path:
     """
     start = Path(start or os.environ.get(ROOT_ENV) or Path.cwd()).resolve()
     for p in (start, *start.parents):
-        if is_root(p):
+        if (p / "_toc.yml").is_file() and (p / "notebooks").is_dir():
             return p
     raise FileNotFoundError(
         f"no book project (a folder with _toc.yml and notebooks/) at or above {start}; "

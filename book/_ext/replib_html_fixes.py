@@ -69,15 +69,13 @@ def _icons(app, pagename, templatename, context, doctree):
         context["body"] = icons_html(context["body"])
 
 
-def _mime_bundles(figure) -> list:
-    return [c for c in figure.children if isinstance(c, nodes.container) and c.get("nb_element") == "mime_bundle"]
-
-
 def one_caption_per_figure(app, doctree) -> None:
     """Unwrap every figure MyST-NB made of a cell's output that holds no image (a table, a text result): the
     cell's caption stays on its plot alone."""
     for figure in list(doctree.findall(nodes.figure)):
-        bundles = _mime_bundles(figure)
+        bundles = [
+            c for c in figure.children if isinstance(c, nodes.container) and c.get("nb_element") == "mime_bundle"
+        ]
         if bundles and not any(str(m.get("mime_type", "")).startswith("image/") for b in bundles for m in b.children):
             figure.replace_self(bundles)
 

@@ -69,12 +69,8 @@ document.addEventListener("DOMContentLoaded", function () {
 
 def load_atlases(atlas_dir: Path) -> list[dict]:
     """The atlases under ``atlas_dir`` (``<profile>/atlas.json``), in profile order."""
-    out = []
-    for p in PROFILES:
-        f = Path(atlas_dir) / p / "atlas.json"
-        if f.exists():
-            out.append(json.loads(f.read_text()))
-    return out
+    files = [Path(atlas_dir) / p / "atlas.json" for p in PROFILES]
+    return [json.loads(f.read_text()) for f in files if f.exists()]
 
 
 def _cell(v, sort_value=None) -> str:
@@ -220,20 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", help="torch device (default: cuda when available)")
     ap.add_argument("--debug", action="store_true", help="show the traceback of an error")
     a = ap.parse_args(argv)
+    sizes = {"n_lines": a.n_lines, "n_proteins": a.n_proteins, "max_rows": a.max_rows}
+    out = a.output or Path("build") / "atlas" / a.profile
     try:
-        return _compute(a)
+        cfg = with_config(**{k: v for k, v in sizes.items() if v is not None})
+        atlas = compute_atlas(out, a.profile, cfg=cfg, device=a.device)
     except USER_ERRORS as exc:  # one line, as the book's command line says it (bookkit.errors)
         if a.debug:
             traceback.print_exc()
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
-
-
-def _compute(a: argparse.Namespace) -> int:
-    sizes = {"n_lines": a.n_lines, "n_proteins": a.n_proteins, "max_rows": a.max_rows}
-    cfg = with_config(**{k: v for k, v in sizes.items() if v is not None})
-    out = a.output or Path("build") / "atlas" / a.profile
-    atlas = compute_atlas(out, a.profile, cfg=cfg, device=a.device)
     failed = [m["key"] for m in atlas["models"] if m["status"] == "failed"]
     print(f"atlas {a.profile}: {out / 'atlas.json'}; failed: {failed or 'none'}")
     return 1 if failed else 0

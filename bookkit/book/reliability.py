@@ -36,19 +36,6 @@ class Probe:
     test: str
 
 
-def _is_probe(node: ast.expr) -> bool:
-    """Whether a decorator is ``pytest.mark.probe(...)``."""
-    f = node.func if isinstance(node, ast.Call) else None
-    return (
-        isinstance(f, ast.Attribute)
-        and f.attr == "probe"
-        and isinstance(f.value, ast.Attribute)
-        and f.value.attr == "mark"
-        and isinstance(f.value.value, ast.Name)
-        and f.value.value.id == "pytest"
-    )
-
-
 def _probe(dec: ast.Call, where: str, test: str) -> Probe:
     try:
         args = [ast.literal_eval(a) for a in dec.args]
@@ -76,7 +63,7 @@ def collect(tests_dir) -> list[Probe]:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for dec in node.decorator_list:
-                if _is_probe(dec):
+                if isinstance(dec, ast.Call) and ast.unparse(dec.func) == "pytest.mark.probe":
                     probes.append(_probe(dec, f"{path}:{dec.lineno}", f"{path.name}::{node.name}"))
     return probes
 
