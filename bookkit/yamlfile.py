@@ -3,8 +3,8 @@ value, so that an error can say ``file:line``.
 
 PyYAML's ``SafeLoader`` builds only plain data, but it reads a file of any size and expands aliases without
 limit when the result is walked (a "billion laughs" document of a few hundred bytes stands for 10⁹ nodes).
-:func:`load_yaml` refuses a file over ``max_bytes`` before parsing it, and a document that stands for more than
-``max_nodes`` nodes once its aliases are expanded (or that refers to itself) before anything walks it; it also
+:func:`load_yaml` refuses a file over :data:`MAX_BYTES` before parsing it, and a document that stands for more than
+:data:`MAX_NODES` nodes once its aliases are expanded (or that refers to itself) before anything walks it; it also
 refuses a mapping with the same key twice (PyYAML silently keeps the last).
 """
 
@@ -56,7 +56,6 @@ class _Problem(Exception):
     def __init__(self, node: yaml.Node, message: str):
         super().__init__(message)
         self.line = node.start_mark.line + 1
-        self.message = message
 
 
 class _Loader(yaml.SafeLoader):
@@ -87,9 +86,9 @@ def _children(node: yaml.Node) -> Iterator[yaml.Node]:
             yield value
 
 
-def _expanded_size(root: yaml.Node, max_nodes: int) -> int:
+def _expanded_size(root: yaml.Node) -> int:
     """How many nodes ``root`` stands for with every alias expanded; stops at the first count over
-    ``max_nodes`` and refuses a node that contains itself. Shared nodes are counted once per use, computed
+    :data:`MAX_NODES` and refuses a node that contains itself. Shared nodes are counted once per use, computed
     once (memoised), so a document of nested aliases is measured in time linear in its text."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
@@ -103,10 +102,10 @@ def _expanded_size(root: yaml.Node, max_nodes: int) -> int:
         total = 1
         for child in _children(node):
             total += size(child)
-            if total > max_nodes:
+            if total > MAX_NODES:
                 raise _Problem(
                     node,
-                    f"the document stands for more than {max_nodes:,} values once its aliases are expanded "
+                    f"the document stands for more than {MAX_NODES:,} values once its aliases are expanded "
                     "(an alias bomb?)",
                 )
         open_nodes.discard(id(node))
@@ -128,31 +127,27 @@ def _index(loader: _Loader, node: yaml.Node, where: tuple, lines: dict[tuple, in
                 _index(loader, value, (*where, loader.construct_object(key_node)), lines)
 
 
-def _read_text(path: Path, max_bytes: int, what: str) -> str:
+def _read_text(path: Path, what: str) -> str:
     try:
         with open(path, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
+            raw = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         raise YamlFileError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    if len(raw) > max_bytes:
-        raise YamlFileError(f"{path}: a {what} is at most {max_bytes:,} bytes; this one is larger")
+    if len(raw) > MAX_BYTES:
+        raise YamlFileError(f"{path}: a {what} is at most {MAX_BYTES:,} bytes; this one is larger")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise YamlFileError(f"{path}: a {what} is UTF-8 text; byte {exc.start} is not") from None
 
 
-def load_yaml(
-    path: str | Path, *, what: str = "YAML file", max_bytes: int = MAX_BYTES, max_nodes: int = MAX_NODES
-) -> YamlDocument:
+def load_yaml(path: str | Path, *, what: str = "YAML file") -> YamlDocument:
     """Read one YAML document safely (see the module docstring).
 
     Parameters
     ----------
     path : the file
     what : what the file is, for the messages ("claims file")
-    max_bytes : the largest file read
-    max_nodes : the most values the document may stand for with its aliases expanded
 
     Raises
     ------
@@ -161,7 +156,7 @@ def load_yaml(
         key, an alias bomb or a self-referring alias.
     """
     path = Path(path)
-    text = _read_text(path, max_bytes, what)
+    text = _read_text(path, what)
     try:
         loader = _Loader(text)  # the reader refuses control characters here, before any parsing
     except yaml.reader.ReaderError as exc:
@@ -174,12 +169,12 @@ def load_yaml(
         node = loader.get_single_node()
         if node is None:
             return YamlDocument(path, None, {})
-        _expanded_size(node, max_nodes)
+        _expanded_size(node)
         data = loader.construct_document(node)
         lines: dict[tuple, int] = {}
         _index(loader, node, (), lines)
     except _Problem as exc:
-        raise YamlFileError(f"{path}:{exc.line}: {exc.message}") from None
+        raise YamlFileError(f"{path}:{exc.line}: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
         at = f"{path}:{line}" if line is not None else str(path)
