@@ -117,9 +117,9 @@ def plot_metric(atlas: dict, metric: str, path: Path) -> Path:
     return path
 
 
-def atlas_markdown(atlas: dict, fig_dir: Path, fig_prefix: str) -> str:
-    """The section of one atlas: settings, figures (written into ``fig_dir``, linked as ``fig_prefix/...``),
-    the sortable table and the models not computed."""
+def atlas_markdown(atlas: dict, fig_dir: Path) -> str:
+    """The section of one atlas: settings, figures (written into ``fig_dir``, linked as ``atlas/...``: the
+    folder :data:`FIG_DIR` beside the page), the sortable table and the models not computed."""
     profile = atlas["profile"]
     ok = [m for m in atlas["models"] if m["status"] == "ok"]
     s = atlas.get("settings", {})
@@ -135,7 +135,7 @@ def atlas_markdown(atlas: dict, fig_dir: Path, fig_prefix: str) -> str:
         name = f"{profile}-{metric}.png"
         plot_metric(atlas, metric, Path(fig_dir) / name)
         lines += [
-            f":::{{figure}} {fig_prefix}/{name}",
+            f":::{{figure}} {FIG_DIR}/{name}",
             f":alt: {LABELS[metric]} per layer of every model of the {profile} atlas",
             "",
             f"{LABELS[metric][:1].upper()}{LABELS[metric][1:]} per layer, profile `{profile}`: one line per model.",
@@ -161,25 +161,24 @@ def _described(m: dict) -> str:
     return "; ".join(x for x in (m.get("note"), f"`{where}`" if where else "", f"{s.get('data', '?')}: {data}") if x)
 
 
-def page_markdown(atlases: list[dict], fig_dir: Path, fig_prefix: str = FIG_DIR) -> str:
-    """What replaces :data:`MARKER`: every atlas's section, or how to compute one."""
-    if not atlases:
-        return (
+def stage_page(stage_dir: Path, atlas_dir: Path) -> Path | None:
+    """Fill the staged atlas page (``stage_dir/book/atlas.md``) from ``atlas_dir``: :data:`MARKER` becomes every
+    atlas's section, or how to compute one; returns the page, or None when the book has no atlas page."""
+    page = Path(stage_dir) / ATLAS_PAGE
+    if not page.exists():
+        return None
+    atlases = load_atlases(atlas_dir)
+    if atlases:
+        body = "\n".join(
+            [*(atlas_markdown(a, page.parent / FIG_DIR) for a in atlases), "```{raw} html", SORT_JS, "```"]
+        )
+    else:
+        body = (
             "No atlas was computed for this build of the book. Compute one with "
             "`python -m bookkit.book.atlas --profile offline` (it writes `build/atlas/offline/atlas.json`) and build "
             "the book again."
         )
-    return "\n".join([atlas_markdown(a, fig_dir, fig_prefix) for a in atlases] + ["```{raw} html", SORT_JS, "```"])
-
-
-def stage_page(stage_dir: Path, atlas_dir: Path) -> Path | None:
-    """Fill the staged atlas page (``stage_dir/book/atlas.md``) from ``atlas_dir``; returns the page, or None
-    when the book has no atlas page."""
-    page = Path(stage_dir) / ATLAS_PAGE
-    if not page.exists():
-        return None
     text = page.read_text()
-    body = page_markdown(load_atlases(atlas_dir), page.parent / FIG_DIR)
     page.write_text(text.replace(MARKER, body) if MARKER in text else text + "\n" + body + "\n")
     return page
 
