@@ -100,14 +100,11 @@ def _mathjax_where_needed(app, pagename, templatename, context, doctree):
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
-    seen, kept = set(), []
+    kept = {}  # the first script of each (filename, attributes)
     for js in context.get("script_files", []):
         key = (getattr(js, "filename", str(js)) or "", tuple(sorted((getattr(js, "attributes", None) or {}).items())))
-        if key in seen:
-            continue
-        seen.add(key)
-        kept.append(js)
-    context["script_files"] = kept
+        kept.setdefault(key, js)
+    context["script_files"] = list(kept.values())
 
 
 #: one icon of Font Awesome's script: ``name:[width,height,[aliases],"unicode","path"]`` (the name quoted or not)

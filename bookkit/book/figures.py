@@ -114,11 +114,8 @@ def stage_paper_vs_ours(
     banded = sum(r["low"] is not None for r in rows)
     zero = sum(1 for c in claims if finite_number(c.get("paper_value")) and c["paper_value"] == 0)
     computed = sum(r["ours"] is not None for r in rows)
-    drawn = (
-        f"each dot is our value divided by the paper's, on a log scale, one row per table of the paper ({len(groups)})"
-        if by_table
-        else "each dot is our value divided by the paper's, on a log scale"
-    )
+    drawn = "each dot is our value divided by the paper's, on a log scale"
+    drawn += f", one row per table of the paper ({len(groups)})" if by_table else ""
     caption = (
         f"The paper's value against ours for the {len(rows)} claims with a non-zero paper value (profile "
         f"`{profile}`; {computed} computed here): {drawn}, coloured by the claim's status"
