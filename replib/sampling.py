@@ -34,7 +34,6 @@ __all__ = [
     "coverage_trials",
     "draw_units",
     "half_sample_bias",
-    "jackknife_se",
     "jackknife_spread",
     "n_for_spread",
     "spread_at",
@@ -128,23 +127,13 @@ def bootstrap_spread(
     return float(np.std(values, ddof=1))
 
 
-def jackknife_se(replicates) -> float:
-    r"""The delete-a-group jackknife standard error from its replicates :math:`\theta_1..\theta_g` (the
-    statistic with group :math:`i` left out): :math:`\sqrt{\tfrac{g-1}{g}\sum_i(\theta_i - \bar\theta)^2}`
-    :cite:`efron1993bootstrap`."""
-    theta = np.asarray(replicates, dtype=float)
-    if theta.ndim != 1 or theta.size < 2:
-        raise ValueError(f"the jackknife needs at least 2 replicates, got shape {theta.shape}")
-    g = theta.size
-    return float(math.sqrt((g - 1) / g * np.sum((theta - theta.mean()) ** 2)))
-
-
 def jackknife_spread(
     stat: Callable[[np.ndarray], float], X, *, groups=None, n_groups: int = JACKKNIFE_GROUPS, seed: int = 0
 ) -> float:
-    """Delete-a-group jackknife standard error of ``stat(X)``: the sampling units (rows, or every row sharing
-    a ``groups`` label) split at random into ``n_groups`` groups, ``stat`` computed with each group left out
-    (:func:`jackknife_se`). Each replicate holds nearly all the sample, so a statistic biased at small sizes
+    r"""Delete-a-group jackknife standard error of ``stat(X)``: the sampling units (rows, or every row sharing
+    a ``groups`` label) split at random into :math:`g` = ``n_groups`` groups, ``stat`` computed with each group
+    left out (:math:`\theta_1..\theta_g`), :math:`\sqrt{\tfrac{g-1}{g}\sum_i(\theta_i - \bar\theta)^2}`
+    :cite:`efron1993bootstrap`. Each replicate holds nearly all the sample, so a statistic biased at small sizes
     (IsoScore) is not measured on a fraction of it.
 
     Parameters
@@ -164,7 +153,8 @@ def jackknife_spread(
         raise ValueError(f"n_groups must be between 2 and the {len(labels)} sampling units, got {n_groups}")
     unit_group = np.random.default_rng(seed).permutation(len(labels)) % n_groups
     row_group = unit_group if groups is None else unit_group[np.unique(groups, return_inverse=True)[1]]
-    return jackknife_se([float(stat(X[row_group != g])) for g in range(n_groups)])
+    theta = np.array([float(stat(X[row_group != g])) for g in range(n_groups)])
+    return float(math.sqrt((n_groups - 1) / n_groups * np.sum((theta - theta.mean()) ** 2)))
 
 
 def spread_at(spread: float, n0: int, n: int) -> float:
@@ -223,11 +213,9 @@ def coverage_trials(
     X,
     n_sample: int,
     *,
-    full_value: float | None = None,
     trials: int = 20,
     groups=None,
     n_boot: int = 50,
-    within: bool = True,
     bias: bool = False,
     seed: int = 0,
     progress: bool = False,
@@ -235,39 +223,31 @@ def coverage_trials(
     """Does a sample of ``n_sample`` units with its spread cover the value of the whole of ``X``?
 
     Each trial draws ``n_sample`` units of ``X`` without replacement and computes the estimate, independently
-    of the other trials. Its spread is the :func:`bootstrap_spread` within the sample (``within``: what a
-    chapter records), or, for every trial, the spread at ``n_sample`` bootstrapped once from all of ``X``
-    (what the precision rule predicts for that size; ``n_boot`` evaluations instead of ``trials`` times as
-    many). With ``bias``, each sample's :func:`half_sample_bias` is estimated from the sample alone.
+    of the other trials. Its spread, for every trial, is the spread at ``n_sample`` bootstrapped once from all
+    of ``X`` (what the precision rule predicts for that size; ``n_boot`` evaluations). With ``bias``, each
+    sample's :func:`half_sample_bias` is estimated from the sample alone.
 
     Returns
     -------
     dict
-        ``full_value`` (``stat(X)`` unless given), ``estimates``, ``spreads`` and ``biases`` (one per trial;
-        zeros without ``bias``).
+        ``full_value`` (``stat(X)``), ``estimates``, ``spreads`` and ``biases`` (one per trial; zeros without
+        ``bias``).
     """
     X = np.asarray(X)
     n_rows, n_sample = _check_n(X, n_sample, groups)
-    full = float(stat(X)) if full_value is None else float(full_value)
+    full = float(stat(X))
     rng = np.random.default_rng(seed)
-    estimates, spreads, biases = [], [], []
-    pooled = None if within else bootstrap_spread(stat, X, n_sample, groups=groups, n_boot=n_boot, seed=seed + 1)
-    it = range(trials)
-    if progress:
-        it = tqdm(it, desc="trials", leave=False)
-    for t in it:
+    estimates, biases = [], []
+    spread = bootstrap_spread(stat, X, n_sample, groups=groups, n_boot=n_boot, seed=seed + 1)
+    for t in tqdm(range(trials), desc="trials", leave=False, disable=not progress):
         rows = draw_units(n_rows, n_sample, rng, groups=groups)
         sample = X[rows]
         sub_groups = None if groups is None else np.asarray(groups)[rows]
         estimates.append(float(stat(sample)))
-        if within:
-            spreads.append(bootstrap_spread(stat, sample, groups=sub_groups, n_boot=n_boot, seed=seed + 2 + t))
-        else:
-            spreads.append(pooled)
         biases.append(half_sample_bias(stat, sample, groups=sub_groups, seed=seed + 3 + t) if bias else 0.0)
     return {
         "full_value": full,
         "estimates": np.array(estimates),
-        "spreads": np.array(spreads),
+        "spreads": np.full(trials, spread),
         "biases": np.array(biases),
     }

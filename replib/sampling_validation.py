@@ -192,11 +192,6 @@ def _band(*refs: str) -> float:
     return float(np.median([printed_band(n) for n in select_rows(list(refs), project_tables())]))
 
 
-def _rows(n: int) -> np.ndarray:
-    """Row indices standing for the sampling units of a statistic that needs side data (types, labels, pairs)."""
-    return np.arange(n)
-
-
 def _log10(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
     return lambda X: math.log10(f(X))
 
@@ -361,7 +356,7 @@ def _tokens(layer: int, rows: bool = False):
 
     def load():
         X, window, _ = wikitext_tokens(layer)
-        return (_rows(len(X)) if rows else X), window
+        return (np.arange(len(X)) if rows else X), window
 
     return load
 
@@ -410,7 +405,7 @@ def _cases() -> list[Case]:
              _mean, raj_acc, dict(n_boot=200, bias=False, note="a logistic regression fitted on the even half")),
             ("classifiers", "log10 IsoScore", "sentence polarity", "sentence", 1066, lambda t: t[0], _log10(isoscore),
              0.0, dict(note="Mickus et al. print no IsoScore: band 2 errors")),
-            ("classifiers", "silhouette", "sentence polarity", "sentence", 1066, lambda t: _rows(len(t[1])),
+            ("classifiers", "silhouette", "sentence polarity", "sentence", 1066, lambda t: np.arange(len(t[1])),
              _silhouette_for(model), 0.0, dict(n_boot=30, note="Mickus et al. print no silhouette: band 2 errors")),
         ):  # fmt: skip
             load = (lambda g, m: lambda: (g(polarity_task(m)), None))(get, model)
@@ -420,7 +415,7 @@ def _cases() -> list[Case]:
     pairs = "Swiss-Prot 2014 (200 proteins, 19,900 pairs)"
     no_cosine = "Hakim et al. print no average cosine in their main tables: band 2 errors"
     vectors = lambda: (protein_set()[0], None)
-    residues = lambda: (_rows(len(protein_residues())), None)
+    residues = lambda: (np.arange(len(protein_residues())), None)
     per_residue = "per-residue vectors, the proteins' residues pooled per amino acid; a protein is the unit"
     for stat, load, fn, band, note in (
         ("log10 IsoScore", vectors, _log10(isoscore), hak_iso, ""),
@@ -430,7 +425,7 @@ def _cases() -> list[Case]:
     ):
         out.append(Case("protein_isotropy", stat, book, sp, "protein", 100, load, fn, band, note=note))
     measures = ("cosine", "sq_euclidean", "score", "identity")
-    proteins = lambda: (_rows(200), None)
+    proteins = lambda: (np.arange(200), None)  # row indices: the statistics read their pairs
     note = "pairs among the sampled proteins; a protein is the unit"
     for a, b in ((a, b) for i, a in enumerate(measures) for b in measures[i + 1 :]):  # the paper's six pairs
         stat = f"Pearson r ({a}, {b})"
@@ -461,7 +456,6 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
         trials=trials,
         groups=groups,
         n_boot=case.n_boot,
-        within=False,
         bias=case.bias,
         seed=seed,
         progress=progress,
