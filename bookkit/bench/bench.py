@@ -298,37 +298,23 @@ def run(
     """Run the benchmark; ``quick`` uses small sizes (seconds), else the sizes of the issue tracker's table.
     ``floor`` also times each step's floor: the one BLAS/SIMD call doing its essential work on the same data."""
     rng = np.random.default_rng(seed)
-    if quick:
-        plan = {
-            "isoscore": (bench_isoscore, (2000, 128)),
-            "cosine": (bench_cosine, (800, 64)),
-            "silhouette": (bench_silhouette, (600, 32, 5)),
-            "lid": (bench_lid, (800, 32, 10)),
-            "alignment": (bench_alignment, (10,)),
-            "kmeans": (bench_kmeans, (2000, 32, 8)),
-            "kmeans2": (bench_kmeans2, (2000, 32, 8)),
-            "embedding": (bench_embedding, (32,)),
-        }
-    else:
-        plan = {
-            "isoscore": (bench_isoscore, (20000, 768)),
-            "cosine": (bench_cosine, (6000, 384)),
-            "silhouette": (bench_silhouette, (6000, 384, 10)),
-            "lid": (bench_lid, (6000, 384, 20)),
-            "alignment": (bench_alignment, (150,)),
-            "kmeans": (bench_kmeans, (50000, 384, 20)),
-            "kmeans2": (bench_kmeans2, (50000, 384, 20)),
-            "embedding": (bench_embedding, (2000,)),
-        }
+    plan = {  # step: (benchmark, its quick sizes, its full sizes)
+        "isoscore": (bench_isoscore, (2000, 128), (20000, 768)),
+        "cosine": (bench_cosine, (800, 64), (6000, 384)),
+        "silhouette": (bench_silhouette, (600, 32, 5), (6000, 384, 10)),
+        "lid": (bench_lid, (800, 32, 10), (6000, 384, 20)),
+        "alignment": (bench_alignment, (10,), (150,)),
+        "kmeans": (bench_kmeans, (2000, 32, 8), (50000, 384, 20)),
+        "kmeans2": (bench_kmeans2, (2000, 32, 8), (50000, 384, 20)),
+        "embedding": (bench_embedding, (32,), (2000,)),
+    }
     rows = []
-    for name, (fn, args) in plan.items():
+    for name, (fn, small, full) in plan.items():
         if steps and name not in steps:
             continue
-        try:
-            if name == "embedding":
-                row = fn(*args, repeat, floor=floor)
-            else:
-                row = fn(*args, rng, repeat, floor=floor)
+        args = small if quick else full
+        try:  # the embedding step's texts have a seed of their own
+            row = fn(*args, repeat, floor=floor) if name == "embedding" else fn(*args, rng, repeat, floor=floor)
         except ImportError as exc:  # a reference tool or packaged model missing: say so, do not fail
             progress(f"{name}: skipped ({exc})")
             continue

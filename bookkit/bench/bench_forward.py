@@ -47,7 +47,6 @@ from .bench_tables import (
 
 __all__ = [
     "bert_large_geometry",
-    "cpu_bf16_flags",
     "encoder_gemm_flop",
     "forward_rows",
     "gemm_peak_flops",
@@ -77,19 +76,9 @@ def gemm_peak_flops(n: int = 2048, repeat: int = 3) -> float:
     return 2.0 * n**3 / t
 
 
-def cpu_bf16_flags() -> list[str]:
-    """The CPU's bfloat16 instructions (``avx512_bf16``, ``amx_bf16``, ...) as ``/proc/cpuinfo`` lists them."""
-    return sorted(f for f in cpu_flags() if "bf16" in f or f.startswith("amx"))
-
-
 def _config(lm):
     c = lm.model.config
     return c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads
-
-
-def geometry(lm) -> str:
-    L, h, f, heads = _config(lm)
-    return f"{L} layers × {h}, {heads} heads, FFN {f}"
 
 
 def encoder_gemm_flop(lm, shapes) -> float:
@@ -170,9 +159,10 @@ def _forward_row(lm, data, batches, n_items, replib_fn, drop_ends, peak, repeat)
     t_raw, outs = _best(lambda: bare_forward(lm, batches), repeat)
     raw = _pooled(batches, outs, n_items, lm.spec.hidden_size, drop_ends)
     shapes = [tuple(ids.shape) for _, ids, _ in batches]
+    L, h, f, heads = _config(lm)
     return ForwardRow(
         lm.name,
-        geometry(lm),
+        f"{L} layers × {h}, {heads} heads, FFN {f}",
         data,
         n_items,
         int(sum(int(m.sum()) for _, _, m in batches)),
@@ -198,24 +188,24 @@ def _sentences(n: int) -> tuple[list[str], str]:
         return [" ".join(rng.choice(words, int(rng.integers(5, 40)))) for _ in range(n)], f"{n:,} generated sentences"
 
 
-def _proteins(n: int, seed: int = 0) -> tuple[list[str], str]:
+def _proteins(n: int) -> tuple[list[str], str]:
     seqs = load_swissprot("5k")["sequence"].tolist()
-    pick = np.random.default_rng(seed).choice(len(seqs), size=min(n, len(seqs)), replace=False)
+    pick = np.random.default_rng(0).choice(len(seqs), size=min(n, len(seqs)), replace=False)
     return [seqs[i] for i in pick], f"Swiss-Prot 2014, {len(pick)} random sequences (≤ 1,022 residues)"
 
 
-def forward_rows(quick: bool = False, repeat: int = 3, n_texts: int = 2000, n_seqs: int = 16, progress=print):
+def forward_rows(quick: bool = False, repeat: int = 3, progress=print):
     """MiniLM on sentences and a full-size model on proteins (``quick``: a tiny ProtBert and a few items)."""
     peak = gemm_peak_flops(1024 if quick else 2048)
     rows = []
     lm = load_model("all-MiniLM-L6-v2")
-    texts, data = _sentences(64 if quick else n_texts)
+    texts, data = _sentences(64 if quick else 2000)
     batches = _sentence_batches(lm, texts)
     fn = lambda: embed_sentences(lm, texts, drop_special=False, progress=False).means
     rows.append(_forward_row(lm, data, batches, len(texts), fn, False, peak, repeat))
     progress(f"forward {lm.name}: replib ÷ bare {rows[-1].ratio:.2f}, {rows[-1].gflops:.0f} GFLOP/s")
     big = tiny_model("protbert") if quick else bert_large_geometry()
-    seqs, data = _proteins(8 if quick else n_seqs)
+    seqs, data = _proteins(8 if quick else 16)
     batches = _protein_batches(big, seqs, 1022)
     fn = lambda: embed_proteins(big, seqs, layers=(-1,), max_length=1022, progress=False).pooled[-1]
     rows.append(_forward_row(big, data, batches, len(seqs), fn, True, peak, 1 if not quick else repeat))
@@ -246,19 +236,19 @@ def _token_cloud(lm, texts, precision: str):
     return np.concatenate(out.tokens), out.means
 
 
-def precision_rows(quick: bool = False, repeat: int = 1, n_texts: int = 2000, device=None) -> list[PrecisionRow]:
-    """bf16 autocast against float32 for MiniLM on STS-B sentences, on ``device`` (default: CUDA when there is
-    one, else the CPU): tokens per second, and IsoScore and effective dimensions of the token cloud and of the
-    sentence means in both precisions."""
-    dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+def precision_rows(quick: bool = False) -> list[PrecisionRow]:
+    """bf16 autocast against float32 for MiniLM on STS-B sentences, on CUDA when there is one, else the CPU (one
+    run each): tokens per second, and IsoScore and effective dimensions of the token cloud and of the sentence
+    means in both precisions."""
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
     lm = load_model("all-MiniLM-L6-v2", device=dev)
-    texts, _ = _sentences(64 if quick else n_texts)
-    t32, (tok32, mean32) = _best(lambda: _token_cloud(lm, texts, "fp32"), repeat)
-    flags = cpu_bf16_flags()
+    texts, _ = _sentences(64 if quick else 2000)
+    t32, (tok32, mean32) = _best(lambda: _token_cloud(lm, texts, "fp32"), 1)
+    flags = sorted(f for f in cpu_flags() if "bf16" in f or f.startswith("amx"))  # as /proc/cpuinfo lists them
     note = "" if dev != "cpu" else f" ({', '.join(flags)})" if flags else " (no bf16 instructions: emulated)"
     rows = []
     for precision in ("bf16",) + (("fp16",) if dev.startswith("cuda") else ()):
-        t, (tok, mean) = _best(lambda p=precision: _token_cloud(lm, texts, p), repeat)
+        t, (tok, mean) = _best(lambda p=precision: _token_cloud(lm, texts, p), 1)
         measures = {
             "IsoScore (tokens)": (isoscore(tok32), isoscore(tok)),
             "effective dimensions (tokens)": (effective_dimensions(tok32), effective_dimensions(tok)),
@@ -276,29 +266,25 @@ def sections(
     their rows."""
     parts, rows = [], {}
     if floor:
-        parts, rows = _forward_sections(quick, repeat, progress)
+        fw = forward_rows(quick=quick, repeat=repeat, progress=progress)
+        pad = padding_rows()
+        parts = [
+            "Forward passes: replib's extractor (tokenise, batch, forward, pool) against the model's bare forward on "
+            "the same pre-tokenised, length-sorted batches (tokens per second; the padding share in brackets), and "
+            "the forward's matrix-product GFLOP/s against this CPU's float32 GEMM peak (best of torch's and "
+            "numpy's square GEMM). The full-size model is timed once per side; max abs diff compares the mean-pooled "
+            "vectors of the two.",
+            "",
+            forward_markdown(fw),
+            "",
+            "Padding of the extractors' length-sorted batches with a token budget:",
+            "",
+            padding_markdown(pad),
+        ]
+        rows = {"forward": as_dicts(fw), "padding": as_dicts(pad)}
     if precision:
         prec = precision_rows(quick=quick)
         parts += ["", "Forward precision (autocast) against float32, same model, data and device:", ""]
         parts.append(precision_markdown(prec))
         rows["precision"] = as_dicts(prec)
     return "\n".join(parts).strip("\n"), rows
-
-
-def _forward_sections(quick: bool, repeat: int, progress) -> tuple[list[str], dict]:
-    fw = forward_rows(quick=quick, repeat=repeat, progress=progress)
-    pad = padding_rows()
-    parts = [
-        "Forward passes: replib's extractor (tokenise, batch, forward, pool) against the model's bare forward on "
-        "the same pre-tokenised, length-sorted batches (tokens per second; the padding share in brackets), and "
-        "the forward's matrix-product GFLOP/s against this CPU's float32 GEMM peak (best of torch's and "
-        "numpy's square GEMM). The full-size model is timed once per side; max abs diff compares the mean-pooled "
-        "vectors of the two.",
-        "",
-        forward_markdown(fw),
-        "",
-        "Padding of the extractors' length-sorted batches with a token budget:",
-        "",
-        padding_markdown(pad),
-    ]
-    return parts, {"forward": as_dicts(fw), "padding": as_dicts(pad)}

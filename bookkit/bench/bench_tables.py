@@ -63,22 +63,18 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _load() -> str:
-    """The machine's load when the table is written (other processes' share of the cores skews timings)."""
-    try:
-        return f" (load average {os.getloadavg()[1]:.1f} over 5 minutes)"
-    except OSError:
-        return ""
-
-
 def markdown(rows: list[BenchRow], repeat: int | None = None, threads: int | None = None) -> str:
     """The benchmark table (Markdown) with the machine it ran on and the date (and, when given, torch's
     threads); no commit: the book names no commits (the file's history is in git)."""
     threads = f", torch {threads} threads" if threads else ""
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:  # the machine's load when the table is written: other processes' share of the cores skews timings
+        load = f" (load average {os.getloadavg()[1]:.1f} over 5 minutes)"
+    except OSError:
+        load = ""
     lines = [
         f"Machine: {cpu_model()}, {os.cpu_count()} CPU cores{threads}, Python {platform.python_version()}; "
-        f"measured {when}{_load()}" + (f", best of {repeat} runs per timing" if repeat else "") + ".",
+        f"measured {when}{load}" + (f", best of {repeat} runs per timing" if repeat else "") + ".",
         "",
     ]
     floors = any(r.floor for r in rows)

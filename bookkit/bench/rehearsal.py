@@ -87,16 +87,15 @@ get_ipython().events.register("pre_run_cell", _rehearse)
 """
 
 
-def dir_bytes(*folders: Path) -> int:
-    """Bytes of the files under ``folders`` (missing folders count 0; files that vanish meanwhile too)."""
+def dir_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (a missing folder counts 0; files that vanish meanwhile too)."""
     total = 0
-    for folder in folders:
-        for root, _, files in os.walk(folder):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(root, name)).st_size
-                except OSError:
-                    pass
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
     return total
 
 
@@ -110,12 +109,12 @@ def write_rows(path: Path, rows: Iterable[dict]) -> None:
     write_csv_atomic(path, ({k: row.get(k, "") for k in COLUMNS} for row in rows), COLUMNS)
 
 
-def stand_ins(chapter: str, folder: Path, models: list[str] | None = None) -> list[str]:
-    """The models the rehearsal gives the chapter (``--model``), in the order of its ``paper`` profile's (or of
-    ``models``): a folder with the full-size random-weight architecture of each model that has one (written
-    under ``folder`` when missing), the others' specs as they are (a packaged model)."""
+def stand_ins(chapter: str, folder: Path) -> list[str]:
+    """The models the rehearsal gives the chapter (``--model``), in the order of its ``paper`` profile's: a
+    folder with the full-size random-weight architecture of each model that has one (written under ``folder``
+    when missing), the others' specs as they are (a packaged model)."""
     out = []
-    for spec in profile_params(chapter, "paper")["models"] if models is None else models:
+    for spec in profile_params(chapter, "paper")["models"]:
         if spec in FULLSIZE and FULLSIZE[spec].config != "ProteinBERT":
             target = Path(folder) / spec
             if not target.exists():

@@ -213,7 +213,12 @@ def run(rng=None, progress=print, cpu_flops: float | None = None, forward: bool 
     """Measure every step at its sizes and fit its power law (several minutes on 2 cores)."""
     rng = rng or np.random.default_rng(0)
     cpu_flops = cpu_flops or gemm_peak_flops()  # this CPU's float32 GEMM: the basis of the assumed GPU speed-ups
-    gemm_speedup = H100_FP32 * GPU_EFFICIENCY / cpu_flops
+    gemm = (
+        H100_FP32 * GPU_EFFICIENCY / cpu_flops,
+        f"H100 FP32 peak {H100_FP32 / 1e12:.0f} TFLOP/s × {GPU_EFFICIENCY} (assumed efficiency) ÷ this "
+        f"CPU's measured {cpu_flops / 1e9:.0f} GFLOP/s",
+    )
+    cores = (8.0, "CPU-bound (parasail SIMD): the 16 host cores of an H100 machine against 2 here")
     steps = (_forward_steps(_workloads()) if forward else []) + _kernel_steps(rng)
     out = []
     for st in sorted(steps, key=lambda s: s.chapter):
@@ -222,14 +227,7 @@ def run(rng=None, progress=print, cpu_flops: float | None = None, forward: bool 
             seconds.append(_best(st.maker(n), 2)[0])
             progress(f"{st.chapter}: {st.step}: {n} {st.unit} in {seconds[-1]:.3f} s")
         a, b = fit_power_law(st.sizes, seconds)
-        if st.kind == "gemm":
-            speedup, why = (
-                gemm_speedup,
-                f"H100 FP32 peak {H100_FP32 / 1e12:.0f} TFLOP/s × {GPU_EFFICIENCY} (assumed efficiency) ÷ this "
-                f"CPU's measured {cpu_flops / 1e9:.0f} GFLOP/s",
-            )
-        else:
-            speedup, why = 8.0, "CPU-bound (parasail SIMD): the 16 host cores of an H100 machine against 2 here"
+        speedup, why = gemm if st.kind == "gemm" else cores
         out.append(
             Scaling(
                 st.step,
