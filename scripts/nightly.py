@@ -80,12 +80,9 @@ def run_reports(runs: Path) -> list[Path]:
     return [runs / p / "report.json" for p in PROFILES if (runs / p / "report.json").exists()]
 
 
-def _replib(*args: str, stdout=None) -> subprocess.CompletedProcess:
+def _replib(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "replib", "report", *args],
-        check=True,
-        text=True,
-        stdout=stdout if stdout is not None else subprocess.PIPE,
+        [sys.executable, "-m", "replib", "report", *args], check=True, text=True, stdout=subprocess.PIPE
     )
 
 
@@ -319,8 +316,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 #: the subcommands whose result is printed (the workflow reads it)
-PRINTED = {"profile", "colab", "reports", "failures", "seed", "fork-config", "prune-site"}
-PRINTED |= {"push-files", "push-tag"}
+PRINTED = {"profile", "colab", "reports", "failures", "seed", "fork-config", "prune-site", "push-files", "push-tag"}
 
 
 def _dispatch(a):

@@ -112,13 +112,8 @@ def push_files(src: Path, remote: str, branch: str, subdir: str, message: str, *
         _git(["remote", "add", "origin", remote], repo, env)
         for attempt in range(tries):
             fetched = _git(["fetch", "-q", "--depth=1", "origin", branch], repo, env, check=False).returncode == 0
-            _git(
-                ["checkout", "-q", "-f", "-B", branch, "FETCH_HEAD"]
-                if fetched
-                else ["checkout", "-q", "--orphan", branch],
-                repo,
-                env,
-            )
+            checkout = ["-f", "-B", branch, "FETCH_HEAD"] if fetched else ["--orphan", branch]
+            _git(["checkout", "-q", *checkout], repo, env)
             for f in files:
                 dest = repo / subdir / f.relative_to(src)
                 dest.parent.mkdir(parents=True, exist_ok=True)
@@ -137,12 +132,8 @@ def push_tag(src: Path, remote: str, tag: str, message: str, *, token=None, serv
     """Push ``src`` as the only commit of the new tag ``tag`` (an orphan commit); an existing tag is never
     moved. Returns True when the tag was created."""
     env = _git_env(token, server or remote)
-    if (
-        _git(
-            ["ls-remote", "--exit-code", "--tags", remote, f"refs/tags/{tag}"], Path.cwd(), env, check=False
-        ).returncode
-        == 0
-    ):
+    listed = _git(["ls-remote", "--exit-code", "--tags", remote, f"refs/tags/{tag}"], Path.cwd(), env, check=False)
+    if listed.returncode == 0:  # an existing tag is never moved
         return False
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
