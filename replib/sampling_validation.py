@@ -177,7 +177,6 @@ class Case:
     load: Callable[[], tuple]
     stat: Callable[[np.ndarray], float]
     band: float  # the printed precision t of the paper's numbers of this statistic, in its scale
-    scale: str = "linear"  # "log10": band and spread of log10 of the statistic
     n_boot: int = 40
     bias: bool = True  # estimate each sample's finite-sample bias (False for a mean: unbiased)
     note: str = ""
