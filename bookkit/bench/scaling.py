@@ -209,23 +209,22 @@ def _kernel_steps(rng) -> list[Step]:
     ]  # fmt: skip
 
 
-def run(rng=None, progress=print, cpu_flops: float | None = None, forward: bool = True) -> list[Scaling]:
+def run() -> list[Scaling]:
     """Measure every step at its sizes and fit its power law (several minutes on 2 cores)."""
-    rng = rng or np.random.default_rng(0)
-    cpu_flops = cpu_flops or gemm_peak_flops()  # this CPU's float32 GEMM: the basis of the assumed GPU speed-ups
+    cpu_flops = gemm_peak_flops()  # this CPU's float32 GEMM: the basis of the assumed GPU speed-ups
     gemm = (
         H100_FP32 * GPU_EFFICIENCY / cpu_flops,
         f"H100 FP32 peak {H100_FP32 / 1e12:.0f} TFLOP/s × {GPU_EFFICIENCY} (assumed efficiency) ÷ this "
         f"CPU's measured {cpu_flops / 1e9:.0f} GFLOP/s",
     )
     cores = (8.0, "CPU-bound (parasail SIMD): the 16 host cores of an H100 machine against 2 here")
-    steps = (_forward_steps(_workloads()) if forward else []) + _kernel_steps(rng)
+    steps = _forward_steps(_workloads()) + _kernel_steps(np.random.default_rng(0))
     out = []
     for st in sorted(steps, key=lambda s: s.chapter):
         seconds = []
         for n in st.sizes:
             seconds.append(_best(st.maker(n), 2)[0])
-            progress(f"{st.chapter}: {st.step}: {n} {st.unit} in {seconds[-1]:.3f} s")
+            print(f"{st.chapter}: {st.step}: {n} {st.unit} in {seconds[-1]:.3f} s")
         a, b = fit_power_law(st.sizes, seconds)
         speedup, why = gemm if st.kind == "gemm" else cores
         out.append(
