@@ -19,7 +19,6 @@ from replib._validation import OrientationWarning, check_array
 from replib.metrics import (
     CovarianceAccumulator,
     avg_pairwise_cosine,
-    covariance_eigenvalues,
     effective_dimensions,
     isoscore,
     isoscore_from_covariance,
@@ -165,7 +164,6 @@ def _labels(n):
 METRICS = {
     "isoscore": isoscore,
     "effective_dimensions": effective_dimensions,
-    "covariance_eigenvalues": covariance_eigenvalues,
     "avg_pairwise_cosine": avg_pairwise_cosine,
     "partition_isotropy": partition_isotropy,
     "silhouette": lambda X: silhouette_score(X, _labels(len(X)), device="cpu"),
@@ -175,7 +173,6 @@ METRICS = {
 COVARIANCE_BASED = [
     "isoscore",
     "effective_dimensions",
-    "covariance_eigenvalues",
     "partition_isotropy",
 ]
 

@@ -2,7 +2,6 @@
 
 from .cosine import avg_pairwise_cosine
 from .isoscore import (
-    covariance_eigenvalues,
     effective_dimensions,
     isoscore,
     isoscore_from_covariance,
@@ -14,7 +13,5 @@ from .streaming import (
     CosineAccumulator,
     CovarianceAccumulator,
     LayerAccumulator,
-    PartitionAccumulator,
-    streaming_partition_isotropy,
 )
 from .types import s_inter, s_intra, type_codes, type_frequencies

@@ -26,7 +26,6 @@ __all__ = [
     "effective_dimensions",
     "isoscore_star",
     "isoscore_from_covariance",
-    "covariance_eigenvalues",
 ]
 
 
@@ -157,13 +156,6 @@ def effective_dimensions(X) -> float:
     float
     """
     return _participation_ratio(_points(X, "effective_dimensions"))
-
-
-def covariance_eigenvalues(X) -> np.ndarray:
-    """Eigenvalues of the sample covariance (ddof=1), descending, float64 (for plots)."""
-    X = check_array(X, min_samples=2, min_features=2, warn_fewer_samples=True, metric="covariance_eigenvalues")
-    C = np.cov(X, rowvar=False, ddof=1)
-    return np.linalg.eigvalsh(np.atleast_2d(C))[::-1]
 
 
 def isoscore_from_covariance(C) -> float:

@@ -1,6 +1,6 @@
 """Streaming (out-of-core) statistics of a point cloud, so that every layer of a model can be measured on more
 vectors than fit in memory (issue 26): the covariance (IsoScore, effective dimensions), the exact average
-pairwise cosine and the norms as running sums, and the partition isotropy I(W) in two passes.
+pairwise cosine and the norms as running sums.
 
 Every accumulator takes batches of rows in any split, merges with another one (parallel or resumed work) and
 round-trips through ``state_dict`` / ``from_state_dict`` (arrays for ``np.savez``), so a long accumulation is
@@ -15,14 +15,11 @@ import numpy as np
 from .._validation import check_array
 from .cosine import unit_rows
 from .isoscore import isoscore_from_covariance
-from .partition import PartitionIsotropy
 
 __all__ = [
     "CosineAccumulator",
     "CovarianceAccumulator",
     "LayerAccumulator",
-    "PartitionAccumulator",
-    "streaming_partition_isotropy",
 ]
 
 
@@ -221,8 +218,7 @@ class CosineAccumulator:
 class LayerAccumulator:
     """Everything the chapters measure on one layer's vectors, in one pass: the covariance
     (:class:`CovarianceAccumulator`: IsoScore, effective dimensions), the average cosine and the norms
-    (:class:`CosineAccumulator`), the uncentred scatter :math:`W^\top W` and the largest absolute entry (the
-    eigenvectors of the partition isotropy's second pass, :class:`PartitionAccumulator`).
+    (:class:`CosineAccumulator`) and the largest absolute entry (part of the saved state).
 
     Examples
     --------
@@ -261,19 +257,6 @@ class LayerAccumulator:
         self.max_abs = max(self.max_abs, other.max_abs)
         return self
 
-    def uncentred_scatter(self) -> np.ndarray:
-        """:math:`W^\top W` of every row seen (from the shifted sums: :math:`S + s c^\top + c s^\top + m c c^\top`)."""
-        c, s, S, m = self.cov.shift, self.cov._sum, self.cov._scatter, self.cov.count
-        if m < 1:
-            raise ValueError("no accumulated samples")
-        return S + np.outer(s, c) + np.outer(c, s) + m * np.outer(c, c)
-
-    def partition_directions(self) -> np.ndarray:
-        """The eigenvectors (columns) of :math:`W^\top W`, as :func:`~replib.metrics.partition_isotropy` takes
-        them (``numpy.linalg.eigh`` of the scatter of ``W / max|W|``)."""
-        scale = self.max_abs if self.max_abs > 0 else 1.0
-        return np.linalg.eigh(self.uncentred_scatter() / (scale * scale))[1]
-
     def summary(self) -> dict:
         """``n_samples``, ``n_features``, ``isoscore``, ``eff_dims`` (ι(n−1)+1), ``avg_cosine``, ``mean_norm``."""
         iota = self.cov.isoscore()
@@ -299,54 +282,3 @@ class LayerAccumulator:
         acc.cos = CosineAccumulator.from_state_dict({k[4:]: state[k] for k in state if k.startswith("cos_")})
         acc.max_abs = float(state["max_abs"])
         return acc
-
-
-class PartitionAccumulator:
-    r"""Second pass of the streaming partition isotropy :math:`I(W) = \min_u F(u) / \max_u F(u)`,
-    :math:`F(u) = \sum_i \exp(u^\top w_i)` (Mu & Viswanath 2018), with the directions of the first pass
-    (:meth:`LayerAccumulator.partition_directions`): a running log-sum-exp per direction, in float64.
-
-    Feeding the same rows (any split) gives :func:`~replib.metrics.partition_isotropy` (``sign="eigh"``).
-    """
-
-    def __init__(self, directions):
-        self.U = np.asarray(directions, dtype=np.float64)
-        self._max: np.ndarray | None = None
-        self._sum: np.ndarray | None = None
-        self.count = 0
-
-    def update(self, X) -> PartitionAccumulator:
-        X = check_array(X, min_samples=1, min_features=self.U.shape[0], metric="PartitionAccumulator")
-        if X.shape[1] != self.U.shape[0]:
-            raise ValueError(f"batch has {X.shape[1]} features; the directions have {self.U.shape[0]}")
-        B = X @ self.U
-        bm = B.max(axis=0)
-        if self._max is None:
-            self._max, self._sum = bm, np.zeros_like(bm)
-        else:
-            new = np.maximum(self._max, bm)
-            self._sum *= np.exp(self._max - new)
-            self._max = new
-        self._sum += np.exp(B - self._max).sum(axis=0)
-        self.count += X.shape[0]
-        return self
-
-    def isotropy(self) -> PartitionIsotropy:
-        """I(W) of every row seen, linear and log10, with log F(u) per direction."""
-        if self.count < 2:
-            raise ValueError(f"need at least 2 accumulated samples; have {self.count}")
-        log_f = np.log(self._sum) + self._max
-        log_i = float(log_f.min() - log_f.max())
-        return PartitionIsotropy(value=float(np.exp(log_i)), log10=float(log_i / np.log(10.0)), log_partition=log_f)
-
-
-def streaming_partition_isotropy(batches) -> PartitionIsotropy:
-    """I(W) of the rows of ``batches()`` (a callable returning a fresh iterable of batches), in two passes:
-    the scatter and its eigenvectors, then the log-sum-exp along each (:class:`PartitionAccumulator`)."""
-    first = LayerAccumulator()
-    for X in batches():
-        first.update(X)
-    second = PartitionAccumulator(first.partition_directions())
-    for X in batches():
-        second.update(X)
-    return second.isotropy()
