@@ -216,22 +216,15 @@ def _tokenizer(arch: FullSize, vocab_size: int):
 
 
 # ------------------------------------------------------------------------------------------ models
-def _module(arch: FullSize, seed: int):
-    torch.manual_seed(seed)
-    if arch.config == "ProteinBERT":
-        model = ProteinBERT()
-        model.load_keras_weights(random_weights(model, seed))
-        return model
-    return tr.AutoModel.from_config(fullsize_config(arch.name))
+def _module(arch: FullSize):
+    return ProteinBERT() if arch.config == "ProteinBERT" else tr.AutoModel.from_config(fullsize_config(arch.name))
 
 
 def parameter_count(name: str) -> int:
     """Parameters of a stand-in (the paper model's), counted on PyTorch's ``meta`` device: no weights are
     allocated or initialised, so it takes milliseconds even for the 650M-parameter ESM-2."""
-    arch = _arch(name)
     with torch.device("meta"):
-        model = ProteinBERT() if arch.config == "ProteinBERT" else tr.AutoModel.from_config(fullsize_config(name))
-    return n_parameters(model)
+        return n_parameters(_module(_arch(name)))
 
 
 def _spec(arch: FullSize, model) -> ModelSpec:
@@ -275,7 +268,11 @@ def fullsize_model(name: str, seed: int = 0) -> LoadedModel:
         the weights' and vocabulary's hashes.
     """
     arch = _arch(name)
-    model = _module(arch, seed).eval()
+    torch.manual_seed(seed)
+    model = _module(arch)
+    if arch.config == "ProteinBERT":
+        model.load_keras_weights(random_weights(model, seed))
+    model.eval()
     vocab = getattr(getattr(model, "config", None), "vocab_size", 0)
     tok = _tokenizer(arch, vocab)
     spec = _spec(arch, model)

@@ -24,7 +24,7 @@ from .errors import ModelUnavailableError, UntrustedCodeError
 from .files import CODE_CONFIGS, check_no_remote_code, pooling_mode
 from .hub_fetch import fetch_hub_snapshot
 
-__all__ = ["check_hub_available", "hub_cached", "hub_config_dir", "hub_pooling", "hub_snapshot"]
+__all__ = ["check_hub_available", "hub_config_dir", "hub_pooling", "hub_snapshot"]
 
 #: the files read to decide how to load a repository (code check, recipe, pooling)
 CONFIG_FILES = (*CODE_CONFIGS, "modules.json", "1_Pooling/config.json")
@@ -49,12 +49,6 @@ def _hub_reachable(timeout: float = 0.8) -> bool:
     return bool(ok)
 
 
-def hub_cached(hf_id: str, revision: str = "main", cache_dir=None) -> bool:
-    """Whether ``config.json`` of ``hf_id@revision`` is in the local Hugging Face cache (no network)."""
-    got = try_to_load_from_cache(hf_id, "config.json", revision=revision, cache_dir=cache_dir)
-    return isinstance(got, str)
-
-
 def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> bool:
     """Fail fast when a Hub model cannot be had: returns ``local_files_only`` for ``from_pretrained``.
 
@@ -69,8 +63,8 @@ def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> b
     offline = offline_mode()
     if not offline and _hub_reachable():
         return False
-    if hub_cached(hf_id, revision, cache_dir):
-        return True
+    if isinstance(try_to_load_from_cache(hf_id, "config.json", revision=revision, cache_dir=cache_dir), str):
+        return True  # config.json is in the local cache
     why = "HF_HUB_OFFLINE=1 is set" if offline else "the Hugging Face Hub is not reachable"
     raise ModelUnavailableError(
         f"{hf_id}@{revision} is not in the local Hugging Face cache and this machine is offline ({why}). "

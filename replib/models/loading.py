@@ -85,12 +85,12 @@ def load_config(folder):
     return AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
 
 
-def load_tokenizer(recipe: str, src, *, revision=None, cache_dir=None, local_only: bool = False):
-    """The tokenizer of a folder (``revision`` None) or of a Hub repository, for an embedding recipe
-    (ProtTrans models keep upper case), never running code shipped with it."""
+def load_tokenizer(recipe: str, src, *, revision=None, cache_dir=None):
+    """The tokenizer of a folder (``revision`` None) or of a Hub repository's cached snapshot, for an embedding
+    recipe (ProtTrans models keep upper case), never running code shipped with it."""
     kw = {"trust_remote_code": False}
     if revision is not None:
-        kw.update(revision=revision, cache_dir=cache_dir, local_files_only=local_only)
+        kw.update(revision=revision, cache_dir=cache_dir, local_files_only=True)
     if recipe == "protbert":
         return BertTokenizer.from_pretrained(src, do_lower_case=False, **kw)
     if recipe == "protxlnet":
@@ -279,7 +279,7 @@ def _load_registry_hub(spec: ModelSpec, cache_dir) -> LoadedModel:
     config_dir = hub_snapshot(spec.hf_id, spec.revision, cache_dir)
     mem_len = spec.extra.get("mem_len", 512)
     model, tok, commit = load_from_hub(
-        spec.hf_id, spec.revision, spec.recipe, spec.family, spec.safetensors, cache_dir, True, mem_len
+        spec.hf_id, spec.revision, spec.recipe, spec.family, spec.safetensors, cache_dir, mem_len
     )
     commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
     source = f"hf:{spec.hf_id}@{spec.revision}"
@@ -296,12 +296,12 @@ def _load_registry_hub(spec: ModelSpec, cache_dir) -> LoadedModel:
     return LoadedModel(spec.name, model, tok, spec, source=source, identity=identity)
 
 
-def load_from_hub(hf_id, revision, recipe, model_type, safetensors, cache_dir, local_only, mem_len=512):
-    """Model, tokenizer and served commit (or None) of a Hub repository at ``revision``; call
-    :func:`~replib.models.hub.hub_config_dir` first (it refuses a configuration with code)."""
+def load_from_hub(hf_id, revision, recipe, model_type, safetensors, cache_dir, mem_len=512):
+    """Model, tokenizer and served commit (or None) of a Hub repository at ``revision``, from the cache; call
+    :func:`~replib.models.hub.hub_snapshot` first (it brings the files and refuses a configuration with code)."""
     kw = dict(model_kwargs(model_type, safetensors, mem_len), revision=revision, cache_dir=cache_dir)
-    model = AutoModel.from_pretrained(hf_id, local_files_only=local_only, **kw)
-    tok = load_tokenizer(recipe, hf_id, revision=revision, cache_dir=cache_dir, local_only=local_only)
+    model = AutoModel.from_pretrained(hf_id, local_files_only=True, **kw)
+    tok = load_tokenizer(recipe, hf_id, revision=revision, cache_dir=cache_dir)
     return model, tok, getattr(model.config, "_commit_hash", None)
 
 

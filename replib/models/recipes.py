@@ -105,15 +105,11 @@ def require_protein_model(spec, *, cache_dir=None) -> str:
     WrongModelKindError
         "this chapter needs a protein model; <name> is a text model ...".
     """
-    examples = "a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder or Hub id of an ESM-2, ProtBert or ProtXLNet model"
-    return _require_kind(spec, PROTEIN_RECIPES, "a protein model", examples, cache_dir)
-
-
-def _require_kind(spec, recipes, wanted: str, examples: str, cache_dir) -> str:
     recipe = model_recipe(spec, cache_dir=cache_dir)
-    if recipe not in recipes:
+    if recipe not in PROTEIN_RECIPES:
         raise WrongModelKindError(
-            f"this chapter needs {wanted}; {ModelRef.parse(spec).name} is {_kind_of(recipe)} (recipe {recipe!r}). "
-            f"Give {wanted}: {examples}"
+            f"this chapter needs a protein model; {ModelRef.parse(spec).name} is {_kind_of(recipe)} (recipe "
+            f"{recipe!r}). Give a protein model: a registry key (prot_bert, esm2_t6_8M, ...), tiny-esm, or a folder "
+            "or Hub id of an ESM-2, ProtBert or ProtXLNet model"
         )
     return recipe

@@ -208,7 +208,7 @@ def _load_hub(src: ModelRef, recipe, device, dtype, cache_dir) -> LoadedModel:
     config_dir = hub_snapshot(src.name, src.revision, cache_dir)
     config = load_config(config_dir)
     rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir))
-    model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir, True)
+    model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir)
     device = default_device(device)
     model = finish(model, dtype, device)
     commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit

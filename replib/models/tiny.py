@@ -29,74 +29,9 @@ from .registry import TINY_FAMILIES as FAMILIES
 from .registry import ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
-PROTBERT_VOCAB = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "L",
-    "A",
-    "G",
-    "V",
-    "E",
-    "S",
-    "I",
-    "K",
-    "R",
-    "D",
-    "T",
-    "P",
-    "N",
-    "Q",
-    "F",
-    "Y",
-    "M",
-    "H",
-    "C",
-    "W",
-    "X",
-    "U",
-    "B",
-    "Z",
-    "O",
-]
+PROTBERT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"LAGVESIKRDTPNQFYMHCWXUBZO"]
 #: ESM-2 vocabulary (33 tokens), as in ``facebook/esm2_*/vocab.txt``.
-ESM_VOCAB = [
-    "<cls>",
-    "<pad>",
-    "<eos>",
-    "<unk>",
-    "L",
-    "A",
-    "G",
-    "V",
-    "S",
-    "E",
-    "R",
-    "T",
-    "I",
-    "D",
-    "P",
-    "K",
-    "Q",
-    "N",
-    "F",
-    "Y",
-    "M",
-    "H",
-    "W",
-    "C",
-    "X",
-    "B",
-    "U",
-    "Z",
-    "O",
-    ".",
-    "-",
-    "<null_1>",
-    "<mask>",
-]
+ESM_VOCAB = ["<cls>", "<pad>", "<eos>", "<unk>", *"LAGVSERTIDPKQNFYMHWCXBUZO.-", "<null_1>", "<mask>"]
 
 
 def esm_config(hidden: int, layers: int) -> dict:
@@ -142,11 +77,6 @@ def _remove_if_owner(folder: Path, pid: int) -> None:
 
 def _write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda fh: fh.write(text), mode="w")
-
-
-def _seed(seed: int):
-    random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def _protbert_tok():
@@ -253,7 +183,8 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown tiny family {family!r}; choose from {FAMILIES}")
-    _seed(seed)
+    random.seed(seed)
+    torch.manual_seed(seed)
     L, H = _TINY["num_hidden_layers"], _TINY["hidden_size"]
     if family == "protbert":
         tok = _protbert_tok()
