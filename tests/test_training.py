@@ -281,7 +281,8 @@ def test_a_run_killed_after_an_evaluation_only_step_resumes_to_the_same_result(t
 
 @needs_mirror
 def test_final_folder_loads_through_model_layer(tmp_path):
-    from replib.models import USED_MODELS, load_trained
+    from replib.models import load_trained
+    from replib.provenance import USED_MODELS
     from replib.training import CheckpointError
 
     run = train_lm("protein", _tiny("protein"), 0, root=tmp_path, progress=False)

@@ -72,13 +72,6 @@ def _is_url(s: str) -> bool:
     return urllib.parse.urlsplit(s).scheme in ("http", "https")
 
 
-def _progress(total: int | None, desc: str):
-    show = total is None or total >= _PROGRESS_MIN_BYTES
-    return tqdm(
-        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show), leave=False
-    )
-
-
 def partial_path(dest: Path) -> Path:
     """Where the bytes of an unfinished download of ``dest`` are kept for resumption (hidden, beside it)."""
     return dest.with_name("." + dest.name + ".partial")
@@ -185,7 +178,10 @@ def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_
     )
     try:
         announced = _transfer(t, resume=pinned, dest=dest)
-        _check_length(url, t.n, announced, size)
+        if announced is not None and t.n != announced:
+            raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, t.n, announced))
+        if size is not None and t.n != size:
+            raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, t.n, size))
     except BaseException as exc:  # an interruption of a pinned download keeps its bytes; anything else none
         if not (pinned and isinstance(exc, _RESUMABLE) and part.is_file() and part.stat().st_size):
             with contextlib.suppress(OSError):
@@ -200,13 +196,6 @@ def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_
         raise
     commit_file(part, dest)
     return h.hexdigest()
-
-
-def _check_length(url: str, n: int, announced: int | None, size: int | None) -> None:
-    if announced is not None and n != announced:
-        raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
-    if size is not None and n != size:
-        raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
 
 
 def _check_digest(url: str, dest: Path, algorithm: str, got: str, want: str | None, origin: str) -> None:
@@ -231,7 +220,10 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
             start = _resume_offset(resp, have)
             total = _announced_total(resp, start, t)
             if start:  # the kept bytes count in the checksums
-                _hash_into(t.hashes, t.part)
+                with open(t.part, "rb") as fh:
+                    for block in iter(lambda: fh.read(_CHUNK), b""):
+                        for hash_ in t.hashes:
+                            hash_.update(block)
             t.n = start
             # without a Content-Length, the registered size sizes the deadline (the 1-hour one is for neither)
             expected = total if total is not None else t.size
@@ -261,14 +253,6 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
         raise
 
 
-def _hash_into(hashes: list, path: Path) -> None:
-    """Feed a file's bytes to every hash of ``hashes``."""
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(_CHUNK), b""):
-            for hash_ in hashes:
-                hash_.update(block)
-
-
 def _resume_offset(resp, have: int) -> int:
     """Where the response's body starts in the file: ``have`` for a matching ``206 Partial Content``, else 0."""
     if have and resp.status == 206:
@@ -296,7 +280,10 @@ def _announced_total(resp, start: int, t: _Transfer) -> int | None:
 def _stream(resp, out, t: _Transfer, total: int | None, desc: str) -> None:
     """Copy the body chunk by chunk (each read returns what has arrived) until its end, the limit or the
     deadline."""
-    bar = _progress(total, desc)
+    show = total is None or total >= _PROGRESS_MIN_BYTES
+    bar = tqdm(
+        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show), leave=False
+    )
     bar.update(t.n)
     try:
         while True:

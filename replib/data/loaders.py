@@ -38,9 +38,10 @@ def read_lines(path, encoding: str = "utf-8") -> list[str]:
     removed from every line; a UTF-8 byte-order mark is dropped.
     """
     with open(path, "rb") as fh:
-        text = fh.read().decode(encoding)
-    if text.startswith("\ufeff"):
-        text = text[1:]
+        return _split_lines(fh.read().decode(encoding).removeprefix("\ufeff"))
+
+
+def _split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -293,12 +294,8 @@ def load_glue(task: str, split: str) -> pd.DataFrame:
         )
     _check_split(split, tuple(GLUE_TASKS[task]), "GLUE " + task)
     path = fetch(*GLUE_TASKS[task][split])
-    if task == "SST-2":
-        return _sentence_label(path, header=False)
-    if task == "SST-2-alps":
-        return _sentence_label(path, header=True)
-    if task == "CoLA":
-        return _sentence_label(path, header=False)
+    if task in ("SST-2", "SST-2-alps", "CoLA"):
+        return _sentence_label(path, header=task == "SST-2-alps")
     if task == "MRPC":
         return _mrpc(path)
     return _pair_tsv(path, label_int=(task == "WNLI"))
@@ -336,15 +333,6 @@ GLUE_TRAIN = {
 }
 
 
-def _glue_member_lines(archive, member: str) -> list[str]:
-    with zipfile.ZipFile(archive) as zf, zf.open(member) as fh:
-        text = fh.read().decode("utf-8")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 def load_glue_train(task: str) -> pd.DataFrame:
     """The training set of a GLUE classification task from GLUE's own files (the paper profile's App. A).
 
@@ -376,7 +364,8 @@ def load_glue_train(task: str) -> pd.DataFrame:
     else:
         path = fetch("glue", "canonical/" + archive)
         where = "%s [%s]" % (path, member)
-        lines = _glue_member_lines(path, member)
+        with zipfile.ZipFile(path) as zf:
+            lines = _split_lines(zf.read(member).decode("utf-8"))
         start = 0 if n_fields is None else 1
         width = n_fields or 4
         rows = []

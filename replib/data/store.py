@@ -84,8 +84,8 @@ _verified_lock = threading.Lock()
 _verified_memory: dict = {}
 
 
-def _force_verify() -> bool:
-    return os.environ.get(VERIFY_ENV, "").strip().lower() in ("1", "true", "yes")
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
@@ -171,7 +171,7 @@ def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = Fa
     st = path.stat()
     key = str(path.resolve())
     stamp = _stamp(st, algorithm, expected)
-    if not (verify or _force_verify()):
+    if not (verify or _env_flag(VERIFY_ENV)):
         seen = _verified_memory.get(key) or _load_verified(cache).get(key)
         if seen == stamp:
             _verified_memory[key] = stamp
@@ -248,10 +248,6 @@ def _missing_message(entry: DataFile, dataset: str, file: str, errors: list) -> 
     return "\n".join(lines)
 
 
-def _offline() -> bool:
-    return os.environ.get(OFFLINE_ENV, "").strip().lower() in ("1", "true", "yes")
-
-
 def fetch(
     dataset: str,
     file: str,
@@ -307,7 +303,7 @@ def fetch(
     cache = cache_dir(cache)
     if mirror is None:
         mirror = os.environ.get(MIRROR_ENV) or None
-    verify = bool(verify) or _force_verify()
+    verify = bool(verify) or _env_flag(VERIFY_ENV)
     if mirror is not None and not _is_url(str(mirror)):
         local = Path(mirror).expanduser() / entry.path
         if local.is_file():
@@ -325,7 +321,7 @@ def fetch(
         if mirror is not None and _is_url(str(mirror)) and sources.from_mirror_url(str(mirror)):
             return _noted(dataset, file, entry, dest, "mirror")
         if download_ok is None:
-            download_ok = not _offline()
+            download_ok = not _env_flag(OFFLINE_ENV)
         if not download_ok:
             errors.append("downloads disabled (%s set or download_ok=False)" % OFFLINE_ENV)
         elif sources.from_urls() or sources.from_archive(cache):

