@@ -84,4 +84,3 @@ class Dataset:
     citation: str
     parser: str
     files: dict[str, DataFile] = field(default_factory=dict)
-    note: str = ""

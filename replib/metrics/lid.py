@@ -122,10 +122,6 @@ class LIDResult:
     n_nonfinite: int
     info: dict = field(default_factory=dict)
 
-    def summary(self) -> dict:
-        """The scalar fields as a dict (for tables)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("pointwise", "query_index", "info")}
-
 
 def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First occurrence index of each distinct row, and for every row the index of its first copy.

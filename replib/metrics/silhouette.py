@@ -37,14 +37,6 @@ def _torch_or_error():
     return require(_torch, "torch", "the exact silhouette score (replib.metrics.silhouette)")
 
 
-def _resolve_device(device):
-    torch = _torch_or_error()
-
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = None, dtype=None):
     r"""Per-point sums of Euclidean distances to every cluster, :math:`S_{ic} = \sum_{j: \ell(j)=c} \lVert x_i - x_j\rVert`.
 
@@ -71,7 +63,7 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = No
         Cluster index of each point (0 .. n_clusters - 1).
     """
     torch = _torch_or_error()
-    dev = _resolve_device(device)
+    dev = torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
     chunk_size = (512 if dev.type == "cpu" else 2048) if chunk_size is None else chunk_size
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
@@ -92,7 +84,7 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = No
     n = Xt.shape[0]
     codes, k = _labels(labels, n)
     dtype = dtype or torch.float64
-    if torch.device(dev).type == "cpu":  # numpy's BLAS: faster than torch's CPU matmul here, same algebra
+    if dev.type == "cpu":  # numpy's BLAS: faster than torch's CPU matmul here, same algebra
         return _distance_sums_numpy(
             Xt.cpu().to(torch.float64).numpy(),
             codes,

@@ -112,29 +112,15 @@ class ProteinBERT(nn.Module):
     ----------
     n_annotations : int
         Width of the GO-annotation input (8943 for the official weights).
-    d_local, d_global, n_blocks, n_heads, d_key, kernel_size, wide_dilation : int
-        Architecture constants (upstream defaults).
     """
 
-    def __init__(
-        self,
-        n_annotations: int = N_ANNOTATIONS,
-        vocab_size: int = VOCAB_SIZE,
-        d_local: int = 128,
-        d_global: int = 512,
-        n_blocks: int = 6,
-        n_heads: int = 4,
-        d_key: int = 64,
-        kernel_size: int = 9,
-        wide_dilation: int = 5,
-    ):
+    #: upstream's architecture: track widths, blocks, attention heads and key width, kernel and wide dilation
+    d_local, d_global, n_blocks, n_heads, d_key, kernel_size, wide_dilation = 128, 512, 6, 4, 64, 9, 5
+
+    def __init__(self, n_annotations: int = N_ANNOTATIONS):
         super().__init__()
-        if d_global % n_heads:
-            raise ValueError("d_global must be divisible by n_heads")
-        self.n_annotations, self.vocab_size = n_annotations, vocab_size
-        self.d_local, self.d_global, self.n_blocks = d_local, d_global, n_blocks
-        self.n_heads, self.d_key, self.d_value = n_heads, d_key, d_global // n_heads
-        self.kernel_size, self.wide_dilation = kernel_size, wide_dilation
+        self.n_annotations, self.vocab_size, self.d_value = n_annotations, VOCAB_SIZE, self.d_global // self.n_heads
+        d_local, d_global, n_heads, vocab_size = self.d_local, self.d_global, self.n_heads, VOCAB_SIZE
         P = lambda *shape: nn.Parameter(torch.zeros(*shape))
         self.global_input_kernel = P(n_annotations, d_global)
         self.global_input_bias = P(d_global)
@@ -142,9 +128,9 @@ class ProteinBERT(nn.Module):
         shapes = {  # a block's parameters in Keras order (each block registers them in this order)
             "global_to_seq_kernel": (d_global, d_local),
             "global_to_seq_bias": (d_local,),
-            "narrow_conv_kernel": (kernel_size, d_local, d_local),
+            "narrow_conv_kernel": (self.kernel_size, d_local, d_local),
             "narrow_conv_bias": (d_local,),
-            "wide_conv_kernel": (kernel_size, d_local, d_local),
+            "wide_conv_kernel": (self.kernel_size, d_local, d_local),
             "wide_conv_bias": (d_local,),
             "seq_norm1_gamma": (d_local,),
             "seq_norm1_beta": (d_local,),
@@ -154,8 +140,8 @@ class ProteinBERT(nn.Module):
             "seq_norm2_beta": (d_local,),
             "global_dense1_kernel": (d_global, d_global),
             "global_dense1_bias": (d_global,),
-            "Wq": (n_heads, d_global, d_key),
-            "Wk": (n_heads, d_local, d_key),
+            "Wq": (n_heads, d_global, self.d_key),
+            "Wk": (n_heads, d_local, self.d_key),
             "Wv": (n_heads, d_local, self.d_value),
             "global_norm1_gamma": (d_global,),
             "global_norm1_beta": (d_global,),
@@ -165,7 +151,7 @@ class ProteinBERT(nn.Module):
             "global_norm2_beta": (d_global,),
         }
         self.blocks = nn.ModuleList()
-        for _ in range(n_blocks):
+        for _ in range(self.n_blocks):
             blk = nn.Module()
             for name, shape in shapes.items():
                 setattr(blk, name, P(*shape))

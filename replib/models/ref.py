@@ -22,10 +22,8 @@ from .files import st_transformer_dir
 from .registry import RANDOM_ARCHITECTURES, REGISTRY, TINY_FAMILIES, TRAINED_TASKS, get_spec
 from .static import static_layout
 
-__all__ = ["KINDS", "SHORT_NAMES", "ModelRef", "model_refs", "slugify"]
+__all__ = ["SHORT_NAMES", "ModelRef", "model_refs", "slugify"]
 
-#: what a spec can point at
-KINDS = ("registry", "tiny", "hub", "folder", "static", "glove", "random", "trained")
 #: the specs of a prefix and a name from a fixed list: ``random:<architecture>``, ``trained:<task>``
 _NAMED = {"random": RANDOM_ARCHITECTURES, "trained": TRAINED_TASKS}
 #: short names of the registry models used in record keys (any other model: :func:`slugify` of its name)
@@ -90,10 +88,6 @@ class ModelRef:
     name: str
     slug: str
     revision: str | None = None
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"ModelRef kind must be one of {KINDS}; got {self.kind!r}")
 
     def __str__(self) -> str:
         return self.spec
