@@ -155,15 +155,8 @@ def _stamp(st: os.stat_result, algorithm: str, digest: str) -> dict:
 
 
 def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = False) -> None:
-    """Verify ``path`` against its expected checksum; skip the hash when its stamp was verified before.
-
-    ``verify=True`` (or ``REPLIB_VERIFY=1``) re-hashes regardless of the stamp.
-
-    Raises
-    ------
-    ChecksumError
-        The size or the checksum differs; the message names the file and the registry entry.
-    """
+    """Verify ``path`` against its expected checksum (:class:`ChecksumError`); skip the hash when its stamp was
+    verified before, unless ``verify`` (or ``REPLIB_VERIFY=1``)."""
     want = _expected_checksum(path, entry)
     if want is None:
         return

@@ -96,7 +96,7 @@ def hub_listing(
     hf_id: str,
     revision: str,
     *,
-    endpoint: str | None = None,
+    endpoint: str,
     timeout: float = DEFAULT_TIMEOUT,
     deadline: float = LISTING_DEADLINE,
     headers: dict | None = None,
@@ -119,7 +119,6 @@ def hub_listing(
     DownloadTimeoutError
         The listing outlasted ``deadline``.
     """
-    endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
     url = f"{endpoint}/api/models/{hf_id}/revision/{urllib.parse.quote(revision, safe='')}?blobs=true"
     with tempfile.TemporaryDirectory(prefix="replib-listing-") as tmp:
         dest = Path(tmp) / "listing.json"
@@ -182,19 +181,17 @@ def fetch_hub_snapshot(
     revision: str,
     cache_dir=None,
     *,
-    endpoint: str | None = None,
-    max_bytes: int | None = None,
     deadline: float | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     select: tuple[str, ...] | None = None,
 ) -> Path:
     """Download what a loader needs of ``hf_id@revision`` into the Hugging Face cache; return the snapshot folder.
 
+    The model's files may add up to :func:`max_model_bytes` at most; more is refused before any download,
+    naming the size and how to raise the cap.
+
     Parameters
     ----------
-    max_bytes : int, optional
-        The most bytes the model's files may add up to (default :func:`max_model_bytes`); more is refused
-        before any download, naming the size and how to raise the cap.
     deadline : float, optional
         Seconds for the whole model, its listing included (default: :data:`LISTING_DEADLINE` for the listing,
         then :func:`replib.data.download.default_deadline` of the total size for the files).
@@ -206,13 +203,13 @@ def fetch_hub_snapshot(
     Raises
     ------
     DownloadTooLargeError
-        The files add up to more than ``max_bytes``, or a server sends more than the listing says.
+        The files add up to more than the cap, or a server sends more than the listing says.
     DownloadTimeoutError
         The deadline passed (the bytes of the file in flight are kept and resumed next time).
     ChecksumError
         A file's bytes differ from the listed hash.
     """
-    endpoint = (endpoint or hf_constants.ENDPOINT).rstrip("/")
+    endpoint = hf_constants.ENDPOINT.rstrip("/")
     t_start = time.monotonic()
     token = get_token()  # HF_TOKEN or the stored login: sent to the Hub only, not to its storage on redirect
     headers = {"Authorization": f"Bearer {token}"} if token else None
@@ -221,7 +218,7 @@ def fetch_hub_snapshot(
         hf_id, revision, endpoint=endpoint, timeout=timeout, deadline=listing_deadline, headers=headers
     )
     files = needed_files(files) if select is None else [f for f in files if f.path in select]
-    total, cap = sum(f.size for f in files), max_model_bytes() if max_bytes is None else max_bytes
+    total, cap = sum(f.size for f in files), max_model_bytes()
     if total > cap:
         raise DownloadTooLargeError(
             f"{hf_id}@{revision} would download {total / 1e9:.2f} GB ({len(files)} files), more than the "

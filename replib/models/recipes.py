@@ -4,8 +4,6 @@ kind (a text model in the protein chapter)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from .errors import ModelUnavailableError, WrongModelKindError
 from .files import pooling_mode
 from .hub import hub_pooling, hub_snapshot
@@ -27,8 +25,8 @@ def infer_recipe(config, pooling: str | None = None) -> str:
 
     Parameters
     ----------
-    config : transformers.PretrainedConfig or dict
-        The model's configuration (``config.json`` read as a dict works too).
+    config : transformers.PretrainedConfig
+        The model's configuration.
     pooling : str, optional
         The sentence-transformers pooling mode (:func:`~replib.models.files.pooling_mode`).
 
@@ -38,8 +36,6 @@ def infer_recipe(config, pooling: str | None = None) -> str:
         For a sentence-transformers pooling other than mean (the book's ``sbert`` recipe is the
         attention-mask weighted mean); pass ``recipe="text"`` to use the model's token vectors anyway.
     """
-    if isinstance(config, dict):
-        config = SimpleNamespace(**config)
     mt = getattr(config, "model_type", None)
     vocab = getattr(config, "vocab_size", None) or 10**9
     if mt == "esm":
