@@ -33,15 +33,13 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8")
 
 
-def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str], np.ndarray, str]:
+def load_static_vectors(path) -> tuple[list[str], np.ndarray, str]:
     """Words and vectors of a GloVe (``word v1 v2 ...``) or word2vec (text with a ``n d`` header, or binary)
     file, with the file's sha256 noted as the model's provenance.
 
     Parameters
     ----------
     path : path-like
-    max_words : int, optional
-        Keep the first ``max_words`` rows (files are in frequency order).
 
     Returns
     -------
@@ -63,9 +61,9 @@ def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str
     layout = static_layout(p)
     sha = sha256_file(p)
     if layout == "word2vec-binary":
-        words, rows = _read_word2vec_binary(p, max_words)
+        words, rows = _read_word2vec_binary(p)
     else:
-        words, rows = _read_text_vectors(p, layout, max_words)
+        words, rows = _read_text_vectors(p, layout)
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         raise ModelUnavailableError(f"{p}: rows have different widths {sorted(widths)[:5]}")
@@ -81,7 +79,7 @@ def load_static_vectors(path, *, max_words: int | None = None) -> tuple[list[str
     return words, vectors, sha
 
 
-def _read_text_vectors(p: Path, layout: str, max_words: int | None):
+def _read_text_vectors(p: Path, layout: str):
     """Rows of a text file: ``word v1 v2 ...`` per line, after a ``n d`` header for word2vec (then fewer rows
     than announced means a truncated file)."""
     words, rows, announced = [], [], None
@@ -99,9 +97,7 @@ def _read_text_vectors(p: Path, layout: str, max_words: int | None):
                     f"{p}: the row of {parts[0]!r} holds a value that is not a number; expected 'word v1 v2 ...'"
                 ) from None
             words.append(parts[0])
-            if max_words and len(words) >= max_words:
-                break
-    if announced is not None and len(words) < min(announced, max_words or announced):
+    if announced is not None and len(words) < announced:
         raise CorruptModelFileError(
             f"{p} is truncated: its header announces {announced} words but it holds {len(words)}; download it again"
         )
@@ -110,7 +106,7 @@ def _read_text_vectors(p: Path, layout: str, max_words: int | None):
     return words, rows
 
 
-def _read_word2vec_binary(p: Path, max_words: int | None):
+def _read_word2vec_binary(p: Path):
     """Rows of a binary word2vec file: a ``n d`` header line, then per word its bytes, a space and ``d``
     little-endian float32 (a newline may precede a word). Every read is bounded by the file's size, so a
     truncated file ends in an error, never in a loop."""
@@ -121,7 +117,6 @@ def _read_word2vec_binary(p: Path, max_words: int | None):
         if end < 0 or len(header) != 2 or not all(h.isdigit() for h in header):
             raise CorruptModelFileError(f"{p}: no '<n_words> <dim>' header line; not a word2vec binary file")
         n, d = map(int, header)
-        n = min(n, max_words or n)
         words, rows, pos = [], [], end + 1
         for i in range(n):
             space = mm.find(b" ", pos)
