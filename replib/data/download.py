@@ -217,8 +217,18 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
         req.add_header("Range", "bytes=%d-" % have)
     try:
         with urllib.request.urlopen(req, timeout=t.timeout) as resp:
-            start = _resume_offset(resp, have)
-            total = _announced_total(resp, start, t)
+            # the body continues the kept bytes only for a 206 Partial Content of the range asked for
+            ranged = (
+                have and resp.status == 206 and resp.headers.get("Content-Range", "").startswith("bytes %d-" % have)
+            )
+            start = have if ranged else 0
+            announced = resp.headers.get("Content-Length")  # too long is refused before the body is read
+            total = None if announced is None else start + int(announced)
+            if total is not None and total > t.limit:
+                raise DownloadTooLargeError(
+                    "%s: the server announces %d bytes, more than the %d expected; nothing was downloaded"
+                    % (t.url, total, t.limit)
+                )
             if start:  # the kept bytes count in the checksums
                 with open(t.part, "rb") as fh:
                     for block in iter(lambda: fh.read(_CHUNK), b""):
@@ -251,30 +261,6 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
                 "%s: no answer within %g s; nothing was written to %s" % (t.url, t.timeout, dest)
             ) from exc
         raise
-
-
-def _resume_offset(resp, have: int) -> int:
-    """Where the response's body starts in the file: ``have`` for a matching ``206 Partial Content``, else 0."""
-    if have and resp.status == 206:
-        rng = resp.headers.get("Content-Range", "")
-        if rng.startswith("bytes %d-" % have):
-            return have
-    return 0
-
-
-def _announced_total(resp, start: int, t: _Transfer) -> int | None:
-    """The whole file's length as the server announces it (``start`` + ``Content-Length``), refused when it
-    exceeds the limit (before any byte of the body is read)."""
-    announced = resp.headers.get("Content-Length")
-    if announced is None:
-        return None
-    total = start + int(announced)
-    if total > t.limit:
-        raise DownloadTooLargeError(
-            "%s: the server announces %d bytes, more than the %d expected; nothing was downloaded"
-            % (t.url, total, t.limit)
-        )
-    return total
 
 
 def _stream(resp, out, t: _Transfer, total: int | None, desc: str) -> None:

@@ -345,7 +345,8 @@ class _Sources:
                 "%s: refusing a plain-http download of %s, which has no registered "
                 "checksum (anyone on the path could change it)" % (url, e.path)
             )
-        digest = _download_locked(url, self.dest, e.sha256, e.size, self.timeout, e.md5, None, _max_bytes(e))
+        cap = e.size if e.size is not None else MAX_BYTES  # the registered size, else the general cap
+        digest = _download_locked(url, self.dest, e.sha256, e.size, self.timeout, e.md5, None, cap)
         self._got(digest, url)
 
     def _got(self, digest: str, source: str, verified_md5: str | None = None) -> None:
@@ -409,11 +410,6 @@ _ARCHIVE_ERRORS = (
     ChecksumError,
     InsecureSourceError,
 )
-
-
-def _max_bytes(entry: DataFile) -> int:
-    """The cap on a download of ``entry``: its registered size, else the downloader's general cap."""
-    return entry.size if entry.size is not None else MAX_BYTES
 
 
 def _archive_in_cache(archive_path: Path, a, timeout: float) -> None:

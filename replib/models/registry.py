@@ -265,8 +265,6 @@ def get_spec(name: str) -> ModelSpec:
     ValueError
         If the name is unknown.
     """
-    if isinstance(name, ModelSpec):
-        return name
     if name in REGISTRY:
         return REGISTRY[name]
     key = _ALIASES.get(str(name).lower())
