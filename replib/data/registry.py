@@ -22,17 +22,14 @@ Plain-http sources are used only where a checksum pins the bytes.
 from __future__ import annotations
 
 from .entries import Archive, DataFile, Dataset
-from .sources import _EXTRA_FILES, _META, _MIRROR_TABLE, _SOURCES, _STS_SUBSETS  # noqa: F401 (re-exported)
+from .sources import _EXTRA_FILES, _META, _MIRROR_ROWS, _SOURCES, _STS_SUBSETS  # noqa: F401 (re-exported)
 
 __all__ = ["Archive", "DataFile", "Dataset", "DATASETS", "get_file"]
 
 
 def _build() -> dict[str, Dataset]:
     files: dict[str, dict[str, DataFile]] = {name: {} for name in _META}
-    for row in _MIRROR_TABLE.split("\n"):
-        if not row.strip():
-            continue
-        path, sha, size, lines = row.split()
+    for path, sha, size, lines in _MIRROR_ROWS:
         ds, rel = path.split("/", 1)
         files[ds][rel] = DataFile(path, sha, int(size), int(lines), **_SOURCES[ds](rel))
     for ds, extra in _EXTRA_FILES.items():

@@ -9,11 +9,11 @@ from pathlib import Path
 from .entries import Archive, DataFile
 
 #: every file of the offline mirror: path, sha256, size and line count (from the mirror's PROVENANCE.md files)
-_MIRROR_TABLE = "\n".join(
-    " ".join(row.split("\t"))
-    for row in (Path(__file__).with_name("mirror_files.tsv")).read_text().splitlines()
+_MIRROR_ROWS = [
+    row.split()
+    for row in Path(__file__).with_name("mirror_files.tsv").read_text().splitlines()
     if row.strip() and not row.startswith("#")
-)
+]
 
 
 # --------------------------------------------------------------------------- sources
