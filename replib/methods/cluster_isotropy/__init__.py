@@ -110,7 +110,6 @@ from .transform import (
     EmptyClusterWarning,
     SmallClusterWarning,
     all_but_the_top,
-    cluster_bases,
     cluster_labels,
     lloyd_points,
     remove_cluster_directions,

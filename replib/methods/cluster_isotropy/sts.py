@@ -102,7 +102,7 @@ class STSResult:
     n_tokens: int
 
 
-def evaluate_sts(tokens1, tokens2, gold, transform=None, *, isotropy: bool = True) -> STSResult:
+def evaluate_sts(tokens1, tokens2, gold, transform=None) -> STSResult:
     """The paper's STS protocol (App. B.1) on token matrices of the two sides of each pair.
 
     All token vectors of all sentences of the data set form one pool; ``transform`` (e.g. a
@@ -115,17 +115,17 @@ def evaluate_sts(tokens1, tokens2, gold, transform=None, *, isotropy: bool = Tru
     if len(tokens1) != len(tokens2):
         raise ValueError(f"{len(tokens1)} first sentences but {len(tokens2)} second sentences")
     pool, lengths = token_pool(tokens1 + tokens2)
-    return _evaluate_pool(pool, lengths, len(tokens1), gold, transform, isotropy=isotropy)
+    return _evaluate_pool(pool, lengths, len(tokens1), gold, transform)
 
 
-def _evaluate_pool(pool, lengths, n: int, gold, transform, *, isotropy: bool = True) -> STSResult:
+def _evaluate_pool(pool, lengths, n: int, gold, transform) -> STSResult:
     """:func:`evaluate_sts` on a pool already stacked (first ``n`` sentences = first sides)."""
     if transform is not None:
         pool = transform.fit_transform(pool)
     means = mean_pool(pool, lengths)
     sp, pe = sts_correlations(means[:n], means[n:], gold)
-    iso = partition_isotropy(pool) if isotropy else None
-    return STSResult(sp, pe, iso.value if iso else np.nan, iso.log10 if iso else np.nan, len(pool))
+    iso = partition_isotropy(pool)
+    return STSResult(sp, pe, iso.value, iso.log10, len(pool))
 
 
 def tune_hyperparameters(
@@ -171,8 +171,7 @@ def tune_hyperparameters(
 def _grid_scores(pool, lengths, n: int, gold, k: int, pcs, *, clusterer: str, random_state) -> list:
     """``(n_pc, Spearman x 100)`` for every ``n_pc`` of ``pcs`` below the width, after one clustering of the pool
     into ``k`` clusters: grouped and centred once, every ``n_pc`` projects a copy (the arithmetic of
-    :func:`~.transform.cluster_bases` + :func:`~.transform.remove_cluster_directions`, without redoing the
-    grouping and centring)."""
+    :func:`~.transform.remove_cluster_directions`, without redoing the grouping and centring)."""
     labels, _ = cluster_labels(pool, k, clusterer=clusterer, random_state=random_state)
     Z, order, bounds, _, bases = _fit_groups(pool, labels, k, max(int(p) for p in pcs))
     out = []

@@ -185,8 +185,10 @@ def _centre_groups(Z: np.ndarray, bounds: np.ndarray) -> np.ndarray:
 
 
 def _group_bases(Z: np.ndarray, bounds: np.ndarray, n_directions: int | None) -> list:
-    """Top principal directions of each cluster's centred rows ``Z[bounds[c]:bounds[c+1]]`` (see
-    :func:`cluster_bases`); None for empty clusters."""
+    """Top ``n_directions`` (None: all) principal directions of each cluster's centred rows
+    ``Z[bounds[c]:bounds[c+1]]``, by decreasing eigenvalue, at most ``members - 1`` (the rank of the centred
+    members), each up to sign; None for empty clusters. A partial eigendecomposition (LAPACK ``syevr``) where
+    fewer than all are wanted: several times faster than the full one at 384 features."""
     d = Z.shape[1]
     bases = [None] * (len(bounds) - 1)
     for c in np.flatnonzero(np.diff(bounds)):
@@ -234,40 +236,6 @@ def _ungroup(Z: np.ndarray, order: np.ndarray) -> np.ndarray:
     out = np.empty_like(Z)
     out[order] = Z
     return out
-
-
-def cluster_bases(X, labels, n_clusters: int, *, directions: bool = True, n_directions: int | None = None):
-    """Mean and principal directions of every cluster.
-
-    Parameters
-    ----------
-    X : ndarray (n_samples, n_features), float64
-    labels : ndarray of int in ``[0, n_clusters)``
-    directions : bool
-        False: only means and counts are computed (bases hold empty matrices).
-    n_directions : int, optional
-        Keep only the top ``n_directions`` directions of each cluster (computed by a partial
-        eigendecomposition, LAPACK ``syevr``: several times faster than the full one at 384 features).
-        Default: all of them.
-
-    Returns
-    -------
-    means : ndarray (n_clusters, n_features); NaN rows for empty clusters
-    bases : list of ndarray (n_features, r_c) or None
-        Eigenvectors of the cluster's scatter matrix :math:`\\sum (x-\\mu_c)(x-\\mu_c)^\\top`, by decreasing
-        eigenvalue, ``r_c = min(n_c - 1, n_features, n_directions)`` of them (at most the rank of the
-        centred members). Each direction is defined up to sign; the projections that use them are not.
-    counts : ndarray of int (n_clusters,)
-
-    Notes
-    -----
-    The rows are grouped by cluster once (a stable sort of the labels), so every cluster is a contiguous
-    block: the same arithmetic on the same rows in the same order as selecting each cluster by a mask.
-    """
-    if n_directions is not None and n_directions < 0:
-        raise ValueError(f"n_directions must be >= 0; got {n_directions}")
-    _, _, bounds, means, bases = _fit_groups(X, labels, n_clusters, n_directions if directions else 0)
-    return means, bases, np.diff(bounds)
 
 
 def remove_cluster_directions(X, labels, means, bases, n_pc: int):
