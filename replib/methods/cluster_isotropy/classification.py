@@ -11,7 +11,6 @@ from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from ..._io import hash_inputs, run_sharded
 from ...embeddings.batching import _autocast, _model_info, forward_precision
-from ...metrics import partition_isotropy
 
 
 # ----------------------------------------------------------------------------------------- classification
@@ -123,18 +122,15 @@ def train_classifier(
     lr: float = 3e-5,
     batch_size: int = 32,
     seed: int = 0,
-):
-    """Adam + BCE for ``epochs``; keeps the weights of the epoch with the best validation metric.
-
-    Returns the list of validation metrics per epoch; ``clf`` holds the best weights afterwards.
-    """
+) -> None:
+    """Adam + BCE for ``epochs``; ``clf`` keeps the weights of the epoch with the best validation metric."""
     torch_g = torch.Generator().manual_seed(seed)
     X = torch.as_tensor(Xtr, dtype=torch.float32)
     y = torch.as_tensor(ytr, dtype=torch.float32)
     # foreach: one multi-tensor pass per step (bit-identical to the per-tensor loop, which CPU tensors get by default)
     opt = torch.optim.Adam(clf.net.parameters(), lr=lr, foreach=True)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    best, best_state, history = -np.inf, clf.state(), []
+    best, best_state = -np.inf, clf.state()
     for _ in range(epochs):
         clf.net.train()
         perm = torch.randperm(len(X), generator=torch_g)
@@ -145,11 +141,9 @@ def train_classifier(
             opt.step()
         clf.net.eval()
         m = classification_metric(task, yval, clf.predict(Xval))
-        history.append(m)
         if m > best:
             best, best_state = m, clf.state()
     clf.net.load_state_dict(best_state)
-    return history
 
 
 @dataclass
@@ -157,25 +151,10 @@ class ClassificationResult:
     """Metric on the evaluation split per condition, and whether each classifier started from fresh weights."""
 
     metrics: dict
-    histories: dict
     fresh_init: bool
-    isotropy_log10: dict
 
 
-def compare_classification(
-    feats,
-    labels,
-    splits,
-    task: str,
-    transforms: dict,
-    *,
-    epochs=10,
-    lr=3e-5,
-    batch_size=32,
-    seed=0,
-    isotropy=True,
-    reuse_classifier=False,
-) -> ClassificationResult:
+def compare_classification(feats, labels, splits, task: str, transforms: dict, *, epochs=10, lr=3e-5, seed=0):
     """Train one classifier per condition on (optionally post-processed) flattened token features.
 
     Parameters
@@ -189,22 +168,18 @@ def compare_classification(
         authors did on train+dev, then reshaped back to ``(n, L, d)``.
 
     Every condition gets a **new** classifier with the same seeded initial weights (the authors' notebook
-    continued training the baseline's classifier for the post-processed features: a bug fixed here).
-    ``reuse_classifier=True`` reproduces that bug, for comparison; ``fresh_init`` of the result is then False.
+    continued training the baseline's classifier for the post-processed features: a bug fixed here);
+    ``fresh_init`` of the result checks that they all started from the same weights.
     """
     n, L, d = feats.shape
     flat_rows = feats.reshape(n * L, d).astype(np.float64)
-    metrics, histories, iso, inits = {}, {}, {}, []
-    clf = None
+    metrics, inits = {}, []
     for name, tr in transforms.items():
         rows = flat_rows if tr is None else tr.fit_transform(flat_rows)
-        if isotropy:
-            iso[name] = partition_isotropy(rows).log10
         X = rows.reshape(n, L * d).astype(np.float32)
-        if clf is None or not reuse_classifier:
-            clf = MLPClassifier(L * d, seed=seed)
+        clf = MLPClassifier(L * d, seed=seed)
         inits.append(clf.state())
-        histories[name] = train_classifier(
+        train_classifier(
             clf,
             X[splits["train"]],
             labels[splits["train"]],
@@ -213,9 +188,8 @@ def compare_classification(
             task=task,
             epochs=epochs,
             lr=lr,
-            batch_size=batch_size,
             seed=seed,
         )
         metrics[name] = classification_metric(task, labels[splits["eval"]], clf.predict(X[splits["eval"]]))
     fresh = all(all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a) for a, b in zip(inits, inits[1:]))
-    return ClassificationResult(metrics, histories, bool(fresh), iso)
+    return ClassificationResult(metrics, bool(fresh))

@@ -108,23 +108,19 @@ def transform_checks(pool, n_clusters: int, n_pc: int, seed: int, *, threads: in
     ``transform_orthogonality_max``, ``global_vs_numpy_max_diff``, ``determinism_max_diff``
     """
     with threadpool_limits(threads, user_api="blas"):
-        return _transform_checks(pool, n_clusters, n_pc, seed)
-
-
-def _transform_checks(pool, n_clusters: int, n_pc: int, seed: int):
-    scale = np.abs(pool).max()
-    t = ClusterIsotropy(n_clusters, n_pc, random_state=seed)
-    out = t.fit_transform(pool)
-    mean_residual, orthogonality_residual = transform_residuals(t, out)  # single-member clusters remove nothing
-    Xc = pool - pool.mean(0)
-    U = np.linalg.svd(Xc, full_matrices=False)[2][:n_pc]
-    again = ClusterIsotropy(n_clusters, n_pc, random_state=seed).fit_transform(pool)
-    records = {
-        "transform_cluster_mean_max": mean_residual / scale,
-        "transform_orthogonality_max": orthogonality_residual / scale,
-        "global_vs_numpy_max_diff": np.abs(all_but_the_top(pool, n_pc) - (Xc - Xc @ U.T @ U)).max() / scale,
-        "determinism_max_diff": float(np.abs(again - out).max()),
-    }
+        scale = np.abs(pool).max()
+        t = ClusterIsotropy(n_clusters, n_pc, random_state=seed)
+        out = t.fit_transform(pool)
+        mean_residual, orthogonality_residual = transform_residuals(t, out)  # single-member clusters remove nothing
+        Xc = pool - pool.mean(0)
+        U = np.linalg.svd(Xc, full_matrices=False)[2][:n_pc]
+        again = ClusterIsotropy(n_clusters, n_pc, random_state=seed).fit_transform(pool)
+        records = {
+            "transform_cluster_mean_max": mean_residual / scale,
+            "transform_orthogonality_max": orthogonality_residual / scale,
+            "global_vs_numpy_max_diff": np.abs(all_but_the_top(pool, n_pc) - (Xc - Xc @ U.T @ U)).max() / scale,
+            "determinism_max_diff": float(np.abs(again - out).max()),
+        }
     return t, out, records
 
 
@@ -401,19 +397,12 @@ def _deck_rows_from_sts(sts, model: str, dataset: str, seeds: list) -> dict:
             found = [(None, mine.iloc[0])]
         else:
             continue
-        out[variant] = [{"method": variant, "seed": s, **_run_sts_values(r)} for s, r in found]
+        values = ("spearman", "pearson", "iw", "iw_log10")  # and n_tokens: the values run_sts returns
+        out[variant] = [
+            {"method": variant, "seed": s, **{k: float(r[k]) for k in values}, "n_tokens": int(r["n_tokens"])}
+            for s, r in found
+        ]
     return out
-
-
-def _run_sts_values(row) -> dict:
-    """The values of one of :func:`sts_experiment`'s rows that :func:`~.sts.run_sts` returns."""
-    return {
-        "spearman": float(row["spearman"]),
-        "pearson": float(row["pearson"]),
-        "iw": float(row["iw"]),
-        "iw_log10": float(row["iw_log10"]),
-        "n_tokens": int(row["n_tokens"]),
-    }
 
 
 def deck_records(deck: pd.DataFrame, cfg) -> dict:
@@ -456,7 +445,7 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
         with torch_threads(getattr(cfg, "threads", None)):  # the MLP's small products: as the BLAS, one thread
             res = compare_classification(
-                feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed, isotropy=False
+                feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed
             )
         details["fresh"].append(res.fresh_init)
         for m, v in res.metrics.items():
