@@ -73,43 +73,37 @@ def _note(ref: ModelRef, kind: str, source: str, resolved, pinned: bool | None =
     note_model(ref.name, kind=kind, source=source, resolved=resolved, **fields)
 
 
-def check_sbert_folder_code(folder) -> None:
-    """Refuse a sentence-transformers folder that names its own Python code: an ``auto_map`` in its
-    ``config.json`` or ``tokenizer_config.json`` (:func:`replib.models.files.check_no_remote_code`), or a
-    module in ``modules.json`` outside the ``sentence_transformers`` package (sentence-transformers would
-    import it). Nothing of the folder is imported.
+def check_sbert_folder(folder) -> None:
+    """What a reader's folder or a Hub snapshot must pass before sentence-transformers reads it: no code of its
+    own, i.e. no ``auto_map`` in its ``config.json`` or ``tokenizer_config.json``
+    (:func:`replib.models.files.check_no_remote_code`) and no module in ``modules.json`` outside the
+    ``sentence_transformers`` package (sentence-transformers would import it; nothing of the folder is
+    imported); and a tokenizer (sentence-transformers would otherwise build one with no vocabulary and embed
+    every sentence as unknown tokens; :func:`replib.models.files.require_tokenizer` on the Transformer
+    module's folder).
 
     Raises
     ------
     replib.models.UntrustedCodeError
         Naming the file that names the code.
     """
-    check_no_remote_code(folder)
-    modules = Path(folder) / "modules.json"
-    if not modules.is_file():
-        return
-    try:
-        entries = json.loads(modules.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UntrustedCodeError(f"{modules} is not readable JSON ({exc})") from None
-    for entry in entries if isinstance(entries, list) else [entries]:
-        kind = entry.get("type") if isinstance(entry, dict) else None
-        if not isinstance(kind, str) or not kind.startswith("sentence_transformers."):
-            raise UntrustedCodeError(
-                f"{modules} names the module {kind!r}, not one of sentence_transformers': replib never runs "
-                "code shipped with a model (trust_remote_code=False); use a model built from sentence-transformers' "
-                "own modules"
-            )
-
-
-def check_sbert_folder(folder) -> None:
-    """What a reader's folder or a Hub snapshot must pass before sentence-transformers reads it: no code of
-    its own (:func:`check_sbert_folder_code`) and a tokenizer (sentence-transformers would otherwise build one
-    with no vocabulary and embed every sentence as unknown tokens; :func:`replib.models.files.require_tokenizer`
-    on the Transformer module's folder)."""
     folder = Path(folder)
-    check_sbert_folder_code(folder)
-    require_tokenizer(st_transformer_dir(folder) if (folder / "modules.json").is_file() else folder)
+    check_no_remote_code(folder)
+    modules = folder / "modules.json"
+    if modules.is_file():
+        try:
+            entries = json.loads(modules.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UntrustedCodeError(f"{modules} is not readable JSON ({exc})") from None
+        for entry in entries if isinstance(entries, list) else [entries]:
+            kind = entry.get("type") if isinstance(entry, dict) else None
+            if not isinstance(kind, str) or not kind.startswith("sentence_transformers."):
+                raise UntrustedCodeError(
+                    f"{modules} names the module {kind!r}, not one of sentence_transformers': replib never runs "
+                    "code shipped with a model (trust_remote_code=False); use a model built from "
+                    "sentence-transformers' own modules"
+                )
+    require_tokenizer(st_transformer_dir(folder) if modules.is_file() else folder)
 
 
 def _sbert_model(model, device=None):
@@ -170,9 +164,7 @@ def sbert_embeddings(
     (:func:`_sbert_weights_id`), the texts, ``shard_size``,
     ``batch_tokens`` and the device type; for a local folder also the content of everything else the vectors
     depend on (:func:`replib.models.files.st_folder_identity`: ``config.json``, the tokenizer, the Pooling and
-    Normalize modules, ``max_seq_length``), so a changed file never serves the old vectors. Kept apart from :mod:`replib.embeddings` on purpose: the paper
-    optimises the sentence-transformers *output* vectors (after the model's own pooling and Normalize
-    module), not a mean of hidden states.
+    Normalize modules, ``max_seq_length``), so a changed file never serves the old vectors.
     """
     texts = [str(t) for t in texts]
     if not texts:
