@@ -117,24 +117,6 @@ class ClassifierSetup:
         h.update(json.dumps([self.name, self.bias, self.pair_features]).encode())
         return h.hexdigest()[:16]
 
-    def subset(self, n_items: int, seed: int = 0) -> ClassifierSetup:
-        """A random subset of items (stratification-free), keeping only the vectors they use."""
-        if n_items >= self.n_items:
-            return self
-        rng = np.random.default_rng(seed)
-        keep = np.sort(rng.choice(self.n_items, n_items, replace=False))
-        idx = self.index[keep]
-        units, inv = np.unique(idx.reshape(-1), return_inverse=True)
-        return ClassifierSetup(
-            self.name,
-            self.embeddings[units],
-            inv.reshape(idx.shape),
-            self.targets[keep],
-            self.bias,
-            self.pair_features,
-            dict(self.info, subset=int(n_items), subset_seed=seed),
-        )
-
 
 def count_parameters(setup: ClassifierSetup) -> int:
     """Trainable parameters: the vectors plus the classifier, U·d + d_in·k (+ k with a bias)."""
