@@ -16,6 +16,16 @@ from replib.metrics import isoscore
 from replib.metrics.silhouette import silhouette_samples, silhouette_score
 
 
+def synthetic_setup(n_items, dim, n_classes, *, seed=0):
+    """Random unit vectors with random class labels (no structure at the start)."""
+    rng = np.random.default_rng(seed)
+    E = rng.normal(size=(n_items, dim))
+    E /= np.linalg.norm(E, axis=1, keepdims=True)
+    y = np.arange(n_items) % n_classes
+    rng.shuffle(y)
+    return ct.ClassifierSetup("synthetic", E, np.arange(n_items), y, bias=True, info=dict(data="synthetic"))
+
+
 def _blobs(n=300, d=12, k=4, spread=1.0, seed=0):
     rng = np.random.default_rng(seed)
     centres = rng.normal(scale=3.0, size=(k, d))
@@ -136,7 +146,7 @@ def test_collapse_rejects_bad_t():
 
 # ------------------------------------------------------------------------------------------ training
 def test_training_is_deterministic_under_a_seed():
-    s = ct.synthetic_setup(120, 8, 3, seed=0)
+    s = synthetic_setup(120, 8, 3, seed=0)
     a = ct.train_trajectory(s, seed=3, n_updates=20, eval_every=5, progress=False)
     b = ct.train_trajectory(s, seed=3, n_updates=20, eval_every=5, progress=False)
     c = ct.train_trajectory(s, seed=4, n_updates=20, eval_every=5, progress=False)
@@ -148,7 +158,7 @@ def test_training_is_deterministic_under_a_seed():
 def test_silhouette_on_a_fixed_sample():
     """The sampled silhouette is the exact silhouette of the same items at every step and for every seed; at
     the last step the whole set's is kept beside it, and the summary gives their distance."""
-    s = ct.synthetic_setup(120, 8, 3, seed=0)
+    s = synthetic_setup(120, 8, 3, seed=0)
     full = ct.train_trajectory(s, seed=3, n_updates=12, eval_every=4, progress=False)
     sampled = ct.train_trajectory(s, seed=3, n_updates=12, eval_every=4, silhouette_sample=50, progress=False)
     items = ct.silhouette_items(s.n_items, 50)
@@ -169,7 +179,7 @@ def test_silhouette_on_a_fixed_sample():
 
 
 def test_training_resumes_after_a_kill(tmp_path):
-    s = ct.synthetic_setup(120, 8, 2, seed=1)
+    s = synthetic_setup(120, 8, 2, seed=1)
     full = ct.train_trajectory(s, seed=0, n_updates=30, eval_every=3, metric_sample=80, progress=False)
 
     class Killed(Exception):
@@ -290,7 +300,7 @@ def test_correlations_of_a_monotone_tradeoff():
 
 
 def test_run_seeds_caches_and_summarizes(tmp_path):
-    s = ct.synthetic_setup(120, 8, 2, seed=2)
+    s = synthetic_setup(120, 8, 2, seed=2)
     cfg = ct.TrainConfig(n_updates=20, eval_every=5, seeds=(0, 1), other_seeds_eval_every=10, lr=1e-2)
     runs = ct.run_seeds(s, cfg, cache_dir=tmp_path, progress=False)
     assert sorted(runs[runs.seed == 1].step) == [0, 10, 20] and len(runs[runs.seed == 0]) == 5
@@ -429,7 +439,7 @@ def test_record_helpers_name_every_setup():
         f"{s}_{k}" for s in ("supersense_glove", "wordnet_pos_glove") for k in ct.WORD_KEYS
     }
     assert ct.word2vec_records(summary, {"pos": None}) == {"pos_pearson": summary["pos"]["pearson"]}
-    s = ct.synthetic_setup(40, 6, 3)
+    s = synthetic_setup(40, 6, 3)
     words = ct.word_summaries({"w": s}, {"w": {"isoscore_drop": 0.25}})
     assert words["w"] == {
         "isoscore_drop": 0.25,

@@ -351,7 +351,12 @@ def test_pair_engine_recomputes_a_corrupted_chunk(tmp_path):
 def _setup():
     from replib.methods import classifiers as ct
 
-    return ct, ct.synthetic_setup(60, 6, 2, seed=3)
+    rng = np.random.default_rng(3)  # random unit vectors, random balanced labels
+    E = rng.normal(size=(60, 6))
+    E /= np.linalg.norm(E, axis=1, keepdims=True)
+    y = np.arange(60) % 2
+    rng.shuffle(y)
+    return ct, ct.ClassifierSetup("synthetic", E, np.arange(60), y, bias=True, info=dict(data="synthetic"))
 
 
 def test_corrupted_checkpoint_restarts_training_with_a_warning(tmp_path):

@@ -1,23 +1,13 @@
-"""Isotropy, clusters and classifiers (Mickus, Grönroos & Attieh 2024): the argument and the experiment.
+"""Isotropy, clusters and classifiers (Mickus, Grönroos & Attieh 2024): the argument and the experiment
+:cite:`mickus2024isotropy`.
 
-Two halves :cite:`mickus2024isotropy`:
-
-* **The argument** (Sec. 2), as small functions checked numerically on random data: per-dimension variance
-  through pairwise squared differences (:cite:`zhang2012variance`), the IsoScore defect as a function of
-  the angle between the variance vector and the all-ones vector, the silhouette objective as a signed sum
-  of pairwise squared distances, and a "collapse the clusters" path along which silhouette rises while
-  IsoScore falls.
-* **The experiment** (Sec. 3, App. A): the embeddings themselves are trainable parameters, followed by a
-  linear classifier; Adam with PyTorch's defaults, full batch, 1000 updates (250 for GLUE); after the
-  updates IsoScore on the unpaired embeddings and the silhouette of the classifier inputs against the
-  labels are tracked. :func:`train_trajectory` is deterministic under a seed and resumable (an atomic
-  checkpoint every ``checkpoint_every`` updates).
-
-The package is split by concern and re-exports every public name here: :mod:`.algebra` (the argument),
-:mod:`.checks` (the argument checked on random data), :mod:`.training` (the set-up type, the training loop
-and its summaries), :mod:`.sbert` (SBERT vectors and their cache), :mod:`.setups` (the set-ups of the paper
-built from the project's data layer), :mod:`.experiments` (the chapter's experiments assembled from its
-configuration), :mod:`.paper_checks` (the arithmetic of the paper's parameter counts) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
+The package is split by concern and re-exports every public name here: :mod:`.algebra` (the argument of
+Sec. 2 as small functions), :mod:`.checks` (the argument checked on random data), :mod:`.training` (the
+experiment of Sec. 3 and App. A: the set-up type, the training loop and its summaries), :mod:`.sbert` (SBERT
+vectors and their cache), :mod:`.setups` (the set-ups of the paper built from the project's data layer),
+:mod:`.experiments` (the chapter's experiments assembled from its configuration), :mod:`.paper_checks` (the
+arithmetic of the paper's parameter counts) and :mod:`.config` (the sizes per profile, read by
+:func:`replib.config.chapter_config`).
 """
 
 from __future__ import annotations
@@ -77,7 +67,6 @@ from .setups import (
     polarity_setup,
     snli_setup,
     supersense_setup,
-    synthetic_setup,
     wordnet_pos_setup,
 )
 from .training import (

@@ -156,18 +156,6 @@ def glue_setup(
     )
 
 
-def synthetic_setup(
-    n_items: int = 400, dim: int = 32, n_classes: int = 3, *, seed: int = 0, name: str = "synthetic"
-) -> ClassifierSetup:
-    """Random unit vectors with random class labels (no structure at the start): for tests and smoke."""
-    rng = np.random.default_rng(seed)
-    E = rng.normal(size=(n_items, dim))
-    E /= np.linalg.norm(E, axis=1, keepdims=True)
-    y = np.arange(n_items) % n_classes
-    rng.shuffle(y)
-    return ClassifierSetup(name, E, np.arange(n_items), y, bias=True, info=dict(data="synthetic"))
-
-
 def multilabel_setup(vectors, label_sets, *, name: str, bias: bool = True, info=None) -> ClassifierSetup:
     """Setups (iii)/(iv): one vector per word, a multi-hot target per word (BCE per label); silhouette
     clusters are the distinct label vectors.
@@ -188,9 +176,7 @@ def multilabel_setup(vectors, label_sets, *, name: str, bias: bool = True, info=
     return ClassifierSetup(name, vectors, np.arange(len(label_sets)), Y, bias=bias, info=dict(info or {}, labels=vocab))
 
 
-def supersense_setup(
-    n_words: int = 2275, *, vectors: str = "glove", word2vec_path=None, min_length: int = 3
-) -> ClassifierSetup:
+def supersense_setup(n_words: int = 2275, *, vectors: str = "glove", word2vec_path=None) -> ClassifierSetup:
     """Setup (iv) on real WordNet noun supersenses: one trainable vector per word, a multi-hot target over
     the 26 noun supersenses of the word's WordNet synsets (:func:`replib.data.load_wordnet_supersenses`).
 
@@ -203,20 +189,19 @@ def supersense_setup(
         paper's NLPL word2vec model 222 (``word2vec_path``, the ``model.bin``; 300-d).
     word2vec_path : path-like, optional
         Required for ``vectors="word2vec"``.
-    min_length : int
-        Shortest word kept (skips letters and abbreviations such as "i", "a", "us", which WordNet also lists
-        as nouns: iodine, ampere, United States). Tokens tagged with a part of speech (``house_NOUN``, as in
-        some NLPL models) count as the word when the tag is ``NOUN`` and are skipped otherwise.
 
     Notes
     -----
-    The words are the ``n_words`` most frequent lower-case alphabetic tokens of the vector vocabulary (GloVe's
-    rows are in frequency order; for word2vec the file order, also by frequency) that are WordNet nouns and are
-    mostly used as nouns: their noun senses have at least one tag in WordNet's semantic concordance and no
-    other part of speech has more (:func:`replib.data.load_wordnet_tag_counts`), which keeps "people", "year",
-    "government" and drops "are", "have", "who" (WordNet nouns too: a unit of area, the haves, the WHO). The
-    paper's word list (Tikhonov et al.'s) is not available to us, so the words differ; the labels are the same
-    kind (26 noun supersenses, multi-label).
+    The words are the ``n_words`` most frequent lower-case alphabetic tokens of at least three letters (which
+    skips letters and abbreviations such as "i", "a", "us", which WordNet also lists as nouns: iodine, ampere,
+    United States) of the vector vocabulary (GloVe's rows are in frequency order; for word2vec the file order,
+    also by frequency) that are WordNet nouns and are mostly used as nouns: their noun senses have at least one
+    tag in WordNet's semantic concordance and no other part of speech has more
+    (:func:`replib.data.load_wordnet_tag_counts`), which keeps "people", "year", "government" and drops "are",
+    "have", "who" (WordNet nouns too: a unit of area, the haves, the WHO). The paper's word list (Tikhonov et
+    al.'s) is not available to us, so the words differ; the labels are the same kind (26 noun supersenses,
+    multi-label). Tokens tagged with a part of speech (``house_NOUN``, as in some
+    NLPL models) count as the word when the tag is ``NOUN`` and are skipped otherwise.
     """
     nouns = load_wordnet_supersenses("noun")
     tags = load_wordnet_tag_counts()
@@ -231,7 +216,6 @@ def supersense_setup(
         n_words,
         lambda t: _untag(t, only="NOUN"),
         lambda w: set(nouns[w]) if w in nouns and mostly_noun(w) else None,
-        min_length,
         "WordNet nouns",
     )
     return multilabel_setup(
@@ -242,9 +226,7 @@ def supersense_setup(
     )
 
 
-def wordnet_pos_setup(
-    n_words: int = 11462, *, vectors: str = "glove", word2vec_path=None, min_length: int = 3
-) -> ClassifierSetup:
+def wordnet_pos_setup(n_words: int = 11462, *, vectors: str = "glove", word2vec_path=None) -> ClassifierSetup:
     """A stand-in for setup (iii) (CoDWoE POS tagging): one trainable vector per word, a multi-hot target over
     the 4 WordNet parts of speech (noun, verb, adj, adv) the word has a synset in.
 
@@ -252,7 +234,7 @@ def wordnet_pos_setup(
     ----------
     n_words : int
         Number of words; the paper's CoDWoE English set has 11,462 items.
-    vectors, word2vec_path, min_length
+    vectors, word2vec_path
         As in :func:`supersense_setup`.
 
     Notes
@@ -264,7 +246,7 @@ def wordnet_pos_setup(
     by_pos = {pos: load_wordnet_supersenses(pos) for pos in ("noun", "verb", "adj", "adv")}
     vocab, V, source = _word_vectors(vectors, word2vec_path)
     rows, words, labels = _first_labelled_words(
-        vocab, n_words, _untag, lambda w: {p for p, d in by_pos.items() if w in d}, min_length, "WordNet words"
+        vocab, n_words, _untag, lambda w: {p for p, d in by_pos.items() if w in d}, "WordNet words"
     )
     return multilabel_setup(
         np.asarray(V[rows], np.float32),
@@ -283,9 +265,9 @@ def _untag(token: str, only: str | None = None) -> str:
     return token
 
 
-def _first_labelled_words(vocab, n_words: int, word_of, labels_of, min_length: int, what: str):
+def _first_labelled_words(vocab, n_words: int, word_of, labels_of, what: str):
     """Rows, words and label sets of the first ``n_words`` distinct lower-case alphabetic words (at least
-    ``min_length`` letters) of ``vocab`` (in its order, i.e. by frequency) for which ``labels_of`` gives labels.
+    three letters) of ``vocab`` (in its order, i.e. by frequency) for which ``labels_of`` gives labels.
 
     Raises
     ------
@@ -295,7 +277,7 @@ def _first_labelled_words(vocab, n_words: int, word_of, labels_of, min_length: i
     rows, words, labels, seen = [], [], [], set()
     for i, token in enumerate(vocab):
         w = word_of(token)
-        if len(w) < min_length or not (w.isalpha() and w.islower()) or w in seen:
+        if len(w) < 3 or not (w.isalpha() and w.islower()) or w in seen:
             continue
         labs = labels_of(w)
         if labs:
