@@ -1,22 +1,14 @@
-r"""Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021) and all-but-the-top (Mu & Viswanath 2018).
+"""Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021) and all-but-the-top (Mu & Viswanath 2018).
 
-The transform :class:`ClusterIsotropy` clusters token vectors with k-means, makes every cluster
-zero-mean and removes, inside each cluster, the projection on that cluster's top ``n_pc`` principal
-directions :cite:`rajaee2021cluster`:
-
-.. math::
-
-    x' = (x - \mu_c) - \sum_{j=1}^{m_c} \big((x - \mu_c)^\top u_{c,j}\big)\, u_{c,j},
-    \qquad m_c = \min(n_{pc},\; n_c - 1),
-
-with :math:`\mu_c` the mean and :math:`u_{c,1}, u_{c,2}, \dots` the principal directions (by decreasing
-variance) of the :math:`n_c` members of cluster :math:`c`. With one cluster it is the global
-all-but-the-top post-processing of Mu & Viswanath :cite:`mu2018allbutthetop` (remove the mean and the
-top-D principal components), so the paper's "global" baseline runs through the same code.
+The transform :class:`ClusterIsotropy` clusters token vectors with k-means, makes every cluster zero-mean
+and removes, inside each cluster, the projection on that cluster's top ``n_pc`` principal directions
+:cite:`rajaee2021cluster` (the formula: :mod:`.transform`). With one cluster it is the global all-but-the-top
+post-processing of Mu & Viswanath :cite:`mu2018allbutthetop`, so the paper's "global" baseline runs through
+the same code.
 
 The package is split by concern, and re-exports every public name here:
 
-* :mod:`.transform`: the transform itself (clustering, cluster bases, :class:`ClusterIsotropy`);
+* :mod:`.transform`: the transform itself (clustering, cluster means and directions, :class:`ClusterIsotropy`);
 * :mod:`.setup`: the methods, the data and models;
 * :mod:`.config`: the hyperparameters of the paper and the sizes per profile (read by
   :func:`replib.config.chapter_config`);
