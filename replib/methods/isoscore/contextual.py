@@ -66,15 +66,13 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
     return ContextualLayers(pd.concat(tables, ignore_index=True), streams)
 
 
-def stream_contextual(lm, lines, window: int, sample: int, seed: int, state_dir=None, **kw) -> StreamedLayers:
+def stream_contextual(lm, lines, window: int, sample: int, seed: int, state_dir) -> StreamedLayers:
     """Every code layer of ``lm`` over the token windows of ``lines`` folded into accumulators, 16 windows a
     shard (:func:`replib.methods.streaming.stream_layers`), keeping a seeded sample of ``sample`` tokens per
-    layer (:func:`~replib.methods.streaming.sample_rows`). ``kw``: ``compute``/``info`` of another source of
-    vectors (the rehearsal's), ``progress``."""
+    layer (:func:`~replib.methods.streaming.sample_rows`)."""
     windows = token_windows(lm.tokenizer, lines, window)
     layers = list(range(lm.spec.n_layers))
-    compute = kw.pop("compute", None) or (lambda a, b: window_hidden_states(lm, windows[a:b], layers))
-    info = kw.pop("info", None) or dict(
+    info = dict(
         model_identity(lm),
         fn="window_hidden_states",
         window=window,
@@ -82,8 +80,8 @@ def stream_contextual(lm, lines, window: int, sample: int, seed: int, state_dir=
     )
     keep = sample_rows(windows.size, sample, seed) if sample else None
     return stream_layers(
-        len(windows), 16, compute, layers=layers, info=info, keep=keep, rows_per_item=window, state_dir=state_dir,
-        desc=f"stream {lm.name}", **kw,
+        len(windows), 16, lambda a, b: window_hidden_states(lm, windows[a:b], layers), layers=layers, info=info,
+        keep=keep, rows_per_item=window, state_dir=state_dir, desc=f"stream {lm.name}",
     )  # fmt: skip
 
 
