@@ -70,9 +70,7 @@ def cluster_labels(X, n_clusters: int, *, clusterer: str = "scipy", random_state
     if n_clusters == 1:
         return np.zeros(n, dtype=np.int64), None
     if clusterer == "scipy":
-        rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-        _, labels = lloyd_points(X, n_clusters, n_iter=n_iter, rng=rng)
-        return labels, None
+        return lloyd_points(X, n_clusters, n_iter=n_iter, rng=random_state)[1], None
     seed = int(random_state.integers(2**31 - 1)) if isinstance(random_state, np.random.Generator) else random_state
     if clusterer == "sklearn":
         km = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit(X)
@@ -302,7 +300,13 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
         self.n_iter = n_iter
         self.random_state = random_state
 
-    def _check_params(self, X):
+    def fit(self, X, y=None):
+        """Cluster ``X`` and compute every cluster's mean and directions to remove."""
+        self._fit(X)
+        return self
+
+    def _fit(self, X):
+        X = check_array(X, name="X", min_samples=2, min_features=2)
         if int(self.n_clusters) != self.n_clusters or self.n_clusters < 1:
             raise ValueError(f"n_clusters must be a positive integer; got {self.n_clusters!r}")
         if int(self.n_pc) != self.n_pc or self.n_pc < 0:
@@ -314,15 +318,6 @@ class ClusterIsotropy(TransformerMixin, BaseEstimator):
             )
         if self.n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={X.shape[0]}")
-
-    def fit(self, X, y=None):
-        """Cluster ``X`` and compute every cluster's mean and directions to remove."""
-        self._fit(X)
-        return self
-
-    def _fit(self, X):
-        X = check_array(X, name="X", min_samples=2, min_features=2)
-        self._check_params(X)
         k = int(self.n_clusters)
         labels, model = cluster_labels(
             X, k, clusterer=self.clusterer, random_state=self.random_state, n_iter=self.n_iter
