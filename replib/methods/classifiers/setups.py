@@ -59,13 +59,12 @@ def snli_setup(
     *,
     n_items: int | None = None,
     seed: int = 0,
-    pair_features: str = "concat",
     cache_dir=None,
     progress: bool = True,
 ) -> ClassifierSetup:
     """Setup (ii): SNLI 1.0 validation pairs :cite:`bowman2015snli`; premise and hypothesis are rows of one
-    table of unique sentences (trained jointly), the classifier reads [u; v] (``pair_features="concat"``,
-    a choice: the paper does not say), 3 classes with bias."""
+    table of unique sentences (trained jointly), the classifier reads [u; v] (a choice: the paper does not
+    say), 3 classes with bias."""
     df = load_snli("dev")
     if n_items is not None and n_items < len(df):
         df = df.sample(n=n_items, random_state=seed).sort_index()
@@ -82,7 +81,6 @@ def snli_setup(
         index,
         y.to_numpy(),
         bias=True,
-        pair_features=pair_features,
         info=dict(data="snli dev (SentEval)", model=model_name, n_items=n, n_units=len(texts)),
     )
 
