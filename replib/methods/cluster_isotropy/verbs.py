@@ -111,10 +111,8 @@ def anchor_distances(X, senses, tenses) -> pd.DataFrame:
     X : array (n_occurrences, n_features)
     senses, tenses : sequences of length n_occurrences
     """
-    X = check_array(X, name="X", min_samples=1, metric="anchor_distances")
+    X = np.asarray(X)  # validated by the caller (tense_meaning_distances)
     s, t = pd.factorize(np.asarray(senses))[0], pd.factorize(np.asarray(tenses))[0]
-    if not len(s) == len(t) == len(X):
-        raise ValueError(f"X has {len(X)} rows but {len(s)} senses and {len(t)} tenses")
     out = {g: np.full(len(X), np.nan) for g in GROUPS}
     for a in range(0, len(X), _BLOCK):
         D = pairwise_distances(X[a : a + _BLOCK], X)
