@@ -82,9 +82,7 @@ def embed_pairs(model, df, *, layer: int = -1, cache_dir=None, progress: bool = 
     texts = sorted(set(df["sentence1"]) | set(df["sentence2"]))
     emb = embed_sentences(model, texts, layer=layer, drop_special=True, cache_dir=cache_dir, progress=progress)
     where = {t: i for i, t in enumerate(texts)}
-    t1 = [emb.tokens[where[s]] for s in df["sentence1"]]
-    t2 = [emb.tokens[where[s]] for s in df["sentence2"]]
-    return t1, t2
+    return [emb.tokens[where[s]] for s in df["sentence1"]], [emb.tokens[where[s]] for s in df["sentence2"]]
 
 
 def load_classification(task: str, sizes=None, seed: int = 0):
@@ -103,13 +101,12 @@ def load_classification(task: str, sizes=None, seed: int = 0):
     eval_split = "test" if task == "MRPC" else "dev"
     tr, ev = load_glue(task, "train"), load_glue(task, eval_split)
     rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(tr))
     if sizes is None:
-        perm = rng.permutation(len(tr))
         n_val = len(tr) // 10
         tr_idx, val_idx, ev_idx = perm[n_val:], perm[:n_val], np.arange(len(ev))
     else:
         n_tr, n_val, n_ev = sizes
-        perm = rng.permutation(len(tr))
         if n_tr + n_val > len(tr):
             raise ValueError(f"{task} train has {len(tr)} rows < {n_tr + n_val}")
         tr_idx, val_idx = perm[:n_tr], perm[n_tr : n_tr + n_val]
