@@ -98,7 +98,7 @@ TABLE = {
                     datasets=list(STS_DATASETS), stsb_split="test", max_pairs=1000, dev_pairs=None, seeds=5,
                     layer_sample=1000,
                     table1_ks=[1, 3, 6, 9, 20], deck_model="all-MiniLM-L6-v2", deck_seeds=1,
-                    clf_model="all-MiniLM-L6-v2", clf_tasks=["SST-2", "RTE", "MRPC", "CoLA"],
+                    clf_model="all-MiniLM-L6-v2", clf_tasks=["SST-2"],
                     clf_sizes=[400, 100, 200], sample_seed=0, clf_epochs=10, clf_lr=3e-5, clf_max_length=64, demo_clusters=27,
                     demo_pc=12, semcor=False, semcor_min_count=10, threads=1),
     "smoke": dict(models=["tiny-bert", "tiny-gpt2"], hparams={}, tune=True, grid_k=[2, 4, 6], grid_pc=[2, 4, 6],
