@@ -96,9 +96,6 @@ def pad_batch(seqs, pad_id: int, left: bool):
     return ids, mask
 
 
-_batches, _pad, _pad_id = length_batches, pad_batch, pad_token_id  # the names the extractors use
-
-
 def _hidden_states(lm, ids, mask, precision: str | None = None):
     """All hidden states (tuple, index 0 = embeddings) as float32 CPU tensors (``precision``: see
     :func:`forward_precision`)."""
@@ -152,7 +149,3 @@ def _identity_from_memory(lm) -> dict:
     if getattr(lm, "weights_sha256", None):
         return {"weights_sha256": lm.weights_sha256}
     return {"model": lm.name, "revision": lm.spec.revision, "state_sha256": state_sha256(lm.model)}
-
-
-#: the former name (callers outside this package build their own cache keys from it)
-_model_info = model_identity

@@ -1,5 +1,5 @@
 """Protein sequences in, per-residue and pooled vectors out (Hakim et al. 2025: ProtTrans, ESM-2 and
-ProteinBERT recipes). See :mod:`replib.embeddings.extract`."""
+ProteinBERT recipes). See :mod:`replib.embeddings`."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from ..models.proteinbert import tokenize
 from ..models.registry import PROTEIN_RECIPES
 from .batching import (
     _autocast,
-    _batches,
     _check_layers,
     _hidden_states,
-    _pad,
-    _pad_id,
     forward_precision,
+    length_batches,
     model_identity,
+    pad_batch,
+    pad_token_id,
 )
 
 __all__ = ["PROTEIN_RECIPES", "ProteinEmbeddings", "embed_proteins", "protein_text", "residue_slice"]
@@ -227,8 +227,8 @@ def _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, precision
     pooled = {l: np.zeros((len(seqs), d), np.float32) for l in layers}
     lengths = np.zeros(len(seqs), np.int64)
     rows = {l: [None] * len(seqs) for l in layers}
-    for batch in _batches([len(e) for e in enc], batch_tokens):
-        ids, mask = _pad([enc[i] for i in batch], _pad_id(lm.tokenizer), left)
+    for batch in length_batches([len(e) for e in enc], batch_tokens):
+        ids, mask = pad_batch([enc[i] for i in batch], pad_token_id(lm.tokenizer), left)
         hs = _hidden_states(lm, ids, mask, precision)
         P = ids.shape[1]
         n_tok = mask.sum(1).tolist()
@@ -256,7 +256,7 @@ def _proteinbert_shard(lm, seqs, batch_tokens, return_residues, precision):
     lengths = np.array([len(s) for s in seqs], np.int64)
     rows = [None] * n
     bs = max(1, batch_tokens // seq_len)
-    for batch in _batches(lengths, bs * seq_len):
+    for batch in length_batches(lengths, bs * seq_len):
         ids = torch.from_numpy(tokenize([seqs[i] for i in batch], seq_len))
         with torch.inference_mode(), _autocast(lm.device, precision):
             out = lm.model(ids.to(lm.device))

@@ -1,5 +1,5 @@
 """Sentences and token streams in, per-token and pooled vectors out (Rajaee & Pilehvar 2021; Cai et al.
-2021, ``gen_embeds.py``). See :mod:`replib.embeddings.extract`."""
+2021, ``gen_embeds.py``). See :mod:`replib.embeddings`."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from tqdm.auto import tqdm
 from .._io import hash_inputs, progress_off, run_sharded
 from ..models.registry import TEXT_RECIPES
 from .batching import (
-    _batches,
     _check_layers,
     _hidden_states,
-    _pad,
-    _pad_id,
     default_batch_tokens,
     forward_precision,
+    length_batches,
     model_identity,
+    pad_batch,
+    pad_token_id,
 )
 
 __all__ = [
@@ -219,8 +219,8 @@ def _sentence_shard(model, texts, layers, drop_special, max_length, batch_tokens
     d = model.spec.hidden_size
     rows = {l: [None] * len(enc) for l in layers}
     means = {l: np.zeros((len(enc), d), np.float32) for l in layers}
-    for batch in _batches([len(e[0]) for e in enc], batch_tokens):
-        ids, mask = _pad([enc[i][0] for i in batch], _pad_id(tok), left=False)
+    for batch in length_batches([len(e[0]) for e in enc], batch_tokens):
+        ids, mask = pad_batch([enc[i][0] for i in batch], pad_token_id(tok), left=False)
         states = _hidden_states(model, ids, mask, precision)
         for l in layers:
             hs = states[l]

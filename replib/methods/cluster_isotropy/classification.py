@@ -10,7 +10,7 @@ import torch
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from ..._io import hash_inputs, run_sharded
-from ...embeddings.batching import _autocast, _model_info, forward_precision
+from ...embeddings.batching import _autocast, forward_precision, model_identity
 
 
 # ----------------------------------------------------------------------------------------- classification
@@ -51,7 +51,7 @@ def pair_token_features(
     if tok.pad_token is None:  # GPT-2 has no pad token: pad with EOS (rows are kept, masked in attention)
         tok.pad_token = tok.eos_token
     info = dict(
-        _model_info(model),
+        model_identity(model),
         fn="pair_token_features",
         max_length=int(max_length),
         batch_size=int(batch_size),
