@@ -32,7 +32,7 @@ from .alignment import (
     rescore_alignment,
 )
 from .book import book_model_analysis, book_records, book_side_table, load_book_model
-from .composition import composition_baselines, composition_embeddings, kmer_labels
+from .composition import composition_baselines, composition_embeddings
 from .config import CHAPTER, PAPER_MODELS
 from .crosscheck import CrossCheck, alignment_crosscheck, alignment_settings, crosscheck_records
 from .isotropy import (
@@ -59,10 +59,8 @@ from .pairs import (
     identity_regimes,
     pair_correlation_records,
     pair_correlations,
-    pair_count_for_proteins,
     pair_embeddings,
     pair_tables,
-    sample_proteins,
     score_identity_records,
     shown_representations,
     with_paper_correlations,

@@ -30,12 +30,6 @@ def map_residues_for_alignment(seq: str, seq_id: str | None = None) -> str:
     return validate_residues(seq, policy="align", seq_id=seq_id)
 
 
-def _parasail_matrix(matrix: str):
-    if not hasattr(parasail, matrix):
-        raise ValueError(f"parasail has no substitution matrix {matrix!r}")
-    return getattr(parasail, matrix)
-
-
 #: parasail's vector layout of each global kernel: the traceback kernel in the "scan" layout (the same
 #: alignments as the "striped" one on all 319,600 pairs of 800 offline Swiss-Prot proteins, at 2.6 times its
 #: speed on AVX2), the statistics kernel "striped" (the one whose defect the chapter measures)
@@ -45,7 +39,9 @@ _LAYOUT = {"trace": "scan", "stats": "striped"}
 def _parasail_nw(kind: str, a: str, b: str, gap_open: int, gap_extend: int, matrix: str):
     """parasail's global alignment ``nw_<kind>_<layout>`` (``kind`` = ``"trace"`` or ``"stats"``, the layout of
     :data:`_LAYOUT`): the 16-bit kernel, and the 32-bit one when the 16-bit scores saturate."""
-    m = _parasail_matrix(matrix)
+    if not hasattr(parasail, matrix):
+        raise ValueError(f"parasail has no substitution matrix {matrix!r}")
+    m = getattr(parasail, matrix)
     r = getattr(parasail, f"nw_{kind}_{_LAYOUT[kind]}_16")(a, b, gap_open, gap_extend, m)
     if r.saturated:
         r = getattr(parasail, f"nw_{kind}_{_LAYOUT[kind]}_32")(a, b, gap_open, gap_extend, m)

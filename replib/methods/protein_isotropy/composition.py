@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import product
 
 import numpy as np
 
@@ -58,11 +57,6 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
         code = (win[ok] * (a ** np.arange(k - 1, -1, -1))).sum(axis=1)
         out[r] = np.bincount(code, minlength=a**k) / ok.sum()
     return out
-
-
-def kmer_labels(k: int, alphabet: str = AMINO_ACIDS) -> list[str]:
-    """Column names of :func:`composition_embeddings` (``"A"``…, ``"AA"``, ``"AC"``…)."""
-    return ["".join(p) for p in product(alphabet, repeat=k)]
 
 
 def composition_baselines(seqs, kmer_max: int) -> dict:

@@ -111,32 +111,26 @@ def global_isotropy(E) -> dict:
         ``eff_dims_round`` and ``avg_cosine`` (exact over all pairs) :cite:`rudman2022isoscore`.
     """
     E = check_array(E, name="E", min_samples=2, min_features=2, warn_fewer_samples=True)
-    iota = isoscore(E)
-    k = effective_dimensions_from_isoscore(iota, E.shape[1])
-    return {
-        "n_samples": E.shape[0],
-        "n_features": E.shape[1],
-        "isoscore": iota,
-        "eff_dims": k,
-        "eff_dims_ceil": round_effective_dimensions(k, "ceil"),
-        "eff_dims_round": round_effective_dimensions(k, "round"),
-        "avg_cosine": avg_pairwise_cosine(E),
-    }
+    return _isotropy_row(E.shape[0], E.shape[1], isoscore(E), avg_pairwise_cosine(E))
 
 
 def accumulated_isotropy(acc) -> dict:
     """:func:`global_isotropy` of every vector folded into a :class:`~replib.metrics.LayerAccumulator` (the
     streamed paper path): the same keys, from the accumulated covariance and running sums."""
     s = acc.summary()
-    k = effective_dimensions_from_isoscore(s["isoscore"], s["n_features"])
+    return _isotropy_row(s["n_samples"], s["n_features"], s["isoscore"], s["avg_cosine"])
+
+
+def _isotropy_row(n_samples: int, n_features: int, iota: float, avg_cosine: float) -> dict:
+    k = effective_dimensions_from_isoscore(iota, n_features)
     return {
-        "n_samples": s["n_samples"],
-        "n_features": s["n_features"],
-        "isoscore": s["isoscore"],
+        "n_samples": n_samples,
+        "n_features": n_features,
+        "isoscore": iota,
         "eff_dims": k,
         "eff_dims_ceil": round_effective_dimensions(k, "ceil"),
         "eff_dims_round": round_effective_dimensions(k, "round"),
-        "avg_cosine": s["avg_cosine"],
+        "avg_cosine": avg_cosine,
     }
 
 

@@ -28,18 +28,6 @@ def all_pairs(n: int) -> np.ndarray:
     return np.stack([i, j], axis=1).astype(np.int64)
 
 
-def pair_count_for_proteins(n: int) -> int:
-    """C(n, 2): unordered pairs of n proteins."""
-    return n * (n - 1) // 2
-
-
-def sample_proteins(n_total: int, n: int, seed: int = 0) -> np.ndarray:
-    """Indices of ``n`` proteins drawn uniformly without replacement (sorted), reproducible by ``seed``."""
-    if not 2 <= n <= n_total:
-        raise ValueError(f"cannot sample {n} of {n_total} proteins")
-    return np.sort(np.random.default_rng(seed).choice(n_total, size=n, replace=False))
-
-
 def _align_chunk(seqs: dict, pairs: np.ndarray, gap_open: int, gap_extend: int, matrix: str) -> dict:
     out = np.zeros((len(pairs), 3), dtype=np.int64)
     for r, (i, j) in enumerate(pairs):
