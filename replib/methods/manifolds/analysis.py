@@ -102,41 +102,37 @@ def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine",
     # BLAS/OpenMP threads: 1 on the shared 2-core build machine, where oversubscribed threads make a
     # 384x384 eigh take seconds; unlimited (None) at paper scale
     with threadpool_limits(cfg.get("threads")):
-        return _analyse_layer(X, tokens, cfg, seed, lid_metrics)
-
-
-def _analyse_layer(X, tokens, cfg, seed, lid_metrics):
-    X = check_array(X, min_samples=3)
-    # the types as integer codes, once: every S_inter/S_intra below groups by them (the same groups in the same
-    # order as the strings, so the same values) instead of sorting the token strings again at each call
-    tokens, uniq = type_codes(tokens)
-    row = {"n_tokens": len(X), "n_types": int(len(uniq)), "dim": X.shape[1]}
-    row["s_inter"] = s_inter(X, tokens, seed)
-    row["s_intra"] = s_intra(X, tokens, cfg["max_per_type"], seed)
-    row["s_inter_centered"] = s_inter(X, tokens, seed, center=True)
-    row["s_intra_centered"] = s_intra(X, tokens, cfg["max_per_type"], seed, center=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OrientationWarning)
-        row["isoscore"] = isoscore(X)
-    choice = layer_clusters(X, cfg, seed)
-    cc = cluster_centered_isotropy(X, tokens, choice.labels, cfg["max_per_type"], seed)
-    row.update(
-        k=choice.k,
-        best_k=choice.best_k,
-        best_silhouette=choice.best_silhouette,
-        s_inter_cluster=cc["s_inter"],
-        s_intra_cluster=cc["s_intra"],
-        isoscore_cluster=cc["isoscore_mean"],
-        isoscore_cluster_all=cc["isoscore_mean_all"],
-        partition_cluster=cc["partition_isotropy_mean"],
-        n_deflated=cc["n_deflated"],
-    )
-    for metric in lid_metrics:
-        r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
-        row[f"lid_{metric}"] = r.mean
-        row[f"lid_{metric}_se"] = r.std / np.sqrt(max(1, int(np.isfinite(r.pointwise).sum())))
-        row[f"lid_{metric}_duplicates"] = r.n_duplicates
-    row["silhouettes"] = choice.silhouettes
-    row["per_cluster"] = cc["per_cluster"]
-    row["labels"] = choice.labels
-    return row
+        X = check_array(X, min_samples=3)
+        # the types as integer codes, once: every S_inter/S_intra below groups by them (the same groups in the same
+        # order as the strings, so the same values) instead of sorting the token strings again at each call
+        tokens, uniq = type_codes(tokens)
+        row = {"n_tokens": len(X), "n_types": int(len(uniq)), "dim": X.shape[1]}
+        row["s_inter"] = s_inter(X, tokens, seed)
+        row["s_intra"] = s_intra(X, tokens, cfg["max_per_type"], seed)
+        row["s_inter_centered"] = s_inter(X, tokens, seed, center=True)
+        row["s_intra_centered"] = s_intra(X, tokens, cfg["max_per_type"], seed, center=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OrientationWarning)
+            row["isoscore"] = isoscore(X)
+        choice = layer_clusters(X, cfg, seed)
+        cc = cluster_centered_isotropy(X, tokens, choice.labels, cfg["max_per_type"], seed)
+        row.update(
+            k=choice.k,
+            best_k=choice.best_k,
+            best_silhouette=choice.best_silhouette,
+            s_inter_cluster=cc["s_inter"],
+            s_intra_cluster=cc["s_intra"],
+            isoscore_cluster=cc["isoscore_mean"],
+            isoscore_cluster_all=cc["isoscore_mean_all"],
+            partition_cluster=cc["partition_isotropy_mean"],
+            n_deflated=cc["n_deflated"],
+        )
+        for metric in lid_metrics:
+            r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
+            row[f"lid_{metric}"] = r.mean
+            row[f"lid_{metric}_se"] = r.std / np.sqrt(max(1, int(np.isfinite(r.pointwise).sum())))
+            row[f"lid_{metric}_duplicates"] = r.n_duplicates
+        row["silhouettes"] = choice.silhouettes
+        row["per_cluster"] = cc["per_cluster"]
+        row["labels"] = choice.labels
+        return row

@@ -178,6 +178,14 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
     part's selection ``layers`` (:meth:`~replib.config.ChapterConfig.selected`) narrows the layers analysed
     (streamed: the token stream still covers every layer, so a model's later layer ranges resume it)."""
     rows, extras, streams = [], {}, {}
+
+    def record(mname, ckey, layers, results, exact):
+        for layer, r in zip(layers, results):
+            extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
+            r = r if exact is None else _exact_columns(r, exact[layer])
+            rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))
+            print(_summary_line(mname, ckey, layer, r))
+
     for mname, (model_id, n_layers) in cfg["named_models"].items():
         model = resolve_model(model_id, seed=cfg.seed, precision=getattr(cfg, "precision", None))
         for ckey, lines in corpora.items():
@@ -189,10 +197,7 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
                 state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
                 sample, exact = stream_corpus(model, lines, cfg, state_dir)
                 layers = cfg.selected("layers", range(n_layers))  # a part's layer range (the stream: every layer)
-                for layer, r in zip(layers, _analysed_layers(sample, layers, cfg, cache_dir, what)):
-                    extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
-                    rows.append(dict(model=mname, corpus=ckey, layer=layer, **_exact_columns(r, exact[layer])))
-                    print(_summary_line(mname, ckey, layer, r))
+                record(mname, ckey, layers, _analysed_layers(sample, layers, cfg, cache_dir, what), exact)
                 streams[(mname, ckey)] = sample
                 continue
             for layers in layer_passes(n_layers, cfg["layers_per_pass"]):
@@ -201,11 +206,7 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
                     continue
                 stream = embed_corpus(model, lines, cfg["window"], layers, embed_dir or cache_dir)
                 stream, exact = _sampled(stream, cfg)
-                for layer, r in zip(layers, _analysed_layers(stream, layers, cfg, cache_dir, what)):
-                    extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
-                    r = r if exact is None else _exact_columns(r, exact[layer])
-                    rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))
-                    print(_summary_line(mname, ckey, layer, r))
+                record(mname, ckey, layers, _analysed_layers(stream, layers, cfg, cache_dir, what), exact)
                 if (mname, ckey) not in streams or cfg["layers_per_pass"] is None:
                     streams[(mname, ckey)] = stream  # with several passes only the first is kept in memory
                 del stream

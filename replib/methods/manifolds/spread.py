@@ -88,19 +88,15 @@ def redrawn_drops(X, tokens, cfg, seed: int = 0, draws: int = DROP_DRAWS) -> dic
         raise ValueError(f"X and tokens need one entry per row; got {len(X)} and {len(codes)}")
     if draws < 2:
         raise ValueError(f"draws must be >= 2; got {draws}")
-    with threadpool_limits(cfg.get("threads")):
-        return _redrawn_drops(X, codes, cfg, seed, draws)
-
-
-def _redrawn_drops(X, codes, cfg, seed, draws) -> dict:
     inter, intra = [], []
-    for r in range(draws):
-        s = seed * 1000 + 1 + r
-        labels = layer_clusters(X, cfg, s).labels
-        inside = np.array([_s_inter(A, t, s) for A, t in centred_clusters(X, codes, labels)], dtype=float)
-        inter.append(_s_inter(X, codes, s) - _finite_mean(inside))
-        raw, per_cluster = intra_type_cosines(X, codes, labels, cfg["max_per_type"], s)
-        intra.append(raw[0].mean() - _finite_mean([cos.mean() for cos, _ in per_cluster]))
+    with threadpool_limits(cfg.get("threads")):
+        for r in range(draws):
+            s = seed * 1000 + 1 + r
+            labels = layer_clusters(X, cfg, s).labels
+            inside = np.array([_s_inter(A, t, s) for A, t in centred_clusters(X, codes, labels)], dtype=float)
+            inter.append(_s_inter(X, codes, s) - _finite_mean(inside))
+            raw, per_cluster = intra_type_cosines(X, codes, labels, cfg["max_per_type"], s)
+            intra.append(raw[0].mean() - _finite_mean([cos.mean() for cos, _ in per_cluster]))
     return {"s_inter_drop": np.array(inter), "s_intra_drop": np.array(intra)}
 
 
@@ -197,14 +193,10 @@ def _type_cosines(X, rows, w, c, mu=None) -> tuple[np.ndarray, np.ndarray]:
     S = _type_sums(X, rows, w, group, len(first))
     if mu is not None:
         S -= np.outer(np.bincount(group, weights=w), mu)
-    return _mean_cosines(S, np.bincount(group), c[first])
-
-
-def _mean_cosines(S: np.ndarray, n: np.ndarray, types: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(mean off-diagonal cosine, type) of every type with ``n >= 2`` unit vectors summing to a row of ``S``."""
-    ok = n >= 2
+    n = np.bincount(group)
+    ok = n >= 2  # a type's n unit vectors sum to its row of S
     n = n[ok].astype(np.float64)
-    return (np.einsum("ij,ij->i", S[ok], S[ok]) - n) / (n * (n - 1.0)), types[ok]
+    return (np.einsum("ij,ij->i", S[ok], S[ok]) - n) / (n * (n - 1.0)), c[first][ok]
 
 
 def spread_records(results: pd.DataFrame, glove_lid, paper_models=()) -> dict:
