@@ -20,6 +20,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics.pairwise import cosine_similarity
 
 from replib.config import chapter_config
+from replib.embeddings import embed_proteins
 from replib.methods import protein_isotropy as P
 from replib.metrics import CovarianceAccumulator, effective_dimensions, isoscore
 from replib.sampling import bootstrap_spread
@@ -376,7 +377,7 @@ def test_effective_dims_from_isoscore_matches_metric(rng):
 def test_tiny_protbert_paths(rng):
     seqs = [random_protein(int(rng.integers(10, 40)), rng) for _ in range(12)] + ["MKUOX"]
     lm = P.load_protein_model("prot_bert", tiny=True)
-    e = P.embed_global(lm, seqs, max_length=30, progress=False)
+    e = embed_proteins(lm, seqs, max_length=30, progress=False)
     E = e.pooled[-1]
     assert E.shape == (13, lm.spec.hidden_size) and np.isfinite(E).all()
     acc = P.accumulate_residues(lm, seqs, max_length=30, chunk=5, min_ratio=1, progress=False)

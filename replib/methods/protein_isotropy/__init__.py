@@ -78,7 +78,6 @@ from .residues import (
 )
 from .setup import (
     ModelEmbeddings,
-    embed_global,
     embed_models,
     global_sample,
     load_protein_model,

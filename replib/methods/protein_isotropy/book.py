@@ -9,12 +9,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ...embeddings import embed_proteins
 from ...models import load_trained
 from ...training import trained_model
 from .isotropy import HAKIM2025_CORRELATIONS, HAKIM2025_REPORTED, global_isotropy
 from .pairs import embedding_pair_stats, pair_correlations
 from .residues import accumulate_residues
-from .setup import embed_global
 
 
 def load_book_model(profile: str, seed: int = 0):
@@ -56,7 +56,7 @@ def book_model_analysis(
     ``local_mean_eff_dims`` (float), ``pair_table`` (DataFrame of pair measures), ``corr`` (DataFrame).
     """
     layers = tuple(range(lm.spec.n_layers + 1))
-    emb = embed_global(lm, seqs_global, layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
+    emb = embed_proteins(lm, seqs_global, layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress)
     E = emb.pooled[layers[-1]]
     acc = accumulate_residues(
         lm, list(seqs_global[:n_local]), layer=-1, max_length=max_length, min_ratio=min_ratio, progress=progress

@@ -79,20 +79,6 @@ def load_protein_model(ref, tiny: bool, seed: int = 0):
     return load_model(ref.name)
 
 
-def embed_global(
-    lm, seqs: Sequence[str], layers=(-1,), max_length: int = 1022, cache_dir=None, progress: bool = True, **where
-):
-    """Mean-pooled protein embeddings through :func:`replib.embeddings.embed_proteins` (the model's recipe);
-    ``where``: its ``shards``, ``client`` and ``loader`` (a part's share, the Dask path).
-
-    Returns the :class:`~replib.embeddings.ProteinEmbeddings`; ``.pooled[layer]`` is (n, d) and for
-    ProteinBERT ``.pooled["global"]`` is its 512-d global output.
-    """
-    return embed_proteins(
-        lm, list(seqs), layers=layers, max_length=max_length, cache_dir=cache_dir, progress=progress, **where
-    )
-
-
 @dataclass
 class ModelEmbeddings:
     """The proteins' embeddings by every model of a configuration.
@@ -120,7 +106,7 @@ class ModelEmbeddings:
 
 
 def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True, client=None) -> ModelEmbeddings:
-    """Load every model of ``cfg`` (:func:`load_protein_model`) and embed ``seqs`` (:func:`embed_global`,
+    """Load every model of ``cfg`` (:func:`load_protein_model`) and embed ``seqs`` (:func:`replib.embeddings.embed_proteins`,
     at most ``cfg.max_length`` residues): the last layer, and every layer of ESM models. A part with
     ``cfg.shards`` embeds its share of the sequences (the vectors of those only); with a Dask ``client``
     (:func:`replib.distributed.dask_client`) the shards are computed on its workers."""
@@ -142,7 +128,9 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
         where = {"shards": cfg.shards}
         if client is not None:
             where.update(client=client, loader=functools.partial(load_protein_model, ref, cfg.tiny, cfg.seed))
-        emb = embed_global(lm, seqs, layers, cfg.max_length, cache_dir, progress, **where)
+        emb = embed_proteins(
+            lm, seqs, layers=layers, max_length=cfg.max_length, cache_dir=cache_dir, progress=progress, **where
+        )
         out.models[name] = (lm, emb)
         out.vectors[name] = emb.pooled["global"] if lm.spec.recipe == "proteinbert" else emb.pooled[layers[-1]]
         if is_esm:
