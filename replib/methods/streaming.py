@@ -110,7 +110,7 @@ class _Kept:
     def state(self) -> np.ndarray:
         """In memory: the rows; spooled: ``[count, dim]`` (the file is flushed to disk first)."""
         if self.spool is None:
-            return np.concatenate(self.parts) if self.parts else np.zeros((0, 0), np.float32)
+            return self.rows()
         if self.spool.exists():
             with open(self.spool, "rb+") as fh:
                 os.fsync(fh.fileno())
@@ -253,8 +253,34 @@ def stream_layers(
         state = ({}, span.start, span.start * shard_size * rows_per_item, False)  # first shard, its first row
     stats, first, next_row, done = state
     if not done and len(span):
-        todo = (first, span.stop, next_row, n_items, shard_size)
-        _fold_shards(compute, layers, keep, kept, stats, todo, path, meta, checkpoint_seconds, desc, progress, on_shard)
+        last_save = time.monotonic()
+        start = min(n_items, first * shard_size)
+        bar = tqdm(total=n_items, initial=start, desc=desc, disable=progress_off(progress), leave=False)
+        for i in range(first, span.stop):
+            a, b = i * shard_size, min(n_items, (i + 1) * shard_size)
+            out = compute(a, b)
+            missing = [layer for layer in layers if layer not in out]
+            if missing:
+                raise ValueError(f"compute({a}, {b}) returned no rows for layers {missing}")
+            n_new = len(out[layers[0]])
+            lo, hi = np.searchsorted(keep, [next_row, next_row + n_new])
+            for layer in layers:
+                X = np.asarray(out[layer])
+                if len(X) != n_new:
+                    raise ValueError(f"layer {layer} has {len(X)} rows, layer {layers[0]} {n_new}")
+                stats.setdefault(layer, LayerAccumulator(X.shape[1])).update(X)
+                if layer in kept and hi > lo:
+                    kept[layer].append(X[keep[lo:hi] - next_row])
+            next_row += n_new
+            del out
+            last = i == span.stop - 1
+            if path is not None and (last or time.monotonic() - last_save >= checkpoint_seconds):
+                _save_state(path, stats, kept, i + 1, next_row, last, meta)
+                last_save = time.monotonic()
+            bar.update(b - a)
+            if on_shard is not None:
+                on_shard(i)
+        bar.close()
     n_rows = next(iter(stats.values())).count if stats else 0
     return StreamedLayers(stats, {layer: rows.rows() for layer, rows in kept.items()}, keep, n_rows)
 
@@ -263,40 +289,6 @@ def _spool_file(path: Path, layer) -> Path:
     folder = path.with_suffix(".kept")
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{_layer_key(layer)}.f32"
-
-
-def _fold_shards(compute, layers, keep, kept, stats, span, path, meta, every, desc, progress, on_shard):
-    """The loop of :func:`stream_layers`: fold shards ``first..n_shards-1`` and checkpoint."""
-    first, n_shards, n_rows, n_items, size = span
-    last_save = time.monotonic()
-    bar = tqdm(
-        total=n_items, initial=min(n_items, first * size), desc=desc, disable=progress_off(progress), leave=False
-    )
-    for i in range(first, n_shards):
-        a, b = i * size, min(n_items, (i + 1) * size)
-        out = compute(a, b)
-        missing = [layer for layer in layers if layer not in out]
-        if missing:
-            raise ValueError(f"compute({a}, {b}) returned no rows for layers {missing}")
-        n_new = len(out[layers[0]])
-        lo, hi = np.searchsorted(keep, [n_rows, n_rows + n_new])
-        for layer in layers:
-            X = np.asarray(out[layer])
-            if len(X) != n_new:
-                raise ValueError(f"layer {layer} has {len(X)} rows, layer {layers[0]} {n_new}")
-            stats.setdefault(layer, LayerAccumulator(X.shape[1])).update(X)
-            if layer in kept and hi > lo:
-                kept[layer].append(X[keep[lo:hi] - n_rows])
-        n_rows += n_new
-        del out
-        last = i == n_shards - 1
-        if path is not None and (last or time.monotonic() - last_save >= every):
-            _save_state(path, stats, kept, i + 1, n_rows, last, meta)
-            last_save = time.monotonic()
-        bar.update(b - a)
-        if on_shard is not None:
-            on_shard(i)
-    bar.close()
 
 
 def merge_streams(streams) -> StreamedLayers:
