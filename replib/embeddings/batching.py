@@ -130,7 +130,12 @@ def model_identity(lm, precision: str | None = None) -> dict:
     ``precision``: the forward's (:func:`forward_precision`: the model's own when not given).
     """
     device = str(getattr(lm, "device", "cpu")).split(":")[0]
-    ident = dict(lm.identity) if getattr(lm, "identity", None) else _identity_from_memory(lm)
+    if getattr(lm, "identity", None):
+        ident = dict(lm.identity)
+    elif getattr(lm, "weights_sha256", None):  # a LoadedModel built by hand (no loader set identity)
+        ident = {"weights_sha256": lm.weights_sha256}
+    else:
+        ident = {"model": lm.name, "revision": lm.spec.revision, "state_sha256": state_sha256(lm.model)}
     return {
         **ident,
         "recipe": lm.spec.recipe,
@@ -142,10 +147,3 @@ def model_identity(lm, precision: str | None = None) -> dict:
         "torch": torch.__version__,
         "transformers": transformers.__version__,
     }
-
-
-def _identity_from_memory(lm) -> dict:
-    """Identity of a LoadedModel built by hand (no loader set ``identity``): its weights' hash."""
-    if getattr(lm, "weights_sha256", None):
-        return {"weights_sha256": lm.weights_sha256}
-    return {"model": lm.name, "revision": lm.spec.revision, "state_sha256": state_sha256(lm.model)}

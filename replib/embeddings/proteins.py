@@ -153,7 +153,14 @@ def embed_proteins(
     ProteinEmbeddings
     """
     recipe = model.spec.recipe
-    _check_protein_args(model, pooling, too_long, max_length)
+    if recipe not in PROTEIN_RECIPES:
+        raise ValueError(f"model {model.name} has recipe {recipe!r}, not a protein recipe {PROTEIN_RECIPES}")
+    if pooling != "mean":
+        raise ValueError("pooling must be 'mean'")
+    if too_long not in ("truncate", "drop"):
+        raise ValueError("too_long must be 'truncate' or 'drop'")
+    if max_length < 1:
+        raise ValueError("max_length must be >= 1")
     clean = [re.sub(r"\s+", "", str(s)).upper() for s in seqs]
     if any(len(s) == 0 for s in clean):
         raise ValueError("empty protein sequence")
@@ -203,18 +210,6 @@ def _protein_shard(lm, seqs, layers, batch_tokens, return_residues, precision) -
     if lm.spec.recipe == "proteinbert":
         return _proteinbert_shard(lm, seqs, batch_tokens, return_residues, precision)
     return _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, precision)
-
-
-def _check_protein_args(model, pooling: str, too_long: str, max_length: int) -> None:
-    recipe = model.spec.recipe
-    if recipe not in PROTEIN_RECIPES:
-        raise ValueError(f"model {model.name} has recipe {recipe!r}, not a protein recipe {PROTEIN_RECIPES}")
-    if pooling != "mean":
-        raise ValueError("pooling must be 'mean'")
-    if too_long not in ("truncate", "drop"):
-        raise ValueError("too_long must be 'truncate' or 'drop'")
-    if max_length < 1:
-        raise ValueError("max_length must be >= 1")
 
 
 def _hf_protein_shard(lm, seqs, layers, batch_tokens, return_residues, precision):
