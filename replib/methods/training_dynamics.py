@@ -42,6 +42,7 @@ from ..training import (
     trained_models,
     training_quality,
 )
+from ..training.config import RUN_SHAPE
 from ..training.measure import MEASURE_THREADS
 from ..training.quality import FLATTENING  # noqa: F401 (the chapter states the criterion: td.FLATTENING)
 from ..training.ranges import n_ranges, resume_step, step_ranges, train_until
@@ -50,23 +51,8 @@ TASKS = ("protein", "text")
 
 _RUN = {
     "type": "object",
-    "required": [
-        "layers",
-        "hidden",
-        "heads",
-        "ffn",
-        "seq_len",
-        "batch",
-        "steps",
-        "lr",
-        "warmup",
-        "n_val",
-        "save_every",
-    ],
-    "properties": {
-        key: {"type": "integer", "minimum": 1}
-        for key in ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "warmup", "n_val", "save_every")
-    }
+    "required": list(RUN_SHAPE),
+    "properties": {key: {"type": "integer", "minimum": 1} for key in RUN_SHAPE if key != "lr"}
     | {"lr": {"type": "number", "exclusiveMinimum": 0}, "threads": {"type": ["integer", "null"], "minimum": 1}},
 }
 SCHEMA = closed_object(

@@ -15,8 +15,8 @@ import copy
 #: at GPU scale (ESM-2 8M's shape: 6 layers, width 320; a 6-layer width-512 GPT-2 on the WikiText-2 *train*
 #: split), 6,000 updates each so that the chapter runs in one Colab T4 session (book/rehearsal.csv; 50,000
 #: updates each were 9.7 T4-hours of training by the earlier rehearsal, which counted no attention).
-#: the shape and schedule of each model, one row per profile (a table, so that the profiles can be compared)
-_SHAPE = ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "lr", "warmup", "n_val", "save_every")
+#: the shape and schedule of each model (the columns of :data:`_SHAPES`)
+RUN_SHAPE = ("layers", "hidden", "heads", "ffn", "seq_len", "batch", "steps", "lr", "warmup", "n_val", "save_every")
 # fmt: off
 _SHAPES = {
     #           layers hidden heads   ffn  seq_len batch   steps     lr  warmup  n_val  save_every
@@ -58,7 +58,7 @@ def _profile(profile: str) -> dict:
         "protein": {
             "subset": _PROTEIN_DATA[profile],
             "threads": _THREADS[profile],
-            **dict(zip(_SHAPE, _SHAPES["protein"][profile])),
+            **dict(zip(RUN_SHAPE, _SHAPES["protein"][profile])),
         },
         "text": {
             "threads": _THREADS[profile],
@@ -66,7 +66,7 @@ def _profile(profile: str) -> dict:
             "train_split": split,
             "eval_split": "test",
             "vocab": vocab,
-            **dict(zip(_SHAPE, _SHAPES["text"][profile])),
+            **dict(zip(RUN_SHAPE, _SHAPES["text"][profile])),
         },
         "measure": dict(_MEASURE[profile]),
     }

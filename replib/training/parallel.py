@@ -141,14 +141,6 @@ def _end_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def worker_pool(n: int):
-    """``n`` loky worker processes with this process's environment as it is now (the data mirror, the cache
-    folder; loky starts new workers when it differs from the last call's), each ending with this process."""
-    return get_reusable_executor(
-        max_workers=n, env=dict(os.environ), initializer=_end_with_parent, initargs=(os.getpid(),)
-    )
-
-
 def _updates_done(folder) -> int:
     """The run's latest resume state's update (0 before the first, or while the state is being replaced)."""
     try:
@@ -163,7 +155,9 @@ def _train_side_by_side(folders: dict[tuple[str, int], Path], profile: str, root
     exception is raised once the others have ended, so none is left training)."""
     sizes = config_for(profile)
     jobs = list(folders)
-    executor = worker_pool(n)
+    # this process's environment as it is now (the data mirror, the cache folder; loky starts new workers when it
+    # differs from the last call's), each worker ending with this process
+    executor = get_reusable_executor(n, env=dict(os.environ), initializer=_end_with_parent, initargs=(os.getpid(),))
     futures = {(t, s): executor.submit(trained_model, t, profile, s, root=root, progress=False) for t, s in jobs}
     seeds = {s for _, s in jobs}
     bars = {
