@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -34,8 +34,6 @@ class ClusterChoice:
     silhouettes : dict int -> float
         Sampled silhouette per candidate k.
     best_k, best_silhouette : the argmax before the threshold
-    threshold : float
-    centers : ndarray (k, n_features)
     """
 
     k: int
@@ -43,8 +41,6 @@ class ClusterChoice:
     silhouettes: dict
     best_k: int
     best_silhouette: float
-    threshold: float
-    centers: np.ndarray = field(repr=False, default=None)
 
 
 def silhouette_rows(labels, sample_size: int | None, seed: int) -> np.ndarray | None:
@@ -208,7 +204,7 @@ def choose_clusters(
             labels = pairwise_distances_argmin(X, centers)
         else:
             km = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(Xf)
-            labels, centers = (km.predict(X) if fit_rows is not None else km.labels_), km.cluster_centers_
+            labels = km.predict(X) if fit_rows is not None else km.labels_
         if len(np.unique(labels)) < 2:
             sil[k] = float("nan")
             continue
@@ -223,18 +219,14 @@ def choose_clusters(
             if sample[0] is None or not np.array_equal(sample[0], rows):
                 sample = (rows, pairwise_distances(X[rows]))
             sil[k] = float(silhouette_score(sample[1], labels[rows], metric="precomputed"))
-        fits[k] = (labels, centers)
+        fits[k] = labels
     finite = {k: v for k, v in sil.items() if np.isfinite(v)}
     if not finite:
         raise ValueError("no candidate k gave two or more non-empty clusters")
     best_k = max(finite, key=lambda k: (finite[k], -k))
     best = finite[best_k]
-    if best >= threshold:
-        labels, centers = fits[best_k]
-        k = best_k
-    else:
-        labels, centers, k = np.zeros(len(X), dtype=np.int64), X.mean(axis=0, keepdims=True), 1
-    return ClusterChoice(k, np.asarray(labels, dtype=np.int64), sil, best_k, best, float(threshold), centers)
+    labels, k = (fits[best_k], best_k) if best >= threshold else (np.zeros(len(X), dtype=np.int64), 1)
+    return ClusterChoice(k, np.asarray(labels, dtype=np.int64), sil, best_k, best)
 
 
 def _cluster_row(X, codes, m, c: int, max_per_type: int, seed: int) -> dict:

@@ -28,11 +28,7 @@ def token_kind(token: str) -> str:
     t = str(token)
     if _SPECIAL.match(t):
         return "special"
-    if t.startswith("##"):
-        t = t[2:]
-    if t.endswith("</w>"):
-        t = t[:-4]
-    t = t.lstrip("ĠĊ▁")
+    t = t.removeprefix("##").removesuffix("</w>").lstrip("ĠĊ▁")
     if not t:
         return "punctuation"  # a bare space/newline marker
     if _NUMBER.match(t) or t.isdigit():
