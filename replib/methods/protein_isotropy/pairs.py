@@ -36,37 +36,6 @@ def _align_chunk(seqs: dict, pairs: np.ndarray, gap_open: int, gap_extend: int, 
     return {"score": out[:, 0], "matches": out[:, 1], "length": out[:, 2]}
 
 
-def _check_pairs(pairs, n_seqs: int, chunk_size: int = 1) -> np.ndarray:
-    """``pairs`` as an (n_pairs, 2) int64 array of indices into ``n_seqs`` sequences, or a clear error."""
-    if chunk_size < 1:
-        raise ValueError("chunk_size must be >= 1")
-    pairs = np.asarray(pairs)
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
-        raise ValueError(f"pairs must be an integer array of shape (n_pairs, 2); got {pairs.shape} {pairs.dtype}")
-    pairs = pairs.astype(np.int64)
-    if len(pairs) and (pairs.min() < 0 or pairs.max() >= n_seqs):
-        raise ValueError(f"pair indices must lie in [0, {n_seqs})")
-    return pairs
-
-
-def _alignment_job(seqs, pairs: np.ndarray, seq_ids, gap_open: int, gap_extend: int, matrix: str):
-    """The mapped sequences the pairs use (validated, U→C, O→K) and the description that keys the job's
-    chunk store (sequences, pairs, parameters, engine)."""
-    used = np.unique(pairs) if len(pairs) else np.zeros(0, np.int64)
-    ids = seq_ids if seq_ids is not None else [str(k) for k in range(len(seqs))]
-    mapped = {int(k): map_residues_for_alignment(seqs[int(k)], seq_id=ids[int(k)]) for k in used}
-    params = {
-        "gap_open": gap_open,
-        "gap_extend": gap_extend,
-        "matrix": matrix,
-        "engine": "parasail.nw_trace_scan_16 traceback (32-bit on saturation)",
-    }
-    info = dict(
-        params, fn="alignment_pair_stats", seqs=hash_inputs(mapped[int(k)] for k in used), pairs=hash_array(pairs)
-    )
-    return mapped, info
-
-
 def alignment_pair_stats(
     seqs: Sequence[str],
     pairs,
@@ -119,8 +88,27 @@ def alignment_pair_stats(
         Columns ``i``, ``j``, ``score``, ``matches``, ``length``, ``identity`` (one row per pair, input order;
         with ``shards``, the pairs of those chunks).
     """
-    pairs = _check_pairs(pairs, len(seqs), chunk_size)
-    mapped, info = _alignment_job(seqs, pairs, seq_ids, gap_open, gap_extend, matrix)
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    pairs = np.asarray(pairs)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
+        raise ValueError(f"pairs must be an integer array of shape (n_pairs, 2); got {pairs.shape} {pairs.dtype}")
+    pairs = pairs.astype(np.int64)
+    if len(pairs) and (pairs.min() < 0 or pairs.max() >= len(seqs)):
+        raise ValueError(f"pair indices must lie in [0, {len(seqs)})")
+    # the sequences the pairs use, validated and mapped (U→C, O→K), and what keys the job's chunk store
+    used = np.unique(pairs) if len(pairs) else np.zeros(0, np.int64)
+    ids = seq_ids if seq_ids is not None else [str(k) for k in range(len(seqs))]
+    mapped = {int(k): map_residues_for_alignment(seqs[int(k)], seq_id=ids[int(k)]) for k in used}
+    info = {
+        "gap_open": gap_open,
+        "gap_extend": gap_extend,
+        "matrix": matrix,
+        "engine": "parasail.nw_trace_scan_16 traceback (32-bit on saturation)",
+        "fn": "alignment_pair_stats",
+        "seqs": hash_inputs(mapped[int(k)] for k in used),
+        "pairs": hash_array(pairs),
+    }
 
     def chunk_args(a, b):  # only the sequences a chunk needs travel to its worker
         sub = pairs[a:b]

@@ -120,8 +120,18 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
             out.missing.append(name)
             print("skipped", name, "-", exc)
             continue
-        if cfg.get("stream"):
-            _stream_model(out, name, lm, ref, seqs, cfg, cache_dir, progress)
+        if cfg.get("stream"):  # the paper path: a part's shard range of the stream, or every range merged
+            state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
+            st = stream_protein_model(
+                lm, seqs, n_keep=cfg.n_pair_proteins, max_length=cfg.max_length, state_dir=state_dir,
+                ranges=stream_ranges(str(ref), cfg.profile), shards=cfg.shards, progress=progress,
+            )  # fmt: skip
+            layers = protein_layers(lm)
+            out.models[name] = (lm, st)
+            out.vectors[name] = st.kept[layers[-1]]
+            out.stats[name] = st.stats[layers[-1]]
+            if lm.spec.recipe == "esm":
+                out.esm_layers[name] = [st.stats[layer].summary()["isoscore"] for layer in layers]
             continue
         is_esm = lm.spec.recipe == "esm"
         layers = tuple(range(lm.spec.n_layers + 1)) if is_esm else (-1,)
@@ -136,23 +146,6 @@ def embed_models(cfg, seqs: Sequence[str], cache_dir=None, progress: bool = True
         if is_esm:
             out.esm_layers[name] = [global_isotropy(emb.pooled[layer])["isoscore"] for layer in layers]
     return out
-
-
-def _stream_model(out: ModelEmbeddings, name: str, lm, ref, seqs, cfg, cache_dir, progress) -> None:
-    """The streamed paper path of :func:`embed_models` for one model (:func:`.streamed.stream_protein_model`):
-    a part's shard range, or every range merged."""
-    state_dir = None if cache_dir is None else Path(cache_dir) / "streams"
-    ranges = stream_ranges(str(ref), cfg.profile)
-    st = stream_protein_model(
-        lm, seqs, n_keep=cfg.n_pair_proteins, max_length=cfg.max_length, state_dir=state_dir, ranges=ranges,
-        shards=cfg.shards, progress=progress,
-    )  # fmt: skip
-    layers = protein_layers(lm)
-    out.models[name] = (lm, st)
-    out.vectors[name] = st.kept[layers[-1]]
-    out.stats[name] = st.stats[layers[-1]]
-    if lm.spec.recipe == "esm":
-        out.esm_layers[name] = [st.stats[layer].summary()["isoscore"] for layer in layers]
 
 
 def require_protein_models(cfg) -> None:
