@@ -141,14 +141,6 @@ def _end_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _updates_done(folder) -> int:
-    """The run's latest resume state's update (0 before the first, or while the state is being replaced)."""
-    try:
-        return max(resume_step(folder), 0)
-    except (OSError, ValueError, KeyError):
-        return 0
-
-
 def _train_side_by_side(folders: dict[tuple[str, int], Path], profile: str, root, n: int, progress: bool) -> None:
     """Train the ``(task, seed)`` runs ``folders`` (-> their run folders) in ``n`` worker processes, started in the
     order given; the parent shows each run's updates done (from its run folder) until all end (a failed run's
@@ -174,7 +166,8 @@ def _train_side_by_side(folders: dict[tuple[str, int], Path], profile: str, root
         while pending:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_EXCEPTION)
             for job, bar in bars.items():
-                bar.n = max(_updates_done(folders[job]), bar.n)
+                with contextlib.suppress(OSError, ValueError, KeyError):  # a resume state being replaced: later
+                    bar.n = max(resume_step(folders[job]), bar.n)
                 bar.refresh()
             if any(f.exception() for f in done):
                 for f in pending:

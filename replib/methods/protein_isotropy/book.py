@@ -12,8 +12,8 @@ import pandas as pd
 from ...embeddings import embed_proteins
 from ...models import load_trained
 from ...training import trained_model
-from .isotropy import HAKIM2025_CORRELATIONS, HAKIM2025_REPORTED, global_isotropy
-from .pairs import embedding_pair_stats, pair_correlations
+from .isotropy import HAKIM2025_REPORTED, global_isotropy
+from .pairs import correlation_table, embedding_pair_stats
 from .residues import accumulate_residues
 
 
@@ -62,15 +62,7 @@ def book_model_analysis(
         lm, list(seqs_global[:n_local]), layer=-1, max_length=max_length, min_ratio=min_ratio, progress=progress
     )
     df = pd.concat([embedding_pair_stats(E[:n_pair], pairs), aln[["score", "identity"]]], axis=1)
-    corr = pd.DataFrame(
-        [
-            {
-                "method": m,
-                **{f"{a}–{b}": pair_correlations(df, method=m).loc[a, b] for (a, b) in HAKIM2025_CORRELATIONS},
-            }
-            for m in ("pearson", "spearman")
-        ]
-    )
+    corr = correlation_table({"book": df}).drop(columns="embedding")
     return {
         "global": global_isotropy(E),
         "layer_isoscores": [global_isotropy(emb.pooled[layer])["isoscore"] for layer in layers],
