@@ -17,7 +17,6 @@ Layer indices for proteins and sentences index ``hidden_states`` (``0`` = embedd
 first block (``hidden_states[1:]``).
 """
 
-from .._io import cache_key, hash_inputs, run_sharded
 from .batching import model_identity
 from .proteins import ProteinEmbeddings, embed_proteins, protein_text, residue_slice
 from .text import (

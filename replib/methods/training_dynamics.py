@@ -392,10 +392,9 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     A profile with fewer than :data:`MIN_DRAWS` draws measured at its configuration keeps the bootstrap alone
     (the paper profile: its draws are not measured here); ``<task>_depth_spearman_draws_n`` says how many there
     were, and the offline profile's claims require ten."""
-    out = {}
     mcfg = dict(cfg["measure"])
     draws = draw_records(cfg.profile)
-    out.update(draws)
+    out = dict(draws)
     for task, run in runs.items():
         ends = end_layers(run, mcfg)
         Z = np.column_stack([ends["first"], ends["final"], ends["types"]])

@@ -45,8 +45,6 @@ class CrossCheck:
     differing_both_optimal : pandas.Series of bool
         For every sampled pair whose identities differ (index of ``check``), whether both tools' alignments,
         rescored from scratch, score the optimal score: a difference that is co-optimal tie-breaking.
-    seed : int
-        The seed of the sample.
     """
 
     check: pd.DataFrame
@@ -57,7 +55,6 @@ class CrossCheck:
     worst_table: pd.DataFrame
     worst_both_optimal: bool
     differing_both_optimal: pd.Series
-    seed: int = 0
 
 
 def _stats(fn, seqs, check, settings) -> pd.DataFrame:
@@ -82,8 +79,7 @@ def _rescore_worst(seqs, check, bio, worst, settings) -> tuple[pd.DataFrame, boo
     counts; and whether both tools' alignments reach the optimal score."""
     resc, both_optimal = _rescored(seqs, check, worst, settings)
     a, b = (map_residues_for_alignment(seqs[k]) for k in (check.i[worst], check.j[worst]))
-    g = (settings["gap_open"], settings["gap_extend"], settings["matrix"])
-    resc["parasail stats kernel (no traceback)"] = alignment_stats_kernel(a, b, *g)
+    resc["parasail stats kernel (no traceback)"] = alignment_stats_kernel(a, b, **settings)
     resc["Biopython counts()"] = bio.loc[worst, ["score", "matches", "length", "identity"]].to_dict()
     return pd.DataFrame(resc).T.rename_axis("worst pair, alignment from"), both_optimal
 
@@ -105,7 +101,7 @@ def alignment_crosscheck(
     table, both = _rescore_worst(seqs, check, bio, worst, settings)
     differ = d_identity.index[d_identity > 0]
     coopt = pd.Series([_rescored(seqs, check, k, settings)[1] for k in differ], index=differ, dtype=bool)
-    return CrossCheck(check, bio, kern, too_short, worst, table, both, coopt, seed)
+    return CrossCheck(check, bio, kern, too_short, worst, table, both, coopt)
 
 
 def crosscheck_records(cc: CrossCheck) -> dict:
