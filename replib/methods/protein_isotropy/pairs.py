@@ -17,6 +17,7 @@ from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
 from .composition import composition_embeddings
 from .isotropy import HAKIM2025_CORRELATIONS
+from .spreads import PAPER_GLOBAL_MODELS
 
 
 # ---------------------------------------------------------------------------------------------- pairs
@@ -195,8 +196,6 @@ def pair_correlations(
 
 
 # ------------------------------------------------------------------------------ the chapter's pair view
-#: the paper's four models, in the order of the chapter's tables
-_PAPER_MODELS = ("prot_bert", "prot_bert_bfd", "prot_xlnet", "proteinbert")
 #: correlations of the composition baselines recorded by the chapter: (measure, measure) -> short name
 _COMPOSITION_CORRELATIONS = {
     ("cosine", "sq_euclidean"): "cos_sqeuclid",
@@ -221,7 +220,7 @@ def pair_embeddings(pair_seqs: Sequence[str], vectors: dict, user_models=()) -> 
         "aa_composition": composition_embeddings(pair_seqs, k=1),
         "2mer_composition": composition_embeddings(pair_seqs, k=2),
     }
-    for name in (*_PAPER_MODELS, *user_models):
+    for name in (*PAPER_GLOBAL_MODELS, *user_models):
         if name in vectors:
             out[name] = vectors[name][: len(pair_seqs)]
     return out
