@@ -80,11 +80,6 @@ SCHEMA = closed_object(
             "description": "one pass over every layer: IsoScore and the average cosine over every token from "
             "accumulators (the token stream is not kept)",
         },
-        "drop_draws": {
-            "type": "integer",
-            "minimum": 2,
-            "description": "fresh draws of the clustering and the instances behind each smallest drop's spread",
-        },
         "analysis_sample": {
             "type": ["integer", "null"],
             "minimum": 1,
@@ -114,7 +109,6 @@ _BASE = dict(
     layer_jobs=None,  # processes over layers (analyse_layers): None = one per core when threads == 1
     stream=False,
     analysis_sample=None,
-    drop_draws=10,
 )
 TABLE = {
     "smoke": dict(
@@ -147,8 +141,6 @@ TABLE = {
         pca_points=8000,
         swiss_layers={"MiniLM": [1, 2, 5]},
         analysis_sample=50_000,
-        # the smallest drops lie within a fraction of one sd of 0, where a cruder sd gives the same verdict
-        drop_draws=6,
     ),
     "paper": dict(
         _BASE,

@@ -107,7 +107,7 @@ def _finite_mean(values) -> float:
 
 
 def drop_min_spread_records(
-    results: pd.DataFrame, streams: dict, cfg, seed: int = 0, draws: int | None = None, cache_dir=None
+    results: pd.DataFrame, streams: dict, cfg, seed: int = 0, draws: int = DROP_DRAWS, cache_dir=None
 ) -> dict:
     """The spread of each smallest drop: the sd of :func:`redrawn_drops` in the layer where this run's drop is
     smallest (one set of draws when both minima fall in the same layer), ``s_inter_drop_min_spread`` and
@@ -120,11 +120,9 @@ def drop_min_spread_records(
     results : the per-layer results (columns ``model``, ``corpus``, ``layer``, ``s_inter``,
         ``s_inter_cluster``, ``s_intra``, ``s_intra_cluster``)
     streams : (model, corpus) -> its token stream (``layers``: layer -> (n_tokens, d), ``tokens``)
-    cfg, seed, draws : as for :func:`redrawn_drops` (``draws`` default: the configuration's ``drop_draws``, else
-        :data:`DROP_DRAWS`)
+    cfg, seed, draws : as for :func:`redrawn_drops`
     cache_dir : path or None
     """
-    draws = draws or cfg.get("drop_draws") or DROP_DRAWS
     folder = None if cache_dir is None else Path(cache_dir) / "layers"
     out, done = {}, {}
     for name, key in (("s_inter", "s_inter_drop_min_spread"), ("s_intra", "s_intra_drop_min_spread")):
