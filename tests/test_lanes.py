@@ -90,6 +90,39 @@ def test_kernels_get_the_lanes_thread_count_unless_the_user_set_it(tmp_path, mon
     assert "OMP_NUM_THREADS" not in seen  # one lane: the kernel keeps every core
 
 
+def test_later_seeds_run_at_a_lower_priority_beside_the_first_seeds(tmp_path, monkeypatch):
+    """On lanes a later seed's papermill (and so its kernel) runs under ``nice``; a first seed, and every seed
+    of a one-lane run, at the runner's own priority."""
+    cmds = []
+
+    def fake_run(cmd, **kwargs):
+        cmds.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(execute.subprocess, "run", fake_run)
+    monkeypatch.setattr(execute.shutil, "which", lambda name: "/usr/bin/nice" if name == "nice" else None)
+    execute.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5, nice=10)
+    execute.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5)
+    assert cmds[0][:3] == ["nice", "-n", "10"] and cmds[0][3:] == cmds[1] and cmds[1][0] != "nice"
+    monkeypatch.setattr(execute.shutil, "which", lambda name: None)  # no nice on this system: run as it is
+    execute.execute_notebook(tmp_path / "x.ipynb", tmp_path / "out" / "x.ipynb", "smoke", timeout=5, nice=10)
+    assert cmds[2] == cmds[1]
+
+    given = []
+    monkeypatch.setattr(
+        runner,
+        "_execute",
+        lambda *a, **k: given.append(k.get("nice")) or runner._SeedRun("error", "x", 0.0, tmp_path / "none.ipynb"),
+    )
+    ch = runner.discover_chapters(FIXTURES)[0]
+    for jobs, first in ((2, True), (2, False), (1, False)):
+        plan = runner._Plan(
+            "smoke", FIXTURES, tmp_path, False, 1.0, None, False, lambda *_: None, [0, 1], False, jobs=jobs
+        )
+        runner._run_seed(plan, ch, 1, first)
+    assert given == [0, runner.LATER_SEED_NICE, 0]
+
+
 def test_jobs_and_part_do_not_go_together(tmp_path):
     with pytest.raises(ValueError, match="--jobs runs whole chapters side by side"):
         runner.run("smoke", root=FIXTURES, out_dir=tmp_path, part="x", jobs=2, progress=lambda *_: None)

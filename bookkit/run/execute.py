@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -123,9 +124,11 @@ def execute_notebook(
     root: Path | None = None,
     cwd: Path | None = None,
     threads: int | None = None,
+    nice: int = 0,
 ) -> tuple[str, str | None, float]:
     """Run one notebook (``.ipynb``) with papermill in a subprocess, with ``root`` on ``PYTHONPATH`` and
-    ``cwd`` (default: the notebook's folder) as working directory.
+    ``cwd`` (default: the notebook's folder) as working directory; with ``nice``, papermill and its kernel run
+    that much lower in the scheduler's priority (POSIX ``nice``; where there is none, at the same priority).
 
     Returns
     -------
@@ -136,6 +139,8 @@ def execute_notebook(
     cwd = Path(cwd or src.parent)
     cmd = papermill_command(src, dst, cwd, cell_timeout or timeout, {"profile": profile, **(extra_parameters or {})})
     env = kernel_environment(profile, root, models_log, threads)
+    if nice and shutil.which("nice"):
+        cmd = ["nice", "-n", str(int(nice)), *cmd]
     t0 = time.monotonic()
     log_path = dst.with_suffix(".log")
     with open(log_path, "w") as logf:

@@ -10,7 +10,9 @@ Order: every chapter's first seed before any later seed (so that the first seed'
 book built from them, come as early as they can), the longest first (its time in the previous report, else its
 cold budget, :mod:`bookkit.run.budget`, else its time limit); a chapter's next seed becomes ready when its previous
 seed has finished, so that the later seeds find the caches their first seed filled (the embeddings of the data,
-which do not depend on the seed) instead of computing them twice or waiting on their locks.
+which do not depend on the seed) instead of computing them twice or waiting on their locks. A later seed's kernel
+runs at a lower priority (``nice``, :data:`bookkit.run.runner.LATER_SEED_NICE`), so that the first seeds still
+running, and the book built from them, keep the cores they can use.
 
 What the chapters compute does not depend on the lanes; the floating-point reduction order of a kernel's BLAS
 calls does depend on its thread count, so records can differ in their last digits from a run with other

@@ -189,10 +189,17 @@ def _kept(plan: _Plan, chapter: str, params: dict, dst: Path) -> tuple[dict, dic
 
 
 def _execute(
-    plan: _Plan, ch: ChapterClaims, seed: int | None, dst: Path, tag: str, part: str | None = None, limit=None
+    plan: _Plan,
+    ch: ChapterClaims,
+    seed: int | None,
+    dst: Path,
+    tag: str,
+    part: str | None = None,
+    limit=None,
+    nice: int = 0,
 ) -> _SeedRun:
     """Execute one chapter (or one part of it) for one seed, or reuse the kept execution when its inputs are
-    unchanged (:mod:`bookkit.run.reuse`; never with ``force``)."""
+    unchanged (:mod:`bookkit.run.reuse`; never with ``force``); ``nice``: the execution's lower priority."""
     models = model_limit_scale(ch.chapter, plan.profile, plan.models_for(ch.chapter))  # a reader's bigger model
     limit = int((limit or ch.timeout_for(plan.profile)) * plan.timeout_scale * models)
     why = f", x{models:.1f} for the models' forward work" if models > 1 else ""
@@ -216,6 +223,7 @@ def _execute(
         cwd=plan.root / "notebooks",
         extra_parameters=params or None,
         threads=plan.threads,
+        nice=nice,
     )
     plan.progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
     if status == "ok" and dst.exists() and completed(dst):
@@ -255,12 +263,19 @@ def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> 
     tag = ch.chapter if seed is None else f"{ch.chapter} seed={seed}"
     if not plan.check_only:
         _progress_line(plan, ch.chapter, seed)
-        run = _read_executed(_execute(plan, ch, seed, dst, tag))
+        # side by side, a later seed yields the cores to the first seeds still running (and to the book built
+        # from them): their processes beyond a lane's own (alignment workers, layer processes) get the idle core
+        nice = LATER_SEED_NICE if plan.jobs > 1 and not first else 0
+        run = _read_executed(_execute(plan, ch, seed, dst, tag, nice=nice))
         plan.done.add((ch.chapter, seed))
         return run
     if dst.exists():
         return _read_executed(_SeedRun("ok", None, float(plan.previous.get((ch.chapter, seed)) or 0.0), dst))
     return _SeedRun("error", "not executed", 0.0, dst)
+
+
+#: how much lower a later seed's kernel runs than the first seeds' on lanes (:func:`_run_seed`)
+LATER_SEED_NICE = 10
 
 
 def minutes_text(seconds: float) -> str:
