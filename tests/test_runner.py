@@ -341,7 +341,7 @@ def test_the_main_job_runs_every_chapter_for_the_first_seed_then_hands_over_a_pr
     shutil.copytree(FIXTURES, project)
     calls, seen = [], []
 
-    def fake_execute(plan, ch, seed, dst, tag, part=None, limit=None):
+    def fake_execute(plan, ch, seed, dst, tag, part=None, limit=None, nice=0):
         calls.append((ch.chapter, seed))
         return runner._SeedRun("ok", None, 1.0, dst)
 
@@ -398,7 +398,7 @@ def test_on_two_lanes_the_main_job_also_hands_over_the_first_seeds_verdicts(tmp_
     shutil.copytree(FIXTURES, project)
     calls, seen = [], []
 
-    def fake_execute(plan, ch, seed, dst, tag, part=None, limit=None):
+    def fake_execute(plan, ch, seed, dst, tag, part=None, limit=None, nice=0):
         calls.append((ch.chapter, seed))
         return runner._SeedRun("ok", None, 1.0, dst)
 
