@@ -471,12 +471,12 @@ def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None
     seconds = sum(float(e.get("seconds") or 0.0) for e in entries)
     limit = None if any(x is None for x in limits) else sum(limits)
     what = "chapters" if total else entries[0]["chapter"]
-    reused = " (reused)" if all(e.get("reused") for e in entries) else ""
+    note = " (reused)" if all(e.get("reused") for e in entries) else ""
     if total and limit is not None:  # side by side on the lanes: the wall-clock time they come to
-        reused += (
+        note += (
             f" ({BUDGET_LANES} lanes: {minutes_text(seconds / BUDGET_LANES)} of {minutes_text(limit / BUDGET_LANES)})"
         )
-    plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{reused}")
+    plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{note}")
 
 
 def _first_seed_pass(
