@@ -264,6 +264,26 @@ def test_kernels_get_the_malloc_settings_unless_the_user_set_them(tmp_path, monk
     assert seen["MALLOC_TRIM_THRESHOLD_"] == "12345"
 
 
+def test_papermill_gets_typed_parameters_and_a_long_iopub_grace(tmp_path):
+    """The command hands papermill's API the parameters with their JSON types (a list stays a list, None stays
+    None, a numeric-looking string a string) and an IOPub grace far above papermill's 4 s, which failed a cell
+    on a loaded machine. Run against a stand-in ``papermill`` module that writes what it was given."""
+    (tmp_path / "papermill.py").write_text(
+        "import json, pathlib\n"
+        "def execute_notebook(**kw):\n"
+        f"    pathlib.Path({str(tmp_path / 'got.json')!r}).write_text(json.dumps(kw))\n"
+    )
+    params = {"profile": "smoke", "seeds": (0, 1), "models": None, "part": "1", "seed": 0, "rate": 0.5}
+    cmd = execute.papermill_command(tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path, 30, params)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    subprocess.run(cmd, check=True, env=env, cwd=tmp_path)
+    got = json.loads((tmp_path / "got.json").read_text())
+    assert got["parameters"] == {"profile": "smoke", "seeds": [0, 1], "models": None, "part": "1", "seed": 0,
+                                 "rate": 0.5}  # fmt: skip
+    assert got["execution_timeout"] == 30 and got["log_output"] is True and got["kernel_name"] == "python3"
+    assert got["iopub_timeout"] >= 60 and got["iopub_timeout"] == execute.IOPUB_TIMEOUT
+
+
 JOBLIB_CHAPTER = """
 ```{code-cell}
 from joblib import Parallel, delayed

@@ -55,16 +55,34 @@ def completed(notebook: Path) -> bool:
         return False
 
 
+#: seconds a cell's outputs may trail its reply before papermill fails the cell ("Timeout waiting for IOPub
+#: output"; papermill's own 4 s failed a cell of the cluster chapter on a machine loaded 9-fold)
+IOPUB_TIMEOUT = 120
+#: the papermill run of :func:`papermill_command`: its Python API (the command line cannot set the IOPub
+#: grace), with the command line's logging of cell outputs
+_LAUNCH = (
+    "import json, logging, sys\n"
+    "logging.basicConfig(level=logging.INFO, format='%(message)s')\n"
+    "import papermill\n"
+    "papermill.execute_notebook(**json.loads(sys.argv[1]))"
+)
+
+
 def papermill_command(src: Path, dst: Path, cwd: Path, cell_timeout: int, params: dict) -> list[str]:
-    """The papermill command line: ``-p`` for scalars, ``-y`` (YAML, here JSON) for lists and mappings."""
-    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd), "--kernel", "python3"]
-    cmd += ["--log-output", "--no-progress-bar", "--execution-timeout", str(cell_timeout)]
-    for k, v in params.items():
-        if isinstance(v, (list, tuple, dict)):  # papermill -p passes strings; YAML (JSON) keeps the list
-            cmd += ["-y", json.dumps({k: list(v) if isinstance(v, tuple) else v})]
-        else:
-            cmd += ["-p", k, str(v)] if not isinstance(v, (int, float)) else ["-p", k, repr(v)]
-    return cmd
+    """The command that executes ``src`` into ``dst`` with papermill (kernel ``python3``, cell outputs logged,
+    ``params`` injected as they are: JSON keeps their types)."""
+    args = dict(
+        input_path=str(src),
+        output_path=str(dst),
+        parameters={k: list(v) if isinstance(v, tuple) else v for k, v in params.items()},
+        cwd=str(cwd),
+        kernel_name="python3",
+        log_output=True,
+        progress_bar=False,
+        execution_timeout=cell_timeout,
+        iopub_timeout=IOPUB_TIMEOUT,
+    )
+    return [sys.executable, "-c", _LAUNCH, json.dumps(args)]
 
 
 #: the variables that set the threads of numpy's BLAS, torch and OpenMP in a kernel
