@@ -23,12 +23,9 @@ module (``parts(profile, params)``, beside ``TABLE``) and read with :func:`repli
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-from ._io import shard_span
 
 __all__ = [
     "COLAB_T4",
@@ -38,7 +35,6 @@ __all__ = [
     "check_parts",
     "model_parts",
     "rest_part",
-    "shard_span",
 ]
 
 #: part and chapter names travel as file names, artifact names and command arguments
@@ -129,10 +125,6 @@ class Part:
     def runs(self, step: str) -> bool:
         """True when this part runs the chapter's step ``step``."""
         return self.steps is None or step in self.steps
-
-    def owns(self, key: str) -> bool:
-        """True when the record ``key`` is this part's (one of its ``records`` patterns matches)."""
-        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.records)
 
     def selected(self, name: str, values: Iterable) -> list:
         """``values`` narrowed to this part's selection ``name`` (all of them when it selects none), in order."""
