@@ -111,16 +111,22 @@ def bert_large_geometry(seed: int = 0) -> LoadedModel:
     return LoadedModel("bert-large-geometry", model, tiny.tokenizer, spec, "cpu", f"random:seed={seed}", identity=ident)
 
 
+def _batches(lm, enc: list, budget: int, shard: int, items=None) -> list:
+    """Padded batches of the token ids ``enc``, length-sorted within shards of ``shard`` under a ``budget`` of
+    tokens: ``[(items, ids, mask)]``, the items being the positions in ``enc`` or their ``items``."""
+    out = []
+    for s in range(0, len(enc), shard):
+        part = enc[s : s + shard]
+        for b in length_batches([len(e) for e in part], budget):
+            ids, mask = pad_batch([part[i] for i in b], pad_token_id(lm.tokenizer), left=False)
+            out.append(([s + i if items is None else int(items[s + i]) for i in b], ids, mask))
+    return out
+
+
 def _sentence_batches(lm, texts, max_length: int = 512):
     """embed_sentences' batches of ``texts`` (every token kept), built ahead: ``[(items, ids, mask)]``."""
     enc = lm.tokenizer(texts, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
-    out = []
-    for s in range(0, len(enc), SENTENCE_SHARD):
-        part = enc[s : s + SENTENCE_SHARD]
-        for b in length_batches([len(e) for e in part], SENTENCE_BUDGET):
-            ids, mask = pad_batch([part[i] for i in b], pad_token_id(lm.tokenizer), left=False)
-            out.append(([s + i for i in b], ids, mask))
-    return out
+    return _batches(lm, enc, SENTENCE_BUDGET, SENTENCE_SHARD)
 
 
 def _protein_batches(lm, seqs, max_length: int):
@@ -129,13 +135,7 @@ def _protein_batches(lm, seqs, max_length: int):
     kept = [s[:max_length] for s in seqs]
     order = np.argsort([len(s) for s in kept], kind="stable")
     enc = [lm.tokenizer(protein_text(kept[i], lm.spec.recipe))["input_ids"] for i in order]
-    out = []
-    for s in range(0, len(enc), PROTEIN_SHARD):
-        part = enc[s : s + PROTEIN_SHARD]
-        for b in length_batches([len(e) for e in part], PROTEIN_BUDGET):
-            ids, mask = pad_batch([part[i] for i in b], pad_token_id(lm.tokenizer), left=False)
-            out.append(([int(order[s + i]) for i in b], ids, mask))
-    return out
+    return _batches(lm, enc, PROTEIN_BUDGET, PROTEIN_SHARD, order)
 
 
 def bare_forward(lm, batches):

@@ -152,10 +152,9 @@ def _human(seconds: float) -> str:
 def scaling_markdown(rows: list[Scaling], machine: str) -> str:
     """The scaling table; in each chapter the step with the largest extrapolated time is bold and marked
     *dominant*."""
-    top = {}
-    for r in rows:
-        if r.chapter not in top or r.paper_seconds > top[r.chapter].paper_seconds:
-            top[r.chapter] = r
+    top = {
+        c: max((r for r in rows if r.chapter == c), key=lambda r: r.paper_seconds) for c in {r.chapter for r in rows}
+    }
     lines = [
         f"Measured on {machine}. *b*: fitted exponent of *t* = *a* · *W*^*b*. The last two columns extrapolate the "
         "fit to the paper profile's work (a forward pass, *(linear)*, at its larger measurement's cost per item: "
@@ -178,8 +177,16 @@ def scaling_markdown(rows: list[Scaling], machine: str) -> str:
     return "\n".join(lines)
 
 
+class _Padded:
+    """A row with ``tokens`` and ``padded_tokens``: the share of the padded tokens that is padding."""
+
+    @property
+    def padding_waste(self) -> float:
+        return 1.0 - self.tokens / self.padded_tokens if self.padded_tokens else float("nan")
+
+
 @dataclass
-class ForwardRow:
+class ForwardRow(_Padded):
     """A model's forward passes: replib's extraction against the model's bare forward on the same
     pre-tokenised, length-sorted batches, and the forward's GEMM throughput against this CPU's GEMM peak."""
 
@@ -198,10 +205,6 @@ class ForwardRow:
     precision: str = "fp32"
 
     @property
-    def padding_waste(self) -> float:
-        return 1.0 - self.tokens / self.padded_tokens if self.padded_tokens else float("nan")
-
-    @property
     def ratio(self) -> float:
         """replib's tokens per second ÷ the bare forward's (target: at least 0.9)."""
         return self.raw_s / self.replib_s if self.replib_s > 0 else float("nan")
@@ -216,22 +219,20 @@ class ForwardRow:
 
 
 def forward_markdown(rows: list[ForwardRow]) -> str:
-    lines = [
+    return _table(
         "| model | geometry | data | tokens (padding) | replib tokens/s | bare forward tokens/s | replib ÷ bare | "
-        "forward GFLOP/s | ÷ GEMM peak | max abs diff |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
+        "forward GFLOP/s | ÷ GEMM peak | max abs diff |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        (
             f"| {r.model} | {r.geometry} | {r.data} | {r.tokens:,} ({r.padding_waste:.1%}) | "
             f"{r.tokens / r.replib_s:,.0f} | {r.tokens / r.raw_s:,.0f} | {r.ratio:.2f} | {r.gflops:.0f} | "
             f"{r.peak_fraction:.2f} of {r.peak_flops / 1e9:.0f} | {r.max_abs_diff:.2g} |"
-        )
-    return "\n".join(lines)
+            for r in rows
+        ),
+    )
 
 
 @dataclass
-class PaddingRow:
+class PaddingRow(_Padded):
     """Padding of one length distribution under one batching: padded tokens against real tokens."""
 
     data: str
@@ -240,18 +241,15 @@ class PaddingRow:
     tokens: int
     padded_tokens: int
 
-    @property
-    def padding_waste(self) -> float:
-        return 1.0 - self.tokens / self.padded_tokens if self.padded_tokens else float("nan")
-
 
 def padding_markdown(rows: list[PaddingRow]) -> str:
-    lines = ["| lengths | batching | items | tokens | padded tokens | padding |", "|---|---|---:|---:|---:|---:|"]
-    for r in rows:
-        lines.append(
+    return _table(
+        "| lengths | batching | items | tokens | padded tokens | padding |\n|---|---|---:|---:|---:|---:|",
+        (
             f"| {r.data} | {r.batching} | {r.items:,} | {r.tokens:,} | {r.padded_tokens:,} | {r.padding_waste:.1%} |"
-        )
-    return "\n".join(lines)
+            for r in rows
+        ),
+    )
 
 
 @dataclass
@@ -274,15 +272,19 @@ class PrecisionRow:
 
 
 def precision_markdown(rows: list[PrecisionRow]) -> str:
-    lines = [
+    return _table(
         "| model | device | precision | tokens/s (float32) | tokens/s | speed-up | measure: float32 → this "
-        "precision (abs diff) |",
-        "|---|---|---|---:|---:|---:|---|",
-    ]
-    for r in rows:
-        measures = "; ".join(f"{k}: {a:.6g} → {b:.6g} ({abs(b - a):.2g})" for k, (a, b) in r.measures.items())
-        lines.append(
+        "precision (abs diff) |\n|---|---|---|---:|---:|---:|---|",
+        (
             f"| {r.model} | {r.device}{r.note} | {r.precision} | {r.tokens / r.fp32_seconds:,.0f} | "
-            f"{r.tokens / r.seconds:,.0f} | {r.speedup:.2f} | {measures} |"
-        )
-    return "\n".join(lines)
+            f"{r.tokens / r.seconds:,.0f} | {r.speedup:.2f} | "
+            + "; ".join(f"{k}: {a:.6g} → {b:.6g} ({abs(b - a):.2g})" for k, (a, b) in r.measures.items())
+            + " |"
+            for r in rows
+        ),
+    )
+
+
+def _table(head: str, lines) -> str:
+    """A Markdown table: its header (with the separator line) and one line per row."""
+    return "\n".join([head, *lines])
