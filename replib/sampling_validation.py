@@ -52,7 +52,7 @@ from .papers import printed_band, project_tables, select_rows
 from .plotting import PALETTE, RC, STYLE, save_figure
 from .training import config_for, run_dir
 
-__all__ = ["COLUMNS", "CASES", "Case", "run_case", "main"]
+__all__ = ["COLUMNS", "Case", "cases", "run_case", "main"]
 
 COLUMNS = (
     "chapter",
@@ -200,14 +200,6 @@ def _log10(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
 
 def _one_minus_abs_cosine(X) -> float:
     return 1 - abs(avg_pairwise_cosine(X))
-
-
-def _iw_log10(X) -> float:
-    return partition_isotropy(X).log10
-
-
-def _spearman_x100(pairs) -> float:
-    return 100 * float(spearmanr(pairs[:, 0], pairs[:, 1]).statistic)
 
 
 def _mean(x) -> float:
@@ -363,7 +355,12 @@ def _tokens(layer: int, rows: bool = False):
 _TOKENS_NOTE = "tokens resampled by whole 512-token window"
 
 
-def _cases() -> list[Case]:
+def _spearman_x100(pairs) -> float:
+    return 100 * float(spearmanr(pairs[:, 0], pairs[:, 1]).statistic)
+
+
+def cases() -> list[Case]:
+    """Every statistic's case, the cheapest first."""
     rud_iso, rud_cos = _band("rudman2022:layers/*"), _band("rudman2022:avgcos/*")
     hak_iso, hak_dims, hak_r = _band("hakim2025:global/*/isoscore"), 0.5, _band("hakim2025:corr/*")
     cai, raj_iw, raj_rho = _band("cai2021:T3/*"), _band("rajaee2021:T1/*"), _band("rajaee2021:T2/*")
@@ -393,7 +390,7 @@ def _cases() -> list[Case]:
     for model in ("GloVe 6B 50d", MINILM):  # MiniLM's STS sentences come from the chapter's cache entries
         for data, (n_sent, n_pairs) in sts_sizes.items():
             for stat, unit, n, get, fn, band, kw in (
-                ("log10 I(W)", "sentence", n_sent, sentence_vectors, _iw_log10, raj_iw, {}),
+                ("log10 I(W)", "sentence", n_sent, sentence_vectors, lambda X: partition_isotropy(X).log10, raj_iw, {}),
                 ("Spearman x 100", "pair", n_pairs, sts_pairs, _spearman_x100, raj_rho, {"n_boot": 100}),
             ):
                 load = (lambda g, m, d: lambda: (g(m, d), None))(get, model, data)
@@ -438,9 +435,6 @@ def _cases() -> list[Case]:
     )
 
 
-CASES = _cases
-
-
 # ---------------------------------------------------------------------------------------------- run
 
 
@@ -465,11 +459,7 @@ def run_case(case: Case, trials: int = 20, seed: int = 0, progress: bool = True)
     if n_full < 10 * case.n_sample:
         note = "; ".join(filter(None, [note, f"full only {n_full / case.n_sample:.1f}x the sample"]))
     return {
-        "chapter": case.chapter,
-        "statistic": case.statistic,
-        "model": case.model,
-        "data": case.data,
-        "unit": case.unit,
+        **{k: getattr(case, k) for k in ("chapter", "statistic", "model", "data", "unit")},
         "n_full": n_full,
         "n_sample": case.n_sample,
         "full_value": f"{out['full_value']:.6g}",
@@ -526,7 +516,7 @@ def main(argv=None) -> int:
     if args.figure:
         coverage_figure(rows, figure)
         return 0
-    for case in CASES():
+    for case in cases():
         key = tuple(map(str, case.key))
         if args.only and args.only not in f"{case.chapter} {case.statistic} {case.model}":
             continue
