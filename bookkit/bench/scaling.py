@@ -227,43 +227,25 @@ def run() -> list[Scaling]:
             print(f"{st.chapter}: {st.step}: {n} {st.unit} in {seconds[-1]:.3f} s")
         a, b = fit_power_law(st.sizes, seconds)
         speedup, why = gemm if st.kind == "gemm" else cores
-        out.append(
-            Scaling(
-                st.step,
-                st.chapter,
-                st.unit,
-                st.sizes,
-                seconds,
-                b,
-                a,
-                st.paper_work,
-                st.note,
-                speedup,
-                why,
-                st.calls,
-                st.linear,
-            )
-        )
+        measured = (st.step, st.chapter, st.unit, st.sizes, seconds, b, a)
+        out.append(Scaling(*measured, st.paper_work, st.note, speedup, why, st.calls, st.linear))
     _encoder.cache_clear()
     return out
 
 
 def plot(rows: list[Scaling], path) -> None:
     """Log-log plot of cost against work with the fitted lines (seaborn), saved to ``path``."""
+    x = "work (relative to the smallest size)"
     data = pd.DataFrame(
         [
-            {
-                "step": f"{r.chapter}: {r.step} (b = {r.exponent:.2f})",
-                "work (relative to the smallest size)": n / r.sizes[0],
-                "s": t,
-            }
+            {"step": f"{r.chapter}: {r.step} (b = {r.exponent:.2f})", x: n / r.sizes[0], "s": t}
             for r in rows
             for n, t in zip(r.sizes, r.seconds)
         ]
     )
     fig = Figure(figsize=(9, 6))  # no pyplot: no backend, no global figure state
     ax = fig.subplots()
-    sns.lineplot(data=data, x="work (relative to the smallest size)", y="s", hue="step", marker="o", ax=ax)
+    sns.lineplot(data=data, x=x, y="s", hue="step", marker="o", ax=ax)
     ax.set(xscale="log", yscale="log", ylabel="seconds (best of 2)", title="Cost against work, with fitted exponents")
     ax.legend(fontsize=6)
     fig.tight_layout()
