@@ -227,14 +227,10 @@ def chosen_sizes(plan: list[dict]) -> dict:
         out[key] = max(out.get(key, 0), int(r["n"]))
     for (chapter, param), held in HOLDS.items():
         if (chapter, param) in out:
-            out[chapter, param] = max([out[chapter, param], *(_held(chapter, h, out) for h in held)])
+            paper = profile_params(chapter, "paper")
+            sizes = [out.get((chapter, h), int(paper[h] or 0)) for h in held]
+            out[chapter, param] = max([out[chapter, param], *sizes])
     return out
-
-
-def _held(chapter: str, parameter: str, chosen: dict) -> int:
-    if (chapter, parameter) in chosen:
-        return chosen[chapter, parameter]
-    return int(profile_params(chapter, "paper")[parameter] or 0)
 
 
 def main(argv=None) -> int:
