@@ -13,7 +13,6 @@ values (``6 × 2 × layers × seq_len × hidden`` per token with backward). One 
 from __future__ import annotations
 
 import argparse
-import csv
 import platform
 import sys
 import time
@@ -26,6 +25,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from replib._io import read_csv, write_csv_atomic  # noqa: E402
 from replib.profiles import choose_precision, cpu_flags  # noqa: E402
 from replib.training.config import config_for  # noqa: E402
 from replib.training.loop import _update, build_model  # noqa: E402
@@ -94,13 +94,8 @@ def main() -> None:
         )
     for row in rows:
         print(row)
-    if args.csv:
-        new = not args.csv.exists()
-        with args.csv.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+    if args.csv:  # appended to the rows already there (a file with other columns is an error)
+        write_csv_atomic(args.csv, read_csv(args.csv, list(rows[0])) + rows, list(rows[0]))
 
 
 if __name__ == "__main__":
