@@ -1,6 +1,6 @@
 """The paper profile in parts: each chapter's work cut into named parts that each fit one Colab T4 session.
 
-A :class:`Part` is data: its name and chapter, the models it loads, the data it reads, its fraction of the
+A :class:`Part` is data: its name and chapter, the models it loads, its fraction of the
 chapter's paper work, its declared :class:`Budget` (at most :data:`COLAB_T4`: 3 T4-hours, 12 GB peak memory,
 10 GB of cache; the rehearsal measures each part against it) and what it selects of the chapter's work:
 
@@ -79,8 +79,6 @@ class Part:
         Declared for the paper profile, within :data:`COLAB_T4`.
     models : tuple of str or None
         The profile's model specs it runs; None: every model of the chapter.
-    data : tuple of str
-        The data sets it reads (documentation; the rehearsal's table).
     steps : tuple of str or None
         The chapter's steps it runs; None: every step.
     select : tuple of (name, tuple of values)
@@ -99,7 +97,6 @@ class Part:
     fraction: float
     budget: Budget
     models: tuple[str, ...] | None = None
-    data: tuple[str, ...] = ()
     steps: tuple[str, ...] | None = None
     select: tuple[tuple[str, tuple], ...] = ()
     shards: tuple[int, int] | None = None
@@ -143,7 +140,6 @@ def model_parts(
     budget: dict[str, Budget],
     steps: tuple[str, ...],
     records,
-    data: tuple[str, ...] = (),
 ) -> list[Part]:
     """One part per model (named by its label): that model only, ``steps``, owning ``records(label)``.
 
@@ -158,7 +154,6 @@ def model_parts(
                 fraction=fraction.get(spec, fraction.get("*")),
                 budget=budget.get(spec, budget.get("*")),
                 models=(spec,),
-                data=data,
                 steps=steps,
                 records=tuple(records(label)),
                 description=f"{spec}: " + ", ".join(steps),
@@ -167,7 +162,7 @@ def model_parts(
     return out
 
 
-def rest_part(chapter: str, others: Sequence[Part], budget: Budget, data: tuple[str, ...] = ()) -> Part:
+def rest_part(chapter: str, others: Sequence[Part], budget: Budget) -> Part:
     """The chapter's last part: every step with every model, owning every key, reading the caches of
     ``others``; its fraction is what the others leave."""
     left = 1.0 - sum(p.fraction for p in others)
@@ -176,7 +171,6 @@ def rest_part(chapter: str, others: Sequence[Part], budget: Budget, data: tuple[
         chapter=chapter,
         fraction=round(max(left, 0.01), 4),
         budget=budget,
-        data=data,
         needs=tuple(p.name for p in others),
         description="every step with every model, reading the other parts' caches",
     )

@@ -88,7 +88,6 @@ def parts(profile: str, params: dict) -> list:
     holds it, else ``protein-1``, ``protein-2``..., each training from the resume state the one before left
     (selections ``tasks`` and ``until``); the last range also measures the run and owns its records. Then
     ``rest``."""
-    data = {"protein": ("swissprot",), "text": (params["text"]["corpus"],)}
     hours = {task: _hours(profile, params, task) for task in TASKS}
     total = sum(sum(h) for h in hours.values()) + 0.05  # + rest
     runs = []
@@ -106,7 +105,6 @@ def parts(profile: str, params: dict) -> list:
                     fraction=round(share / total, 4),
                     budget=Budget(t4_hours=round(share, 2), peak_rss_gb=10.0, cache_gb=4.0),
                     models=(),
-                    data=data[task],
                     steps=("measure",) if final else (),  # a range before the last only trains
                     select=(("tasks", (task,)), ("until", (last,))),
                     records=(f"{task}_*",) if final else (),

@@ -132,7 +132,6 @@ def parts(profile: str, params: dict) -> list:
         fraction=0.4,
         budget=Budget(t4_hours=2.0, peak_rss_gb=10.0, cache_gb=3.0),
         models=(first,),
-        data=("polarity", "snli", "glove", "wordnet"),
         steps=("theory", "sentence", "words"),
         description=f"Sec. 1's checks, setups (i)-(iv) with {first}",
     )
@@ -144,7 +143,6 @@ def parts(profile: str, params: dict) -> list:
         budget={"*": Budget(t4_hours=1.5, peak_rss_gb=10.0, cache_gb=4.0)},
         steps=("glue",),
         records=lambda label: (),
-        data=tuple(f"glue/{t}" for t in params["glue_tasks"]),
     )
     out = [setups, *glue]
     return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=8.0))]

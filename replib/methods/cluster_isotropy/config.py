@@ -151,7 +151,6 @@ def parts(profile: str, params: dict) -> list:
         budget={"*": Budget(t4_hours=1.0, peak_rss_gb=10.0, cache_gb=4.0)},
         steps=("layers", "sts"),
         records=_model_records,
-        data=("sts",),
     )
     deck = Part(
         name="deck",
@@ -159,7 +158,6 @@ def parts(profile: str, params: dict) -> list:
         fraction=0.1,
         budget=Budget(t4_hours=0.5, peak_rss_gb=8.0, cache_gb=2.0),
         models=(params["deck_model"],),
-        data=("STS15", "STS-B"),
         steps=("deck",),
         records=("deck_*",),
         description=f"the seed deck's ablations with {params['deck_model']}",
@@ -170,7 +168,6 @@ def parts(profile: str, params: dict) -> list:
         fraction=0.4,
         budget=Budget(t4_hours=2.5, peak_rss_gb=10.0, cache_gb=4.0),
         models=(params["clf_model"],),
-        data=tuple(params["clf_tasks"]),
         steps=("classify",),
         records=("clf_*",),
         description=f"the classification protocol with {params['clf_model']}",
@@ -184,13 +181,12 @@ def parts(profile: str, params: dict) -> list:
                 fraction=0.02,
                 budget=Budget(t4_hours=0.5, peak_rss_gb=8.0, cache_gb=4.0),
                 models=tuple(params["models"]),
-                data=("semcor",),
                 steps=("semcor",),
                 records=("semcor_*",),
                 description="Table 4: verb tense against meaning on SemCor, every model",
             )
         )
-    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0), ("sts",))]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0))]
 
 
 def _sts_pairs(params: dict) -> float:

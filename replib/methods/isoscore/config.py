@@ -69,9 +69,8 @@ def parts(profile: str, params: dict) -> list:
         budget={"*": Budget(t4_hours=0.25, peak_rss_gb=10.0, cache_gb=9.0)},
         steps=("contextual",),
         records=lambda label: (f"paper_{label}_layer*",),
-        data=("wikitext2",),
     )
-    return [*each, rest_part(CHAPTER.name, each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0), ("wikitext2",))]
+    return [*each, rest_part(CHAPTER.name, each, Budget(t4_hours=0.5, peak_rss_gb=12.0, cache_gb=10.0))]
 
 
 CHAPTER = Chapter(

@@ -215,8 +215,7 @@ def parts(profile: str, params: dict) -> list:
                       for i, r in enumerate(ranges)]  # fmt: skip
     total = sum(c[-1] for c in cells) + 0.5  # + rest
     out = [_part(spec, corpus, i, n, layers, hours, total, params) for spec, corpus, i, n, layers, hours in cells]
-    data = tuple(sorted({c[0] for c in params["corpora"].values()})) + ("glove",)
-    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0))]
 
 
 def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, total: float, params: dict) -> Part:
@@ -232,7 +231,6 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
         fraction=hours / total,
         budget=Budget(t4_hours=round(min(hours, COLAB_T4.t4_hours), 2), peak_rss_gb=12.0, cache_gb=10.0),
         models=(spec,),
-        data=(params["corpora"][corpus][0],),
         steps=("layers",),
         select=select,
         records=(),

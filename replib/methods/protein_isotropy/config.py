@@ -123,7 +123,6 @@ def _model_records(label: str) -> list[str]:
 def parts(profile: str, params: dict) -> list:
     """The protein chapter's parts for one profile and its parameters (see the module docstring)."""
     total = sum(_T4_HOURS.get(m, 0.2) for m in params["models"]) + 0.6 + 0.5  # + alignment + rest
-    data = ("swissprot",)
     out = []
     for spec in params["models"]:
         hours = _T4_HOURS.get(spec, 0.2)
@@ -139,7 +138,6 @@ def parts(profile: str, params: dict) -> list:
                 budget={"*": budget},
                 steps=steps,
                 records=_model_records,
-                data=data,
             )
             continue
         for k in range(n_ranges):  # a model over 3 T4-hours: its sequences in ranges, cached; rest assembles them
@@ -150,7 +148,6 @@ def parts(profile: str, params: dict) -> list:
                     fraction=hours / n_ranges / total,
                     budget=Budget(t4_hours=round(min(hours / n_ranges * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0),
                     models=(spec,),
-                    data=data,
                     steps=("embed",),
                     shards=(k, n_ranges),
                     records=(),
@@ -166,14 +163,13 @@ def parts(profile: str, params: dict) -> list:
                 fraction=0.6 / n / total,
                 budget=Budget(t4_hours=0.5, peak_rss_gb=4.0, cache_gb=0.5),
                 models=(),
-                data=data,
                 steps=("align",),
                 shards=(k, n),
                 records=(),
                 description=f"global alignments of pair shard range {k + 1} of {n} (cached)",
             )
         )
-    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0), data)]
+    return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0))]
 
 
 CHAPTER = Chapter(
