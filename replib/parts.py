@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = [
     "COLAB_T4",
@@ -89,7 +89,6 @@ class Part:
         ``fnmatch`` patterns of the record keys it owns.
     needs : tuple of str
         Parts whose cached results it reads (it computes them itself when they are missing: slower).
-    description : str
     """
 
     name: str
@@ -102,7 +101,6 @@ class Part:
     shards: tuple[int, int] | None = None
     records: tuple[str, ...] = ("*",)
     needs: tuple[str, ...] = ()
-    description: str = field(default="", compare=False)
 
     def __post_init__(self):
         problems = []
@@ -156,7 +154,6 @@ def model_parts(
                 models=(spec,),
                 steps=steps,
                 records=tuple(records(label)),
-                description=f"{spec}: " + ", ".join(steps),
             )
         )
     return out
@@ -172,7 +169,6 @@ def rest_part(chapter: str, others: Sequence[Part], budget: Budget) -> Part:
         fraction=round(max(left, 0.01), 4),
         budget=budget,
         needs=tuple(p.name for p in others),
-        description="every step with every model, reading the other parts' caches",
     )
 
 

@@ -109,8 +109,6 @@ def parts(profile: str, params: dict) -> list:
                     select=(("tasks", (task,)), ("until", (last,))),
                     records=(f"{task}_*",) if final else (),
                     needs=(f"{task}-{k}",) if k else (),
-                    description=f"the {task} LM: updates {first:,}-{last:,} of {params[task]['steps']:,} trained "
-                    f"(resumed, or read from the training cache){', and the run measured' if final else ''}",
                 )
             )
     return [*runs, rest_part(CHAPTER.name, runs, Budget(t4_hours=0.5, peak_rss_gb=10.0, cache_gb=4.0))]

@@ -133,7 +133,6 @@ def parts(profile: str, params: dict) -> list:
         budget=Budget(t4_hours=2.0, peak_rss_gb=10.0, cache_gb=3.0),
         models=(first,),
         steps=("theory", "sentence", "words"),
-        description=f"Sec. 1's checks, setups (i)-(iv) with {first}",
     )
     glue = model_parts(
         CHAPTER.name,

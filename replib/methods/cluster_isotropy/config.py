@@ -160,7 +160,6 @@ def parts(profile: str, params: dict) -> list:
         models=(params["deck_model"],),
         steps=("deck",),
         records=("deck_*",),
-        description=f"the seed deck's ablations with {params['deck_model']}",
     )
     classify = Part(
         name="classify",
@@ -170,7 +169,6 @@ def parts(profile: str, params: dict) -> list:
         models=(params["clf_model"],),
         steps=("classify",),
         records=("clf_*",),
-        description=f"the classification protocol with {params['clf_model']}",
     )
     out = [*each, deck, classify]
     if params["semcor"]:  # the paper profile only: SemCor is downloaded there (4.4 MB)
@@ -183,7 +181,6 @@ def parts(profile: str, params: dict) -> list:
                 models=tuple(params["models"]),
                 steps=("semcor",),
                 records=("semcor_*",),
-                description="Table 4: verb tense against meaning on SemCor, every model",
             )
         )
     return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=8.0))]

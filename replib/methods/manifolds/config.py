@@ -222,9 +222,6 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
     base = f"{ModelRef.parse(spec).slug}-{corpus}"
     name = base if n == 1 else f"{base}-{i + 1}"
     select = (("corpora", (corpus,)),) if n == 1 else (("corpora", (corpus,)), ("layers", tuple(layers)))
-    what = "the token stream and every layer's analysis" if n == 1 else (
-        f"layers {layers[0]}-{layers[-1]}'s analysis" + (" and the token stream" if i == 0 else
-                                                          f" (the token stream of {base}-1, resumed)"))  # fmt: skip
     return Part(
         name=name,
         chapter=CHAPTER.name,
@@ -235,7 +232,6 @@ def _part(spec: str, corpus: str, i: int, n: int, layers: list, hours: float, to
         select=select,
         records=(),
         needs=() if i == 0 else (f"{base}-1",),
-        description=f"{spec} on {corpus}: {what} (cached)",
     )
 
 

@@ -151,7 +151,6 @@ def parts(profile: str, params: dict) -> list:
                     steps=("embed",),
                     shards=(k, n_ranges),
                     records=(),
-                    description=f"{spec}: embeddings of shard range {k + 1} of {n_ranges} (cached)",
                 )
             )
     n = _ALIGN_PARTS[profile]
@@ -166,7 +165,6 @@ def parts(profile: str, params: dict) -> list:
                 steps=("align",),
                 shards=(k, n),
                 records=(),
-                description=f"global alignments of pair shard range {k + 1} of {n} (cached)",
             )
         )
     return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0))]
