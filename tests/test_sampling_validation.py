@@ -54,7 +54,7 @@ def test_rows_round_trip_and_figure(tmp_path, rng):
 
 
 def test_every_case_has_a_band_from_the_papers():
-    cases = sv.CASES()
+    cases = sv.cases()
     assert len({c.key for c in cases}) == len(cases)
     papers_band = [c for c in cases if c.chapter in ("isoscore", "protein_isotropy", "cluster_isotropy")]
     # a statistic the papers print no value of has no printed band: its band is the error alone, and it says so
