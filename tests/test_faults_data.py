@@ -23,8 +23,9 @@ import pytest
 
 import replib.data.store as store
 from replib.data import DATASETS, ChecksumError, DataNotFoundError, fetch
+from replib.data.__main__ import main as data_cli
 from replib.data.registry import Archive, DataFile
-from replib.data.store import DownloadTimeoutError, download, verify_all, verify_main
+from replib.data.store import DownloadTimeoutError, download, verify_all
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -174,7 +175,7 @@ def test_verify_command_reports_the_corrupted_file(monkeypatch, tmp_path, capsys
     _corrupt_in_place_keep_mtime(p)
     rows = {str(path): status for path, status, _ in verify_all(mirror, datasets=["stsb"])}
     assert rows[str(p)] == "FAILED" and rows[str(tmp_path / "mirror" / e1.path)] == "ok"
-    assert verify_main(["--dataset", "stsb", "--mirror", str(mirror)]) == 1
+    assert data_cli(["verify", "--dataset", "stsb", "--mirror", str(mirror)]) == 1
     assert "FAILED" in capsys.readouterr().out
 
 

@@ -29,7 +29,6 @@ Set ``REPLIB_DATA_OFFLINE=1`` to forbid network access (mirror and cache only).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import tarfile
@@ -422,25 +421,3 @@ def _archive_in_cache(archive_path: Path, a, timeout: float) -> None:
         return
     adigest = _download_locked(a.url, archive_path, None, None, timeout, a.md5, None, MAX_BYTES)
     _record_observed(archive_path, adigest, a.url, verified_md5=a.md5)
-
-
-def verify_main(argv=None) -> int:
-    """``python -m replib.data verify``: re-hash every registered file in the mirror and the cache.
-
-    Exit status 1 when any file fails its checksum (each failure is printed with its path).
-    """
-    ap = argparse.ArgumentParser(
-        prog="python -m replib.data verify",
-        description="Re-hash every registered data file found in the mirror "
-        "($%s) and the cache, ignoring remembered verifications." % MIRROR_ENV,
-    )
-    ap.add_argument("--dataset", action="append", help="only this data set (repeatable)")
-    ap.add_argument("--mirror", help="mirror folder (default $%s)" % MIRROR_ENV)
-    ap.add_argument("--cache", help="cache folder (default $REPLIB_CACHE_DIR/data)")
-    args = ap.parse_args(argv)
-    rows = verify_all(args.mirror, args.cache, args.dataset)
-    for path, status, msg in rows:
-        print("%-8s %s%s" % (status, path, (" - " + msg) if msg else ""))
-    failed = sum(status == "FAILED" for _, status, _ in rows)
-    print("%d files checked, %d failed" % (len(rows), failed))
-    return 1 if failed else 0

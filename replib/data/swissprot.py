@@ -10,7 +10,6 @@ which needs ``dpkg-deb`` and ``blastdbcmd`` (Debian: ``apt-get install ncbi-blas
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import random
@@ -266,20 +265,3 @@ def make_subset(
             fh.write(">" + title + "\n")
             fh.writelines(line + "\n" for line in _wrap(seq))
     return out
-
-
-def main(argv=None) -> int:
-    """Command line: ``python -m replib.data extract-swissprot [--deb DEB] [--out FASTA]``."""
-    ap = argparse.ArgumentParser(prog="python -m replib.data", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    ex = sub.add_parser("extract-swissprot", help="extract the full 486k Swiss-Prot 2014-01 set from metastudent-data")
-    ex.add_argument("--deb", help="path of metastudent-data_2.0.1-8_all.deb (default: fetch it)")
-    ex.add_argument("--out", help="output FASTA (default: the replib cache)")
-    args = ap.parse_args(argv)
-    path = extract_swissprot_full(args.deb, args.out)
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
