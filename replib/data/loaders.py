@@ -219,38 +219,24 @@ def load_snli(split: str = "dev") -> pd.DataFrame:
     )
 
 
-def _sentence_label(path, header: bool) -> pd.DataFrame:
+def _tsv(path, header: list | None, convert, columns: list) -> pd.DataFrame:
+    """The lines of a tab-separated file after its ``header`` line (its exact fields; None: no header line),
+    each of ``len(columns)`` fields, as rows ``convert(fields)``."""
     lines = read_lines(path)
-    start = 1 if header else 0
-    if header and lines[0].split("\t") != ["sentence", "label"]:
+    if header is not None and lines[0].split("\t") != header:
         raise ValueError("%s: unexpected header %r" % (path, lines[0]))
-    rows = []
-    for i, line in enumerate(lines[start:], start + 1):
-        f = _fields(line, 2, path, i)
-        rows.append((f[0].strip(), int(f[1])))
-    return pd.DataFrame(rows, columns=["sentence", "label"])
-
-
-def _pair_tsv(path, label_int: bool) -> pd.DataFrame:
-    lines = read_lines(path)
-    if lines[0].split("\t") != ["index", "sentence1", "sentence2", "label"]:
-        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
-    rows = []
-    for i, line in enumerate(lines[1:], 2):
-        f = _fields(line, 4, path, i)
-        rows.append((int(f[0]), f[1].strip(), f[2].strip(), int(f[3]) if label_int else f[3].strip()))
-    return pd.DataFrame(rows, columns=["index", "sentence1", "sentence2", "label"])
+    start = 0 if header is None else 1
+    rows = [convert(_fields(line, len(columns), path, i)) for i, line in enumerate(lines[start:], start + 1)]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _mrpc(path) -> pd.DataFrame:
-    lines = read_lines(path, "utf-8")
-    if lines[0].split("\t") != ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]:
-        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
-    rows = []
-    for i, line in enumerate(lines[1:], 2):
-        f = _fields(line, 5, path, i)
-        rows.append((int(f[0]), f[1], f[2], f[3].strip(), f[4].strip()))
-    return pd.DataFrame(rows, columns=["label", "id1", "id2", "sentence1", "sentence2"])
+    return _tsv(
+        path,
+        ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
+        lambda f: (int(f[0]), f[1], f[2], f[3].strip(), f[4].strip()),
+        ["label", "id1", "id2", "sentence1", "sentence2"],
+    )
 
 
 GLUE_TASKS = {
@@ -295,10 +281,13 @@ def load_glue(task: str, split: str) -> pd.DataFrame:
     _check_split(split, tuple(GLUE_TASKS[task]), "GLUE " + task)
     path = fetch(*GLUE_TASKS[task][split])
     if task in ("SST-2", "SST-2-alps", "CoLA"):
-        return _sentence_label(path, header=task == "SST-2-alps")
+        columns = ["sentence", "label"]
+        return _tsv(path, columns if task == "SST-2-alps" else None, lambda f: (f[0].strip(), int(f[1])), columns)
     if task == "MRPC":
         return _mrpc(path)
-    return _pair_tsv(path, label_int=(task == "WNLI"))
+    label = int if task == "WNLI" else str.strip
+    columns = ["index", "sentence1", "sentence2", "label"]
+    return _tsv(path, columns, lambda f: (int(f[0]), f[1].strip(), f[2].strip(), label(f[3])), columns)
 
 
 #: GLUE's classification tasks, as GLUE's own archives hold their training sets (``glue/canonical/<archive>``):
