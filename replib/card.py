@@ -80,7 +80,7 @@ class CardConfig:
         WikiText-2 test lines (text models).
     window : int
         Token-stream window (text models); fitted to the model: a model with fewer positions reads windows of
-        as many tokens as it has positions (:func:`fitted_window`).
+        as many tokens as it has positions (:func:`max_positions`).
     n_proteins : int
         Swiss-Prot 5k sequences (protein models), truncated to ``max_length`` residues.
     max_rows : int
@@ -123,12 +123,6 @@ def max_positions(lm) -> int | None:
     return min(limits) if limits else None
 
 
-def fitted_window(lm, window: int) -> int:
-    """``window`` tokens, or as many as ``lm`` has positions when it has fewer (:func:`max_positions`)."""
-    n = max_positions(lm)
-    return window if n is None else min(window, n)
-
-
 def text_sample(n_lines: int) -> list[str]:
     """The first ``n_lines`` non-empty lines of WikiText-2 test (:func:`replib.data.load_lm_corpus`)."""
     return [ln for ln in load_lm_corpus("wikitext2", "test") if ln.strip()][:n_lines]
@@ -168,7 +162,7 @@ def model_layers(lm, cfg: CardConfig, data=None, cache_dir=None, progress: bool 
         sample = {"data": "Swiss-Prot 5k" if data is None else "user sequences", "n_sequences": len(emb.index)}
     else:
         lines = list(data) if data is not None else text_sample(cfg.n_lines)
-        window = fitted_window(lm, cfg.window)
+        window = min(cfg.window, max_positions(lm) or cfg.window)
         ts = embed_token_stream(lm, lines, window=window, cache_dir=cache_dir, progress=progress)
         layers = {code + 1: X for code, X in ts.layers.items()}  # code layer c = hidden_states[c + 1]
         types = np.asarray(ts.tokens)

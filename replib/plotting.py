@@ -190,14 +190,6 @@ def show_plotly(fig, height: int | None = None, caption: str | None = None, alt:
 
 
 # ------------------------------------------------------------------ legends
-def _is_colour_bar(ax) -> bool:
-    return getattr(ax, "_colorbar", None) is not None or ax.get_label() == "<colorbar>"
-
-
-def _draws_data(ax) -> bool:
-    return ax.get_visible() and bool(ax.lines or ax.collections or ax.containers or ax.images or ax.patches)
-
-
 def _mapped(ax) -> list:
     """The colour-mapped artists of ``ax`` (images, meshes, hexbins): their colours encode a quantity."""
     polys = [c for c in ax.collections if type(c) is PolyCollection and c.get_array() is not None]
@@ -265,7 +257,14 @@ def legend_problems(fig) -> list[str]:
     (image, mesh, hexbin) needs the colour bar of its scale (its own, or that of an artist sharing its norm):
     the legend of a colour scale.
     """
-    axes = [ax for ax in fig.axes if not _is_colour_bar(ax) and _draws_data(ax)]
+    axes = [
+        ax
+        for ax in fig.axes
+        if getattr(ax, "_colorbar", None) is None
+        and ax.get_label() != "<colorbar>"  # not a colour bar
+        and ax.get_visible()
+        and (ax.lines or ax.collections or ax.containers or ax.images or ax.patches)  # draws data
+    ]
     scales = [a.norm for ax in axes for a in _mapped(ax) if getattr(a, "colorbar", None) is not None]
     problems = [
         f"axes {i + 1}: a colour-mapped {type(a).__name__} without a colour bar"

@@ -47,7 +47,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"record() takes numbers, booleans, strings or lists of them; got {type(value).__name__}")
 
 
-def record(name: str, value: Any, *, display: bool = False) -> Any:
+def record(name: str, value: Any) -> Any:
     """Record ``value`` under ``name`` for the book's prose and the claim checker.
 
     Parameters
@@ -57,8 +57,6 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
         Letters, digits, ``_``, ``-`` and ``.`` only.
     value : number, bool, str or list of them
         Numpy and torch scalars are converted to Python scalars.
-    display : bool
-        Also show the value in the notebook output (default: hidden, shown only where glued).
 
     Returns
     -------
@@ -71,11 +69,10 @@ def record(name: str, value: Any, *, display: bool = False) -> Any:
     payload = {"name": name, "value": plain}
     if _ipython is None or _ipython.get_ipython() is None:  # plain Python: the value is in RECORDED only
         return plain
-    prefix = "" if display else GLUE_PREFIX
-    _ipython_display.display(
-        {prefix + "text/plain": str(plain), prefix + RECORD_MIME: payload},
+    _ipython_display.display(  # hidden in the output, shown only where glued
+        {GLUE_PREFIX + "text/plain": str(plain), GLUE_PREFIX + RECORD_MIME: payload},
         raw=True,
-        metadata={"scrapbook": {"name": name, "mime_prefix": prefix}},
+        metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
     )
     return plain
 

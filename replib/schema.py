@@ -22,12 +22,6 @@ __all__ = ["SchemaError", "closed_object", "load_schema", "validate"]
 class SchemaError(ValueError):
     """A document that does not follow its schema; the message names the source, the path and the line."""
 
-    def __init__(self, message: str, *, source: str = "", path: tuple = (), line: int | None = None):
-        super().__init__(message)
-        self.source = source
-        self.path = path
-        self.line = line
-
 
 def closed_object(properties: dict) -> dict:
     """The JSON Schema of an object with exactly these ``properties``: every one required, no other allowed."""
@@ -76,4 +70,4 @@ def validate(
     line = line_of(path) if line_of is not None else None
     at = f"{source}:{line}" if line is not None else source
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(top level)"
-    raise SchemaError(f"{at}: {where}: {error.message}", source=source, path=path, line=line)
+    raise SchemaError(f"{at}: {where}: {error.message}")

@@ -228,7 +228,7 @@ def test_the_main_job_computes_the_atlas_where_the_book_reads_it(tmp_path, monke
 def test_max_positions_from_the_config_and_the_tokenizer():
     from types import SimpleNamespace as NS
 
-    from replib.card import fitted_window, max_positions
+    from replib.card import max_positions
 
     def lm(tok_max=None, **conf):
         return NS(model=NS(config=NS(**conf)), tokenizer=NS(model_max_length=tok_max))
@@ -236,5 +236,4 @@ def test_max_positions_from_the_config_and_the_tokenizer():
     assert max_positions(lm(model_type="gpt2", n_positions=128, tok_max=int(1e30))) == 128  # "no limit" ignored
     assert max_positions(lm(model_type="roberta", max_position_embeddings=514, pad_token_id=1)) == 512
     assert max_positions(lm(model_type="bert", max_position_embeddings=512, tok_max=256)) == 256
-    assert max_positions(lm(model_type="x")) is None and fitted_window(lm(model_type="x"), 256) == 256
-    assert fitted_window(lm(model_type="gpt2", n_positions=1024), 256) == 256
+    assert max_positions(lm(model_type="x")) is None

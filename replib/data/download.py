@@ -18,7 +18,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -80,33 +79,6 @@ def partial_path(dest: Path) -> Path:
 def default_deadline(length: int | None) -> float:
     """Overall seconds for a download of ``length`` bytes: 10 minutes plus 50 kB/s, or 1 hour if unknown."""
     return UNKNOWN_LENGTH_DEADLINE if length is None else BASE_DEADLINE + length / MIN_RATE
-
-
-@dataclass
-class _Transfer:
-    """One download in progress: where it goes, what it may bring and what it has brought."""
-
-    url: str
-    part: Path
-    limit: int
-    timeout: float
-    deadline: float | None
-    hashes: list = field(default_factory=list)
-    headers: dict = field(default_factory=dict)
-    n: int = 0
-    t_end: float = float("inf")
-    size: int | None = None  # the registered length, when the registry gives one
-
-    def add(self, chunk: bytes, out) -> None:
-        self.n += len(chunk)
-        if self.n > self.limit:
-            raise DownloadTooLargeError(
-                "%s: the server sent more than the %d bytes expected; the download was stopped there and "
-                "nothing was kept" % (self.url, self.limit)
-            )
-        out.write(chunk)
-        for h in self.hashes:
-            h.update(chunk)
 
 
 def download(
@@ -173,15 +145,13 @@ def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_
     pinned = sha256 is not None or md5 is not None
     limit = min(size, max_bytes) if size is not None else max_bytes
     h, h5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False) if md5 is not None else None
-    t = _Transfer(
-        url, part, limit, timeout, deadline, [x for x in (h, h5) if x is not None], dict(headers or {}), size=size
-    )
+    hashes = [x for x in (h, h5) if x is not None]
     try:
-        announced = _transfer(t, resume=pinned, dest=dest)
-        if announced is not None and t.n != announced:
-            raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, t.n, announced))
-        if size is not None and t.n != size:
-            raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, t.n, size))
+        announced, n = _transfer(url, part, dest, limit, timeout, deadline, hashes, dict(headers or {}), size, pinned)
+        if announced is not None and n != announced:
+            raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
+        if size is not None and n != size:
+            raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
     except BaseException as exc:  # an interruption of a pinned download keeps its bytes; anything else none
         if not (pinned and isinstance(exc, _RESUMABLE) and part.is_file() and part.stat().st_size):
             with contextlib.suppress(OSError):
@@ -206,17 +176,19 @@ def _check_digest(url: str, dest: Path, algorithm: str, got: str, want: str | No
         )
 
 
-def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
-    """Bring the bytes of ``t.url`` into ``t.part`` (continuing its kept bytes when ``resume``); return the
-    total length the server announced, if it did. Network timeouts become :class:`DownloadTimeoutError`."""
-    have = t.part.stat().st_size if resume and t.part.is_file() else 0
-    req = urllib.request.Request(url=t.url, headers={"User-Agent": _USER_AGENT})
-    for k, v in t.headers.items():
+def _transfer(url, part: Path, dest: Path, limit, timeout, deadline, hashes, headers, size, resume: bool) -> tuple:
+    """Bring the bytes of ``url`` into ``part`` (continuing its kept bytes when ``resume``), chunk by chunk (each
+    read returns what has arrived) until the body's end, ``limit`` bytes or the deadline; return the total length
+    the server announced (None if it did not) and the length of ``part``. Network timeouts become
+    :class:`DownloadTimeoutError`."""
+    have = part.stat().st_size if resume and part.is_file() else 0
+    req = urllib.request.Request(url=url, headers={"User-Agent": _USER_AGENT})
+    for k, v in headers.items():
         req.add_unredirected_header(k, v)
     if have:
         req.add_header("Range", "bytes=%d-" % have)
     try:
-        with urllib.request.urlopen(req, timeout=t.timeout) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             # the body continues the kept bytes only for a 206 Partial Content of the range asked for
             ranged = (
                 have and resp.status == 206 and resp.headers.get("Content-Range", "").startswith("bytes %d-" % have)
@@ -224,70 +196,70 @@ def _transfer(t: _Transfer, *, resume: bool, dest: Path) -> int | None:
             start = have if ranged else 0
             announced = resp.headers.get("Content-Length")  # too long is refused before the body is read
             total = None if announced is None else start + int(announced)
-            if total is not None and total > t.limit:
+            if total is not None and total > limit:
                 raise DownloadTooLargeError(
                     "%s: the server announces %d bytes, more than the %d expected; nothing was downloaded"
-                    % (t.url, total, t.limit)
+                    % (url, total, limit)
                 )
             if start:  # the kept bytes count in the checksums
-                with open(t.part, "rb") as fh:
+                with open(part, "rb") as fh:
                     for block in iter(lambda: fh.read(_CHUNK), b""):
-                        for hash_ in t.hashes:
+                        for hash_ in hashes:
                             hash_.update(block)
-            t.n = start
+            n = start
             # without a Content-Length, the registered size sizes the deadline (the 1-hour one is for neither)
-            expected = total if total is not None else t.size
-            t.t_end = time.monotonic() + (t.deadline if t.deadline is not None else default_deadline(expected))
-            with open(t.part, "r+b" if start else "wb") as out:
+            expected = total if total is not None else size
+            t_end = time.monotonic() + (deadline if deadline is not None else default_deadline(expected))
+            off = progress_off(total is None or total >= _PROGRESS_MIN_BYTES)
+            with (
+                open(part, "r+b" if start else "wb") as out,
+                tqdm(
+                    total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=dest.name, disable=off, leave=False
+                ) as bar,
+            ):
+                bar.update(n)
                 out.seek(start)
                 out.truncate()
-                _stream(resp, out, t, total, dest.name)
-            return total
+                while True:
+                    if time.monotonic() > t_end:
+                        raise DownloadTimeoutError(
+                            "%s: the download passed its overall deadline after %d bytes (the server is too slow); "
+                            "the bytes are kept to resume" % (url, n)
+                        )
+                    try:
+                        chunk = resp.read1(_CHUNK)
+                    except http.client.IncompleteRead as exc:
+                        raise IncompleteDownloadError("%s: connection closed early (%s)" % (url, exc)) from exc
+                    if not chunk:
+                        return total, n
+                    n += len(chunk)
+                    if n > limit:
+                        raise DownloadTooLargeError(
+                            "%s: the server sent more than the %d bytes expected; the download was stopped there "
+                            "and nothing was kept" % (url, limit)
+                        )
+                    out.write(chunk)
+                    for hash_ in hashes:
+                        hash_.update(chunk)
+                    bar.update(len(chunk))
     except TimeoutError as exc:
         if isinstance(exc, DownloadTimeoutError):
             raise
         raise DownloadTimeoutError(
             "%s: no data for %g s (the server accepted the connection but did not answer); "
-            "nothing was written to %s" % (t.url, t.timeout, dest)
+            "nothing was written to %s" % (url, timeout, dest)
         ) from exc
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:  # the kept bytes do not fit this file: start again
-            t.part.unlink()
-            return _transfer(t, resume=False, dest=dest)
+            part.unlink()
+            return _transfer(url, part, dest, limit, timeout, deadline, hashes, headers, size, False)
         raise
     except urllib.error.URLError as exc:
         if isinstance(getattr(exc, "reason", None), (socket.timeout, TimeoutError)):
             raise DownloadTimeoutError(
-                "%s: no answer within %g s; nothing was written to %s" % (t.url, t.timeout, dest)
+                "%s: no answer within %g s; nothing was written to %s" % (url, timeout, dest)
             ) from exc
         raise
-
-
-def _stream(resp, out, t: _Transfer, total: int | None, desc: str) -> None:
-    """Copy the body chunk by chunk (each read returns what has arrived) until its end, the limit or the
-    deadline."""
-    show = total is None or total >= _PROGRESS_MIN_BYTES
-    bar = tqdm(
-        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=progress_off(show), leave=False
-    )
-    bar.update(t.n)
-    try:
-        while True:
-            if time.monotonic() > t.t_end:
-                raise DownloadTimeoutError(
-                    "%s: the download passed its overall deadline after %d bytes (the server is too slow); "
-                    "the bytes are kept to resume" % (t.url, t.n)
-                )
-            try:
-                chunk = resp.read1(_CHUNK)
-            except http.client.IncompleteRead as exc:
-                raise IncompleteDownloadError("%s: connection closed early (%s)" % (t.url, exc)) from exc
-            if not chunk:
-                return
-            t.add(chunk, out)
-            bar.update(len(chunk))
-    finally:
-        bar.close()
 
 
 def _extract_member(archive: Path, member: str, dest: Path, sha256: str | None, md5: str | None = None) -> str:

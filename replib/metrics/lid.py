@@ -146,12 +146,6 @@ def _unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, first[inverse.ravel()]
 
 
-def _cuda_available() -> bool:
-    """Whether torch sees a GPU; torch is imported here, at use (never when the metrics are imported)."""
-    torch = optional_import("torch")
-    return torch is not None and bool(torch.cuda.is_available())
-
-
 def _refine(
     index: np.ndarray,
     queries: np.ndarray,
@@ -255,7 +249,8 @@ def _knn_distances(
     """
     if backend == "auto":  # torch only for large searches (and only then imported)
         large = len(index) * len(queries) > GPU_SEARCH_MIN_PAIRS
-        backend = "torch" if large and _cuda_available() else "faiss" if faiss is not None else "sklearn"
+        torch = optional_import("torch") if large else None  # imported here, at use (never with the metrics)
+        backend = "torch" if torch is not None and torch.cuda.is_available() else "faiss" if faiss else "sklearn"
     if backend == "torch":
         dist, idx = _knn_torch(index, queries, k + 1, device)
     elif backend == "faiss":

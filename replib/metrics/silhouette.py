@@ -33,10 +33,6 @@ def _labels(labels, n: int) -> tuple[np.ndarray, int]:
     return codes.reshape(-1).astype(np.int64), k
 
 
-def _torch_or_error():
-    return require(_torch, "torch", "the exact silhouette score (replib.metrics.silhouette)")
-
-
 def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = None, dtype=None):
     r"""Per-point sums of Euclidean distances to every cluster, :math:`S_{ic} = \sum_{j: \ell(j)=c} \lVert x_i - x_j\rVert`.
 
@@ -62,7 +58,7 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = No
     codes : numpy.ndarray of shape (n_samples,)
         Cluster index of each point (0 .. n_clusters - 1).
     """
-    torch = _torch_or_error()
+    torch = require(_torch, "torch", "the exact silhouette score (replib.metrics.silhouette)")
     dev = torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
     chunk_size = (512 if dev.type == "cpu" else 2048) if chunk_size is None else chunk_size
     if chunk_size < 1:
