@@ -173,11 +173,7 @@ def static_card(words, vectors, lines, cfg: CardConfig, data: str = "WikiText-2 
         ``{"layers": {"0": layer_card(...)}, "sample": {...}}``.
     """
     index = {w: i for i, w in enumerate(words)}
-    seen: dict[str, int] = {}
-    for line in lines:
-        for w in line.lower().split():
-            if w in index and w not in seen:
-                seen[w] = index[w]
+    seen = {w: index[w] for line in lines for w in line.lower().split() if w in index}  # first appearance order
     types = list(seen)[: cfg.max_rows]
     if len(types) < 3:
         raise ValueError(f"only {len(types)} words of the sample are in the vocabulary: too few for a card")

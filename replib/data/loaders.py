@@ -58,6 +58,17 @@ def _fields(line: str, n: int, path, lineno: int, at_least: bool = False) -> lis
     return parts
 
 
+def _tsv(path, header: list | None, convert, columns: list) -> pd.DataFrame:
+    """The lines of a tab-separated file after its ``header`` line (its exact fields; None: no header line),
+    each of ``len(columns)`` fields, as rows ``convert(fields)``."""
+    lines = read_lines(path)
+    if header is not None and lines[0].split("\t") != header:
+        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
+    start = 0 if header is None else 1
+    rows = [convert(_fields(line, len(columns), path, i)) for i, line in enumerate(lines[start:], start + 1)]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _check_split(split: str, allowed: Sequence[str], what: str) -> None:
     if split not in allowed:
         raise ValueError("%s split must be one of %s, got %r" % (what, ", ".join(allowed), split))
@@ -156,15 +167,12 @@ def load_sick(split: str = "test") -> pd.DataFrame:
     """
     _check_split(split, tuple(_SICK_FILES), "SICK")
     path = fetch("sick", _SICK_FILES[split])
-    lines = read_lines(path)
-    header = lines[0].split("\t")
-    if header[:4] != ["pair_ID", "sentence_A", "sentence_B", "relatedness_score"]:
-        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
-    rows = []
-    for i, line in enumerate(lines[1:], 2):
-        f = _fields(line, 5, path, i)
-        rows.append((int(f[0]), f[1].strip(), f[2].strip(), float(f[3]), f[4].strip()))
-    return pd.DataFrame(rows, columns=["pair_id", "sentence1", "sentence2", "score", "entailment"])
+    return _tsv(
+        path,
+        ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment"],
+        lambda f: (int(f[0]), f[1].strip(), f[2].strip(), float(f[3]), f[4].strip()),
+        ["pair_id", "sentence1", "sentence2", "score", "entailment"],
+    )
 
 
 _POLARITY = {"nltk_utf8": "utf-8", "original_latin1_yoonkim": "latin-1", "senteval_mr": "utf-8"}
@@ -210,24 +218,8 @@ def load_snli(split: str = "dev") -> pd.DataFrame:
     cols = [read_lines(fetch("snli", "%s.%s" % (prefix, split))) for prefix in ("s1", "s2", "labels")]
     if not len(cols[0]) == len(cols[1]) == len(cols[2]):
         raise ValueError("SNLI %s: s1/s2/labels have %d/%d/%d lines" % (split, *map(len, cols)))
-    return pd.DataFrame(
-        {
-            "premise": [s.strip() for s in cols[0]],
-            "hypothesis": [s.strip() for s in cols[1]],
-            "label": [s.strip() for s in cols[2]],
-        }
-    )
-
-
-def _tsv(path, header: list | None, convert, columns: list) -> pd.DataFrame:
-    """The lines of a tab-separated file after its ``header`` line (its exact fields; None: no header line),
-    each of ``len(columns)`` fields, as rows ``convert(fields)``."""
-    lines = read_lines(path)
-    if header is not None and lines[0].split("\t") != header:
-        raise ValueError("%s: unexpected header %r" % (path, lines[0]))
-    start = 0 if header is None else 1
-    rows = [convert(_fields(line, len(columns), path, i)) for i, line in enumerate(lines[start:], start + 1)]
-    return pd.DataFrame(rows, columns=columns)
+    names = ("premise", "hypothesis", "label")
+    return pd.DataFrame({name: [s.strip() for s in col] for name, col in zip(names, cols)})
 
 
 def _mrpc(path) -> pd.DataFrame:

@@ -20,8 +20,7 @@ from pathlib import Path
 from .store import fetch
 
 WORDNET_DEB = "wordnet-base_3.0-37_all.deb"
-_POS_FILES = {"noun": "data.noun", "verb": "data.verb", "adj": "data.adj", "adv": "data.adv"}
-_INDEX_FILES = {"noun": "index.noun", "verb": "index.verb", "adj": "index.adj", "adv": "index.adv"}
+_POS = ("noun", "verb", "adj", "adv")
 
 
 def _ar_members(data: bytes) -> dict[str, bytes]:
@@ -87,7 +86,7 @@ def _lexnames(deb) -> dict[int, str]:
 @lru_cache(maxsize=8)
 def _supersenses(deb: str, pos: str) -> dict[str, frozenset[str]]:
     names = _lexnames(deb)
-    text = deb_file(deb, f"usr/share/wordnet/{_POS_FILES[pos]}").decode("utf-8")
+    text = deb_file(deb, f"usr/share/wordnet/data.{pos}").decode("utf-8")
     out: dict[str, set] = {}
     for line in text.splitlines():
         if not line or line.startswith("  "):  # the licence header lines start with two spaces
@@ -122,8 +121,8 @@ def load_wordnet_supersenses(pos: str = "noun") -> dict[str, frozenset[str]]:
     WordNet 3.0 :cite:`fellbaum1998wordnet` has 117,798 noun lemmas (its ``wnstats(7WN)`` page); the data
     files list every synset with its lexicographer file number (field 2) and its words (fields 5 on).
     """
-    if pos not in _POS_FILES:
-        raise ValueError(f"pos must be one of {sorted(_POS_FILES)}, got {pos!r}")
+    if pos not in _POS:
+        raise ValueError(f"pos must be one of {sorted(_POS)}, got {pos!r}")
     deb = str(fetch("wordnet", WORDNET_DEB))
     return dict(_supersenses(deb, pos))
 
@@ -131,8 +130,8 @@ def load_wordnet_supersenses(pos: str = "noun") -> dict[str, frozenset[str]]:
 @lru_cache(maxsize=2)
 def _tag_counts(deb: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
-    for pos, fname in _INDEX_FILES.items():
-        for line in deb_file(deb, f"usr/share/wordnet/{fname}").decode("utf-8").splitlines():
+    for pos in _POS:
+        for line in deb_file(deb, f"usr/share/wordnet/index.{pos}").decode("utf-8").splitlines():
             if not line or line.startswith("  "):
                 continue
             f = line.split()
