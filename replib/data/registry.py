@@ -21,8 +21,7 @@ Plain-http sources are used only where a checksum pins the bytes.
 
 from __future__ import annotations
 
-from .entries import Archive, DataFile, Dataset
-from .sources import _EXTRA_FILES, _META, _MIRROR_ROWS, _SOURCES, _STS_SUBSETS  # noqa: F401 (re-exported)
+from .sources import _EXTRA_FILES, _META, _MIRROR_ROWS, _SOURCES, _STS_SUBSETS, Archive, DataFile, Dataset  # noqa: F401
 
 __all__ = ["Archive", "DataFile", "Dataset", "DATASETS", "get_file"]
 
