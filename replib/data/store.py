@@ -79,6 +79,7 @@ VERIFY_ENV = "REPLIB_VERIFY"
 
 #: seconds to wait for another run's update of the verification record before skipping this one
 VERIFIED_LOCK_TIMEOUT = 60.0
+_VERIFIED = ".verified.json"  # the verification record, in the cache folder
 _verified_lock = threading.Lock()
 _verified_memory: dict = {}
 
@@ -98,13 +99,9 @@ def cache_dir(path: str | os.PathLike | None = None) -> Path:
 
 
 # ----------------------------------------------------------------- verification cache
-def _verified_db(cache: Path) -> Path:
-    return cache / ".verified.json"
-
-
 def _load_verified(cache: Path) -> dict:
     try:
-        return json.loads(_verified_db(cache).read_text())
+        return json.loads((cache / _VERIFIED).read_text())
     except (OSError, ValueError):
         return {}
 
@@ -117,10 +114,10 @@ def _store_verified(cache: Path, key: str, value: dict) -> None:
     with _verified_lock:
         _verified_memory[key] = value
         try:
-            with cache_lock(_verified_db(cache), timeout=VERIFIED_LOCK_TIMEOUT):
+            with cache_lock(cache / _VERIFIED, timeout=VERIFIED_LOCK_TIMEOUT):
                 db = _load_verified(cache)
                 db[key] = value
-                write_json_atomic(_verified_db(cache), dict(sorted(db.items())), indent=0)
+                write_json_atomic(cache / _VERIFIED, dict(sorted(db.items())), indent=0)
         except (OSError, CacheLockTimeout):
             pass
 
