@@ -1,19 +1,7 @@
-"""Persistence: the one atomic writer, the one file hasher, the cache folder and the one sharded, resumable cache.
-
-* :func:`atomic_path` / :func:`atomic_write` / :func:`write_json_atomic` / :func:`write_csv_atomic`: a file either appears complete or
-  not at all (temporary file beside it, ``fsync``, ``os.replace``), with the mode an ordinary ``open`` would
-  give it (``0o666`` less the umask; ``mkstemp``'s ``0o600`` would hide a team cache from the group).
-* :func:`sha256_file`, :func:`hash_inputs`, :func:`hash_array`, :func:`cache_key`: hashes of files, of
-  sequences of strings, of arrays and of JSON-serialisable descriptions.
-* :func:`cache_lock`: one process at a time on a cache entry (``filelock``; a timeout ends in a clear
-  :class:`CacheLockTimeout`, and a lock dies with its process, so a killed run never leaves a stale lock).
-* :func:`run_sharded`: compute a long job shard by shard, each shard stored atomically under a key that
-  covers every parameter that shapes the output, and verified when read back (its own key, index, item
-  range, array shapes and sha256): a bad shard is recomputed with a :class:`ShardWarning` naming the file,
-  never used and never fatal.
-* :func:`memo`: one result computed once per description (a pickle under its :func:`cache_key`), for the
-  work a chapter's second seed or second part would otherwise redo.
-"""
+"""Persistence: the one atomic writer (:func:`atomic_path`: a file appears complete or not at all, with the mode
+an ordinary ``open`` would give it), the one file hasher, the hashes of inputs, arrays and descriptions, the cache
+folder and its locks (:func:`cache_lock`), the one sharded, resumable, verified cache (:func:`run_sharded`) and
+:func:`memo` (one result computed once per description)."""
 
 from __future__ import annotations
 

@@ -9,15 +9,6 @@ name, when the module that needs it is imported; a missing one leaves ``None`` a
 to a metric is converted by duck typing, see :mod:`replib._validation`). A metric with an optional torch path
 (LID's GPU neighbour search) imports torch with :func:`import_at_use` when that path runs, never when the
 module is imported: loading torch takes seconds and the metrics must work without it.
-
-Usage::
-
-    from replib._optional import import_at_use, optional_import, require
-
-    faiss = optional_import("faiss")             # module or None, at import time
-    ...
-    faiss = require(faiss, "faiss", "LID's FAISS backend", pip="faiss-cpu")  # at use
-    torch = import_at_use("torch", "LID's torch backend")  # a heavy package, imported at first use
 """
 
 from __future__ import annotations

@@ -3,12 +3,8 @@
 Every file is described by its path inside the mirror (the layout of the shared
 offline copy, e.g. ``stsb/sts-dev.csv``), its sha256, size and line count (copied
 from the mirror's ``PROVENANCE.md`` files), the direct URLs that serve exactly
-those bytes, and its canonical upstream source.  When the upstream source is an
-archive, :class:`Archive` names the archive URL and the member; ``identical``
-says whether that member is expected to be byte-identical to the registered file
-(then :func:`replib.data.fetch` may extract it and verify the sha256) or whether
-the registered file is *derived* from it (SentEval tokenisation, a re-split, a
-reformatting), in which case the archive is documentation only.
+those bytes, and its canonical upstream source (an :class:`Archive` member: extracted and verified when
+``identical``, documentation only when the file is derived from it).
 
 Files with ``sha256=None`` are paper-profile files that the offline mirror does
 not hold and whose sha256 we could not observe from a verified copy.  PTB train

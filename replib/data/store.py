@@ -15,15 +15,9 @@ Resolution order of :func:`fetch`:
 4. The registered direct URLs, then the canonical archive (only when its member
    is expected to be byte-identical, or the file has no fixed checksum).
 
-Downloads are written to a temporary file in the destination folder, verified,
-and only then moved into place with :func:`os.replace`; a truncated or corrupted
-download raises and leaves nothing that looks complete (:func:`replib._io.atomic_path`, which also gives
-it the permissions of a newly created file, ``0666 & ~umask``, not ``mkstemp``'s 0600).
-Every network read has a timeout (``timeout``, default 60 s): a server that
-accepts the connection and never answers raises :class:`DownloadTimeoutError`.
-A file is downloaded over plain ``http`` only when a registered checksum (sha256,
-or a published md5) pins its bytes; a file without any checksum is fetched over
-``https`` only, its observed sha256 recorded next to it and verified on later use.
+Downloads are atomic, verified and time-limited (:func:`replib.data.download.download`). A file is downloaded
+over plain ``http`` only when a registered checksum (sha256, or a published md5) pins its bytes; a file without
+any checksum is fetched over ``https`` only, its observed sha256 recorded next to it and verified on later use.
 Set ``REPLIB_DATA_OFFLINE=1`` to forbid network access (mirror and cache only).
 """
 
