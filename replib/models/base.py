@@ -11,11 +11,13 @@ from typing import Any
 
 import torch
 
+from .errors import ModelUnavailableError
 from .registry import ModelSpec
 
 __all__ = [
     "LoadedModel",
     "check_device",
+    "config_spec",
     "default_device",
     "offline_mode",
     "state_sha256",
@@ -83,17 +85,22 @@ class LoadedModel:
         if self.identity is not None and "dtype" not in self.identity:
             self.identity = {**self.identity, "dtype": weights_dtype(self.model)}
 
-    @property
-    def recipe(self) -> str:
-        return self.spec.recipe
 
-    @property
-    def cache_key(self) -> str:
-        """Identity of the weights for on-disk caches: the weights' sha256 for local files, else name,
-        revision and source."""
-        if self.weights_sha256:
-            return f"sha256:{self.weights_sha256}"
-        return f"{self.name}@{self.spec.revision}|{self.source}"
+def config_spec(name: str, hf_id: str, revision: str, config, recipe: str, licence: str, **kw) -> ModelSpec:
+    """The :class:`ModelSpec` of a model outside the registry: its family (``model_type``), width and number
+    of layers read from its ``transformers`` configuration; ``kw`` are the other fields (``notes``...).
+
+    Raises
+    ------
+    ModelUnavailableError
+        A configuration without a number of layers or a width.
+    """
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
+    if layers is None or hidden is None:
+        raise ModelUnavailableError(f"{name}: cannot read the number of layers / hidden size from its config")
+    family = str(getattr(config, "model_type", "unknown"))
+    return ModelSpec(name, hf_id, revision, family, int(hidden), int(layers), recipe, licence, **kw)
 
 
 def default_device(device=None) -> str:

@@ -36,11 +36,11 @@ from tokenizers import ByteLevelBPETokenizer
 from .._io import _umask, atomic_write, cache_root
 from ..data import load_lm_corpus
 from ..provenance import note_model
-from .base import LoadedModel, state_sha256, vocab_sha256
+from .base import LoadedModel, config_spec, state_sha256, vocab_sha256
 from .loading import minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
-from .registry import REGISTRY, ModelSpec
-from .tiny import _esm_tok, _protbert_tok, _xlnet_tok, esm_config
+from .registry import REGISTRY
+from .tiny import _NO_LICENCE, _bert_tok, _esm_tok, _protbert_tok, _xlnet_tok, esm_config, random_spec
 
 __all__ = [
     "FULLSIZE",
@@ -227,31 +227,6 @@ def parameter_count(name: str) -> int:
         return n_parameters(_module(_arch(name)))
 
 
-def _spec(arch: FullSize, model) -> ModelSpec:
-    if arch.config == "ProteinBERT":
-        hidden, layers, family = 512, 6, "proteinbert"
-        extra = {"local_dim": 128, "seq_len": arch.kwargs["seq_len"]}
-    else:
-        c = model.config
-        hidden = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or c.dim
-        layers = getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None) or c.n_layers
-        family, extra = c.model_type, ({"mem_len": 512} if c.model_type == "xlnet" else {})
-    return ModelSpec(
-        f"fullsize-{arch.name}",
-        f"local:fullsize-{arch.name}",
-        "random",
-        family,
-        int(hidden),
-        int(layers),
-        arch.recipe,
-        "n/a (random weights)",
-        pinned=False,
-        safetensors=False,
-        notes=f"full-size random-weight stand-in of {arch.name}",
-        extra=extra,
-    )
-
-
 def fullsize_model(name: str, seed: int = 0) -> LoadedModel:
     """A paper model's architecture at full size with seeded random weights, in memory, on CPU, in eval mode.
 
@@ -275,7 +250,8 @@ def fullsize_model(name: str, seed: int = 0) -> LoadedModel:
     model.eval()
     vocab = getattr(getattr(model, "config", None), "vocab_size", 0)
     tok = _tokenizer(arch, vocab)
-    spec = _spec(arch, model)
+    extra = {"ProteinBERT": {"local_dim": 128, **arch.kwargs}, "XLNetConfig": {"mem_len": 512}}.get(arch.config)
+    spec = random_spec(f"fullsize-{name}", model, arch.recipe, f"full-size random-weight stand-in of {name}", extra)
     note_model(spec.name, kind="random", source=f"random:seed={seed}")
     identity = {"fullsize": name, "seed": seed, "state_sha256": state_sha256(model), "vocab_sha256": vocab_sha256(tok)}
     return LoadedModel(spec.name, model, tok, spec, "cpu", f"random:seed={seed}", identity=identity)
@@ -356,18 +332,16 @@ def random_architecture(arch: str, seed: int = 0) -> LoadedModel:
     LoadedModel
         Recipe ``text``, ``source = "random:seed=<seed>"``.
     """
-    tok = tr.AutoTokenizer.from_pretrained(str(minilm_dir(verify=False)))  # bert-base-uncased WordPiece
+    tok = _bert_tok()  # the bert-base-uncased WordPiece
     torch.manual_seed(seed)
     if arch == "bert-base":
         cfg = tr.BertConfig(vocab_size=tok.vocab_size)
         model = tr.BertModel(cfg, add_pooling_layer=False)
-        layers, hidden, family = cfg.num_hidden_layers, cfg.hidden_size, "bert"
     elif arch == "gpt2":
         cfg = tr.GPT2Config(vocab_size=tok.vocab_size)
         model = tr.GPT2Model(cfg)
-        layers, hidden, family = cfg.n_layer, cfg.n_embd, "gpt2"
     else:
         raise ValueError(f"unknown architecture {arch!r}; expected 'bert-base' or 'gpt2'")
     name = f"random-{arch}"
-    spec = ModelSpec(name, f"local:{name}", "random", family, hidden, layers, "text", "n/a (random weights)", False)
+    spec = config_spec(name, f"local:{name}", "random", cfg, "text", _NO_LICENCE)
     return LoadedModel(name, model.eval(), tok, spec, "cpu", f"random:seed={seed}")

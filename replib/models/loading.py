@@ -19,7 +19,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, BertTokenizer, Es
 from .._io import sha256_file
 from .._optional import optional_import, require
 from ..provenance import note_model
-from .base import LoadedModel, default_device, weights_dtype
+from .base import LoadedModel, config_spec, default_device, weights_dtype
 from .errors import CorruptModelFileError, ModelUnavailableError
 from .files import check_no_remote_code, folder_identity, require_tokenizer, weight_files
 from .hub import hub_snapshot
@@ -341,21 +341,9 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
     tok_cls = EsmTokenizer if mtype == "esm" else AutoTokenizer
     tok = tok_cls.from_pretrained(str(folder), trust_remote_code=False)
     name = name or f"trained-{mtype}-{sha[:12]}"
-    n_layers = getattr(model.config, "num_hidden_layers", None) or model.config.n_layer
-    hidden = getattr(model.config, "hidden_size", None) or model.config.n_embd
-    spec = ModelSpec(
-        name,
-        f"local:{folder}",
-        f"sha256:{sha}",
-        "esm" if mtype == "esm" else mtype,
-        hidden,
-        n_layers,
-        "esm" if mtype == "esm" else "text",
-        "trained in this book (data licences apply)",
-        pinned=True,
-        safetensors=True,
-        notes="trained from scratch by replib.training",
-    )
+    recipe, licence = "esm" if mtype == "esm" else "text", "trained in this book (data licences apply)"
+    notes = "trained from scratch by replib.training"
+    spec = config_spec(name, f"local:{folder}", f"sha256:{sha}", model.config, recipe, licence, notes=notes)
     note_model(name, kind="local", source=str(folder), resolved=f"sha256:{sha}", pinned=True)
     device = default_device(device)
     identity = folder_identity(folder, sha)

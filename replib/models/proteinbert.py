@@ -87,9 +87,6 @@ def tokenize(seqs, seq_len: int = DEFAULT_SEQ_LEN) -> np.ndarray:
 class ProteinBertTokenizer:
     """Minimal tokenizer object so ProteinBERT looks like the other loaded models."""
 
-    name_or_path = "proteinbert"
-    alphabet = ALPHABET
-
     def __init__(self, seq_len: int = DEFAULT_SEQ_LEN):
         self.seq_len = int(seq_len)
 

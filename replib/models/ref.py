@@ -218,7 +218,7 @@ def _hub_ref(cls, s: str, path: Path) -> ModelRef:
     return cls(s if rev else hub_id, "hub", hub_id, slug, rev or "main")
 
 
-def model_refs(models, default, *, base_dir=None) -> tuple[ModelRef, ...]:
+def model_refs(models, default) -> tuple[ModelRef, ...]:
     """A chapter's models: its ``models`` parameter (one spec or a list of specs) or, when that is None or
     empty, the ``default`` list, each parsed with :meth:`ModelRef.parse`.
 
@@ -226,8 +226,6 @@ def model_refs(models, default, *, base_dir=None) -> tuple[ModelRef, ...]:
     ----------
     models : str, path-like, ModelRef, list of them, or None
     default : list of str or ModelRef
-    base_dir : path-like, optional
-        Folder relative paths are taken from (default: the current directory).
 
     Returns
     -------
@@ -247,7 +245,7 @@ def model_refs(models, default, *, base_dir=None) -> tuple[ModelRef, ...]:
         raise ValueError(
             f"models must be a model spec or a list of specs (registry key, folder, Hub id); got {models!r}"
         )
-    refs = tuple(ModelRef.parse(m, base_dir) for m in models)
+    refs = tuple(ModelRef.parse(m) for m in models)
     seen: dict[str, ModelRef] = {}
     for r in refs:
         if r.slug in seen:

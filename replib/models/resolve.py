@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..provenance import note_model
-from .base import LoadedModel, check_precision, default_device
+from .base import LoadedModel, check_precision, config_spec, default_device
 from .errors import ModelUnavailableError
 from .files import pooling_mode
 from .fullsize import random_architecture
@@ -24,10 +24,13 @@ from .hub import hub_pooling, hub_snapshot
 from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
 from .recipes import infer_recipe
 from .ref import ModelRef, slugify
-from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
+from .registry import MINILM_SAFETENSORS_SHA256, get_spec
 from .tiny import _TINY, tiny_model
 
 __all__ = ["forward_flops_per_token", "model_n_layers", "model_slug", "resolve_model"]
+
+#: the licence line of a user's folder or Hub model
+_USER_LICENCE = "unverified (user-supplied model)"
 
 
 def model_slug(spec) -> str:
@@ -98,26 +101,6 @@ def forward_flops_per_token(spec) -> float:
     h = int(h)
     f = int(f) if f else 4 * h
     return 2.0 * int(layers) * (4 * h * h + 2 * h * f)
-
-
-def _spec_from_config(name: str, hf_id: str, revision: str, config, recipe: str, notes: str) -> ModelSpec:
-    n_layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
-    if n_layers is None or hidden is None:
-        raise ModelUnavailableError(f"{name}: cannot read the number of layers / hidden size from its config")
-    return ModelSpec(
-        name,
-        hf_id,
-        revision,
-        str(getattr(config, "model_type", "unknown")),
-        int(hidden),
-        int(n_layers),
-        recipe,
-        "unverified (user-supplied model)",
-        pinned=len(revision) in (40, 64),
-        safetensors=True,
-        notes=notes,
-    )
 
 
 def resolve_model(
@@ -198,7 +181,7 @@ def _load_local(ref: ModelRef, recipe, device, dtype) -> LoadedModel:
     sha = identity["weights_sha256"]
     matches = "all-MiniLM-L6-v2" if sha == MINILM_SAFETENSORS_SHA256 else None
     notes = f"local {ref.layout} folder; weights sha256 {sha}" + (f" (= registry {matches})" if matches else "")
-    spec = _spec_from_config(ref.name, f"local:{ref.location}", sha, model.config, rec, notes)
+    spec = config_spec(ref.name, f"local:{ref.location}", sha, model.config, rec, _USER_LICENCE, notes=notes)
     note_model(ref.name, kind="local", source=ref.location, revision=sha, resolved=f"sha256:{sha}", pinned=True)
     return LoadedModel(ref.name, model, tok, spec, device, ref.location, weights_sha256=sha, identity=identity)
 
@@ -212,7 +195,8 @@ def _load_hub(src: ModelRef, recipe, device, dtype, cache_dir) -> LoadedModel:
     device = default_device(device)
     model = finish(model, dtype, device)
     commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
-    spec = _spec_from_config(src.name, src.location, commit, model.config, rec, f"Hub {src.location}@{src.revision}")
+    notes = f"Hub {src.location}@{src.revision}"
+    spec = config_spec(src.name, src.location, commit, model.config, rec, _USER_LICENCE, notes=notes)
     source = f"hf:{src.location}@{commit}"
     pinned = len(src.revision) == 40
     note_model(

@@ -12,7 +12,6 @@ import os
 import random
 import shutil
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import sentencepiece as spm
@@ -22,11 +21,11 @@ from tokenizers import ByteLevelBPETokenizer
 
 from .._io import atomic_write
 from ..provenance import note_model
-from .base import LoadedModel, state_sha256, vocab_sha256
+from .base import LoadedModel, config_spec, state_sha256, vocab_sha256
 from .loading import minilm_dir
 from .proteinbert import ProteinBERT, ProteinBertTokenizer, random_weights
 from .registry import TINY_FAMILIES as FAMILIES
-from .registry import ModelSpec
+from .registry import TINY_RECIPES, ModelSpec
 
 #: ProtBert / ProtBert-BFD ``vocab.txt`` order (30 tokens; ids 0..29).
 PROTBERT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"LAGVESIKRDTPNQFYMHCWXUBZO"]
@@ -52,6 +51,8 @@ def esm_config(hidden: int, layers: int) -> dict:
     )
 
 
+#: the licence line of a model with random weights
+_NO_LICENCE = "n/a (random weights)"
 _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 _DIR: Path | None = None
 
@@ -146,20 +147,14 @@ def _gpt2_tok():
     return tr.GPT2TokenizerFast.from_pretrained(str(d))
 
 
-def _spec(family: str, arch: str, hidden: int, layers: int, recipe: str) -> ModelSpec:
-    return ModelSpec(
-        f"tiny-{family}",
-        f"local:tiny-{family}",
-        "random",
-        arch,
-        hidden,
-        layers,
-        recipe,
-        "n/a (random weights)",
-        pinned=False,
-        safetensors=False,
-        notes="tiny random model",
-    )
+def random_spec(name: str, model, recipe: str, notes: str, extra=None) -> ModelSpec:
+    """The spec of a model with random weights (``revision`` ``random``), its sizes read from its configuration
+    (ProteinBERT: the port's widths and blocks)."""
+    kw = dict(safetensors=False, notes=notes, extra=extra or {})
+    if isinstance(model, ProteinBERT):
+        head = (name, f"local:{name}", "random", "proteinbert", model.d_global, model.n_blocks, recipe, _NO_LICENCE)
+        return ModelSpec(*head, **kw)
+    return config_spec(name, f"local:{name}", "random", model.config, recipe, _NO_LICENCE, **kw)
 
 
 def tiny_model(family: str, seed: int = 0) -> LoadedModel:
@@ -188,32 +183,34 @@ def tiny_model(family: str, seed: int = 0) -> LoadedModel:
     L, H = _TINY["num_hidden_layers"], _TINY["hidden_size"]
     if family == "protbert":
         tok = _protbert_tok()
-        cfg = tr.BertConfig(vocab_size=len(PROTBERT_VOCAB), max_position_embeddings=1024, **_TINY)
-        model, spec = tr.BertModel(cfg, add_pooling_layer=False), _spec(family, "bert", H, L, "protbert")
+        model = tr.BertModel(
+            tr.BertConfig(vocab_size=len(PROTBERT_VOCAB), max_position_embeddings=1024, **_TINY),
+            add_pooling_layer=False,
+        )
     elif family == "protxlnet":
         tok = _xlnet_tok()
-        cfg = tr.XLNetConfig(vocab_size=len(tok), d_model=H, n_layer=L, n_head=2, d_inner=64, mem_len=512)
-        model, spec = tr.XLNetModel(cfg), _spec(family, "xlnet", H, L, "protxlnet")
+        model = tr.XLNetModel(
+            tr.XLNetConfig(vocab_size=len(tok), d_model=H, n_layer=L, n_head=2, d_inner=64, mem_len=512)
+        )
     elif family == "esm":
         tok = _esm_tok()
-        cfg = tr.EsmConfig(**(esm_config(H, L) | _TINY))  # ESM-2's configuration at the tiny sizes
-        model, spec = tr.EsmModel(cfg, add_pooling_layer=False), _spec(family, "esm", H, L, "esm")
+        model = tr.EsmModel(tr.EsmConfig(**(esm_config(H, L) | _TINY)), add_pooling_layer=False)  # ESM-2's, tiny
     elif family == "bert":
         tok = _bert_tok()
-        cfg = tr.BertConfig(vocab_size=tok.vocab_size, **_TINY)
-        model, spec = tr.BertModel(cfg, add_pooling_layer=False), _spec(family, "bert", H, L, "text")
+        model = tr.BertModel(tr.BertConfig(vocab_size=tok.vocab_size, **_TINY), add_pooling_layer=False)
     elif family == "gpt2":
         tok = _gpt2_tok()
         eos = tok.convert_tokens_to_ids("<|endoftext|>")
         cfg = tr.GPT2Config(
             vocab_size=len(tok), n_embd=H, n_layer=L, n_head=2, n_positions=1024, bos_token_id=eos, eos_token_id=eos
         )
-        model, spec = tr.GPT2Model(cfg), _spec(family, "gpt2", H, L, "text")
+        model = tr.GPT2Model(cfg)
     else:
         model = ProteinBERT()
         model.load_keras_weights(random_weights(model, seed))
         tok = ProteinBertTokenizer(64)
-        spec = replace(_spec(family, "proteinbert", 512, 6, "proteinbert"), extra={"local_dim": 128, "seq_len": 64})
+    extra = {"local_dim": 128, "seq_len": 64} if family == "proteinbert" else None
+    spec = random_spec(f"tiny-{family}", model, TINY_RECIPES[family], "tiny random model", extra)
     note_model(f"tiny-{family}", kind="random", source=f"random:seed={seed}")
     identity = {"tiny": family, "seed": seed, "state_sha256": state_sha256(model), "vocab_sha256": vocab_sha256(tok)}
     return LoadedModel(f"tiny-{family}", model.eval(), tok, spec, "cpu", f"random:seed={seed}", identity=identity)
