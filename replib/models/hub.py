@@ -24,7 +24,7 @@ from .errors import ModelUnavailableError, UntrustedCodeError
 from .files import CODE_CONFIGS, check_no_remote_code, pooling_mode
 from .hub_fetch import fetch_hub_snapshot
 
-__all__ = ["check_hub_available", "hub_config_dir", "hub_pooling", "hub_snapshot"]
+__all__ = ["check_hub_available", "hub_pooling", "hub_snapshot"]
 
 #: the files read to decide how to load a repository (code check, recipe, pooling)
 CONFIG_FILES = (*CODE_CONFIGS, "modules.json", "1_Pooling/config.json")
@@ -75,37 +75,26 @@ def check_hub_available(hf_id: str, revision: str = "main", cache_dir=None) -> b
 
 
 def hub_snapshot(hf_id: str, revision: str = "main", cache_dir=None, *, configs_only: bool = False) -> Path:
-    """The local snapshot folder of ``hf_id@revision``, its files brought first when the Hub is reachable.
+    """The local snapshot folder of ``hf_id@revision``, its files brought first when the Hub is reachable, its
+    ``config.json`` (and ``tokenizer_config.json`` when the repository has one) checked for code.
 
     Online, what a loader needs (or only :data:`CONFIG_FILES`) comes through
     :func:`~replib.models.hub_fetch.fetch_hub_snapshot`: size cap, per-read and overall deadlines, checksums.
-    Offline, the cached snapshot is used (:func:`check_hub_available`). Either way the loaders then read the
-    cache with ``local_files_only=True``, and the folder has passed :func:`hub_config_dir`'s code check.
+    Offline, the cached snapshot is used (:func:`check_hub_available`). Either way the folder is then found in
+    the cache only, and the loaders read it with ``local_files_only=True``.
 
     Raises
     ------
-    ModelUnavailableError, UntrustedCodeError
-        As :func:`check_hub_available` and :func:`hub_config_dir`.
+    ModelUnavailableError
+        As :func:`check_hub_available`, or the repository has no ``config.json``.
+    UntrustedCodeError
+        ``config.json`` or ``tokenizer_config.json`` has an ``auto_map`` (the model's own code would be needed;
+        :func:`~replib.models.files.check_no_remote_code`).
     replib.data.download.DownloadTooLargeError, replib.data.download.DownloadTimeoutError
         The model is larger than the cap, or its download outlasts the deadline.
     """
     if not check_hub_available(hf_id, revision, cache_dir):
         fetch_hub_snapshot(hf_id, revision, cache_dir, select=CONFIG_FILES if configs_only else None)
-    return hub_config_dir(hf_id, revision, cache_dir)
-
-
-def hub_config_dir(hf_id: str, revision: str = "main", cache_dir=None) -> Path:
-    """The local snapshot folder holding ``config.json`` (and ``tokenizer_config.json`` when the repository has
-    one) of ``hf_id@revision`` in the cache (never the network: :func:`hub_snapshot` brings the files), checked
-    with :func:`~replib.models.files.check_no_remote_code`.
-
-    Raises
-    ------
-    UntrustedCodeError
-        When either file has an ``auto_map`` (the model's own code would be needed).
-    ModelUnavailableError
-        When the repository has no ``config.json``.
-    """
     kw = dict(revision=revision, cache_dir=cache_dir, local_files_only=True)  # the cache only
     try:
         config = Path(hf_hub_download(hf_id, "config.json", **kw))

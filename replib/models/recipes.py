@@ -11,7 +11,7 @@ from .loading import load_config
 from .ref import ModelRef
 from .registry import PROTEIN_RECIPES, TEXT_RECIPES, TINY_RECIPES, get_spec
 
-__all__ = ["infer_recipe", "model_recipe", "require_protein_model"]
+__all__ = ["infer_recipe", "model_config", "model_recipe", "require_protein_model"]
 
 #: architectures (``config.model_type``) whose small vocabularies mark a protein model
 _PROTEIN_VOCAB_MAX = 40
@@ -74,10 +74,17 @@ def model_recipe(spec, *, cache_dir=None) -> str:
         return "text"
     if ref.kind == "trained":
         return "esm" if ref.name == "trained:protein" else "text"
+    config = model_config(ref, cache_dir)
+    pooling = pooling_mode(ref.path) if ref.kind == "folder" else hub_pooling(ref.name, ref.revision, cache_dir)
+    return infer_recipe(config, pooling)
+
+
+def model_config(ref: ModelRef, cache_dir=None):
+    """The ``transformers`` configuration of a folder or Hub model (:func:`~replib.models.loading.load_config`;
+    a Hub model's configuration files only are brought)."""
     if ref.kind == "folder":
-        return infer_recipe(load_config(ref.transformer_dir), pooling_mode(ref.path))
-    folder = hub_snapshot(ref.name, ref.revision, cache_dir, configs_only=True)
-    return infer_recipe(load_config(folder), hub_pooling(ref.name, ref.revision, cache_dir))
+        return load_config(ref.transformer_dir)
+    return load_config(hub_snapshot(ref.name, ref.revision, cache_dir, configs_only=True))
 
 
 def _kind_of(recipe: str) -> str:

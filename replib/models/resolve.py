@@ -22,7 +22,7 @@ from .files import pooling_mode
 from .fullsize import random_architecture
 from .hub import hub_pooling, hub_snapshot
 from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
-from .recipes import infer_recipe
+from .recipes import infer_recipe, model_config
 from .ref import ModelRef, slugify
 from .registry import MINILM_SAFETENSORS_SHA256, get_spec
 from .tiny import _TINY, tiny_model
@@ -49,28 +49,32 @@ def model_slug(spec) -> str:
         return slugify(str(spec).rstrip("/").rsplit("/", 1)[-1])
 
 
-def _config_of(ref: ModelRef):
-    if ref.kind == "folder":
-        return load_config(ref.transformer_dir)
-    return load_config(hub_snapshot(ref.name, ref.revision, None, configs_only=True))
+def _sizes(ref: ModelRef) -> tuple:
+    """Blocks, width and feed-forward width (None where not said) of a parsed spec, from the tiny models' sizes,
+    the registry entry or the configuration (no weights)."""
+    if ref.kind == "tiny":
+        if ref.name == "tiny-proteinbert":
+            return 6, 512, None
+        return _TINY["num_hidden_layers"], _TINY["hidden_size"], _TINY["intermediate_size"]
+    if ref.kind == "registry":
+        entry = get_spec(ref.name)
+        return entry.n_layers, entry.hidden_size, None
+    if ref.kind in ("static", "glove"):
+        raise ModelUnavailableError(f"{ref.location} is a word-vector file: it has no layers")
+    if ref.kind in ("random", "trained"):
+        raise ModelUnavailableError(f"{ref}: its number of layers and size are known once it is built (resolve_model)")
+    c = model_config(ref)
+    layers = getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None)
+    if layers is None:
+        raise ModelUnavailableError(f"{ref}: its config has no number of layers")
+    h = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or getattr(c, "n_embd", None)
+    f = getattr(c, "intermediate_size", None) or getattr(c, "n_inner", None) or getattr(c, "d_inner", None)
+    return int(layers), h, f
 
 
 def model_n_layers(spec) -> int:
     """Number of Transformer blocks of a model spec, read from its registry entry or config (no weights)."""
-    ref = ModelRef.parse(spec)
-    if ref.kind == "tiny":
-        return 6 if ref.name == "tiny-proteinbert" else int(_TINY["num_hidden_layers"])
-    if ref.kind == "registry":
-        return get_spec(ref.name).n_layers
-    if ref.kind in ("static", "glove"):
-        raise ModelUnavailableError(f"{ref.location} is a word-vector file: it has no layers")
-    if ref.kind in ("random", "trained"):
-        raise ModelUnavailableError(f"{ref}: its number of layers is known once it is built (resolve_model)")
-    config = _config_of(ref)
-    n = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
-    if n is None:
-        raise ModelUnavailableError(f"{spec}: its config has no number of layers")
-    return int(n)
+    return _sizes(ModelRef.parse(spec))[0]
 
 
 def forward_flops_per_token(spec) -> float:
@@ -83,21 +87,9 @@ def forward_flops_per_token(spec) -> float:
     ref = ModelRef.parse(spec)
     if ref.kind in ("static", "glove"):
         return 0.0
-    if ref.kind in ("random", "trained"):
-        raise ModelUnavailableError(f"{ref}: its size is known once it is built (resolve_model)")
-    if ref.kind == "tiny":
-        layers, h, f = (6, 512, None) if ref.name == "tiny-proteinbert" else (
-            _TINY["num_hidden_layers"], _TINY["hidden_size"], _TINY["intermediate_size"])  # fmt: skip
-    elif ref.kind == "registry":
-        entry = get_spec(ref.name)
-        layers, h, f = entry.n_layers, entry.hidden_size, None
-    else:
-        c = _config_of(ref)
-        layers = getattr(c, "num_hidden_layers", None) or getattr(c, "n_layer", None)
-        h = getattr(c, "hidden_size", None) or getattr(c, "d_model", None) or getattr(c, "n_embd", None)
-        f = getattr(c, "intermediate_size", None) or getattr(c, "n_inner", None) or getattr(c, "d_inner", None)
-        if layers is None or h is None:
-            raise ModelUnavailableError(f"{spec}: its config has no number of layers or width")
+    layers, h, f = _sizes(ref)
+    if h is None:
+        raise ModelUnavailableError(f"{spec}: its config has no number of layers or width")
     h = int(h)
     f = int(f) if f else 4 * h
     return 2.0 * int(layers) * (4 * h * h + 2 * h * f)
