@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from replib.models.proteinbert import N_WEIGHTS, ProteinBERT, ordered_parameter_names, random_weights, tokenize
+from replib.models.proteinbert import N_WEIGHTS, ProteinBERT, random_weights, tokenize
 
 FIXTURE = Path(__file__).parent / "fixtures" / "proteinbert_keras_random.npz"
 
@@ -37,7 +37,7 @@ def test_parameter_count_and_order():
     m = ProteinBERT()
     assert len(m.ordered_parameters()) == N_WEIGHTS == 145
     assert sum(p.numel() for p in m.ordered_parameters()) == 15_981_321
-    names = ordered_parameter_names(m)
+    names = [n for n, _ in m.ordered_named_parameters()]
     assert names[:3] == ["global_input_kernel", "global_input_bias", "embedding"]
     assert names[3] == "block1.global_to_seq_kernel" and names[-1] == "output_annotations_bias"
 
@@ -45,7 +45,7 @@ def test_parameter_count_and_order():
 def test_keras_variable_names_match_order(keras_ref):
     # Keras 3 paths, e.g. 'narrow-conv-block1/kernel': our order maps onto the same layers
     keras_names = [str(n) for n in keras_ref["weight_names"]]
-    ours = ordered_parameter_names(ProteinBERT())
+    ours = [n for n, _ in ProteinBERT().ordered_named_parameters()]
     pairs = {
         "global_to_seq": "global-to-seq-dense",
         "narrow_conv": "narrow-conv",

@@ -132,9 +132,7 @@ def model_identity(lm, precision: str | None = None) -> dict:
     device = str(getattr(lm, "device", "cpu")).split(":")[0]
     if getattr(lm, "identity", None):
         ident = dict(lm.identity)
-    elif getattr(lm, "weights_sha256", None):  # a LoadedModel built by hand (no loader set identity)
-        ident = {"weights_sha256": lm.weights_sha256}
-    else:
+    else:  # random_architecture's models
         ident = {"model": lm.name, "revision": lm.spec.revision, "state_sha256": state_sha256(lm.model)}
     return {
         **ident,

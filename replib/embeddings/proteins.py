@@ -89,7 +89,6 @@ def embed_proteins(
     model,
     seqs,
     layers=(-1,),
-    pooling: str = "mean",
     max_length: int = 1022,
     batch_tokens: int = 16384,
     cache_dir=None,
@@ -103,7 +102,9 @@ def embed_proteins(
     client=None,
     loader: Callable[[], object] | None = None,
 ) -> ProteinEmbeddings:
-    """Per-residue and mean-pooled protein embeddings with the model's own recipe.
+    """Per-residue and mean-pooled protein embeddings with the model's own recipe: the mean over residue rows,
+    special tokens (``[CLS]``/``[SEP]``, ``<sep><cls>``, ``<cls>``/``<eos>``, ProteinBERT ``<START>``/``<END>``)
+    and pads dropped, with lengths from the attention mask.
 
     Parameters
     ----------
@@ -115,10 +116,6 @@ def embed_proteins(
         Indices into ``hidden_states`` (0 = embedding output, -1 = last). Ignored for ProteinBERT,
         which returns its final global (512-d, key ``"global"``) and the mean of its final local
         track over residues (128-d, key ``"local_mean"``).
-    pooling : {"mean"}
-        Mean over residue rows; special tokens (``[CLS]``/``[SEP]``, ``<sep><cls>``,
-        ``<cls>``/``<eos>``, ProteinBERT ``<START>``/``<END>``) and pads are dropped, with lengths from
-        the attention mask.
     max_length : int
         Maximum residues per sequence (1022 = ESM-2's 1024 positions minus 2 specials). Longer
         sequences are truncated to their first ``max_length`` residues (``too_long="truncate"``) or
@@ -155,8 +152,6 @@ def embed_proteins(
     recipe = model.spec.recipe
     if recipe not in PROTEIN_RECIPES:
         raise ValueError(f"model {model.name} has recipe {recipe!r}, not a protein recipe {PROTEIN_RECIPES}")
-    if pooling != "mean":
-        raise ValueError("pooling must be 'mean'")
     if too_long not in ("truncate", "drop"):
         raise ValueError("too_long must be 'truncate' or 'drop'")
     if max_length < 1:

@@ -189,32 +189,35 @@ def st_folder_identity(folder) -> dict:
     return {**ident, "module_files_sha256": hashlib.sha256(lines.encode()).hexdigest()}
 
 
+def st_module(folder, kind: str) -> dict | None:
+    """The entry of ``modules.json`` in ``folder`` whose type is ``kind`` (``Transformer``, ``Pooling``...), None
+    when there is none."""
+    mods = json.loads((Path(folder) / "modules.json").read_text())
+    return next((m for m in mods if str(m.get("type", "")).rpartition(".")[2] == kind), None)
+
+
 def st_transformer_dir(folder: Path) -> Path:
     """The folder of a sentence-transformers model's Transformer module (``modules.json``)."""
-    mods = json.loads((Path(folder) / "modules.json").read_text())
-    for m in mods:
-        if str(m.get("type", "")).rpartition(".")[2] == "Transformer":
-            return Path(folder) / m.get("path", "")
-    raise ModelUnavailableError(f"{folder}/modules.json has no Transformer module")
+    m = st_module(folder, "Transformer")
+    if m is None:
+        raise ModelUnavailableError(f"{folder}/modules.json has no Transformer module")
+    return Path(folder) / m.get("path", "")
 
 
 def pooling_mode(folder: Path) -> str | None:
     """The sentence-transformers pooling mode (``mean``, ``cls``, ``max``...) from ``modules.json``."""
     folder = Path(folder)
-    if not (folder / "modules.json").exists():
+    if not (folder / "modules.json").exists() or (m := st_module(folder, "Pooling")) is None:
         return None
-    for m in json.loads((folder / "modules.json").read_text()):
-        if str(m.get("type", "")).rpartition(".")[2] == "Pooling":
-            cfg = folder / m.get("path", "") / "config.json"
-            if not cfg.exists():
-                return "mean"  # sentence-transformers' default
-            c = json.loads(cfg.read_text())
-            if isinstance(c.get("pooling_mode"), str):  # sentence-transformers 6 writes the mode by name
-                return c["pooling_mode"]
-            modes = [
-                re.sub(r"_tokens?$", "", k[len("pooling_mode_") :])
-                for k, v in c.items()
-                if k.startswith("pooling_mode_") and v is True
-            ]
-            return "+".join(sorted(modes)) or "mean"
-    return None
+    cfg = folder / m.get("path", "") / "config.json"
+    if not cfg.exists():
+        return "mean"  # sentence-transformers' default
+    c = json.loads(cfg.read_text())
+    if isinstance(c.get("pooling_mode"), str):  # sentence-transformers 6 writes the mode by name
+        return c["pooling_mode"]
+    modes = [
+        re.sub(r"_tokens?$", "", k[len("pooling_mode_") :])
+        for k, v in c.items()
+        if k.startswith("pooling_mode_") and v is True
+    ]
+    return "+".join(sorted(modes)) or "mean"

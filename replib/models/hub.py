@@ -9,7 +9,6 @@ client's retries.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -21,7 +20,7 @@ from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
 from .base import offline_mode
 from .errors import ModelUnavailableError, UntrustedCodeError
-from .files import CODE_CONFIGS, check_no_remote_code, pooling_mode
+from .files import CODE_CONFIGS, check_no_remote_code, pooling_mode, st_module
 from .hub_fetch import fetch_hub_snapshot
 
 __all__ = ["check_hub_available", "hub_pooling", "hub_snapshot"]
@@ -118,9 +117,8 @@ def hub_pooling(hf_id: str, revision: str = "main", cache_dir=None) -> str | Non
     kw = dict(revision=revision, cache_dir=cache_dir, local_files_only=True)  # the cache only
     try:
         mods = Path(hf_hub_download(hf_id, "modules.json", **kw))
-        for m in json.loads(mods.read_text()):
-            if str(m.get("type", "")).rpartition(".")[2] == "Pooling" and m.get("path"):
-                hf_hub_download(hf_id, f"{m['path']}/config.json", **kw)
+        if (m := st_module(mods.parent, "Pooling")) is not None and m.get("path"):
+            hf_hub_download(hf_id, f"{m['path']}/config.json", **kw)
     except (EntryNotFoundError, OSError, ValueError):
         return None
     return pooling_mode(mods.parent)

@@ -194,7 +194,8 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     dtype : torch.dtype, optional
         Weight dtype (default float32; half precision is better done with autocast at inference).
     local_dir : path-like, optional
-        A folder holding a pre-fetched copy (``save_pretrained`` layout) to load instead of the Hub.
+        ProteinBERT only: a folder holding its weight pickle, loaded instead of the download (a folder of any
+        other model is loaded by :func:`~replib.models.resolve_model`).
     cache_dir : path-like, optional
         Hugging Face cache folder (or ProteinBERT download folder).
     sha256 : str, optional
@@ -213,17 +214,15 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
     ProteinBERT loads the verified official pickle into the PyTorch port.
     """
     spec = get_spec(name)
-    if sha256 is not None and spec.family != "proteinbert":
+    if (sha256 is not None or local_dir is not None) and spec.family != "proteinbert":
         raise ValueError(
-            f"sha256= applies to ProteinBERT's weight pickle only; {spec.name} loads safetensors or "
-            "a pinned Hub revision"
+            f"sha256= and local_dir= apply to ProteinBERT's weight pickle only; {spec.name} loads safetensors or "
+            "a pinned Hub revision (load a folder with resolve_model)"
         )
     if spec.family == "proteinbert":
         lm = _load_proteinbert_entry(spec, local_dir, cache_dir, sha256)
-    elif local_dir is not None:
-        lm = _load_registry_folder(spec, Path(local_dir), packaged=False)
     elif spec.name == "all-MiniLM-L6-v2":
-        lm = _load_registry_folder(spec, minilm_dir(), packaged=True)
+        lm = _load_packaged_minilm(spec)
     else:
         lm = _load_registry_hub(spec, cache_dir)
     lm.device = default_device(device)
@@ -251,23 +250,19 @@ def _load_proteinbert_entry(spec: ModelSpec, local_dir, cache_dir, sha256) -> Lo
     )
 
 
-def _load_registry_folder(spec: ModelSpec, folder: Path, packaged: bool) -> LoadedModel:
-    """A registry model from a folder: the packaged MiniLM (its weights' sha256 verified) or a user's copy."""
-    known = MINILM_SAFETENSORS_SHA256 if packaged else None
-    model, tok, identity = load_from_folder(folder, spec.recipe, spec.family, known)
-    if packaged:
-        note_model(
-            spec.name,
-            kind="packaged",
-            source=str(folder),
-            hf_id=spec.hf_id,
-            revision=spec.revision,
-            resolved=f"sha256:{MINILM_SAFETENSORS_SHA256}",
-            pinned=True,
-        )
-    else:
-        note_model(spec.name, kind="local", source=str(folder), hf_id=spec.hf_id, revision=spec.revision)
-    sha = identity["weights_sha256"]
+def _load_packaged_minilm(spec: ModelSpec) -> LoadedModel:
+    """all-MiniLM-L6-v2 from its package, the weights' sha256 verified (:func:`minilm_dir`)."""
+    folder, sha = minilm_dir(), MINILM_SAFETENSORS_SHA256
+    model, tok, identity = load_from_folder(folder, spec.recipe, spec.family, sha)
+    note_model(
+        spec.name,
+        kind="packaged",
+        source=str(folder),
+        hf_id=spec.hf_id,
+        revision=spec.revision,
+        resolved=f"sha256:{sha}",
+        pinned=True,
+    )
     return LoadedModel(spec.name, model, tok, spec, source=str(folder), weights_sha256=sha, identity=identity)
 
 

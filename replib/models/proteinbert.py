@@ -159,18 +159,19 @@ class ProteinBERT(nn.Module):
         self.output_annotations_bias = P(n_annotations)
 
     # ----- weights -----
+    def ordered_named_parameters(self) -> list[tuple[str, nn.Parameter]]:
+        """Names (``block<i>.<name>`` in the blocks) and parameters in Keras ``get_weights()`` order (145 for the
+        default config)."""
+        head = ["global_input_kernel", "global_input_bias", "embedding"]
+        tail = ["output_seq_kernel", "output_seq_bias", "output_annotations_kernel", "output_annotations_bias"]
+        out = [(n, getattr(self, n)) for n in head]
+        for i, blk in enumerate(self.blocks):
+            out += [(f"block{i + 1}.{n}", p) for n, p in blk.named_parameters()]
+        return out + [(n, getattr(self, n)) for n in tail]
+
     def ordered_parameters(self) -> list[nn.Parameter]:
-        """Parameters in Keras ``get_weights()`` order (145 for the default config)."""
-        out = [self.global_input_kernel, self.global_input_bias, self.embedding]
-        for blk in self.blocks:
-            out.extend(blk.parameters())
-        out += [
-            self.output_seq_kernel,
-            self.output_seq_bias,
-            self.output_annotations_kernel,
-            self.output_annotations_bias,
-        ]
-        return out
+        """Parameters in Keras ``get_weights()`` order (:meth:`ordered_named_parameters`)."""
+        return [p for _, p in self.ordered_named_parameters()]
 
     def load_keras_weights(self, weights) -> ProteinBERT:
         """Assign a Keras ``get_weights()`` list by order, checking every shape.
@@ -283,18 +284,8 @@ def weights_from_seed(shapes, is_gamma, seed: int = 0) -> list[np.ndarray]:
 
 def random_weights(model: ProteinBERT, seed: int = 0) -> list[np.ndarray]:
     """:func:`weights_from_seed` for ``model``'s parameters, in Keras order."""
-    names = ordered_parameter_names(model)
-    shapes = [tuple(p.shape) for p in model.ordered_parameters()]
-    return weights_from_seed(shapes, [n.endswith("gamma") for n in names], seed)
-
-
-def ordered_parameter_names(model: ProteinBERT) -> list[str]:
-    """Names of :meth:`ProteinBERT.ordered_parameters` (for messages and tests)."""
-    names = ["global_input_kernel", "global_input_bias", "embedding"]
-    for i, blk in enumerate(model.blocks):
-        names.extend(f"block{i + 1}.{name}" for name, _ in blk.named_parameters())
-    names += ["output_seq_kernel", "output_seq_bias", "output_annotations_kernel", "output_annotations_bias"]
-    return names
+    named = model.ordered_named_parameters()
+    return weights_from_seed([tuple(p.shape) for _, p in named], [n.endswith("gamma") for n, _ in named], seed)
 
 
 class UntrustedWeightsError(ValueError):
