@@ -87,12 +87,8 @@ def pad_batch(seqs, pad_id: int, left: bool):
     ids = torch.full((len(seqs), P), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), P), dtype=torch.long)
     for r, s in enumerate(seqs):
-        if left:
-            ids[r, P - len(s) :] = torch.as_tensor(s)
-            mask[r, P - len(s) :] = 1
-        else:
-            ids[r, : len(s)] = torch.as_tensor(s)
-            mask[r, : len(s)] = 1
+        span = slice(P - len(s), P) if left else slice(0, len(s))
+        ids[r, span], mask[r, span] = torch.as_tensor(s), 1
     return ids, mask
 
 
@@ -101,12 +97,9 @@ def _hidden_states(lm, ids, mask, precision: str | None = None):
     :func:`forward_precision`)."""
     dev = lm.device
     with torch.inference_mode(), _autocast(dev, forward_precision(lm, precision)):
-        kw = {
-            "input_ids": ids.to(dev),
-            "attention_mask": None if mask is None else mask.to(dev),
-            "output_hidden_states": True,
-        }
-        out = lm.model(**kw)
+        out = lm.model(
+            input_ids=ids.to(dev), attention_mask=None if mask is None else mask.to(dev), output_hidden_states=True
+        )
     return [h.float().cpu() for h in out.hidden_states]
 
 

@@ -235,47 +235,25 @@ def fetch_hub_snapshot(
     except UnsafePathError as err:
         raise ModelUnavailableError(f"{err} (a listing or revision that climbs out of the cache)") from None
     t_end = time.monotonic() + default_deadline(total) if deadline is None else t_start + deadline
-    for f in files:
-        if not targets[f.path].is_file():
-            _fetch_file(endpoint, hf_id, commit, f, root, targets[f.path], t_end, timeout, headers)
+    for f in files:  # each missing file into blobs/ (checked), linked from snapshots/<commit>/
+        if targets[f.path].is_file():
+            continue
+        left = t_end - time.monotonic()
+        if left <= 0:
+            raise DownloadTimeoutError(f"{hf_id}@{commit}: the download's overall deadline passed before {f.path}")
+        url = f"{endpoint}/{hf_id}/resolve/{commit}/{urllib.parse.quote(f.path)}"
+        blob = confined(root / "blobs", f.etag, what="blob")
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        if not blob.is_file():
+            kw = dict(size=f.size, timeout=min(timeout, left), deadline=left, max_bytes=f.size, headers=headers)
+            download(url, blob, f.sha256, **kw)
+            if f.sha256 is None and f.blob_id is not None and _git_blob_id(blob) != f.blob_id:
+                blob.unlink()
+                raise ChecksumError(f"{url}: git blob hash differs from the listed {f.blob_id}; the file was removed")
+        _link(blob, targets[f.path])
     if ref is not None:
         atomic_write(ref, lambda fh: fh.write(commit.encode()))
     return snap
-
-
-def _fetch_file(
-    endpoint: str,
-    hf_id: str,
-    commit: str,
-    f: HubFile,
-    root: Path,
-    dest: Path,
-    t_end: float,
-    timeout: float,
-    headers: dict | None,
-):
-    """One file into ``blobs/`` (checked) and linked from ``snapshots/<commit>/``."""
-    left = t_end - time.monotonic()
-    if left <= 0:
-        raise DownloadTimeoutError(f"{hf_id}@{commit}: the download's overall deadline passed before {f.path}")
-    url = f"{endpoint}/{hf_id}/resolve/{commit}/{urllib.parse.quote(f.path)}"
-    blob = confined(root / "blobs", f.etag, what="blob")
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    if not blob.is_file():
-        download(
-            url,
-            blob,
-            f.sha256,
-            size=f.size,
-            timeout=min(timeout, left),
-            deadline=left,
-            max_bytes=f.size,
-            headers=headers,
-        )
-        if f.sha256 is None and f.blob_id is not None and _git_blob_id(blob) != f.blob_id:
-            blob.unlink()
-            raise ChecksumError(f"{url}: git blob hash differs from the listed {f.blob_id}; the file was removed")
-    _link(blob, dest)
 
 
 def _git_blob_id(path: Path) -> str:
