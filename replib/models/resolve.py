@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..provenance import note_model
-from .base import LoadedModel, check_precision, config_spec, default_device
+from .base import LoadedModel, check_precision, config_spec
 from .errors import ModelUnavailableError
 from .files import pooling_mode
 from .fullsize import random_architecture
 from .hub import hub_pooling, hub_snapshot
-from .loading import finish, load_config, load_from_folder, load_from_hub, load_model
+from .loading import load_config, load_from_folder, load_from_hub, load_model, placed
 from .recipes import infer_recipe, model_config
 from .ref import ModelRef, slugify
 from .registry import MINILM_SAFETENSORS_SHA256, get_spec
@@ -168,14 +168,13 @@ def _load_local(ref: ModelRef, recipe, device, dtype) -> LoadedModel:
     config = load_config(tdir)  # refuses an auto_map before transformers reads the folder
     rec = recipe or infer_recipe(config, pooling_mode(ref.path))
     model, tok, identity = load_from_folder(tdir, rec, config.model_type)
-    device = default_device(device)
-    model = finish(model, dtype, device)
     sha = identity["weights_sha256"]
     matches = "all-MiniLM-L6-v2" if sha == MINILM_SAFETENSORS_SHA256 else None
     notes = f"local {ref.layout} folder; weights sha256 {sha}" + (f" (= registry {matches})" if matches else "")
     spec = config_spec(ref.name, f"local:{ref.location}", sha, model.config, rec, _USER_LICENCE, notes=notes)
     note_model(ref.name, kind="local", source=ref.location, revision=sha, resolved=f"sha256:{sha}", pinned=True)
-    return LoadedModel(ref.name, model, tok, spec, device, ref.location, weights_sha256=sha, identity=identity)
+    lm = LoadedModel(ref.name, model, tok, spec, source=ref.location, weights_sha256=sha, identity=identity)
+    return placed(lm, device, dtype)
 
 
 def _load_hub(src: ModelRef, recipe, device, dtype, cache_dir) -> LoadedModel:
@@ -184,8 +183,6 @@ def _load_hub(src: ModelRef, recipe, device, dtype, cache_dir) -> LoadedModel:
     config = load_config(config_dir)
     rec = recipe or infer_recipe(config, hub_pooling(src.location, src.revision, cache_dir))
     model, tok, commit = load_from_hub(src.location, src.revision, rec, config.model_type, False, cache_dir)
-    device = default_device(device)
-    model = finish(model, dtype, device)
     commit = commit or config_dir.name  # the snapshot folder the configuration was read from is the commit
     notes = f"Hub {src.location}@{src.revision}"
     spec = config_spec(src.name, src.location, commit, model.config, rec, _USER_LICENCE, notes=notes)
@@ -194,4 +191,5 @@ def _load_hub(src: ModelRef, recipe, device, dtype, cache_dir) -> LoadedModel:
     note_model(
         src.name, kind="hub", source=source, hf_id=src.location, revision=src.revision, resolved=commit, pinned=pinned
     )
-    return LoadedModel(src.name, model, tok, spec, device, source, identity={"hub": src.location, "commit": commit})
+    identity = {"hub": src.location, "commit": commit}
+    return placed(LoadedModel(src.name, model, tok, spec, source=source, identity=identity), device, dtype)

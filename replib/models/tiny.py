@@ -7,6 +7,7 @@ Tokenizer files are written once per process to a temporary folder (or ``$REPLIB
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import random
@@ -54,20 +55,18 @@ def esm_config(hidden: int, layers: int) -> dict:
 #: the licence line of a model with random weights
 _NO_LICENCE = "n/a (random weights)"
 _TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-_DIR: Path | None = None
 
 
+@functools.cache
 def _root() -> Path:
-    global _DIR
-    if _DIR is None:
-        base = os.environ.get("REPLIB_CACHE_DIR")
-        if base:
-            _DIR = Path(base) / "tiny"
-        else:  # this process's own folder, removed when it exits (tests made hundreds of them)
-            _DIR = Path(tempfile.mkdtemp(prefix="replib-tiny-"))
-            atexit.register(_remove_if_owner, _DIR, os.getpid())
-        _DIR.mkdir(parents=True, exist_ok=True)
-    return _DIR
+    """``$REPLIB_CACHE_DIR/tiny``, else a folder of this process's own, removed when it exits."""
+    if base := os.environ.get("REPLIB_CACHE_DIR"):
+        folder = Path(base) / "tiny"
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="replib-tiny-"))
+        atexit.register(_remove_if_owner, folder, os.getpid())
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _remove_if_owner(folder: Path, pid: int) -> None:
