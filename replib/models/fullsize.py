@@ -81,11 +81,6 @@ class FullSize:
         """The embedding recipe: the paper model's own (:data:`replib.models.registry.REGISTRY`)."""
         return REGISTRY[self.name].recipe
 
-    @property
-    def sbert(self) -> bool:
-        """A sentence-transformers model (mean pooling, Normalize): :func:`save_fullsize` writes that layout."""
-        return self.recipe == "sbert"
-
 
 _PROTBERT = dict(
     vocab_size=30,
@@ -303,7 +298,7 @@ def save_fullsize(name: str, out_dir, *, seed: int = 0, sbert: bool | None = Non
     try:
         lm.model.save_pretrained(str(work), safe_serialization=True)
         lm.tokenizer.save_pretrained(str(work))
-        if arch.sbert if sbert is None else sbert:
+        if arch.recipe == "sbert" if sbert is None else sbert:
             limit = min(512, int(getattr(lm.model.config, "max_position_embeddings", 514)) - 2)
             _sbert_files(work, lm.spec.hidden_size, limit)
         os.chmod(work, 0o777 & ~_umask())
