@@ -20,9 +20,22 @@ from .sbert import sbert_embeddings
 from .training import ClassifierSetup
 
 
-def _unique(texts):
-    uniq, inv = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
-    return list(uniq), inv.reshape(-1)
+def _sentence_setup(
+    name: str, df, cols, targets, model_name, *, bias: bool, data: str, cache_dir, progress: bool
+) -> ClassifierSetup:
+    """One SBERT vector per unique sentence of the columns ``cols`` of ``df`` (one table for every column, so that
+    a sentence in two columns is one trainable vector); an item is its row's sentences (a pair reads [u; v])."""
+    n = len(df)
+    texts = np.asarray([t for c in cols for t in df[c].astype(str).tolist()], dtype=object).astype(str)
+    uniq, inv = np.unique(texts, return_inverse=True)
+    E = sbert_embeddings(list(uniq), model_name, cache_dir=cache_dir, progress=progress)
+    info = dict(data=data, model=model_name, n_items=n, n_units=len(uniq))
+    return ClassifierSetup(name, E, inv.reshape(len(cols), n).T, targets, bias=bias, info=info)
+
+
+def _sample(df, n_items: int | None, seed: int):
+    """A seeded sample of ``n_items`` rows in their original order (all rows without ``n_items``)."""
+    return df.sample(n=n_items, random_state=seed).sort_index() if n_items is not None and n_items < len(df) else df
 
 
 def polarity_setup(
@@ -36,19 +49,9 @@ def polarity_setup(
     """Setup (i): Pang & Lee sentence polarity :cite:`pang2005seeing`, one SBERT vector per sentence, binary
     cross-entropy over 2 logits, classifier without bias (the paper's 4,094,976 parameters =
     10,662·384 + 384·2)."""
-    df = load_polarity()
-    if n_items is not None and n_items < len(df):
-        df = df.sample(n=n_items, random_state=seed).sort_index()
-    texts, inv = _unique(df.text.tolist())
-    E = sbert_embeddings(texts, model_name, cache_dir=cache_dir, progress=progress)
-    return ClassifierSetup(
-        "polarity",
-        E,
-        inv,
-        df.label.to_numpy(),
-        bias=False,
-        info=dict(data="sentence_polarity nltk_utf8", model=model_name, n_items=len(df), n_units=len(texts)),
-    )
+    df = _sample(load_polarity(), n_items, seed)
+    kw = dict(bias=False, data="sentence_polarity nltk_utf8", cache_dir=cache_dir, progress=progress)
+    return _sentence_setup("polarity", df, ("text",), df.label.to_numpy(), model_name, **kw)
 
 
 SNLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -65,24 +68,12 @@ def snli_setup(
     """Setup (ii): SNLI 1.0 validation pairs :cite:`bowman2015snli`; premise and hypothesis are rows of one
     table of unique sentences (trained jointly), the classifier reads [u; v] (a choice: the paper does not
     say), 3 classes with bias."""
-    df = load_snli("dev")
-    if n_items is not None and n_items < len(df):
-        df = df.sample(n=n_items, random_state=seed).sort_index()
-    texts, inv = _unique(df.premise.tolist() + df.hypothesis.tolist())
-    n = len(df)
-    index = np.stack([inv[:n], inv[n:]], axis=1)
+    df = _sample(load_snli("dev"), n_items, seed)
     y = df.label.map({lab: i for i, lab in enumerate(SNLI_LABELS)})
     if y.isna().any():
         raise ValueError(f"unexpected SNLI labels {sorted(set(df.label) - set(SNLI_LABELS))}")
-    E = sbert_embeddings(texts, model_name, cache_dir=cache_dir, progress=progress)
-    return ClassifierSetup(
-        "snli",
-        E,
-        index,
-        y.to_numpy(),
-        bias=True,
-        info=dict(data="snli dev (SentEval)", model=model_name, n_items=n, n_units=len(texts)),
-    )
+    kw = dict(bias=True, data="snli dev (SentEval)", cache_dir=cache_dir, progress=progress)
+    return _sentence_setup("snli", df, ("premise", "hypothesis"), y.to_numpy(), model_name, **kw)
 
 
 #: GLUE classification tasks with a training set (App. A), Hugging Face ``nyu-mll/glue`` column names.
@@ -138,20 +129,9 @@ def glue_setup(
     if task not in GLUE_TASKS_PAPER:
         raise ValueError(f"task must be one of {sorted(GLUE_TASKS_PAPER)}; got {task!r}")
     df, cols = _glue_frame(task, source)
-    if n_items is not None and n_items < len(df):
-        df = df.sample(n=n_items, random_state=seed).sort_index()
-    n = len(df)
-    texts, inv = _unique(sum((df[c].astype(str).tolist() for c in cols), []))
-    index = np.stack([inv[i * n : (i + 1) * n] for i in range(len(cols))], axis=1)
-    E = sbert_embeddings(texts, model_name, cache_dir=cache_dir, progress=progress)
-    return ClassifierSetup(
-        f"glue-{task}",
-        E,
-        index,
-        df.label.to_numpy(),
-        bias=True,
-        info=dict(data=f"glue {task} train ({source})", model=model_name, n_items=n, n_units=len(texts)),
-    )
+    df = _sample(df, n_items, seed)
+    kw = dict(bias=True, data=f"glue {task} train ({source})", cache_dir=cache_dir, progress=progress)
+    return _sentence_setup(f"glue-{task}", df, cols, df.label.to_numpy(), model_name, **kw)
 
 
 def multilabel_setup(vectors, label_sets, *, name: str, bias: bool = True, info=None) -> ClassifierSetup:
