@@ -118,15 +118,15 @@ def setup_table(setups: dict) -> pd.DataFrame:
 
 def sentence_records(summaries: dict) -> dict:
     """The sentence-level setups' numbers (:data:`SENTENCE_KEYS`): ``polarity_pearson``, ``snli_spearman``..."""
-    out = {f"polarity_{key}": summaries["polarity"][key] for key in SENTENCE_KEYS}
-    return out | {f"snli_{key}": summaries["snli"][key] for key in SENTENCE_KEYS}
+    return {f"{name}_{key}": summaries[name][key] for name in ("polarity", "snli") for key in SENTENCE_KEYS}
 
 
 def word_records(summaries: dict) -> dict:
     """The GloVe word-level setups' numbers (:data:`WORD_KEYS`): ``supersense_glove_pearson``,
     ``wordnet_pos_glove_isoscore_change``..."""
-    out = {f"supersense_glove_{key}": summaries["supersense_glove"][key] for key in WORD_KEYS}
-    return out | {f"wordnet_pos_glove_{key}": summaries["wordnet_pos_glove"][key] for key in WORD_KEYS}
+    return {
+        f"{name}_{key}": summaries[name][key] for name in ("supersense_glove", "wordnet_pos_glove") for key in WORD_KEYS
+    }
 
 
 def word2vec_records(summaries: dict, setups: dict) -> dict:
@@ -192,11 +192,9 @@ def word_summaries(setups: dict, summaries: dict) -> dict:
     """The summaries of the word-level set-ups with their sizes and the signed IsoScore change."""
     out = {}
     for name, s in setups.items():
-        sm = dict(summaries[name])
-        sm.update(
-            n_words=s.n_items, n_labels=s.n_outputs, n_clusters=s.n_clusters, isoscore_change=-sm["isoscore_drop"]
-        )
-        out[name] = sm
+        sm = summaries[name]
+        sizes = dict(n_words=s.n_items, n_labels=s.n_outputs, n_clusters=s.n_clusters)
+        out[name] = sm | sizes | {"isoscore_change": -sm["isoscore_drop"]}
     return out
 
 
@@ -232,10 +230,7 @@ def glue_experiment(cfg, config: TrainConfig, *, cache_dir=None, device=None) ->
                     items=s.n_items,
                     vectors=s.embeddings.shape[0],
                     parameters=count_parameters(s),
-                    pearson=sm["pearson"],
-                    spearman=sm["spearman"],
-                    silhouette_gain=sm["silhouette_gain"],
-                    isoscore_drop=sm["isoscore_drop"],
+                    **{k: sm[k] for k in ("pearson", "spearman", "silhouette_gain", "isoscore_drop")},
                 )
             )
     return pd.DataFrame(rows), pd.concat(runs)
