@@ -167,13 +167,6 @@ def _logits(E, index, clf: torch.nn.Linear, pair_features: str):
     return logits if clf.bias is None else logits + clf.bias
 
 
-def _save_checkpoint(state: dict, path: Path) -> None:
-    """``torch.save`` through the atomic writer; the state holds only tensors, numbers, strings, lists and
-    dicts, so :func:`_load_checkpoint` can read it with ``weights_only=True``."""
-    with atomic_path(path, suffix=".tmp") as tmp:
-        torch.save(state, tmp)
-
-
 def _load_checkpoint(path: Path, device) -> dict | None:
     """The state in ``path`` read with ``torch.load(weights_only=True)`` (nothing but tensors and plain
     containers is unpickled), or None with a :class:`~replib._io.ShardWarning` when it cannot be read
@@ -187,7 +180,7 @@ def _load_checkpoint(path: Path, device) -> dict | None:
         warnings.warn(
             f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); training from update 0",
             ShardWarning,
-            stacklevel=3,
+            stacklevel=2,
         )
         return None
 
@@ -301,124 +294,72 @@ def train_trajectory(
         raise ValueError("n_updates must be >= 0, eval_every and checkpoint_every >= 1")
     dev = _device(device)
     meta = _run_meta(setup, seed, eval_every, lr, metric_sample, dev, silhouette_sample)
-    run = _Training.start(setup, seed, lr, dev)
+    # the vectors, nn.Linear with PyTorch's default init under torch.manual_seed(seed), one Adam over both; BCE for
+    # multi-hot targets, else cross-entropy; the generator of the metric samples
+    torch.manual_seed(seed)
+    E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
+    clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
+    opt = torch.optim.Adam([E, *clf.parameters()], lr=lr, fused=_fused_adam(dev))
+    rng = np.random.default_rng([seed, 2024])
+    index = torch.from_numpy(setup.index).to(dev)
+    if setup.multilabel:
+        y, loss_fn = torch.from_numpy(setup.targets.astype(np.float32)).to(dev), torch.nn.BCEWithLogitsLoss()
+    else:
+        y, loss_fn = torch.from_numpy(setup.targets).to(dev), torch.nn.CrossEntropyLoss()
     ckpt = Path(checkpoint) if checkpoint is not None else None
-    rows, start, finished = _resume(run, ckpt, dev, meta, n_updates, eval_every)
-    if finished:
-        return pd.DataFrame(rows)
-    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
-    for step in range(start, n_updates + 1):
-        loss, acc = run.forward()
-        if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
-            X = run.features()
-            ev = (run.rng, metric_sample, dev, silhouette_sample, step == n_updates)
-            rows.append(_evaluate(setup, run.E, X, step, loss.item(), acc.item(), *ev))
-            bar.set_postfix(iso=f"{rows[-1]['isoscore']:.4f}", sil=f"{rows[-1]['silhouette']:.4f}")
-        if step == n_updates:
-            break
-        run.update(loss)
-        bar.update(1)
-        if on_update is not None:
-            on_update(step + 1)
-        if ckpt is not None and (step + 1) % checkpoint_every == 0:
-            _save_checkpoint(run.state(meta, step + 1, rows), ckpt)
-    bar.close()
-    if ckpt is not None:
-        _save_checkpoint(run.state(meta, n_updates, rows), ckpt)
-    return pd.DataFrame(rows)
-
-
-def _resume(run, ckpt: Path | None, dev, meta: dict, n_updates: int, eval_every: int) -> tuple[list, int, bool]:
-    """The rows and update count to continue from (``[], 0`` without a readable checkpoint), and whether the
-    checkpoint already holds the finished run."""
     state = _load_checkpoint(ckpt, dev) if ckpt is not None and ckpt.exists() else None
-    if state is None:
-        return [], 0, False
-    rows, start = run.resume(state, meta, ckpt)
-    if start == n_updates and rows and rows[-1]["step"] == n_updates:
-        return rows, start, True
-    if start > n_updates:
-        raise ValueError(f"checkpoint {ckpt} is at update {start} > n_updates = {n_updates}")
-    rows = [r for r in rows if r["step"] < start or (r["step"] == start and r["step"] % eval_every == 0)]
-    return rows, start, False
-
-
-@dataclass
-class _Training:
-    """The state of one training run: the trainable vectors, the classifier, Adam, the metric-sampling
-    generator, and the fixed inputs (item index, targets, loss)."""
-
-    setup: ClassifierSetup
-    E: torch.nn.Parameter
-    clf: torch.nn.Linear
-    opt: torch.optim.Adam
-    rng: np.random.Generator
-    index: torch.Tensor
-    y: torch.Tensor
-    loss_fn: torch.nn.Module
-
-    @classmethod
-    def start(cls, setup: ClassifierSetup, seed: int, lr: float, dev) -> _Training:
-        """Vectors from ``setup.embeddings``, ``nn.Linear`` with PyTorch's default init under
-        ``torch.manual_seed(seed)``, one Adam over both; BCE for multi-hot targets, else cross-entropy."""
-        torch.manual_seed(seed)
-        E = torch.nn.Parameter(torch.from_numpy(setup.embeddings.copy()).to(dev))
-        clf = torch.nn.Linear(setup.d_in, setup.n_outputs, bias=setup.bias).to(dev)
-        opt = torch.optim.Adam([E, *clf.parameters()], lr=lr, fused=_fused_adam(dev))
-        rng = np.random.default_rng([seed, 2024])
-        index = torch.from_numpy(setup.index).to(dev)
-        if setup.multilabel:
-            y, loss_fn = torch.from_numpy(setup.targets.astype(np.float32)).to(dev), torch.nn.BCEWithLogitsLoss()
-        else:
-            y, loss_fn = torch.from_numpy(setup.targets).to(dev), torch.nn.CrossEntropyLoss()
-        return cls(setup, E, clf, opt, rng, index, y, loss_fn)
-
-    def resume(self, state: dict, meta: dict, ckpt: Path) -> tuple[list, int]:
-        """Load a checkpoint's parameters, Adam moments and generator state; its rows and update count."""
+    rows, start = [], 0
+    if state is not None:  # the parameters, Adam's moments, the generator and the rows of the checkpoint
         if state["meta"] != meta:
             raise ValueError(
                 f"checkpoint {ckpt} belongs to another run ({state['meta']} != {meta}); delete it or pass another path"
             )
         with torch.no_grad():
-            self.E.copy_(state["E"])
-        self.clf.load_state_dict(state["clf"])
-        self.opt.load_state_dict(state["opt"])
-        self.rng.bit_generator.state = state["rng"]
-        return list(state["rows"]), int(state["step"])
+            E.copy_(state["E"])
+        clf.load_state_dict(state["clf"])
+        opt.load_state_dict(state["opt"])
+        rng.bit_generator.state = state["rng"]
+        rows, start = list(state["rows"]), int(state["step"])
+        if start == n_updates and rows and rows[-1]["step"] == n_updates:
+            return pd.DataFrame(rows)
+        if start > n_updates:
+            raise ValueError(f"checkpoint {ckpt} is at update {start} > n_updates = {n_updates}")
+        rows = [r for r in rows if r["step"] < start or (r["step"] == start and r["step"] % eval_every == 0)]
 
-    def state(self, meta: dict, step: int, rows: list) -> dict:
-        """What a checkpoint holds (tensors, numbers, strings, lists and dicts only)."""
-        return dict(
-            meta=meta,
-            step=step,
-            E=self.E.detach().cpu(),
-            clf=self.clf.state_dict(),
-            opt=self.opt.state_dict(),
-            rng=self.rng.bit_generator.state,
-            rows=rows,
-        )
+    def save(step: int) -> None:  # tensors, numbers, strings, lists and dicts only: _load_checkpoint's weights_only
+        state = dict(meta=meta, step=step, E=E.detach().cpu(), clf=clf.state_dict(), opt=opt.state_dict())
+        with atomic_path(ckpt, suffix=".tmp") as tmp:
+            torch.save(state | dict(rng=rng.bit_generator.state, rows=rows), tmp)
 
-    def forward(self):
-        """Loss and training accuracy of the current parameters (full batch, :func:`_logits`)."""
-        logits = _logits(self.E, self.index, self.clf, self.setup.pair_features)
-        loss = self.loss_fn(logits, self.y)
+    bar = tqdm(total=n_updates, initial=start, desc=f"{setup.name} seed {seed}", disable=progress_off(progress))
+    for step in range(start, n_updates + 1):
+        logits = _logits(E, index, clf, setup.pair_features)  # the loss and training accuracy, full batch
+        loss = loss_fn(logits, y)
         with torch.no_grad():
-            if self.setup.multilabel:
-                acc = ((logits > 0) == (self.y > 0.5)).all(1).float().mean()
+            if setup.multilabel:
+                acc = ((logits > 0) == (y > 0.5)).all(1).float().mean()
             else:
-                acc = (logits.argmax(1) == self.y).float().mean()
-        return loss, acc
-
-    def features(self):
-        """The classifier inputs of every item (for the silhouette), without gradient."""
-        with torch.no_grad():
-            return _features(self.E, self.index, self.setup.pair_features)
-
-    def update(self, loss) -> None:
-        """One Adam step on ``loss``."""
-        self.opt.zero_grad(set_to_none=True)
+                acc = (logits.argmax(1) == y).float().mean()
+        if (step % eval_every == 0 or step == n_updates) and not (rows and rows[-1]["step"] == step):
+            with torch.no_grad():
+                X = _features(E, index, setup.pair_features)
+            ev = (rng, metric_sample, dev, silhouette_sample, step == n_updates)
+            rows.append(_evaluate(setup, E, X, step, loss.item(), acc.item(), *ev))
+            bar.set_postfix(iso=f"{rows[-1]['isoscore']:.4f}", sil=f"{rows[-1]['silhouette']:.4f}")
+        if step == n_updates:
+            break
+        opt.zero_grad(set_to_none=True)
         loss.backward()
-        self.opt.step()
+        opt.step()
+        bar.update(1)
+        if on_update is not None:
+            on_update(step + 1)
+        if ckpt is not None and (step + 1) % checkpoint_every == 0:
+            save(step + 1)
+    bar.close()
+    if ckpt is not None:
+        save(n_updates)
+    return pd.DataFrame(rows)
 
 
 def _device(device):
