@@ -18,6 +18,7 @@ from .classification import compare_classification, pair_token_features
 from .setup import (
     DECK_VARIANTS,
     METHODS,
+    STS_DATASETS,
     embed_pairs,
     load_classification,
     load_sts_pairs,
@@ -27,25 +28,10 @@ from .sts import layer_isotropy, run_sts, token_pool, tune_hyperparameters, zero
 from .transform import ClusterIsotropy, all_but_the_top, transform_residuals
 from .verbs import GROUPS, select_polysemous_verbs, tense_meaning_distances, verb_occurrences, verb_vectors
 
-#: STS data sets -> their names in record keys
-DATASET_KEYS = {
-    "STS12": "sts12",
-    "STS13": "sts13",
-    "STS14": "sts14",
-    "STS15": "sts15",
-    "STS16": "sts16",
-    "SICK-R": "sick",
-    "STS-B": "stsb",
-}
-#: the seed deck's variants -> their names in record keys
-VARIANT_KEYS = {
-    "Pre-trained": "pretrained",
-    "Mean": "mean",
-    "Mean+PCA": "mean_pca",
-    "K-means+Mean": "kmeans_mean",
-    "GMM+Mean+PCA": "gmm_mean_pca",
-    "K-means+Mean+PCA": "kmeans_mean_pca",
-}
+#: STS data sets -> their names in record keys (``sts12``..., ``sick``, ``stsb``)
+DATASET_KEYS = {d: d.lower().removesuffix("-r").replace("-", "") for d in STS_DATASETS}
+#: the seed deck's variants -> their names in record keys (``pretrained``, ``mean``, ``mean_pca``, ``kmeans_mean``...)
+VARIANT_KEYS = {v: v.lower().replace("-", "").replace("+", "_") for v in ("Pre-trained", *DECK_VARIANTS)}
 
 
 def blas_threads(experiment):
@@ -240,15 +226,6 @@ def sts_experiment(cfg, models: ChapterModels, hparams: dict, seeds, cache_dir=N
             ):
                 rows.append({"model": name, "dataset": ds, **r})
     return pd.DataFrame(rows)
-
-
-def notebook_records(models: ChapterModels, hparams: dict, seeds) -> dict:
-    """The authors' notebook (BERT, STS-B dev, their 27/12): its cluster-based Spearman, when BERT runs."""
-    if "bert-base-uncased" not in hparams:
-        return {}
-    name = "bert-base-uncased"
-    nb = run_sts(*models.dev_tokens(name), models.dev["score"], methods=["cluster"], hparams=hparams[name], seeds=seeds)
-    return {"notebook_bert_cluster_stsb_dev": np.mean([r["spearman"] for r in nb])}
 
 
 def sts_summary(sts: pd.DataFrame) -> pd.DataFrame:
