@@ -28,7 +28,6 @@ See the chapter ``notebooks/cluster_isotropy``.
 from __future__ import annotations
 
 from .classification import (
-    ClassificationResult,
     MLPClassifier,
     classification_metric,
     compare_classification,

@@ -3,8 +3,6 @@ the authors' MLP, a fresh classifier for every condition."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 from sklearn.metrics import accuracy_score, matthews_corrcoef
@@ -146,14 +144,6 @@ def train_classifier(
     clf.net.load_state_dict(best_state)
 
 
-@dataclass
-class ClassificationResult:
-    """Metric on the evaluation split per condition, and whether each classifier started from fresh weights."""
-
-    metrics: dict
-    fresh_init: bool
-
-
 def compare_classification(feats, labels, splits, task: str, transforms: dict, *, epochs=10, lr=3e-5, seed=0):
     """Train one classifier per condition on (optionally post-processed) flattened token features.
 
@@ -168,8 +158,13 @@ def compare_classification(feats, labels, splits, task: str, transforms: dict, *
         authors did on train+dev, then reshaped back to ``(n, L, d)``.
 
     Every condition gets a **new** classifier with the same seeded initial weights (the authors' notebook
-    continued training the baseline's classifier for the post-processed features: a bug fixed here);
-    ``fresh_init`` of the result checks that they all started from the same weights.
+    continued training the baseline's classifier for the post-processed features: a bug fixed here).
+
+    Returns
+    -------
+    metrics : dict name -> the metric on the evaluation split
+    fresh_init : bool
+        Whether every classifier started from the same weights.
     """
     n, L, d = feats.shape
     flat_rows = feats.reshape(n * L, d).astype(np.float64)
@@ -192,4 +187,4 @@ def compare_classification(feats, labels, splits, task: str, transforms: dict, *
         )
         metrics[name] = classification_metric(task, labels[splits["eval"]], clf.predict(X[splits["eval"]]))
     fresh = all(all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a) for a, b in zip(inits, inits[1:]))
-    return ClassificationResult(metrics, bool(fresh))
+    return metrics, bool(fresh)

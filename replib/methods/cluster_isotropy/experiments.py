@@ -421,11 +421,11 @@ def classification_experiment(cfg, models: ChapterModels, hparams: dict, cache_d
         feats = pair_token_features(lm, a, b, max_length=cfg.clf_max_length, cache_dir=cache_dir)
         transforms = {m: make_transform(m, **hp, random_state=cfg.seed) for m in METHODS}
         with torch_threads(getattr(cfg, "threads", None)):  # the MLP's small products: as the BLAS, one thread
-            res = compare_classification(
+            metrics, fresh = compare_classification(
                 feats, y, splits, task, transforms, epochs=cfg.clf_epochs, lr=cfg.clf_lr, seed=cfg.seed
             )
-        details["fresh"].append(res.fresh_init)
-        for m, v in res.metrics.items():
+        details["fresh"].append(fresh)
+        for m, v in metrics.items():
             rows.append({"task": task, "method": m, "score": v})
         if task == "SST-2":
             details["sst2_majority"] = 100 * max(np.mean(y[splits["eval"]]), 1 - np.mean(y[splits["eval"]]))
