@@ -152,17 +152,7 @@ def tune_hyperparameters(
                 data or {}, fn="grid_scores", n=n, k=key[0], seed=key[1], pcs=[int(p) for p in pcs], clusterer=clusterer
             )
             scores[key] = memo(
-                folder,
-                info,
-                _grid_scores,
-                pool,
-                lengths,
-                n,
-                gold,
-                int(k),
-                pcs,
-                clusterer=clusterer,
-                random_state=s,
+                folder, info, _grid_scores, pool, lengths, n, gold, int(k), pcs, clusterer=clusterer, random_state=s
             )
         rows += [{"n_clusters": int(k), "n_pc": p, "seed": s, "spearman": sp} for p, sp in scores[key]]
     return pd.DataFrame(rows)
@@ -205,13 +195,8 @@ def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: 
         deterministic = tr0 is None or tr0.n_clusters == 1
         for s in [None] if deterministic else list(seeds):
             info = dict(data or {}, fn="sts_row", n=len(tokens1), method=m, seed=s, **(tr0.get_params() if tr0 else {}))
-            rows.append(
-                {
-                    "method": m,
-                    "seed": s,
-                    **memo(folder, info, _sts_row, pool, lengths, len(tokens1), gold, m, hparams, s),
-                }
-            )
+            row = memo(folder, info, _sts_row, pool, lengths, len(tokens1), gold, m, hparams, s)
+            rows.append({"method": m, "seed": s, **row})
     return rows
 
 

@@ -150,8 +150,12 @@ def lloyd_points(X, n_clusters: int, *, n_iter: int = 10, rng=None):
     return C, labels.astype(np.int64)
 
 
-def _label_segments(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows' stable order by cluster and each cluster's ``[bounds[c], bounds[c+1])`` in that order."""
+def _grouped_rows(X, labels, n_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A float64 copy of the rows of ``X`` grouped by cluster (each cluster's rows in their original order), with
+    that order (the rows' stable order by cluster) and each cluster's rows ``[bounds[c], bounds[c+1])`` in it."""
+    X = np.asarray(X)
+    if X.ndim != 2 or len(X) != len(labels):
+        raise ValueError(f"X must be (n_samples, n_features) with one label per row; got {X.shape}, {len(labels)}")
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"labels must be 1-D; got shape {labels.shape}")
@@ -159,27 +163,8 @@ def _label_segments(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np
         raise ValueError(f"labels must lie in [0, {n_clusters}); got [{labels.min()}, {labels.max()}]")
     bounds = np.zeros(n_clusters + 1, dtype=np.int64)
     np.cumsum(np.bincount(labels, minlength=n_clusters), out=bounds[1:])
-    return np.argsort(labels, kind="stable"), bounds
-
-
-def _grouped_rows(X, labels, n_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A float64 copy of the rows of ``X`` grouped by cluster (each cluster's rows in their original order),
-    with the order and the cluster bounds of :func:`_label_segments`."""
-    X = np.asarray(X)
-    if X.ndim != 2 or len(X) != len(labels):
-        raise ValueError(f"X must be (n_samples, n_features) with one label per row; got {X.shape}, {len(labels)}")
-    order, bounds = _label_segments(labels, n_clusters)
+    order = np.argsort(labels, kind="stable")
     return X[order].astype(np.float64, copy=False), order, bounds
-
-
-def _centre_groups(Z: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Subtract each cluster's mean from its rows of ``Z`` in place; the means (NaN rows for empty clusters)."""
-    means = np.full((len(bounds) - 1, Z.shape[1]), np.nan)
-    for c in np.flatnonzero(np.diff(bounds)):
-        seg = Z[bounds[c] : bounds[c + 1]]
-        means[c] = seg.mean(axis=0)
-        seg -= means[c]
-    return means
 
 
 def _group_bases(Z: np.ndarray, bounds: np.ndarray, n_directions: int | None) -> list:
@@ -205,11 +190,14 @@ def _group_bases(Z: np.ndarray, bounds: np.ndarray, n_directions: int | None) ->
 
 
 def _fit_groups(X, labels, n_clusters: int, n_directions: int | None):
-    """Rows grouped by cluster and centred, with each cluster's mean and top ``n_directions`` directions:
-    ``(Z, order, bounds, means, bases)`` (see :func:`_grouped_rows`, :func:`_centre_groups`,
-    :func:`_group_bases`)."""
+    """Rows grouped by cluster (:func:`_grouped_rows`) and centred, with each cluster's mean (NaN rows for empty
+    clusters) and top ``n_directions`` directions (:func:`_group_bases`): ``(Z, order, bounds, means, bases)``."""
     Z, order, bounds = _grouped_rows(X, labels, n_clusters)
-    means = _centre_groups(Z, bounds)
+    means = np.full((n_clusters, Z.shape[1]), np.nan)
+    for c in np.flatnonzero(np.diff(bounds)):
+        seg = Z[bounds[c] : bounds[c + 1]]
+        means[c] = seg.mean(axis=0)
+        seg -= means[c]
     return Z, order, bounds, means, _group_bases(Z, bounds, n_directions)
 
 
