@@ -22,6 +22,8 @@ with the first model), one GLUE part per model (``glue-<model>``: every GLUE tas
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 
 from ...chapter import Chapter
@@ -30,6 +32,7 @@ from ...models import ModelRef
 from ...parts import Budget, Part, model_parts, rest_part
 from ...schema import closed_object
 from .setups import _glue_frame
+from .training import TrainConfig
 
 _TRAIN = closed_object(
     {
@@ -64,26 +67,9 @@ SCHEMA = closed_object(
 )
 
 
-def _train(
-    n_updates,
-    eval_every,
-    seeds,
-    metric_sample,
-    *,
-    checkpoint_every=50,
-    other_seeds_eval_every=None,
-    silhouette_sample=None,
-):
-    return dict(
-        n_updates=n_updates,
-        eval_every=eval_every,
-        seeds=list(seeds),
-        metric_sample=metric_sample,
-        lr=1e-3,
-        checkpoint_every=checkpoint_every,
-        other_seeds_eval_every=other_seeds_eval_every,
-        silhouette_sample=silhouette_sample,
-    )
+def _train(n_updates, eval_every, seeds, metric_sample, **kw) -> dict:
+    """The fields of a :class:`~.training.TrainConfig` (lr: Adam's default 1e-3; a checkpoint every 50 updates)."""
+    return asdict(TrainConfig(n_updates, eval_every, list(seeds), metric_sample, **kw))
 
 
 _SBERT = ["all-MiniLM-L6-v2"]
