@@ -1,6 +1,7 @@
 """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021): transform identities, edge cases, STS protocol."""
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,13 +17,13 @@ from replib.methods.cluster_isotropy import (
     SmallClusterWarning,
     all_but_the_top,
     compare_classification,
-    evaluate_sts,
     make_transform,
     mean_pool,
     remove_cluster_directions,
     token_pool,
     tune_hyperparameters,
 )
+from replib.metrics import partition_isotropy
 
 
 def _blobs(n=600, d=20, k=4, seed=0):
@@ -327,6 +328,18 @@ def test_mean_pool_and_token_pool():
             mean_pool(pool, bad)
     with pytest.raises(ValueError, match="no tokens"):
         token_pool([np.zeros((0, 3)), np.ones((2, 3))])
+
+
+def evaluate_sts(tokens1, tokens2, gold, transform=None):
+    """The paper's STS protocol (App. B.1) on the two sides' token matrices, written out from the package's steps:
+    one pool of every token, the transform fit on it and applied to it, sentence vector = mean of its processed
+    tokens, Spearman and Pearson x 100 of the two sides' cosines with the gold scores, I(W) of the processed pool."""
+    pool, lengths = token_pool(list(tokens1) + list(tokens2))
+    pool = pool if transform is None else transform.fit_transform(pool)
+    means = mean_pool(pool, lengths)
+    sp, pe = ci.sts_correlations(means[: len(tokens1)], means[len(tokens1) :], gold)
+    iw = partition_isotropy(pool)
+    return SimpleNamespace(spearman=sp, pearson=pe, isotropy_log10=iw.log10, n_tokens=len(pool))
 
 
 def test_evaluate_sts_baseline_by_hand():

@@ -82,9 +82,7 @@ from .spreads import (
     table3_average_records,
 )
 from .sts import (
-    STSResult,
     cosine_rows,
-    evaluate_sts,
     layer_isotropy,
     mean_pool,
     run_sts,

@@ -5,7 +5,6 @@ across layers."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,43 +90,6 @@ def sts_correlations(emb1, emb2, gold):
     return 100.0 * stats.spearmanr(cos, gold)[0], 100.0 * stats.pearsonr(cos, gold)[0]
 
 
-@dataclass
-class STSResult:
-    """One STS evaluation: correlations x 100 and the partition isotropy of the processed token pool."""
-
-    spearman: float
-    pearson: float
-    isotropy: float
-    isotropy_log10: float
-    n_tokens: int
-
-
-def evaluate_sts(tokens1, tokens2, gold, transform=None) -> STSResult:
-    """The paper's STS protocol (App. B.1) on token matrices of the two sides of each pair.
-
-    All token vectors of all sentences of the data set form one pool; ``transform`` (e.g. a
-    :class:`ClusterIsotropy`, ``None`` = baseline) is fit on the pool and applied to it; each sentence
-    vector is the mean of its processed token vectors; the score is the cosine of the two sentence
-    vectors, and the metric Spearman x 100 with the gold scores. ``isotropy`` is
-    :func:`~replib.metrics.partition_isotropy` of the processed pool.
-    """
-    tokens1, tokens2 = list(tokens1), list(tokens2)
-    if len(tokens1) != len(tokens2):
-        raise ValueError(f"{len(tokens1)} first sentences but {len(tokens2)} second sentences")
-    pool, lengths = token_pool(tokens1 + tokens2)
-    return _evaluate_pool(pool, lengths, len(tokens1), gold, transform)
-
-
-def _evaluate_pool(pool, lengths, n: int, gold, transform) -> STSResult:
-    """:func:`evaluate_sts` on a pool already stacked (first ``n`` sentences = first sides)."""
-    if transform is not None:
-        pool = transform.fit_transform(pool)
-    means = mean_pool(pool, lengths)
-    sp, pe = sts_correlations(means[:n], means[n:], gold)
-    iso = partition_isotropy(pool)
-    return STSResult(sp, pe, iso.value, iso.log10, len(pool))
-
-
 def tune_hyperparameters(
     tokens1, tokens2, gold, ks, pcs, *, seeds=(0,), clusterer: str = "scipy", progress=True, cache_dir=None
 ):
@@ -201,19 +163,20 @@ def run_sts(tokens1, tokens2, gold, *, methods, hparams: dict, seeds, progress: 
 
 
 def _sts_row(pool, lengths, n: int, gold, method: str, hparams: dict, seed) -> dict:
-    """One row of :func:`run_sts`: ``method`` with ``seed`` on the stacked pool."""
+    """One row of :func:`run_sts`: the paper's STS protocol (App. B.1) with ``method`` and ``seed`` on the stacked
+    pool of both sides (the first ``n`` sentences are the first sides). The transform (None: the baseline) is fit
+    on the pool and applied to it; each sentence vector is the mean of its processed token vectors; the score is
+    the cosine of the two sentence vectors, the metrics Spearman and Pearson x 100 with the gold scores; ``iw`` is
+    :func:`~replib.metrics.partition_isotropy` of the processed pool."""
     tr = make_transform(method, **hparams, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallClusterWarning)
         warnings.simplefilter("ignore", EmptyClusterWarning)
-        r = _evaluate_pool(pool, lengths, n, gold, tr)
-    return {
-        "spearman": r.spearman,
-        "pearson": r.pearson,
-        "iw": r.isotropy,
-        "iw_log10": r.isotropy_log10,
-        "n_tokens": r.n_tokens,
-    }
+        pool = pool if tr is None else tr.fit_transform(pool)
+        means = mean_pool(pool, lengths)
+        sp, pe = sts_correlations(means[:n], means[n:], gold)
+        iw = partition_isotropy(pool)
+    return {"spearman": sp, "pearson": pe, "iw": iw.value, "iw_log10": iw.log10, "n_tokens": len(pool)}
 
 
 def zero_mean_isotropy(pool, ks, seeds, cache_dir=None):
