@@ -174,17 +174,8 @@ def compare_classification(feats, labels, splits, task: str, transforms: dict, *
         X = rows.reshape(n, L * d).astype(np.float32)
         clf = MLPClassifier(L * d, seed=seed)
         inits.append(clf.state())
-        train_classifier(
-            clf,
-            X[splits["train"]],
-            labels[splits["train"]],
-            X[splits["val"]],
-            labels[splits["val"]],
-            task=task,
-            epochs=epochs,
-            lr=lr,
-            seed=seed,
-        )
+        fit, val = splits["train"], splits["val"]
+        train_classifier(clf, X[fit], labels[fit], X[val], labels[val], task=task, epochs=epochs, lr=lr, seed=seed)
         metrics[name] = classification_metric(task, labels[splits["eval"]], clf.predict(X[splits["eval"]]))
     fresh = all(all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a) for a, b in zip(inits, inits[1:]))
     return metrics, bool(fresh)

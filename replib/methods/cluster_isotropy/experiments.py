@@ -294,16 +294,8 @@ def semcor_rows(name: str, X, occ: pd.DataFrame, global_pc: int) -> list[dict]:
         Y = X if variant == "base" else all_but_the_top(X, global_pc)
         iw = partition_isotropy(Y)
         d = tense_meaning_distances(Y, occ["lemma"], occ["sense"], occ["tense"])
-        rows.append(
-            {
-                "model": name,
-                "variant": variant,
-                **d,
-                "isotropy": iw.value,
-                "isotropy_log10": iw.log10,
-                "n_occurrences": len(occ),
-            }  # fmt: skip
-        )
+        iso = {"isotropy": iw.value, "isotropy_log10": iw.log10, "n_occurrences": len(occ)}
+        rows.append({"model": name, "variant": variant, **d, **iso})
     return rows
 
 
