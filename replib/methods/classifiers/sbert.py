@@ -67,9 +67,7 @@ _SBERT_MODELS: dict = {}
 
 def _note(ref: ModelRef, kind: str, source: str, resolved, pinned: bool | None = None) -> None:
     """Note in the run's model provenance where the SBERT vectors of ``ref`` came from."""
-    fields = _hub_fields(ref)
-    if pinned is not None:
-        fields["pinned"] = pinned
+    fields = _hub_fields(ref) | ({} if pinned is None else {"pinned": pinned})
     note_model(ref.name, kind=kind, source=source, resolved=resolved, **fields)
 
 

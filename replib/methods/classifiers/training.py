@@ -399,19 +399,10 @@ def run_seeds(setup: ClassifierSetup, config: TrainConfig, *, cache_dir=None, de
         every = config.eval_every if i == 0 or not config.other_seeds_eval_every else config.other_seeds_eval_every
         meta = _run_meta(setup, seed, every, config.lr, config.metric_sample, device, config.silhouette_sample)
         ck = _cache_root(cache_dir) / "runs" / f"{setup.name}-seed{seed}-{cache_key(meta)}.pt"
-        t = train_trajectory(
-            setup,
-            seed=seed,
-            n_updates=config.n_updates,
-            eval_every=every,
-            lr=config.lr,
-            metric_sample=config.metric_sample,
-            silhouette_sample=config.silhouette_sample,
-            checkpoint=ck,
-            checkpoint_every=config.checkpoint_every,
-            device=device,
-            progress=progress,
-        )
+        kw = {
+            k: getattr(config, k) for k in ("n_updates", "lr", "metric_sample", "silhouette_sample", "checkpoint_every")
+        }
+        t = train_trajectory(setup, seed=seed, eval_every=every, checkpoint=ck, device=device, progress=progress, **kw)
         frames.append(t.assign(seed=seed, setup=setup.name))
     return pd.concat(frames, ignore_index=True)
 
