@@ -111,52 +111,38 @@ def measure_layer(X, types, mcfg: dict, seed: int = 0) -> dict:
     }
 
 
-def embedding_frequency_stats(W, counts, min_count: int = 1) -> dict:
+def embedding_frequency_stats(W, counts) -> dict:
     """Isotropy of an input embedding matrix and the imprint of token frequency on it.
 
-    Over the token ids seen at least ``min_count`` times in the training data: IsoScore, average cosine and
-    I(W) (log10) of the rows; the Spearman correlation of log frequency with (a) the projection on the top
-    principal direction of the centred rows and (b) the row norm; and the rare–frequent gap: the distance
-    between the mean embedding of the rarer and of the more frequent half of the tokens, divided by the
-    mean row norm — the "representation degeneration" account :cite:`gao2019representation` predicts that
-    rare tokens are pushed together, away from frequent ones, by the softmax gradient.
+    Over the token ids seen in the training data: IsoScore, average cosine and I(W) (log10) of the rows; the
+    Spearman correlation of log frequency with (a) the projection on the top principal direction of the centred
+    rows and (b) the row norm (:func:`frequency_projection`); and the rare–frequent gap: the distance between the
+    mean embedding of the rarer and of the more frequent half of the tokens, divided by the mean row norm — the
+    "representation degeneration" account :cite:`gao2019representation` predicts that rare tokens are pushed
+    together, away from frequent ones, by the softmax gradient.
     """
-    W = np.asarray(W, dtype=np.float64)
-    counts = np.asarray(counts)
-    seen = np.flatnonzero(counts >= min_count)
-    if len(seen) < 4:
-        raise ValueError(f"only {len(seen)} token ids occur >= {min_count} times; need at least 4")
-    E, logf = W[seen], np.log(counts[seen].astype(np.float64))
-    C = E - E.mean(axis=0)
-    _, _, vt = np.linalg.svd(C, full_matrices=False)
-    proj = C @ vt[0]
+    W, n_seen = np.asarray(W, dtype=np.float64), int((np.asarray(counts) >= 1).sum())
+    if n_seen < 4:
+        raise ValueError(f"only {n_seen} token ids occur >= 1 times; need at least 4")
+    f = frequency_projection(W, counts)
+    E, logf, norm = W[f.token_id.to_numpy()], f.log_freq.to_numpy(), f.norm.to_numpy()
     rare = logf <= np.median(logf)
-    gap = np.linalg.norm(E[rare].mean(axis=0) - E[~rare].mean(axis=0)) / np.linalg.norm(E, axis=1).mean()
+    gap = np.linalg.norm(E[rare].mean(axis=0) - E[~rare].mean(axis=0)) / norm.mean()
     return {
         "emb_isoscore": isoscore(E),
         "emb_avg_cos": avg_pairwise_cosine(E),
         "emb_log10_IW": partition_isotropy(E).log10,
-        "freq_pc1_spearman": float(abs(spearmanr(logf, proj)[0])),
-        "freq_norm_spearman": float(spearmanr(logf, np.linalg.norm(E, axis=1))[0]),
+        "freq_pc1_spearman": float(abs(spearmanr(logf, f.pc1.to_numpy())[0])),  # the sign of pc1 is immaterial
+        "freq_norm_spearman": float(spearmanr(logf, norm)[0]),
         "rare_frequent_gap": float(gap),
-        "n_tokens_seen": int(len(seen)),
+        "n_tokens_seen": n_seen,
     }
 
 
-def _counts(run: TrainRun, data: dict) -> np.ndarray:
-    if "counts" in data:
-        return data["counts"]
-    return residue_counts(data["train"], data["vocab_size"])
-
-
-def _measure_key(mcfg: dict) -> str:
-    """Key of a run's measurement tables: the settings and the source of this module."""
-    source = Path(__file__).read_text(encoding="utf-8")
-    return hashlib.sha256(json.dumps({"measure": mcfg, "code": source}, sort_keys=True).encode()).hexdigest()[:10]
-
-
 def _measure_files(run: TrainRun, mcfg: dict) -> tuple[Path, Path, Path]:
-    key = _measure_key(mcfg)
+    """A run's measurement files, keyed by the settings and the source of this module."""
+    source = Path(__file__).read_text(encoding="utf-8")
+    key = hashlib.sha256(json.dumps({"measure": mcfg, "code": source}, sort_keys=True).encode()).hexdigest()[:10]
     return tuple(run.dir / f"measure-{key}-{what}" for what in ("layers.csv", "embedding.csv", "ends.npz"))
 
 
@@ -178,7 +164,7 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     data = prepare_data(run.task, run.cfg, run.seed, run.dir)
     inputs = eval_inputs(run, mcfg["n_tokens"], data)
     types = inputs["input_ids"][inputs["positions"]]
-    counts = _counts(run, data)
+    counts = data["counts"] if "counts" in data else residue_counts(data["train"], data["vocab_size"])
     log = {r["step"]: r for r in run.log()}
     rows, erows = [], []
     with threadpool_limits(MEASURE_THREADS):
@@ -203,13 +189,8 @@ def measure_run(run: TrainRun, mcfg: dict, *, progress: bool = True) -> tuple[pd
     layers, emb = pd.DataFrame(rows), pd.DataFrame(erows)
     with atomic_path(f_ends) as tmp, tmp.open("wb") as fh:
         groups = np.nonzero(inputs["positions"])[0]  # the window (text) or sequence (protein) of each token
-        np.savez(
-            fh,
-            first=first,
-            final_blocks=final_blocks,  # its last block is the last layer at the final checkpoint
-            types=types,
-            groups=groups,
-        )
+        # final_blocks' last block is the last layer at the final checkpoint
+        np.savez(fh, first=first, final_blocks=final_blocks, types=types, groups=groups)
     for df, f in ((layers, f_layers), (emb, f_emb)):
         with atomic_path(f) as tmp:
             df.to_csv(tmp, index=False)
