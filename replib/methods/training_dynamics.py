@@ -13,6 +13,7 @@ and ``rest``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -195,10 +196,7 @@ def quality_table(runs: dict) -> pd.DataFrame:
     validation perplexity beside the unigram baseline's on the same tokens, their ratio, and the flattening
     criterion (``FLATTENING``): the relative fall of the validation loss over the last quarter of training, the
     final validation loss above the run's minimum, and the train-validation gap at the end."""
-    rows = {}
-    for task, run in runs.items():
-        q = training_quality(run)
-        rows[task] = {"val_ppl_final": run.log()[-1]["val_ppl"], **q}
+    rows = {task: {"val_ppl_final": run.log()[-1]["val_ppl"], **training_quality(run)} for task, run in runs.items()}
     return pd.DataFrame(rows).T
 
 
@@ -206,16 +204,9 @@ def quality_records(table: pd.DataFrame) -> dict:
     """The recorded numbers of :func:`quality_table`: ``<task>_unigram_ppl``, ``<task>_ppl_vs_unigram``,
     ``<task>_val_loss_rel_drop_last_quarter``, ``<task>_val_loss_over_min``, ``<task>_train_val_gap``,
     ``<task>_flattened`` and ``<task>_n_val_tokens``."""
-    out = {}
-    for task, row in table.iterrows():
-        out[f"{task}_unigram_ppl"] = float(row.unigram_ppl)
-        out[f"{task}_ppl_vs_unigram"] = float(row.ppl_vs_unigram)
-        out[f"{task}_val_loss_rel_drop_last_quarter"] = float(row.val_loss_rel_drop_last_quarter)
-        out[f"{task}_val_loss_over_min"] = float(row.val_loss_over_min)
-        out[f"{task}_train_val_gap"] = float(row.train_val_gap)
-        out[f"{task}_flattened"] = bool(row.flattened)
-        out[f"{task}_n_val_tokens"] = int(row.n_val_tokens)
-    return out
+    floats = ("unigram_ppl", "ppl_vs_unigram", "val_loss_rel_drop_last_quarter", "val_loss_over_min", "train_val_gap")
+    casts = dict.fromkeys(floats, float) | {"flattened": bool, "n_val_tokens": int}
+    return {f"{task}_{k}": cast(row[k]) for task, row in table.iterrows() for k, cast in casts.items()}
 
 
 def training_log(runs: dict) -> pd.DataFrame:
@@ -243,8 +234,7 @@ def run_summaries(tables: dict) -> dict:
 def summary_records(summaries: dict) -> dict:
     """Every summarised quantity of each run: ``protein_<quantity>`` and ``text_<quantity>``
     (``text_final_avg_cos_last``...)."""
-    head = {"protein": lambda k: f"protein_{k}", "text": lambda k: f"text_{k}"}  # the claims' prefixes, spelled out
-    return {head[task](k): v for task, summary in summaries.items() for k, v in summary.items()}
+    return {f"{task}_{k}": v for task, summary in summaries.items() for k, v in summary.items()}
 
 
 #: bootstrap resamples of the evaluation windows (text) or sequences (protein) behind a flag's margin
@@ -255,34 +245,27 @@ def _flag_margins(mcfg: dict, seed: int) -> dict:
     """The statistic of each flag's margin on rows ``[X at step 0 | X at the end | type]`` of the last layer
     (positive where the flag holds), as :func:`replib.training.measure_layer` measures each side."""
 
-    def split(Z):
-        d = (Z.shape[1] - 1) // 2
-        return Z[:, :d], Z[:, d:-1], Z[:, -1].astype(np.int64)
+    def on_rows(stat):  # stat(X0, X1, types) of the rows' three parts
+        def margin(Z):
+            d = (Z.shape[1] - 1) // 2
+            return stat(Z[:, :d], Z[:, d:-1], Z[:, -1].astype(np.int64))
 
-    def rise(Z):
-        X0, X1, _ = split(Z)
-        return avg_pairwise_cosine(X1) - avg_pairwise_cosine(X0)
+        return margin
 
-    def fall(Z):
-        X0, X1, _ = split(Z)
-        return isoscore(X0) - isoscore(X1)
-
-    def intra_over_inter(Z):
-        _, X1, t = split(Z)
-        return s_intra(X1, t, mcfg["max_per_type"], seed=seed) - s_inter(X1, t, seed=seed)
-
-    return {"avg_cos_rise": rise, "isoscore_fall": fall, "sintra_minus_sinter_final": intra_over_inter}
+    return {
+        "avg_cos_rise": on_rows(lambda X0, X1, t: avg_pairwise_cosine(X1) - avg_pairwise_cosine(X0)),
+        "isoscore_fall": on_rows(lambda X0, X1, t: isoscore(X0) - isoscore(X1)),
+        "sintra_minus_sinter_final": on_rows(
+            lambda X0, X1, t: s_intra(X1, t, mcfg["max_per_type"], seed=seed) - s_inter(X1, t, seed=seed)
+        ),
+    }
 
 
 def depth_spearman(n_blocks: int):
     """``stat(Z)``: the Spearman correlation of block index (1..``n_blocks``) with the average cosine of each
     block, on rows ``Z = [block 1 | block 2 | ...]`` of the same tokens (``depth_spearman_final`` of
     :func:`replib.training.summarize_run` on the final checkpoint's blocks)."""
-
-    def stat(Z):
-        return _depth_order([avg_pairwise_cosine(B) for B in np.split(np.asarray(Z), n_blocks, axis=1)])
-
-    return stat
+    return lambda Z: _depth_order([avg_pairwise_cosine(B) for B in np.split(np.asarray(Z), n_blocks, axis=1)])
 
 
 def _depth_order(cos) -> float:
@@ -395,21 +378,14 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
         ends = end_layers(run, mcfg)
         Z = np.column_stack([ends["first"], ends["final"], ends["types"]])
         blocks = ends["final_blocks"]
+        boot = functools.partial(bootstrap_spread, groups=ends["groups"], n_boot=n_boot, seed=run.seed)
         with threadpool_limits(MEASURE_THREADS):  # small matrices: one BLAS thread (replib.training.measure)
             for name, stat in _flag_margins(mcfg, run.seed).items():
                 out[f"{task}_{name}"] = float(stat(Z))
-                out[f"{task}_{name}_spread"] = bootstrap_spread(
-                    stat, Z, groups=ends["groups"], n_boot=n_boot, seed=run.seed
-                )
-            boot = bootstrap_spread(
-                depth_spearman(len(blocks)),
-                np.concatenate(list(blocks), axis=1),
-                groups=ends["groups"],
-                n_boot=n_boot,
-                seed=run.seed,
-            )
+                out[f"{task}_{name}_spread"] = boot(stat, Z)
             between = draws[f"{task}_depth_spearman_draws_sd"]
-            out[f"{task}_depth_spearman_final_spread"] = float(np.hypot(boot, between if np.isfinite(between) else 0))
+            depth = boot(depth_spearman(len(blocks)), np.concatenate(list(blocks), axis=1))
+            out[f"{task}_depth_spearman_final_spread"] = float(np.hypot(depth, between if np.isfinite(between) else 0))
     return out
 
 
