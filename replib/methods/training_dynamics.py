@@ -234,7 +234,8 @@ def run_summaries(tables: dict) -> dict:
 def summary_records(summaries: dict) -> dict:
     """Every summarised quantity of each run: ``protein_<quantity>`` and ``text_<quantity>``
     (``text_final_avg_cos_last``...)."""
-    return {f"{task}_{k}": v for task, summary in summaries.items() for k, v in summary.items()}
+    head = {"protein": lambda k: f"protein_{k}", "text": lambda k: f"text_{k}"}  # the claims' prefixes, spelled out
+    return {head[task](k): v for task, summary in summaries.items() for k, v in summary.items()}
 
 
 #: bootstrap resamples of the evaluation windows (text) or sequences (protein) behind a flag's margin

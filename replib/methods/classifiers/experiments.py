@@ -118,15 +118,15 @@ def setup_table(setups: dict) -> pd.DataFrame:
 
 def sentence_records(summaries: dict) -> dict:
     """The sentence-level setups' numbers (:data:`SENTENCE_KEYS`): ``polarity_pearson``, ``snli_spearman``..."""
-    return {f"{name}_{key}": summaries[name][key] for name in ("polarity", "snli") for key in SENTENCE_KEYS}
+    out = {f"polarity_{key}": summaries["polarity"][key] for key in SENTENCE_KEYS}
+    return out | {f"snli_{key}": summaries["snli"][key] for key in SENTENCE_KEYS}
 
 
 def word_records(summaries: dict) -> dict:
     """The GloVe word-level setups' numbers (:data:`WORD_KEYS`): ``supersense_glove_pearson``,
     ``wordnet_pos_glove_isoscore_change``..."""
-    return {
-        f"{name}_{key}": summaries[name][key] for name in ("supersense_glove", "wordnet_pos_glove") for key in WORD_KEYS
-    }
+    out = {f"supersense_glove_{key}": summaries["supersense_glove"][key] for key in WORD_KEYS}
+    return out | {f"wordnet_pos_glove_{key}": summaries["wordnet_pos_glove"][key] for key in WORD_KEYS}
 
 
 def word2vec_records(summaries: dict, setups: dict) -> dict:
