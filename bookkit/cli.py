@@ -30,7 +30,7 @@ from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
 from .book import drift, report
-from .errors import USER_ERRORS, one_line
+from .errors import USER_ERRORS, BookBuildError, one_line
 from .project import find_root, git_commit, toc_chapters
 
 __all__ = ["USER_ERRORS", "main", "one_line"]
@@ -43,34 +43,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}; see {self.prog} --help\n")
 
 
-def _positive(kind: type, least: int | None = None) -> Callable[[str], int | float]:
+def _number(kind: type, least: int | None = None, zero: bool = False) -> Callable[[str], int | float]:
     """An argparse type: ``kind(text)`` when it is greater than 0 (a count, a size, a scale, a time) and at least
-    ``least`` when given, else a one-line argument error before anything runs."""
+    ``least`` when given, or with ``zero`` a finite number >= 0 (a tolerance); else a one-line argument error
+    before anything runs."""
 
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
-        if not value > 0:  # also NaN
+        if zero and not 0 <= value < float("inf"):  # also NaN
+            raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+        if not zero and not value > 0:  # also NaN
             raise argparse.ArgumentTypeError(f"must be greater than 0, got {text!r}")
         if least is not None and value < least:
             raise argparse.ArgumentTypeError(f"must be at least {least}, got {text!r}")
         return value
 
-    parse.__name__ = f"positive {kind.__name__}"
     return parse
-
-
-def _at_least_zero(text: str) -> float:
-    """An argparse type: a finite number >= 0 (a tolerance), else a one-line argument error."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-    if not 0 <= value < float("inf"):  # also NaN
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
 
 
 def _device(text: str) -> str:
@@ -138,119 +129,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_bench_parser(sub) -> None:
-    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench.bench)")
-    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    p.add_argument("--repeat", type=_positive(int), default=3, help="best of this many runs per timing")
-    p.add_argument(
-        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans kmeans2 embedding (default all)"
-    )
-    p.add_argument("--json", type=Path, help="also write the rows as JSON here")
-    p.add_argument(
-        "--floor",
-        action="store_true",
-        help="also time each step's floor (the one BLAS/SIMD call doing its essential work, same size and dtype) "
-        "and the forward passes: replib's extraction against the bare forward, GFLOP/s against this CPU's GEMM "
-        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench.bench_forward)",
-    )
-    p.add_argument(
-        "--precision",
-        action="store_true",
-        help="also compare the bf16 forward (autocast; fp16 too on CUDA) with float32: tokens per second and the "
-        "difference in IsoScore and effective dimensions",
-    )
-    p.add_argument(
-        "--scaling",
-        type=Path,
-        metavar="DIR",
-        help="instead: measure each chapter's dominant step over two orders of magnitude of work, fit the "
-        "exponent, write DIR/scaling.png and DIR/scaling_results.txt (with paper-profile H100 estimates)",
-    )
-    p.add_argument(
-        "--markdown",
-        type=Path,
-        help="also write the table with the machine and date here (the benchmarks page"
-        " includes book/bench_results.txt)",
-    )
-
-
-def _add_report_parser(sub) -> None:
-    p = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
-    rsub = p.add_subparsers(dest="report_cmd", required=True)
-    merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
-    merge.add_argument("reports", nargs="+")
-    merge.add_argument("-o", "--output", help="write the merged JSON here (default: stdout)")
-    drift = rsub.add_parser("drift", help="claims whose status or value changed between two reports")
-    drift.add_argument("old")
-    drift.add_argument("new")
-    drift.add_argument("--rtol", type=_at_least_zero, default=1e-9, help="relative change below which values are equal")
-    drift.add_argument("--json", help="also write the drift rows as JSON here")
-    drift.add_argument(
-        "--fail-on-status-change",
-        action="store_true",
-        help="exit 1 when a claim changed status (or appeared/disappeared)",
-    )
-    dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
-    dash.add_argument("reports", nargs="+")
-    dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
-
-
-def _add_card_parser(sub) -> None:
-    p = sub.add_parser("card", help="isotropy card of any model: per-layer metrics, JSON + HTML (replib.card)")
-    p.add_argument("model", help="registry key, folder path, or Hugging Face id[@revision]")
-    p.add_argument(
-        "--data",
-        type=Path,
-        help="text file, one line per row (protein models: one sequence per "
-        "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
-    )
-    p.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
-    p.add_argument(
-        "--max-rows", type=_positive(int, least=4), default=5000, help="rows per layer kept for the metrics (>= 4)"
-    )
-    p.add_argument("--n-lines", type=_positive(int), default=400, help="WikiText-2 lines (text models)")
-    p.add_argument("--n-proteins", type=_positive(int), default=100, help="Swiss-Prot sequences (protein models)")
-    p.add_argument("--device", type=_device, help="torch device (default: cuda when available)")
-
-
-def _add_rehearsal_parser(sub) -> None:
-    p = sub.add_parser(
-        "rehearsal",
-        help="each chapter's own notebook in the paper profile at a fraction of its sizes on full-size stand-ins; "
-        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.bench.rehearsal)",
-    )
-    p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
-    p.add_argument(
-        "--fraction",
-        type=_positive(float),
-        nargs="+",
-        default=[0.01, 0.1],
-        help="shares of the paper profile's sizes (two: the start-up and memory growth apart; the largest >= 0.1)",
-    )
-    p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
-    p.add_argument("--workdir", type=Path, help="stand-ins, logs (default build/rehearsal/work)")
-    p.add_argument("--force", action="store_true", help="rehearse chapters whose row is ok again")
-    p.add_argument("--timeout", type=_positive(float), default=7200.0, help="seconds before a run is killed")
-    p.add_argument(
-        "--deadline",
-        type=_positive(float),
-        help="seconds for each chapter as a whole: a larger share runs only if the line through the smaller "
-        "shares' times says it ends in time",
-    )
-    p.add_argument(
-        "--unmeasured",
-        action="store_true",
-        help="run nothing: a chapter whose row is not ok gets a row 'not yet measured on a GPU' with the command",
-    )
-
-
 def _add_execute_options(p: argparse.ArgumentParser, force_help: str, jobs: int = 1, jobs_help: str = "") -> None:
     """The options of the commands that execute chapters (``run``, ``all``)."""
-    p.add_argument("--timeout-scale", type=_positive(float), default=1.0, help="multiply every chapter's time limit")
+    p.add_argument("--timeout-scale", type=_number(float), default=1.0, help="multiply every chapter's time limit")
     p.add_argument("--force", action="store_true", help=force_help)
     p.add_argument(
         "--jobs",
-        type=_positive(int),
+        type=_number(int),
         default=jobs,
         help="execute this many chapters (and seeds) at once, each kernel with cores/N BLAS and OpenMP threads "
         + (jobs_help or "(default 1: one at a time, with every core); not with --part"),
@@ -291,10 +176,102 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_nb.add_argument("-o", "--output", type=Path, default=Path("build/ipynb"), help="folder (default build/ipynb)")
     p_nb.add_argument("--ref", help="git commit the Colab bootstrap checks out (default: the checked-out commit)")
-    _add_bench_parser(sub)
-    _add_report_parser(sub)
-    _add_card_parser(sub)
-    _add_rehearsal_parser(sub)
+    p = sub.add_parser("bench", help="time each hot step against its reference tool (bookkit.bench.bench)")
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--repeat", type=_number(int), default=3, help="best of this many runs per timing")
+    p.add_argument(
+        "--steps", nargs="*", help="isoscore cosine silhouette lid alignment kmeans kmeans2 embedding (default all)"
+    )
+    p.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time each step's floor (the one BLAS/SIMD call doing its essential work, same size and dtype) "
+        "and the forward passes: replib's extraction against the bare forward, GFLOP/s against this CPU's GEMM "
+        "peak (MiniLM and a full-size BERT-large geometry), padding on Swiss-Prot's lengths (bookkit.bench.bench_forward)",
+    )
+    p.add_argument(
+        "--precision",
+        action="store_true",
+        help="also compare the bf16 forward (autocast; fp16 too on CUDA) with float32: tokens per second and the "
+        "difference in IsoScore and effective dimensions",
+    )
+    p.add_argument(
+        "--scaling",
+        type=Path,
+        metavar="DIR",
+        help="instead: measure each chapter's dominant step over two orders of magnitude of work, fit the "
+        "exponent, write DIR/scaling.png and DIR/scaling_results.txt (with paper-profile H100 estimates)",
+    )
+    p.add_argument(
+        "--markdown",
+        type=Path,
+        help="also write the table with the machine and date here (the benchmarks page"
+        " includes book/bench_results.txt)",
+    )
+    p = sub.add_parser("report", help="runner reports: merge, drift between two runs, dashboard page")
+    rsub = p.add_subparsers(dest="report_cmd", required=True)
+    merge = rsub.add_parser("merge", help="merge reports (one per profile; the latest run of a chapter wins)")
+    merge.add_argument("reports", nargs="+")
+    merge.add_argument("-o", "--output", help="write the merged JSON here (default: stdout)")
+    drift = rsub.add_parser("drift", help="claims whose status or value changed between two reports")
+    drift.add_argument("old")
+    drift.add_argument("new")
+    drift.add_argument(
+        "--rtol", type=_number(float, zero=True), default=1e-9, help="relative change below which values are equal"
+    )
+    drift.add_argument("--json", help="also write the drift rows as JSON here")
+    drift.add_argument(
+        "--fail-on-status-change",
+        action="store_true",
+        help="exit 1 when a claim changed status (or appeared/disappeared)",
+    )
+    dash = rsub.add_parser("dashboard", help="the validation page (Markdown) from one or more reports")
+    dash.add_argument("reports", nargs="+")
+    dash.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
+    p = sub.add_parser("card", help="isotropy card of any model: per-layer metrics, JSON + HTML (replib.card)")
+    p.add_argument("model", help="registry key, folder path, or Hugging Face id[@revision]")
+    p.add_argument(
+        "--data",
+        type=Path,
+        help="text file, one line per row (protein models: one sequence per "
+        "line, or FASTA); default WikiText-2 test / Swiss-Prot 5k",
+    )
+    p.add_argument("-o", "--output", type=Path, help="folder (default build/cards/<model slug>)")
+    p.add_argument(
+        "--max-rows", type=_number(int, least=4), default=5000, help="rows per layer kept for the metrics (>= 4)"
+    )
+    p.add_argument("--n-lines", type=_number(int), default=400, help="WikiText-2 lines (text models)")
+    p.add_argument("--n-proteins", type=_number(int), default=100, help="Swiss-Prot sequences (protein models)")
+    p.add_argument("--device", type=_device, help="torch device (default: cuda when available)")
+    p = sub.add_parser(
+        "rehearsal",
+        help="each chapter's own notebook in the paper profile at a fraction of its sizes on full-size stand-ins; "
+        "one row per chapter (part 'all') in book/rehearsal.csv (bookkit.bench.rehearsal)",
+    )
+    p.add_argument("chapter", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
+    p.add_argument(
+        "--fraction",
+        type=_number(float),
+        nargs="+",
+        default=[0.01, 0.1],
+        help="shares of the paper profile's sizes (two: the start-up and memory growth apart; the largest >= 0.1)",
+    )
+    p.add_argument("--csv", type=Path, help="the table (default book/rehearsal.csv)")
+    p.add_argument("--workdir", type=Path, help="stand-ins, logs (default build/rehearsal/work)")
+    p.add_argument("--force", action="store_true", help="rehearse chapters whose row is ok again")
+    p.add_argument("--timeout", type=_number(float), default=7200.0, help="seconds before a run is killed")
+    p.add_argument(
+        "--deadline",
+        type=_number(float),
+        help="seconds for each chapter as a whole: a larger share runs only if the line through the smaller "
+        "shares' times says it ends in time",
+    )
+    p.add_argument(
+        "--unmeasured",
+        action="store_true",
+        help="run nothing: a chapter whose row is not ok gets a row 'not yet measured on a GPU' with the command",
+    )
     for p in sub.choices.values():  # --root and --debug after the command too (the top level's defaults stay)
         p.add_argument("--root", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -328,10 +305,10 @@ def _run(args) -> int:
     claim)."""
     from .book.atlas import for_book
     from .book.book import build
-    from .errors import BookBuildError
     from .run.lanes import lane_threads
     from .run.run_report import format_table
-    from .run.runner import chapter_names, minutes_text, run
+    from .run.runner import chapter_names, minutes_text, part_list, run
+    from .run.runner_parts import format_parts
 
     if args.rehearsal and args.profile != "paper":
         raise ValueError("--rehearsal runs the paper profile: add --profile paper")
@@ -341,8 +318,12 @@ def _run(args) -> int:
     models = _model_specs(args.model, chapter_names(root), Path.cwd())
     named = args.chapters is not None or args.chapter  # positional and --chapters (None: all)
     chapters = [*args.chapter, *(args.chapters or [])] if named else None
-    if args.list_parts:
-        return _list_parts(args, root, chapters, models)
+    if args.list_parts:  # a table with each part's state, or (--json) the nightly's list
+        out_dir = root / "build" / "runs" / ("rehearsal" if args.rehearsal else args.profile)
+        rows = part_list(args.profile, chapters, root, out_dir, models=models or None, states=not args.json)
+        keys = ("chapter", "part", "timeout_minutes", "models")
+        print(json.dumps([{k: r[k] for k in keys} for r in rows]) if args.json else format_parts(rows))
+        return 0
 
     def book_after_first_seed(provisional: dict) -> None:  # the main job: a page as soon as the first seed is done
         try:
@@ -385,20 +366,6 @@ def _run(args) -> int:
         html = build(args.profile, root=root, force=args.force)
         print(f"book built: {html / 'index.html'}")
     return 1 if failed else 0
-
-
-def _list_parts(args, root: Path, chapters, models) -> int:
-    """``--list-parts``: a table with each part's state, or (``--json``) the nightly's list."""
-    from .run.runner import part_list
-    from .run.runner_parts import format_parts
-
-    out_dir = root / "build" / "runs" / ("rehearsal" if args.rehearsal else args.profile)
-    rows = part_list(args.profile, chapters, root, out_dir, models=models or None, states=not args.json)
-    if args.json:
-        print(json.dumps([{k: r[k] for k in ("chapter", "part", "timeout_minutes", "models")} for r in rows]))
-    else:
-        print(format_parts(rows))
-    return 0
 
 
 def _book(args) -> int:

@@ -10,7 +10,6 @@ refuses a mapping with the same key twice (PyYAML silently keeps the last).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,15 +76,6 @@ def _no_duplicates(loader: _Loader, node: yaml.MappingNode, deep: bool = False):
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
-def _children(node: yaml.Node) -> Iterator[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        yield from node.value
-    elif isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            yield key
-            yield value
-
-
 def _expanded_size(root: yaml.Node) -> int:
     """How many nodes ``root`` stands for with every alias expanded; stops at the first count over
     :data:`MAX_NODES` and refuses a node that contains itself. Shared nodes are counted once per use, computed
@@ -100,7 +90,8 @@ def _expanded_size(root: yaml.Node) -> int:
             raise _Problem(node, "an alias refers to the value that contains it")
         open_nodes.add(id(node))
         total = 1
-        for child in _children(node):
+        pairs = node.value if isinstance(node, yaml.MappingNode) else ()
+        for child in node.value if isinstance(node, yaml.SequenceNode) else [n for pair in pairs for n in pair]:
             total += size(child)
             if total > MAX_NODES:
                 raise _Problem(
