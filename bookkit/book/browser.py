@@ -8,8 +8,7 @@ is loaded in Debian's ``chromium``, in a 1280 px wide window (:data:`VIEWPORT_WI
 - no request leaves the machine (MathJax and plotly.js are served with the book); DNS for every host but
   loopback is disabled, so nothing external is fetched in any case;
 - no table of the text column is wider than the column unless a box scrolls it sideways, and no table cell
-  breaks its one word or number over lines, folded content included (:data:`bookkit.book.browser_js.OVERFLOW`,
-  :data:`bookkit.book.browser_js.SPLIT_CELLS`);
+  breaks its one word or number over lines, folded content included (:data:`bookkit.book.browser_js.LAYOUT`);
 - the front page loads at most :data:`FRONT_PAGE_BYTES` (:func:`page_bytes`);
 - every figure says what it shows: a figure's PNG carries the verdict of
   :func:`replib.plotting.legend_problems` (stamped when the notebook showed it, or by
@@ -118,39 +117,26 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
     def log_request(self, code="-", size="-"):
-        try:
-            code = int(code)
-        except (TypeError, ValueError):
-            code = 0
-        self.server.requests.append((self.path, code))
+        self.server.requests.append((self.path, int(code) if isinstance(code, int) else 0))
 
 
-class BookServer:
+class BookServer(socketserver.ThreadingTCPServer):
     """Serve a folder on ``127.0.0.1`` (random port) in a thread; records every (path, status)."""
 
+    daemon_threads = True
+
     def __init__(self, root: Path):
-        self.root = Path(root)
-        handler = functools.partial(_Handler, directory=str(self.root))
-        self.httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.httpd.requests = []
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-
-    @property
-    def requests(self) -> list:
-        return self.httpd.requests
+        self.root, self.requests = Path(root), []
+        super().__init__(("127.0.0.1", 0), functools.partial(_Handler, directory=str(self.root)))
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/"
 
     def __enter__(self):
-        self.thread.start()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.shutdown()
+        self.server_close()
 
 
 def make_driver():
@@ -358,13 +344,13 @@ def _check_summary(page: Page, state: dict) -> list[str]:
 def _overflow_problems(driver, where: str) -> list[str]:
     """Every table of the text column wider than the column with no box that scrolls it sideways, and every
     table cell whose one word or number is broken over lines."""
+    layout = driver.execute_script(browser_js.LAYOUT)
     wide = [
         f"{where}: table #{t['index']} ({t['head']!r}) is {t['width']} px wide in a {t['column']} px text column"
-        for t in driver.execute_script(browser_js.OVERFLOW)
+        for t in layout["wide"]
     ]
     return wide + [
-        f"{where}: table #{c['table']} splits {c['text']!r} over {c['lines']} lines"
-        for c in driver.execute_script(browser_js.SPLIT_CELLS)
+        f"{where}: table #{c['table']} splits {c['text']!r} over {c['lines']} lines" for c in layout["split"]
     ]
 
 

@@ -1,8 +1,8 @@
 """The JavaScript :mod:`bookkit.book.browser` runs in each page of the book (kept apart: it is data to the checker).
 
 - :data:`STATE`: what a page shows (text, figures and their sources, plotly legends, glued values, tables...);
-- :data:`OVERFLOW`: the tables of the text column wider than the column without a box that scrolls them sideways;
-- :data:`SPLIT_CELLS`: the table cells whose one word or number the page breaks over lines;
+- :data:`LAYOUT`: the tables of the text column wider than the column without a box that scrolls them sideways,
+  and the table cells whose one word or number the page breaks over lines;
 - :data:`PAGE_FILES`: the files a page loaded (itself and every resource it fetched) and their sizes;
 - :data:`MATHJAX_DONE`: waits for MathJax to finish typesetting.
 """
@@ -67,10 +67,13 @@ return {
       tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))])),  // also when folded
 };
 """
-#: the tables of the page's text column wider than the column that no box scrolls sideways (a wide table
-#: scrolls in its own box: ``div.replib-table``, the theme's table container, a notebook output); folded content
-#: (dropdowns, toggles) is unfolded while it is measured, so a table a reader unfolds is measured too
-OVERFLOW = r"""
+#: the page's layout faults, folded content (dropdowns, toggles) unfolded while it is measured, so that a table a
+#: reader unfolds is measured too: ``wide``, the tables of the text column wider than the column that no box
+#: scrolls sideways (a wide table scrolls in its own box: ``div.replib-table``, the theme's table container, a
+#: notebook output); ``split``, the cells of every table whose text is a number, or a word with no place to break
+#: (no space, hyphen or slash), drawn on more than one line: a number split into digits ("1070/08"), a header
+#: split into letters ("tas/k")
+LAYOUT = r"""
 const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
 const folded = Array.from(document.querySelectorAll('details:not([open])'));
 const hidden = Array.from(document.querySelectorAll('.toggle-hidden'));
@@ -78,7 +81,7 @@ folded.forEach(d => d.open = true); hidden.forEach(e => e.classList.remove('togg
 const pad = getComputedStyle(col);  // the column's content box: the text's width, without its padding
 const right = col.getBoundingClientRect().right - parseFloat(pad.paddingRight);
 const avail = col.clientWidth - parseFloat(pad.paddingLeft) - parseFloat(pad.paddingRight);
-const out = [];
+const wide = [], split = [];
 col.querySelectorAll('table').forEach((t, i) => {
   const r = t.getBoundingClientRect();
   if (r.width === 0) return;
@@ -90,20 +93,9 @@ col.querySelectorAll('table').forEach((t, i) => {
   }
   if (r.right > right + 1 && !box) {
     const head = Array.from(t.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
-    out.push({index: i + 1, width: Math.round(r.width), column: Math.round(avail), head: head.slice(0, 80)});
+    wide.push({index: i + 1, width: Math.round(r.width), column: Math.round(avail), head: head.slice(0, 80)});
   }
 });
-folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
-return out;
-"""
-#: the cells of every table whose text is a number, or a word with no place to break (no space, hyphen or
-#: slash), drawn on more than one line: a number split into digits ("1070/08"), a header split into letters
-#: ("tas/k"); folded content is unfolded meanwhile
-SPLIT_CELLS = r"""
-const folded = Array.from(document.querySelectorAll('details:not([open])'));
-const hidden = Array.from(document.querySelectorAll('.toggle-hidden'));
-folded.forEach(d => d.open = true); hidden.forEach(e => e.classList.remove('toggle-hidden'));
-const out = [];
 document.querySelectorAll('main table').forEach((t, i) => {
   t.querySelectorAll('td, th').forEach(c => {
     const text = c.textContent.trim();
@@ -115,11 +107,11 @@ document.querySelectorAll('main table').forEach((t, i) => {
     const rects = Array.from(range.getClientRects()).filter(r => r.width > 0).sort((a, b) => a.top - b.top);
     let lines = 0, bottom = -Infinity;  // a box whose middle is below the line's bottom starts a new line
     rects.forEach(r => { if ((r.top + r.bottom) / 2 > bottom) { lines++; bottom = r.bottom; } });
-    if (lines > 1) out.push({table: i + 1, text: text.slice(0, 40), lines: lines});
+    if (lines > 1) split.push({table: i + 1, text: text.slice(0, 40), lines: lines});
   });
 });
 folded.forEach(d => d.open = false); hidden.forEach(e => e.classList.add('toggle-hidden'));
-return out;
+return {wide: wide, split: split};
 """
 #: every file the page loaded (the document and each resource it fetched): its URL and its decoded size
 PAGE_FILES = r"""
