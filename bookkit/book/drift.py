@@ -7,6 +7,9 @@ import math
 
 from .report import md_value, merge
 
+#: the fields of a drift row
+FIELDS = "profile chapter key change old_status new_status old_value new_value relative_change".split()
+
 
 def _num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -44,27 +47,11 @@ def drift(old: list[dict], new: list[dict], rtol: float = 1e-9) -> list[dict]:
             change = "added" if ca is None else "removed"
         elif sa != sb:
             change = "status"
-        elif rel is not None:
-            if abs(rel) <= rtol or (math.isnan(rel) if isinstance(rel, float) else False):
-                continue
-            change = "value"
-        elif va != vb:
-            change = "value"
-        else:
+        elif rel is not None and (abs(rel) <= rtol or math.isnan(rel)) or rel is None and va == vb:
             continue
-        rows.append(
-            {
-                "profile": k[0],
-                "chapter": k[1],
-                "key": k[2],
-                "change": change,
-                "old_status": sa,
-                "new_status": sb,
-                "old_value": va,
-                "new_value": vb,
-                "relative_change": rel,
-            }
-        )
+        else:
+            change = "value"
+        rows.append(dict(zip(FIELDS, (*k, change, sa, sb, va, vb, rel))))
     return rows
 
 
@@ -88,6 +75,4 @@ def format_drift(rows: list[dict]) -> str:
             f"| {md_value(r['old_value'])} → {md_value(r['new_value'])} | {_rel(r['relative_change'])} |"
         )
     n_status = sum(1 for r in rows if r["change"] in ("status", "added", "removed"))
-    out.append("")
-    out.append(f"{len(rows)} claim(s) changed, {n_status} of them in status.")
-    return "\n".join(out)
+    return "\n".join([*out, "", f"{len(rows)} claim(s) changed, {n_status} of them in status."])

@@ -160,6 +160,11 @@ def md_cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _box(kind: str, text: str) -> list[str]:
+    """A MyST admonition (``note``, ``warning``) holding ``text``, then a blank line."""
+    return [f"```{{{kind}}}", text, "```", ""]
+
+
 # ------------------------------------------------------------------ the dashboard
 LEGEND = (
     "**reproduced**: the paper's value within a tolerance derived from its printed precision (or its stated "
@@ -239,23 +244,19 @@ def _substituted_notes(reports: list[dict]) -> list[str]:
     for rep in reports:
         override = rep.get("models_override")
         if rep.get("rehearsal"):
-            out += [
-                "```{warning}",
+            out += _box(
+                "warning",
                 f"**Paper-scale rehearsal, not a reproduction** (profile `{rep['profile']}`): the "
                 "paper profile's code paths and data sizes ran with substituted models "
                 f"({md_cell(json.dumps(override))}). Claims bound to the papers' models are reported unverified.",
-                "```",
-                "",
-            ]
+            )
         elif override:
-            out += [
-                "```{note}",
+            out += _box(
+                "note",
                 f"Profile `{rep['profile']}` ran on the reader's models ({md_cell(json.dumps(override))}): "
                 "claims bound to the papers' models are reported unverified; per-model values are keyed by the "
                 "model's short name.",
-                "```",
-                "",
-            ]
+            )
     return out
 
 
@@ -347,13 +348,11 @@ def chapter_claims_markdown(ch: str, reports: list[dict], title: str, claim_link
     for rep in reports:
         run = next((c for c in rep["chapters"] if c["chapter"] == ch), None)
         if run and run.get("status") != "ok":
-            out += [
-                "```{warning}",
+            out += _box(
+                "warning",
                 f"Profile `{rep['profile']}`: the chapter did not complete "
                 f"({run.get('status')}): {md_cell(run.get('error') or '')[:600]}",
-                "```",
-                "",
-            ]
+            )
     out += [
         "| claim | paper (source) | " + " | ".join(f"ours, `{p}`" for p in present) + " |",
         "|---|---|" + "---|" * len(present),
@@ -388,14 +387,12 @@ def _provisional_notes(reports: list[dict]) -> list[str]:
         p = rep.get("provisional")
         if p:
             done, seeds = " ".join(map(str, p["seeds_done"])), " ".join(map(str, p["seeds"]))
-            out += [
-                "```{note}",
+            out += _box(
+                "note",
                 f"Provisional (profile `{rep['profile']}`): these verdicts rest on seed {done} alone; the run "
                 f"goes on with seeds {seeds}, and this book is built again with every seed's verdicts when it ends "
                 "(a claim whose verdict then depends on the seed is inconclusive).",
-                "```",
-                "",
-            ]
+            )
     return out
 
 
@@ -426,13 +423,11 @@ def dashboard_markdown(
         "",
     ]
     if not reports:
-        out += [
-            "```{note}",
+        out += _box(
+            "note",
             "No runner report was found when this book was built. Run "
             "`python -m replib run --profile smoke` (or `offline`) first.",
-            "```",
-            "",
-        ]
+        )
         return "\n".join(out)
     reports = merge(reports)
     titles = chapter_titles(reports)
