@@ -207,11 +207,8 @@ def colab_prose(nb, glued: dict[str, str], run: str):
     prose becomes the value ``run`` glued (formatted as the book renders it), or ``key`` in code type when
     that run has none; a note after the title says whose numbers the prose holds (the cells compute the
     reader's own)."""
-    n = 0
 
     def value(m: re.Match) -> str:
-        nonlocal n
-        n += 1
         key, spec = glue_role(m.group(1))
         if key not in glued:
             return f"`{key}`"
@@ -219,9 +216,11 @@ def colab_prose(nb, glued: dict[str, str], run: str):
             glued[key], spec
         )
 
+    n = 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = GLUE_TEXT.sub(value, cell.source)
+            cell.source, k = GLUE_TEXT.subn(value, cell.source)
+            n += k
     if n:
         note = nbformat.v4.new_markdown_cell(
             f"*The numbers in this notebook's text are those of {run}; running the cells computes yours.*"

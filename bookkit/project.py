@@ -46,16 +46,11 @@ def toc_files(toc_path: Path) -> list[str]:
     toc = load_yaml(toc_path, what="table of contents").data or {}
     out = [str(toc["root"])] if "root" in toc else []
 
-    def walk(node):
-        if isinstance(node, dict):
-            if isinstance(node.get("file"), str):
-                out.append(node["file"])
-            for k, v in node.items():
-                if k != "file":
-                    walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
+    def walk(node):  # a dict's "file" first, then its other values and a list's items (a str holds no file)
+        if isinstance(node, dict) and isinstance(node.get("file"), str):
+            out.append(node["file"])
+        for v in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
+            walk(v)
 
     walk({k: v for k, v in toc.items() if k != "root"})
     return [f[: -len(s)] if (s := next((x for x in (".md", ".ipynb") if f.endswith(x)), "")) else f for f in out]

@@ -13,7 +13,7 @@ is loaded in Debian's ``chromium``, in a 1280 px wide window (:data:`VIEWPORT_WI
 - every figure says what it shows: a figure's PNG carries the verdict of
   :func:`replib.plotting.legend_problems` (stamped when the notebook showed it, or by
   :func:`replib.plotting.save_figure`), which must be ``ok``; a plotly figure shows a legend or draws one trace
-  under a title (:func:`_legend_problems`; :data:`UNSTAMPED_FIGURES` lists the exceptions with the reason);
+  under a title (:func:`_legend_problems`);
 - on a chapter page: every code cell that calls a plotting API shows a figure (a loaded ``img`` or a
   ``div.plotly-graph-div`` with an ``svg`` inside), every plotly figure of the executed notebook is
   drawn, every ``{glue:text}`` role of the source notebook shows the value the executed notebook
@@ -83,11 +83,6 @@ FRONT_PAGE_BYTES = 2_000_000
 #: what a reader should never see where a value belongs: a missing value printed raw (NaN, None, pandas' <NA>)
 #: and a float printed to all its digits (13 or more after the point). "None" followed by a word is English.
 UNREADABLE = re.compile(r"(?<![\w.<])(?:NaN|nan|<NA>|None(?!\s+[A-Za-z]))(?![\w.>])|\d\.\d{13,}")
-#: figures without a legend verdict in their PNG (:func:`replib.plotting.save_figure`), with the reason
-UNSTAMPED_FIGURES: dict[str, str] = {
-    "scaling.png": "book/scaling.png (the benchmarks page) was measured by `python -m replib bench --scaling` "
-    "before figures carried their legend verdict; bookkit.bench.scaling.plot draws a legend and stamps the next one",
-}
 
 
 def chromium_paths() -> tuple[str | None, str | None]:
@@ -390,9 +385,9 @@ def _legend_problems(page: Page, state: dict, html_root: Path) -> list[str]:
     where, problems = page.html, []
     for src in dict.fromkeys(s for s in state["figures"] if s):
         verdict = _legend_verdict(html_root, page.html, src)
-        if verdict is None and src.rsplit("/", 1)[-1] not in UNSTAMPED_FIGURES:
+        if verdict is None:
             problems.append(f"{where}: figure {src} carries no legend verdict (not drawn through replib.plotting)")
-        elif verdict is not None and not verdict.startswith("ok"):
+        elif not verdict.startswith("ok"):
             problems.append(f"{where}: figure {src} has no legend: {verdict}")
     for i, p in enumerate(state["plotlegend"]):
         if not (p["legend"] or (p["traces"] == 1 and p["title"])):

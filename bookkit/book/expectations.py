@@ -21,7 +21,7 @@ from ..notebooks import GLUE_TEXT, for_the_page, glue_role, glued_values, read_c
 from ..project import chapter_source, find_root, toc_files
 from ..run.runner import discover_chapters
 from ..yamlfile import load_yaml
-from .pages import front_page_evidence
+from .pages import chapter_verdicts, evidence_cell
 
 #: a code cell calling one of these is expected to show a figure
 PLOT_CALL = re.compile(r"\b(plt|sns|px|go)\.\w+\(|\.plot\(|\.plot\.\w+\(|show_plotly\(|\bplot_\w+\(")
@@ -111,8 +111,11 @@ def _from_report(page: Page, report: dict, root: Path) -> None:
         page.paper_vs_ours = any(v != 0 for v in drawable)  # a non-zero paper value: the figure can draw it
     elif page.source == "book/intro":
         tables = load_paper_tables(root)
-        evidence = front_page_evidence(report, tables, declared_refs(discover_chapters(root), tables))
-        page.summary = {ch.get("title") or ch["chapter"]: evidence[ch["chapter"]] for ch in report["chapters"]}
+        verdicts = chapter_verdicts(report, tables, declared_refs(discover_chapters(root), tables))
+        page.summary = {
+            ch.get("title") or ch["chapter"]: evidence_cell(report, verdicts[ch["chapter"]])
+            for ch in report["chapters"]
+        }
 
 
 def colab_url(config_path: Path, chapter: str, branch: str | None = None) -> str:

@@ -33,10 +33,6 @@ STATIC_PATH = "mathjax/tex-svg-full.js"
 TARBALL_ENV = "REPLIB_MATHJAX_TGZ"  # a local copy of the tarball (offline installs)
 
 
-def cached_path() -> Path:
-    return cache_root("static") / f"mathjax-{VERSION}" / Path(MEMBER).name
-
-
 def fetch() -> Path:
     """The MathJax bundle in the cache, downloading the package tarball when it is missing.
 
@@ -45,7 +41,7 @@ def fetch() -> Path:
     FileNotFoundError
         When it is not cached and the download fails.
     """
-    target = cached_path()
+    target = cache_root("static") / f"mathjax-{VERSION}" / Path(MEMBER).name
     if target.exists():
         return target
     tgz = os.environ.get(TARBALL_ENV)
@@ -59,18 +55,14 @@ def fetch() -> Path:
                     f"cannot download MathJax {VERSION} from {TARBALL_URL}: {exc}; "
                     f"set {TARBALL_ENV} to a local copy of the tarball"
                 ) from exc
-        _extract(Path(tgz), target)
-    return target
-
-
-def _extract(tgz: Path, target: Path) -> None:
-    digest = hashlib.sha256(tgz.read_bytes()).hexdigest()
-    if digest != SHA256:
-        raise ValueError(f"{tgz}: sha256 {digest} is not MathJax {VERSION}'s {SHA256}")
+        digest = hashlib.sha256(Path(tgz).read_bytes()).hexdigest()
+        if digest != SHA256:
+            raise ValueError(f"{tgz}: sha256 {digest} is not MathJax {VERSION}'s {SHA256}")
+        with tarfile.open(tgz) as tar:
+            data = tar.extractfile(MEMBER).read()
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(tgz) as tar:
-        data = tar.extractfile(MEMBER).read()
     atomic_write(target, lambda fh: fh.write(data))  # a half-written bundle is never taken for the real one
+    return target
 
 
 def copy_to(static_dir: Path) -> Path:

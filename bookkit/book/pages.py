@@ -216,11 +216,6 @@ def evidence_cell(report: dict, verdict: dict) -> str:
     return counts_text([c for c in report["claims"] if c["chapter"] == verdict["chapter"]])
 
 
-def front_page_evidence(report: dict, tables: dict, declared: set[str] | None = None) -> dict[str, str]:
-    """chapter -> its front-page evidence cell (:func:`evidence_cell`) for ``report``."""
-    return {name: evidence_cell(report, v) for name, v in chapter_verdicts(report, tables, declared).items()}
-
-
 def resting_report(reports: list[dict], chapter: str, tables: dict) -> dict | None:
     """The report a chapter's verdict rests on: the highest profile (paper, offline, smoke) in which some of its
     claims are evidence (its verdict is not "not checked here"), else the highest that ran it."""

@@ -293,40 +293,30 @@ def _at_a_glance(reports: list[dict], chapters: list[str], links: dict[str, str]
 
 def _what_is_reproduced(reports: list[dict], titles: dict[str, str]) -> list[str]:
     """The values reproduced within tolerance, those deviating or failing, and the unverified by reason."""
-    reproduced = [(r["profile"], c) for r in reports for c in r["claims"] if c["status"] == "reproduced"]
-    not_repro = [
-        (r["profile"], c)
-        for r in reports
-        for c in r["claims"]
-        if c["status"] in ("deviates", "expected_failure", "inconclusive", "failed")
-    ]
+    pairs = [(r["profile"], c) for r in reports for c in r["claims"]]
     out = ["## What this book reproduces, and what it does not", ""]
-    if reproduced:
-        out += ["Paper values reproduced within tolerance (value vs paper):", ""]
-        by_ch = {}
-        for p, c in reproduced:
-            by_ch.setdefault((c["chapter"], p), []).append(
-                f"`{c['key']}` {md_value(c['value'])} vs {md_value(c['paper_value'])}"
+    by_ch, not_repro, unver = {}, [], {}
+    for p, c in pairs:
+        if c["status"] == "reproduced":
+            item = f"`{c['key']}` {md_value(c['value'])} vs {md_value(c['paper_value'])}"
+            by_ch.setdefault((c["chapter"], p), []).append(item)
+        elif c["status"] in ("deviates", "expected_failure", "inconclusive", "failed"):
+            not_repro.append(
+                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): "
+                f"{md_cell(_note(c))}"
             )
-        for (ch, p), items in by_ch.items():
-            out.append(f"- {md_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items))
+        elif c["status"] == "unverified":
+            unver.setdefault(c["detail"], []).append(f"`{c['key']}` (`{p}`)")
+    if by_ch:
+        out += ["Paper values reproduced within tolerance (value vs paper):", ""]
+        out += [f"- {md_cell(titles.get(ch, ch))} (`{p}`): " + "; ".join(items) for (ch, p), items in by_ch.items()]
     else:
         out.append(
             "No paper value was reproduced within tolerance in these runs (the properties checked are listed below)."
         )
     out.append("")
     if not_repro:
-        out += ["Deviating, failing as documented, inconclusive or failing:", ""]
-        for p, c in not_repro:
-            out.append(
-                f"- {STATUS_BADGE[c['status']]} `{c['key']}` ({titles.get(c['chapter'], c['chapter'])}, `{p}`): {md_cell(_note(c))}"
-            )
-        out.append("")
-    unver = {}
-    for r in reports:
-        for c in r["claims"]:
-            if c["status"] == "unverified":
-                unver.setdefault(c["detail"], []).append(f"`{c['key']}` (`{r['profile']}`)")
+        out += ["Deviating, failing as documented, inconclusive or failing:", "", *not_repro, ""]
     if unver:
         out += ["Unverified, by reason:", ""]
         out += [f"- {md_cell(reason)}: {', '.join(keys)}" for reason, keys in unver.items()]
