@@ -105,17 +105,6 @@ if "google.colab" in sys.modules:
     start({chapter!r}, book_dir=BOOK_DIR, cells={cells}, t4_hours={t4!r}, drive=DRIVE_DIR)'''
 
 
-def colab_finish(chapter: str) -> str:
-    """The last cell of a runnable notebook: on Colab, check the claims and write the report
-    (:func:`bookkit.run.colab.finish`); elsewhere nothing (the runner checks the executed notebook)."""
-    return f"""# Colab: check this chapter's claims and write its report to Drive (does nothing outside Colab).
-import sys
-if "google.colab" in sys.modules:
-    from bookkit.run.colab import finish
-
-    finish({chapter!r}, profile, **{{k: globals().get(k) for k in ("seed", "models", "part")}})"""
-
-
 def cost_comment(cost: dict | None) -> str:
     """The bootstrap's line on what the chapter costs in the ``paper`` profile (rehearsed, not timed on a T4)."""
     if not cost or cost.get("t4_hours") is None:
@@ -158,7 +147,13 @@ def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
     cell.metadata["tags"] = ["remove-cell", BOOTSTRAP_TAG]
     at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
     nb.cells.insert(at, cell)
-    end = nbformat.v4.new_code_cell(colab_finish(chapter))
+    # the last cell: on Colab, check the claims and write the report (bookkit.run.colab.finish); elsewhere nothing
+    end = nbformat.v4.new_code_cell(f"""# Colab: check this chapter's claims and write its report to Drive (does nothing outside Colab).
+import sys
+if "google.colab" in sys.modules:
+    from bookkit.run.colab import finish
+
+    finish({chapter!r}, profile, **{{k: globals().get(k) for k in ("seed", "models", "part")}})""")
     end.metadata["tags"] = ["remove-cell", FINISH_TAG]
     nb.cells.append(end)
     nbformat.validate(nb)

@@ -118,20 +118,6 @@ def _index(loader: _Loader, node: yaml.Node, where: tuple, lines: dict[tuple, in
                 _index(loader, value, (*where, loader.construct_object(key_node)), lines)
 
 
-def _read_text(path: Path, what: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise YamlFileError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise YamlFileError(f"{path}: a {what} is at most {MAX_BYTES:,} bytes; this one is larger")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise YamlFileError(f"{path}: a {what} is UTF-8 text; byte {exc.start} is not") from None
-
-
 def load_yaml(path: str | Path, *, what: str = "YAML file") -> YamlDocument:
     """Read one YAML document safely (see the module docstring).
 
@@ -147,7 +133,17 @@ def load_yaml(path: str | Path, *, what: str = "YAML file") -> YamlDocument:
         key, an alias bomb or a self-referring alias.
     """
     path = Path(path)
-    text = _read_text(path, what)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise YamlFileError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise YamlFileError(f"{path}: a {what} is at most {MAX_BYTES:,} bytes; this one is larger")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlFileError(f"{path}: a {what} is UTF-8 text; byte {exc.start} is not") from None
     try:
         loader = _Loader(text)  # the reader refuses control characters here, before any parsing
     except yaml.reader.ReaderError as exc:

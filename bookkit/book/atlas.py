@@ -67,12 +67,6 @@ document.addEventListener("DOMContentLoaded", function () {
 </script>"""
 
 
-def load_atlases(atlas_dir: Path) -> list[dict]:
-    """The atlases under ``atlas_dir`` (``<profile>/atlas.json``), in profile order."""
-    files = [Path(atlas_dir) / p / "atlas.json" for p in PROFILES]
-    return [json.loads(f.read_text()) for f in files if f.exists()]
-
-
 def _cell(v, sort_value=None) -> str:
     """A cell as the book's tables show it (:func:`replib.tables.format_cell`), sorted by its full value."""
     sv = v if sort_value is None else sort_value
@@ -167,7 +161,8 @@ def stage_page(stage_dir: Path, atlas_dir: Path) -> Path | None:
     page = Path(stage_dir) / ATLAS_PAGE
     if not page.exists():
         return None
-    atlases = load_atlases(atlas_dir)
+    files = [Path(atlas_dir) / p / "atlas.json" for p in PROFILES]  # in profile order
+    atlases = [json.loads(f.read_text()) for f in files if f.exists()]
     if atlases:
         body = "\n".join(
             [*(atlas_markdown(a, page.parent / FIG_DIR) for a in atlases), "```{raw} html", SORT_JS, "```"]

@@ -191,7 +191,7 @@ def stage(
         found = pages.claim_target(nb, chapter, [c["key"] for c in mine])
         targets.update({(chapter, k): t for k, t in found.items()})
         entry = next((c for c in own[0]["chapters"] if c["chapter"] == chapter), None) if own else None
-        checks = figures.profile_checks(claim_files.get(chapter), profile)
+        checks = {c.key: c.checks.get(profile) for c in claim_files[chapter].claims} if chapter in claim_files else {}
         figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile, tables)
         top = [
             pages.what_ran_markdown(entry, own[0]) if own else "",
@@ -214,7 +214,9 @@ def stage(
         shutil.copy2(js, static / "plotly.min.js")
     else:
         (static / "plotly.min.js").write_text("/* plotly not installed at build time */\n")
-    mathjax.copy_to(static)  # formulas render without internet (mathjax_path in _config.yml)
+    mathjax_js = static / mathjax.STATIC_PATH  # formulas render without internet (mathjax_path in _config.yml)
+    mathjax_js.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(mathjax.fetch(), mathjax_js)
     reports = load_reports(report_profiles or [profile], runs_dir)
     (stage_dir / VALIDATION_PAGE).write_text(validation_markdown(reports, root, claim_links=targets))
     (stage_dir / VALIDATION_DIR).mkdir(exist_ok=True)

@@ -14,7 +14,7 @@ from replib._validation import finite_number
 from replib.papers import PaperTableError, resolve_ref
 from replib.plotting import plot_paper_vs_ours, plot_paper_vs_ours_by_group, save_figure
 
-from ..claims.checker import ChapterClaims, split_check, tolerance_bounds
+from ..claims.checker import split_check, tolerance_bounds
 
 #: the figure's file name beside the staged notebook
 FIGURE_SUFFIX = ".paper-vs-ours.png"
@@ -70,13 +70,6 @@ def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict
             }
         )
     return rows
-
-
-def profile_checks(chapter: ChapterClaims | None, profile: str) -> dict[str, dict]:
-    """key -> the check of ``profile`` of every claim of a chapter's claims file."""
-    if chapter is None:
-        return {}
-    return {c.key: c.checks.get(profile) for c in chapter.claims}
 
 
 def _figure_md(name: str, alt: str, caption: str, label: str | None = None) -> list[str]:

@@ -38,15 +38,6 @@ class Night:
     report: dict
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    ok = isinstance(doc, dict) and {"profile", "claims", "chapters"} <= set(doc)
-    return doc if ok else None
-
-
 def load_nights(folder: Path) -> tuple[list[Night], list[str]]:
     """Every night's report per profile in ``folder`` (oldest first) and the names of the files that look like
     reports but cannot be read. A night's paper parts are merged into one paper report; a whole
@@ -59,8 +50,11 @@ def load_nights(folder: Path) -> tuple[list[Night], list[str]]:
         whole, part = REPORT_NAME.fullmatch(f.name), PART_NAME.fullmatch(f.name)
         if not (whole and whole["profile"] in PROFILES) and not part:
             continue  # drift files, atlases, latest.json
-        rep = _read(f)
-        if rep is None:
+        try:
+            rep = json.loads(f.read_text())
+        except (OSError, ValueError):
+            rep = None
+        if not (isinstance(rep, dict) and {"profile", "claims", "chapters"} <= set(rep)):
             unreadable.append(f.name)
         elif whole:
             nights[(whole["date"], whole["profile"])] = rep

@@ -1,7 +1,7 @@
 """MathJax served with the book, so that formulas render without internet.
 
 The book's ``_config.yml`` sets ``mathjax_path: mathjax/tex-svg-full.js`` (relative to ``_static``);
-:func:`copy_to` puts that file there when the book is staged. It is one file of the npm package
+staging (:func:`bookkit.book.book.stage`) puts that file there. It is one file of the npm package
 ``mathjax`` (version :data:`VERSION`): the TeX input with every extension and SVG output, so no font or
 extension is fetched later. The package tarball is downloaded once from the npm registry, checked
 against :data:`SHA256`, and the file kept in the cache (``$REPLIB_CACHE_DIR/static/``);
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sys
 import tarfile
 import tempfile
@@ -63,14 +62,6 @@ def fetch() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, lambda fh: fh.write(data))  # a half-written bundle is never taken for the real one
     return target
-
-
-def copy_to(static_dir: Path) -> Path:
-    """Copy the bundle to ``static_dir / STATIC_PATH``; returns the copy."""
-    dest = Path(static_dir) / STATIC_PATH
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(fetch(), dest)
-    return dest
 
 
 if __name__ == "__main__":

@@ -128,11 +128,6 @@ def add_reproduces_cell(nb, markdown: str) -> None:
     nb.cells.insert(0, _markdown_cell(markdown))
 
 
-def target_name(chapter: str, key: str) -> str:
-    """The MyST target of the cell that recorded ``key`` (linked from the validation page)."""
-    return f"claim-{chapter}-{re.sub(r'[^A-Za-z0-9]+', '-', key).strip('-').lower()}"
-
-
 def claim_target(nb, chapter: str, keys: list[str]) -> dict[str, str]:
     """Put a MyST target before the code cell that recorded each of ``keys`` (the last one recording it);
     returns ``{key: target}`` for the keys found."""
@@ -147,7 +142,7 @@ def claim_target(nb, chapter: str, keys: list[str]) -> dict[str, str]:
     found = {}
     for i in sorted(set(where.values()), reverse=True):
         names = [k for k, j in where.items() if j == i]
-        targets = [target_name(chapter, k) for k in names]
+        targets = [f"claim-{chapter}-{re.sub(r'[^A-Za-z0-9]+', '-', k).strip('-').lower()}" for k in names]
         nb.cells.insert(i, _markdown_cell("\n".join(f"({t})=" for t in targets)))
         found.update(zip(names, targets))
     return found
