@@ -80,42 +80,37 @@ def book_pages(root: Path | None = None, executed_dir: Path | None = None) -> li
     root = Path(root or find_root())
     report_path = Path(executed_dir).parent / "report.json" if executed_dir else None
     report = json.loads(report_path.read_text()) if report_path and report_path.exists() else None
+    keys = claim_keys(root / "notebooks")
     pages = []
     for f in toc_files(root / "_toc.yml"):
         m = re.fullmatch(r"notebooks/([A-Za-z0-9_\-]+)", f)
         if m and chapter_source(root, m.group(1)).exists():
             ex = Path(executed_dir) / f"{m.group(1)}.ipynb" if executed_dir else None
-            pages.append(chapter_expectations(m.group(1), chapter_source(root, m.group(1)), ex))
+            page = chapter_expectations(m.group(1), chapter_source(root, m.group(1)), ex)
         else:
-            pages.append(Page(source=f, html=f"{f}.html"))
-    keys = claim_keys(root / "notebooks")
-    for page in pages:
-        m = re.fullmatch(r"book/validation/([A-Za-z0-9_\-]+)", page.source)
+            page = Page(source=f, html=f"{f}.html")
+        m = re.fullmatch(r"book/validation/([A-Za-z0-9_\-]+)", f)
         if m and m.group(1) in keys:
             page.claim_keys = keys[m.group(1)]
-    if report is not None:
-        for page in pages:
-            _from_report(page, report, root)
+        pages.append(page)
+        if report is None:
+            continue
+        # what the report sets: a chapter's reproduction table, header and figure; the front page's counts
+        if page.chapter:
+            mine = [c for c in report["claims"] if c["chapter"] == page.chapter]
+            page.claim_badges = [BADGE[c["status"]] for c in mine]
+            entry = next((c for c in report["chapters"] if c["chapter"] == page.chapter), {})
+            page.ran_models = [str(m.get("name")) for m in entry.get("models") or []]
+            drawable = [c["paper_value"] for c in mine if finite_number(c.get("paper_value"))]
+            page.paper_vs_ours = any(v != 0 for v in drawable)  # a non-zero paper value: the figure can draw it
+        elif f == "book/intro":
+            tables = load_paper_tables(root)
+            verdicts = chapter_verdicts(report, tables, declared_refs(discover_chapters(root), tables))
+            page.summary = {
+                ch.get("title") or ch["chapter"]: evidence_cell(report, verdicts[ch["chapter"]])
+                for ch in report["chapters"]
+            }
     return pages
-
-
-def _from_report(page: Page, report: dict, root: Path) -> None:
-    """The expectations a report sets: a chapter's reproduction table, header and figure; the front page's
-    counts per chapter."""
-    if page.chapter:
-        mine = [c for c in report["claims"] if c["chapter"] == page.chapter]
-        page.claim_badges = [BADGE[c["status"]] for c in mine]
-        entry = next((c for c in report["chapters"] if c["chapter"] == page.chapter), {})
-        page.ran_models = [str(m.get("name")) for m in entry.get("models") or []]
-        drawable = [c["paper_value"] for c in mine if finite_number(c.get("paper_value"))]
-        page.paper_vs_ours = any(v != 0 for v in drawable)  # a non-zero paper value: the figure can draw it
-    elif page.source == "book/intro":
-        tables = load_paper_tables(root)
-        verdicts = chapter_verdicts(report, tables, declared_refs(discover_chapters(root), tables))
-        page.summary = {
-            ch.get("title") or ch["chapter"]: evidence_cell(report, verdicts[ch["chapter"]])
-            for ch in report["chapters"]
-        }
 
 
 def colab_url(config_path: Path, chapter: str, branch: str | None = None) -> str:
