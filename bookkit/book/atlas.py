@@ -30,6 +30,7 @@ from replib.tables import format_cell
 from replib.training.loop import torch_threads
 
 from ..errors import USER_ERRORS, one_line
+from .figures import figure_md
 
 ATLAS_PAGE = "book/atlas.md"
 MARKER = "<!-- replib:atlas -->"
@@ -128,14 +129,11 @@ def atlas_markdown(atlas: dict, fig_dir: Path) -> str:
     for metric in ROW_METRICS:
         name = f"{profile}-{metric}.png"
         plot_metric(atlas, metric, Path(fig_dir) / name)
-        lines += [
-            f":::{{figure}} {FIG_DIR}/{name}",
-            f":alt: {LABELS[metric]} per layer of every model of the {profile} atlas",
-            "",
-            f"{LABELS[metric][:1].upper()}{LABELS[metric][1:]} per layer, profile `{profile}`: one line per model.",
-            ":::",
-            "",
-        ]
+        alt = f"{LABELS[metric]} per layer of every model of the {profile} atlas"
+        caption = (
+            f"{LABELS[metric][:1].upper()}{LABELS[metric][1:]} per layer, profile `{profile}`: one line per model."
+        )
+        lines += [*figure_md(f"{FIG_DIR}/{name}", alt, caption), ""]
     lines += ["```{raw} html", table_html(atlas), "```", ""]
     gone = [m for m in atlas["models"] if m["status"] != "ok"]
     if gone:

@@ -72,7 +72,8 @@ def paper_vs_ours_rows(claims: list[dict], checks: dict[str, dict], tables: dict
     return rows
 
 
-def _figure_md(name: str, alt: str, caption: str, label: str | None = None) -> list[str]:
+def figure_md(name: str, alt: str, caption: str, label: str | None = None) -> list[str]:
+    """A MyST figure: the image ``name`` with its alt text, caption and (``label``) target name."""
     return [f":::{{figure}} {name}", f":alt: {alt}", *([f":name: {label}"] if label else []), "", caption, ":::"]
 
 
@@ -125,13 +126,13 @@ def stage_paper_vs_ours(
         + ("one row per table of the paper" if by_table else "with the tolerance bands in grey")
         + ", with the paper's value as a dashed line at 1"
     )
-    out = _figure_md(name, alt, caption, f"paper-vs-ours-{chapter}")
+    out = figure_md(name, alt, caption, f"paper-vs-ours-{chapter}")
     if by_table:
         out += ["", "::::{dropdown} Every claim against the paper, table by table", ""]
         for i, (g, mine, label) in enumerate(_chunks(rows, groups), 1):
             part = f"{chapter}.paper-vs-ours-{i}.png"
             save_figure(plot_paper_vs_ours(mine, title=label), Path(folder) / part, dpi=100, bbox_inches="tight")
-            out += _figure_md(
+            out += figure_md(
                 part,
                 f"Dot plot of our value over the paper's for {len(mine)} claims of {g}",
                 f"{label}: our value over the paper's for {len(mine)} claims (profile `{profile}`), coloured by "

@@ -70,35 +70,38 @@ def reproduces_markdown(chapter: str, claims: list[dict], profile: str) -> str:
         "{doc}`validation page <../book/validation>`)",
         "",
     ]
-    table = [
-        "```{list-table}",
-        ":header-rows: 1",
-        ":class: replib-reproduces",
-        "",
-        "* - claim",
-        "  - paper",
-        "  - ours",
-        "  - status",
-    ]
-    for c in claims:
-        table += [
-            f"* - {_item(c.get('claim') or c['key'])}",
-            f"  - {_item(format_value(c.get('paper_value')))}",
-            f"  - {_item(format_value(c.get('value')))}",
-            f"  - {STATUS_BADGE.get(c['status'], c['status'])}",
+    rows = [
+        [
+            _item(c.get("claim") or c["key"]),
+            _item(format_value(c.get("paper_value"))),
+            _item(format_value(c.get("value"))),
+            STATUS_BADGE.get(c["status"], c["status"]),
         ]
-    table.append("```")
+        for c in claims
+    ]
+    table = _list_table("replib-reproduces", [["claim", "paper", "ours", "status"], *rows])
     if len(claims) > SHORT_TABLE:  # a long list stays folded: the chapter opens with its science
-        out += [
+        table = [
             f"````{{admonition}} The {len(claims)} claims: paper, ours, status",
             ":class: dropdown",
             *table,
             "````",
-            "",
         ]
-    else:
-        out += [*table, ""]
-    return "\n".join(out)
+    return "\n".join([*out, *table, ""])
+
+
+def _list_table(css_class: str, rows: list[list[str]], widths: str = "") -> list[str]:
+    """A MyST ``list-table`` of class ``css_class`` whose first row is the header (``widths``: its ``:widths:``)."""
+    out = [
+        "```{list-table}",
+        ":header-rows: 1",
+        f":class: {css_class}",
+        *([f":widths: {widths}"] if widths else []),
+        "",
+    ]
+    for row in rows:
+        out += [f"* - {row[0]}", *(f"  - {cell}" for cell in row[1:])]
+    return [*out, "```"]
 
 
 def _markdown_cell(source: str):
@@ -235,33 +238,20 @@ def front_page_markdown(
     links = links or {}
     if not reports:
         return "```{note}\nNo runner report was found when this book was built.\n```\n"
-    chapters = list(dict.fromkeys(ch["chapter"] for rep in reports for ch in rep["chapters"]))
     titles = {ch["chapter"]: ch.get("title") or ch["chapter"] for rep in reports for ch in rep["chapters"]}
     out = [
         "**Where each paper stands** (runs: " + "; ".join(run_label(r) for r in reports) + "; every claim on the "
         "{doc}`validation pages <validation>`):",
         "",
-        "```{list-table}",
-        ":header-rows: 1",
-        ":class: replib-summary",
-        ":widths: 36 30 34",
-        "",
-        "* - paper (chapter)",
-        "  - verdict (profile, date)",
-        "  - the paper's numbers; its findings",
     ]
-    for name in chapters:
+    rows = [["paper (chapter)", "verdict (profile, date)", "the paper's numbers; its findings"]]
+    for name in titles:  # in the order the reports first ran them
         rep = resting_report(reports, name, tables or {})
         v = chapter_verdicts(rep, tables or {}, declared)[name]
-        verdict = v["verdict"]
-        evidence = evidence_cell(rep, v)
         label = f"{{doc}}`{_item(titles[name])} <{links[name]}>`" if name in links else _item(titles[name])
-        out += [
-            f"* - {label}",
-            f"  - {BADGES[verdict]} ({rep['profile']}, {str(rep.get('started') or '?')[:10]})",
-            f"  - {_item(evidence)}",
-        ]
-    out += ["```", ""]
+        when = f"{rep['profile']}, {str(rep.get('started') or '?')[:10]}"
+        rows.append([label, f"{BADGES[v['verdict']]} ({when})", _item(evidence_cell(rep, v))])
+    out += [*_list_table("replib-summary", rows, widths="36 30 34"), ""]
     return "\n".join(out)
 
 
