@@ -29,7 +29,7 @@ from pathlib import Path
 from replib._io import write_json_atomic
 from replib.profiles import DEFAULT_PROFILE, PROFILES
 
-from .book import drift, report
+from .book import report
 from .errors import USER_ERRORS, BookBuildError, one_line
 from .project import find_root, git_commit, toc_chapters
 
@@ -428,8 +428,8 @@ def _report(args) -> int:
             print(json.dumps(doc, indent=1))
         return 0
     if args.report_cmd == "drift":
-        rows = drift.drift(report.load(args.old), report.load(args.new), rtol=args.rtol)
-        print(drift.format_drift(rows))
+        rows = report.drift(report.load(args.old), report.load(args.new), rtol=args.rtol)
+        print(report.format_drift(rows))
         if args.json:
             write_json_atomic(args.json, rows)
         status_changed = any(r["change"] in ("status", "added", "removed") for r in rows)

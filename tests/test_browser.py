@@ -21,7 +21,22 @@ from bookkit.book import browser
 from bookkit.book.expectations import claim_keys
 
 ROOT = Path(__file__).resolve().parents[1]
-REASON = browser.unavailable_reason()
+
+
+def _unavailable_reason() -> str | None:
+    """Why the browser check cannot run here, or None when it can."""
+    chromium, chromedriver = browser.chromium_paths()
+    if not chromium or not chromedriver:
+        return (
+            "Chromium is not installed; install it with "
+            "`apt-get install -y chromium chromium-driver` (Debian; .ci/run does this)"
+        )
+    if browser.webdriver is None or browser.chrome_service is None:
+        return "the Python package selenium is not installed (pip install selenium)"
+    return None
+
+
+REASON = _unavailable_reason()
 if REASON and os.environ.get("REPLIB_REQUIRE_BROWSER"):  # CI installs Chromium: a missing browser is a failure
     raise RuntimeError(f"REPLIB_REQUIRE_BROWSER is set but the browser test cannot run: {REASON}")
 _skip = pytest.mark.skipif(REASON is not None, reason=str(REASON))

@@ -120,7 +120,7 @@ def test_paper_profile_holds_the_chosen_sizes():
 
 
 def test_plan_rows_appear_on_the_chapters_validation_page(tmp_path):
-    from bookkit.book.sampling import plan_markdown
+    from bookkit.book.book import plan_markdown
 
     plan = tmp_path / "plan.csv"
     row = {c: "" for c in precision.PLAN_COLUMNS} | dict(chapter="manifolds", claims="lid_*", parameter="lid_queries",
@@ -172,12 +172,12 @@ def test_a_size_whose_band_missed_is_not_a_floor():
 
 def test_the_plan_table_shows_a_whole_data_set_size_as_a_word(tmp_path):
     """A size 'all' (the whole data set, no stand-in measured) broke the book build with int('all')."""
-    from bookkit.book import sampling
+    from bookkit.book.book import plan_markdown
 
     plan = tmp_path / "plan.csv"
     plan.write_text(
         "chapter,claims,statistic,parameter,unit,paper_n,spread,standin,reason,n\n"
         "alpha,a_*,IsoScore,n_global,proteins,570000,,,no stand-in measured,all\n"
     )
-    md = "\n".join(sampling.plan_markdown("alpha", plan))
+    md = "\n".join(plan_markdown("alpha", plan))
     assert "| all proteins | 570,000 |" in md

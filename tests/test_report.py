@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bookkit import cli
-from bookkit.book import drift, report
+from bookkit.book import report
 from bookkit.book.book import paper_validation_markdown, validation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,10 +117,10 @@ def test_merge_latest_chapter_wins_and_profiles_stay_apart():
 
 
 def test_relative_change():
-    assert drift.relative_change(2.0, 3.0) == pytest.approx(0.5)
-    assert drift.relative_change(-2.0, -3.0) == pytest.approx(-0.5)
-    assert drift.relative_change(0.0, 1.0) == math.inf
-    assert drift.relative_change(True, False) is None and drift.relative_change("a", "b") is None
+    assert report.relative_change(2.0, 3.0) == pytest.approx(0.5)
+    assert report.relative_change(-2.0, -3.0) == pytest.approx(-0.5)
+    assert report.relative_change(0.0, 1.0) == math.inf
+    assert report.relative_change(True, False) is None and report.relative_change("a", "b") is None
 
 
 def test_drift_reports_status_and_value_changes_only():
@@ -134,15 +134,15 @@ def test_drift_reports_status_and_value_changes_only():
         if c["key"] == "a_repro":
             c["value"] = 0.216 * (1 + 1e-12)  # below rtol: not drift
     new["claims"].append(_claim("alpha", "a_new", "consistent", 1.0))
-    rows = {r["key"]: r for r in drift.drift([old], [new])}
+    rows = {r["key"]: r for r in report.drift([old], [new])}
     assert set(rows) == {"a_prop", "b_fail", "a_new"}
     assert rows["a_prop"]["change"] == "value" and rows["a_prop"]["relative_change"] == pytest.approx(0.1)
     assert rows["b_fail"]["change"] == "status" and rows["b_fail"]["new_status"] == "consistent"
     assert rows["a_new"]["change"] == "added"
-    table = drift.format_drift(list(rows.values()))
+    table = report.format_drift(list(rows.values()))
     assert "+10.00%" in table and "failed → consistent" in table
-    assert drift.drift([old], [copy.deepcopy(old)]) == []
-    assert drift.format_drift([]).startswith("No claim changed")
+    assert report.drift([old], [copy.deepcopy(old)]) == []
+    assert report.format_drift([]).startswith("No claim changed")
 
 
 def test_dashboard_lists_everything():

@@ -21,6 +21,7 @@ import yaml
 
 from replib._io import read_csv
 from replib._optional import optional_import
+from replib.precision import PLAN_CSV
 
 from ..claims.paper_tables import load_paper_tables, papers_markdown
 from ..claims.verdicts import chapter_verdict_markdown, declared_refs, paper_verdicts, verdicts_markdown
@@ -29,7 +30,7 @@ from ..notebooks import REHEARSAL_CSV, for_the_page
 from ..project import chapter_source, find_root, toc_chapters, toc_files
 from ..run.runner import discover_chapters
 from ..yamlfile import load_yaml
-from . import atlas, figures, history, mathjax, pages, sampling
+from . import atlas, figures, history, mathjax, pages
 from .report import chapter_claims_markdown, dashboard_markdown, merge
 
 plotly = optional_import("plotly")  # its plotly.min.js is served with the book when it is installed
@@ -108,10 +109,39 @@ def paper_validation_markdown(
     refs = _paper_refs(root)
     papers = sorted({ref.split(":")[0] for (ch, _), ref in refs.items() if ch == chapter})
     tables = {p: t for p, t in all_tables.items() if p in papers}
-    out += ["", *sampling.plan_markdown(chapter, root / "book" / "sampling_plan.csv")]
+    out += ["", *plan_markdown(chapter, root / "book" / "sampling_plan.csv")]
     if tables:
         out += ["", papers_markdown(tables, ran[-1], refs, declared)]
     return "\n".join(out)
+
+
+def plan_markdown(chapter: str, plan_csv: Path = PLAN_CSV) -> list[str]:
+    """Markdown lines for a chapter's validation page: its rows of the paper profile's chosen sample sizes
+    (``book/sampling_plan.csv``, :mod:`replib.precision`) as a table, each group of claims with its size, the
+    stand-in's spread and the reason (nothing when it has none)."""
+    rows = [r for r in read_csv(plan_csv) if r["chapter"] == chapter]
+    if not rows:
+        return []
+    out = [
+        "## Sample sizes of the paper profile",
+        "",
+        "Chosen by the precision rule ({doc}`../sampling`): the smallest size whose spread is a quarter of the "
+        "check's band, the spread measured on a stand-in (a proxy: the papers' models are not run here).",
+        "",
+        "| claims | parameter | size | paper's data | spread at the size | stand-in | reason |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| `{r['claims']}` | `{r['parameter']}` | {_count(r['n'])} {r['unit']} | {_count(r['paper_n'])} | "
+            f"{r['spread'] or '-'} | {r['standin'] or '-'} | {r['reason']} |"
+        )
+    return [*out, ""]
+
+
+def _count(n: str) -> str:
+    """A size as the table shows it: ``8,900``; a word (``all``: the whole data set) as it is; empty as "—"."""
+    return f"{int(n):,}" if n.isdigit() else (n or "—")
 
 
 def load_reports(profiles: list[str], runs_dir: Path) -> list[dict]:
@@ -171,14 +201,14 @@ def stage(
     (stage_dir / "_config.yml").write_text(staged_config(root, colab_ref))
     (stage_dir / "notebooks").mkdir()
     executed = runs_dir / profile / "notebooks"
-    own = load_reports([profile], runs_dir)
-    claims = own[0]["claims"] if own else []
+    own = next(iter(load_reports([profile], runs_dir)), None)
+    claims = own["claims"] if own else []
     missing = []
     targets: dict[tuple[str, str], str] = {}
     claim_files = {cc.chapter: cc for cc in discover_chapters(root)}
     tables = load_paper_tables(root)
     declared = declared_refs(claim_files.values(), tables)
-    verdicts = {v["chapter"]: v for v in paper_verdicts(own[0], tables, declared)} if own else {}
+    verdicts = {v["chapter"]: v for v in paper_verdicts(own, tables, declared)} if own else {}
     rehearsal = read_csv(root / REHEARSAL_CSV)
     for chapter in toc_chapters(root):
         ran = executed / f"{chapter}.ipynb"
@@ -190,11 +220,11 @@ def stage(
         mine = [c for c in claims if c["chapter"] == chapter]
         found = pages.claim_target(nb, chapter, [c["key"] for c in mine])
         targets.update({(chapter, k): t for k, t in found.items()})
-        entry = next((c for c in own[0]["chapters"] if c["chapter"] == chapter), None) if own else None
         checks = {c.key: c.checks.get(profile) for c in claim_files[chapter].claims} if chapter in claim_files else {}
+        entry = next((c for c in own["chapters"] if c["chapter"] == chapter), None) if own else None
         figure = figures.stage_paper_vs_ours(stage_dir / "notebooks", chapter, mine, checks, profile, tables)
         top = [
-            pages.what_ran_markdown(entry, own[0]) if own else "",
+            pages.what_ran_markdown(entry, own) if own else "",
             pages.colab_budget_markdown(chapter, rehearsal),
             chapter_verdict_markdown(verdicts[chapter]).strip() if chapter in verdicts else "",
             pages.reproduces_markdown(chapter, mine, profile),

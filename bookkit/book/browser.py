@@ -55,7 +55,7 @@ from .book import COLAB_BRANCH
 from .expectations import Page, book_pages, colab_url
 from .pages import BADGES, NOISE, csv_name
 
-# selenium is optional (without it the browser check says why it cannot run: unavailable_reason)
+# selenium is optional (require() says so when the browser check runs without it)
 webdriver = optional_import("selenium.webdriver")
 chrome_service = optional_import("selenium.webdriver.chrome.service")
 
@@ -93,20 +93,6 @@ def chromium_paths() -> tuple[str | None, str | None]:
     )
 
 
-def unavailable_reason() -> str | None:
-    """Why the browser check cannot run here, or None when it can."""
-    browser, driver = chromium_paths()
-    if not browser or not driver:
-        return (
-            "Chromium is not installed; install it with "
-            "`apt-get install -y chromium chromium-driver` (Debian; .ci/run does this)"
-        )
-    if webdriver is None or chrome_service is None:
-        return "the Python package selenium is not installed (pip install selenium)"
-    return None
-
-
-# ---------------------------------------------------------------- serving
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass

@@ -48,9 +48,8 @@ def chapter_expectations(name: str, source_nb: Path, executed_nb: Path | None) -
     """What the rendered page of chapter ``name`` must show, from its source and executed notebooks."""
     src = read_chapter(source_nb)
     page = Page(source=f"notebooks/{name}", html=f"notebooks/{name}.html", chapter=name)
-    ran = nbformat.read(str(executed_nb), as_version=4) if executed_nb and Path(executed_nb).exists() else None
-    if ran is not None:  # as staged for the page (papermill's injected cell removed)
-        ran = for_the_page(ran)
+    exists = executed_nb and Path(executed_nb).exists()  # as staged for the page (papermill's injected cell removed)
+    ran = for_the_page(nbformat.read(str(executed_nb), as_version=4)) if exists else None
     glued = glued_values(ran) if ran is not None else {}
     for cell in src.cells:
         if cell.cell_type == "markdown":

@@ -320,28 +320,22 @@ def colab_budget_markdown(chapter: str, rows: list[dict]) -> str:
 TABLE_MARKER = re.compile(r"^<!-- replib:table (\S+) -->$", re.M)
 
 
-def csv_table_markdown(path: Path) -> str:
-    """A CSV file as a Markdown table: the header's ``_`` read as spaces, an empty cell as "—"."""
-    with Path(path).open(newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows:
-        raise ValueError(f"{path}: an empty table")
-    head, body = rows[0], rows[1:]
-    lines = ["| " + " | ".join(h.replace("_", " ") for h in head) + " |", "|" + "---|" * len(head)]
-    for r in body:
-        lines.append("| " + " | ".join((c.strip() or "—").replace("|", "/") for c in r) + " |")
-    return "\n".join(lines)
-
-
 def fill_tables(text: str, root: Path) -> str:
-    """``text`` with every :data:`TABLE_MARKER` line replaced by its data file's table; a file that does not
-    exist is an error that names the page's marker (a measurement shown only if it was measured)."""
+    """``text`` with every :data:`TABLE_MARKER` line replaced by its data file's table (the header's ``_`` read as
+    spaces, an empty cell as "—"); a file that does not exist is an error that names the page's marker (a
+    measurement shown only if it was measured)."""
 
     def table(m: re.Match) -> str:
         path = Path(root) / m.group(1)
         if not path.is_file():
             raise FileNotFoundError(f"{m.group(0)}: no file {path}")
-        return csv_table_markdown(path)
+        with path.open(newline="") as f:
+            head, *body = list(csv.reader(f)) or [None]
+        if head is None:
+            raise ValueError(f"{path}: an empty table")
+        lines = ["| " + " | ".join(h.replace("_", " ") for h in head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join((c.strip() or "—").replace("|", "/") for c in r) + " |" for r in body]
+        return "\n".join(lines)
 
     return TABLE_MARKER.sub(table, text)
 
