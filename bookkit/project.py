@@ -17,7 +17,6 @@ from .yamlfile import load_yaml
 
 ROOT_ENV = "REPLIB_BOOK_ROOT"
 CHAPTER_SUFFIX = ".md"  # a chapter's one source: a MyST Markdown notebook (jupytext md:myst)
-CLAIMS_SUFFIX = ".claims.yml"
 
 
 def find_root(start: Path | str | None = None) -> Path:

@@ -128,8 +128,7 @@ def make_driver():
     opts.binary_location = browser
     for flag in CHROMIUM_FLAGS:
         opts.add_argument(flag)
-    # A profile of our own is removed when the driver quits (a profile is ~280 MB; left behind by every run,
-    # they once filled the disk CI shares with /tmp)
+    # a profile of our own, removed when the driver quits (a profile is ~280 MB: left behind, they fill /tmp)
     own = tempfile.TemporaryDirectory(prefix="replib-chromium-", ignore_cleanup_errors=True)
     opts.add_argument(f"--user-data-dir={own.name}")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
