@@ -136,14 +136,8 @@ def runnable_notebook(root: Path, chapter: str, ref: str | None = None):
     repo = repository(root)
     nb = read_chapter(chapter_source(root, chapter))
     cells = sum(c.cell_type == "code" for c in nb.cells) + 1  # the bootstrap's and the chapter's: progress ends there
-    source = colab_bootstrap(
-        repo["url"],
-        ref or repo["branch"],
-        chapter,
-        chapter_cost(read_csv(Path(root) / REHEARSAL_CSV), chapter),
-        cells,
-    )
-    cell = nbformat.v4.new_code_cell(source)
+    cost = chapter_cost(read_csv(Path(root) / REHEARSAL_CSV), chapter)
+    cell = nbformat.v4.new_code_cell(colab_bootstrap(repo["url"], ref or repo["branch"], chapter, cost, cells))
     cell.metadata["tags"] = ["remove-cell", BOOTSTRAP_TAG]
     at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
     nb.cells.insert(at, cell)

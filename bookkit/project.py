@@ -81,13 +81,8 @@ def git_commit(root: Path) -> str | None:
     git would otherwise refuse ("dubious ownership") and the report would lose its commit.
     """
     try:
-        proc = subprocess.run(
-            ["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        cmd = ["git", "-c", f"safe.directory={Path(root).resolve()}", "rev-parse", "HEAD"]
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=10)
         sha = proc.stdout.strip()
         if proc.returncode == 0 and len(sha) == 40:
             return sha
