@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .._io import atomic_write, cache_key, progress_off, shard_span
+from .._io import atomic_write, cache_key, hash_inputs, progress_off, shard_span
 from ..metrics import LayerAccumulator
 
-__all__ = ["StreamedLayers", "merge_streams", "sample_rows", "stream_layers"]
+__all__ = ["StreamedLayers", "merge_streams", "sample_rows", "stream_layers", "stream_windows"]
 
 STATE_FORMAT = 1
 
@@ -308,3 +308,20 @@ def merge_streams(streams) -> StreamedLayers:
         kept[layer] = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
     keep = np.unique(np.concatenate([st.keep for st in streams]))
     return StreamedLayers(stats, kept, keep, sum(st.n_rows for st in streams))
+
+
+def stream_windows(lm, windows: np.ndarray, keep=None, state_dir=None, spool: bool = False) -> StreamedLayers:
+    """Every code layer of ``lm`` over the token ``windows`` (:func:`replib.embeddings.token_windows`, an
+    ``(n_windows, window)`` array) folded into accumulators, 16 windows a shard (:func:`stream_layers` of
+    :func:`replib.embeddings.window_hidden_states`, keyed by the model's identity and the token ids), keeping the
+    rows ``keep`` (token indices in stream order) of every layer."""
+    from ..embeddings import model_identity, window_hidden_states  # torch: only where a model streams
+
+    layers, window = list(range(lm.spec.n_layers)), int(windows.shape[1])
+    info = dict(
+        model_identity(lm), fn="window_hidden_states", window=window, inputs=hash_inputs(map(str, windows.ravel()))
+    )
+    return stream_layers(
+        len(windows), 16, lambda a, b: window_hidden_states(lm, windows[a:b], layers), layers=layers, info=info,
+        keep=keep, rows_per_item=window, state_dir=state_dir, spool=spool, desc=f"stream {lm.name}",
+    )  # fmt: skip

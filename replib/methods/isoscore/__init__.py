@@ -15,7 +15,6 @@ from .contextual import (
     contextual_layers,
     contextual_records,
     paper_layer_records,
-    stream_contextual,
 )
 from .paper_checks import (
     contextual_layer_records,

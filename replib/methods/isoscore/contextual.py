@@ -10,11 +10,11 @@ import pandas as pd
 from ... import synthetic
 from ..._io import cache_root, hash_inputs, memo
 from ...data import load_lm_corpus
-from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
+from ...embeddings import embed_token_stream, model_identity, token_windows
 from ...metrics import isoscore
 from ...models import resolve_model
 from ..layerwise import layer_isotropy
-from ..streaming import StreamedLayers, sample_rows, stream_layers
+from ..streaming import StreamedLayers, sample_rows, stream_windows
 from .config import PAPER_LMS
 from .properties import package_isoscore
 
@@ -55,8 +55,9 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
         name = str(ref)
         lm = resolve_model(name, seed=cfg.seed, precision=getattr(cfg, "precision", None))
         if cfg.get("stream"):
-            sample = cfg.package_sample if i == 0 else 0
-            streams[name] = stream_contextual(lm, lines, cfg.window, sample, cfg.seed, Path(cache_dir) / "streams")
+            windows = token_windows(lm.tokenizer, lines, cfg.window)
+            keep = sample_rows(windows.size, cfg.package_sample, cfg.seed) if i == 0 else None
+            streams[name] = stream_windows(lm, windows, keep, Path(cache_dir) / "streams")
             tables.append(streams[name].table(name).drop(columns="mean_norm"))
             continue
         streams[name] = embed_token_stream(lm, lines, window=cfg.window, cache_dir=cache_dir)
@@ -64,25 +65,6 @@ def contextual_layers(cfg, cache_dir=None) -> ContextualLayers:
         info = dict(model_identity(lm), fn="layer_isotropy", model=name, lines=hash_inputs(lines), window=cfg.window)
         tables.append(memo(Path(cache_dir) / "layer_isotropy", info, layer_isotropy, streams[name].layers, model=name))
     return ContextualLayers(pd.concat(tables, ignore_index=True), streams)
-
-
-def stream_contextual(lm, lines, window: int, sample: int, seed: int, state_dir) -> StreamedLayers:
-    """Every code layer of ``lm`` over the token windows of ``lines`` folded into accumulators, 16 windows a
-    shard (:func:`replib.methods.streaming.stream_layers`), keeping a seeded sample of ``sample`` tokens per
-    layer (:func:`~replib.methods.streaming.sample_rows`)."""
-    windows = token_windows(lm.tokenizer, lines, window)
-    layers = list(range(lm.spec.n_layers))
-    info = dict(
-        model_identity(lm),
-        fn="window_hidden_states",
-        window=window,
-        inputs=hash_inputs(map(str, windows.ravel())),
-    )
-    keep = sample_rows(windows.size, sample, seed) if sample else None
-    return stream_layers(
-        len(windows), 16, lambda a, b: window_hidden_states(lm, windows[a:b], layers), layers=layers, info=info,
-        keep=keep, rows_per_item=window, state_dir=state_dir, desc=f"stream {lm.name}",
-    )  # fmt: skip
 
 
 def contextual_records(ctx: ContextualLayers, seed: int) -> dict:

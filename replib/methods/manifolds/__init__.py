@@ -14,7 +14,7 @@ per module:
 * :mod:`.tokens`: :func:`token_kind`, :func:`pca_view` for the Swiss-roll figures;
 * :mod:`.analysis`: :func:`analyse_layer`, one layer's measurements, and :func:`analyse_layers`, several
   layers in parallel processes;
-* :mod:`.setup`: the corpora, token streams, :func:`analyse_models` (every model, corpus and layer) and GloVe;
+* :mod:`.setup`: the corpora, token streams and :func:`analyse_models` (every model, corpus and layer);
 * :mod:`.summary`: the chapter's records and tables from the per-layer results;
 * :mod:`.checks`: the estimators checked on the chapter's own data (brute force, repeatability, LID);
 * :mod:`.spread`: the spread of the values near a bound (the smallest drops over fresh draws of the clustering
@@ -35,10 +35,8 @@ from .setup import (
     PAPER_LID_TABLE3,
     LayerRun,
     analyse_models,
-    embed_corpus,
     layer_passes,
     load_corpora,
-    static_glove,
     stream_corpus,
 )
 from .spread import (

@@ -36,7 +36,6 @@ def analyse_layers(
     cfg: dict,
     seed: int = 0,
     *,
-    lid_metrics=("cosine", "euclidean"),
     n_jobs: int | None = None,
     progress: bool = True,
 ) -> list:
@@ -56,10 +55,10 @@ def analyse_layers(
     jobs = layer_jobs(cfg, len(keys)) if n_jobs is None else max(1, min(int(n_jobs), len(keys)))
     tokens = np.asarray(tokens)
     if jobs == 1:
-        rows = (analyse_layer(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys)
+        rows = (analyse_layer(layers[k], tokens, cfg, seed) for k in keys)
     else:
         run = Parallel(n_jobs=jobs, backend="loky", return_as="generator")
-        rows = run(delayed(analyse_layer)(layers[k], tokens, cfg, seed, lid_metrics=lid_metrics) for k in keys)
+        rows = run(delayed(analyse_layer)(layers[k], tokens, cfg, seed) for k in keys)
     return list(tqdm(rows, total=len(keys), desc="layers", disable=progress_off(progress)))
 
 
@@ -78,13 +77,13 @@ def layer_clusters(X, cfg, seed: int = 0):
     )
 
 
-def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine", "euclidean")) -> dict:
+def analyse_layer(X, tokens, cfg: dict, seed: int = 0) -> dict:
     """Every per-layer number of the chapter for one matrix of token vectors.
 
     S_inter/S_intra raw and after global centring; the silhouette choice of k (:func:`choose_clusters`)
     and the per-cluster centred S_inter/S_intra, IsoScore and partition isotropy
     (:func:`cluster_centered_isotropy`); IsoScore of the whole layer; the authors' LID
-    (:func:`replib.metrics.lid.lid_mle`, ``variant="cai"``) for each metric in ``lid_metrics``.
+    (:func:`replib.metrics.lid.lid_mle`, ``variant="cai"``) with the cosine and the Euclidean distance.
 
     Parameters
     ----------
@@ -127,7 +126,7 @@ def analyse_layer(X, tokens, cfg: dict, seed: int = 0, *, lid_metrics=("cosine",
             partition_cluster=cc["partition_isotropy_mean"],
             n_deflated=cc["n_deflated"],
         )
-        for metric in lid_metrics:
+        for metric in ("cosine", "euclidean"):
             r = lid_mle(X, k=cfg["lid_k"], metric=metric, variant="cai", n_queries=cfg["lid_queries"], seed=seed)
             row[f"lid_{metric}"] = r.mean
             row[f"lid_{metric}_se"] = r.std / np.sqrt(max(1, int(np.isfinite(r.pointwise).sum())))

@@ -10,8 +10,8 @@ import pandas as pd
 from ..._optional import optional_import, require
 from ...metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
 from ...metrics.types import s_inter, s_intra, type_codes
+from ...models import load_glove
 from .analysis import layer_clusters
-from .setup import static_glove
 
 skdim = optional_import("skdim")  # scikit-dimension: an independent Levina-Bickel implementation
 
@@ -91,7 +91,8 @@ def lid_estimator_records(X, k: int, n_queries, check_points: int, seed: int) ->
 
 
 def static_lid(max_words: int | None, k: int, n_queries, seed: int) -> dict:
-    """The authors' LID (cosine) and Levina–Bickel's of GloVe 6B 50-d (the first ``max_words`` words)."""
-    words, G = static_glove(max_words)
+    """The authors' LID (cosine) and Levina–Bickel's of GloVe 6B 50-d (the first ``max_words`` words, through
+    :func:`replib.models.load_glove`)."""
+    G = load_glove()[1][:max_words]
     both = lid_mle_variants(G, k, "cosine", ("cai", "levina_bickel"), n_queries=n_queries, seed=seed)
     return {**both, "n_words": len(G)}

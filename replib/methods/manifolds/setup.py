@@ -1,5 +1,4 @@
-"""Cai et al.'s set-up: the paper's models, the corpora, the token streams of every model and layer, and
-GloVe."""
+"""Cai et al.'s set-up: the paper's models, the corpora and the token streams of every model and layer."""
 
 from __future__ import annotations
 
@@ -11,11 +10,11 @@ import pandas as pd
 
 from ..._io import hash_inputs, memo
 from ...data import load_lm_corpus
-from ...embeddings import embed_token_stream, model_identity, token_windows, window_hidden_states
+from ...embeddings import embed_token_stream, token_windows
 from ...metrics import avg_pairwise_cosine, isoscore
-from ...models import content_identity, load_glove, resolve_model
+from ...models import content_identity, resolve_model
 from ...papers import project_table
-from ..streaming import sample_rows, stream_layers
+from ..streaming import sample_rows, stream_windows
 from .analysis import analyse_layers
 
 #: the parameters a layer's analysis depends on (threads and processes only change where it runs)
@@ -33,27 +32,6 @@ class _Stream:
     layers: dict
     tokens: list
     token_ids: np.ndarray
-
-
-def embed_corpus(model, lines, window: int = 512, layers=None, cache_dir=None, progress: bool = True) -> _Stream:
-    """Cai et al.'s token stream: lines encoded one by one (special tokens as ``encode`` adds them),
-    concatenated, cut into non-overlapping ``window``-token windows (short tail dropped), every layer's
-    hidden states (code layer 0 = output of the first block) per token, through
-    :func:`replib.embeddings.embed_token_stream`.
-
-    Returns an object with ``layers`` (dict layer -> (n_tokens, d) float32), ``tokens`` (type strings)
-    and ``token_ids``.
-    """
-    ts = embed_token_stream(model, list(lines), window=window, layers=layers, cache_dir=cache_dir, progress=progress)
-    return _Stream(ts.layers, list(ts.tokens), np.asarray(ts.token_ids))
-
-
-def static_glove(max_words: int | None = None):
-    """GloVe 6B 50-d (words, float32 matrix) through :func:`replib.models.load_glove`."""
-    words, vecs = load_glove()
-    if max_words is not None:
-        words, vecs = words[:max_words], vecs[:max_words]
-    return words, vecs
 
 
 # ------------------------------------------------------------------------------ the chapter's run
@@ -92,13 +70,6 @@ class LayerRun:
     streams: dict
 
 
-def _summary_line(model: str, corpus: str, layer: int, r: dict) -> str:
-    return (
-        f"{model:8s} {corpus:9s} layer {layer:2d}: S_inter {r['s_inter']:.3f} -> {r['s_inter_cluster']:.3f}"
-        f"  S_intra {r['s_intra']:.3f} -> {r['s_intra_cluster']:.3f}  k={r['k']}  LID(cos) {r['lid_cosine']:.2f}"
-    )
-
-
 def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
     """:func:`~.analysis.analyse_layers` of ``layers`` of ``stream``, kept in ``cache_dir/layers``
     (:func:`replib._io.memo` under a key of the model's content, the lines, the layers and every analysis
@@ -110,16 +81,11 @@ def _analysed_layers(stream, layers, cfg, cache_dir, what: dict) -> list:
     return memo(folder, info, analyse_layers, mats, stream.tokens, cfg, seed=cfg.seed)
 
 
-#: windows of one shard of the streamed pass (:func:`stream_corpus`)
-SHARD_WINDOWS = 16
-
-
-def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dict]:
+def stream_corpus(model, lines, cfg, state_dir=None) -> tuple[_Stream, dict]:
     """The streamed paper path of one model and corpus (``cfg.stream``): every code layer's tokens folded into
-    accumulators in one pass, :data:`SHARD_WINDOWS` windows a shard (:func:`replib.methods.streaming.stream_layers`), and a seeded
-    sample of ``cfg.analysis_sample`` tokens kept for the rest of the analysis (spooled to ``state_dir`` and
-    memory-mapped when one is given). ``kw``: ``compute``/``info`` of another source of vectors (the
-    rehearsal's), ``progress``.
+    accumulators in one pass (:func:`replib.methods.streaming.stream_windows`), and a seeded sample of
+    ``cfg.analysis_sample`` tokens kept for the rest of the analysis (spooled to ``state_dir`` and memory-mapped
+    when one is given).
 
     Returns
     -------
@@ -128,18 +94,10 @@ def stream_corpus(model, lines, cfg, state_dir=None, **kw) -> tuple[_Stream, dic
     """
     windows = token_windows(model.tokenizer, list(lines), cfg["window"])
     ids = windows.ravel()
-    layers = list(range(model.spec.n_layers))
-    compute = kw.pop("compute", None) or (lambda a, b: window_hidden_states(model, windows[a:b], layers))
-    info = kw.pop("info", None) or dict(
-        model_identity(model), fn="window_hidden_states", window=cfg["window"], inputs=hash_inputs(map(str, ids))
-    )
     keep = sample_rows(ids.size, cfg["analysis_sample"], cfg.seed)
-    st = stream_layers(
-        len(windows), SHARD_WINDOWS, compute, layers=layers, info=info, keep=keep, rows_per_item=cfg["window"],
-        state_dir=state_dir, spool=state_dir is not None, desc=f"stream {model.name}", **kw,
-    )  # fmt: skip
+    st = stream_windows(model, windows, keep, state_dir, spool=state_dir is not None)
     sample = _Stream(st.kept, list(model.tokenizer.convert_ids_to_tokens(ids[keep].tolist())), ids[keep])
-    return sample, {layer: st.stats[layer].summary() for layer in layers}
+    return sample, {layer: acc.summary() for layer, acc in st.stats.items()}
 
 
 def _sampled(stream: _Stream, cfg) -> tuple[_Stream, dict | None]:
@@ -171,10 +129,14 @@ def _exact_columns(r: dict, exact: dict) -> dict:
 
 
 def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerRun:
-    """Embed every corpus with every model of ``cfg.named_models`` (:func:`embed_corpus`, cached in
-    ``embed_dir``, default ``cache_dir``: the chapter passes the project's embeddings cache, whose shards of
-    WikiText-2's first windows the IsoScore chapter's stream shares) and analyse every layer (:func:`~.analysis.analyse_layers`, layers in parallel processes
-    on a small machine, results cached in ``cache_dir/layers``), ``cfg.layers_per_pass`` layers at a time; a
+    """Embed every corpus with every model of ``cfg.named_models`` and analyse every layer.
+
+    Cai et al.'s token stream (:func:`replib.embeddings.embed_token_stream`: lines encoded one by one,
+    concatenated, cut into ``cfg.window``-token windows, code layer 0 = output of the first block) is cached in
+    ``embed_dir``, default ``cache_dir`` (the chapter passes the project's embeddings cache, whose shards of
+    WikiText-2's first windows the IsoScore chapter's stream shares); every layer is analysed by
+    :func:`~.analysis.analyse_layers` (layers in parallel processes on a small machine, results cached in
+    ``cache_dir/layers``), ``cfg.layers_per_pass`` layers at a time; a
     part's selection ``layers`` (:meth:`~replib.config.ChapterConfig.selected`) narrows the layers analysed
     (streamed: the token stream still covers every layer, so a model's later layer ranges resume it)."""
     rows, extras, streams = [], {}, {}
@@ -184,7 +146,10 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
             extras[(mname, ckey, layer)] = {k: r.pop(k) for k in ("silhouettes", "per_cluster", "labels")}
             r = r if exact is None else _exact_columns(r, exact[layer])
             rows.append(dict(model=mname, corpus=ckey, layer=layer, **r))
-            print(_summary_line(mname, ckey, layer, r))
+            print(
+                f"{mname:8s} {ckey:9s} layer {layer:2d}: S_inter {r['s_inter']:.3f} -> {r['s_inter_cluster']:.3f}"
+                f"  S_intra {r['s_intra']:.3f} -> {r['s_intra_cluster']:.3f}  k={r['k']}  LID(cos) {r['lid_cosine']:.2f}"
+            )
 
     for mname, (model_id, n_layers) in cfg["named_models"].items():
         model = resolve_model(model_id, seed=cfg.seed, precision=getattr(cfg, "precision", None))
@@ -204,7 +169,10 @@ def analyse_models(cfg, corpora: dict, cache_dir=None, embed_dir=None) -> LayerR
                 layers = cfg.selected("layers", layers)
                 if not layers:
                     continue
-                stream = embed_corpus(model, lines, cfg["window"], layers, embed_dir or cache_dir)
+                ts = embed_token_stream(
+                    model, list(lines), cfg["window"], layers=layers, cache_dir=embed_dir or cache_dir
+                )
+                stream = _Stream(ts.layers, list(ts.tokens), np.asarray(ts.token_ids))
                 stream, exact = _sampled(stream, cfg)
                 record(mname, ckey, layers, _analysed_layers(stream, layers, cfg, cache_dir, what), exact)
                 if (mname, ckey) not in streams or cfg["layers_per_pass"] is None:

@@ -74,16 +74,6 @@ def _rescored(seqs, check, pair, settings) -> tuple[dict, bool]:
     return resc, all(r["score"] == int(check.score[pair]) for r in resc.values())
 
 
-def _rescore_worst(seqs, check, bio, worst, settings) -> tuple[pd.DataFrame, bool]:
-    """The worst pair's alignments by both tools rescored from scratch, beside the kernel and Biopython's
-    counts; and whether both tools' alignments reach the optimal score."""
-    resc, both_optimal = _rescored(seqs, check, worst, settings)
-    a, b = (map_residues_for_alignment(seqs[k]) for k in (check.i[worst], check.j[worst]))
-    resc["parasail stats kernel (no traceback)"] = alignment_stats_kernel(a, b, **settings)
-    resc["Biopython counts()"] = bio.loc[worst, ["score", "matches", "length", "identity"]].to_dict()
-    return pd.DataFrame(resc).T.rename_axis("worst pair, alignment from"), both_optimal
-
-
 def alignment_crosscheck(
     seqs: Sequence[str], aln: pd.DataFrame, n_pairs: int, seed: int, *, gap_open: int, gap_extend: int, matrix: str
 ) -> CrossCheck:
@@ -97,8 +87,11 @@ def alignment_crosscheck(
     kern = _stats(alignment_stats_kernel, seqs, check, settings)
     too_short = np.array([k < max(len(seqs[i]), len(seqs[j])) for k, i, j in zip(kern["length"], check.i, check.j)])
     d_identity = (bio.identity - check.identity).abs()
-    worst = d_identity.idxmax()
-    table, both = _rescore_worst(seqs, check, bio, worst, settings)
+    worst = d_identity.idxmax()  # its alignments by both tools rescored from scratch, beside the kernel's counts
+    resc, both = _rescored(seqs, check, worst, settings)
+    resc["parasail stats kernel (no traceback)"] = kern.loc[worst, list(resc["parasail"])].to_dict()
+    resc["Biopython counts()"] = bio.loc[worst, list(resc["parasail"])].to_dict()
+    table = pd.DataFrame(resc).T.rename_axis("worst pair, alignment from")
     differ = d_identity.index[d_identity > 0]
     coopt = pd.Series([_rescored(seqs, check, k, settings)[1] for k in differ], index=differ, dtype=bool)
     return CrossCheck(check, bio, kern, too_short, worst, table, both, coopt)

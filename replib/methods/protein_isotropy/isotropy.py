@@ -89,11 +89,8 @@ def rounding_rule_matches(reported: dict | None = None, rule: str = "ceil") -> i
     rule : {"ceil", "round", "floor"}
     """
     reported = HAKIM2025_REPORTED if reported is None else reported
-    hits = 0
-    for v in reported.values():
-        k = effective_dimensions_from_isoscore(v["isoscore"], v["n"])
-        hits += int(round_effective_dimensions(k, rule) == int(v["eff_dims"]))
-    return hits
+    k = {m: effective_dimensions_from_isoscore(v["isoscore"], v["n"]) for m, v in reported.items()}
+    return sum(int(round_effective_dimensions(k[m], rule) == int(v["eff_dims"])) for m, v in reported.items())
 
 
 def global_isotropy(E) -> dict:
