@@ -120,53 +120,45 @@ def _model_records(label: str) -> list[str]:
     return keys
 
 
+def _ranges(name: str, n: int, fraction: float, budget: Budget, models: tuple, step: str) -> list:
+    """``n`` parts ``<name>-1`` ... ``<name>-<n>``, each running ``step`` on its shard range of ``n``."""
+    return [
+        Part(
+            name=f"{name}-{k + 1}",
+            chapter=CHAPTER.name,
+            fraction=fraction,
+            budget=budget,
+            models=models,
+            steps=(step,),
+            shards=(k, n),
+            records=(),
+        )
+        for k in range(n)
+    ]
+
+
 def parts(profile: str, params: dict) -> list:
     """The protein chapter's parts for one profile and its parameters (see the module docstring)."""
     total = sum(_T4_HOURS.get(m, 0.2) for m in params["models"]) + 0.6 + 0.5  # + alignment + rest
     out = []
     for spec in params["models"]:
-        hours = _T4_HOURS.get(spec, 0.2)
-        n_ranges = stream_ranges(spec, profile)
-        if n_ranges == 1:
-            steps = ("embed", "local") if spec == "prot_bert" else ("embed",)
-            budget = Budget(t4_hours=round(min(hours * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=6.0)
+        hours, n = _T4_HOURS.get(spec, 0.2), stream_ranges(spec, profile)
+        if n == 1:
             out += model_parts(
                 CHAPTER.name,
                 [spec],
                 {},
                 fraction={"*": hours / total},
-                budget={"*": budget},
-                steps=steps,
+                budget={"*": Budget(t4_hours=round(min(hours * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=6.0)},
+                steps=("embed", "local") if spec == "prot_bert" else ("embed",),
                 records=_model_records,
             )
-            continue
-        for k in range(n_ranges):  # a model over 3 T4-hours: its sequences in ranges, cached; rest assembles them
-            out.append(
-                Part(
-                    name=f"{spec}-{k + 1}",
-                    chapter=CHAPTER.name,
-                    fraction=hours / n_ranges / total,
-                    budget=Budget(t4_hours=round(min(hours / n_ranges * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0),
-                    models=(spec,),
-                    steps=("embed",),
-                    shards=(k, n_ranges),
-                    records=(),
-                )
-            )
+        else:  # a model over 3 T4-hours: its sequences in ranges, cached; rest assembles them
+            budget = Budget(t4_hours=round(min(hours / n * 1.2, 3.0), 2), peak_rss_gb=8.0, cache_gb=8.0)
+            out += _ranges(spec, n, hours / n / total, budget, (spec,), "embed")
     n = _ALIGN_PARTS[profile]
-    for k in range(n):
-        out.append(
-            Part(
-                name=f"align-{k + 1}",
-                chapter=CHAPTER.name,
-                fraction=0.6 / n / total,
-                budget=Budget(t4_hours=0.5, peak_rss_gb=4.0, cache_gb=0.5),
-                models=(),
-                steps=("align",),
-                shards=(k, n),
-                records=(),
-            )
-        )
+    budget = Budget(t4_hours=0.5, peak_rss_gb=4.0, cache_gb=0.5)
+    out += _ranges("align", n, 0.6 / n / total, budget, (), "align")
     return [*out, rest_part(CHAPTER.name, out, Budget(t4_hours=1.0, peak_rss_gb=12.0, cache_gb=10.0))]
 
 
