@@ -59,22 +59,9 @@ class StreamedLayers:
     def table(self, model: str = "") -> pd.DataFrame:
         """One row per layer: model, layer, n_tokens, n_features, isoscore, effective_dims, avg_cosine,
         mean_norm (the columns of :func:`replib.methods.layerwise.layer_isotropy`, and the mean norm)."""
-        rows = []
-        for layer in sorted(self.stats, key=lambda k: (isinstance(k, str), k)):
-            s = self.stats[layer].summary()
-            rows.append(
-                {
-                    "model": model,
-                    "layer": layer,
-                    "n_tokens": s["n_samples"],
-                    "n_features": s["n_features"],
-                    "isoscore": s["isoscore"],
-                    "effective_dims": s["eff_dims"],
-                    "avg_cosine": s["avg_cosine"],
-                    "mean_norm": s["mean_norm"],
-                }
-            )
-        return pd.DataFrame(rows)
+        layers = sorted(self.stats, key=lambda k: (isinstance(k, str), k))
+        rows = [{"model": model, "layer": layer, **self.stats[layer].summary()} for layer in layers]
+        return pd.DataFrame(rows).rename(columns={"n_samples": "n_tokens", "eff_dims": "effective_dims"})
 
 
 def sample_rows(n_rows: int, n_sample: int | None, seed: int) -> np.ndarray:
@@ -85,10 +72,6 @@ def sample_rows(n_rows: int, n_sample: int | None, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_rows, size=int(n_sample), replace=False))
 
 
-def _layer_key(layer) -> str:
-    return f"L{layer}"
-
-
 class _Kept:
     """The kept rows of one layer: in memory, or spooled to an append-only float32 file (``spool``: the rows of
     a large sample never all in memory; read back memory-mapped). Its ``state`` is what a checkpoint saves."""
@@ -96,6 +79,8 @@ class _Kept:
     def __init__(self, spool: Path | None = None):
         self.parts: list = []
         self.spool, self.count, self.dim = spool, 0, 0
+        if spool is not None:
+            spool.parent.mkdir(parents=True, exist_ok=True)
 
     def append(self, X: np.ndarray) -> None:
         X = np.ascontiguousarray(X, dtype=np.float32)
@@ -137,9 +122,9 @@ class _Kept:
 def _save_state(path: Path, stats: dict, kept: dict, shard: int, n_rows: int, done: bool, meta: dict) -> None:
     arrays = {"__meta__": np.array(json.dumps(dict(meta, shard=shard, n_rows=n_rows, done=done)))}
     for layer, acc in stats.items():
-        arrays.update({f"{_layer_key(layer)}:{k}": v for k, v in acc.state_dict().items()})
+        arrays.update({f"L{layer}:{k}": v for k, v in acc.state_dict().items()})
     for layer, rows in kept.items():
-        arrays[f"kept:{_layer_key(layer)}"] = rows.state()
+        arrays[f"kept:L{layer}"] = rows.state()
     atomic_write(path, lambda fh: np.savez(fh, **arrays))
 
 
@@ -154,12 +139,12 @@ def _load_state(path: Path, layers, kept: dict, meta: dict):
                 return None
             stats = {}
             for layer in layers:
-                prefix = f"{_layer_key(layer)}:"
+                prefix = f"L{layer}:"
                 state = {k[len(prefix) :]: z[k] for k in z.files if k.startswith(prefix)}
                 if state:
                     stats[layer] = LayerAccumulator.from_state_dict(state)
             for layer, rows in kept.items():
-                rows.restore(z[f"kept:{_layer_key(layer)}"])
+                rows.restore(z[f"kept:L{layer}"])
     except (OSError, ValueError, KeyError):
         return None
     return stats, int(saved["shard"]), int(saved["n_rows"]), bool(saved["done"])
@@ -244,7 +229,7 @@ def stream_layers(
     path = None if state_dir is None else Path(state_dir) / f"{meta['key']}.npz"
     if spool and path is None:
         raise ValueError("spool=True keeps the rows in state_dir: give one")
-    kept = {layer: _Kept(_spool_file(path, layer) if spool else None) for layer in keep_layers}
+    kept = {layer: _Kept(path.with_suffix(".kept") / f"L{layer}.f32" if spool else None) for layer in keep_layers}
     state = None if path is None else _load_state(path, layers, kept, meta)
     span = shard_span(shards, -(-n_items // shard_size))
     if state is None:
@@ -283,12 +268,6 @@ def stream_layers(
         bar.close()
     n_rows = next(iter(stats.values())).count if stats else 0
     return StreamedLayers(stats, {layer: rows.rows() for layer, rows in kept.items()}, keep, n_rows)
-
-
-def _spool_file(path: Path, layer) -> Path:
-    folder = path.with_suffix(".kept")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{_layer_key(layer)}.f32"
 
 
 def merge_streams(streams) -> StreamedLayers:
