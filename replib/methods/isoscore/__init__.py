@@ -23,9 +23,6 @@ from .paper_checks import (
     rotation_spread_records,
 )
 from .properties import (
-    DEFLATION_SIZES,
-    ROTATION_ANGLES,
-    ROTATION_COV,
     agreement_clouds,
     cosine_estimate_draws,
     deflation,
@@ -33,7 +30,6 @@ from .properties import (
     mean_and_scale_records,
     orientation_check,
     package_agreement,
-    package_isoscore,
     rotation_records,
     rotation_table,
     rotation_versions,

@@ -1,24 +1,16 @@
-"""Isotropy of protein embeddings and their relation to sequence alignment (Hakim et al. 2025).
+"""Isotropy of protein embeddings and their relation to sequence alignment (Hakim et al. 2025,
+:cite:`hakim2025protein`).
 
-Method code of the chapter ``protein_isotropy`` :cite:`hakim2025protein`:
-
-- global isotropy of a table of protein embeddings (IsoScore, effective dimensions and their
-  rounding, average pairwise cosine);
-- per-residue ("local") isotropy per amino acid from streaming covariances, without holding any
-  per-residue matrix in memory (:class:`ResidueIsotropy`);
-- pairwise global alignment (PAM250, gap open 10 / extend 1) with parasail, Biopython as an
-  independent cross-check, in a resumable chunked pair engine run in parallel through joblib
-  (:func:`alignment_pair_stats`);
-- embedding distances of the same pairs and their correlation with the alignment measures;
-- composition baselines (amino-acid and k-mer composition vectors) that no paper gives.
-
-The package is split by concern and re-exports every public name here: :mod:`.isotropy` (global),
-:mod:`.residues` (per-residue), :mod:`.alignment` (two sequences), :mod:`.crosscheck` (the engine against
-Biopython and parasail's statistics kernel), :mod:`.pairs` (the pair engine and the pair measures),
-:mod:`.composition` (baselines), :mod:`.spreads` (the spread of the values compared with the paper), :mod:`.setup` (the protein sample, models, embeddings), :mod:`.book` (this
-book's trained model) and :mod:`.config` (the sizes per profile, read by :func:`replib.config.chapter_config`).
-
-All arrays of points are ``(n_samples, n_features)``; metrics are computed in float64.
+The package is split by concern and re-exports the chapter's names here: :mod:`.isotropy` (global isotropy:
+IsoScore, effective dimensions and their rounding, average cosine), :mod:`.residues` (per-residue isotropy per
+amino acid from streaming covariances), :mod:`.alignment` (global alignment of two sequences, PAM250, gap open
+10 / extend 1, with parasail), :mod:`.crosscheck` (the engine against Biopython and parasail's statistics
+kernel), :mod:`.pairs` (the resumable parallel pair engine, embedding distances of the same pairs and their
+correlations), :mod:`.composition` (amino-acid and k-mer composition baselines that no paper gives),
+:mod:`.spreads` (the spread of the values compared with the paper), :mod:`.setup` (the protein sample, models,
+embeddings), :mod:`.streamed` (the paper-scale streamed embeddings), :mod:`.book` (this book's trained model)
+and :mod:`.config` (the sizes per profile). Arrays of points are ``(n_samples, n_features)``; metrics are
+computed in float64.
 """
 
 from __future__ import annotations
@@ -34,12 +26,9 @@ from .alignment import (
 from .book import book_model_analysis, book_records, book_side_table, load_book_model
 from .composition import composition_baselines, composition_embeddings
 from .config import CHAPTER, PAPER_MODELS
-from .crosscheck import CrossCheck, alignment_crosscheck, alignment_settings, crosscheck_records
+from .crosscheck import alignment_crosscheck, alignment_settings, crosscheck_records
 from .isotropy import (
     AMINO_ACIDS,
-    HAKIM2025_CORRELATIONS,
-    HAKIM2025_REPORTED,
-    accumulated_isotropy,
     effective_dimensions_from_isoscore,
     esm_layer_curves,
     esm_layer_records,
@@ -66,13 +55,11 @@ from .pairs import (
     with_paper_correlations,
 )
 from .residues import (
-    PAPER_LOCAL_MEAN_EFF_DIMS,
     ResidueIsotropy,
     accumulate_residues,
     local_records,
     local_reference_lines,
     local_samples,
-    residue_rows,
     sample_records,
     streaming_vs_memory,
 )
