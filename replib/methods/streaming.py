@@ -1,16 +1,11 @@
-"""Every layer of a model measured at paper scale without holding its embeddings (issue 26, item 1).
+"""Every layer of a model measured at paper scale without holding its embeddings.
 
 :func:`stream_layers` embeds the items shard by shard, folds each shard's rows into one
-:class:`~replib.metrics.LayerAccumulator` per layer (covariance: IsoScore and effective dimensions; average
-cosine and norms as running sums; the scatter for I(W)) and drops them; only the rows a chapter needs later are
-kept (a documented sample for LID and k-means, the proteins of the pair analysis). Memory is O(d²) per layer
-plus the kept rows, whatever the number of items: ESM-2 650M's 34 hidden states over Swiss-Prot hold 34
-accumulators of 13 MB each instead of 34 × 486,000 × 1,280 floats (85 GB).
-
-The state (accumulators, kept rows, next shard) is written atomically every ``checkpoint_seconds`` and at the
-end, so a killed run resumes from its last checkpoint; the rows are folded in the same order and the same
-batches either way, so the resumed result equals an uninterrupted one bit for bit (tested). A finished
-stream is read back from its state without embedding anything.
+:class:`~replib.metrics.LayerAccumulator` per layer and drops them; only the rows a chapter needs later are kept
+(a documented sample for LID and k-means, the proteins of the pair analysis). Memory is O(d²) per layer plus the
+kept rows (ESM-2 650M's 34 hidden states over Swiss-Prot: 34 accumulators of 13 MB instead of 85 GB of vectors).
+The state is written atomically every ``checkpoint_seconds`` and at the end: a killed run resumes from its last
+checkpoint, bit for bit the uninterrupted result (tested), and a finished stream is read back without embedding.
 """
 
 from __future__ import annotations

@@ -40,13 +40,6 @@ def token_kind(token: str) -> str:
     return "number"
 
 
-def token_kinds(tokens) -> np.ndarray:
-    """:func:`token_kind` of every token (cached per distinct string)."""
-    tokens = list(tokens)
-    cache = {t: token_kind(t) for t in set(tokens)}
-    return np.array([cache[t] for t in tokens], dtype=object)
-
-
 # ------------------------------------------------------------------------------------------------ PCA
 def pca_view(X, n_components: int = 3, n_points: int | None = None, seed: int = 0) -> dict:
     """Project onto the first principal components, as in the authors' ``--draw 2d/3d``.
@@ -87,7 +80,8 @@ def swiss_roll_views(streams: dict, corpus: str, swiss_layers, n_points: int | N
             continue
         tokens = np.asarray(stream.tokens)
         freq = type_frequencies(tokens)
-        kind = token_kinds(tokens)
+        kinds = {t: token_kind(t) for t in set(tokens)}  # once per distinct string
+        kind = np.array([kinds[t] for t in tokens], dtype=object)
         for layer in swiss_layers.get(model, []):
             if layer not in stream.layers:
                 continue

@@ -92,20 +92,6 @@ class ResidueIsotropy:
         return float(t["eff_dims"].mean())
 
 
-def residue_rows(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> dict:
-    """In-memory per-amino-acid residue matrices (letter -> (m, d) float64), for small cross-checks only."""
-    seqs = [s.upper() for s in seqs]
-    out = embed_proteins(lm, seqs, layers=(layer,), max_length=max_length, return_residues=True, progress=False)
-    key = "local" if lm.spec.recipe == "proteinbert" else layer
-    groups: dict = {}
-    for r, idx in enumerate(out.index):
-        R = np.asarray(out.residues[key][r], dtype=np.float64)
-        letters = np.array(list(seqs[int(idx)][: R.shape[0]]))
-        for ch in np.unique(letters):
-            groups.setdefault(str(ch), []).append(R[letters == ch])
-    return {ch: np.vstack(v) for ch, v in groups.items()}
-
-
 def accumulate_residues(
     lm,
     seqs: Sequence[str],
@@ -146,10 +132,19 @@ PAPER_LOCAL_MEAN_EFF_DIMS = getattr(project_table("hakim2025").get("local/mean_e
 
 def streaming_vs_memory(lm, seqs: Sequence[str], layer=-1, max_length: int = 1022) -> float:
     """Largest |streaming − in-memory| IsoScore over the amino acids of ``seqs``: :func:`accumulate_residues`
-    against every residue row stacked, grouped and scored with numpy (:func:`residue_rows`)."""
+    against every residue row held in memory (float64), grouped by letter and scored with numpy."""
     stream = accumulate_residues(lm, seqs, layer=layer, max_length=max_length, min_ratio=0, progress=False)
     stream = stream.table().set_index("residue")
-    rows = residue_rows(lm, seqs, layer=layer, max_length=max_length)
+    seqs = [s.upper() for s in seqs]
+    out = embed_proteins(lm, seqs, layers=(layer,), max_length=max_length, return_residues=True, progress=False)
+    key = "local" if lm.spec.recipe == "proteinbert" else layer
+    groups: dict = {}
+    for r, idx in enumerate(out.index):
+        R = np.asarray(out.residues[key][r], dtype=np.float64)
+        letters = np.array(list(seqs[int(idx)][: R.shape[0]]))
+        for ch in np.unique(letters):
+            groups.setdefault(str(ch), []).append(R[letters == ch])
+    rows = {ch: np.vstack(v) for ch, v in groups.items()}
     diffs = [
         abs(stream.loc[a, "isoscore"] - isoscore(R))
         for a, R in rows.items()

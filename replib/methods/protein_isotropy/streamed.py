@@ -1,14 +1,9 @@
-"""The protein chapter's embeddings at Swiss-Prot size without holding them (issue 26, item 1).
+"""The protein chapter's embeddings at Swiss-Prot size without holding them.
 
 In the ``paper`` profile (``cfg.stream``) every model's mean-pooled vectors are streamed
-(:func:`replib.methods.streaming.stream_layers`): each shard of proteins is embedded, folded into one
-:class:`~replib.metrics.LayerAccumulator` per layer (every hidden state of an ESM-2 model, the last layer of the
-others, ProteinBERT's global output) and dropped. Only the rows of the pair proteins (the head of the seeded
-permutation) are kept, for the embedding-versus-alignment analysis. A model cut into shard ranges (a part per
-range, :mod:`replib.parts`) streams each range into its own state; the chapter's ``rest`` merges them.
-
-Memory per model: the accumulators (d² floats per layer: 445 MB for ESM-2 650M's 34 hidden states) and the
-pair rows, instead of every protein's vector at every layer (85 GB for ESM-2 650M over 486,000 proteins).
+(:func:`replib.methods.streaming.stream_layers`) into one accumulator per layer (:func:`protein_layers`); only
+the rows of the pair proteins (the head of the seeded permutation) are kept. A model cut into shard ranges (a
+part per range, :mod:`replib.parts`) streams each range into its own state; the chapter's ``rest`` merges them.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from ..._io import hash_inputs
 from ...embeddings import embed_proteins, model_identity
 from ..streaming import StreamedLayers, merge_streams, stream_layers
 
-__all__ = ["protein_layers", "protein_shard_compute", "stream_protein_model"]
+__all__ = ["protein_layers", "stream_protein_model"]
 
 
 def protein_layers(lm) -> list:
@@ -30,18 +25,6 @@ def protein_layers(lm) -> list:
     if lm.spec.recipe == "esm":
         return list(range(lm.spec.n_layers + 1))
     return [-1]
-
-
-def protein_shard_compute(lm, seqs: Sequence[str], layers, max_length: int) -> Callable[[int, int], dict]:
-    """``compute(a, b)``: the mean-pooled vectors of ``seqs[a:b]`` at ``layers``
-    (:func:`replib.embeddings.embed_proteins`, no cache: the stream's state is the checkpoint)."""
-    hidden = tuple(layer for layer in layers if layer != "global") or (-1,)
-
-    def compute(a: int, b: int) -> dict:
-        emb = embed_proteins(lm, list(seqs[a:b]), layers=hidden, max_length=max_length, progress=False)
-        return {layer: emb.pooled[layer] for layer in layers}
-
-    return compute
 
 
 def stream_protein_model(
@@ -70,11 +53,17 @@ def stream_protein_model(
         Only range k of n (a part): its state is written, and its partial result returned.
     compute, info : optional
         Another source of vectors (the rehearsal's) and what determines it; default the model's forward
-        passes (:func:`protein_shard_compute`), keyed by the model's identity and the sequences.
+        passes (the mean-pooled vectors of :func:`replib.embeddings.embed_proteins`, no cache: the stream's state
+        is the checkpoint), keyed by the model's identity and the sequences.
     """
     layers = protein_layers(lm)
     if compute is None:
-        compute = protein_shard_compute(lm, seqs, layers, max_length)
+        hidden = tuple(layer for layer in layers if layer != "global") or (-1,)
+
+        def compute(a: int, b: int) -> dict:
+            emb = embed_proteins(lm, list(seqs[a:b]), layers=hidden, max_length=max_length, progress=False)
+            return {layer: emb.pooled[layer] for layer in layers}
+
         info = dict(model_identity(lm), fn="embed_proteins/mean", max_length=max_length, inputs=hash_inputs(seqs))
     elif info is None:
         raise ValueError("a compute of your own needs info= (what determines its output)")
