@@ -71,9 +71,7 @@ TABLE = {profile: {"models": [], **config_for(profile)} for profile in PROFILES}
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("measure", "views")
 #: T4-hours of each run at the paper's size, (training, measuring its checkpoints), from the rehearsal
-#: (book/rehearsal.csv, the parts ``protein`` and ``text`` before they were cut: 7.36e16 and 6.70e16 FLOP of
-#: float32 updates at half the T4's FP32 peak, and 352 and 659 CPU-seconds of measurements); the smaller
-#: profiles' runs take minutes
+#: (book/rehearsal.csv); the smaller profiles' runs take minutes
 _T4_HOURS = {"paper": {"protein": (5.05, 0.10), "text": (4.60, 0.18)}}
 #: the updates of each run those T4-hours were measured at: a run's training hours scale with its updates
 _MEASURED_STEPS = 50_000

@@ -1,16 +1,7 @@
-"""What the checks of the paper's own numbers need beyond the values: the spread of each value (how much it
-moves between samples, so that a verdict never rests on one draw) and the layers one by one
-:cite:`rudman2022isoscore`.
-
-- :func:`rotation_spread_records`: the rotation table's IsoScore and partition scores are single draws of
-  10,000 points; the sampling standard deviation of such a draw;
-- :func:`cosine_rank_records`: where each of the paper's four average cosines falls among 1,000-pair
-  estimates on our cloud (a rank between 2.5 % and 97.5 %: the value is such an estimate);
-- :func:`contextual_layer_records`: the IsoScore of each layer of the first model (the paper's bound is on
-  every layer);
-- :func:`paper_layer_spread_records`: for the paper's four models, the spread of each layer's IsoScore over
-  token samples and the authors' cosine statistic with its spread.
-"""
+"""What the checks of the paper's own numbers need beyond the values :cite:`rudman2022isoscore`: the spread of
+each value (how much it moves between samples, so that a verdict never rests on one draw: the rotation test's
+draws, the paper's cosines among 1,000-pair estimates, each layer of the paper's models over token samples)
+and the layers one by one."""
 
 from __future__ import annotations
 

@@ -229,6 +229,13 @@ def choose_clusters(
     return ClusterChoice(k, np.asarray(labels, dtype=np.int64), sil, best_k, best)
 
 
+def _finite_mean(values) -> float:
+    """The mean of the finite values (NaN when there are none)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
 def _cluster_row(X, codes, m, c: int, max_per_type: int, seed: int) -> dict:
     """One cluster (rows ``m``) of :func:`cluster_centered_isotropy`: size, types, and after centring its
     S_inter, S_intra, IsoScore (``deflated`` when it has fewer vectors than dimensions) and I(W)."""
@@ -296,19 +303,13 @@ def cluster_centered_isotropy(X, types, labels, max_per_type: int = 1000, seed: 
     if len(labels) != len(X):
         raise ValueError(f"labels has {len(labels)} entries for {len(X)} rows of X")
     rows = [_cluster_row(X, codes, labels == c, int(c), max_per_type, seed) for c in np.unique(labels)]
-
-    def _mean(key, where=None):
-        v = np.array([r[key] for r in rows if where is None or where(r)], dtype=float)
-        v = v[np.isfinite(v)]
-        return float(v.mean()) if v.size else float("nan")
-
     return {
         "per_cluster": rows,
         "k": len(rows),
-        "s_inter": _mean("s_inter"),
-        "s_intra": _mean("s_intra"),
-        "isoscore_mean": _mean("isoscore", lambda r: not r["deflated"]),
-        "isoscore_mean_all": _mean("isoscore"),
-        "partition_isotropy_mean": _mean("partition_isotropy"),
+        "s_inter": _finite_mean([r["s_inter"] for r in rows]),
+        "s_intra": _finite_mean([r["s_intra"] for r in rows]),
+        "isoscore_mean": _finite_mean([r["isoscore"] for r in rows if not r["deflated"]]),
+        "isoscore_mean_all": _finite_mean([r["isoscore"] for r in rows]),
+        "partition_isotropy_mean": _finite_mean([r["partition_isotropy"] for r in rows]),
         "n_deflated": int(sum(r["deflated"] for r in rows)),
     }

@@ -177,16 +177,11 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 
 #: the chapter's steps (cells marked ``# step: NAME``)
 STEPS = ("layers", "views")
-#: T4-hours of one layer's analysis on the 200,000-token sample, whatever the corpus (k-means for every k with
-#: its restarts, the silhouette, S_*, IsoScore and LID's refinement on the CPU; LID's neighbour search, 8
-#: seconds on the GPU): the costliest layer the rehearsal measured (book/rehearsal.csv, the 28 model parts: 0.27
-#: to 0.86 a layer; the costliest GPT's layers 9-11 on PTB, ``gpt-ptb-4``, 0.860, and BERT's, ``bert-ptb-4``,
-#: 0.858; ``gpt2-wikitext2-1``, first extrapolated to 1.7 a layer from two sizes, is 0.69 measured at a third
-#: size by the rehearsal's escalation rule)
+#: T4-hours of one layer's analysis on the 200,000-token sample, whatever the corpus: the costliest layer of the
+#: rehearsal's 28 model parts (book/rehearsal.csv: 0.27 to 0.86 a layer, ``gpt-ptb-4``)
 _HOURS_PER_LAYER = 0.86
-#: T4-hours of a 12-block model's token stream over each corpus's train split (the accumulators on the CPU;
-#: WikiText-2 train has about twice PTB train's tokens; the forward passes are seconds on the GPU), the
-#: largest the rehearsal measured; a model with fewer blocks takes its share
+#: T4-hours of a 12-block model's token stream over each corpus's train split (book/rehearsal.csv); a model with
+#: fewer blocks takes its share
 _STREAM_HOURS = {"ptb": 0.26, "wikitext2": 0.38}
 
 

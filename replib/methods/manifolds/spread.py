@@ -1,17 +1,7 @@
 """The spread of the chapter's values that sit near a bound or are compared with the paper's numbers, so
-that no verdict rests on the one draw a seed made :cite:`cai2021isotropy`; and the Swiss roll, a manifold
-whose dimension is known.
-
-- :func:`redrawn_drops`: the drops of S_inter and S_intra under per-cluster centring depend on what a seed draws
-  in a layer, the clustering (k-means' subsample and initialisation, the silhouette sample, so k) and the
-  instances; the drops over fresh draws of all of them;
-- :func:`drop_min_spread_records`: their sd in the layer where a run's drop is smallest, the spread of the
-  chapter's smallest drops;
-- :func:`spread_records`: the spreads of the per-model mean LID and GloVe's;
-- :func:`swiss_roll_lid_records`: the LID of a Swiss roll (a 2-D sheet rolled in 3-D);
-- :func:`static_table3_records`: in the paper profile, the LID of the authors' static vectors (Table 3's
-  GloVe, GloVe-2M and GNEWS rows) from the files the environment names (:data:`STATIC_TABLE3_FILES`).
-"""
+that no verdict rests on the one draw a seed made :cite:`cai2021isotropy`: the smallest drops under per-cluster
+centring over fresh draws of the clustering and the instances, the per-model mean LID, the LID of the authors'
+static vectors (paper profile) and of a Swiss roll, a manifold whose dimension is known."""
 
 from __future__ import annotations
 
@@ -31,6 +21,7 @@ from ...metrics.lid import lid_mle, lid_mle_variants
 from ...metrics.types import _per_type_rows, _s_inter, type_codes
 from ...models.static import load_static_vectors
 from .analysis import layer_clusters
+from .clusters import _finite_mean
 
 #: fresh draws of the clustering and the instances behind :func:`redrawn_drops`
 DROP_DRAWS = 10
@@ -98,12 +89,6 @@ def redrawn_drops(X, tokens, cfg, seed: int = 0, draws: int = DROP_DRAWS) -> dic
             raw, per_cluster = intra_type_cosines(X, codes, labels, cfg["max_per_type"], s)
             intra.append(raw[0].mean() - _finite_mean([cos.mean() for cos, _ in per_cluster]))
     return {"s_inter_drop": np.array(inter), "s_intra_drop": np.array(intra)}
-
-
-def _finite_mean(values) -> float:
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else float("nan")
 
 
 def drop_min_spread_records(

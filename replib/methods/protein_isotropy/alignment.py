@@ -102,10 +102,9 @@ def _biopython_aligner(gap_open: int, gap_extend: int, matrix: str):
     al = Align.PairwiseAligner()
     al.mode = "global"
     al.substitution_matrix = substitution_matrices.load(matrix.upper())
-    # every gap score set explicitly (Biopython defaults have changed across versions)
-    al.open_gap_score = -float(gap_open)
-    al.extend_gap_score = -float(gap_extend)
-    for where in ("internal", "end"):  # end gaps penalised like internal ones (global NW, as parasail)
+    # every gap score set explicitly (Biopython defaults have changed across versions); end gaps penalised like
+    # internal ones (global NW, as parasail)
+    for where in ("internal", "end"):
         for kind in ("insertion", "deletion"):
             setattr(al, f"open_{where}_{kind}_score", -float(gap_open))
             setattr(al, f"extend_{where}_{kind}_score", -float(gap_extend))

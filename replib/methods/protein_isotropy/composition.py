@@ -40,8 +40,7 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
     k = int(k)
     a = len(alphabet)
     lut = np.full(256, -1, dtype=np.int64)
-    for idx, ch in enumerate(alphabet):
-        lut[ord(ch)] = idx
+    lut[np.frombuffer(alphabet.encode("ascii"), dtype=np.uint8)] = np.arange(a)
     seqs = list(seqs)
     out = np.zeros((len(seqs), a**k))
     for r, s in enumerate(seqs):
@@ -62,7 +61,7 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
 def composition_baselines(seqs, kmer_max: int) -> dict:
     """Amino-acid composition (``aa_composition``, 20-d) and k-mer compositions for k = 2..``kmer_max``
     (``2mer_composition``, 400-d, ...): representations without parameters."""
-    out = {"aa_composition": composition_embeddings(seqs, k=1)}
-    for k in range(2, kmer_max + 1):
-        out[f"{k}mer_composition"] = composition_embeddings(seqs, k=k)
-    return out
+    return {
+        "aa_composition" if k == 1 else f"{k}mer_composition": composition_embeddings(seqs, k=k)
+        for k in range(1, kmer_max + 1)
+    }

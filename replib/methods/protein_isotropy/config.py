@@ -84,9 +84,7 @@ def derive(params: dict, models: tuple, *, default: list, given: bool) -> dict:
 STEPS = ("embed", "local", "align", "tables")
 _STATS = ("isoscore", "eff_dims", "eff_dims_ceil", "avg_cosine")
 #: T4-hours of each model's embeddings of ~570k Swiss-Prot sequences (paper profile), as the rehearsal measured
-#: them (book/rehearsal.csv: measured FLOPs and throughput of the full-size stand-ins, issue 26; a model in
-#: shard ranges is the sum of its parts: ProtXLNet 1.58 + 1.58, ESM-2 650M 1.82 + 1.81 + 1.93, where a first
-#: rehearsal in two halves gave 3.26 + 3.65, its streamed statistics' CPU seconds varying with the load)
+#: them (book/rehearsal.csv; a model in shard ranges: the sum of its parts)
 _T4_HOURS = {
     "prot_bert": 2.98,
     "prot_bert_bfd": 2.6,

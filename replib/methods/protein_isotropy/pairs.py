@@ -15,7 +15,7 @@ from ..._io import hash_array, hash_inputs, run_sharded, shard_span
 from ..._validation import check_array
 from ...metrics.cosine import unit_rows
 from .alignment import alignment_stats, map_residues_for_alignment
-from .composition import composition_embeddings
+from .composition import composition_baselines
 from .isotropy import HAKIM2025_CORRELATIONS
 from .spreads import PAPER_GLOBAL_MODELS
 
@@ -216,10 +216,7 @@ def score_identity_records(aln: pd.DataFrame) -> dict:
 def pair_embeddings(pair_seqs: Sequence[str], vectors: dict, user_models=()) -> dict:
     """The representations of the pair proteins: amino-acid and dipeptide composition, and the rows of the
     global table of the paper's models and the reader's (the pair proteins are its first rows)."""
-    out = {
-        "aa_composition": composition_embeddings(pair_seqs, k=1),
-        "2mer_composition": composition_embeddings(pair_seqs, k=2),
-    }
+    out = composition_baselines(pair_seqs, 2)
     for name in (*PAPER_GLOBAL_MODELS, *user_models):
         if name in vectors:
             out[name] = vectors[name][: len(pair_seqs)]
