@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +27,8 @@ _ANALYSIS_KEYS = ("ks", "threshold", "max_per_type", "lid_k", "sil_sample", "n_i
 PAPER_LID_TABLE3 = {n.row.split(": ", 1)[-1].split(" (")[0]: n.value for n in project_table("cai2021").values()}
 
 
-# ------------------------------------------------------------------------------ models and embeddings
-@dataclass
-class _Stream:
-    layers: dict
-    tokens: list
-    token_ids: np.ndarray
+#: a token stream: ``layers`` (layer -> (n_tokens, d)), ``tokens`` (type strings) and ``token_ids``
+_Stream = namedtuple("_Stream", "layers tokens token_ids")
 
 
 # ------------------------------------------------------------------------------ the chapter's run

@@ -123,14 +123,8 @@ def alignment_stats_biopython(a: str, b: str, gap_open: int = 10, gap_extend: in
         raise ValueError("cannot align an empty sequence")
     al = _biopython_aligner(gap_open, gap_extend, matrix)
     aln = al.align(a, b)[0]
-    counts = aln.counts()
-    length = int(aln.shape[1])
-    return {
-        "score": int(round(aln.score)),
-        "matches": int(counts.identities),
-        "length": length,
-        "identity": counts.identities / length,
-    }
+    matches, length = aln.counts().identities, int(aln.shape[1])
+    return {"score": int(round(aln.score)), "matches": int(matches), "length": length, "identity": matches / length}
 
 
 def aligned_strings(

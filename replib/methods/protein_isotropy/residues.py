@@ -52,11 +52,6 @@ class ResidueIsotropy:
             self.acc.setdefault(ch, CovarianceAccumulator(self.n_features)).update(R[letters == code])
         return self
 
-    def merge(self, other: ResidueIsotropy) -> ResidueIsotropy:
-        for ch, a in other.acc.items():
-            self.acc.setdefault(ch, CovarianceAccumulator(self.n_features)).merge(a)
-        return self
-
     def table(self, letters: str = AMINO_ACIDS) -> pd.DataFrame:
         """One row per amino acid: count m, IsoScore, effective dimensions (real, ceil), ``enough``."""
         rows = []
