@@ -94,20 +94,19 @@ def rotation_table(versions: dict, population: dict) -> pd.DataFrame:
     """Per orientation: IsoScore, the exact all-pairs average cosine, Mu & Viswanath's partition score over
     the eigenvectors, the authors' loop over the rows of ``eig`` (dot and element-wise product) and the
     expected values of that loop for the population covariance."""
-    rows = []
-    for k, X in versions.items():
-        rows.append(
-            {
-                "orientation": k,
-                "IsoScore": isoscore(X),
-                "avg cosine (all pairs)": avg_pairwise_cosine(X),
-                "partition, eigenvectors (Mu & Viswanath)": partition_isotropy(X).value,
-                "partition, rows of eig (authors' loop)": rudman_partition_score(X),
-                "expected, rows of eig": rudman_partition_score_gaussian(population[k]),
-                "rows of eig, element-wise product": rudman_partition_score(X, product="elementwise"),
-                "expected, element-wise": rudman_partition_score_gaussian(population[k], product="elementwise"),
-            }
-        )
+    rows = [
+        {
+            "orientation": k,
+            "IsoScore": isoscore(X),
+            "avg cosine (all pairs)": avg_pairwise_cosine(X),
+            "partition, eigenvectors (Mu & Viswanath)": partition_isotropy(X).value,
+            "partition, rows of eig (authors' loop)": rudman_partition_score(X),
+            "expected, rows of eig": rudman_partition_score_gaussian(population[k]),
+            "rows of eig, element-wise product": rudman_partition_score(X, product="elementwise"),
+            "expected, element-wise": rudman_partition_score_gaussian(population[k], product="elementwise"),
+        }
+        for k, X in versions.items()
+    ]
     return pd.DataFrame(rows).set_index("orientation")
 
 
