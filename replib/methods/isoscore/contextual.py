@@ -75,8 +75,7 @@ def contextual_records(ctx: ContextualLayers, seed: int) -> dict:
     stream = ctx.streams[first]
     # streamed (paper): the token count and width from the accumulators, the package on the kept sample
     mats = stream.kept if isinstance(stream, StreamedLayers) else stream.layers
-    m = int(per_layer.loc[per_layer.model == first, "n_tokens"].iloc[0])
-    n = int(per_layer.loc[per_layer.model == first, "n_features"].iloc[0])
+    m, n = (int(v) for v in per_layer.loc[per_layer.model == first, ["n_tokens", "n_features"]].iloc[0])
     return {
         "contextual_model": first,
         "contextual_n_tokens": m,

@@ -1,21 +1,17 @@
 """The protein chapter's parameters per profile (read through :func:`replib.config.chapter_config`).
 
-``paper``: a seeded sample of 3,578 proteins of current Swiss-Prot (``n_global``, sized by the precision rule,
-:mod:`replib.precision`, as ``n_local``; the paper embeds all of it), the four models of Hakim et al. and four
+``paper``: a seeded sample of 3,578 proteins of current Swiss-Prot (``n_global`` and ``n_local`` sized by the
+precision rule, :mod:`replib.precision`; the paper embeds all of it), the four models of Hakim et al. and four
 ESM-2 sizes, all of them for the pair analysis (C(3578, 2) = 6,399,253 ≈ the paper's 6.4×10⁶ pairs).
-``offline``: the real Swiss-Prot 2014 samples, tiny same-architecture random models (``tiny``: sequences cut
-at 256 residues), 600 proteins (179,700 pairs: the offline pair checks are bounds several standard errors of
-a correlation over 600 proteins away from the values, and the alignments are the chapter's largest cost). ``smoke``: a few hundred sequences and pairs. The pair
-proteins are the first ``n_pair_proteins`` of the random global sample, so their embeddings are rows of the
-global table.
-
-Alignment settings (global, PAM250, gap open 10, extend 1) are the same at every profile; the local analysis
-requires ``min_ratio`` · n residues per amino acid. With ``tiny`` the paper's models are replaced by random
+``offline``: the real Swiss-Prot 2014 samples, tiny same-architecture random models (``tiny``: sequences cut at
+256 residues), 600 proteins (179,700 pairs: the alignments are the chapter's largest cost). ``smoke``: a few
+hundred sequences and pairs. The pair proteins are the first ``n_pair_proteins`` of the random global sample,
+so their embeddings are rows of the global table. With ``tiny`` the paper's models are replaced by random
 stand-ins whose values are recorded under ``standin_`` keys, never compared with the paper.
 
-Parts (:mod:`replib.parts`): one per model (its embeddings of the global sample and its row of the global
-table; ProtBERT's part also runs the per-residue analysis), a model over 3 T4-hours in shard ranges of the
-sequences at paper scale (``prot_xlnet-1`` ..., ``esm2_t33_650M-1`` ...: :data:`_SPLIT`), the alignment pairs in shard ranges (``align-1`` ...), and ``rest``.
+Parts (:mod:`replib.parts`): one per model (its embeddings and its row of the global table; ProtBERT's also runs
+the per-residue analysis), a model over 3 T4-hours in shard ranges of the sequences at paper scale
+(``prot_xlnet-1`` ...: :data:`_SPLIT`), the alignment pairs in shard ranges (``align-1`` ...), and ``rest``.
 """
 
 from __future__ import annotations

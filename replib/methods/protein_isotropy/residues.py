@@ -111,8 +111,7 @@ def accumulate_residues(
         mats = out.residues[key]
         if acc is None:
             acc = ResidueIsotropy(mats[0].shape[1], min_ratio)
-        for r, idx in enumerate(out.index):
-            R = mats[r]
+        for idx, R in zip(out.index, mats):
             acc.update(part[int(idx)][: R.shape[0]], R)
     if acc is None:
         raise ValueError("no sequences to embed")
