@@ -359,17 +359,12 @@ def margin_records(runs: dict, cfg, n_boot: int = MARGIN_BOOT) -> dict:
     errors: ``<task>_avg_cos_rise`` (average cosine at the end minus at step 0: ``avg_cos_rises``),
     ``<task>_isoscore_fall`` (IsoScore at step 0 minus at the end: ``isoscore_falls``),
     ``<task>_sintra_minus_sinter_final`` (``sintra_gt_sinter_final``), each with ``_spread``: the bootstrap
-    over the evaluation windows (text) or sequences (protein) that :func:`replib.training.measure_run`
-    measured, the two checkpoints' representations of a window resampled together
-    (:func:`replib.sampling.bootstrap_spread`, ``n_boot`` resamples). The two checkpoints' last layers are
-    those :func:`replib.training.measure_run` kept (:func:`replib.training.end_layers`). Also
-    ``<task>_depth_spearman_final_spread``: the same bootstrap of :func:`depth_spearman` over every block at the
-    end (a Spearman over a few layers whose average cosines differ by less than their sampling error is not
-    decided by the sample), added in quadrature to the standard deviation between training draws
-    (:func:`draw_records`: another seed trains another model, and the blocks' order can change with it).
-    A profile with fewer than :data:`MIN_DRAWS` draws measured at its configuration keeps the bootstrap alone
-    (the paper profile: its draws are not measured here); ``<task>_depth_spearman_draws_n`` says how many there
-    were, and the offline profile's claims require ten."""
+    over the evaluation windows (text) or sequences (protein) of the two checkpoints' last layers that
+    :func:`replib.training.measure_run` kept, a window's two representations resampled together
+    (:func:`replib.sampling.bootstrap_spread`, ``n_boot`` resamples). Also ``<task>_depth_spearman_final_spread``:
+    the same bootstrap of :func:`depth_spearman` over every block at the end, added in quadrature to the
+    standard deviation between training draws (:func:`draw_records`) where at least :data:`MIN_DRAWS` draws were
+    measured at the profile's configuration (``<task>_depth_spearman_draws_n`` says how many)."""
     mcfg = dict(cfg["measure"])
     draws = draw_records(cfg.profile)
     out = dict(draws)

@@ -41,10 +41,8 @@ def analyse_layers(
 ) -> list:
     """:func:`analyse_layer` of every layer of ``layers`` (a mapping ``layer -> X``), in that order.
 
-    The layers are independent and each runs single-threaded on a small machine (``cfg["threads"]``), so
-    they go to ``n_jobs`` worker processes (default :func:`layer_jobs`; joblib's loky backend, the arrays
-    passed memory-mapped). Every layer's computation is the same in a worker as in the parent (same seed,
-    same thread count), so the results do not depend on ``n_jobs`` (tested).
+    The layers go to ``n_jobs`` worker processes (default :func:`layer_jobs`; joblib's loky backend); a layer
+    computes the same in a worker as in the parent, so the results do not depend on ``n_jobs`` (tested).
 
     Returns
     -------

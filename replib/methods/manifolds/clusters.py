@@ -169,12 +169,9 @@ def choose_clusters(
     seed : int
         Seeds the subsample, k-means and the silhouette sample: same seed, same result.
     backend : {"sklearn", "torch"} or None
-        ``sklearn``: scikit-learn's k-means, and its silhouettes on a distance matrix of the rows computed once
-        for every k (up to :data:`PRECOMPUTED_MAX` rows; beyond, its chunked score). ``torch``: the same
-        algorithm in PyTorch (:func:`kmeans_torch`) and the exact silhouette of
-        :func:`replib.metrics.silhouette.silhouette_score`, on CUDA where there is one: the paper profile's
-        k-means (200,000 points, ten restarts, fourteen k a layer) is hours of CPU. None = ``torch`` where CUDA
-        is available, else ``sklearn``.
+        ``sklearn``: scikit-learn's k-means and silhouettes (on one distance matrix of the rows for every k, up
+        to :data:`PRECOMPUTED_MAX` rows). ``torch``: :func:`kmeans_torch` and the exact
+        :func:`replib.metrics.silhouette.silhouette_score`, on CUDA. None = ``torch`` where CUDA is available.
 
     Returns
     -------

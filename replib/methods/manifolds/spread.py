@@ -56,8 +56,7 @@ def redrawn_drops(X, tokens, cfg, seed: int = 0, draws: int = DROP_DRAWS) -> dic
     value) over ``draws`` fresh draws of everything a seed draws in one layer: the clustering
     (:func:`~.analysis.layer_clusters`: k-means' fitting subsample and initialisation, the silhouette sample,
     and so the chosen k) and the instances (one per type for S_inter, up to ``cfg["max_per_type"]`` per type
-    for S_intra). With ``n_init=1`` k-means lands in different local optima from draw to draw, and the drop
-    with them.
+    for S_intra).
 
     Parameters
     ----------

@@ -63,10 +63,6 @@ def pair_bootstrap_corr(pairs, x, y, n_items: int, n_boot: int = PAIR_BOOT, seed
     .. math:: r^* = \frac{\sum w_i w_j (x_{ij}-\bar x^*)(y_{ij}-\bar y^*)}
                          {\sqrt{\sum w_i w_j (x_{ij}-\bar x^*)^2 \sum w_i w_j (y_{ij}-\bar y^*)^2}}.
 
-    A sample that holds one item of extreme leverage (a protein of 7,000 residues, whose end-gapped pairs
-    dominate a correlation of raw alignment scores) gives resamples with that item drawn 0, 1, 2... times:
-    the spread covers how much the value rests on it.
-
     Parameters
     ----------
     pairs : array_like (n_pairs, 2) int
