@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import synthetic
 from ...metrics import avg_pairwise_cosine, isoscore, rudman_partition_score
 from ...papers import project_tables
 from ...sampling import jackknife_spread
 from .config import PAPER_LMS
-from .properties import ROTATION_ANGLES
+from .properties import ROTATION_ANGLES, rotation_versions
 
 #: random pairs behind the authors' average-cosine statistic (existing_scores.cosine_score's default)
 AUTHORS_COSINE_PAIRS = 100_000
@@ -30,11 +29,10 @@ def rotation_spread_records(n: int, seed: int, draws: int = 200) -> dict:
         raise ValueError(f"draws must be >= 2; got {draws}")
     iso, part = [], {k: [] for k in (*ROTATION_ANGLES, "pca")}
     for i in range(draws):
-        base = synthetic.rotated_gaussian_2d(0.0, n=n, seed=seed * 100_003 + 7 + i)
+        base, versions, _ = rotation_versions(n, seed * 100_003 + 7 + i)
         iso.append(isoscore(base))
-        for k, a in ROTATION_ANGLES.items():
-            part[k].append(rudman_partition_score(base @ synthetic.rotation_2d(a).T))
-        part["pca"].append(rudman_partition_score(synthetic.pca_orient(base)))
+        for k, X in versions.items():
+            part[k].append(rudman_partition_score(X))
     out = {"rotation_isoscore_0_spread": float(np.sqrt(2) * np.std(iso, ddof=1))}
     out.update({f"rotation_partition_rows_expected_{k}_spread": float(np.std(v, ddof=1)) for k, v in part.items()})
     return out

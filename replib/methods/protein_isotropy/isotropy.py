@@ -139,18 +139,9 @@ def rounding_table(reported: dict | None = None) -> pd.DataFrame:
     rows = []
     for v in reported.values():
         k = effective_dimensions_from_isoscore(v["isoscore"], v["n"])
-        rows.append(
-            {
-                "model": v["label"],
-                "n": v["n"],
-                "reported IsoScore": v["isoscore"],
-                "k = ι(n−1)+1": k,
-                "ceil": round_effective_dimensions(k, "ceil"),
-                "round": round_effective_dimensions(k, "round"),
-                "floor": round_effective_dimensions(k, "floor"),
-                "reported": v["eff_dims"],
-            }
-        )
+        rules = {rule: round_effective_dimensions(k, rule) for rule in ("ceil", "round", "floor")}
+        head = {"model": v["label"], "n": v["n"], "reported IsoScore": v["isoscore"], "k = ι(n−1)+1": k}
+        rows.append({**head, **rules, "reported": v["eff_dims"]})
     return pd.DataFrame(rows)
 
 
