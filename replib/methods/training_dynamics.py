@@ -1,14 +1,8 @@
-"""The training chapter (``training_dynamics``): its configuration and its steps.
-
-The sizes of the two training runs are defined once, in :mod:`replib.training.config` (the training loop and
-the protein chapter read the same table); this module adapts that table to :func:`replib.config.chapter_config`
-(``TABLE``, ``SCHEMA``: the ``protein`` and ``text`` runs and the ``measure`` settings, no models of the
-reader's) and holds the chapter's steps: train (or read) both runs, measure every checkpoint and layer, and
-the numbers the chapter records :cite:`lin2023esm2,gao2019representation,timkey2021rogue`.
-
-Parts (:mod:`replib.parts`): each run's training, cut into consecutive step ranges where one session would not
-hold it (``protein-1``, ``protein-2``...: :mod:`replib.training.ranges`; the last range also measures the run),
-and ``rest``.
+"""The training chapter (``training_dynamics``): its configuration (the runs' sizes of
+:mod:`replib.training.config`, no models of the reader's) and its steps: train (or read) both runs, measure
+every checkpoint and layer, and the numbers the chapter records
+:cite:`lin2023esm2,gao2019representation,timkey2021rogue`. Parts (:mod:`replib.parts`): each run's training in
+consecutive step ranges where one session would not hold it (:func:`parts`), and ``rest``.
 """
 
 from __future__ import annotations
@@ -147,10 +141,7 @@ def train_runs(cfg) -> dict:
     until = {task: range_end(cfg, task) for task in tasks}
     whole = [task for task in tasks if until[task] == sizes[task]["steps"]]
     out = trained_models(whole, cfg.profile, cfg.seed)  # side by side when both train now (replib.training.parallel)
-    for task in tasks:
-        if task not in out:
-            out[task] = train_until(task, sizes[task], cfg.seed, until[task])
-    return {task: out[task] for task in tasks}
+    return {task: out[task] if task in out else train_until(task, sizes[task], cfg.seed, until[task]) for task in tasks}
 
 
 def prepare(profile: str, seeds, *, progress: bool = True) -> list[tuple[str, int]]:

@@ -55,11 +55,7 @@ STEPS = ("synthetic", "contextual")
 
 
 def parts(profile: str, params: dict) -> list:
-    """One part per model (WikiText-2 through it, every layer scored) and ``rest``.
-
-    Declared budgets (paper profile, the rehearsal measures them): a BERT-size model over 4,400 lines of the
-    train split is minutes of GPU time; its token vectors of every layer are held and cached as float32.
-    """
+    """One part per model (WikiText-2 through it, every layer scored) and ``rest``."""
     labels = {m: ModelRef.parse(m).slug for m in params["models"]}
     each = model_parts(
         CHAPTER.name,

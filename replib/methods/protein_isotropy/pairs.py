@@ -168,8 +168,7 @@ def embedding_pair_stats(E, pairs, batch: int = 50_000) -> pd.DataFrame:
     if len(pairs) and (pairs.min() < 0 or pairs.max() >= len(E)):
         raise ValueError(f"pair indices must lie in [0, {len(E)})")
     U = unit_rows(E, name="E")
-    cos = np.empty(len(pairs))
-    d2 = np.empty(len(pairs))
+    cos, d2 = np.empty(len(pairs)), np.empty(len(pairs))
     for s in range(0, len(pairs), batch):
         i, j = pairs[s : s + batch, 0], pairs[s : s + batch, 1]
         cos[s : s + batch] = np.einsum("ij,ij->i", U[i], U[j])
