@@ -96,8 +96,7 @@ def analyse_layer(X, tokens, cfg: dict, seed: int = 0) -> dict:
     -------
     dict of scalars (a table row) plus ``silhouettes``, ``per_cluster`` and ``labels``.
     """
-    # BLAS/OpenMP threads: 1 on the shared 2-core build machine, where oversubscribed threads make a
-    # 384x384 eigh take seconds; unlimited (None) at paper scale
+    # BLAS/OpenMP threads: 1 on a small shared machine (oversubscribed threads are slow), None at paper scale
     with threadpool_limits(cfg.get("threads")):
         X = check_array(X, min_samples=3)
         # the types as integer codes, once: every S_inter/S_intra below groups by them (the same groups in the same

@@ -37,8 +37,7 @@ def composition_embeddings(seqs: Iterable[str], k: int = 1, alphabet: str = AMIN
     """
     if not 1 <= int(k) <= 3:
         raise ValueError("k must be 1, 2 or 3")
-    k = int(k)
-    a = len(alphabet)
+    k, a = int(k), len(alphabet)
     lut = np.full(256, -1, dtype=np.int64)
     lut[np.frombuffer(alphabet.encode("ascii"), dtype=np.uint8)] = np.arange(a)
     seqs = list(seqs)

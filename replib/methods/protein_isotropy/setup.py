@@ -60,8 +60,6 @@ def load_protein_model(ref, tiny: bool, seed: int = 0):
     ``offline``); any other spec (a folder, a Hub id) through :func:`replib.models.resolve_model`, in every
     profile, once :func:`replib.models.require_protein_model` has accepted it.
 
-    Uses :func:`replib.models.load_model` / :func:`replib.models.tiny_model`.
-
     Raises
     ------
     replib.models.WrongModelKindError
