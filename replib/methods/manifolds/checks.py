@@ -11,6 +11,7 @@ from ..._optional import optional_import, require
 from ...metrics.lid import cai_over_levina_bickel, lid_mle, lid_mle_variants
 from ...metrics.types import s_inter, s_intra, type_codes
 from ...models import load_glove
+from ..streaming import sample_rows
 from .analysis import layer_clusters
 
 skdim = optional_import("skdim")  # scikit-dimension: an independent Levina-Bickel implementation
@@ -76,8 +77,7 @@ def lid_estimator_records(X, k: int, n_queries, check_points: int, seed: int) ->
         ok = b.pointwise > 0
         dev.append(np.max(np.abs(a.pointwise[ok] / b.pointwise[ok] - cai_over_levina_bickel(k))))
     package = require(skdim, "scikit-dimension", "the comparison with scikit-dimension's LID", pip="scikit-dimension")
-    sub = np.random.default_rng(seed).choice(len(X), min(check_points, len(X)), replace=False)
-    Xsub = np.unique(X[np.sort(sub)], axis=0)  # distinct rows: skdim has no duplicate handling
+    Xsub = np.unique(X[sample_rows(len(X), check_points, seed)], axis=0)  # distinct rows: skdim handles no duplicates
     ours = lid_mle(Xsub, k, "euclidean", "levina_bickel", backend="sklearn")  # skdim's neighbour search
     theirs = package.id.MLE().fit(Xsub, n_neighbors=k).dimension_pw_
     return {

@@ -14,6 +14,7 @@ from ...metrics import isoscore, partition_isotropy
 from ...metrics.silhouette import silhouette_score as exact_silhouette
 from ...metrics.types import _check_xt, s_inter, s_intra
 from ...profiles import torch_device
+from ..streaming import sample_rows
 
 #: rows up to which the silhouettes of every k share one distance matrix (20,000 rows: 3.2 GB in float64, the
 #: authors' sample size), instead of scikit-learn computing the distances again for each k
@@ -187,8 +188,7 @@ def choose_clusters(
         raise ValueError(f"candidate ks must all be >= 2; got {ks}")
     if ks[-1] >= len(X):
         raise ValueError(f"k = {ks[-1]} needs more than {len(X)} points")
-    rng = np.random.default_rng(seed)
-    fit_rows = np.sort(rng.choice(len(X), n_fit, replace=False)) if n_fit and n_fit < len(X) else None
+    fit_rows = sample_rows(len(X), n_fit, seed) if n_fit and n_fit < len(X) else None
     Xf = X if fit_rows is None else X[fit_rows]
     if backend == "torch":  # the fitted points copied to the device once for every k
         import torch

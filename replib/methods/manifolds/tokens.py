@@ -10,6 +10,7 @@ from sklearn.decomposition import PCA
 
 from ..._validation import check_array
 from ...metrics.types import type_frequencies
+from ..streaming import sample_rows
 
 # ---------------------------------------------------------------------------------------- token kinds
 TOKEN_KINDS = ("special", "punctuation", "number", "word")
@@ -54,9 +55,7 @@ def pca_view(X, n_components: int = 3, n_points: int | None = None, seed: int = 
     """
     X = check_array(X, min_samples=max(2, n_components))
     pca = PCA(n_components=n_components, random_state=seed).fit(X)
-    idx = np.arange(len(X))
-    if n_points is not None and n_points < len(X):
-        idx = np.sort(np.random.default_rng(seed).choice(len(X), n_points, replace=False))
+    idx = sample_rows(len(X), n_points, seed)
     return {
         "coords": pca.transform(X[idx]),
         "index": idx,
