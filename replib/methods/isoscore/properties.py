@@ -162,14 +162,8 @@ def fraction_of_dimensions(sweep: int, seed: int) -> pd.DataFrame:
         ks = np.unique(np.linspace(1, n, sweep if n == 512 else n).round().astype(int))
         rotation = synthetic.random_rotation(n, seed)  # the rotation even_k_of_n(k, n, seed) draws, drawn once per n
         for k in ks:
-            rows.append(
-                {
-                    "n": n,
-                    "k": int(k),
-                    "IsoScore": isoscore(synthetic.even_k_of_n(int(k), n, seed=None) @ rotation.T),
-                    "(k-1)/(n-1)": (k - 1) / (n - 1),
-                }
-            )
+            iota = isoscore(synthetic.even_k_of_n(int(k), n, seed=None) @ rotation.T)
+            rows.append({"n": n, "k": int(k), "IsoScore": iota, "(k-1)/(n-1)": (k - 1) / (n - 1)})
     return pd.DataFrame(rows)
 
 
