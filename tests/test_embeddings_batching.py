@@ -106,7 +106,7 @@ def test_sentence_layers_from_one_forward_equal_one_call_per_layer():
 
 
 def test_the_cpu_forward_takes_bf16_only_with_native_instructions_and_a_measured_small_shift():
-    from bookkit.run.environment import environment_info
+    from bookkit.run.run_report import environment_info
     from replib.profiles import MAX_SHIFT_OF_BAND, choose_precision, cpu_flags
 
     small = MAX_SHIFT_OF_BAND / 4

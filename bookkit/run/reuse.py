@@ -67,45 +67,27 @@ def manifest_path(notebook: Path) -> Path:
     return Path(notebook).with_suffix(".inputs.json")
 
 
-def _hash_files(root: Path, files) -> str:
-    h = hashlib.sha256()
-    for f in sorted(files):
-        name = f.relative_to(root) if f.is_relative_to(root) else Path(f.parent.name, f.name)
-        h.update(str(name).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def replib_dir(root: Path) -> Path:
-    """The ``replib`` a chapter run from ``root`` imports: ``root/replib`` (first on its ``PYTHONPATH``), else
-    the installed package."""
-    here = Path(root) / "replib"
-    if (here / "__init__.py").exists():
-        return here
-    return Path(replib.__file__).parent
-
-
-def code_files(root: Path) -> list[Path]:
-    """The ``replib`` files a chapter's execution depends on (see the module docstring)."""
-    pkg = replib_dir(root)
-    out = [f for f in pkg.rglob("*") if f.is_file() and f.suffix in _CODE_SUFFIXES]
-    out.append(Path(__file__).parents[1] / "notebooks.py")
-    out += sorted((pkg.parent / "data").rglob("*.csv"))  # what replib reads beside it: the papers' tables, the draws
-    return [f for f in out if "__pycache__" not in f.parts]
-
-
-def package_versions() -> dict[str, str | None]:
-    out = {}
-    for p in PACKAGES:
-        try:
-            out[p] = metadata.version(p)
-        except metadata.PackageNotFoundError:
-            out[p] = None
-    return out
+def version(package: str) -> str | None:
+    """The installed version of ``package``, None when it is not installed."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def code_hash(root) -> str:
-    """The sha256 of the ``replib`` code a chapter run from ``root`` imports (:func:`code_files`)."""
-    return _hash_files(replib_dir(Path(root)).parent, code_files(Path(root)))
+    """The sha256 of the ``replib`` code a chapter run from ``root`` imports (see the module docstring): its
+    ``root/replib`` (first on its ``PYTHONPATH``), else the installed package."""
+    pkg = Path(root) / "replib"
+    pkg = pkg if (pkg / "__init__.py").exists() else Path(replib.__file__).parent
+    files = [f for f in pkg.rglob("*") if f.is_file() and f.suffix in _CODE_SUFFIXES and "__pycache__" not in f.parts]
+    files.append(Path(__file__).parents[1] / "notebooks.py")
+    files += (pkg.parent / "data").rglob("*.csv")  # what replib reads beside it: the papers' tables, the draws
+    h = hashlib.sha256()
+    for f in sorted(files):
+        name = f.relative_to(pkg.parent) if f.is_relative_to(pkg.parent) else Path(f.parent.name, f.name)
+        h.update(str(name).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def _identity(spec: str):
@@ -117,33 +99,23 @@ def _identity(spec: str):
         return {"unidentified": str(spec)}
 
 
-def _by_content(parameters: dict) -> dict:
-    """``parameters`` with the ``models`` specs replaced by their content identities (no paths)."""
-    out = dict(parameters)
-    if out.get("models"):
-        out["models"] = [_identity(spec) for spec in out["models"]]
-    return out
-
-
-def result_env() -> dict[str, str]:
-    """The environment variables of :data:`~replib.embeddings.batching.RESULT_ENV` that are set (the chapter's
-    kernel inherits them)."""
-    return {k: os.environ[k] for k in RESULT_ENV if k in os.environ}
-
-
 def fingerprint(root, chapter: str, parameters: dict, code: str | None = None) -> dict:
-    """``{"fingerprint": sha256, "parts": {...}}`` of one execution of ``chapter`` with ``parameters``;
-    ``code`` is :func:`code_hash` when the caller has it already (several parts of one chapter)."""
+    """``{"fingerprint": sha256, "parts": {...}}`` of one execution of ``chapter`` with ``parameters`` (the
+    ``models`` specs by their content identities, no paths); ``code`` is :func:`code_hash` when the caller has
+    it already (several parts of one chapter)."""
     root = Path(root)
     source = root / "notebooks" / f"{chapter}.md"
+    parameters = dict(parameters)
+    if parameters.get("models"):
+        parameters["models"] = [_identity(spec) for spec in parameters["models"]]
     parts = {
         "chapter_source": hashlib.sha256(source.read_bytes()).hexdigest(),
         "replib_code": code if code is not None else code_hash(root),
-        "parameters": json.loads(json.dumps(_by_content(parameters), sort_keys=True, default=str)),
+        "parameters": json.loads(json.dumps(parameters, sort_keys=True, default=str)),
         "python": platform.python_version(),
-        "packages": package_versions(),
+        "packages": {p: version(p) for p in PACKAGES},
     }
-    env = result_env()
+    env = {k: os.environ[k] for k in RESULT_ENV if k in os.environ}  # set ones only: the kernel inherits them
     if env:
         parts["env"] = env
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

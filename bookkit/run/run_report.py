@@ -1,27 +1,68 @@
-"""The runner's report on disk (``<out>/report.json``): reading the last one, merging a partial run into it,
-keeping it as it is when nothing changed, the plain-text table the command line prints, and the claims of a
-run on substituted models (:func:`bind_to_paper_models`)."""
+"""The runner's report on disk (``<out>/report.json``): where it ran (:func:`environment_info`), reading the last
+one, merging a partial run into it, keeping it as it is when nothing changed, the plain-text table the command line
+prints, and the claims of a run on substituted models (:func:`bind_to_paper_models`)."""
 
 from __future__ import annotations
 
 import json
+import platform
 from datetime import datetime, timezone
 from pathlib import Path
 
 from replib._io import write_json_atomic
+from replib._optional import optional_import
+from replib.profiles import NATIVE_BF16, cpu_flags
 
 from ..claims.checker import XFAIL_HOLDS
 from ..claims.status import closing_line, summarize
-from .environment import environment_info
+from ..project import git_commit
+from .reuse import version
+
+torch = optional_import("torch")  # the kit runs without it: the device is then cpu
 
 __all__ = [
     "bind_to_paper_models",
+    "chapter_entry",
+    "environment_info",
     "format_table",
     "new_report",
     "previous_report",
     "previous_seconds",
     "write_report",
 ]
+
+#: the packages whose versions a report lists
+PACKAGES = (
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "torch",
+    "transformers",
+    "pandas",
+    "papermill",
+    "jupyter-book",
+    "IsoScore",
+    "biopython",
+    "parasail",
+    "scikit-dimension",
+    "sentence-transformers",
+)
+
+
+def environment_info(root: Path | None = None) -> dict:
+    """Package versions, device and git commit for the report."""
+    packages = {p: v for p in PACKAGES if (v := version(p)) is not None}
+    info = {"python": platform.python_version(), "platform": platform.platform(), "packages": packages}
+    try:  # the GPU torch would use (its name), else cpu
+        info["device"] = torch.cuda.get_device_name(0) if torch is not None and torch.cuda.is_available() else "cpu"
+    except Exception:  # a driver or build that torch cannot use: the report says cpu
+        info["device"] = "cpu"
+    flags = cpu_flags()  # the CPU's vector and bf16 instructions (each chapter's precision: its report entry)
+    info["cpu_flags"] = sorted(f for f in flags if f.startswith(("avx", "amx", "fma")) or f in NATIVE_BF16)
+    info["native_bf16"] = any(f in flags for f in NATIVE_BF16)
+    info["git_commit"] = git_commit(root) if root is not None else None
+    return info
+
 
 #: report fields that change with every run (when it ran), not with what it found
 _VOLATILE = ("started", "finished", "merged_from")
@@ -59,6 +100,13 @@ def bind_to_paper_models(results: list[dict], models, rehearsal: bool) -> list[d
     return out
 
 
+def chapter_entry(ch, status: str, error: str | None, seconds: float, notebook: str | None, **more) -> dict:
+    """A chapter's entry in a report: the chapter (:class:`~bookkit.claims.checker.ChapterClaims`) and its title,
+    how its run ended, its seconds and executed notebook, then ``more`` (its models, data, parts, ...)."""
+    entry = {"chapter": ch.chapter, "title": ch.title, "status": status, "error": error, "seconds": seconds}
+    return {**entry, "notebook": notebook, **more}
+
+
 def previous_report(out_dir: Path) -> dict:
     """The report of the last run into ``out_dir`` (``{}`` when there is none or it cannot be read)."""
     try:
@@ -72,19 +120,17 @@ def _same_outcome(new: dict, old: dict) -> bool:
     it ran): then rewriting the report would only change its timestamps (and rebuild the book for nothing)."""
     if not old or not new["chapters"] or not all(c.get("reused") for c in new["chapters"]):
         return False
-
-    def strip(r):
-        return {k: v for k, v in r.items() if k not in _VOLATILE}
-
-    return json.loads(json.dumps(strip(new))) == strip(old)
+    new, old = ({k: v for k, v in r.items() if k not in _VOLATILE} for r in (json.loads(json.dumps(new)), old))
+    return new == old
 
 
 def _merge_previous(report: dict, old: dict) -> None:
     """Keep the chapters (and their claims) of an earlier report of the same profile that this run did not
     touch; each chapter entry says which run it came from (``run_started``)."""
-    if not old:
-        return
-    if old.get("profile") != report["profile"] or bool(old.get("rehearsal")) != bool(report.get("rehearsal")):
+    if not old or (old.get("profile"), bool(old.get("rehearsal"))) != (
+        report["profile"],
+        bool(report.get("rehearsal")),
+    ):
         return
     ran = {c["chapter"] for c in report["chapters"]}
     kept = [c for c in old.get("chapters", []) if c["chapter"] not in ran]
@@ -119,11 +165,10 @@ def _cell(v) -> str:
 def format_table(report: dict) -> str:
     """A plain-text table of every claim, then the closing line with every status counted separately
     (:func:`~bookkit.claims.status.closing_line`)."""
-    rows = [("chapter", "key", "status", "value", "paper", "check")]
-    for c in report["claims"]:
-        rows.append(
-            (c["chapter"], c["key"], c["status"], _cell(c["value"])[:24], _cell(c["paper_value"])[:24], c["check"][:40])
-        )
+    rows = [("chapter", "key", "status", "value", "paper", "check")] + [
+        (c["chapter"], c["key"], c["status"], _cell(c["value"])[:24], _cell(c["paper_value"])[:24], c["check"][:40])
+        for c in report["claims"]
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -163,12 +208,11 @@ def new_report(
         "chapters": [],
         "claims": [],
     }
-    if models:
-        report["models_override"] = {k: [str(m) for m in v] for k, v in models.items()}
-    if rehearsal:
-        report["rehearsal"] = True
-    if seeds:
-        report["seeds"] = seeds
-    if part is not None:
-        report["part"] = part
-    return report
+    overrides = {k: [str(m) for m in v] for k, v in models.items()} if models else None
+    extra = {
+        "models_override": overrides,
+        "rehearsal": True if rehearsal else None,
+        "seeds": seeds or None,
+        "part": part,
+    }
+    return {**report, **{k: v for k, v in extra.items() if v is not None}}
