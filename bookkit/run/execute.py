@@ -19,15 +19,12 @@ import nbformat
 
 from replib.provenance import MODELS_LOG_ENV
 
-__all__ = ["KERNEL_MALLOC_ENV", "completed", "execute_notebook", "execution_failure", "papermill_command"]
+__all__ = ["KERNEL_MALLOC_ENV", "completed", "execute_notebook", "execution_failure"]
 
-#: glibc malloc settings for the chapter kernels. By default every array above 32 MiB (a token pool,
-#: a product, a temporary of an elementwise step) is a fresh ``mmap`` returned to the system when freed, so
-#: each one is page-faulted and zeroed again: on the 2-core build machine that cost as much as the
-#: arithmetic (an elementwise pass over 75,000 x 384 float64: 0.030 s, of which 0.016 s page faults).
-#: With these, freed memory stays in the process heap and is reused: the cluster chapter's warm
-#: computation went from 208 s to 172 s with identical records and about 10 % more peak memory
-#: (book/benchmarks.md). Only glibc reads them; elsewhere they are inert.
+#: glibc malloc settings for the chapter kernels: freed memory stays in the process heap and is reused, instead of
+#: every array above 32 MiB being a fresh ``mmap``, page-faulted and zeroed again (the cluster chapter's warm
+#: computation: 208 s to 172 s, identical records, about 10 % more peak memory; book/benchmarks.md). Only glibc
+#: reads them; elsewhere they are inert.
 KERNEL_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2**31 - 1), "MALLOC_TRIM_THRESHOLD_": str(2**36)}
 #: the longest error message kept from a notebook's error output
 MAX_ERROR = 500
@@ -119,12 +116,10 @@ def _failure(dst: Path, returncode: int, log_path: Path) -> str:
     """Why papermill failed: the exception that ended the notebook when the executed notebook has it (never
     the traceback's last source lines, which for an exception re-raised by joblib are joblib's own), else
     the end of papermill's log."""
-    failure = None
-    if dst.exists():
-        try:
-            failure = execution_failure(nbformat.read(str(dst), as_version=4))
-        except Exception:  # a torn notebook: fall back to the log
-            failure = None
+    try:
+        failure = execution_failure(nbformat.read(str(dst), as_version=4))
+    except Exception:  # no notebook, or a torn one: fall back to the log
+        failure = None
     if failure and failure != "papermill recorded an exception":
         return f"{failure} (log: {log_path})"
     tail = log_path.read_text(errors="replace").strip().splitlines()[-15:]
@@ -155,10 +150,10 @@ def execute_notebook(
     """
     dst.parent.mkdir(parents=True, exist_ok=True)
     cwd = Path(cwd or src.parent)
-    cmd = papermill_command(src, dst, cwd, cell_timeout or timeout, {"profile": profile, **(extra_parameters or {})})
+    cmd = ["nice", "-n", str(int(nice))] if nice and shutil.which("nice") else []
+    params = {"profile": profile, **(extra_parameters or {})}
+    cmd += papermill_command(src, dst, cwd, cell_timeout or timeout, params)
     env = kernel_environment(profile, root, models_log, threads)
-    if nice and shutil.which("nice"):
-        cmd = ["nice", "-n", str(int(nice)), *cmd]
     t0 = time.monotonic()
     log_path = dst.with_suffix(".log")
     with open(log_path, "w") as logf:
