@@ -307,8 +307,7 @@ def _run(args) -> int:
     from .book.book import build
     from .run.lanes import lane_threads
     from .run.run_report import format_table
-    from .run.runner import chapter_names, minutes_text, part_list, run
-    from .run.runner_parts import format_parts
+    from .run.runner import chapter_names, format_parts, minutes_text, part_list, run
 
     if args.rehearsal and args.profile != "paper":
         raise ValueError("--rehearsal runs the paper profile: add --profile paper")

@@ -1,11 +1,11 @@
-"""A chapter's time limit scales with the forward work of a reader's model (bookkit.run.limits)."""
+"""A chapter's time limit scales with the forward work of a reader's model (bookkit.run.runner.model_limit_scale)."""
 
 from __future__ import annotations
 
 import pytest
 import transformers as tr
 
-from bookkit.run.limits import model_limit_scale
+from bookkit.run.runner import model_limit_scale
 from replib.models import forward_flops_per_token
 
 

@@ -1,4 +1,4 @@
-"""The runner in parts (bookkit.run.runner_parts, bookkit.run.parts) on a fixture chapter split in three parts: a part
+"""The runner in parts (bookkit.run.runner, bookkit.run.parts) on a fixture chapter split in three parts: a part
 runs alone and its chapter's claims wait for the others ("missing", never failed), parts merge in one folder
 and across reports, a stale part is shown, and a killed part resumes to the records of an uninterrupted run."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from bookkit import cli
 from bookkit.book import report
-from bookkit.run import runner, runner_parts
+from bookkit.run import runner
 from bookkit.run.part_records import PART_FLOOR_SECONDS, await_parts, merge_records, part_limit
 from replib.parts import REST, Budget, Part
 from replib.record import read_records
@@ -37,7 +37,7 @@ def project(tmp_path, monkeypatch):
     shutil.copytree(FIXTURE, root)
     (tmp_path / "cache").mkdir()
     monkeypatch.setenv("SPLIT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(runner_parts, "parts_of", lambda chapter, profile: PARTS if chapter == "split" else ())
+    monkeypatch.setattr(runner, "parts_of", lambda chapter, profile: PARTS if chapter == "split" else ())
     return root
 
 
@@ -174,13 +174,13 @@ def test_a_killed_part_resumes_to_the_records_of_an_uninterrupted_run(project, t
     boot = tmp_path / "boot.py"  # the fixture's parts exist in a fresh process only through this registration
     boot.write_text(
         "import sys\n"
-        "from bookkit import cli\nfrom bookkit.run import runner_parts\n"
+        "from bookkit import cli\nfrom bookkit.run import runner\n"
         "from replib.parts import Budget, Part\n"
         "_B = Budget(0.1, 1.0, 1.0)\n"
         "_P = (Part('a', 'split', 0.4, _B, models=(), records=('a_sum',)),"
         " Part('b', 'split', 0.4, _B, models=(), records=('b_sum',)),"
         " Part('rest', 'split', 0.2, _B, needs=('a', 'b')))\n"
-        "runner_parts.parts_of = lambda chapter, profile: _P if chapter == 'split' else ()\n"
+        "runner.parts_of = lambda chapter, profile: _P if chapter == 'split' else ()\n"
         "sys.exit(cli.main(sys.argv[1:]))\n"
     )
     nb = project / "build" / "runs" / "smoke" / "notebooks" / "parts" / "split--a.ipynb"

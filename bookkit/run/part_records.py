@@ -110,21 +110,15 @@ def await_parts(results: list[dict], states: dict[str, dict], records: dict) -> 
 
 
 # ------------------------------------------------------------------------------------------ reports
-def _newest_done(entries: list[tuple[dict, dict]]) -> dict[str, dict]:
-    """Per part, the state of the latest report (``started``) in which it is done; else its latest state."""
-    out: dict[str, dict] = {}
-    for entry, rep in sorted(entries, key=lambda er: er[1].get("started") or ""):
-        for name, state in entry.get("parts", {}).items():
-            if state["status"] == "done" or out.get(name, {}).get("status") != "done":
-                out[name] = dict(state, report_started=rep.get("started"))
-    return out
-
-
 def merge_chapter_entries(entries: list[tuple[dict, dict]], claims, check: Callable) -> tuple[dict, list[dict]]:
     """One chapter's entry and claim results from several reports of its parts (``(chapter entry, report)``
     pairs, entries with ``parts``): every part's newest done state, the records of the done parts, and the
     claims checked again on them (``check(claims, records) -> results``), waiting parts ``missing``."""
-    states = _newest_done(entries)
+    states: dict[str, dict] = {}  # per part, the state of the latest report in which it is done, else its latest
+    for entry, rep in sorted(entries, key=lambda er: er[1].get("started") or ""):
+        for name, state in entry.get("parts", {}).items():
+            if state["status"] == "done" or states.get(name, {}).get("status") != "done":
+                states[name] = dict(state, report_started=rep.get("started"))
     order = [n for n in entries[-1][0].get("parts", {})] or list(states)
     states = {n: states[n] for n in order if n in states} | {n: s for n, s in states.items() if n not in order}
     records, _, conflicts = merge_records(states)

@@ -1,6 +1,6 @@
 """A chapter's parts (:mod:`replib.parts`) in an output folder: where each part's execution is kept, its state,
 and the values it contributes. The merge of those values, the claims that wait for a part and the merge of
-several reports are :mod:`bookkit.run.part_records`; running a part is :mod:`bookkit.run.runner_parts`.
+several reports are :mod:`bookkit.run.part_records`; running a part is :mod:`bookkit.run.runner`.
 
 A part runs as its own execution of the chapter (parameter ``part``) into
 ``<out>/notebooks/parts/<chapter>--<part>.ipynb``, with a fingerprint manifest beside it
@@ -47,8 +47,6 @@ __all__ = [
 
 _ipython = optional_import("IPython")
 
-_ORDER = ("done", "stale", "failed", "missing")
-
 
 def part_notebook(out_dir: Path, chapter: str, part: str) -> Path:
     """Where the execution of one part is kept."""
@@ -78,10 +76,8 @@ def part_states(out_dir: Path, chapter: str, parts, fingerprint_of: Callable) ->
 
 def states_line(states: dict[str, dict]) -> str:
     """``3 done (a, b, c); 1 stale (d); 2 missing (e, rest)``: the parts by state."""
-    groups: dict[str, list[str]] = {}
-    for name, s in states.items():
-        groups.setdefault(s["status"], []).append(name)
-    return "; ".join(f"{len(groups[k])} {k} ({', '.join(groups[k])})" for k in _ORDER if k in groups)
+    groups = {k: [n for n, s in states.items() if s["status"] == k] for k in ("done", "stale", "failed", "missing")}
+    return "; ".join(f"{len(names)} {k} ({', '.join(names)})" for k, names in groups.items() if names)
 
 
 def read_part_records(out_dir: Path, states: dict[str, dict]) -> None:

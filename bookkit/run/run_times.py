@@ -22,12 +22,10 @@ COLUMNS = ("chapter", "profile", "cache", "seeds", "seconds", "date", "machine",
 
 def machine() -> str:
     """This machine in words: its CPU cores, CPU model and GPU (``"2 CPU cores (AMD EPYC 7B13), no GPU"``)."""
-    model = ""
     cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        names = [ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines() if ln.startswith("model name")]
-        model = f" ({names[0]})" if names else ""
-    return f"{os.cpu_count()} CPU cores{model}, no GPU"
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    names = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")]
+    return f"{os.cpu_count()} CPU cores{f' ({names[0]})' if names else ''}, no GPU"
 
 
 def cold_seconds(root: Path, profile: str) -> dict[str, tuple[float | None, float | None]]:

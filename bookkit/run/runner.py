@@ -5,21 +5,38 @@ parameter, a per-cell and a per-notebook wall-clock limit; a failing or timed-ou
 others, and a malformed claims file fails its own chapter only. Claims are checked from the executed
 notebooks (over several seeds by :mod:`bookkit.claims.seeds`); the report is written as JSON
 (:mod:`bookkit.run.run_report`). One runner at a time writes into an output folder (:func:`run_lock`).
+
+In parts: run one part of a chapter (``--part``), list the parts (``--list-parts``), and the chapter's report entry
+built from every part kept in the output folder (:mod:`bookkit.run.parts`). The parts of a chapter come from the
+science (:func:`replib.config.chapter_parts`); a chapter without a configuration there (a test fixture) has none
+unless given (:func:`parts_of`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import filelock
 import nbformat
 
-from replib.config import chapters, execution_order, prepare_chapter, require_chapter_models, takes_models
-from replib.models import ModelUnavailableError, WrongModelKindError
+from replib.config import (
+    chapter_config,
+    chapter_parts,
+    chapters,
+    execution_order,
+    prepare_chapter,
+    profile_params,
+    require_chapter_models,
+    takes_models,
+)
+from replib.models import ModelUnavailableError, WrongModelKindError, forward_flops_per_token
 from replib.profiles import chapter_precision
 from replib.provenance import read_data_log, read_models_log
 from replib.record import read_records
@@ -34,10 +51,11 @@ from . import reuse
 from .budget import BUDGET_LANES, BUDGET_PROFILE, against, allowed, load_budget
 from .execute import completed, execute_notebook, execution_failure
 from .lanes import lane_threads, run_lanes
-from .limits import model_limit_scale
-from .parts import part_states
+from .part_records import await_parts, merge_records, part_limit, part_row
+from .parts import part_notebook, part_states, read_part_records, states_line
 from .run_report import (
     bind_to_paper_models,
+    chapter_entry,
     format_table,
     new_report,
     previous_report,
@@ -45,16 +63,17 @@ from .run_report import (
     write_report,
 )
 from .run_times import cold_seconds
-from .runlock import run_lock
-from .runner_parts import check_part_option, list_parts, run_part
 
 __all__ = [
     "RunLockedError",
     "bind_to_paper_models",
     "chapter_names",
+    "check_part_option",
     "discover_chapters",
+    "format_parts",
     "format_table",
-    "notebook_name",
+    "model_limit_scale",
+    "parts_of",
     "part_list",
     "run",
     "run_lock",
@@ -62,6 +81,34 @@ __all__ = [
 
 #: the largest seed a chapter can take: numpy's ``RandomState`` and scikit-learn's ``random_state`` accept 0 .. 2**32 - 1
 MAX_SEED = 2**32 - 1
+
+
+@contextmanager
+def run_lock(out_dir: Path):
+    """One runner at a time per output folder: an exclusive lock (``filelock``) on ``out_dir/.lock``, which
+    the system releases when its process ends in any way, so a lock left by a killed runner never blocks the
+    next one. ``out_dir/.lock.pid`` names the owner for the message. The report, the executed notebooks and
+    the logs of two concurrent runs can therefore never interleave."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    owner = out_dir / ".lock.pid"
+    lock = filelock.FileLock(out_dir / ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        try:
+            pid = f" (pid {int(owner.read_text().strip())})"
+        except (OSError, ValueError):
+            pid = ""
+        raise RunLockedError(
+            f"another runner{pid} is writing into {out_dir}; wait for it or use another output folder"
+        ) from None
+    try:
+        owner.write_text(str(os.getpid()))
+        yield
+    finally:
+        owner.unlink(missing_ok=True)
+        lock.release()
 
 
 def _claims_or_error(name: str, path: Path) -> ChapterClaims:
@@ -83,15 +130,12 @@ def discover_chapters(root: Path | None = None, only: list[str] | None = None) -
     """Chapters = MyST notebooks ``notebooks/<name>.md`` with a ``<name>.claims.yml`` beside them, in
     ``_toc.yml`` order."""
     root = Path(root or find_root())
-    notebooks_dir = root / "notebooks"
-    paths = {}
-    for claims_path in sorted(notebooks_dir.glob("*" + CLAIMS_SUFFIX)):
-        name = claims_path.name[: -len(CLAIMS_SUFFIX)]
-        if not (notebooks_dir / f"{name}{CHAPTER_SUFFIX}").exists():
+    paths = {name: root / "notebooks" / f"{name}{CLAIMS_SUFFIX}" for name in chapter_names(root)}
+    for name, claims_path in paths.items():
+        if not claims_path.with_name(f"{name}{CHAPTER_SUFFIX}").exists():
             raise FileNotFoundError(
                 f"{claims_path} has no chapter {name}{CHAPTER_SUFFIX} beside it: add the chapter or remove the file"
             )
-        paths[name] = claims_path
     order = toc_chapters(root)
     names = sorted(paths, key=lambda n: (order.index(n) if n in order else len(order), n))
     if only is not None:
@@ -102,12 +146,6 @@ def discover_chapters(root: Path | None = None, only: list[str] | None = None) -
             raise ValueError(f"unknown chapter(s) {sorted(unknown)}; known: {names}")
         names = [n for n in names if n in only]
     return [_claims_or_error(n, paths[n]) for n in names]
-
-
-def notebook_name(chapter: str, seed: int | None, first: bool) -> str:
-    """The executed notebook of one chapter and seed: ``<chapter>.ipynb`` for the first (or only) seed, the one
-    the book shows; ``<chapter>.seed-<n>.ipynb`` for the others."""
-    return f"{chapter}.ipynb" if first or seed is None else f"{chapter}.seed-{seed}.ipynb"
 
 
 @dataclass
@@ -126,7 +164,7 @@ class _Plan:
     force: bool
     ref: str | None = None  # the commit the runnable notebooks' Colab bootstrap checks out
     previous: dict = field(default_factory=dict)  # (chapter, seed) -> seconds of the run that executed it
-    part: str | None = None  # run this part of the chapter (bookkit.run.runner_parts)
+    part: str | None = None  # run this part of the chapter (_run_part)
     scheduler: str | None = None  # the Dask scheduler the chapters' parallel steps go to ("local": a LocalCluster)
     code: str | None = None  # the replib code's hash, computed once (bookkit.run.reuse.code_hash)
     threads: int | None = None  # each kernel's BLAS/OpenMP threads when chapters run side by side (--jobs)
@@ -157,17 +195,9 @@ class _SeedRun:
 
 def _parameters(plan: _Plan, chapter: str, seed: int | None, part: str | None = None) -> dict:
     """The parameters injected into one execution (besides the profile): models, seed, part."""
-    params = {}
-    chosen = plan.models_for(chapter)
-    if chosen:
-        params["models"] = [str(m) for m in chosen]  # papermill takes the one string form; the chapter parses it
-    if seed is not None:
-        params["seed"] = seed
-    if part is not None:
-        params["part"] = part
-    if plan.scheduler is not None:
-        params["scheduler"] = plan.scheduler
-    return params
+    chosen = plan.models_for(chapter)  # papermill takes the models' one string form; the chapter parses it
+    params = {"models": [str(m) for m in chosen] if chosen else None, "seed": seed, "part": part}
+    return {k: v for k, v in {**params, "scheduler": plan.scheduler}.items() if v is not None}
 
 
 def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
@@ -181,11 +211,22 @@ def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
     return reuse.fingerprint(plan.root, chapter, {"profile": plan.profile, **what}, code=plan.code)
 
 
-def _kept(plan: _Plan, chapter: str, params: dict, dst: Path) -> tuple[dict, dict | None]:
-    """The fingerprint of executing ``chapter`` with ``params`` into ``dst`` now, and the kept execution's manifest
-    when it can be reused (:mod:`bookkit.run.reuse`; never with ``force``), else None."""
-    fp = _fingerprint(plan, chapter, params)
-    return fp, (None if plan.force else reuse.reusable(dst, fp, completed))
+def model_limit_scale(chapter: str, profile: str, chosen) -> float:
+    """How much longer ``chapter`` may run in ``profile`` with the models ``chosen`` instead of its own (a claims
+    file's ``timeout`` is set for the profile's own models: a reader's model of width 768 does about eight times
+    the forward work per token of the offline profile's MiniLM of width 384): the forward work per token of the
+    chosen models over that of the profile's own models (each summed over the models;
+    :func:`replib.models.forward_flops_per_token`), never below 1. 1 without chosen models, when the profile's own
+    models do no forward pass, or when a config cannot be read (the chapter then reports the model's error
+    itself)."""
+    if not chosen:
+        return 1.0
+    try:
+        own = sum(forward_flops_per_token(s) for s in chapter_config(chapter, profile).model_specs)
+        new = sum(forward_flops_per_token(s) for s in chosen)
+    except (ModelUnavailableError, OSError, ValueError):
+        return 1.0
+    return max(1.0, new / own) if own > 0 else 1.0
 
 
 def _execute(
@@ -207,7 +248,8 @@ def _execute(
     src = plan.out_dir / "sources" / f"{ch.chapter}.ipynb"  # the runnable notebook built from the .md
     write_runnable(plan.root, ch.chapter, src, ref=plan.ref)
     params = _parameters(plan, ch.chapter, seed, part)
-    fp, kept = _kept(plan, ch.chapter, params, dst)
+    fp = _fingerprint(plan, ch.chapter, params)
+    kept = None if plan.force else reuse.reusable(dst, fp, completed)
     if kept is not None:
         seconds = float(kept.get("seconds") or 0.0)
         plan.progress(f"[{tag}] unchanged, reused (executed {kept.get('executed')}, {seconds:.0f} s)")
@@ -221,19 +263,14 @@ def _execute(
         models_log=plan.out_dir / "models" / f"{dst.stem if part else ch.chapter}.jsonl",
         root=plan.root,
         cwd=plan.root / "notebooks",
-        extra_parameters=params or None,
+        extra_parameters=params,
         threads=plan.threads,
         nice=nice,
     )
     plan.progress(f"[{tag}] {status} in {seconds:.0f} s" + (f": {error[:300]}" if error else ""))
-    if status == "ok" and dst.exists() and completed(dst):
+    if status == "ok" and completed(dst):
         reuse.write_manifest(dst, fp, seconds)
     return _SeedRun(status, error, seconds, dst)
-
-
-def _part_fingerprint(plan: _Plan, chapter: str, part: str, seed: int | None) -> dict:
-    """The fingerprint one part's execution has now (its state: done or stale)."""
-    return _fingerprint(plan, chapter, _parameters(plan, chapter, seed, part))
 
 
 def _read_executed(run: _SeedRun) -> _SeedRun:
@@ -253,8 +290,10 @@ def _read_executed(run: _SeedRun) -> _SeedRun:
 
 
 def _seed_notebook(plan: _Plan, chapter: str, seed: int | None, first: bool) -> Path:
-    """Where one seed's executed notebook is written."""
-    return plan.out_dir / "notebooks" / notebook_name(chapter, seed, first)
+    """Where one seed's executed notebook is written: ``<chapter>.ipynb`` for the first (or only) seed, the one
+    the book shows; ``<chapter>.seed-<n>.ipynb`` for the others."""
+    name = f"{chapter}.ipynb" if first or seed is None else f"{chapter}.seed-{seed}.ipynb"
+    return plan.out_dir / "notebooks" / name
 
 
 def _run_seed(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool) -> _SeedRun:
@@ -305,36 +344,16 @@ def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
     lanes."""
     names = plan.chapters or [chapter]
     expected = _expected(plan)
-    left, unknown = 0.0, False
-    for i, s in enumerate(plan.seeds):
-        for name in names:
-            if (name, s) in plan.done:
-                continue
-            if name not in expected:
-                unknown = True
-                continue
-            left += expected[name][0 if i == 0 else 1]
+    left = [(name, i > 0) for i, s in enumerate(plan.seeds) for name in names if (name, s) not in plan.done]
     todo = len(names) * len(plan.seeds) - len(plan.done)
-    eta = "" if unknown or not expected else f", about {minutes_text(left / plan.jobs)} left"
-    seed_text = "" if seed is None else f" seed {seed}"
+    if expected and all(name in expected for name, _ in left):
+        eta = f", about {minutes_text(sum(expected[name][later] for name, later in left) / plan.jobs)} left"
+    else:
+        eta = ""
     plan.progress(
-        f"[progress] {chapter}{seed_text}: {minutes_text(time.perf_counter() - plan.started)} elapsed, "
+        f"[progress] {chapter}{'' if seed is None else f' seed {seed}'}: {minutes_text(time.perf_counter() - plan.started)} elapsed, "
         f"{todo} execution{'s' if todo != 1 else ''} to go{eta}"
     )
-
-
-def _not_run(ch: ChapterClaims) -> dict:
-    """The entry of a chapter that does not run (a malformed claims file, a model of the wrong kind): it fails,
-    the others run."""
-    return {
-        "chapter": ch.chapter,
-        "title": ch.title,
-        "status": "error",
-        "error": ch.error,
-        "seconds": 0.0,
-        "notebook": None,
-        "models": [],
-    }
 
 
 def _wrong_model_kind(plan: _Plan, chapter: str) -> str | None:
@@ -369,17 +388,17 @@ def _chapter_entry(plan: _Plan, ch: ChapterClaims, runs: dict) -> dict:
             per_seed[seed]["reused"] = r.reused
     bad = [s for s in plan.seeds if per_seed[s]["status"] != "ok"]
     worst = per_seed[bad[0]] if bad else per_seed[plan.seeds[0]]
-    entry = {
-        "chapter": ch.chapter,
-        "title": ch.title,
-        "status": worst["status"],
-        "error": (f"seed {bad[0]}: " if bad and bad[0] is not None else "") + worst["error"] if bad else None,
-        "seconds": round(sum(p["seconds"] for p in per_seed.values()), 1),
-        "notebook": per_seed[plan.seeds[0]]["notebook"],
-        "precision": chapter_precision(ch.chapter, plan.profile),  # of its forward passes (replib.profiles)
-        "models": read_models_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),
-        "data": read_data_log(plan.out_dir / "models" / f"{ch.chapter}.jsonl"),  # the data files it read
-    }
+    log = plan.out_dir / "models" / f"{ch.chapter}.jsonl"  # the models it loaded and the data files it read
+    entry = chapter_entry(
+        ch,
+        worst["status"],
+        (f"seed {bad[0]}: " if bad and bad[0] is not None else "") + worst["error"] if bad else None,
+        round(sum(p["seconds"] for p in per_seed.values()), 1),
+        per_seed[plan.seeds[0]]["notebook"],
+        precision=chapter_precision(ch.chapter, plan.profile),  # of its forward passes (replib.profiles)
+        models=read_models_log(log),
+        data=read_data_log(log),
+    )
     if all(p.get("reused") for p in per_seed.values()):
         entry["reused"] = True  # every execution kept from an earlier run (same inputs)
     if plan.seeds != [None]:
@@ -394,10 +413,8 @@ def _will_execute(plan: _Plan, ch: ChapterClaims, seed: int | None, first: bool)
     """Whether :func:`_execute` would execute this seed now (not done on lanes already, not reused)."""
     if plan.check_only or (ch.chapter, seed) in plan.executed:
         return False
-    return (
-        _kept(plan, ch.chapter, _parameters(plan, ch.chapter, seed), _seed_notebook(plan, ch.chapter, seed, first))[1]
-        is None
-    )
+    fp = _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed))
+    return plan.force or reuse.reusable(_seed_notebook(plan, ch.chapter, seed, first), fp, completed) is None
 
 
 def _prepare(plan: _Plan, ch: ChapterClaims) -> float | None:
@@ -429,35 +446,29 @@ def _run_chapter(plan: _Plan, ch: ChapterClaims) -> tuple[dict, list[dict]]:
     the seeds by :func:`~bookkit.claims.seeds.check_chapter_seeds`)."""
     if ch.error:
         plan.progress(f"[{ch.chapter}] not run: {ch.error}")
-        return _not_run(ch), []
+        return chapter_entry(ch, "error", ch.error, 0.0, None, models=[]), []  # it fails, the others run
     if plan.models and not takes_models(ch.chapter):
         plan.progress(f"[{ch.chapter}] --model does not apply: the chapter trains its own models (run on them)")
-    wrong = _wrong_model_kind(plan, ch.chapter)
+    wrong, chosen = _wrong_model_kind(plan, ch.chapter), plan.models_for(ch.chapter)
     if wrong:
         plan.progress(f"[{ch.chapter}] not run: {wrong}")
-        return {**_not_run(ch), "error": wrong, "models_override": [str(m) for m in plan.models_for(ch.chapter)]}, []
+        return chapter_entry(ch, "error", wrong, 0.0, None, models=[], models_override=[str(m) for m in chosen]), []
     if plan.part is not None:  # one part, then the chapter from every part kept in the output folder
-        chosen = plan.models_for(ch.chapter)
-        entry, results = run_part(plan, ch, _execute, _part_fingerprint, chosen)
-        return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
-    prepared = _prepare(plan, ch)
-    if prepared is None:  # prepared in the first seed's pass (_first_seed_pass)
-        prepared = plan.prepared.get(ch.chapter)
-    runs = {s: plan.executed.get((ch.chapter, s)) or _run_seed(plan, ch, s, i == 0) for i, s in enumerate(plan.seeds)}
-    results = check_chapter_seeds(
-        ch,
-        plan.profile,
-        {s: r.records for s, r in runs.items()},
-        {s: (r.error if r.status != "ok" else None) for s, r in runs.items()},
-    )
-    chosen = plan.models_for(ch.chapter)
-    if chosen:
-        results = bind_to_paper_models(results, chosen, plan.rehearsal)
-    entry = _chapter_entry(plan, ch, runs)
-    if prepared is not None:  # its time belongs to the chapter (the lanes' ordering reads the chapter's seconds)
-        entry["prepare_seconds"] = round(prepared, 1)
-        entry["seconds"] = round(entry["seconds"] + prepared, 1)
-    return entry, results
+        entry, results = _run_part(plan, ch, chosen)
+    else:
+        prepared = _prepare(plan, ch)
+        if prepared is None:  # prepared in the first seed's pass (run, one lane)
+            prepared = plan.prepared.get(ch.chapter)
+        runs = {
+            s: plan.executed.get((ch.chapter, s)) or _run_seed(plan, ch, s, i == 0) for i, s in enumerate(plan.seeds)
+        }
+        errors = {s: r.error if r.status != "ok" else None for s, r in runs.items()}
+        results = check_chapter_seeds(ch, plan.profile, {s: r.records for s, r in runs.items()}, errors)
+        entry = _chapter_entry(plan, ch, runs)
+        if prepared is not None:  # its time belongs to the chapter (the lanes' ordering reads the chapter's seconds)
+            entry["prepare_seconds"] = round(prepared, 1)
+            entry["seconds"] = round(entry["seconds"] + prepared, 1)
+    return entry, (bind_to_paper_models(results, chosen, plan.rehearsal) if chosen else results)
 
 
 def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None:
@@ -479,23 +490,6 @@ def _print_budget(plan: _Plan, entries: list[dict], total: bool = False) -> None
     plan.progress(f"[budget] {what}, {n} seed{'s' if n > 1 else ''}: {against(seconds, limit)}{note}")
 
 
-def _first_seed_pass(
-    plan: _Plan, found: list[ChapterClaims], report: dict, after_first_seed: Callable, partial: bool
-) -> None:
-    """Execute every chapter for the first seed (each chapter's preparation for all its seeds before it), then
-    hand the first seed's verdicts to ``after_first_seed`` (:func:`_provisional`); the seeds after it then
-    execute as usual (``plan.executed`` keeps the first's)."""
-    first = plan.seeds[0]
-    for name in execution_order([ch.chapter for ch in found]):
-        ch = next(c for c in found if c.chapter == name)
-        if not ch.error and not _wrong_model_kind(plan, name):
-            seconds = _prepare(plan, ch)
-            if seconds is not None:
-                plan.prepared[name] = seconds
-            plan.executed[(name, first)] = _run_seed(plan, ch, first, True)
-    _provisional(plan, found, report, plan.executed, after_first_seed, partial)
-
-
 def _provisional(
     plan: _Plan, found: list[ChapterClaims], report: dict, runs: dict, after_first_seed: Callable, partial: bool
 ) -> None:
@@ -508,19 +502,25 @@ def _provisional(
         return
     one = _Plan(**{**plan.__dict__, "seeds": [first], "executed": runs, "progress": lambda *_: None})
     provisional = json.loads(json.dumps(report))
-    for ch in found:  # the book's order
-        entry, results = _run_chapter(one, ch)
-        provisional["chapters"].append(entry)
-        provisional["claims"].extend(results)
     provisional["seeds"] = [first]
     provisional["provisional"] = {"seeds_done": [first], "seeds": list(plan.seeds)}
-    provisional["summary"] = summarize(provisional["claims"], provisional["chapters"])
-    provisional["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_report(provisional, plan.out_dir, partial=partial, progress=plan.progress)
+    _write(plan, provisional, [_run_chapter(one, ch) for ch in found], partial)
     plan.progress(
         f"[progress] seed {first} done in {minutes_text(time.perf_counter() - plan.started)}: provisional report"
     )
     after_first_seed(provisional)
+
+
+def _write(plan: _Plan, report: dict, done: list[tuple[dict, list[dict]]], partial: bool) -> None:
+    """Add the chapters' ``(entry, results)`` (in the book's order) to ``report``, count and date it, and write it
+    (:func:`~bookkit.run.run_report.write_report`: a ``partial`` run merges into the report of the others)."""
+    for entry, results in done:
+        report["chapters"].append(entry)
+        report["claims"].extend(results)
+    # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
+    report["summary"] = summarize(report["claims"], report["chapters"])
+    report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_report(report, plan.out_dir, partial=partial, progress=plan.progress)
 
 
 def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
@@ -536,26 +536,86 @@ def _lane_cost(plan: _Plan, chapters: dict) -> Callable[[str], float]:
     return cost
 
 
-def _run_on_lanes(
-    plan: _Plan, found: list[ChapterClaims], jobs: int, after_first: Callable[[dict], object] | None = None
-) -> dict:
-    """Execute every runnable chapter and seed on ``jobs`` lanes (:mod:`bookkit.run.lanes`), longest first
-    (:func:`_lane_cost`); ``after_first`` gets the first seed's runs once every chapter's has ended.
-    ``(chapter, seed) -> _SeedRun``."""
-    chapters = {ch.chapter: ch for ch in found if not ch.error and not _wrong_model_kind(plan, ch.chapter)}
-    cost = _lane_cost(plan, chapters)
-    order = sorted(chapters, key=cost, reverse=True)
-    plan.progress(
-        f"[lanes] {len(chapters)} chapters x {len(plan.seeds)} seeds on {jobs} lanes, {plan.threads} thread(s) "
-        f"each, longest first: {' '.join(order)}"
-    )
-    return run_lanes(
-        jobs,
-        [(name, plan.seeds) for name in chapters],
-        lambda name, seed, first: _run_seed(plan, chapters[name], seed, first),
-        cost,
-        after_first=after_first,
-    )
+def parts_of(chapter: str, profile: str) -> tuple:
+    """The chapter's parts in ``profile`` (none for a chapter the science does not configure)."""
+    return chapter_parts(chapter, profile) if chapter in chapters() else ()
+
+
+def check_part_option(found: list[ChapterClaims], part: str, profile: str, seeds) -> None:
+    """``--part`` runs one part of one chapter for one seed; the part must be one of the chapter's."""
+    if len(found) != 1:
+        raise ValueError(f"--part runs one part of one chapter: name the chapter (got {[c.chapter for c in found]})")
+    if seeds is not None and len(seeds) > 1:
+        raise ValueError("--part runs one seed: give at most one --seed")
+    names = [p.name for p in parts_of(found[0].chapter, profile)]
+    if part not in names:
+        have = ", ".join(names) or "none (the chapter is not split)"
+        raise ValueError(f"{found[0].chapter} has no part {part!r} in profile {profile!r}; parts: {have}")
+
+
+def _models(chapter: str, profile: str, part) -> list[str]:
+    """The profile's models a part loads (every model of the chapter for ``rest``)."""
+    if part.models is not None:
+        return list(part.models)
+    return list(profile_params(chapter, profile)["models"]) if chapter in chapters() else []
+
+
+def format_parts(rows: list[dict]) -> str:
+    """The part list as a plain-text table."""
+    head = ("chapter", "part", "minutes", "status", "models")
+    table = [head] + [
+        (r["chapter"], r["part"], str(r["timeout_minutes"]), r.get("status", "—"), " ".join(r["models"]) or "—")
+        for r in rows
+    ]
+    widths = [max(len(t[i]) for t in table) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip() for t in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _run_part(plan: _Plan, ch: ChapterClaims, chosen) -> tuple[dict, list[dict]]:
+    """Execute ``plan.part`` of ``ch`` (:func:`_execute`: with reuse), then gather every part kept in the output
+    folder: the chapter's entry (this part's status, every part's state) and its claims checked on the merged
+    records, waiting parts ``missing``."""
+    parts = parts_of(ch.chapter, plan.profile)
+    part = next(p for p in parts if p.name == plan.part)
+    seed = plan.seeds[0]
+    dst = part_notebook(plan.out_dir, ch.chapter, part.name)
+    tag = f"{ch.chapter}/{part.name}" + ("" if seed is None else f" seed={seed}")
+    fresh = lambda p: _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed, p.name))  # its state now
+    if plan.check_only:
+        run = None
+    else:
+        needed = [p for p in parts if p.name in part.needs]
+        behind = [n for n, s in part_states(plan.out_dir, ch.chapter, needed, fresh).items() if s["status"] != "done"]
+        if behind:
+            plan.progress(
+                f"[{tag}] reads the caches of parts not done here ({', '.join(behind)}): what they would have "
+                "cached is computed now (slower, unless they ran elsewhere into the same cache folder)"
+            )
+        limit = part_limit(part, plan.profile, ch.timeout_for(plan.profile))
+        run = _execute(plan, ch, seed, dst, tag, part.name, limit)
+    states = part_states(plan.out_dir, ch.chapter, parts, fresh)
+    read_part_records(plan.out_dir, states)
+    plan.progress(f"[{ch.chapter}] parts: {states_line(states)}")
+    records, _, conflicts = merge_records(states)
+    for c in conflicts:
+        plan.progress(f"[{ch.chapter}] parts {c['parts']} recorded {c['key']} differently: {c['values']}")
+    results = check_chapter_seeds(ch, plan.profile, {seed: records}, {seed: None})
+    results = await_parts(results, states, records)
+    this = states[part.name]
+    status = run.status if run is not None else ("ok" if this["status"] == "done" else "error")
+    error = run.error if run is not None else (None if status == "ok" else f"part {part.name}: {this['status']}")
+    seconds = round(run.seconds if run is not None else (this["seconds"] or 0.0), 1)
+    models = read_models_log(plan.out_dir / "models" / f"{dst.stem}.jsonl")
+    entry = chapter_entry(ch, status, error, seconds, this["notebook"], models=models, part=part.name, parts=states)
+    if run is not None and run.reused:
+        entry["reused"] = True
+    if conflicts:
+        entry["conflicts"] = conflicts
+    if chosen:
+        entry["models_override"] = [str(m) for m in chosen]
+    return entry, results
 
 
 def part_list(
@@ -573,25 +633,16 @@ def part_list(
     root = Path(root or find_root())
     out_dir = Path(out_dir or root / "build" / "runs" / profile)
     plan = _Plan(profile, root, out_dir, True, 1.0, models, False, print, [seed], False)
-
-    def states_of(chapter, parts):
-        return part_states(out_dir, chapter, parts, lambda p: _part_fingerprint(plan, chapter, p.name, seed))
-
-    return list_parts(discover_chapters(root, only=chapters), profile, states_of if states else None)
-
-
-def _check_arguments(rehearsal: bool, models: dict | None, seeds) -> list[int] | None:
-    if rehearsal and not models:
-        raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
-    if seeds is None:
-        return None
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds needs distinct seeds, got {seeds}")
-    bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
-    if bad:  # refused here, before a chapter runs into numpy's or scikit-learn's error on each claim
-        raise ValueError(f"--seeds takes integers from 0 to 2**32 - 1 (numpy's and scikit-learn's range), got {bad}")
-    return seeds
+    rows = []
+    for ch in discover_chapters(root, only=chapters):
+        parts = parts_of(ch.chapter, profile)
+        fresh = lambda p: _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed, p.name))  # noqa: B023
+        found = part_states(out_dir, ch.chapter, parts, fresh) if states and parts else {}
+        for p in parts:
+            rows.append(part_row(ch.chapter, p, profile, ch.timeout_for(profile), _models(ch.chapter, profile, p)))
+            if found:
+                rows[-1]["status"] = found[p.name]["status"]
+    return rows
 
 
 def run(
@@ -634,7 +685,7 @@ def run(
         fingerprint as the kept notebook's is reused: :mod:`bookkit.run.reuse`); the claims are always
         re-checked
     part : run only this part of the one chapter in ``chapters`` (:mod:`replib.parts`); its entry in the
-        report then gathers every part kept in ``out_dir`` (:mod:`bookkit.run.runner_parts`)
+        report then gathers every part kept in ``out_dir`` (:func:`_run_part`)
     scheduler : a Dask scheduler address for the chapters' parallel steps (``"local"``: a LocalCluster),
         passed as their ``scheduler`` parameter; it changes where the work runs, not what it computes
     jobs : execute this many chapters (and seeds) at once, each kernel with ``cores // jobs`` threads
@@ -645,7 +696,17 @@ def run(
         chapter runs for the first seed before any runs for the others; on lanes the first seeds go first
         (longest first) and the later seeds go on while it is called
     """
-    seeds = _check_arguments(rehearsal, models, seeds)
+    if rehearsal and not models:
+        raise ValueError("a rehearsal substitutes models for the paper's: give at least one --model")
+    if seeds is not None:
+        seeds = [int(s) for s in seeds]
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise ValueError(f"--seeds needs distinct seeds, got {seeds}")
+        bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
+        if bad:  # refused here, before a chapter runs into numpy's or scikit-learn's error on each claim
+            raise ValueError(
+                f"--seeds takes integers from 0 to 2**32 - 1 (numpy's and scikit-learn's range), got {bad}"
+            )
     if jobs > 1 and part is not None:
         raise ValueError("--jobs runs whole chapters side by side; --part runs one part of one chapter")
     root = Path(root or find_root()).resolve()  # the chapters run in root/notebooks: never a relative path
@@ -676,33 +737,39 @@ def run(
         jobs=jobs,
         chapters=[ch.chapter for ch in found],
     )
+    partial, by_name = chapters is not None, {ch.chapter: ch for ch in found}
+    provisional = None
+    if after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only:
+        provisional = lambda runs: _provisional(plan, found, report, runs, after_first_seed, partial)
     with run_lock(out_dir):
-        first_pass = after_first_seed is not None and len(plan.seeds) > 1 and part is None and not check_only
-        if jobs > 1 and part is None and not check_only:
-            partial = chapters is not None
-            plan.executed = _run_on_lanes(
-                plan,
-                found,
-                jobs,
-                (lambda runs: _provisional(plan, found, report, runs, after_first_seed, partial))
-                if first_pass
-                else None,
+        if jobs > 1 and part is None and not check_only:  # every runnable chapter and seed on the lanes
+            runnable = {n: ch for n, ch in by_name.items() if not ch.error and not _wrong_model_kind(plan, n)}
+            cost = _lane_cost(plan, runnable)
+            plan.progress(
+                f"[lanes] {len(runnable)} chapters x {len(plan.seeds)} seeds on {jobs} lanes, {plan.threads} "
+                f"thread(s) each, longest first: {' '.join(sorted(runnable, key=cost, reverse=True))}"
             )
-        elif first_pass:
-            _first_seed_pass(plan, found, report, after_first_seed, partial=chapters is not None)
+            plan.executed = run_lanes(
+                jobs,
+                [(name, plan.seeds) for name in runnable],
+                lambda name, seed, first: _run_seed(plan, runnable[name], seed, first),
+                cost,
+                after_first=provisional,
+            )
+        elif provisional is not None:
+            # every chapter for the first seed (each one's preparation for all its seeds first), then the provisional
+            for name in execution_order(list(by_name)):
+                if not by_name[name].error and not _wrong_model_kind(plan, name):
+                    seconds = _prepare(plan, by_name[name])
+                    if seconds is not None:
+                        plan.prepared[name] = seconds
+                    plan.executed[(name, plan.seeds[0])] = _run_seed(plan, by_name[name], plan.seeds[0], True)
+            provisional(plan.executed)  # the seeds after it then execute as usual (plan.executed keeps the first's)
         plan.previous = previous_seconds(out_dir) if check_only else {}
-        by_name = {ch.chapter: ch for ch in found}
         done = {}
         for name in execution_order(list(by_name)):
             done[name] = _run_chapter(plan, by_name[name])
             _print_budget(plan, [done[name][0]])
         _print_budget(plan, [e for e, _ in done.values()], total=True)
-        for ch in found:  # the report in the book's order
-            entry, results = done[ch.chapter]
-            report["chapters"].append(entry)
-            report["claims"].extend(results)
-        # a chapter that failed with no failed claim (e.g. all claims unverified) still counts once
-        report["summary"] = summarize(report["claims"], report["chapters"])
-        report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        write_report(report, out_dir, partial=chapters is not None, progress=progress)
+        _write(plan, report, [done[ch.chapter] for ch in found], partial)
     return report  # this run's chapters (the file on disk also keeps the chapters of earlier runs)
