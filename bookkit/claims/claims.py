@@ -41,7 +41,6 @@ __all__ = [
     "ChapterClaims",
     "Claim",
     "ClaimsFileError",
-    "chapter_of",
     "check_chapter",
     "claims_schema",
     "evaluate_claim",
@@ -60,12 +59,6 @@ class ClaimsFileError(ValueError):
 def claims_schema() -> dict:
     """The JSON Schema of a claims file (checked to be a valid Draft 2020-12 schema once)."""
     return load_schema(SCHEMA_PATH)
-
-
-def chapter_of(path: str | Path) -> str:
-    """The chapter a claims file belongs to, from its name: ``notebooks/<chapter>.claims.yml``."""
-    name = Path(path).name
-    return name[: -len(CLAIMS_SUFFIX)] if name.endswith(CLAIMS_SUFFIX) else name.split(".")[0]
 
 
 class _File:
@@ -273,7 +266,7 @@ def load_claims(path: str | Path, tables: dict | None = None) -> ChapterClaims:
 def _load_claims(path: Path, tables: dict | None) -> ChapterClaims:
     f = _read(path)
     data = f.doc.data
-    chapter = chapter_of(path)
+    chapter = path.name.removesuffix(CLAIMS_SUFFIX) if path.name.endswith(CLAIMS_SUFFIX) else path.name.split(".")[0]
     if data["chapter"] != chapter:
         raise f.error(
             ("chapter",),

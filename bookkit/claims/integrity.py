@@ -105,24 +105,24 @@ def same_value_groups(chapter_source: str) -> list[list[str]]:
     return [keys for keys in by_expr.values() if len(set(keys)) > 1]
 
 
-def printed_limit(claim: Claim, tables: dict) -> tuple[float, str]:
-    """(the half-width the claim's paper value's printed precision allows, the printed text): from its table
-    when the claim refers to one, else from the inline value as the claims file gives it."""
+def wider_than_printed(claim: Claim, half: float, tables: dict) -> str | None:
+    """Why accepting ``half`` either side of the claim's paper value is more than its printed precision allows
+    (None when it is not): from its table when the claim refers to one, else from the inline value as the claims
+    file gives it."""
     if claim.ref:
         n = resolve_ref(claim.ref, tables)
         allowed, printed = printed_tolerance(n), n.printed
     else:
         printed = repr(claim.paper_value)
         allowed = {"abs": half_unit(printed)}
-    return max(tolerance_width(allowed, float(claim.paper_value)).values()), printed
+    limit = max(tolerance_width(allowed, float(claim.paper_value)).values())
+    return None if half <= limit * (1 + 1e-9) else f"accepts ±{half:.3g} around {printed}, printed to ±{limit:.3g}"
 
 
 def looser_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
     """Why a tolerance ``spec`` accepts more than the paper's printed precision (None when it does not)."""
-    limit, printed = printed_limit(claim, tables)
     wide = tolerance_width({k: v for k, v in spec.items() if k != "printed"}, float(claim.paper_value)).values()
-    over = [w for w in wide if w > limit * (1 + 1e-9)]
-    return f"accepts ±{max(over):.3g} around {printed}, printed to ±{limit:.3g}" if over else None
+    return wider_than_printed(claim, max(wide, default=0.0), tables)
 
 
 def band_wider_than_printed(claim: Claim, spec: dict, tables: dict) -> str | None:
@@ -135,9 +135,7 @@ def band_wider_than_printed(claim: Claim, spec: dict, tables: dict) -> str | Non
     value = float(claim.paper_value)
     if abs((lo + hi) / 2 - value) > 0.1 * (hi - lo) / 2:  # a band that is not around the paper's value
         return None
-    limit, printed = printed_limit(claim, tables)
-    half = max(value - lo, hi - value)
-    return None if half <= limit * (1 + 1e-9) else f"accepts ±{half:.3g} around {printed}, printed to ±{limit:.3g}"
+    return wider_than_printed(claim, max(value - lo, hi - value), tables)
 
 
 def reproducible_checks(claim: Claim) -> list[str]:
@@ -145,12 +143,7 @@ def reproducible_checks(claim: Claim) -> list[str]:
     expected failure."""
     if claim.sanity or claim.stand_in:
         return []
-    out = []
-    for profile, check in claim.checks.items():
-        kind, _, expected = split_check(check)
-        if kind == "tolerance" and expected is None:
-            out.append(profile)
-    return out
+    return [p for p, c in claim.checks.items() if split_check(c)[0] == "tolerance" and split_check(c)[2] is None]
 
 
 def double_counted(chapters: list[ChapterClaims]) -> list[str]:

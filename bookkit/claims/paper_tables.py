@@ -48,15 +48,7 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
             raise PaperTableError(f"{where}: a family needs {req!r}")
     out = []
     for n in select_rows(family["rows"], tables):
-        fields = {
-            "parts": n.parts,
-            "id": n.id,
-            "row": n.row,
-            "column": n.column,
-            "table": n.table,
-            "metric": n.metric,
-            "paper": n.paper,
-        }
+        fields = {k: getattr(n, k) for k in ("parts", "id", "row", "column", "table", "metric", "paper")}
         try:
             key = family["key"].format(**fields)
             text = family["claim"].format(**fields)
@@ -66,10 +58,7 @@ def expand_family(family: dict, tables: dict[str, dict[str, PaperNumber]], where
         claim = {"key": key, "claim": text, "paper": {"ref": n.ref}}
         if spread is not None:
             claim["spread"] = spread
-        for k in FAMILY_COPIES:
-            if k in family:
-                claim[k] = copy.deepcopy(family[k])
-        out.append(claim)
+        out.append(claim | {k: copy.deepcopy(family[k]) for k in FAMILY_COPIES if k in family})
     return out
 
 

@@ -64,17 +64,10 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if finite_number(v) else repr(v)
 
 
-def _evaluate_at(claim: Claim, profile: str, records: dict, value: float):
-    """The check at ``value`` alone (the mean over seeds carries its own spread, not one seed's)."""
-    return evaluate_claim(dataclasses.replace(claim, spread=None), profile, {**records, claim.value_key: value})
-
-
 def _broken(result, key: str, records: dict, error: str | None) -> bool:
     """A seed that measured nothing: a failed notebook, a missing value, or a number check on a value that is
     not a finite number (flags and strings are compared as they are)."""
-    if result.status != "failed":
-        return False
-    return bool(error) or key not in records or "not a finite number" in result.detail
+    return result.status == "failed" and (bool(error) or key not in records or "not a finite number" in result.detail)
 
 
 def combine_claim(
@@ -112,7 +105,8 @@ def combine_claim(
         mean = sum(xs) / len(xs)
         sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
         half = 2 * sd / math.sqrt(len(xs))
-        at = [_evaluate_at(claim, profile, first, v) for v in (mean, mean - half, mean + half)]
+        alone = dataclasses.replace(claim, spread=None)  # the mean carries its own spread, not one seed's
+        at = [evaluate_claim(alone, profile, {**first, claim.value_key: v}) for v in (mean, mean - half, mean + half)]
         out = at[0].to_dict()
         band = f"mean over seeds {_fmt(mean)} ± {_fmt(half)} (2 s.e.)"
         if len({r.status for r in at}) > 1:

@@ -245,11 +245,6 @@ def _grid_text(v: dict) -> str:
     )
 
 
-def _value_text(cell: dict) -> str:
-    spread = f" ± {format_value(2 * cell['spread'])}" if cell.get("spread") else ""
-    return format_value(cell["value"]) + spread
-
-
 def _cell_markdown(cells: list[dict]) -> str:
     out = []
     for cell in cells:
@@ -257,7 +252,8 @@ def _cell_markdown(cells: list[dict]) -> str:
         if cell["class"] == "n/a":
             out.append(f"{what}n/a ({_short(cell['reason'], 60)})")
         else:
-            out.append(f"{what}{CELL_MARK[cell['class']]} {_value_text(cell)}")
+            spread = f" ± {format_value(2 * cell['spread'])}" if cell.get("spread") else ""
+            out.append(f"{what}{CELL_MARK[cell['class']]} {format_value(cell['value'])}{spread}")
     return "; ".join(out)
 
 
@@ -396,7 +392,7 @@ def paper_verdicts(report: dict, tables: dict, declared: set[str] | None = None)
             "stand_in": {k: sum(FINDING_CLASS[c["status"]] == k for c in apart) for k in ("hold", "fail", "undecided")},
             "alternatives": alternatives,
             "sanity_open": [c["key"] for c in claims if c.get("sanity") and c["status"] in FINDING_CLASS],
-            "not_checked": [(r, k) for r, k in unverified.most_common()],
+            "not_checked": unverified.most_common(),
             "expected_failures": [
                 (c["key"], c.get("deviation") or c.get("detail")) for c in claims if c["status"] == "expected_failure"
             ],

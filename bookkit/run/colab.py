@@ -30,19 +30,14 @@ from ..claims.claims import CLAIMS_SUFFIX, load_claims
 from ..claims.seeds import check_chapter_seeds
 from ..claims.status import summarize
 from . import reuse
-from .run_report import bind_to_paper_models, format_table, new_report
+from .run_report import bind_to_paper_models, chapter_entry, format_table, new_report
 
-__all__ = ["DRIVE", "drive_home", "finish", "progress_line", "start"]
+__all__ = ["DRIVE", "finish", "progress_line", "start"]
 
 #: where Colab mounts Google Drive
 DRIVE = "/content/drive"
 #: this kernel's session: chapter, start time, the Drive folder, the book's folder, the progress hook
 SESSION: dict = {}
-
-
-def drive_home(drive: str = DRIVE) -> Path:
-    """The book's folder on Drive: ``cache/`` (the caches) and ``runs/<profile>/`` (the reports)."""
-    return Path(drive) / "MyDrive" / "replib"
 
 
 def _duration(seconds: float) -> str:
@@ -69,7 +64,7 @@ def start(chapter: str, *, book_dir: str, cells: int, t4_hours: float | None = N
     from google.colab import drive as gdrive
 
     gdrive.mount(drive)
-    home = drive_home(drive)
+    home = Path(drive) / "MyDrive" / "replib"  # the book's folder on Drive: cache/ and runs/<profile>/ (the reports)
     os.environ.setdefault("REPLIB_CACHE_DIR", str(home / "cache"))
     os.environ.setdefault("HF_HOME", str(home / "cache" / "huggingface"))
     log = home / "runs" / "logs" / f"{chapter}.jsonl"
@@ -80,10 +75,8 @@ def start(chapter: str, *, book_dir: str, cells: int, t4_hours: float | None = N
     _stop_progress()
     SESSION.update(chapter=chapter, t0=time.time(), home=home, root=Path(book_dir), log=log, done=0)
     print(f"[replib] caches on Drive: {os.environ['REPLIB_CACHE_DIR']} (a run started again resumes from them)")
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - Colab always has IPython
-        return
+    from IPython import get_ipython  # Colab always has IPython
+
     ip = get_ipython()
     if ip is None:
         return
@@ -135,18 +128,9 @@ def finish(chapter: str, profile: str | None, **parameters) -> Path | None:
     fp = reuse.fingerprint(root, chapter, {"profile": profile, **params})
     seconds = round(time.time() - SESSION["t0"], 1)
     report = new_report(profile, root, {chapter: models} if models else None, False, None)
-    entry = {
-        "chapter": chapter,
-        "title": claims.title,
-        "status": "ok",
-        "error": None,
-        "seconds": seconds,
-        "notebook": None,
-        "models": read_models_log(SESSION["log"]),
-        "data": read_data_log(SESSION["log"]),
-        "fingerprint": fp,
-        "where": "colab",
-    }
+    log = SESSION["log"]
+    entry = chapter_entry(claims, "ok", None, seconds, None, models=read_models_log(log), data=read_data_log(log))
+    entry.update(fingerprint=fp, where="colab")
     if models:
         entry["models_override"] = models
     report["chapters"].append(entry)
