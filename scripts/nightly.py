@@ -6,7 +6,6 @@ Steps, in the order the publish job runs them::
 
     python scripts/nightly.py layout   ARTIFACTS RUNS            # artifacts/run-<profile>/… -> RUNS/<profile>/
     python scripts/nightly.py drift    RUNS REPORTS [--date D] [--summary FILE]
-    python scripts/nightly.py profile  RUNS                      # which profile's notebooks the book shows
     python scripts/nightly.py book     RUNS [--history REPORTS]  # the book, from that profile
     python scripts/nightly.py colab    RUNS DEST                 # runnable notebooks for tag colab-<commit>
     python scripts/nightly.py reports  RUNS REPORTS HTML_DIR     # reports/, latest.json, validation.md
@@ -158,9 +157,7 @@ def colab_ref(runs: Path) -> str | None:
     """The tag holding the runnable notebooks the published book's Colab buttons open: ``colab-<commit>``
     (12 hex digits) of the run the book shows, or None when that run has no commit."""
     rep = Path(runs) / book_profile(runs) / "report.json"
-    if not rep.exists():
-        return None
-    sha = (json.loads(rep.read_text()).get("environment") or {}).get("git_commit")
+    sha = (json.loads(rep.read_text()).get("environment") or {}).get("git_commit") if rep.exists() else None
     return f"colab-{sha[:12]}" if sha else None
 
 
@@ -168,9 +165,8 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
     """Lay out the runnable notebooks of the run the book shows (``runs/<profile>/sources/*.ipynb``, each
     with the Colab bootstrap pinned to that run's commit) as ``dest/notebooks/`` for the ``colab-<commit>``
     tag; returns the tag (None when there is nothing to publish)."""
-    tag = colab_ref(runs)
-    sources = Path(runs) / book_profile(runs) / "sources"
-    nbs = sorted(sources.glob("*.ipynb"))
+    tag, profile = colab_ref(runs), book_profile(runs)
+    nbs = sorted((Path(runs) / profile / "sources").glob("*.ipynb"))
     if tag is None or not nbs:
         return None
     dest = Path(dest)
@@ -181,9 +177,10 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
 
     from bookkit import notebooks
 
-    run = f"the book's `{book_profile(runs)}` run of commit {tag[len('colab-') :]}"
+    commit = tag[len("colab-") :]
+    run = f"the book's `{profile}` run of commit {commit}"
     for nb in nbs:  # Colab shows MyST roles raw: the prose gets the values that run glued
-        executed = Path(runs) / book_profile(runs) / "notebooks" / nb.name
+        executed = Path(runs) / profile / "notebooks" / nb.name
         try:
             glued = notebooks.glued_values(nbformat.read(str(executed), as_version=4)) if executed.exists() else {}
             prose = notebooks.colab_prose(nbformat.read(str(nb), as_version=4), glued, run)
@@ -193,7 +190,7 @@ def colab_tree(runs: Path, dest: Path) -> str | None:
             continue
         nbformat.write(prose, str(dest / "notebooks" / nb.name))
     (dest / "README.md").write_text(
-        f"Runnable notebooks of commit {tag[len('colab-') :]} for the book's Colab buttons, built by the nightly "
+        f"Runnable notebooks of commit {commit} for the book's Colab buttons, built by the nightly "
         "from notebooks/<chapter>.md (the Colab bootstrap cell checks out that commit). Not a source: edit the "
         ".md chapters on main.\n"
     )
@@ -269,28 +266,44 @@ def collect_paper(reports: Path, runs: Path, atlas_dir: Path) -> Path | None:
     return report
 
 
+SERVER = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
+
+
+#: subcommand: (its positional arguments, all paths; what it does). A result that is a string is printed (the
+#: workflow reads it).
+COMMANDS = {
+    "layout": (("artifacts", "runs"), lambda a: layout(a.artifacts, a.runs)),
+    "drift": (("runs", "reports"), lambda a: drift(a.runs, a.reports, a.date, a.summary, a.new)),
+    "book": (("runs",), lambda a: build_book(a.runs, a.history)),
+    "colab": (("runs", "dest"), lambda a: colab_tree(a.runs, a.dest) or ""),
+    "reports": (("runs", "reports", "html"), lambda a: str(publish_reports(a.runs, a.reports, a.html))),
+    "failures": (
+        ("runs",),
+        lambda a: (a.output.write_text if a.output else str)(failures_markdown(a.runs, a.run_url)),
+    ),
+    "seed": ((), lambda a: str(tasks.night_seed(a.date))),
+    "fork-config": (("config",), lambda a: tasks.fork_config(a.config, a.repository, a.server)),
+    "collect-paper": (("reports", "runs", "atlas_dir"), lambda a: collect_paper(a.reports, a.runs, a.atlas_dir)),
+    "prune-site": (
+        ("html",),
+        lambda a: f"site: {tasks.prune_site(a.html, a.limit_mb, a.keep_days, a.date) / 1e6:.1f} MB",
+    ),
+    "push-files": (
+        ("src",),
+        lambda a: f"files pushed: {tasks.push_files(a.src, a.remote, a.branch, a.subdir, a.message)}",
+    ),
+    "push-tag": (("src",), lambda a: f"tag created: {tasks.push_tag(a.src, a.remote, a.tag, a.message)}"),
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="scripts/nightly.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    spec = {  # subcommand: positional arguments (all paths)
-        "layout": ("artifacts", "runs"),
-        "drift": ("runs", "reports"),
-        "profile": ("runs",),
-        "book": ("runs",),
-        "colab": ("runs", "dest"),
-        "reports": ("runs", "reports", "html"),
-        "failures": ("runs",),
-        "seed": (),
-        "fork-config": ("config",),
-        "collect-paper": ("reports", "runs", "atlas_dir"),
-        "prune-site": ("html",),
-        "push-files": ("src",),
-        "push-tag": ("src",),
-    }
-    for name, args in spec.items():
+    for name, (args, run) in COMMANDS.items():
         p = sub.add_parser(name)
-        for a in args:
-            p.add_argument(a, type=Path)
+        p.set_defaults(run=run)
+        for arg in args:
+            p.add_argument(arg, type=Path)
         p.add_argument("--date", default=f"{datetime.now(timezone.utc):%Y-%m-%d}")
     sub.choices["drift"].add_argument("--summary", type=Path, default=os.environ.get("GITHUB_STEP_SUMMARY") or None)
     sub.choices["drift"].add_argument("--new", type=Path, help="also copy every file written here")
@@ -301,10 +314,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.choices["fork-config"].add_argument("--server", default="https://github.com")
     sub.choices["prune-site"].add_argument("--limit-mb", type=float, required=True)
     sub.choices["prune-site"].add_argument("--keep-days", type=int, default=90)
-    remote = os.environ.get("GITHUB_SERVER_URL", "https://github.com") + "/" + os.environ.get("GITHUB_REPOSITORY", "")
     for name in ("push-files", "push-tag"):
         p = sub.choices[name]
-        p.add_argument("--remote", default=remote + ".git", help="default: the workflow's repository")
+        p.add_argument(
+            "--remote",
+            default=f"{SERVER}/{os.environ.get('GITHUB_REPOSITORY', '')}.git",
+            help="default: the workflow's repository",
+        )
         p.add_argument("--message", required=True)
     sub.choices["push-files"].add_argument("--branch", required=True)
     sub.choices["push-files"].add_argument("--subdir", default="reports")
@@ -312,58 +328,22 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prefetch")
     p.add_argument("models", nargs="*")
     p.add_argument("--parts", type=Path, help="also every model of this part list (--list-parts --json)")
+    p.set_defaults(
+        run=lambda a: tasks.prefetch(
+            sorted({*a.models, *(tasks.paper_models(json.loads(a.parts.read_text())) if a.parts else [])})
+        )
+    )
     return ap
-
-
-#: the subcommands whose result is printed (the workflow reads it)
-PRINTED = {"profile", "colab", "reports", "failures", "seed", "fork-config", "prune-site", "push-files", "push-tag"}
-
-
-def _dispatch(a):
-    """Run one subcommand; returns its result."""
-    token, server = os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_SERVER_URL", "https://github.com")
-    steps = {
-        "layout": lambda: layout(a.artifacts, a.runs),
-        "drift": lambda: drift(a.runs, a.reports, a.date, a.summary, a.new),
-        "profile": lambda: book_profile(a.runs),
-        "book": lambda: build_book(a.runs, a.history),
-        "colab": lambda: colab_tree(a.runs, a.dest) or "",
-        "reports": lambda: str(publish_reports(a.runs, a.reports, a.html)),
-        "failures": lambda: _failures(a),
-        "seed": lambda: str(tasks.night_seed(a.date)),
-        "fork-config": lambda: tasks.fork_config(a.config, a.repository, a.server),
-        "collect-paper": lambda: collect_paper(a.reports, a.runs, a.atlas_dir),
-        "prune-site": lambda: f"site: {tasks.prune_site(a.html, a.limit_mb, a.keep_days, a.date) / 1e6:.1f} MB",
-        "push-files": lambda: (
-            "files pushed: "
-            + str(tasks.push_files(a.src, a.remote, a.branch, a.subdir, a.message, token=token, server=server))
-        ),
-        "push-tag": lambda: (
-            "tag created: " + str(tasks.push_tag(a.src, a.remote, a.tag, a.message, token=token, server=server))
-        ),
-        "prefetch": lambda: tasks.prefetch(
-            sorted({*a.models, *(tasks.paper_models(tasks.read_json(a.parts)) if a.parts else [])})
-        ),
-    }
-    return steps[a.cmd]()
-
-
-def _failures(a) -> str | None:
-    md = failures_markdown(a.runs, a.run_url)
-    if a.output:
-        a.output.write_text(md)
-        return None
-    return md
 
 
 def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
     try:
-        out = _dispatch(a)
+        out = a.run(a)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if a.cmd in PRINTED and out is not None:
+    if isinstance(out, str):
         print(out)
     return 0
 

@@ -15,7 +15,6 @@ only, except ``prefetch``, which loads models with ``replib``).
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import shutil
@@ -76,28 +75,25 @@ def prune_site(html: Path, limit_mb: float, keep_days: int, today: str) -> int:
 
 
 # ----------------------------------------------------------------------------------------- git
-def _git_env(token: str | None, server: str) -> dict:
-    """The environment of a git command that authenticates to ``server`` with ``token``: an
-    ``http.<server>/.extraheader`` given through GIT_CONFIG_* variables, so it is never written to disk."""
+def _git(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    """Run git with ``$GH_TOKEN`` (when set) as an ``http.<$GITHUB_SERVER_URL>/.extraheader`` given through
+    GIT_CONFIG_* variables, so that it is never written to disk."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    if token:
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    if os.environ.get("GH_TOKEN"):
+        basic = base64.b64encode(f"x-access-token:{os.environ['GH_TOKEN']}".encode()).decode()
+        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
         env.update(
             GIT_CONFIG_COUNT="1",
-            GIT_CONFIG_KEY_0=f"http.{server.rstrip('/')}/.extraheader",
+            GIT_CONFIG_KEY_0=f"http.{server}/.extraheader",
             GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}",
         )
-    return env
-
-
-def _git(args: list[str], cwd: Path, env: dict, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=check, capture_output=True, text=True)
 
 
 IDENTITY = ["-c", "user.name=replib nightly", "-c", "user.email=nightly@users.noreply.github.com"]
 
 
-def push_files(src: Path, remote: str, branch: str, subdir: str, message: str, *, token=None, server="", tries=5):
+def push_files(src: Path, remote: str, branch: str, subdir: str, message: str, tries: int = 5) -> int:
     """Commit the files of ``src`` into ``subdir/`` of ``branch`` on ``remote`` and push (the branch is
     created as an orphan when absent). A push rejected because another job pushed first (the paper parts
     publish concurrently) is retried on the new tip: files are only added, so it never conflicts.
@@ -105,45 +101,43 @@ def push_files(src: Path, remote: str, branch: str, subdir: str, message: str, *
     Returns the number of files committed (0: nothing new).
     """
     files = sorted(f for f in Path(src).rglob("*") if f.is_file())
-    env = _git_env(token, server or remote)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
-        _git(["init", "-q"], repo, env)
-        _git(["remote", "add", "origin", remote], repo, env)
+        _git(["init", "-q"], repo)
+        _git(["remote", "add", "origin", remote], repo)
         for attempt in range(tries):
-            fetched = _git(["fetch", "-q", "--depth=1", "origin", branch], repo, env, check=False).returncode == 0
+            fetched = _git(["fetch", "-q", "--depth=1", "origin", branch], repo, check=False).returncode == 0
             checkout = ["-f", "-B", branch, "FETCH_HEAD"] if fetched else ["--orphan", branch]
-            _git(["checkout", "-q", *checkout], repo, env)
+            _git(["checkout", "-q", *checkout], repo)
             for f in files:
                 dest = repo / subdir / f.relative_to(src)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(f, dest)
-            _git(["add", "-A", subdir], repo, env)
-            if _git(["diff", "--cached", "--quiet"], repo, env, check=False).returncode == 0:
+            _git(["add", "-A", subdir], repo)
+            if _git(["diff", "--cached", "--quiet"], repo, check=False).returncode == 0:
                 return 0
-            _git([*IDENTITY, "commit", "-q", "-m", message], repo, env)
-            if _git(["push", "-q", "origin", f"HEAD:refs/heads/{branch}"], repo, env, check=False).returncode == 0:
+            _git([*IDENTITY, "commit", "-q", "-m", message], repo)
+            if _git(["push", "-q", "origin", f"HEAD:refs/heads/{branch}"], repo, check=False).returncode == 0:
                 return len(files)
             print(f"push to {branch} rejected (attempt {attempt + 1}/{tries}): retrying on the new tip")
     raise RuntimeError(f"could not push to {branch} after {tries} attempts")
 
 
-def push_tag(src: Path, remote: str, tag: str, message: str, *, token=None, server="") -> bool:
+def push_tag(src: Path, remote: str, tag: str, message: str) -> bool:
     """Push ``src`` as the only commit of the new tag ``tag`` (an orphan commit); an existing tag is never
     moved. Returns True when the tag was created."""
-    env = _git_env(token, server or remote)
-    listed = _git(["ls-remote", "--exit-code", "--tags", remote, f"refs/tags/{tag}"], Path.cwd(), env, check=False)
+    listed = _git(["ls-remote", "--exit-code", "--tags", remote, f"refs/tags/{tag}"], Path.cwd(), check=False)
     if listed.returncode == 0:  # an existing tag is never moved
         return False
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
         shutil.copytree(src, repo, dirs_exist_ok=True)
-        _git(["init", "-q"], repo, env)
-        _git(["checkout", "-q", "--orphan", "colab-notebooks"], repo, env)
-        _git(["add", "-A"], repo, env)
-        _git([*IDENTITY, "commit", "-q", "-m", message], repo, env)
-        _git(["tag", tag], repo, env)
-        _git(["push", "-q", remote, f"refs/tags/{tag}"], repo, env)
+        _git(["init", "-q"], repo)
+        _git(["checkout", "-q", "--orphan", "colab-notebooks"], repo)
+        _git(["add", "-A"], repo)
+        _git([*IDENTITY, "commit", "-q", "-m", message], repo)
+        _git(["tag", tag], repo)
+        _git(["push", "-q", remote, f"refs/tags/{tag}"], repo)
     return True
 
 
@@ -163,7 +157,3 @@ def prefetch(models: list[str]) -> None:
         lm = resolve_model(name, device="cpu")
         print(f"prefetched {name}: {lm.source}")
         del lm
-
-
-def read_json(path: Path):
-    return json.loads(Path(path).read_text())

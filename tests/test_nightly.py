@@ -231,10 +231,8 @@ def test_publish_finds_every_report_in_the_workflows_artifact_layout(night, tmp_
         ("2026-01-02", "offline"),
     ] and unreadable == []
 
-    r = _nightly("profile", "build/runs", cwd=pub)
-    assert r.stdout.strip() == "offline"  # the offline run completed (a failed claim is not a failed chapter)
-
-    # the Colab buttons of the published book open the runnable notebooks of the same commit (tag)
+    # the book shows the offline run, which completed (a failed claim is not a failed chapter); its Colab buttons
+    # open the runnable notebooks of the same commit (tag)
     r = _nightly("colab", "build/runs", "colab-tree", cwd=pub)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "colab-0123456789ab"
@@ -421,12 +419,12 @@ def test_the_paper_models_from_the_part_list_and_the_last_stored_paper_run_on_a_
 
 def test_a_failed_offline_chapter_fails_the_book_instead_of_publishing_the_smoke_run(tmp_path):
     _runner_output(tmp_path, "smoke", _report("smoke", 0.2))
-    r = _nightly("profile", "build/runs", cwd=tmp_path)
+    r = _nightly("colab", "build/runs", "tree", cwd=tmp_path)
     assert r.returncode == 2 and "no readable offline report" in r.stderr
     rep = _report("offline", 0.2)
     rep["summary"]["chapter_failures"] = 1
     _runner_output(tmp_path, "offline", rep)
-    for cmd in (("profile", "build/runs"), ("book", "build/runs"), ("colab", "build/runs", "tree")):
+    for cmd in (("book", "build/runs"), ("colab", "build/runs", "tree")):
         r = _nightly(*cmd, cwd=tmp_path)
         assert r.returncode == 2 and "1 chapter(s) of the offline run failed" in r.stderr, cmd
 
