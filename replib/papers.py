@@ -93,10 +93,6 @@ def printed_band(number: PaperNumber) -> float:
     return math.log10(1 + h / abs(number.value)) if number.scale == "log10" else h
 
 
-def papers_dir(root) -> Path:
-    return Path(root) / "data" / "papers"
-
-
 def load_paper_table(path) -> dict[str, PaperNumber]:
     """Read and validate one paper's table (fails closed: unknown or missing columns, duplicate ids,
     non-finite values, unknown scales or provenance levels are errors)."""
@@ -142,7 +138,7 @@ def load_paper_table(path) -> dict[str, PaperNumber]:
 
 def load_paper_tables(root) -> dict[str, dict[str, PaperNumber]]:
     """Every paper table of the project: ``{paper: {id: PaperNumber}}`` (empty when there is none)."""
-    folder = papers_dir(root)
+    folder = Path(root) / "data" / "papers"
     return {p.stem: load_paper_table(p) for p in sorted(folder.glob("*.csv"))} if folder.is_dir() else {}
 
 
@@ -154,7 +150,7 @@ def project_tables() -> dict[str, dict[str, PaperNumber]]:
 def project_table(paper: str) -> dict[str, PaperNumber]:
     """One paper's table of this project (``{id: PaperNumber}``; empty for an installed package away from its
     project): the one place code reads a paper's numbers, never a copy of them."""
-    path = papers_dir(Path(__file__).resolve().parents[1]) / f"{paper}.csv"
+    path = Path(__file__).resolve().parents[1] / "data" / "papers" / f"{paper}.csv"
     return load_paper_table(path) if path.is_file() else {}
 
 

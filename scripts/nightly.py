@@ -95,25 +95,17 @@ def drift(runs: Path, reports_dir: Path, date: str, summary: Path | None = None,
     written = []
     for rep in run_reports(runs):
         profile = rep.parent.name
-        earlier = sorted(
-            p
-            for p in reports_dir.glob(f"*-{profile}.json")
-            if not p.name.startswith(f"{date}-") and not p.name.endswith(".drift.json")
-        )
-        stored = reports_dir / f"{date}-{profile}.json"
-        shutil.copy2(rep, stored)
-        written.append(stored)
-        if earlier:
-            prev = earlier[-1]
-            text = _replib(
-                "drift", str(prev), str(rep), "--json", str(reports_dir / f"{date}-{profile}.drift.json")
-            ).stdout
-            md = f"### {profile}: {prev.name} → {date}\n\n{text}\n"
-            (reports_dir / f"{date}-{profile}.drift.md").write_text(md)
-            written += [reports_dir / f"{date}-{profile}.drift.md", reports_dir / f"{date}-{profile}.drift.json"]
-            lines.append(md)
-        else:
+        earlier = sorted(p for p in reports_dir.glob(f"*-{profile}.json") if not p.name.startswith(f"{date}-"))
+        written.append(reports_dir / f"{date}-{profile}.json")
+        shutil.copy2(rep, written[-1])
+        if not earlier:
             lines.append(f"### {profile}: first night, nothing to compare\n")
+            continue
+        md, js = reports_dir / f"{date}-{profile}.drift.md", reports_dir / f"{date}-{profile}.drift.json"
+        text = _replib("drift", str(earlier[-1]), str(rep), "--json", str(js)).stdout
+        lines.append(f"### {profile}: {earlier[-1].name} → {date}\n\n{text}\n")
+        md.write_text(lines[-1])
+        written += [md, js]
     if summary:
         with open(summary, "a") as fh:
             fh.write("\n".join(lines) + "\n")

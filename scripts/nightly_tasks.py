@@ -1,16 +1,6 @@
-"""The nightly's planning, paper and deploy steps (called through ``scripts/nightly.py``; standard library
-only, except ``prefetch``, which loads models with ``replib``).
-
-- :func:`night_seed`: the seed of tonight's second offline run (seed 0 always runs beside it);
-- :func:`fork_config`: ``_config.yml``'s repository URL set to the repository the workflow runs in (a fork
-  publishes a book whose buttons and Colab notebooks point at the fork);
-- :func:`paper_models` / :func:`prefetch`: the models of the paper profile (from ``python -m replib run
-  --profile paper --list-parts --json``), downloaded before the paper job goes offline;
-- :func:`latest_paper`: the latest stored paper report and atlas (the site shows them on a night without one);
-- :func:`prune_site`: the published site bounded in size;
-- :func:`push_files` / :func:`push_tag`: commit files to a branch (retrying on a concurrent push) or push an
-  immutable tag, with the token given to git for that command only (never written to disk).
-"""
+"""The nightly's planning, paper and deploy steps, called through ``scripts/nightly.py``: tonight's seed, a fork's
+``_config.yml``, the paper profile's models (prefetched) and last stored run, the site's size bound, and git pushes
+with the token given to git for that command only. Standard library only, except ``prefetch`` (``replib``)."""
 
 from __future__ import annotations
 
