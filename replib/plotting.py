@@ -196,12 +196,6 @@ def _mapped(ax) -> list:
     return [*ax.images, *[c for c in ax.collections if isinstance(c, (QuadMesh, AxesImage))], *polys]
 
 
-def _flat(obj) -> list:
-    if isinstance(obj, (list, tuple)):
-        return [a for o in obj for a in _flat(o)]
-    return [] if obj is None else [obj]
-
-
 def _is_rule(line) -> bool:
     """An unlabelled straight segment parallel to an axis: an error bar or a reference rule, not a series."""
     if not line.get_label().startswith("_"):
@@ -217,7 +211,7 @@ def _series(ax) -> int:
     """How many data series ``ax`` draws: its lines, scatter collections, bar/errorbar/stem containers and
     colour-mapped artists; the parts of a container, error bars and reference rules (:func:`_is_rule`) and
     fills (confidence bands) are not series of their own."""
-    inside = {id(a) for c in ax.containers for a in _flat(tuple(c))}
+    inside = {id(a) for c in ax.containers for a in mpl.cbook.flatten(c)}
     lines = [ln for ln in ax.lines if ln.get_visible() and id(ln) not in inside and not _is_rule(ln)]
     points = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_visible() and id(c) not in inside]
     return len(ax.containers) + len(lines) + len(points) + len(_mapped(ax))

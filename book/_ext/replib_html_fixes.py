@@ -1,27 +1,20 @@
 """Sphinx extension for the book: what the HTML of each page needs beyond what the theme gives.
 
-- **Scripts registered twice are dropped.** sphinx-thebe 0.3.1 adds its inline configuration
-  (``const THEBE_JS_URL = ...``) from an ``env-before-read-docs`` handler; with Sphinx 7.4 it ends up twice on
-  every page and the second ``const`` is a SyntaxError in the browser console. The two copies differ only in
-  ``filename`` (None/""), so Sphinx does not see them as equal; :func:`_dedupe_scripts` keeps the first of
-  each (filename, attributes).
-- **plotly.js only where a figure needs it, deferred** (:func:`_plotly_where_needed`): the 4.6 MB script is
-  added to the pages that hold a plotly figure, with ``defer`` (the figures of
-  :func:`replib.plotting.show_plotly` draw once it has run), never to the others.
-- **MathJax only where there is math** (:func:`_mathjax_where_needed`): Sphinx adds MathJax (2.3 MB) to
-  a page when the page *or any page of its toctree* has an equation, so the front page, whose toctree holds
-  every chapter, loaded it without a formula of its own; it is dropped from pages without math.
-- **One caption per figure** (:func:`one_caption_per_figure`): MyST-NB wraps *every* output of a cell with a
-  ``mystnb: figure`` caption in a numbered figure, so a cell that shows a table and then a plot had its
-  caption twice, on two figure numbers; the outputs without an image are taken out of their figure.
-- **Status icons drawn in SVG, not emoji** (:func:`_icons`): the marks the book's Markdown writes (✅, ❌, ⏸,
-  ...; :data:`ICONS`) become ``<span class="replib-icon ...">`` elements with an accessible name, drawn by
-  ``book/_static/replib.css``, so that they show on a machine without an emoji font; the text label that
-  follows each mark stays as it is.
-- **The theme's icons without its 1.5 MB icon font script** (:func:`fontawesome_subset`): pydata-sphinx-theme
-  loads Font Awesome's whole SVG script (about 1,600 icons) on every page for the twenty or so its buttons
-  show; once the pages are written, that script is replaced by one that holds only the icons the book's pages
-  name and draws them the same way (an inline ``<svg class="svg-inline--fa">`` in place of each ``<i>``).
+- **Scripts registered twice are dropped** (:func:`_dedupe_scripts`): sphinx-thebe 0.3.1 adds its inline
+  ``const THEBE_JS_URL = ...`` twice under Sphinx 7.4 (the copies differ only in ``filename``, None/""), and the
+  second ``const`` is a SyntaxError; the first of each (filename, attributes) is kept.
+- **plotly.js (4.6 MB) only on the pages that hold a plotly figure, deferred** (:func:`_plotly_where_needed`; the
+  figures of :func:`replib.plotting.show_plotly` draw once it has run).
+- **MathJax (2.3 MB) only where there is math** (:func:`_mathjax_where_needed`): Sphinx adds it to a page whose
+  toctree has an equation, so the front page loaded it without a formula of its own.
+- **One caption per figure** (:func:`one_caption_per_figure`): MyST-NB wraps *every* output of a captioned cell
+  in a numbered figure; the outputs without an image are taken out of theirs.
+- **Status icons drawn in SVG, not emoji** (:func:`_icons`): the marks of :data:`ICONS` become
+  ``<span class="replib-icon ...">`` elements with an accessible name, drawn by ``book/_static/replib.css``, so
+  that they show without an emoji font.
+- **The theme's icons without its 1.5 MB icon font script** (:func:`fontawesome_subset`): Font Awesome's script
+  (about 1,600 icons) is replaced, once the pages are written, by one holding only the icons the pages name,
+  drawn the same way (an inline ``<svg class="svg-inline--fa">`` in place of each ``<i>``).
 """
 
 import json
