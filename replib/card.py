@@ -239,16 +239,8 @@ def paper_values() -> list[dict]:
     list of dict with keys model, metric, layer (the card's numbering: Rudman et al.'s released layer ``c``,
     the output of block ``c + 1``, is layer ``c + 1``; None = last layer / mean over layers), value, source
     """
-    out = [
-        {
-            "model": m,
-            "metric": "lid_cai",
-            "layer": None,
-            "value": v,
-            "source": "Cai et al. 2021, Table 3 (mean over layers, cosine)",
-        }
-        for m, v in PAPER_LID_TABLE3.items()
-    ]
+    cai = "Cai et al. 2021, Table 3 (mean over layers, cosine)"
+    out = [dict(model=m, metric="lid_cai", layer=None, value=v, source=cai) for m, v in PAPER_LID_TABLE3.items()]
     tables = project_tables()
     selections = [  # (paper, id pattern, metric); the pattern's groups are the model and the layer or statistic
         ("rudman2022", r"layers/(\w+)/(\d+)$", "isoscore"),
@@ -260,14 +252,10 @@ def paper_values() -> list[dict]:
             m = re.match(pattern, n.id)
             if m is None:
                 continue
-            if metric == "isoscore":  # the authors' layer c is the output of block c + 1
-                row = {"model": m.group(1), "metric": metric, "layer": int(m.group(2)) + 1, "value": n.value}
-            elif metric == "iw_log10":
-                row = {"model": m.group(1), "metric": metric, "layer": None, "value": float(np.log10(n.value))}
-            else:
-                stat = {"eff_dims": "effective_dims"}.get(m.group(2), m.group(2))
-                row = {"model": m.group(1), "metric": stat, "layer": None, "value": n.value}
-            out.append(dict(row, source=n.cited()))
+            layer = int(m.group(2)) + 1 if metric == "isoscore" else None  # the authors' layer c: block c + 1's output
+            value = float(np.log10(n.value)) if metric == "iw_log10" else n.value
+            metric_name = metric or {"eff_dims": "effective_dims"}.get(m.group(2), m.group(2))
+            out.append(dict(model=m.group(1), metric=metric_name, layer=layer, value=value, source=n.cited()))
     return out
 
 

@@ -299,17 +299,6 @@ def find_part(chapter: str, profile: str, name: str) -> Part:
     return parts[name]
 
 
-def _part_models(part: Part, refs: tuple, default: list, given: bool) -> tuple:
-    """The models a part runs: the profile's models it names; with the reader's models (``given``), those in
-    the same positions when the reader gave as many as the profile has (a stand-in for each), else all."""
-    if part.models is None:
-        return refs
-    if given and len(refs) != len(default):
-        return refs
-    positions = [i for i, spec in enumerate(default) if spec in part.models]
-    return tuple(refs[i] for i in positions)
-
-
 def _part_params(part: Part, params: dict, chapter: str) -> dict:
     """``params`` with the part's parameter subsets applied (each must be a subset of the profile's list)."""
     out = dict(params)
@@ -365,7 +354,11 @@ def chapter_config(
     given = not (models is None or (isinstance(models, (list, tuple)) and not models))
     chosen = find_part(chapter, profile, part) if part is not None else None
     if chosen is not None:
-        refs, params = _part_models(chosen, refs, default, given), _part_params(chosen, params, chapter)
+        # the part's models: the profile's models it names; with the reader's models (given), those in the same
+        # positions when the reader gave as many as the profile has (a stand-in for each), else all
+        if chosen.models is not None and not (given and len(refs) != len(default)):
+            refs = tuple(refs[i] for i, spec in enumerate(default) if spec in chosen.models)
+        params = _part_params(chosen, params, chapter)
     derive = find_chapter(chapter).derive
     if derive is not None:
         params = derive(params, refs, default=default, given=given)
