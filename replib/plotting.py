@@ -223,8 +223,7 @@ def _has_legend(fig) -> bool:
 
 
 def _title(ax) -> str:
-    fig = ax.figure
-    sup = getattr(fig, "_suptitle", None)
+    sup = getattr(ax.figure, "_suptitle", None)
     own = " ".join(ax.get_title(loc) for loc in ("left", "center", "right")).strip()
     return own or (sup.get_text().strip() if sup is not None else "")
 

@@ -97,20 +97,13 @@ def format_cell(v) -> str:
     return str(v)
 
 
-def _plain_index(index: pd.Index) -> bool:
-    """True when the index is 0, 1, 2, … without a name (a reader learns nothing from it)."""
-    return (
-        index.nlevels == 1
-        and index.name is None
-        and (isinstance(index, pd.RangeIndex) or list(index) == list(range(len(index))))
-    )
-
-
 def table_html(df: pd.DataFrame) -> str:
     """The HTML of a data frame as the book shows it (see the module's description); numbers are aligned
     right (class ``num``), and the table sits in a ``div.replib-table`` that scrolls sideways when it is
     wider than the page."""
-    frame = df if _plain_index(df.index) else df.reset_index()
+    index = df.index  # a column, unless it is 0, 1, 2, … without a name (a reader learns nothing from it)
+    plain = isinstance(index, pd.RangeIndex) or list(index) == list(range(len(index)))
+    frame = df if plain and index.nlevels == 1 and index.name is None else df.reset_index()
     cols = list(frame.columns)
     out = ['<div class="replib-table"><table class="dataframe replib-table">', "<thead><tr>"]
     out += [f'<th scope="col">{escape(header(c))}</th>' for c in cols]

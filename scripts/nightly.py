@@ -246,7 +246,9 @@ def collect_paper(reports: Path, runs: Path, atlas_dir: Path) -> Path | None:
     if (Path(runs) / "paper" / "report.json").exists():
         print("paper: tonight's run")
         return None
-    report, atlas = tasks.latest_paper(reports)
+    found = [sorted(Path(reports).glob(pattern)) for pattern in ("*-paper.json", "*-atlas-paper.json")]
+    found[0] = [f for f in found[0] if not f.name.endswith("-atlas-paper.json")]
+    report, atlas = (f[-1] if f else None for f in found)  # the latest stored paper report and paper atlas
     for src, dest in (
         (report, Path(runs) / "paper" / "report.json"),
         (atlas, Path(atlas_dir) / "paper" / "atlas.json"),

@@ -1,5 +1,5 @@
 """The nightly's planning, paper and deploy steps, called through ``scripts/nightly.py``: tonight's seed, a fork's
-``_config.yml``, the paper profile's models (prefetched) and last stored run, the site's size bound, and git pushes
+``_config.yml``, the paper profile's models (prefetched), the site's size bound, and git pushes
 with the token given to git for that command only. Standard library only, except ``prefetch`` (``replib``)."""
 
 from __future__ import annotations
@@ -34,13 +34,6 @@ def fork_config(config: Path, repository: str, server: str = "https://github.com
         raise ValueError(f"{config}: no repository.url to set")
     Path(config).write_text(pattern.sub(lambda m: m.group(1) + url, text, count=1))
     return url
-
-
-def latest_paper(reports: Path) -> tuple[Path | None, Path | None]:
-    """The latest stored paper report (``<date>-paper.json``) and paper atlas (``<date>-atlas-paper.json``)."""
-    found = [sorted(Path(reports).glob(pattern)) for pattern in ("*-paper.json", "*-atlas-paper.json")]
-    found[0] = [f for f in found[0] if not f.name.endswith("-atlas-paper.json")]
-    return tuple(f[-1] if f else None for f in found)
 
 
 def prune_site(html: Path, limit_mb: float, keep_days: int, today: str) -> int:
