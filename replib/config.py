@@ -299,22 +299,6 @@ def find_part(chapter: str, profile: str, name: str) -> Part:
     return parts[name]
 
 
-def _part_params(part: Part, params: dict, chapter: str) -> dict:
-    """``params`` with the part's parameter subsets applied (each must be a subset of the profile's list)."""
-    out = dict(params)
-    for name, values in part.select:
-        if name not in out:
-            continue  # a named selection the chapter reads with cfg.selected
-        unknown = [v for v in values if v not in out[name]]
-        if unknown:
-            raise ValueError(f"{chapter} part {part.name}: {name} {unknown} not in the profile's {list(out[name])}")
-        if isinstance(out[name], dict):  # a mapping (the manifolds chapter's corpora): keep the chosen keys
-            out[name] = {k: v for k, v in out[name].items() if k in values}
-        else:
-            out[name] = [v for v in out[name] if v in values]
-    return out
-
-
 def chapter_config(
     chapter: str, profile: str | None = None, *, models=None, seed: int = 0, part: str | None = None
 ) -> ChapterConfig:
@@ -358,7 +342,16 @@ def chapter_config(
         # positions when the reader gave as many as the profile has (a stand-in for each), else all
         if chosen.models is not None and not (given and len(refs) != len(default)):
             refs = tuple(refs[i] for i, spec in enumerate(default) if spec in chosen.models)
-        params = _part_params(chosen, params, chapter)
+        for name, values in chosen.select:  # the part's subsets of the profile's lists
+            if name not in params:
+                continue  # a named selection the chapter reads with cfg.selected
+            unknown = [v for v in values if v not in params[name]]
+            if unknown:
+                raise ValueError(f"{chapter} part {part}: {name} {unknown} not in the profile's {list(params[name])}")
+            if isinstance(params[name], dict):  # a mapping (the manifolds chapter's corpora): keep the chosen keys
+                params[name] = {k: v for k, v in params[name].items() if k in values}
+            else:
+                params[name] = [v for v in params[name] if v in values]
     derive = find_chapter(chapter).derive
     if derive is not None:
         params = derive(params, refs, default=default, given=given)

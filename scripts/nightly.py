@@ -75,8 +75,7 @@ def layout(artifacts: Path, runs: Path) -> dict[str, Path]:
 
 
 def run_reports(runs: Path) -> list[Path]:
-    runs = Path(runs)
-    return [runs / p / "report.json" for p in PROFILES if (runs / p / "report.json").exists()]
+    return [rep for p in PROFILES if (rep := Path(runs) / p / "report.json").exists()]
 
 
 def _replib(*args: str) -> subprocess.CompletedProcess:
