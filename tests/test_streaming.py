@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from replib.metrics import (
-    CosineAccumulator,
     CovarianceAccumulator,
     LayerAccumulator,
     avg_pairwise_cosine,
@@ -79,14 +78,16 @@ def test_merge_and_state_round_trip_are_exact():
     assert resumed.summary() == whole.summary()
 
 
-def test_cosine_accumulator_refuses_a_zero_row_and_other_widths():
-    acc = CosineAccumulator().update(np.ones((3, 4)))
+def test_layer_accumulator_refuses_a_zero_row_and_other_widths():
+    acc = LayerAccumulator().update(np.ones((3, 4)))
     with pytest.raises(ValueError, match="accumulator has 4"):
         acc.update(np.ones((2, 5)))
+    with pytest.raises(ValueError, match="different numbers of features"):
+        acc.merge(LayerAccumulator().update(np.ones((2, 5))))
     with pytest.raises(ValueError, match="all-zero"):
-        CosineAccumulator().update(np.zeros((2, 4)))
+        LayerAccumulator().update(np.zeros((2, 4)))
     with pytest.raises(ValueError, match="at least 2"):
-        CosineAccumulator().update(np.ones((1, 4))).avg_cosine()
+        LayerAccumulator().update(np.ones((1, 4))).summary()
 
 
 def test_covariance_accumulator_still_matches_numpy():

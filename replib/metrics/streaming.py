@@ -16,22 +16,7 @@ from .._validation import check_array
 from .cosine import unit_rows
 from .isoscore import isoscore_from_covariance
 
-__all__ = [
-    "CosineAccumulator",
-    "CovarianceAccumulator",
-    "LayerAccumulator",
-]
-
-
-def _checked_batch(acc, X, name: str) -> np.ndarray:
-    """A batch checked once at the accumulator's edge (:func:`check_array`); the first batch fixes
-    ``acc.n_features``, a later batch of another width is a ``ValueError``."""
-    X = check_array(X, min_samples=1, min_features=1, metric=name)
-    if acc.n_features is None:
-        acc.n_features = X.shape[1]
-    if X.shape[1] != acc.n_features:
-        raise ValueError(f"batch has {X.shape[1]} features; the accumulator has {acc.n_features}")
-    return X
+__all__ = ["CovarianceAccumulator", "LayerAccumulator"]
 
 
 class CovarianceAccumulator:
@@ -69,7 +54,11 @@ class CovarianceAccumulator:
 
     def update(self, X) -> CovarianceAccumulator:
         """Add a batch of shape (n_samples, n_features); a batch of one row is allowed."""
-        X = _checked_batch(self, X, "CovarianceAccumulator")
+        X = check_array(X, min_samples=1, min_features=1, metric="CovarianceAccumulator")
+        if self.n_features is None:  # the first batch fixes the width
+            self.n_features = X.shape[1]
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"batch has {X.shape[1]} features; the accumulator has {self.n_features}")
         if self.shift is None:
             self.shift = X.mean(axis=0)
             self._sum = np.zeros(self.n_features)
@@ -103,11 +92,6 @@ class CovarianceAccumulator:
         self.count += other.count
         return self
 
-    @property
-    def mean(self) -> np.ndarray:
-        self._require(1)
-        return self.shift + self._sum / self.count
-
     def covariance(self, ddof: int = 1) -> np.ndarray:
         """Sample covariance (ddof=1 by default, as ``numpy.cov``)."""
         self._require(ddof + 1)
@@ -118,10 +102,6 @@ class CovarianceAccumulator:
         """IsoScore of the accumulated covariance (see :func:`replib.metrics.isoscore`)."""
         self._require(2)
         return isoscore_from_covariance(self.covariance())
-
-    def effective_dimensions(self) -> float:
-        """ι(n − 1) + 1 of the accumulated covariance."""
-        return self.isoscore() * (self.n_features - 1) + 1.0
 
     def state_dict(self) -> dict:
         """Arrays for ``np.savez`` (resume a long accumulation)."""
@@ -142,83 +122,17 @@ class CovarianceAccumulator:
             raise ValueError(f"need at least {m} accumulated samples; have {self.count}")
 
 
-class CosineAccumulator:
-    r"""Running sums for the exact average pairwise cosine and the norms of a stream of rows.
+class LayerAccumulator:
+    r"""Everything the chapters measure on one layer's vectors, in one pass: the covariance
+    (:class:`CovarianceAccumulator`: IsoScore, effective dimensions), the exact average pairwise cosine, the
+    mean norm and the largest absolute entry (part of the saved state).
 
-    Keeps the count N, the sum of unit rows :math:`u = \sum_i \hat x_i` and the sums of the norms and of
-    their squares, so that
+    The cosine is kept as the sum of the unit rows :math:`u = \sum_i \hat x_i`, so that
 
     .. math:: \overline{\cos} = \frac{\lVert u \rVert^2 - N}{N(N-1)}
 
-    over every pair (:func:`~replib.metrics.avg_pairwise_cosine`, Ethayarajh 2019), in O(d) memory.
-    """
-
-    def __init__(self, n_features: int | None = None):
-        self.n_features = n_features
-        self.count = 0
-        self._unit_sum: np.ndarray | None = None
-        self._norm_sum = 0.0
-        self._norm_sq_sum = 0.0
-
-    def update(self, X) -> CosineAccumulator:
-        """Add a batch of shape (n_samples, n_features); a zero row is an error (its cosine is undefined)."""
-        X = _checked_batch(self, X, "CosineAccumulator")
-        if self._unit_sum is None:
-            self._unit_sum = np.zeros(self.n_features)
-        self._unit_sum += unit_rows(X).sum(axis=0)
-        norms = np.linalg.norm(X, axis=1)
-        self._norm_sum += float(norms.sum())
-        self._norm_sq_sum += float(norms @ norms)
-        self.count += X.shape[0]
-        return self
-
-    def merge(self, other: CosineAccumulator) -> CosineAccumulator:
-        """Fold another accumulator into this one."""
-        if other.count == 0:
-            return self
-        if self.count == 0:
-            self.n_features, self._unit_sum = other.n_features, other._unit_sum.copy()
-        elif other.n_features != self.n_features:
-            raise ValueError("accumulators have different numbers of features")
-        else:
-            self._unit_sum += other._unit_sum
-        self.count += other.count
-        self._norm_sum += other._norm_sum
-        self._norm_sq_sum += other._norm_sq_sum
-        return self
-
-    def avg_cosine(self) -> float:
-        """Mean cosine over every unordered pair of distinct rows seen."""
-        if self.count < 2:
-            raise ValueError(f"need at least 2 accumulated samples; have {self.count}")
-        n = self.count
-        return float((self._unit_sum @ self._unit_sum - n) / (n * (n - 1.0)))
-
-    def mean_norm(self) -> float:
-        """Mean Euclidean norm of the rows."""
-        if self.count < 1:
-            raise ValueError("no accumulated samples")
-        return self._norm_sum / self.count
-
-    def state_dict(self) -> dict:
-        if self.count < 1:
-            raise ValueError("no accumulated samples")
-        sums = np.array([self._norm_sum, self._norm_sq_sum])
-        return {"count": np.array(self.count), "unit_sum": self._unit_sum, "norm_sums": sums}
-
-    @classmethod
-    def from_state_dict(cls, state) -> CosineAccumulator:
-        acc = cls(int(np.asarray(state["unit_sum"]).shape[0]))
-        acc.count = int(state["count"])
-        acc._unit_sum = np.array(state["unit_sum"], dtype=np.float64)
-        acc._norm_sum, acc._norm_sq_sum = (float(v) for v in np.asarray(state["norm_sums"], dtype=np.float64))
-        return acc
-
-
-class LayerAccumulator:
-    """Everything the chapters measure on one layer's vectors, in one pass: the covariance
-    (:class:`CovarianceAccumulator`: IsoScore, effective dimensions), the average cosine and the norms
-    (:class:`CosineAccumulator`) and the largest absolute entry (part of the saved state).
+    over every pair (:func:`~replib.metrics.avg_pairwise_cosine`, Ethayarajh 2019), in O(d) memory; the norms
+    as their sum and the sum of their squares. A zero row is an error (its cosine is undefined).
 
     Examples
     --------
@@ -232,7 +146,8 @@ class LayerAccumulator:
 
     def __init__(self, n_features: int | None = None):
         self.cov = CovarianceAccumulator(n_features)
-        self.cos = CosineAccumulator(n_features)
+        self._unit_sum: np.ndarray | None = None
+        self._norm_sum = self._norm_sq_sum = 0.0
         self.max_abs = 0.0
 
     @property
@@ -247,31 +162,43 @@ class LayerAccumulator:
         """Add a batch of shape (n_samples, n_features)."""
         X = check_array(X, min_samples=1, min_features=1, metric="LayerAccumulator")
         self.cov.update(X)
-        self.cos.update(X)
+        if self._unit_sum is None:
+            self._unit_sum = np.zeros(self.n_features)
+        self._unit_sum += unit_rows(X).sum(axis=0)
+        norms = np.linalg.norm(X, axis=1)
+        self._norm_sum += float(norms.sum())
+        self._norm_sq_sum += float(norms @ norms)
         self.max_abs = max(self.max_abs, float(np.max(np.abs(X))))
         return self
 
     def merge(self, other: LayerAccumulator) -> LayerAccumulator:
-        self.cov.merge(other.cov)
-        self.cos.merge(other.cos)
+        empty = self.count == 0
+        self.cov.merge(other.cov)  # refuses another width
+        if other.count:
+            self._unit_sum = other._unit_sum.copy() if empty else self._unit_sum + other._unit_sum
+        self._norm_sum += other._norm_sum
+        self._norm_sq_sum += other._norm_sq_sum
         self.max_abs = max(self.max_abs, other.max_abs)
         return self
 
     def summary(self) -> dict:
         """``n_samples``, ``n_features``, ``isoscore``, ``eff_dims`` (ι(n−1)+1), ``avg_cosine``, ``mean_norm``."""
-        iota = self.cov.isoscore()
+        iota = self.cov.isoscore()  # refuses fewer than 2 samples
+        n = self.count
         return {
-            "n_samples": self.count,
+            "n_samples": n,
             "n_features": self.n_features,
             "isoscore": iota,
             "eff_dims": iota * (self.n_features - 1) + 1.0,
-            "avg_cosine": self.cos.avg_cosine(),
-            "mean_norm": self.cos.mean_norm(),
+            "avg_cosine": float((self._unit_sum @ self._unit_sum - n) / (n * (n - 1.0))),
+            "mean_norm": self._norm_sum / n,
         }
 
     def state_dict(self) -> dict:
+        """Arrays for ``np.savez`` (resume a long accumulation)."""
         out = {f"cov_{k}": v for k, v in self.cov.state_dict().items()}
-        out.update({f"cos_{k}": v for k, v in self.cos.state_dict().items()})
+        sums = np.array([self._norm_sum, self._norm_sq_sum])
+        out.update(cos_count=np.array(self.count), cos_unit_sum=self._unit_sum, cos_norm_sums=sums)
         out["max_abs"] = np.array(self.max_abs)
         return out
 
@@ -279,6 +206,7 @@ class LayerAccumulator:
     def from_state_dict(cls, state) -> LayerAccumulator:
         acc = cls()
         acc.cov = CovarianceAccumulator.from_state_dict({k[4:]: state[k] for k in state if k.startswith("cov_")})
-        acc.cos = CosineAccumulator.from_state_dict({k[4:]: state[k] for k in state if k.startswith("cos_")})
+        acc._unit_sum = np.array(state["cos_unit_sum"], dtype=np.float64)
+        acc._norm_sum, acc._norm_sq_sum = (float(v) for v in np.asarray(state["cos_norm_sums"], dtype=np.float64))
         acc.max_abs = float(state["max_abs"])
         return acc
