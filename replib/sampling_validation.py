@@ -202,10 +202,6 @@ def _one_minus_abs_cosine(X) -> float:
     return 1 - abs(avg_pairwise_cosine(X))
 
 
-def _mean(x) -> float:
-    return float(np.mean(x))
-
-
 @cache
 def token_types(layer: int) -> tuple[np.ndarray, np.ndarray]:
     """(vectors, type code of each token) of :func:`wikitext_tokens`."""
@@ -380,7 +376,7 @@ def cases() -> list[Case]:
     ):
         load = (lambda m: lambda: (pointwise_lid(m), None))(spec)
         note = f"queries against the fixed {index} index"  # a mean of its units: unbiased
-        out.append(Case("manifolds", "LID mean (cosine, k = 20)", model, data, unit, n, load, _mean, cai,
+        out.append(Case("manifolds", "LID mean (cosine, k = 20)", model, data, unit, n, load, np.mean, cai,
                         n_boot=200, bias=False, note=note))  # fmt: skip
     for stat, fn in (("S_inter", _s_inter), ("S_intra", _s_intra)):
         note = f"{_TOKENS_NOTE}; the papers print no {stat}: band 2 errors"
@@ -398,7 +394,7 @@ def cases() -> list[Case]:
         # the polarity task's (vectors, labels, accuracies of the odd half): a mean of its units is unbiased
         for chapter, stat, data, unit, n, get, fn, band, kw in (
             ("cluster_isotropy", "accuracy x 100", "sentence polarity (odd half)", "item", 533, lambda t: 100 * t[2],
-             _mean, raj_acc, dict(n_boot=200, bias=False, note="a logistic regression fitted on the even half")),
+             np.mean, raj_acc, dict(n_boot=200, bias=False, note="a logistic regression fitted on the even half")),
             ("classifiers", "log10 IsoScore", "sentence polarity", "sentence", 1066, lambda t: t[0], _log10(isoscore),
              0.0, dict(note="Mickus et al. print no IsoScore: band 2 errors")),
             ("classifiers", "silhouette", "sentence polarity", "sentence", 1066, lambda t: np.arange(len(t[1])),
@@ -517,7 +513,7 @@ def main(argv=None) -> int:
         coverage_figure(rows, figure)
         return 0
     for case in cases():
-        key = tuple(map(str, case.key))
+        key = case.key
         if args.only and args.only not in f"{case.chapter} {case.statistic} {case.model}":
             continue
         have = [r for r in rows if (r["chapter"], r["statistic"], r["model"], r["data"]) == key]

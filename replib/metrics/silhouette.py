@@ -19,9 +19,7 @@ __all__ = ["silhouette_score", "silhouette_samples", "cluster_distance_sums"]
 
 
 def _labels(labels, n: int) -> tuple[np.ndarray, int]:
-    lab = np.asarray(labels)
-    if hasattr(labels, "detach"):
-        lab = labels.detach().cpu().numpy()
+    lab = labels.detach().cpu().numpy() if hasattr(labels, "detach") else np.asarray(labels)
     if lab.ndim == 2:  # multi-label: each distinct label vector is one cluster
         _, lab = np.unique(lab, axis=0, return_inverse=True)
     if lab.ndim != 1 or lab.shape[0] != n:
@@ -89,11 +87,8 @@ def cluster_distance_sums(X, labels, *, device=None, chunk_size: int | None = No
             np.float32 if dtype == torch.float32 else np.float64,
         ), codes
     Xt = Xt.to(device=dev, dtype=dtype)
-    scale = float(Xt.abs().max()) if Xt.numel() else 0.0  # distances of X/scale, times scale: no overflow
-    if scale > 0:
-        Xt = Xt / scale
-    else:
-        scale = 1.0
+    scale = (float(Xt.abs().max()) if Xt.numel() else 0.0) or 1.0  # distances of X/scale, times scale: no overflow
+    Xt = Xt / scale
     Y = torch.zeros((n, k), dtype=dtype, device=dev)
     Y[torch.arange(n, device=dev), torch.from_numpy(codes).to(dev)] = 1.0
     sq = (Xt * Xt).sum(1)
@@ -119,22 +114,16 @@ def _distance_sums_numpy(X: np.ndarray, codes: np.ndarray, k: int, chunk_size: i
     matrix; memory O(chunk_size²).
     """
     X = np.asarray(X, dtype=dtype)
-    scale = float(np.abs(X).max()) if X.size else 0.0  # distances of X/scale, times scale: no overflow
-    if scale > 0:
-        X = X / dtype(scale)
-    else:
-        scale = 1.0
+    scale = (float(np.abs(X).max()) if X.size else 0.0) or 1.0  # distances of X/scale, times scale: no overflow
+    X = X / dtype(scale)
     n = len(X)
     Y = np.zeros((n, k), dtype=dtype)
     Y[np.arange(n), codes] = 1.0
     sq = np.einsum("ij,ij->i", X, X)
     out = np.zeros((n, k), dtype=np.float64)
-    starts = range(0, n, chunk_size)
-    for a in starts:
+    for a in range(0, n, chunk_size):
         b = min(a + chunk_size, n)
-        for c in starts:
-            if c < a:
-                continue
+        for c in range(a, n, chunk_size):
             e = min(c + chunk_size, n)
             d2 = X[a:b] @ X[c:e].T
             d2 *= -2.0
@@ -177,9 +166,8 @@ def silhouette_samples(X, labels, *, device=None, chunk_size: int | None = None,
     with np.errstate(divide="ignore", invalid="ignore"):
         a = S[rows, codes] / (own - 1.0)
         M = S / sizes[None, :]
-    M[rows, codes] = np.inf
-    b = M.min(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+        M[rows, codes] = np.inf
+        b = M.min(axis=1)
         s = (b - a) / np.maximum(a, b)
     s[own <= 1] = 0.0
     return np.nan_to_num(s, nan=0.0)
