@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import matplotlib
@@ -245,12 +245,9 @@ def polarity_task(model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, (clf.predict(X[1::2]) == y[1::2]).astype(float)
 
 
-def _silhouette_for(model: str) -> Callable[[np.ndarray], float]:
-    def stat(idx) -> float:
-        X, y, _ = polarity_task(model)
-        return silhouette_score(X[idx], y[idx])
-
-    return stat
+def _silhouette(model: str, idx) -> float:
+    X, y, _ = polarity_task(model)
+    return silhouette_score(X[idx], y[idx])
 
 
 # ---------------------------------------------------------------------------------------- proteins
@@ -320,18 +317,14 @@ def protein_pairs(n: int = 200) -> dict:
     return out
 
 
-def _pair_pearson(a: str, b: str) -> Callable[[np.ndarray], float]:
+def _pair_pearson(a: str, b: str, idx) -> float:
     """Pearson r of two pair measures over the pairs of the sampled proteins (a protein drawn twice by the
     bootstrap is never paired with itself)."""
-
-    def stat(idx) -> float:
-        M = protein_pairs()
-        i, j = np.triu_indices(len(idx), 1)
-        keep = idx[i] != idx[j]
-        x, y = M[a][idx[i], idx[j]][keep], M[b][idx[i], idx[j]][keep]
-        return float(np.corrcoef(x, y)[0, 1])
-
-    return stat
+    M = protein_pairs()
+    i, j = np.triu_indices(len(idx), 1)
+    keep = idx[i] != idx[j]
+    x, y = M[a][idx[i], idx[j]][keep], M[b][idx[i], idx[j]][keep]
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 # -------------------------------------------------------------------------------------------- cases
@@ -398,7 +391,7 @@ def cases() -> list[Case]:
             ("classifiers", "log10 IsoScore", "sentence polarity", "sentence", 1066, lambda t: t[0], _log10(isoscore),
              0.0, dict(note="Mickus et al. print no IsoScore: band 2 errors")),
             ("classifiers", "silhouette", "sentence polarity", "sentence", 1066, lambda t: np.arange(len(t[1])),
-             _silhouette_for(model), 0.0, dict(n_boot=30, note="Mickus et al. print no silhouette: band 2 errors")),
+             partial(_silhouette, model), 0.0, dict(n_boot=30, note="Mickus et al. print no silhouette: band 2 errors")),
         ):  # fmt: skip
             load = (lambda g, m: lambda: (g(polarity_task(m)), None))(get, model)
             out.append(Case(chapter, stat, model, data, unit, n, load, fn, band, **kw))
@@ -421,7 +414,7 @@ def cases() -> list[Case]:
     note = "pairs among the sampled proteins; a protein is the unit"
     for a, b in ((a, b) for i, a in enumerate(measures) for b in measures[i + 1 :]):  # the paper's six pairs
         stat = f"Pearson r ({a}, {b})"
-        fn = _pair_pearson(a, b)
+        fn = partial(_pair_pearson, a, b)
         out.append(
             Case("protein_isotropy", stat, book, pairs, "protein", 20, proteins, fn, hak_r, n_boot=100, note=note)
         )

@@ -255,20 +255,14 @@ def read_forwards(log: Path) -> tuple[dict, list]:
 
 
 # ------------------------------------------------------------------------------------------ FLOPs
-def _cpu_sdpa(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
-    return _fc.sdpa_flop_count(query_shape, key_shape, value_shape)
-
-
-def _cpu_sdpa_backward(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
-    return _fc.sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
-
-
 #: ``FlopCounterMode`` has formulas for the CUDA kernels of ``scaled_dot_product_attention`` but none for the CPU
 #: one, so attention counted 0 FLOPs here (a tiny BERT: 3.22 GFLOP instead of 4.29): the CPU kernel and its
 #: backward counted as torch counts the CUDA ones (the two batched products QKᵀ and AV, 4·b·h·s²·d_head)
 ATTENTION_FLOPS = {
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_sdpa,
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _cpu_sdpa_backward,
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: lambda q, k, v, *a, **kw: _fc.sdpa_flop_count(q, k, v),
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: lambda g, q, k, v, *a, **kw: (
+        _fc.sdpa_backward_flop_count(g, q, k, v)
+    ),
 }
 
 
