@@ -466,13 +466,10 @@ def shard_span(shards: tuple[int, int] | None, n_shards: int) -> range:
     return range(start, start + base + (1 if k < extra else 0))
 
 
-PROGRESS_OFF_ENV = "TQDM_DISABLE"
-
-
 def progress_off(progress: bool = True) -> bool:
     """tqdm's ``disable=``: true when ``progress`` is false or ``$TQDM_DISABLE`` is set.
 
     An explicit ``disable=`` would override tqdm's own reading of ``TQDM_DISABLE``; the runner sets it so
     that executed chapters (and the book built from them) carry no progress bars.
     """
-    return not progress or os.environ.get(PROGRESS_OFF_ENV, "").strip().lower() not in ("", "0", "false")
+    return not progress or os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false")

@@ -283,10 +283,8 @@ def _extract_member(archive: Path, member: str, dest: Path, sha256: str | None, 
             raise ChecksumError(
                 "member %s of %s: sha256 %s differs from the registered %s" % (member, archive, digest, sha256)
             )
-        if md5 is not None and hash_file(tmp, "md5") != md5:
-            raise ChecksumError(
-                "member %s of %s: md5 %s differs from the published %s" % (member, archive, hash_file(tmp, "md5"), md5)
-            )
+        if md5 is not None and (got := hash_file(tmp, "md5")) != md5:
+            raise ChecksumError("member %s of %s: md5 %s differs from the published %s" % (member, archive, got, md5))
     return digest
 
 
@@ -295,14 +293,7 @@ def _record_observed(dest: Path, digest: str, source: str, verified_md5: str | N
 
     ``verified_md5`` names the published md5 the bytes were checked against; without one the record is
     trust-on-first-use (https only, see :func:`fetch`)."""
-    info = {
-        "sha256": digest,
-        "source": source,
-        "size": dest.stat().st_size,
-        "verified_against": ("published md5 %s" % verified_md5)
-        if verified_md5
-        else "nothing (trust on first use over https)",
-        "retrieved": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
-    side = dest.with_name(dest.name + ".sha256.json")
-    write_json_atomic(side, info, indent=1)
+    against = "published md5 %s" % verified_md5 if verified_md5 else "nothing (trust on first use over https)"
+    info = {"sha256": digest, "source": source, "size": dest.stat().st_size, "verified_against": against}
+    info["retrieved"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    write_json_atomic(dest.with_name(dest.name + ".sha256.json"), info, indent=1)

@@ -35,8 +35,7 @@ from pathlib import Path
 
 from .._io import CacheLockTimeout, cache_lock, cache_root, hash_file, sha256_file, write_json_atomic
 from ..provenance import note_data
-from .download import (  # noqa: F401 (re-exported: the public errors and download live with the downloader)
-    _CHUNK,
+from .download import (  # the public errors and download live with the downloader (re-exported)
     DEFAULT_TIMEOUT,
     MAX_BYTES,
     ChecksumError,
@@ -87,9 +86,7 @@ def cache_dir(path: str | os.PathLike | None = None) -> Path:
 
     ``path`` if given, else ``$REPLIB_CACHE_DIR/data`` (default ``~/.cache/replib/data``).
     """
-    if path is None:
-        return cache_root("data")
-    return Path(path).expanduser()
+    return cache_root("data") if path is None else Path(path).expanduser()
 
 
 # ----------------------------------------------------------------- verification cache
@@ -133,15 +130,8 @@ def _expected_checksum(path: Path, entry: DataFile) -> tuple | None:
 def _stamp(st: os.stat_result, algorithm: str, digest: str) -> dict:
     """What must be unchanged for a past verification to count: ctime changes on every write and on every
     ``touch``/``utime`` (restoring the mtime sets the ctime to now), and the inode changes on replacement."""
-    return {
-        "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns,
-        "ctime_ns": st.st_ctime_ns,
-        "ino": st.st_ino,
-        "dev": st.st_dev,
-        "algorithm": algorithm,
-        "digest": digest,
-    }
+    fields = ("size", "mtime_ns", "ctime_ns", "ino", "dev")
+    return {k: getattr(st, "st_" + k) for k in fields} | {"algorithm": algorithm, "digest": digest}
 
 
 def _verify_in_place(path: Path, entry: DataFile, cache: Path, verify: bool = False) -> None:
@@ -286,15 +276,13 @@ def fetch(
     cache = cache_dir(cache)
     if mirror is None:
         mirror = os.environ.get(MIRROR_ENV) or None
-    verify = bool(verify) or _env_flag(VERIFY_ENV)
+    verify, errors = bool(verify) or _env_flag(VERIFY_ENV), []
     if mirror is not None and not _is_url(str(mirror)):
         local = Path(mirror).expanduser() / entry.path
         if local.is_file():
             _verify_in_place(local, entry, cache, verify)
             return _noted(dataset, file, entry, local, "mirror")
-        errors = ["mirror folder %s has no %s" % (mirror, entry.path)]
-    else:
-        errors = []
+        errors.append("mirror folder %s has no %s" % (mirror, entry.path))
     dest = cache / entry.path
     with cache_lock(dest, what="%s/%s in the cache %s" % (dataset, file, cache)):
         if dest.is_file():
@@ -391,15 +379,8 @@ class _Sources:
         return True
 
 
-_ARCHIVE_ERRORS = (
-    urllib.error.URLError,
-    OSError,
-    KeyError,
-    zipfile.BadZipFile,
-    tarfile.TarError,
-    ChecksumError,
-    InsecureSourceError,
-)
+#: what makes the archive route fail over (``urllib.error.URLError`` is an ``OSError``)
+_ARCHIVE_ERRORS = (OSError, KeyError, zipfile.BadZipFile, tarfile.TarError, ChecksumError, InsecureSourceError)
 
 
 def _archive_in_cache(archive_path: Path, a, timeout: float) -> None:
