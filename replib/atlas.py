@@ -122,8 +122,7 @@ _PAPER_MODELS = (
 _SMOKE = (
     AtlasEntry("tiny-bert", "tiny BERT, random", "random", "tiny-bert", "smoke profile's tiny model"),
     AtlasEntry("tiny-gpt2", "tiny GPT-2, random", "random", "tiny-gpt2", "smoke profile's tiny model"),
-    AtlasEntry("glove-6b-50d", "GloVe 6B 50d", "static", "glove", "static word vectors; one row per word type"),
-    AtlasEntry("trained-text", "GPT-2-style LM trained in this book", "trained", "trained:text", "training chapter"),
+    *_OFFLINE[1:3],  # GloVe and the trained text LM
 )
 
 
@@ -303,18 +302,9 @@ def atlas_rows(atlas: dict) -> list[dict]:
         if m.get("status") != "ok":
             continue
         for layer, v in sorted(m["layers"].items(), key=lambda kv: int(kv[0])):
-            rows.append(
-                dict(
-                    key=m["key"],
-                    label=m["label"],
-                    kind=m["kind"],
-                    layer=int(layer),
-                    n_features=v["n_features"],
-                    n_rows=v["n_rows"],
-                    rogue_dims=list(v["rogue_dims"]),
-                    **{k: v[k] for k in ROW_METRICS},
-                )
-            )
+            shape = dict(layer=int(layer), n_features=v["n_features"], n_rows=v["n_rows"])
+            rows.append({k: m[k] for k in ("key", "label", "kind")} | shape | {"rogue_dims": list(v["rogue_dims"])})
+            rows[-1].update({k: v[k] for k in ROW_METRICS})
     return rows
 
 

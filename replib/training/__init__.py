@@ -16,13 +16,12 @@
 - :mod:`.measure`: isotropy of every checkpoint and layer.
 """
 
-from .cache import code_version, data_identity, run_key, run_key_parts
-from .checkpoints import CheckpointError, verify_checkpoint, verify_final
+from .cache import code_version
+from .checkpoints import CheckpointError
 from .config import config_for, eval_steps, log_spaced_steps
-from .data import ESM_RECIPE, mask_tokens, protein_batch, protein_split, text_batch, text_split, train_bpe_tokenizer
+from .data import mask_tokens
 from .loop import TrainingInterrupted, TrainRun, load_checkpoint_model, run_dir, train_lm, trained_model
 from .measure import (
-    embedding_frequency_stats,
     end_layers,
     eval_inputs,
     frequency_projection,
@@ -40,6 +39,5 @@ from .quality import (
     over_minimum,
     relative_drop,
     residue_counts,
-    unigram_baseline,
     unigram_cross_entropy,
 )
