@@ -164,7 +164,7 @@ def test_rows_keep_other_chapters_and_resume(tmp_path, monkeypatch):
     R.rehearse(["isoscore", "manifolds"], out, tmp_path, tmp_path)
     R.rehearse(["isoscore", "manifolds"], out, tmp_path, tmp_path)
     assert calls == ["isoscore", "manifolds", "manifolds"]  # the ok row kept
-    rows = R.read_rows(out)
+    rows = R.read_csv(out, R.COLUMNS)
     assert [(r["chapter"], r["part"], r["model"]) for r in rows] == [
         ("isoscore", "all", "a,b"),
         ("manifolds", "all", "a,b"),
@@ -176,7 +176,7 @@ def test_an_unmeasured_chapter_gets_no_number_and_the_command_that_measures_it(t
     out = tmp_path / "rehearsal.csv"
     R.write_rows(out, [{"chapter": "isoscore", "part": "all", "status": "ok", "cpu_seconds": 3.0}])
     R.rehearse(["isoscore", "manifolds"], out, tmp_path, tmp_path, fractions=(0.01, 0.005), unmeasured=True)
-    kept, new = R.read_rows(out)
+    kept, new = R.read_csv(out, R.COLUMNS)
     assert (kept["chapter"], kept["cpu_seconds"]) == ("isoscore", "3.0")
     numbers = [k for k in R.COLUMNS if k not in ("chapter", "part", "status", "note") and new[k]]
     assert (new["chapter"], new["status"], numbers) == ("manifolds", "missing", [])
@@ -187,7 +187,7 @@ def test_an_unmeasured_chapter_gets_no_number_and_the_command_that_measures_it(t
 
 
 def test_the_books_table_has_one_all_row_per_chapter_and_the_page_renders_it():
-    rows = R.read_rows(ROOT / "book" / "rehearsal.csv")
+    rows = R.read_csv(ROOT / "book" / "rehearsal.csv", R.COLUMNS)
     assert sorted(r["chapter"] for r in rows) == sorted(chapters()) and {r["part"] for r in rows} == {"all"}
     for r in rows:  # a row not measured to the end says why, names the command and shows no partial number
         assert r["status"] == "ok" or ("tools/gpu_rehearsal.sh" in r["note"] and not r["t4_hours_estimate"]

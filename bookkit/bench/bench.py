@@ -164,11 +164,8 @@ def bench_alignment(n_pairs: int, rng, repeat: int, floor: bool = False) -> Benc
     seqs = ["".join(rng.choice(aa, size=int(rng.integers(80, 300)))) for _ in range(2 * n_pairs)]
     pairs = list(zip(seqs[::2], seqs[1::2]))
 
-    def ours():
-        return [[r["score"], r["identity"]] for r in (P.alignment_stats(a, b) for a, b in pairs)]
-
-    def theirs():
-        return [[r["score"], r["identity"]] for r in (P.alignment_stats_biopython(a, b) for a, b in pairs)]
+    def scores(align):  # the score and identity of every pair
+        return lambda: [[r["score"], r["identity"]] for r in (align(a, b) for a, b in pairs)]
 
     def diff(a, b):  # scores must be identical; identity may differ between co-optimal alignments
         a, b = np.asarray(a), np.asarray(b)
@@ -180,9 +177,9 @@ def bench_alignment(n_pairs: int, rng, repeat: int, floor: bool = False) -> Benc
     return _row(
         "global alignment (PAM250 10/1)",
         f"{n_pairs} pairs",
-        ours,
+        scores(P.alignment_stats),
         "Biopython PairwiseAligner",
-        theirs,
+        scores(P.alignment_stats_biopython),
         diff,
         0.0,
         repeat,
@@ -192,11 +189,7 @@ def bench_alignment(n_pairs: int, rng, repeat: int, floor: bool = False) -> Benc
 
 def _inertia(X, labels) -> float:
     """The k-means objective of a partition: squared distances of the rows to their cluster's mean."""
-    total = 0.0
-    for c in np.unique(labels):
-        Y = X[labels == c]
-        total += float(((Y - Y.mean(axis=0)) ** 2).sum())
-    return total
+    return sum(float(((Y - Y.mean(axis=0)) ** 2).sum()) for Y in (X[labels == c] for c in np.unique(labels)))
 
 
 def bench_kmeans(n: int, d: int, k: int, rng, repeat: int, floor: bool = False) -> BenchRow:
@@ -266,12 +259,9 @@ def bench_embedding(n_texts: int, repeat: int, floor: bool = False) -> BenchRow:
     def theirs():
         return st.encode(texts, batch_size=64, normalize_embeddings=False, show_progress_bar=False)
 
-    def diff(a, b):
-        a = np.asarray(a, dtype=float)
-        b = np.asarray(b, dtype=float)
-        a /= np.linalg.norm(a, axis=1, keepdims=True)
-        b /= np.linalg.norm(b, axis=1, keepdims=True)
-        return float(np.abs(a - b).max())
+    def diff(a, b):  # of the unit vectors
+        a, b = (np.asarray(x, dtype=float) for x in (a, b))
+        return _maxdiff(a / np.linalg.norm(a, axis=1, keepdims=True), b / np.linalg.norm(b, axis=1, keepdims=True))
 
     batches = _sentence_batches(lm, texts) if floor else None  # tokenised and padded before the clock starts
     return _row(

@@ -21,6 +21,7 @@ configurations) and what a run writes in its cache, at the full size on the line
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ from ..project import find_root, toc_chapters
 from ..run.execute import completed
 
 __all__ = [
-    "COLUMNS", "dir_bytes", "predicted_wall", "read_rows", "rehearse", "rehearse_chapter", "stand_ins",
+    "COLUMNS", "dir_bytes", "predicted_wall", "rehearse", "rehearse_chapter", "stand_ins",
     "write_rows",
 ]  # fmt: skip
 
@@ -92,16 +93,9 @@ def dir_bytes(folder: Path) -> int:
     total = 0
     for root, _, files in os.walk(folder):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
     return total
-
-
-def read_rows(path: Path) -> list[dict]:
-    """The rows of a rehearsal CSV (none when it does not exist); a file with other columns is an error."""
-    return read_csv(path, COLUMNS)
 
 
 def write_rows(path: Path, rows: Iterable[dict]) -> None:
@@ -260,10 +254,8 @@ def _wait(pid: int, timeout: float):
             return ("ok" if os.waitstatus_to_exitcode(code) in (0, 1) else "failed"), rusage
         if time.monotonic() > deadline:
             for p in [pid, *_descendants(pid)]:  # listed before any is killed (then they would be re-parented)
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(p, 9)
-                except ProcessLookupError:
-                    pass
             _, _, rusage = os.wait4(pid, 0)
             return "timeout", rusage
         time.sleep(0.5)
@@ -301,7 +293,7 @@ def rehearse(
     """Rehearse each of ``chapters`` whose row in ``csv_path`` is not ``ok`` (all of them with ``force``),
     writing the CSV after each; other chapters' rows are kept. With ``unmeasured`` nothing runs: such a
     chapter gets :func:`unmeasured_row`. ``kw`` goes to :func:`rehearse_chapter`."""
-    rows = {r["chapter"]: r for r in read_rows(csv_path) if r["part"] == ALL}
+    rows = {r["chapter"]: r for r in read_csv(csv_path, COLUMNS) if r["part"] == ALL}
     for chapter in chapters:
         if not force and rows.get(chapter, {}).get("status") == "ok":
             print(f"[{chapter}] ok in {csv_path}: kept", flush=True)
