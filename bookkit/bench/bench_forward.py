@@ -160,20 +160,10 @@ def _forward_row(lm, data, batches, n_items, replib_fn, drop_ends, peak, repeat)
     raw = _pooled(batches, outs, n_items, lm.spec.hidden_size, drop_ends)
     shapes = [tuple(ids.shape) for _, ids, _ in batches]
     L, h, f, heads = _config(lm)
-    return ForwardRow(
-        lm.name,
-        f"{L} layers × {h}, {heads} heads, FFN {f}",
-        data,
-        n_items,
-        int(sum(int(m.sum()) for _, _, m in batches)),
-        int(sum(B * P for B, P in shapes)),
-        PROTEIN_BUDGET if drop_ends else SENTENCE_BUDGET,
-        t_ours,
-        t_raw,
-        encoder_gemm_flop(lm, shapes),
-        peak,
-        float(np.abs(np.asarray(ours, dtype=float) - raw).max()),
-    )
+    tokens, padded = int(sum(int(m.sum()) for _, _, m in batches)), int(sum(B * P for B, P in shapes))
+    geometry, budget = f"{L} layers × {h}, {heads} heads, FFN {f}", PROTEIN_BUDGET if drop_ends else SENTENCE_BUDGET
+    diff, flop = float(np.abs(np.asarray(ours, dtype=float) - raw).max()), encoder_gemm_flop(lm, shapes)
+    return ForwardRow(lm.name, geometry, data, n_items, tokens, padded, budget, t_ours, t_raw, flop, peak, diff)
 
 
 def _sentences(n: int) -> tuple[list[str], str]:

@@ -77,20 +77,9 @@ def shift_rows(chapter: str, claims: ChapterClaims, fp32: dict, bf16: dict, prof
             raise ValueError(f"{chapter}: {key} recorded in float32 but not as a finite number in bf16")
         shift = abs(float(bf16[key]) - float(fp32[key]))
         ratio = shift / band if band > 0 else (0.0 if shift == 0 else math.inf)
-        rows.append(
-            dict(
-                chapter=chapter,
-                key=key,
-                fp32=f"{float(fp32[key]):.6g}",
-                bf16=f"{float(bf16[key]):.6g}",
-                shift=f"{shift:.3g}",
-                band=f"{band:.3g}",
-                band_from=what,
-                shift_of_band=f"{ratio:.3g}",
-                date=date.today().isoformat(),
-                machine=machine(),
-            )
-        )
+        rows.append(dict(chapter=chapter, key=key, fp32=f"{float(fp32[key]):.6g}", bf16=f"{float(bf16[key]):.6g}"))
+        rows[-1].update(shift=f"{shift:.3g}", band=f"{band:.3g}", band_from=what, shift_of_band=f"{ratio:.3g}")
+        rows[-1].update(date=date.today().isoformat(), machine=machine())
     return rows
 
 

@@ -200,16 +200,8 @@ def _run(chapter: str, fraction: float, work: Path, root: Path, profile: str, mo
     runs = "rehearsal" if "--rehearsal" in cmd else profile
     if status == "ok" and not completed(Path(root) / "build" / "runs" / runs / "notebooks" / f"{chapter}.ipynb"):
         status = "failed"
-    cpu = rusage.ru_utime + rusage.ru_stime
-    return {
-        "cache_gb": dir_bytes(work / "cache") / _GB,
-        "wall": time.monotonic() - t0,
-        "fraction": fraction,
-        "status": status,
-        "cpu": cpu,
-        "peak_rss_gb": rusage.ru_maxrss * 1024 / _GB,
-        "log": log,
-    }
+    out = dict(cache_gb=dir_bytes(work / "cache") / _GB, wall=time.monotonic() - t0, fraction=fraction, status=status)
+    return out | dict(cpu=rusage.ru_utime + rusage.ru_stime, peak_rss_gb=rusage.ru_maxrss * 1024 / _GB, log=log)
 
 
 def _cold_cache(folder: Path) -> Path:
