@@ -150,7 +150,7 @@ def _pooled(batches, outs, n: int, d: int, drop_ends: bool) -> np.ndarray:
     for (items, _, mask), h in zip(batches, outs):
         for r, i in enumerate(items):
             m = int(mask[r].sum())
-            pooled[i] = h[r, 1 : m - 1].double().mean(0) if drop_ends else h[r, :m].double().mean(0)
+            pooled[i] = (h[r, 1 : m - 1] if drop_ends else h[r, :m]).double().mean(0)
     return pooled
 
 

@@ -136,44 +136,33 @@ def download(
     """
     dest = Path(dest)
     with cache_lock(dest, what="the download of %s" % dest):
-        return _download_locked(url, dest, sha256, size, timeout, md5, deadline, max_bytes, headers)
-
-
-def _download_locked(url, dest: Path, sha256, size, timeout, md5, deadline, max_bytes, headers=None) -> str:
-    """:func:`download` with ``dest``'s lock held."""
-    part = partial_path(dest)
-    pinned = sha256 is not None or md5 is not None
-    limit = min(size, max_bytes) if size is not None else max_bytes
-    h, h5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False) if md5 is not None else None
-    hashes = [x for x in (h, h5) if x is not None]
-    try:
-        announced, n = _transfer(url, part, dest, limit, timeout, deadline, hashes, dict(headers or {}), size, pinned)
-        if announced is not None and n != announced:
-            raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
-        if size is not None and n != size:
-            raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
-    except BaseException as exc:  # an interruption of a pinned download keeps its bytes; anything else none
-        if not (pinned and isinstance(exc, _RESUMABLE) and part.is_file() and part.stat().st_size):
-            with contextlib.suppress(OSError):
+        part = partial_path(dest)
+        pinned = sha256 is not None or md5 is not None
+        limit = min(size, max_bytes) if size is not None else max_bytes
+        h, h5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False) if md5 is not None else None
+        hashes = [x for x in (h, h5) if x is not None]
+        try:
+            announced, n = _transfer(
+                url, part, dest, limit, timeout, deadline, hashes, dict(headers or {}), size, pinned
+            )
+            if announced is not None and n != announced:
+                raise IncompleteDownloadError("%s: got %d of %s announced bytes" % (url, n, announced))
+            if size is not None and n != size:
+                raise IncompleteDownloadError("%s: got %d bytes, the registry expects %d" % (url, n, size))
+        except BaseException as exc:  # an interruption of a pinned download keeps its bytes; anything else none
+            if not (pinned and isinstance(exc, _RESUMABLE) and part.is_file() and part.stat().st_size):
+                with contextlib.suppress(OSError):
+                    part.unlink()
+            raise
+        for algorithm, got, want, origin in (("sha256", h, sha256, "registered"), ("md5", h5, md5, "published")):
+            if want is not None and got.hexdigest() != want:
                 part.unlink()
-        raise
-    try:
-        _check_digest(url, dest, "sha256", h.hexdigest(), sha256, "registered")
-        if h5 is not None:
-            _check_digest(url, dest, "md5", h5.hexdigest(), md5, "published")
-    except ChecksumError:
-        part.unlink()
-        raise
-    commit_file(part, dest)
-    return h.hexdigest()
-
-
-def _check_digest(url: str, dest: Path, algorithm: str, got: str, want: str | None, origin: str) -> None:
-    if want is not None and got != want:
-        raise ChecksumError(
-            "%s: %s %s differs from the %s %s; the download is corrupted or a different version "
-            "(nothing was written to %s)" % (url, algorithm, got, origin, want, dest)
-        )
+                raise ChecksumError(
+                    "%s: %s %s differs from the %s %s; the download is corrupted or a different version "
+                    "(nothing was written to %s)" % (url, algorithm, got.hexdigest(), origin, want, dest)
+                )
+        commit_file(part, dest)
+        return h.hexdigest()
 
 
 def _transfer(url, part: Path, dest: Path, limit, timeout, deadline, hashes, headers, size, resume: bool) -> tuple:

@@ -44,7 +44,6 @@ from .download import (  # the public errors and download live with the download
     DownloadTooLargeError,
     IncompleteDownloadError,
     InsecureSourceError,
-    _download_locked,
     _extract_member,
     _is_url,
     _record_observed,
@@ -324,7 +323,7 @@ class _Sources:
                 "checksum (anyone on the path could change it)" % (url, e.path)
             )
         cap = e.size if e.size is not None else MAX_BYTES  # the registered size, else the general cap
-        digest = _download_locked(url, self.dest, e.sha256, e.size, self.timeout, e.md5, None, cap)
+        digest = download(url, self.dest, e.sha256, size=e.size, timeout=self.timeout, md5=e.md5, max_bytes=cap)
         self._got(digest, url)
 
     def _got(self, digest: str, source: str, verified_md5: str | None = None) -> None:
@@ -391,5 +390,5 @@ def _archive_in_cache(archive_path: Path, a, timeout: float) -> None:
                 "cached archive %s: md5 differs from the published %s; delete it" % (archive_path, a.md5)
             )
         return
-    adigest = _download_locked(a.url, archive_path, None, None, timeout, a.md5, None, MAX_BYTES)
+    adigest = download(a.url, archive_path, timeout=timeout, md5=a.md5)  # its lock is held: re-entered
     _record_observed(archive_path, adigest, a.url, verified_md5=a.md5)
