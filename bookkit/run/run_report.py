@@ -16,6 +16,7 @@ from replib.profiles import NATIVE_BF16, cpu_flags
 from ..claims.checker import XFAIL_HOLDS
 from ..claims.status import closing_line, summarize
 from ..project import git_commit
+from .reuse import PACKAGES as RESULT_PACKAGES
 from .reuse import version
 
 torch = optional_import("torch")  # the kit runs without it: the device is then cpu
@@ -31,22 +32,8 @@ __all__ = [
     "write_report",
 ]
 
-#: the packages whose versions a report lists
-PACKAGES = (
-    "numpy",
-    "scipy",
-    "scikit-learn",
-    "torch",
-    "transformers",
-    "pandas",
-    "papermill",
-    "jupyter-book",
-    "IsoScore",
-    "biopython",
-    "parasail",
-    "scikit-dimension",
-    "sentence-transformers",
-)
+#: the packages whose versions a report lists: those that can change a chapter's numbers, and the book's tools
+PACKAGES = (*RESULT_PACKAGES, "papermill", "jupyter-book")
 
 
 def environment_info(root: Path | None = None) -> dict:
