@@ -19,7 +19,14 @@ import nbformat
 
 from replib.provenance import MODELS_LOG_ENV
 
-__all__ = ["KERNEL_MALLOC_ENV", "completed", "execute_notebook", "execution_failure"]
+__all__ = [
+    "IOPUB_TIMEOUT",
+    "KERNEL_MALLOC_ENV",
+    "completed",
+    "execute_notebook",
+    "execution_failure",
+    "papermill_command",
+]
 
 #: glibc malloc settings for the chapter kernels: freed memory stays in the process heap and is reused, instead of
 #: every array above 32 MiB being a fresh ``mmap``, page-faulted and zeroed again (the cluster chapter's warm
@@ -53,7 +60,7 @@ def completed(notebook: Path) -> bool:
 
 
 #: seconds a cell's outputs may trail its reply before papermill fails the cell ("Timeout waiting for IOPub
-#: output"; papermill's own 4 s failed a cell of the cluster chapter on a machine loaded 9-fold)
+#: output"); papermill's own 4 s fails cells on a heavily loaded machine
 IOPUB_TIMEOUT = 120
 #: the papermill run of :func:`papermill_command`: its Python API (the command line cannot set the IOPub
 #: grace), with the command line's logging of cell outputs

@@ -14,6 +14,7 @@ unless given (:func:`parts_of`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -211,6 +212,11 @@ def _fingerprint(plan: _Plan, chapter: str, params: dict) -> dict:
     return reuse.fingerprint(plan.root, chapter, {"profile": plan.profile, **what}, code=plan.code)
 
 
+def _part_fingerprint(plan: _Plan, chapter: str, seed: int | None, part) -> dict:
+    """The fingerprint one part's execution has now (its state in the output folder: done or stale)."""
+    return _fingerprint(plan, chapter, _parameters(plan, chapter, seed, part.name))
+
+
 def model_limit_scale(chapter: str, profile: str, chosen) -> float:
     """How much longer ``chapter`` may run in ``profile`` with the models ``chosen`` instead of its own (a claims
     file's ``timeout`` is set for the profile's own models: a reader's model of width 768 does about eight times
@@ -350,8 +356,9 @@ def _progress_line(plan: _Plan, chapter: str, seed: int | None) -> None:
         eta = f", about {minutes_text(sum(expected[name][later] for name, later in left) / plan.jobs)} left"
     else:
         eta = ""
+    seed_text = "" if seed is None else f" seed {seed}"
     plan.progress(
-        f"[progress] {chapter}{'' if seed is None else f' seed {seed}'}: {minutes_text(time.perf_counter() - plan.started)} elapsed, "
+        f"[progress] {chapter}{seed_text}: {minutes_text(time.perf_counter() - plan.started)} elapsed, "
         f"{todo} execution{'s' if todo != 1 else ''} to go{eta}"
     )
 
@@ -582,7 +589,7 @@ def _run_part(plan: _Plan, ch: ChapterClaims, chosen) -> tuple[dict, list[dict]]
     seed = plan.seeds[0]
     dst = part_notebook(plan.out_dir, ch.chapter, part.name)
     tag = f"{ch.chapter}/{part.name}" + ("" if seed is None else f" seed={seed}")
-    fresh = lambda p: _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed, p.name))  # its state now
+    fresh = functools.partial(_part_fingerprint, plan, ch.chapter, seed)  # a part's state now
     if plan.check_only:
         run = None
     else:
@@ -636,7 +643,7 @@ def part_list(
     rows = []
     for ch in discover_chapters(root, only=chapters):
         parts = parts_of(ch.chapter, profile)
-        fresh = lambda p: _fingerprint(plan, ch.chapter, _parameters(plan, ch.chapter, seed, p.name))  # noqa: B023
+        fresh = functools.partial(_part_fingerprint, plan, ch.chapter, seed)
         found = part_states(out_dir, ch.chapter, parts, fresh) if states and parts else {}
         for p in parts:
             rows.append(part_row(ch.chapter, p, profile, ch.timeout_for(profile), _models(ch.chapter, profile, p)))
